@@ -1,0 +1,133 @@
+//! Splits an input byte stream into lines. Any of CR, CR LF, LF ends a line (telnet's CR NUL has
+//! already become CR in the telnet codec), and a CR at the end of one chunk followed by LF at the
+//! start of the next counts once. Lines longer than the limit are reported, not kept.
+
+/// What the splitter found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    /// A complete line without its end-of-line bytes.
+    Text(Vec<u8>),
+    /// A line longer than the limit ended here; its bytes were dropped.
+    TooLong,
+}
+
+/// Incremental line splitter with a length limit.
+#[derive(Debug)]
+pub struct LineReader {
+    max: usize,
+    buf: Vec<u8>,
+    overflow: bool,
+    after_cr: bool,
+}
+
+impl LineReader {
+    /// A splitter that refuses lines longer than `max` bytes.
+    pub fn new(max: usize) -> Self {
+        LineReader {
+            max,
+            buf: Vec::new(),
+            overflow: false,
+            after_cr: false,
+        }
+    }
+
+    /// Feeds bytes; calls `each` for every line end found, in order.
+    pub fn push(&mut self, mut input: &[u8], mut each: impl FnMut(Line)) {
+        if self.after_cr {
+            if let Some((&b'\n', rest)) = input.split_first() {
+                input = rest;
+            }
+            if !input.is_empty() {
+                self.after_cr = false;
+            }
+        }
+        while let Some(pos) = input.iter().position(|&b| b == b'\r' || b == b'\n') {
+            self.extend(&input[..pos]);
+            let line = if self.overflow {
+                Line::TooLong
+            } else {
+                Line::Text(std::mem::take(&mut self.buf))
+            };
+            self.buf.clear();
+            self.overflow = false;
+            each(line);
+            let cr = input[pos] == b'\r';
+            input = &input[pos + 1..];
+            if cr {
+                match input.first() {
+                    Some(b'\n') => input = &input[1..],
+                    None => self.after_cr = true,
+                    Some(_) => {}
+                }
+            }
+        }
+        self.extend(input);
+    }
+
+    fn extend(&mut self, bytes: &[u8]) {
+        if self.overflow {
+            return;
+        }
+        if self.buf.len() + bytes.len() > self.max {
+            self.overflow = true;
+            self.buf = Vec::new();
+        } else {
+            self.buf.extend_from_slice(bytes);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn split(reader: &mut LineReader, chunks: &[&[u8]]) -> Vec<Line> {
+        let mut out = Vec::new();
+        for c in chunks {
+            reader.push(c, |l| out.push(l));
+        }
+        out
+    }
+
+    fn text(s: &str) -> Line {
+        Line::Text(s.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn every_line_end_counts_once() {
+        let mut r = LineReader::new(100);
+        let got = split(&mut r, &[b"a\rb\r\nc\nd\r", b"\ne\r", b"f\n\n"]);
+        assert_eq!(
+            got,
+            vec![
+                text("a"),
+                text("b"),
+                text("c"),
+                text("d"),
+                text("e"),
+                text("f"),
+                text("")
+            ]
+        );
+    }
+
+    #[test]
+    fn long_lines_are_reported_and_dropped() {
+        let mut r = LineReader::new(4);
+        let got = split(&mut r, &[b"abcd\rabc", b"de\rok\r"]);
+        assert_eq!(got, vec![text("abcd"), Line::TooLong, text("ok")]);
+    }
+
+    proptest! {
+        #[test]
+        fn chunking_does_not_matter(data in proptest::collection::vec(prop_oneof![Just(b'\r'), Just(b'\n'), Just(b'x'), any::<u8>()], 0..200), cut in 0usize..200) {
+            let cut = cut.min(data.len());
+            let mut a = LineReader::new(50);
+            let whole = split(&mut a, &[&data]);
+            let mut b = LineReader::new(50);
+            let parts = split(&mut b, &[&data[..cut], &data[cut..]]);
+            prop_assert_eq!(whole, parts);
+        }
+    }
+}

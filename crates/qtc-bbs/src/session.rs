@@ -1,0 +1,715 @@
+//! The per-user interpreter state machine.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use qtc_mail::{
+    Callsign, ListFilter, MessageStore, MsgStatus, MsgType, NewMessage, StoreError, User,
+    MAX_SUBJECT_LEN,
+};
+
+use crate::command::{self, Command, CommandError, ListWhat, SendCmd};
+use crate::lines::{Line, LineReader};
+use crate::{help, view};
+
+/// What every session of one BBS shares.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// This BBS's callsign, e.g. `N0CALL`.
+    pub callsign: String,
+    /// Its hierarchical address, e.g. `N0CALL.#NCA.CA.USA.NOAM` (may equal the callsign).
+    pub haddr: String,
+    /// The longest input line accepted, in bytes.
+    pub max_line: usize,
+    /// The largest message body accepted, in bytes.
+    pub max_message: usize,
+    /// Wrong logins before the connection is closed.
+    pub max_login_attempts: u32,
+    /// Extra lines shown by `I` (the sysop's text), CR separated.
+    pub info: String,
+    /// Software version shown by `V`.
+    pub version: String,
+}
+
+impl Config {
+    /// Defaults for a BBS with this callsign.
+    pub fn new(callsign: &str) -> Config {
+        Config {
+            callsign: callsign.to_ascii_uppercase(),
+            haddr: callsign.to_ascii_uppercase(),
+            max_line: 255,
+            max_message: 2 * 1024 * 1024,
+            max_login_attempts: 3,
+            info: String::new(),
+            version: String::from("qtc"),
+        }
+    }
+
+    fn prompt(&self) -> String {
+        format!("de {}>\r", self.callsign)
+    }
+}
+
+/// How the user on this session is identified.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Telnet: ask for callsign and password.
+    Password,
+    /// AX.25: the link's source callsign is the identity (no password on RF).
+    Callsign(String),
+}
+
+/// What the transport must do, besides sending the output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// Ask the client to stop (true) or resume (false) echoing what is typed (telnet ECHO).
+    HideInput(bool),
+    /// A login failed; the daemon slows down this source address.
+    LoginFailed {
+        /// The callsign that was tried.
+        call: String,
+    },
+    /// A user is in. When `bbs` is true the session stops interpreting: the transport hands the
+    /// connection to the forwarding session, with [`Session::take_unconsumed`].
+    LoggedIn {
+        /// The user's callsign.
+        call: String,
+        /// Whether the user is a BBS.
+        bbs: bool,
+    },
+    /// Close the connection once the output is sent.
+    Close,
+}
+
+enum State {
+    AskCall,
+    AskPassword {
+        call: String,
+    },
+    Command,
+    Subject {
+        cmd: SendCmd,
+    },
+    Body(Draft),
+    /// A BBS logged in: its lines are for the forwarding session now.
+    Handover,
+    Closed,
+}
+
+struct Draft {
+    cmd: SendCmd,
+    subject: Vec<u8>,
+    body: Vec<u8>,
+    too_large: bool,
+}
+
+/// One user's conversation with the BBS.
+pub struct Session {
+    cfg: Arc<Config>,
+    access: Access,
+    state: State,
+    user: Option<User>,
+    lines: LineReader,
+    out: Vec<u8>,
+    events: VecDeque<Event>,
+    failures: u32,
+    unconsumed: Vec<u8>,
+}
+
+/// Control-Z: the classic end of a message body.
+const CTRL_Z: u8 = 0x1a;
+
+impl Session {
+    /// A new session; nothing is sent until [`Session::start`].
+    pub fn new(cfg: Arc<Config>, access: Access) -> Session {
+        let lines = LineReader::new(cfg.max_line);
+        Session {
+            cfg,
+            access,
+            state: State::AskCall,
+            user: None,
+            lines,
+            out: Vec::new(),
+            events: VecDeque::new(),
+            failures: 0,
+            unconsumed: Vec::new(),
+        }
+    }
+
+    /// Sends the banner and login prompt, or logs an RF user straight in.
+    pub fn start(&mut self, store: &mut dyn MessageStore) {
+        match self.access.clone() {
+            Access::Password => {
+                self.say(&format!(
+                    "\r{} BBS ({} {})\r\r",
+                    self.cfg.callsign, "qtc", self.cfg.version
+                ));
+                self.out.extend_from_slice(b"Callsign: ");
+            }
+            Access::Callsign(call) => self.log_in(&call, store),
+        }
+    }
+
+    /// Feeds what the user sent.
+    pub fn handle_input(&mut self, input: &[u8], store: &mut dyn MessageStore, now: i64) {
+        let mut lines = Vec::new();
+        self.lines.push(input, |l| lines.push(l));
+        for line in lines {
+            match self.state {
+                State::Closed => return,
+                State::Handover => {
+                    if let Line::Text(t) = line {
+                        self.unconsumed.extend_from_slice(&t);
+                        self.unconsumed.push(b'\r');
+                    }
+                }
+                _ => self.handle_line(line, store, now),
+            }
+        }
+    }
+
+    /// Text to send, with CR or CR LF line ends; empties the buffer.
+    pub fn take_output(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.out)
+    }
+
+    /// The next thing the transport must do.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// Lines that arrived after a BBS logged in, for the forwarding session.
+    pub fn take_unconsumed(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.unconsumed)
+    }
+
+    /// The logged-in user, if any.
+    pub fn user(&self) -> Option<&User> {
+        self.user.as_ref()
+    }
+
+    /// True while a message is being written (so a dropped connection loses only that draft).
+    pub fn is_writing(&self) -> bool {
+        matches!(self.state, State::Subject { .. } | State::Body(_))
+    }
+
+    fn say(&mut self, text: &str) {
+        self.out.extend_from_slice(text.as_bytes());
+    }
+
+    fn prompt(&mut self) {
+        let p = self.cfg.prompt();
+        self.say(&p);
+    }
+
+    fn close(&mut self) {
+        self.state = State::Closed;
+        self.events.push_back(Event::Close);
+    }
+
+    fn store_failed(&mut self, e: &StoreError) {
+        tracing::warn!(error = %e, "message store operation failed");
+        self.say("*** The message store is not available right now; please try again later.\r");
+    }
+
+    fn handle_line(&mut self, line: Line, store: &mut dyn MessageStore, now: i64) {
+        let text = match line {
+            Line::Text(t) => t,
+            Line::TooLong => {
+                let max = self.cfg.max_line;
+                self.say(&format!(
+                    "*** Line too long (more than {max} bytes): ignored.\r"
+                ));
+                if matches!(self.state, State::Command) {
+                    self.prompt();
+                }
+                return;
+            }
+        };
+        match std::mem::replace(&mut self.state, State::Command) {
+            State::AskCall => self.got_callsign(&text),
+            State::AskPassword { call } => self.got_password(call, &text, store),
+            State::Command => {
+                self.command(&text, store);
+                if matches!(self.state, State::Command) {
+                    self.prompt();
+                }
+            }
+            State::Subject { cmd } => self.got_subject(cmd, text),
+            State::Body(draft) => self.body_line(draft, text, store, now),
+            s @ (State::Handover | State::Closed) => self.state = s,
+        }
+    }
+
+    fn login_failed(&mut self, call: String) {
+        self.failures += 1;
+        self.events.push_back(Event::LoginFailed { call });
+        if self.failures >= self.cfg.max_login_attempts {
+            self.say("Too many failed logins. Goodbye.\r");
+            self.close();
+        } else {
+            self.state = State::AskCall;
+            self.out.extend_from_slice(b"Callsign: ");
+        }
+    }
+
+    fn got_callsign(&mut self, text: &[u8]) {
+        let text = String::from_utf8_lossy(text);
+        // FBB partners log in as `.CALL` to ask for a transparent channel.
+        let text = text.trim().trim_start_matches('.');
+        if text.is_empty() {
+            self.state = State::AskCall;
+            self.out.extend_from_slice(b"Callsign: ");
+            return;
+        }
+        match Callsign::parse(text) {
+            Ok(call) => {
+                self.state = State::AskPassword {
+                    call: call.base().to_string(),
+                };
+                self.events.push_back(Event::HideInput(true));
+                self.out.extend_from_slice(b"Password: ");
+            }
+            Err(e) => {
+                self.say(&format!("{e}.\r"));
+                self.login_failed(text.to_string());
+            }
+        }
+    }
+
+    fn got_password(&mut self, call: String, text: &[u8], store: &mut dyn MessageStore) {
+        self.events.push_back(Event::HideInput(false));
+        // The client did not echo the line end either.
+        self.say("\r");
+        let password = String::from_utf8_lossy(text);
+        match store.check_password(&call, &password) {
+            Ok(true) => self.log_in(&call, store),
+            Ok(false) => {
+                tracing::info!(%call, "login failed");
+                self.say("Login incorrect.\r");
+                self.login_failed(call);
+            }
+            Err(e) => {
+                self.store_failed(&e);
+                self.close();
+            }
+        }
+    }
+
+    fn log_in(&mut self, call: &str, store: &mut dyn MessageStore) {
+        let user = match store.user(call) {
+            Ok(Some(u)) => u,
+            // An RF caller we have never seen: a guest with a default profile.
+            Ok(None) => User {
+                call: call.to_string(),
+                name: String::new(),
+                home_bbs: String::new(),
+                sysop: false,
+                bbs: false,
+                last_listed: 0,
+            },
+            Err(e) => {
+                self.store_failed(&e);
+                self.close();
+                return;
+            }
+        };
+        tracing::info!(call = %user.call, bbs = user.bbs, "logged in");
+        self.events.push_back(Event::LoggedIn {
+            call: user.call.clone(),
+            bbs: user.bbs,
+        });
+        if user.bbs {
+            self.user = Some(user);
+            self.state = State::Handover;
+            return;
+        }
+        let mine = ListFilter {
+            to: Some(user.call.clone()),
+            ..Default::default()
+        };
+        let greeting = store.list(&mine).and_then(|m| Ok((m, store.counts()?)));
+        let name = if user.name.is_empty() {
+            user.call.clone()
+        } else {
+            user.name.clone()
+        };
+        self.say(&format!(
+            "Hello {name}, welcome to {} BBS.\r",
+            self.cfg.callsign
+        ));
+        match greeting {
+            Ok((mine, (_, latest))) => {
+                let new = mine.iter().filter(|h| h.status == MsgStatus::New).count();
+                self.say(&format!(
+                    "You have {} messages, {new} new. Latest message is {latest}, last listed is {}.\r",
+                    mine.len(),
+                    user.last_listed
+                ));
+            }
+            Err(e) => self.store_failed(&e),
+        }
+        self.say("Type H for help.\r");
+        self.user = Some(user);
+        self.state = State::Command;
+        self.prompt();
+    }
+
+    fn me(&self) -> (String, bool, bool) {
+        match &self.user {
+            Some(u) => (u.call.clone(), u.sysop, u.bbs),
+            None => (String::new(), false, false),
+        }
+    }
+
+    fn command(&mut self, text: &[u8], store: &mut dyn MessageStore) {
+        let text = String::from_utf8_lossy(text);
+        // A stray Ctrl-Z outside a message means nothing.
+        let text = text.trim_matches(|c: char| c == CTRL_Z as char || c.is_whitespace());
+        let cmd = match command::parse(text) {
+            Ok(c) => c,
+            Err(CommandError::Unknown(w)) => {
+                self.say(&format!("Unknown command {w}. Type H for help.\r"));
+                return;
+            }
+            Err(e @ CommandError::TooLong { .. }) => {
+                self.say(&format!("*** {e}.\r"));
+                return;
+            }
+            Err(e) => {
+                self.say(&format!("{}\r", capitalise(&e.to_string())));
+                return;
+            }
+        };
+        let result = match cmd {
+            Command::Empty => Ok(()),
+            Command::Help(None) => {
+                self.say(&help::all());
+                Ok(())
+            }
+            Command::Help(Some(c)) => {
+                self.say(&help::one(&c));
+                Ok(())
+            }
+            Command::List(what) => self.list(what, store),
+            Command::Read { numbers, verbose } => self.read(&numbers, verbose, store),
+            Command::ReadMine => self.read_mine(store),
+            Command::Kill(numbers) => self.kill(&numbers, store),
+            Command::KillMine => self.kill_mine(store),
+            Command::Send(cmd) => self.start_send(cmd, store),
+            Command::Name(name) => self.set_profile(store, |u| u.name = name),
+            Command::HomeBbs(h) => self.set_profile(store, |u| u.home_bbs = h),
+            Command::Info => self.info(store),
+            Command::Version => {
+                self.say(&format!("qtc {}\r", self.cfg.version));
+                Ok(())
+            }
+            Command::Bye => {
+                let (call, _, _) = self.me();
+                self.say(&format!("73 {call}, de {}. Goodbye.\r", self.cfg.callsign));
+                self.close();
+                Ok(())
+            }
+        };
+        if let Err(e) = result {
+            self.store_failed(&e);
+        }
+    }
+
+    fn list(&mut self, what: ListWhat, store: &mut dyn MessageStore) -> Result<(), StoreError> {
+        let (me, sysop, _) = self.me();
+        let mut f = ListFilter {
+            visible_to: (!sysop).then(|| me.clone()),
+            ..Default::default()
+        };
+        let mut update_last = false;
+        match what {
+            ListWhat::New => {
+                f.after = self.user.as_ref().map(|u| u.last_listed);
+                update_last = true;
+            }
+            ListWhat::Mine => f.to = Some(me.clone()),
+            ListWhat::Kind(k) => f.kind = Some(k),
+            ListWhat::Last(n) => f.last = Some(n),
+            ListWhat::Range(lo, hi) => f.range = Some((lo, hi)),
+            ListWhat::From(c) => f.from = Some(c),
+            ListWhat::To(c) => f.to = Some(c),
+            ListWhat::At(a) => f.at = Some(a),
+            ListWhat::Held | ListWhat::Killed if !sysop => {
+                self.say("*** Only the sysop may list held or killed messages.\r");
+                return Ok(());
+            }
+            ListWhat::Held => f.status = Some(MsgStatus::Held),
+            ListWhat::Killed => f.status = Some(MsgStatus::Killed),
+        }
+        let headers = store.list(&f)?;
+        if headers.is_empty() {
+            self.say("No messages.\r");
+            return Ok(());
+        }
+        self.say(view::LIST_HEADER);
+        for h in &headers {
+            self.say(&view::list_line(h));
+        }
+        if update_last {
+            let highest = headers.iter().map(|h| h.number).max().unwrap_or(0);
+            if let Some(user) = self.user.as_mut() {
+                user.last_listed = user.last_listed.max(highest);
+                let user = user.clone();
+                if let Err(e) = store.update_user(&user) {
+                    // A guest from RF has no record to update; nothing is lost.
+                    tracing::debug!(error = %e, "last listed not saved");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn may_read(&self, h: &qtc_mail::MessageHeader) -> bool {
+        let (me, sysop, _) = self.me();
+        sysop
+            || (h.status != MsgStatus::Killed
+                && (h.kind != MsgType::Personal || h.to == me || h.from == me))
+    }
+
+    fn read(
+        &mut self,
+        numbers: &[u64],
+        verbose: bool,
+        store: &mut dyn MessageStore,
+    ) -> Result<(), StoreError> {
+        let (me, _, _) = self.me();
+        for &n in numbers {
+            match store.message(n)? {
+                Some(m) if self.may_read(&m.header) => {
+                    view::message(&m, verbose, &mut self.out);
+                    if m.header.to == me {
+                        store.mark_read(n)?;
+                    }
+                }
+                _ => self.say(&format!("No message #{n} for you.\r")),
+            }
+        }
+        Ok(())
+    }
+
+    fn read_mine(&mut self, store: &mut dyn MessageStore) -> Result<(), StoreError> {
+        let (me, _, _) = self.me();
+        let f = ListFilter {
+            to: Some(me),
+            status: Some(MsgStatus::New),
+            ..Default::default()
+        };
+        let mut numbers: Vec<u64> = store.list(&f)?.iter().map(|h| h.number).collect();
+        if numbers.is_empty() {
+            self.say("You have no unread messages.\r");
+            return Ok(());
+        }
+        numbers.reverse();
+        self.read(&numbers, false, store)
+    }
+
+    fn kill(&mut self, numbers: &[u64], store: &mut dyn MessageStore) -> Result<(), StoreError> {
+        let (me, sysop, _) = self.me();
+        for &n in numbers {
+            match store.message(n)? {
+                Some(m) if m.header.status == MsgStatus::Killed => {
+                    self.say(&format!("Message #{n} is already killed.\r"));
+                }
+                Some(m) if sysop || m.header.to == me || m.header.from == me => {
+                    store.set_status(n, MsgStatus::Killed)?;
+                    self.say(&format!("Message #{n} killed.\r"));
+                }
+                Some(m) if self.may_read(&m.header) => {
+                    self.say(&format!("*** You may not kill message #{n}.\r"));
+                }
+                _ => self.say(&format!("No message #{n} for you.\r")),
+            }
+        }
+        Ok(())
+    }
+
+    fn kill_mine(&mut self, store: &mut dyn MessageStore) -> Result<(), StoreError> {
+        let (me, _, _) = self.me();
+        let f = ListFilter {
+            to: Some(me),
+            status: Some(MsgStatus::Read),
+            kind: Some(MsgType::Personal),
+            ..Default::default()
+        };
+        let numbers: Vec<u64> = store.list(&f)?.iter().map(|h| h.number).collect();
+        if numbers.is_empty() {
+            self.say("You have no read messages to kill.\r");
+            return Ok(());
+        }
+        for n in numbers.into_iter().rev() {
+            store.set_status(n, MsgStatus::Killed)?;
+            self.say(&format!("Message #{n} killed.\r"));
+        }
+        Ok(())
+    }
+
+    fn start_send(&mut self, cmd: SendCmd, store: &mut dyn MessageStore) -> Result<(), StoreError> {
+        let (me, sysop, bbs) = self.me();
+        if let Some(from) = &cmd.from {
+            if *from != me && !sysop && !bbs {
+                self.say("*** Only the sysop or a BBS may send as another station.\r");
+                return Ok(());
+            }
+        }
+        if let Some(bid) = &cmd.bid {
+            if store.bid_known(bid)? {
+                self.say(&format!("*** BID {bid} exists already: not sent.\r"));
+                return Ok(());
+            }
+        }
+        self.state = State::Subject { cmd };
+        self.say("Subject:\r");
+        Ok(())
+    }
+
+    fn got_subject(&mut self, cmd: SendCmd, mut subject: Vec<u8>) {
+        while subject.last().is_some_and(|b| b.is_ascii_whitespace()) {
+            subject.pop();
+        }
+        if subject.is_empty() || subject.contains(&CTRL_Z) {
+            self.say("No subject: message cancelled.\r");
+            self.prompt();
+            return;
+        }
+        if subject.len() > MAX_SUBJECT_LEN {
+            self.say(&format!(
+                "*** Subject longer than {MAX_SUBJECT_LEN} bytes: cut.\r"
+            ));
+            subject.truncate(MAX_SUBJECT_LEN);
+        }
+        self.state = State::Body(Draft {
+            cmd,
+            subject,
+            body: Vec::new(),
+            too_large: false,
+        });
+        self.say("Enter message, end with /EX or ^Z:\r");
+    }
+
+    fn body_line(&mut self, mut d: Draft, text: Vec<u8>, store: &mut dyn MessageStore, now: i64) {
+        let trimmed = text.trim_ascii();
+        if trimmed.eq_ignore_ascii_case(b"/ABORT") {
+            self.say("Message cancelled.\r");
+            self.prompt();
+            return;
+        }
+        let (content, end) = match text.iter().position(|&b| b == CTRL_Z) {
+            Some(pos) => (&text[..pos], true),
+            None if trimmed.eq_ignore_ascii_case(b"/EX") => (&text[..0], true),
+            None => (&text[..], false),
+        };
+        // With ^Z, text before it on the same line is the last body line.
+        if !end || !content.is_empty() {
+            if d.body.len() + content.len() + 2 > self.cfg.max_message {
+                if !d.too_large {
+                    let max = self.cfg.max_message;
+                    self.say(&format!(
+                        "*** Message too large (more than {max} bytes): it will not be stored. End it with /EX.\r"
+                    ));
+                }
+                d.too_large = true;
+            } else if !d.too_large {
+                d.body.extend_from_slice(content);
+                d.body.extend_from_slice(b"\r\n");
+            }
+        }
+        if !end {
+            self.state = State::Body(d);
+            return;
+        }
+        if !d.too_large {
+            self.save(d, store, now);
+        }
+        self.prompt();
+    }
+
+    fn save(&mut self, d: Draft, store: &mut dyn MessageStore, now: i64) {
+        let (me, _, _) = self.me();
+        let msg = NewMessage {
+            kind: d.cmd.kind,
+            status: MsgStatus::New,
+            to: d.cmd.to,
+            at: d.cmd.at,
+            from: d.cmd.from.unwrap_or(me),
+            bid: d.cmd.bid,
+            subject: d.subject,
+            rlines: Vec::new(),
+            body: d.body,
+        };
+        match store.insert_message(&msg, &self.cfg.callsign, now) {
+            Ok(n) => {
+                let bid = store
+                    .message(n)
+                    .ok()
+                    .flatten()
+                    .map(|m| m.header.bid)
+                    .unwrap_or_default();
+                tracing::info!(number = n, %bid, to = %msg.to, "message stored");
+                self.say(&format!(
+                    "Message #{n} stored, BID {bid}, {} bytes.\r",
+                    msg.body.len()
+                ));
+            }
+            Err(StoreError::DuplicateBid(bid)) => {
+                self.say(&format!("*** BID {bid} exists already: not stored.\r"));
+            }
+            Err(e) => self.store_failed(&e),
+        }
+    }
+
+    fn set_profile(
+        &mut self,
+        store: &mut dyn MessageStore,
+        change: impl FnOnce(&mut User),
+    ) -> Result<(), StoreError> {
+        let Some(user) = self.user.as_mut() else {
+            return Ok(());
+        };
+        change(user);
+        let user = user.clone();
+        match store.update_user(&user) {
+            Ok(()) => {
+                self.say("Saved.\r");
+                Ok(())
+            }
+            Err(StoreError::NoSuchUser(_)) => {
+                self.say("Noted for this session (you have no user record here).\r");
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn info(&mut self, store: &mut dyn MessageStore) -> Result<(), StoreError> {
+        let (active, latest) = store.counts()?;
+        self.say(&format!(
+            "{} BBS, {} - qtc {}.\r{active} active messages, latest #{latest}.\r",
+            self.cfg.callsign, self.cfg.haddr, self.cfg.version
+        ));
+        if !self.cfg.info.is_empty() {
+            let info = self.cfg.info.clone();
+            self.say(&info);
+            if !info.ends_with('\r') && !info.ends_with('\n') {
+                self.say("\r");
+            }
+        }
+        Ok(())
+    }
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,297 @@
+//! Interpreter tests against a real SQLite store in a temporary directory; no sockets.
+
+use super::*;
+use qtc_store::{Durability, Store};
+
+struct Bbs {
+    _dir: tempfile::TempDir,
+    store: Store,
+    cfg: Arc<Config>,
+}
+
+const NOW: i64 = 1_796_214_665; // 2026-12-02 12:31:05Z
+
+impl Bbs {
+    fn new() -> Bbs {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path(), Durability::Normal).unwrap();
+        store.add_user("N0USR", Some("pw"), false, false).unwrap();
+        store.add_user("N0SYS", Some("root"), true, false).unwrap();
+        store.add_user("N0OTH", Some("x"), false, false).unwrap();
+        store.add_user("N0BBB", Some("fwd"), false, true).unwrap();
+        let mut cfg = Config::new("N0CALL");
+        cfg.max_line = 80;
+        cfg.max_message = 1000;
+        Bbs {
+            _dir: dir,
+            store,
+            cfg: Arc::new(cfg),
+        }
+    }
+
+    /// A session already logged in over RF as `call`.
+    fn rf(&mut self, call: &str) -> User_ {
+        let mut s = Session::new(self.cfg.clone(), Access::Callsign(call.into()));
+        s.start(&mut self.store);
+        let out = s.take_output();
+        User_ { s, first: out }
+    }
+}
+
+struct User_ {
+    s: Session,
+    first: Vec<u8>,
+}
+
+impl User_ {
+    fn send(&mut self, bbs: &mut Bbs, line: &str) -> String {
+        self.s
+            .handle_input(format!("{line}\r").as_bytes(), &mut bbs.store, NOW);
+        String::from_utf8_lossy(&self.s.take_output()).into_owned()
+    }
+}
+
+fn post(bbs: &mut Bbs, who: &str, cmd: &str, subject: &str, body: &[&str]) -> String {
+    let mut u = bbs.rf(who);
+    let mut out = u.send(bbs, cmd);
+    out += &u.send(bbs, subject);
+    for l in body {
+        out += &u.send(bbs, l);
+    }
+    out
+}
+
+#[test]
+fn telnet_login_asks_and_checks_password() {
+    let mut bbs = Bbs::new();
+    let mut s = Session::new(bbs.cfg.clone(), Access::Password);
+    s.start(&mut bbs.store);
+    assert!(String::from_utf8_lossy(&s.take_output()).ends_with("Callsign: "));
+    s.handle_input(b"n0usr\r\n", &mut bbs.store, NOW);
+    assert_eq!(s.take_output(), b"Password: ");
+    assert_eq!(s.poll_event(), Some(Event::HideInput(true)));
+    s.handle_input(b"pw\r\n", &mut bbs.store, NOW);
+    let out = String::from_utf8_lossy(&s.take_output()).into_owned();
+    assert_eq!(s.poll_event(), Some(Event::HideInput(false)));
+    assert_eq!(
+        s.poll_event(),
+        Some(Event::LoggedIn {
+            call: "N0USR".into(),
+            bbs: false
+        })
+    );
+    assert!(out.contains("You have 0 messages, 0 new"), "{out}");
+    assert!(out.ends_with("de N0CALL>\r"), "{out}");
+}
+
+#[test]
+fn three_bad_passwords_close() {
+    let mut bbs = Bbs::new();
+    let mut s = Session::new(bbs.cfg.clone(), Access::Password);
+    s.start(&mut bbs.store);
+    for i in 0..3 {
+        s.handle_input(b"N0USR\rwrong\r", &mut bbs.store, NOW);
+        let out = String::from_utf8_lossy(&s.take_output()).into_owned();
+        assert!(out.contains("Login incorrect."), "{out}");
+        if i < 2 {
+            assert!(out.ends_with("Callsign: "));
+        } else {
+            assert!(out.contains("Goodbye"));
+        }
+    }
+    let events: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::LoginFailed { .. }))
+            .count(),
+        3
+    );
+    assert_eq!(events.last(), Some(&Event::Close));
+    // Nothing more is interpreted after the close.
+    s.handle_input(b"N0USR\rpw\r", &mut bbs.store, NOW);
+    assert!(s.take_output().is_empty());
+}
+
+#[test]
+fn unknown_user_and_bad_callsign_fail_like_a_bad_password() {
+    let mut bbs = Bbs::new();
+    let mut s = Session::new(bbs.cfg.clone(), Access::Password);
+    s.start(&mut bbs.store);
+    s.handle_input(b"N0NOBODY\r", &mut bbs.store, NOW);
+    let out = String::from_utf8_lossy(&s.take_output()).into_owned();
+    assert!(out.contains("3 to 6"), "{out}");
+    s.handle_input(b"N9ZZZ\rpw\r", &mut bbs.store, NOW);
+    let out = String::from_utf8_lossy(&s.take_output()).into_owned();
+    assert!(out.contains("Login incorrect."), "{out}");
+}
+
+#[test]
+fn bbs_user_is_handed_over() {
+    let mut bbs = Bbs::new();
+    let mut s = Session::new(bbs.cfg.clone(), Access::Password);
+    s.start(&mut bbs.store);
+    s.handle_input(b".N0BBB\rfwd\r[QTC-0.1-B1FHM$]\rFF\r", &mut bbs.store, NOW);
+    let events: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
+    assert!(events.contains(&Event::LoggedIn {
+        call: "N0BBB".into(),
+        bbs: true
+    }));
+    assert_eq!(s.take_unconsumed(), b"[QTC-0.1-B1FHM$]\rFF\r");
+}
+
+#[test]
+fn send_list_read_kill() {
+    let mut bbs = Bbs::new();
+    let out = post(
+        &mut bbs,
+        "N0OTH",
+        "SP N0USR",
+        "Hello there",
+        &["line one", "caf\u{e9} \u{fc}", "/EX"],
+    );
+    assert!(out.contains("Enter message, end with /EX or ^Z:"), "{out}");
+    assert!(out.contains("Message #1 stored, BID 1_N0CALL"), "{out}");
+
+    let mut u = bbs.rf("N0USR");
+    let greeting = String::from_utf8_lossy(&u.first).into_owned();
+    assert!(
+        greeting.contains("You have 1 messages, 1 new"),
+        "{greeting}"
+    );
+    let list = u.send(&mut bbs, "L");
+    assert!(list.contains("Msg#   TSLD   Size To     @BBS    From   Date/Time Subject"));
+    assert!(
+        list.contains("1      PN       20 N0USR          N0OTH  1202/1231 Hello there"),
+        "{list}"
+    );
+    // L shows only what is new since the last L.
+    assert!(u.send(&mut bbs, "L").starts_with("No messages."));
+    let read = u.send(&mut bbs, "R 1");
+    assert!(read.contains("Subject: Hello there"), "{read}");
+    assert!(read.contains("line one\r\ncaf\u{e9} \u{fc}\r\n"), "{read}");
+    assert!(read.contains("[End of message #1 from N0OTH]"));
+    let m = bbs.store.message(1).unwrap().unwrap();
+    assert_eq!(m.header.status, MsgStatus::Read);
+    assert_eq!(m.body, "line one\r\ncaf\u{e9} \u{fc}\r\n".as_bytes());
+
+    // Another user can neither read nor kill it.
+    let mut o = bbs.rf("N0XYZ");
+    assert!(o.send(&mut bbs, "R 1").contains("No message #1 for you."));
+    assert!(o.send(&mut bbs, "K 1").contains("No message #1 for you."));
+    assert!(o.send(&mut bbs, "LL 5").contains("No messages."));
+
+    let k = u.send(&mut bbs, "K 1");
+    assert!(k.contains("Message #1 killed."), "{k}");
+    assert_eq!(
+        bbs.store.message(1).unwrap().unwrap().header.status,
+        MsgStatus::Killed
+    );
+    assert!(u.send(&mut bbs, "R 1").contains("No message #1 for you."));
+}
+
+#[test]
+fn bulletins_are_public_but_only_owner_or_sysop_kills() {
+    let mut bbs = Bbs::new();
+    post(&mut bbs, "N0OTH", "SB ALL @ WW", "For all", &["hi\x1a"]);
+    let mut u = bbs.rf("N0USR");
+    assert!(u.send(&mut bbs, "LB").contains("For all"));
+    assert!(u.send(&mut bbs, "L@ WW").contains("@WW"));
+    assert!(u.send(&mut bbs, "L< N0OTH").contains("For all"));
+    assert!(u.send(&mut bbs, "R 1").contains("hi\r\n"));
+    assert!(u
+        .send(&mut bbs, "K 1")
+        .contains("You may not kill message #1"));
+    let mut sys = bbs.rf("N0SYS");
+    assert!(sys.send(&mut bbs, "K 1").contains("Message #1 killed."));
+    assert!(sys.send(&mut bbs, "LK").contains("For all"));
+    assert!(u.send(&mut bbs, "LK").contains("Only the sysop"));
+}
+
+#[test]
+fn read_mine_and_kill_mine() {
+    let mut bbs = Bbs::new();
+    post(&mut bbs, "N0OTH", "SP N0USR", "One", &["a", "/ex"]);
+    post(&mut bbs, "N0OTH", "SP N0USR", "Two", &["b", "/EX"]);
+    let mut u = bbs.rf("N0USR");
+    let out = u.send(&mut bbs, "RM");
+    assert!(out.find("Subject: One").unwrap() < out.find("Subject: Two").unwrap());
+    assert!(u.send(&mut bbs, "RM").contains("no unread"));
+    let out = u.send(&mut bbs, "KM");
+    assert!(
+        out.contains("#1 killed") && out.contains("#2 killed"),
+        "{out}"
+    );
+    assert!(u.send(&mut bbs, "LM").contains("No messages."));
+}
+
+#[test]
+fn duplicate_bid_and_impersonation_are_refused() {
+    let mut bbs = Bbs::new();
+    post(&mut bbs, "N0OTH", "SB ALL $X1_N0OTH", "Once", &["/EX"]);
+    let mut u = bbs.rf("N0USR");
+    assert!(u
+        .send(&mut bbs, "SB ALL $X1_N0OTH")
+        .contains("BID X1_N0OTH exists already"));
+    assert!(u
+        .send(&mut bbs, "SP N0OTH < N0SYS")
+        .contains("Only the sysop or a BBS"));
+    let mut sys = bbs.rf("N0SYS");
+    assert!(sys.send(&mut bbs, "SP N0OTH < N0ABC").contains("Subject:"));
+}
+
+#[test]
+fn too_large_message_is_not_stored() {
+    let mut bbs = Bbs::new();
+    let line = "x".repeat(70);
+    let mut u = bbs.rf("N0USR");
+    u.send(&mut bbs, "SP N0OTH");
+    u.send(&mut bbs, "Big");
+    let mut out = String::new();
+    for _ in 0..20 {
+        out += &u.send(&mut bbs, &line);
+    }
+    out += &u.send(&mut bbs, "/EX");
+    assert_eq!(out.matches("Message too large").count(), 1, "{out}");
+    assert!(out.ends_with("de N0CALL>\r"));
+    assert_eq!(bbs.store.counts().unwrap(), (0, 0));
+}
+
+#[test]
+fn long_lines_bad_commands_and_abort() {
+    let mut bbs = Bbs::new();
+    let mut u = bbs.rf("N0USR");
+    let out = u.send(&mut bbs, &"L".repeat(200));
+    assert!(out.contains("Line too long"), "{out}");
+    assert!(out.ends_with("de N0CALL>\r"));
+    let out = u.send(&mut bbs, "XYZZY");
+    assert!(out.contains("Unknown command XYZZY. Type H for help."));
+    assert!(u.send(&mut bbs, "R").contains("Usage: R n"));
+    assert!(u.send(&mut bbs, "? S").contains("S[P|B|T] to[@bbs]"));
+    assert!(u.send(&mut bbs, "H").contains("Commands:"));
+    u.send(&mut bbs, "SP N0OTH");
+    u.send(&mut bbs, "Cancelled one");
+    u.send(&mut bbs, "text");
+    assert!(u.send(&mut bbs, "/ABORT").contains("Message cancelled."));
+    assert_eq!(bbs.store.counts().unwrap(), (0, 0));
+    assert!(u.send(&mut bbs, "SP N0OTH").contains("Subject:"));
+    assert!(u.send(&mut bbs, "").contains("No subject"));
+}
+
+#[test]
+fn profile_info_version_bye() {
+    let mut bbs = Bbs::new();
+    let mut u = bbs.rf("N0USR");
+    assert!(u.send(&mut bbs, "N Ann").contains("Saved."));
+    assert!(u
+        .send(&mut bbs, "NH n0bbs.#nca.ca.usa.noam")
+        .contains("Saved."));
+    let user = bbs.store.user("N0USR").unwrap().unwrap();
+    assert_eq!(user.name, "Ann");
+    assert_eq!(user.home_bbs, "N0BBS.#NCA.CA.USA.NOAM");
+    assert!(u.send(&mut bbs, "I").contains("N0CALL BBS"));
+    assert!(u.send(&mut bbs, "V").contains("qtc"));
+    assert!(u.send(&mut bbs, "B").contains("Goodbye"));
+    let events: Vec<_> = std::iter::from_fn(|| u.s.poll_event()).collect();
+    assert_eq!(events.last(), Some(&Event::Close));
+}

@@ -1,0 +1,69 @@
+//! How listings and messages look on the user's screen.
+
+use qtc_mail::{Message, MessageHeader, Utc};
+
+/// The listing's column header.
+pub(crate) const LIST_HEADER: &str = "Msg#   TSLD   Size To     @BBS    From   Date/Time Subject\r";
+
+/// One listing line: `Msg# TSLD Size To @BBS From Date/Time Subject`.
+pub(crate) fn list_line(h: &MessageHeader) -> String {
+    let at = match h.at.split('.').next() {
+        Some(first) if !first.is_empty() => {
+            let mut a = format!("@{first}");
+            a.truncate(7);
+            a
+        }
+        _ => String::new(),
+    };
+    format!(
+        "{:<6} {}{}   {:>6} {:<6} {:<7} {:<6} {} {}\r",
+        h.number,
+        h.kind.letter(),
+        h.status.letter(),
+        h.size,
+        h.to,
+        at,
+        h.from,
+        Utc::from_unix(h.created).list_stamp(),
+        String::from_utf8_lossy(&h.subject),
+    )
+}
+
+/// The text shown by `R` (and `V`, with the R: lines).
+pub(crate) fn message(m: &Message, verbose: bool, out: &mut Vec<u8>) {
+    let h = &m.header;
+    let t = Utc::from_unix(h.created);
+    let to = if h.at.is_empty() {
+        h.to.clone()
+    } else {
+        format!("{}@{}", h.to, h.at)
+    };
+    out.extend_from_slice(
+        format!(
+            "Msg #{} {}{}  To: {}  From: {}  Date: {:04}-{:02}-{:02} {:02}:{:02}Z\rBID: {}\rSubject: ",
+            h.number,
+            h.kind.letter(),
+            h.status.letter(),
+            to,
+            h.from,
+            t.year,
+            t.month,
+            t.day,
+            t.hour,
+            t.minute,
+            h.bid
+        )
+        .as_bytes(),
+    );
+    out.extend_from_slice(&h.subject);
+    out.extend_from_slice(b"\r\r");
+    if verbose {
+        out.extend_from_slice(&m.rlines);
+    }
+    // Bodies go out exactly as stored; the transport maps their line ends.
+    out.extend_from_slice(&m.body);
+    if !m.body.is_empty() && !m.body.ends_with(b"\n") && !m.body.ends_with(b"\r") {
+        out.push(b'\r');
+    }
+    out.extend_from_slice(format!("[End of message #{} from {}]\r", h.number, h.from).as_bytes());
+}

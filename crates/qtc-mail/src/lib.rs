@@ -1,0 +1,19 @@
+//! The mail model shared by every part of qtc: callsigns, messages, users, list filters, and the
+//! [`MessageStore`] trait that the BBS interpreter and the forwarding code talk to.
+//!
+//! Nothing here does I/O. `qtc-store` implements [`MessageStore`] on SQLite; tests may use it on a
+//! temporary file.
+#![forbid(unsafe_code)]
+
+mod callsign;
+mod message;
+mod store;
+mod utc;
+
+pub use callsign::{Callsign, CallsignError};
+pub use message::{
+    is_valid_bid, ListFilter, Message, MessageHeader, MsgStatus, MsgType, NewMessage, MAX_AT_LEN,
+    MAX_BID_LEN, MAX_SUBJECT_LEN, MAX_TO_LEN,
+};
+pub use store::{MessageStore, StoreError, User};
+pub use utc::Utc;

@@ -1,0 +1,69 @@
+//! The storage interface the BBS interpreter and the forwarding code use.
+
+use crate::message::{ListFilter, Message, MessageHeader, MsgStatus, NewMessage};
+
+/// A BBS user (a human or a forwarding partner).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct User {
+    /// Callsign without SSID, upper case.
+    pub call: String,
+    /// First name (`N` command).
+    pub name: String,
+    /// Home BBS (`NH` command), a hierarchical address or empty.
+    pub home_bbs: String,
+    /// May do everything.
+    pub sysop: bool,
+    /// Is a BBS: gets the SID and may forward to us.
+    pub bbs: bool,
+    /// Highest message number this user has listed with `L`.
+    pub last_listed: u64,
+}
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The BID is already known here (stored now or seen before).
+    #[error("BID {0} is already known here")]
+    DuplicateBid(String),
+    /// No such user.
+    #[error("no user {0}")]
+    NoSuchUser(String),
+    /// The user exists already.
+    #[error("user {0} exists already")]
+    UserExists(String),
+    /// The database refused the operation (disk full, read-only, corrupt file...).
+    #[error("message store: {0}")]
+    Database(String),
+}
+
+/// Storage the interpreter works against. Calls are synchronous: the daemon runs them on its
+/// store thread, never on the async runtime.
+pub trait MessageStore {
+    /// Looks a user up by callsign (upper case, no SSID).
+    fn user(&mut self, call: &str) -> Result<Option<User>, StoreError>;
+    /// Checks a password against the stored hash; false for unknown users and users without one.
+    fn check_password(&mut self, call: &str, password: &str) -> Result<bool, StoreError>;
+    /// Saves the profile fields of a user (name, home BBS, last listed).
+    fn update_user(&mut self, user: &User) -> Result<(), StoreError>;
+    /// Stores a message and returns its number. `bbs_call` names this BBS for a generated BID.
+    /// Refuses a known BID with [`StoreError::DuplicateBid`] and stores nothing then.
+    fn insert_message(
+        &mut self,
+        msg: &NewMessage,
+        bbs_call: &str,
+        now: i64,
+    ) -> Result<u64, StoreError>;
+    /// A whole message by number (killed ones included).
+    fn message(&mut self, number: u64) -> Result<Option<Message>, StoreError>;
+    /// Headers matching the filter, newest (highest number) first, as BBS listings show them.
+    fn list(&mut self, filter: &ListFilter) -> Result<Vec<MessageHeader>, StoreError>;
+    /// Sets a message's status; false when there is no such message.
+    fn set_status(&mut self, number: u64, status: MsgStatus) -> Result<bool, StoreError>;
+    /// Counts one more reading of a message by its addressee, marking it read.
+    fn mark_read(&mut self, number: u64) -> Result<(), StoreError>;
+    /// True when the BID has been seen here.
+    fn bid_known(&mut self, bid: &str) -> Result<bool, StoreError>;
+    /// Number of messages not killed, and the highest message number.
+    fn counts(&mut self) -> Result<(u64, u64), StoreError>;
+}

@@ -1,0 +1,368 @@
+//! qtc's message store: one SQLite file (`qtc.sqlite` in the data directory) in WAL mode, so the
+//! sysop CLI can read and change it while the daemon runs.
+//!
+//! This is the only crate that touches SQLite. It implements [`qtc_mail::MessageStore`] for the
+//! BBS interpreter and adds what the sysop CLI needs (user management). Calls block: the daemon
+//! runs them on its store thread.
+//!
+//! Durability: `synchronous = FULL` by default, because a message we have acknowledged to a
+//! partner must survive a power cut; see [`Durability`].
+#![forbid(unsafe_code)]
+
+mod schema;
+mod users;
+
+use std::path::{Path, PathBuf};
+
+use qtc_mail::{
+    ListFilter, Message, MessageHeader, MessageStore, MsgStatus, MsgType, NewMessage, StoreError,
+    User,
+};
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
+
+/// The database file's name inside the data directory.
+pub const DB_FILE: &str = "qtc.sqlite";
+
+/// How hard SQLite works to keep a commit across a power cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// `synchronous = FULL`: a commit is on disk before we acknowledge it (the default).
+    #[default]
+    Full,
+    /// `synchronous = NORMAL`: in WAL mode, a power cut may lose the last commits but never
+    /// corrupts the file. Faster on SD cards.
+    Normal,
+}
+
+/// An open message store.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+fn db_err(e: rusqlite::Error) -> StoreError {
+    StoreError::Database(e.to_string())
+}
+
+impl Store {
+    /// Opens (creating if needed) the store in `dir`, migrating its schema to the current version.
+    pub fn open(dir: &Path, durability: Durability) -> Result<Store, StoreError> {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            StoreError::Database(format!(
+                "cannot create data directory {}: {e}",
+                dir.display()
+            ))
+        })?;
+        let path = dir.join(DB_FILE);
+        let conn = Connection::open(&path)
+            .map_err(|e| StoreError::Database(format!("cannot open {}: {e}", path.display())))?;
+        // Another process (the sysop CLI or the daemon) may hold the write lock briefly.
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(db_err)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(db_err)?;
+        let sync = match durability {
+            Durability::Full => "FULL",
+            Durability::Normal => "NORMAL",
+        };
+        conn.pragma_update(None, "synchronous", sync)
+            .map_err(db_err)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(db_err)?;
+        let mut store = Store { conn, path };
+        schema::migrate(&mut store.conn)?;
+        Ok(store)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs SQLite's integrity check; returns the problems found (empty when healthy).
+    pub fn check(&mut self) -> Result<Vec<String>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("PRAGMA integrity_check")
+            .map_err(db_err)?;
+        let rows = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .map_err(db_err)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db_err)?;
+        Ok(rows.into_iter().filter(|r| r != "ok").collect())
+    }
+}
+
+const HEADER_COLUMNS: &str =
+    "number, kind, status, to_call, at, from_call, bid, subject, size, created";
+
+fn kind_from_db(s: &str) -> MsgType {
+    s.chars()
+        .next()
+        .and_then(MsgType::from_letter)
+        .unwrap_or(MsgType::Personal)
+}
+
+fn status_from_db(s: &str) -> MsgStatus {
+    s.chars()
+        .next()
+        .and_then(MsgStatus::from_letter)
+        .unwrap_or(MsgStatus::New)
+}
+
+fn header_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MessageHeader> {
+    Ok(MessageHeader {
+        number: row.get::<_, i64>(0)? as u64,
+        kind: kind_from_db(&row.get::<_, String>(1)?),
+        status: status_from_db(&row.get::<_, String>(2)?),
+        to: row.get(3)?,
+        at: row.get(4)?,
+        from: row.get(5)?,
+        bid: row.get(6)?,
+        subject: row.get(7)?,
+        size: row.get::<_, i64>(8)? as u64,
+        created: row.get(9)?,
+    })
+}
+
+impl MessageStore for Store {
+    fn user(&mut self, call: &str) -> Result<Option<User>, StoreError> {
+        users::get(&self.conn, call)
+    }
+
+    fn check_password(&mut self, call: &str, password: &str) -> Result<bool, StoreError> {
+        users::check_password(&self.conn, call, password)
+    }
+
+    fn update_user(&mut self, user: &User) -> Result<(), StoreError> {
+        users::update_profile(&self.conn, user)
+    }
+
+    fn insert_message(
+        &mut self,
+        msg: &NewMessage,
+        bbs_call: &str,
+        now: i64,
+    ) -> Result<u64, StoreError> {
+        let tx = self.conn.transaction().map_err(db_err)?;
+        let number = insert_in(&tx, msg, bbs_call, now)?;
+        tx.commit().map_err(db_err)?;
+        Ok(number)
+    }
+
+    fn message(&mut self, number: u64) -> Result<Option<Message>, StoreError> {
+        self.conn
+            .query_row(
+                &format!(
+                    "SELECT {HEADER_COLUMNS}, rlines, body, read_count FROM messages WHERE number = ?1"
+                ),
+                [number as i64],
+                |row| {
+                    Ok(Message {
+                        header: header_from_row(row)?,
+                        rlines: row.get(10)?,
+                        body: row.get(11)?,
+                        read_count: row.get::<_, i64>(12)? as u64,
+                    })
+                },
+            )
+            .optional()
+            .map_err(db_err)
+    }
+
+    fn list(&mut self, filter: &ListFilter) -> Result<Vec<MessageHeader>, StoreError> {
+        let (sql, args) = list_query(filter);
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(db_err)?;
+        let rows = stmt
+            .query_map(params_from_iter(args.iter()), header_from_row)
+            .map_err(db_err)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db_err)?;
+        Ok(rows)
+    }
+
+    fn set_status(&mut self, number: u64, status: MsgStatus) -> Result<bool, StoreError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE messages SET status = ?1 WHERE number = ?2",
+                params![status.letter().to_string(), number as i64],
+            )
+            .map_err(db_err)?;
+        Ok(n == 1)
+    }
+
+    fn mark_read(&mut self, number: u64) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE messages SET read_count = read_count + 1, \
+                 status = CASE status WHEN 'N' THEN 'Y' ELSE status END WHERE number = ?1",
+                [number as i64],
+            )
+            .map_err(db_err)?;
+        Ok(())
+    }
+
+    fn bid_known(&mut self, bid: &str) -> Result<bool, StoreError> {
+        bid_known_in(&self.conn, bid)
+    }
+
+    fn counts(&mut self) -> Result<(u64, u64), StoreError> {
+        self.conn
+            .query_row(
+                "SELECT (SELECT COUNT(*) FROM messages WHERE status != 'K'), \
+                 (SELECT COALESCE(MAX(number), 0) FROM messages)",
+                [],
+                |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
+            )
+            .map_err(db_err)
+    }
+}
+
+fn bid_known_in(conn: &Connection, bid: &str) -> Result<bool, StoreError> {
+    conn.query_row(
+        "SELECT 1 FROM bids WHERE bid = ?1",
+        [bid.to_ascii_uppercase()],
+        |_| Ok(()),
+    )
+    .optional()
+    .map(|r| r.is_some())
+    .map_err(db_err)
+}
+
+/// Inserts one message inside an open transaction, recording its BID in the same transaction.
+fn insert_in(
+    tx: &rusqlite::Transaction<'_>,
+    msg: &NewMessage,
+    bbs_call: &str,
+    now: i64,
+) -> Result<u64, StoreError> {
+    if let Some(bid) = &msg.bid {
+        if bid_known_in(tx, bid)? {
+            return Err(StoreError::DuplicateBid(bid.clone()));
+        }
+    }
+    tx.execute(
+        "INSERT INTO messages (kind, status, to_call, at, from_call, bid, subject, rlines, body, \
+         size, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        params![
+            msg.kind.letter().to_string(),
+            msg.status.letter().to_string(),
+            msg.to.to_ascii_uppercase(),
+            msg.at.to_ascii_uppercase(),
+            msg.from.to_ascii_uppercase(),
+            // A placeholder unique per row until the generated BID is known.
+            msg.bid.clone().unwrap_or_default().to_ascii_uppercase(),
+            msg.subject,
+            msg.rlines,
+            msg.body,
+            msg.body.len() as i64,
+            now,
+        ],
+    )
+    .map_err(db_err)?;
+    let number = tx.last_insert_rowid() as u64;
+    let bid = match &msg.bid {
+        Some(b) => b.to_ascii_uppercase(),
+        None => {
+            let bid = generated_bid(number, bbs_call);
+            if bid_known_in(tx, &bid)? {
+                return Err(StoreError::DuplicateBid(bid));
+            }
+            tx.execute(
+                "UPDATE messages SET bid = ?1 WHERE number = ?2",
+                params![bid, number as i64],
+            )
+            .map_err(db_err)?;
+            bid
+        }
+    };
+    tx.execute(
+        "INSERT INTO bids (bid, seen) VALUES (?1, ?2)",
+        params![bid, now],
+    )
+    .map_err(db_err)?;
+    Ok(number)
+}
+
+/// `<number>_<CALL>`, cut to the 12 characters a BID may have.
+fn generated_bid(number: u64, bbs_call: &str) -> String {
+    let mut bid = format!("{number}_{}", bbs_call.to_ascii_uppercase());
+    bid.truncate(qtc_mail::MAX_BID_LEN);
+    bid
+}
+
+/// A WHERE clause under construction, with its numbered parameters.
+#[derive(Default)]
+struct Where {
+    conds: Vec<String>,
+    args: Vec<rusqlite::types::Value>,
+}
+
+impl Where {
+    /// Adds a bound value and returns its placeholder.
+    fn bind(&mut self, v: impl Into<rusqlite::types::Value>) -> String {
+        self.args.push(v.into());
+        format!("?{}", self.args.len())
+    }
+
+    fn push(&mut self, cond: String) {
+        self.conds.push(cond);
+    }
+}
+
+fn list_query(f: &ListFilter) -> (String, Vec<rusqlite::types::Value>) {
+    let mut w = Where::default();
+    if let Some(after) = f.after {
+        let p = w.bind(after as i64);
+        w.push(format!("number > {p}"));
+    }
+    if let Some((lo, hi)) = f.range {
+        let (lo, hi) = (w.bind(lo as i64), w.bind(hi as i64));
+        w.push(format!("number BETWEEN {lo} AND {hi}"));
+    }
+    if let Some(kind) = f.kind {
+        let p = w.bind(kind.letter().to_string());
+        w.push(format!("kind = {p}"));
+    }
+    match f.status {
+        Some(status) => {
+            let p = w.bind(status.letter().to_string());
+            w.push(format!("status = {p}"));
+        }
+        None if !f.include_killed => w.push("status != 'K'".into()),
+        None => {}
+    }
+    if let Some(to) = &f.to {
+        let p = w.bind(to.to_ascii_uppercase());
+        w.push(format!("to_call = {p}"));
+    }
+    if let Some(from) = &f.from {
+        let p = w.bind(from.to_ascii_uppercase());
+        w.push(format!("from_call = {p}"));
+    }
+    if let Some(at) = &f.at {
+        // Matches any element of the hierarchical address: `L@ USA` finds `N0BBS.#NCA.CA.USA.NOAM`.
+        let p = w.bind(at.to_ascii_uppercase());
+        w.push(format!("('.' || at || '.') LIKE ('%.' || {p} || '.%')"));
+    }
+    if let Some(viewer) = &f.visible_to {
+        let p = w.bind(viewer.to_ascii_uppercase());
+        w.push(format!("(kind != 'P' OR to_call = {p} OR from_call = {p})"));
+    }
+    let mut sql = format!("SELECT {HEADER_COLUMNS} FROM messages");
+    if !w.conds.is_empty() {
+        sql.push_str(" WHERE ");
+        sql.push_str(&w.conds.join(" AND "));
+    }
+    sql.push_str(" ORDER BY number DESC");
+    if let Some(n) = f.last {
+        let p = w.bind(n as i64);
+        sql.push_str(&format!(" LIMIT {p}"));
+    }
+    (sql, w.args)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,68 @@
+//! Versioned schema migrations. `PRAGMA user_version` holds the version; each step runs in its own
+//! transaction, so a crash mid-migration leaves the previous version intact.
+
+use rusqlite::Connection;
+
+use crate::db_err;
+use qtc_mail::StoreError;
+
+/// Migration steps, in order; step i takes the database from version i to i + 1.
+const MIGRATIONS: &[&str] = &[
+    // 1: messages, the BID history, users.
+    "CREATE TABLE messages (
+        number     INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind       TEXT    NOT NULL,
+        status     TEXT    NOT NULL,
+        to_call    TEXT    NOT NULL,
+        at         TEXT    NOT NULL DEFAULT '',
+        from_call  TEXT    NOT NULL,
+        bid        TEXT    NOT NULL,
+        subject    BLOB    NOT NULL,
+        rlines     BLOB    NOT NULL,
+        body       BLOB    NOT NULL,
+        size       INTEGER NOT NULL,
+        created    INTEGER NOT NULL,
+        read_count INTEGER NOT NULL DEFAULT 0
+     );
+     CREATE INDEX messages_to ON messages (to_call);
+     CREATE INDEX messages_bid ON messages (bid);
+     -- Every BID ever stored here, kept after the message is killed so it is never taken twice.
+     CREATE TABLE bids (
+        bid  TEXT PRIMARY KEY,
+        seen INTEGER NOT NULL
+     ) WITHOUT ROWID;
+     CREATE TABLE users (
+        call        TEXT PRIMARY KEY,
+        name        TEXT    NOT NULL DEFAULT '',
+        home_bbs    TEXT    NOT NULL DEFAULT '',
+        sysop       INTEGER NOT NULL DEFAULT 0,
+        bbs         INTEGER NOT NULL DEFAULT 0,
+        password    TEXT,
+        last_listed INTEGER NOT NULL DEFAULT 0
+     ) WITHOUT ROWID;",
+];
+
+/// The schema version this build writes.
+pub const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Brings the database up to [`CURRENT_VERSION`]; refuses a database from a newer qtc.
+pub(crate) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(db_err)?;
+    if version > CURRENT_VERSION {
+        return Err(StoreError::Database(format!(
+            "the store has schema version {version}, newer than this qtc knows ({CURRENT_VERSION}): \
+             upgrade qtc"
+        )));
+    }
+    for (i, step) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        let tx = conn.transaction().map_err(db_err)?;
+        tx.execute_batch(step).map_err(db_err)?;
+        tx.pragma_update(None, "user_version", i as i64 + 1)
+            .map_err(db_err)?;
+        tx.commit().map_err(db_err)?;
+        tracing::info!(version = i + 1, "store schema migrated");
+    }
+    Ok(())
+}

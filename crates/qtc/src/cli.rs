@@ -1,0 +1,248 @@
+//! The sysop's command line: users, messages, the example config. These open the store
+//! directly; SQLite's WAL lets them run beside the daemon.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::Path;
+
+use anyhow::{bail, Context};
+use clap::Subcommand;
+use qtc_mail::{Callsign, ListFilter, MessageStore, MsgStatus, Utc};
+use qtc_store::Store;
+
+use crate::config::{Loaded, EXAMPLE};
+
+#[derive(Subcommand)]
+pub enum UserCmd {
+    /// Add a user. Without --password the password is read from standard input.
+    ///
+    /// Example: qtc user add N0ABC --sysop   (then type the password)
+    Add {
+        /// Callsign (no SSID).
+        call: String,
+        /// The password (visible in the process list: prefer standard input).
+        #[arg(long)]
+        password: Option<String>,
+        /// The user may do everything.
+        #[arg(long)]
+        sysop: bool,
+        /// The user is a BBS (gets the SID and may forward to us).
+        #[arg(long)]
+        bbs: bool,
+    },
+    /// List users.
+    List,
+    /// Delete a user (their mail stays).
+    Del {
+        /// Callsign.
+        call: String,
+    },
+    /// Set a user's password, read from standard input.
+    Passwd {
+        /// Callsign.
+        call: String,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum MsgCmd {
+    /// List messages, newest first.
+    ///
+    /// Example: qtc msg list --json | jq .subject
+    List {
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one message: headers, R: lines and body.
+    Show {
+        /// Message number.
+        number: u64,
+    },
+    /// Kill a message.
+    Kill {
+        /// Message number.
+        number: u64,
+    },
+}
+
+/// `qtc init [FILE]`.
+pub fn init(file: Option<&Path>) -> anyhow::Result<()> {
+    match file {
+        None => {
+            std::io::stdout().write_all(EXAMPLE.as_bytes())?;
+        }
+        Some(p) => {
+            if p.exists() {
+                bail!("{} exists already; not overwritten", p.display());
+            }
+            std::fs::write(p, EXAMPLE).with_context(|| format!("cannot write {}", p.display()))?;
+            println!("wrote {}", p.display());
+        }
+    }
+    Ok(())
+}
+
+fn open(c: &Loaded) -> anyhow::Result<Store> {
+    Store::open(&c.data_dir, c.durability)
+        .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))
+}
+
+fn read_password(call: &str) -> anyhow::Result<String> {
+    let stdin = std::io::stdin();
+    let pw = if stdin.is_terminal() {
+        let a = rpassword::prompt_password(format!("Password for {call}: "))?;
+        let b = rpassword::prompt_password("Again: ")?;
+        if a != b {
+            bail!("the passwords differ");
+        }
+        a
+    } else {
+        let mut line = String::new();
+        stdin.lock().read_line(&mut line)?;
+        line.trim_end_matches(['\r', '\n']).to_string()
+    };
+    if pw.is_empty() {
+        bail!("empty password");
+    }
+    Ok(pw)
+}
+
+fn user_call(call: &str) -> anyhow::Result<String> {
+    let c = Callsign::parse(call).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(c.base().to_string())
+}
+
+/// `qtc user ...`.
+pub fn user(c: &Loaded, cmd: UserCmd) -> anyhow::Result<()> {
+    match cmd {
+        UserCmd::Add {
+            call,
+            password,
+            sysop,
+            bbs,
+        } => {
+            let call = user_call(&call)?;
+            let pw = match password {
+                Some(p) => p,
+                None => read_password(&call)?,
+            };
+            open(c)?.add_user(&call, Some(&pw), sysop, bbs)?;
+            println!(
+                "added {call}{}{}",
+                if sysop { " (sysop)" } else { "" },
+                if bbs { " (bbs)" } else { "" }
+            );
+        }
+        UserCmd::List => {
+            println!(
+                "{:<8} {:<5} {:<5} {:<12} HOME BBS",
+                "CALL", "SYSOP", "BBS", "NAME"
+            );
+            for u in open(c)?.users()? {
+                println!(
+                    "{:<8} {:<5} {:<5} {:<12} {}",
+                    u.call,
+                    if u.sysop { "yes" } else { "" },
+                    if u.bbs { "yes" } else { "" },
+                    u.name,
+                    u.home_bbs
+                );
+            }
+        }
+        UserCmd::Del { call } => {
+            let call = user_call(&call)?;
+            open(c)?.delete_user(&call)?;
+            println!("deleted {call}");
+        }
+        UserCmd::Passwd { call } => {
+            let call = user_call(&call)?;
+            let mut store = open(c)?;
+            if store.user(&call)?.is_none() {
+                bail!("no user {call}");
+            }
+            let pw = read_password(&call)?;
+            store.set_password(&call, &pw)?;
+            println!("password of {call} changed");
+        }
+    }
+    Ok(())
+}
+
+/// `qtc msg ...`.
+pub fn msg(c: &Loaded, cmd: MsgCmd) -> anyhow::Result<()> {
+    let mut store = open(c)?;
+    match cmd {
+        MsgCmd::List { json } => {
+            let all = ListFilter {
+                include_killed: true,
+                ..Default::default()
+            };
+            let mut out = std::io::stdout().lock();
+            for h in store.list(&all)? {
+                let subject = String::from_utf8_lossy(&h.subject);
+                if json {
+                    let v = serde_json::json!({
+                        "number": h.number,
+                        "type": h.kind.letter().to_string(),
+                        "status": h.status.letter().to_string(),
+                        "to": h.to,
+                        "at": h.at,
+                        "from": h.from,
+                        "bid": h.bid,
+                        "subject": subject,
+                        "size": h.size,
+                        "date": Utc::from_unix(h.created).rfc3339(),
+                    });
+                    writeln!(out, "{v}")?;
+                } else {
+                    writeln!(
+                        out,
+                        "{:<6} {}{} {:>7} {:<6} {:<12} {:<6} {:<12} {} {}",
+                        h.number,
+                        h.kind.letter(),
+                        h.status.letter(),
+                        h.size,
+                        h.to,
+                        h.at,
+                        h.from,
+                        h.bid,
+                        Utc::from_unix(h.created).rfc3339(),
+                        subject
+                    )?;
+                }
+            }
+        }
+        MsgCmd::Show { number } => {
+            let Some(m) = store.message(number)? else {
+                bail!("no message #{number}");
+            };
+            let h = &m.header;
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "Number:  {}", h.number)?;
+            writeln!(out, "Type:    {}  Status: {}", h.kind, h.status)?;
+            writeln!(
+                out,
+                "To:      {}{}{}",
+                h.to,
+                if h.at.is_empty() { "" } else { "@" },
+                h.at
+            )?;
+            writeln!(out, "From:    {}", h.from)?;
+            writeln!(out, "BID:     {}", h.bid)?;
+            writeln!(out, "Date:    {}", Utc::from_unix(h.created).rfc3339())?;
+            writeln!(out, "Size:    {}", h.size)?;
+            out.write_all(b"Subject: ")?;
+            out.write_all(&h.subject)?;
+            out.write_all(b"\n\n")?;
+            out.write_all(&m.rlines)?;
+            out.write_all(&m.body)?;
+        }
+        MsgCmd::Kill { number } => {
+            if !store.set_status(number, MsgStatus::Killed)? {
+                bail!("no message #{number}");
+            }
+            println!("message #{number} killed");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,330 @@
+//! The TOML configuration, with embedded defaults. Every error names the file, the key and what
+//! is expected.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use serde::Deserialize;
+
+/// The commented example written by `qtc init`; it holds exactly the defaults.
+pub const EXAMPLE: &str = include_str!("../qtc.example.toml");
+
+/// The whole configuration.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// `[station]`
+    pub station: Station,
+    /// `[store]`
+    pub store: StoreCfg,
+    /// `[telnet]`
+    pub telnet: TelnetCfg,
+    /// `[limits]`
+    pub limits: Limits,
+    /// `[log]`
+    pub log: LogCfg,
+}
+
+/// `[station]`
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Station {
+    /// This BBS's callsign.
+    pub callsign: String,
+    /// Hierarchical address; empty means the callsign.
+    pub haddr: String,
+    /// Text for the I command.
+    pub info: String,
+}
+
+/// `[store]`
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreCfg {
+    /// Data directory.
+    pub dir: PathBuf,
+    /// "full" or "normal".
+    pub durability: String,
+}
+
+/// `[telnet]`
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct TelnetCfg {
+    /// Listen addresses.
+    pub listen: Vec<String>,
+    /// Most sessions at once.
+    pub max_sessions: usize,
+}
+
+/// `[limits]`
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Longest input line.
+    pub max_line: usize,
+    /// Largest message body.
+    pub max_message: usize,
+    /// Wrong logins per connection.
+    pub login_attempts: u32,
+    /// Failed logins per address before a lockout.
+    pub lockout_after: u32,
+}
+
+/// `[log]`
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogCfg {
+    /// A tracing filter.
+    pub level: String,
+}
+
+impl Default for Station {
+    fn default() -> Self {
+        Station {
+            callsign: "N0CALL".into(),
+            haddr: String::new(),
+            info: String::new(),
+        }
+    }
+}
+
+impl Default for StoreCfg {
+    fn default() -> Self {
+        StoreCfg {
+            dir: PathBuf::from("qtc-data"),
+            durability: "full".into(),
+        }
+    }
+}
+
+impl Default for TelnetCfg {
+    fn default() -> Self {
+        TelnetCfg {
+            listen: vec!["127.0.0.1:6300".into()],
+            max_sessions: 100,
+        }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_line: 255,
+            max_message: 2 * 1024 * 1024,
+            login_attempts: 3,
+            lockout_after: 10,
+        }
+    }
+}
+
+impl Default for LogCfg {
+    fn default() -> Self {
+        LogCfg {
+            level: "info".into(),
+        }
+    }
+}
+
+/// A configuration checked and ready to run.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The values.
+    pub cfg: Config,
+    /// Where they came from, for messages ("built-in defaults" or the file).
+    pub source: String,
+    /// The data directory, made absolute against the config file's directory.
+    pub data_dir: PathBuf,
+    /// Parsed telnet listen addresses.
+    pub telnet_listen: Vec<SocketAddr>,
+    /// The store's durability.
+    pub durability: qtc_store::Durability,
+}
+
+impl Loaded {
+    /// The hierarchical address, or the callsign when none is set.
+    pub fn haddr(&self) -> String {
+        if self.cfg.station.haddr.is_empty() {
+            self.cfg.station.callsign.clone()
+        } else {
+            self.cfg.station.haddr.clone()
+        }
+    }
+}
+
+/// Loads `path`, or the embedded defaults when `None`.
+pub fn load(path: Option<&Path>) -> anyhow::Result<Loaded> {
+    match path {
+        None => check(
+            Config::default(),
+            "built-in defaults".into(),
+            Path::new("."),
+        ),
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("cannot read config file {}", p.display()))?;
+            let cfg: Config = toml::from_str(&text)
+                .map_err(|e| anyhow::anyhow!("{}: {}", p.display(), e.to_string().trim_end()))?;
+            let base = p.parent().filter(|d| !d.as_os_str().is_empty());
+            check(cfg, p.display().to_string(), base.unwrap_or(Path::new(".")))
+        }
+    }
+}
+
+fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded> {
+    let key_err = |key: &str, msg: String| anyhow::anyhow!("{source}: {key}: {msg}");
+    let call = qtc_mail::Callsign::parse(&cfg.station.callsign)
+        .map_err(|e| key_err("[station] callsign", e.to_string()))?;
+    if call.ssid() != 0 {
+        return Err(key_err(
+            "[station] callsign",
+            format!("give the callsign without an SSID, got {call}"),
+        ));
+    }
+    cfg.station.callsign = call.to_string();
+    cfg.station.haddr = cfg.station.haddr.to_ascii_uppercase();
+    if !cfg.station.haddr.is_empty() {
+        let first = cfg.station.haddr.split('.').next().unwrap_or("");
+        if first != cfg.station.callsign || cfg.station.haddr.len() > qtc_mail::MAX_AT_LEN {
+            return Err(key_err(
+                "[station] haddr",
+                format!(
+                    "expected the callsign followed by the hierarchy, e.g. {}.#NCA.CA.USA.NOAM \
+                     (at most {} characters), got {:?}",
+                    cfg.station.callsign,
+                    qtc_mail::MAX_AT_LEN,
+                    cfg.station.haddr
+                ),
+            ));
+        }
+    }
+    let durability = match cfg.store.durability.as_str() {
+        "full" => qtc_store::Durability::Full,
+        "normal" => qtc_store::Durability::Normal,
+        other => {
+            return Err(key_err(
+                "[store] durability",
+                format!("expected \"full\" or \"normal\", got {other:?}"),
+            ))
+        }
+    };
+    let telnet_listen =
+        parse_addrs(&cfg.telnet.listen).map_err(|m| key_err("[telnet] listen", m))?;
+    if cfg.telnet.max_sessions == 0 {
+        return Err(key_err(
+            "[telnet] max_sessions",
+            "expected at least 1".into(),
+        ));
+    }
+    if cfg.limits.max_line < 80 {
+        return Err(key_err(
+            "[limits] max_line",
+            "expected at least 80 bytes".into(),
+        ));
+    }
+    if cfg.limits.max_message < 1024 {
+        return Err(key_err(
+            "[limits] max_message",
+            "expected at least 1024 bytes".into(),
+        ));
+    }
+    if cfg.limits.login_attempts == 0 {
+        return Err(key_err(
+            "[limits] login_attempts",
+            "expected at least 1".into(),
+        ));
+    }
+    if tracing_subscriber::EnvFilter::try_new(&cfg.log.level).is_err() {
+        bail!(key_err(
+            "[log] level",
+            format!(
+                "expected error, warn, info, debug, trace or a filter, got {:?}",
+                cfg.log.level
+            )
+        ));
+    }
+    let data_dir = if cfg.store.dir.is_absolute() {
+        cfg.store.dir.clone()
+    } else {
+        base.join(&cfg.store.dir)
+    };
+    Ok(Loaded {
+        cfg,
+        source,
+        data_dir,
+        telnet_listen,
+        durability,
+    })
+}
+
+fn parse_addrs(addrs: &[String]) -> Result<Vec<SocketAddr>, String> {
+    addrs
+        .iter()
+        .map(|a| {
+            a.parse::<SocketAddr>().map_err(|_| {
+                format!(
+                    "expected \"IP:PORT\" such as \"127.0.0.1:6300\" or \"[::]:6300\", got {a:?}"
+                )
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load_str(text: &str) -> anyhow::Result<Loaded> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("qtc.toml");
+        std::fs::write(&p, text).unwrap();
+        load(Some(&p))
+    }
+
+    #[test]
+    fn example_is_the_defaults() {
+        let cfg: Config = toml::from_str(EXAMPLE).unwrap();
+        assert_eq!(cfg, Config::default());
+        let l = load(None).unwrap();
+        assert_eq!(l.telnet_listen, vec!["127.0.0.1:6300".parse().unwrap()]);
+        assert_eq!(l.data_dir, Path::new("./qtc-data"));
+    }
+
+    #[test]
+    fn errors_name_the_file_and_key() {
+        let e = load_str("[station]\ncallsign = \"XX\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("qtc.toml: [station] callsign"), "{e}");
+        let e = load_str("[station]\ncolsign = \"N0ABC\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown field `colsign`"), "{e}");
+        assert!(e.contains("qtc.toml"), "{e}");
+        let e = load_str("[telnet]\nlisten = [\"localhost\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("[telnet] listen") && e.contains("IP:PORT"),
+            "{e}"
+        );
+        let e = load_str("[station]\ncallsign = \"N0ABC\"\nhaddr = \"N0XYZ.CA\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("[station] haddr"), "{e}");
+        let e = load_str("[store]\ndurability = \"maybe\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("[store] durability"), "{e}");
+    }
+
+    #[test]
+    fn relative_data_dir_follows_the_config_file() {
+        let l = load_str("[station]\ncallsign = \"n0abc\"\nhaddr = \"n0abc.#nca.ca\"\n").unwrap();
+        assert_eq!(l.cfg.station.callsign, "N0ABC");
+        assert_eq!(l.haddr(), "N0ABC.#NCA.CA");
+        assert!(l.data_dir.ends_with("qtc-data"));
+        assert!(l.data_dir.is_absolute());
+    }
+}

@@ -1,0 +1,115 @@
+//! `qtc run`: opens the store, binds the listeners, serves until SIGTERM or SIGINT.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Semaphore};
+use tokio_util::task::TaskTracker;
+
+use crate::config::Loaded;
+use crate::store_thread::StoreHandle;
+use crate::telnet_server::{self, Shared};
+use crate::throttle::Throttle;
+
+/// How long sessions get to say goodbye at shutdown.
+const GRACE: Duration = Duration::from_millis(1500);
+
+fn init_logging(level: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+}
+
+/// Runs the daemon until a stop signal.
+pub fn run(c: Loaded) -> anyhow::Result<()> {
+    init_logging(&c.cfg.log.level);
+    let store = qtc_store::Store::open(&c.data_dir, c.durability)
+        .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
+    let db_path = store.path().to_path_buf();
+    let (store, store_thread) =
+        StoreHandle::spawn(store).context("cannot start the store thread")?;
+
+    let mut bbs = qtc_bbs::Config::new(&c.cfg.station.callsign);
+    bbs.haddr = c.haddr();
+    bbs.max_line = c.cfg.limits.max_line;
+    bbs.max_message = c.cfg.limits.max_message;
+    bbs.max_login_attempts = c.cfg.limits.login_attempts;
+    bbs.info = c.cfg.station.info.replace('\n', "\r");
+    bbs.version = env!("CARGO_PKG_VERSION").to_string();
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("qtc")
+        .build()
+        .context("cannot start the async runtime")?;
+    let result = runtime.block_on(async {
+        let mut listeners = Vec::new();
+        for addr in &c.telnet_listen {
+            let l = TcpListener::bind(addr).await.with_context(|| {
+                format!("cannot listen on {addr} ([telnet] listen in {})", c.source)
+            })?;
+            listeners.push(l);
+        }
+        println!(
+            "qtc {}: {} BBS ({}), config: {}",
+            env!("CARGO_PKG_VERSION"),
+            c.cfg.station.callsign,
+            c.haddr(),
+            c.source
+        );
+        for l in &listeners {
+            println!("telnet: listening on {}", l.local_addr()?);
+        }
+        println!("data: {}", db_path.display());
+        tracing::info!("ready");
+
+        let shared = Arc::new(Shared {
+            bbs: Arc::new(bbs),
+            store: store.clone(),
+            throttle: Throttle::new(c.cfg.limits.lockout_after),
+            slots: Arc::new(Semaphore::new(c.cfg.telnet.max_sessions)),
+            max_sessions: c.cfg.telnet.max_sessions,
+        });
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let tasks = TaskTracker::new();
+        for l in listeners {
+            tasks.spawn(telnet_server::serve(
+                l,
+                shared.clone(),
+                stop_rx.clone(),
+                tasks.clone(),
+            ));
+        }
+        wait_for_stop_signal().await?;
+        tracing::info!("stopping");
+        let _ = stop_tx.send(true);
+        tasks.close();
+        if tokio::time::timeout(GRACE, tasks.wait()).await.is_err() {
+            tracing::warn!("some sessions did not finish in time; closing them");
+        }
+        anyhow::Ok(())
+    });
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    // Every StoreHandle is gone now, so the store thread ends after its last job.
+    drop(store);
+    let _ = store_thread.join();
+    tracing::info!("stopped");
+    result
+}
+
+async fn wait_for_stop_signal() -> anyhow::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).context("cannot catch SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("cannot catch SIGINT")?;
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,54 @@
+//! The store runs on one dedicated thread that owns the SQLite connection. Async tasks send it
+//! closures and await the answer, so no SQLite call ever blocks a runtime worker. While no job
+//! arrives the thread sleeps in a channel receive with no timeout: no wake-ups when idle.
+
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+
+use qtc_store::Store;
+use tokio::sync::oneshot;
+
+type Job = Box<dyn FnOnce(&mut Store) + Send>;
+
+/// A cloneable handle to the store thread.
+#[derive(Clone)]
+pub struct StoreHandle {
+    jobs: mpsc::Sender<Job>,
+}
+
+/// The store thread went away (it only does at shutdown, or if a job panicked).
+#[derive(Debug, thiserror::Error)]
+#[error("the message store thread has stopped")]
+pub struct StoreGone;
+
+impl StoreHandle {
+    /// Starts the thread with an open store. Join the returned handle after the last
+    /// `StoreHandle` is dropped to be sure every write is finished.
+    pub fn spawn(mut store: Store) -> std::io::Result<(StoreHandle, JoinHandle<()>)> {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let thread = std::thread::Builder::new()
+            .name("qtc-store".into())
+            .spawn(move || {
+                while let Ok(job) = rx.recv() {
+                    job(&mut store);
+                }
+            })?;
+        Ok((StoreHandle { jobs: tx }, thread))
+    }
+
+    /// Runs `f` on the store thread and returns its result.
+    pub async fn call<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Store) -> R + Send + 'static,
+    ) -> Result<R, StoreGone> {
+        let (tx, rx) = oneshot::channel();
+        // Log lines from the job belong to the caller's session.
+        let span = tracing::Span::current();
+        self.jobs
+            .send(Box::new(move |s| {
+                let _ = tx.send(span.in_scope(|| f(s)));
+            }))
+            .map_err(|_| StoreGone)?;
+        rx.await.map_err(|_| StoreGone)
+    }
+}

@@ -1,0 +1,213 @@
+//! The telnet BBS port: accepts connections and runs one task per user, which moves bytes
+//! between the socket, the telnet codec and the BBS interpreter (on the store thread).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use qtc_bbs::{Access, Event, Session};
+use qtc_telnet::{Role, Telnet};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{watch, Semaphore};
+use tokio_util::task::TaskTracker;
+use tracing::Instrument;
+
+use crate::clock;
+use crate::store_thread::StoreHandle;
+use crate::throttle::Throttle;
+
+/// One read takes up to this much: a pasted message arrives in a few large reads.
+const READ_BUF: usize = 16 * 1024;
+
+/// What every telnet session shares.
+pub struct Shared {
+    /// Interpreter settings.
+    pub bbs: Arc<qtc_bbs::Config>,
+    /// The store thread.
+    pub store: StoreHandle,
+    /// Login failure tracking.
+    pub throttle: Throttle,
+    /// Session slots.
+    pub slots: Arc<Semaphore>,
+    /// The session limit, for the refusal message.
+    pub max_sessions: usize,
+}
+
+/// Accepts connections until shutdown.
+pub async fn serve(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    mut shutdown: watch::Receiver<bool>,
+    tasks: TaskTracker,
+) {
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = shutdown.changed() => return,
+        };
+        match accepted {
+            Ok((stream, peer)) => {
+                let span = tracing::info_span!("telnet", %peer);
+                tasks.spawn(
+                    connection(stream, peer, shared.clone(), shutdown.clone()).instrument(span),
+                );
+            }
+            Err(e) => {
+                // Out of file descriptors and the like: back off instead of spinning on accept.
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    }
+}
+
+async fn refuse(mut stream: TcpStream, text: &str) {
+    let _ = stream.write_all(text.as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
+
+async fn connection(
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    shared: Arc<Shared>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    if shared.throttle.locked_out(peer.ip(), clock::now()) {
+        tracing::warn!("refused: locked out after repeated login failures");
+        return refuse(
+            stream,
+            "Too many failed logins from your address. Try again later.\r\n",
+        )
+        .await;
+    }
+    let Ok(_slot) = shared.slots.clone().try_acquire_owned() else {
+        tracing::warn!(max = shared.max_sessions, "refused: all sessions in use");
+        return refuse(
+            stream,
+            &format!(
+                "Sorry, all {} sessions are in use. Try again later.\r\n",
+                shared.max_sessions
+            ),
+        )
+        .await;
+    };
+    let _ = stream.set_nodelay(true);
+    tracing::info!("connected");
+    let mut telnet = Telnet::new(Role::Server);
+    let mut net = Vec::with_capacity(READ_BUF);
+    telnet.start(&mut net);
+
+    let session = Session::new(shared.bbs.clone(), Access::Password);
+    let mut step = match shared
+        .store
+        .call(move |s| Step::run(session, |sess| sess.start(s)))
+        .await
+    {
+        Ok(step) => step,
+        Err(e) => {
+            tracing::error!(error = %e, "no store");
+            return;
+        }
+    };
+    let mut buf = vec![0u8; READ_BUF];
+    let mut app = Vec::with_capacity(READ_BUF);
+    loop {
+        let mut closing = false;
+        let mut pause = None;
+        for ev in step.events.drain(..) {
+            match ev {
+                Event::HideInput(h) => telnet.set_hide_input(h, &mut net),
+                Event::LoginFailed { call } => {
+                    tracing::warn!(%call, "login failed");
+                    pause = Some(shared.throttle.failed(peer.ip(), clock::now()));
+                }
+                Event::LoggedIn { call, bbs } => {
+                    shared.throttle.succeeded(peer.ip());
+                    tracing::info!(%call, "logged in");
+                    if bbs {
+                        // Forwarding partners are served by the forwarding session (issue 3).
+                        telnet.send(
+                            b"*** Forwarding is not available on this port yet.\r",
+                            &mut net,
+                        );
+                        closing = true;
+                    }
+                }
+                Event::Close => closing = true,
+            }
+        }
+        // After the events: a password prompt follows the request to stop echoing.
+        telnet.send(&step.out, &mut net);
+        if !net.is_empty() {
+            if stream.write_all(&net).await.is_err() {
+                break;
+            }
+            net.clear();
+        }
+        if closing {
+            break;
+        }
+        if let Some(d) = pause {
+            // Slow down password guessing; input typed meanwhile waits in the socket.
+            tokio::time::sleep(d).await;
+        }
+        let n = tokio::select! {
+            r = stream.read(&mut buf) => match r {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            },
+            _ = shutdown.changed() => {
+                let _ = stream.write_all(b"\r\n*** The BBS is shutting down. 73!\r\n").await;
+                break;
+            }
+        };
+        app.clear();
+        telnet.receive(&buf[..n], &mut app, &mut net);
+        if app.is_empty() {
+            step.out.clear();
+            continue;
+        }
+        let input = std::mem::take(&mut app);
+        let session = step.session;
+        step = match shared
+            .store
+            .call(move |s| {
+                let now = clock::unix_now();
+                let mut step = Step::run(session, |sess| sess.handle_input(&input, s, now));
+                step.input = input;
+                step
+            })
+            .await
+        {
+            Ok(s) => s,
+            Err(_) => break,
+        };
+        app = std::mem::take(&mut step.input);
+    }
+    let _ = stream.shutdown().await;
+    tracing::info!("disconnected");
+}
+
+/// A session after one step on the store thread, with what it produced.
+struct Step {
+    session: Session,
+    out: Vec<u8>,
+    events: Vec<Event>,
+    /// The input buffer, handed back for reuse.
+    input: Vec<u8>,
+}
+
+impl Step {
+    fn run(mut session: Session, f: impl FnOnce(&mut Session)) -> Step {
+        f(&mut session);
+        let out = session.take_output();
+        let events = std::iter::from_fn(|| session.poll_event()).collect();
+        Step {
+            session,
+            out,
+            events,
+            input: Vec::new(),
+        }
+    }
+}

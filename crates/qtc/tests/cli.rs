@@ -1,0 +1,101 @@
+//! The sysop command line and start-up errors, through the real binary.
+
+mod common;
+
+use common::{cli, config_path, qtc, Daemon, BASE_CONFIG};
+
+#[test]
+fn init_writes_an_example_that_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("new.toml");
+    let out = qtc().arg("init").arg(&p).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(text.contains("[station]") && text.contains("callsign = \"N0CALL\""));
+    // Refuses to overwrite.
+    assert!(!qtc().arg("init").arg(&p).output().unwrap().status.success());
+    // The example, with a free port, starts.
+    let text = text.replace("127.0.0.1:6300", "127.0.0.1:0");
+    std::fs::write(config_path(dir.path()), text).unwrap();
+    let mut d = Daemon::start_in(dir);
+    assert!(d
+        .stdout
+        .iter()
+        .any(|l| l.contains("telnet: listening on 127.0.0.1:")));
+    assert!(d.stop().success());
+}
+
+fn start_error(config: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(config_path(dir.path()), config).unwrap();
+    let out = cli(dir.path(), &["run"], "");
+    assert!(!out.status.success());
+    String::from_utf8(out.stderr).unwrap()
+}
+
+#[test]
+fn start_up_errors_name_the_file_key_and_fix() {
+    let e = start_error("[station]\ncallsign = \"NOCALL\"\n");
+    assert!(
+        e.contains("qtc.toml: [station] callsign") && e.contains("digit"),
+        "{e}"
+    );
+    let e = start_error("[telnet]\nlisten = [\"127.0.0.1:0\"]\nlisen = 1\n");
+    assert!(e.contains("unknown field `lisen`"), "{e}");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let e = start_error(&format!("[telnet]\nlisten = [\"127.0.0.1:{port}\"]\n"));
+    assert!(
+        e.contains(&format!(
+            "cannot listen on 127.0.0.1:{port} ([telnet] listen in"
+        )),
+        "{e}"
+    );
+}
+
+#[test]
+fn users_are_managed_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(config_path(dir.path()), BASE_CONFIG).unwrap();
+    let ok = |args: &[&str], stdin: &str| {
+        let out = cli(dir.path(), args, stdin);
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    ok(&["user", "add", "n0abc", "--sysop"], "first\n");
+    ok(&["user", "add", "N0BBB", "--bbs", "--password", "fwd"], "");
+    let list = ok(&["user", "list"], "");
+    assert!(list.contains("N0ABC    yes"), "{list}");
+    assert!(list.contains("N0BBB          yes"), "{list}");
+    let dup = cli(dir.path(), &["user", "add", "N0ABC", "--password", "x"], "");
+    assert!(String::from_utf8_lossy(&dup.stderr).contains("exists already"));
+    let bad = cli(dir.path(), &["user", "add", "ABC", "--password", "x"], "");
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("digit"));
+    ok(&["user", "passwd", "N0ABC"], "second\n");
+    ok(&["user", "del", "N0BBB"], "");
+    assert!(!ok(&["user", "list"], "").contains("N0BBB"));
+
+    // The new password works over telnet, the old one does not.
+    let d = Daemon::start_in(dir);
+    let mut c = d.connect();
+    c.expect("Callsign: ");
+    c.send("N0ABC");
+    c.expect("Password: ");
+    c.send("first");
+    c.expect("Login incorrect.");
+    c.expect("Callsign: ");
+    c.send("N0ABC");
+    c.expect("Password: ");
+    c.send("second");
+    c.expect("de N0CALL>");
+}
+
+#[test]
+fn msg_commands_report_missing_messages() {
+    let d = Daemon::start("");
+    let out = d.cli(&["msg", "show", "42"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no message #42"));
+    let out = d.cli(&["msg", "kill", "42"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no message #42"));
+}

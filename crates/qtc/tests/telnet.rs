@@ -1,0 +1,186 @@
+//! The telnet BBS end to end: the real daemon on an ephemeral loopback port, a real TCP client,
+//! a real SQLite file.
+
+mod common;
+
+use common::{Client, Daemon};
+
+const IAC: u8 = 255;
+const DO: u8 = 253;
+const WILL: u8 = 251;
+const WONT: u8 = 252;
+const TTYPE: u8 = 24;
+const ECHO: u8 = 1;
+
+#[test]
+fn send_list_read_kill_over_telnet() {
+    let d = Daemon::start("");
+    assert!(
+        d.stdout.iter().any(|l| l.starts_with("data: ")),
+        "{:?}",
+        d.stdout
+    );
+
+    let mut oth = d.login("N0OTH", "x");
+    oth.send("SP N0USR @ N0CALL.#NCA.CA.USA.NOAM");
+    oth.expect("Subject:");
+    oth.send("Field day");
+    oth.expect("Enter message, end with /EX or ^Z:");
+    // A telnet client doubles 0xFF (IAC IAC); the BBS must store one.
+    oth.send_raw(b"Meet at the club.\r\n73 de N0OTH \xff\xff\xfe\x80\r\n/EX\r\n");
+    let stored = oth.expect("de N0CALL>");
+    assert!(
+        stored.contains("Message #1 stored, BID 1_N0CALL"),
+        "{stored}"
+    );
+    oth.send("B");
+    oth.expect_close();
+
+    let mut usr = d.connect();
+    usr.expect("Callsign: ");
+    usr.send("n0usr");
+    // The password prompt asks the client to stop echoing.
+    usr.expect_bytes(&[IAC, WILL, ECHO]);
+    usr.expect("Password: ");
+    usr.send("pw");
+    let greeting = usr.expect("de N0CALL>");
+    assert!(
+        greeting.contains("You have 1 messages, 1 new"),
+        "{greeting}"
+    );
+
+    usr.send("L");
+    let list = usr.expect("de N0CALL>");
+    assert!(
+        list.contains("Msg#   TSLD   Size To     @BBS    From   Date/Time Subject"),
+        "{list}"
+    );
+    assert!(list.contains("PN"), "{list}");
+    assert!(list.contains("N0USR  @N0CALL N0OTH"), "{list}");
+    assert!(list.contains("Field day"), "{list}");
+
+    usr.send("R 1");
+    let read = usr.expect("de N0CALL>");
+    assert!(read.contains("Subject: Field day"), "{read}");
+    assert!(read.contains("Meet at the club.\r\n"), "{read}");
+
+    let json = d.messages();
+    assert_eq!(json.len(), 1);
+    assert!(json[0].contains("\"status\":\"Y\""), "{}", json[0]);
+    assert!(json[0].contains("\"bid\":\"1_N0CALL\""), "{}", json[0]);
+    // The body's bytes, 0xFF included (doubled as IAC IAC on the wire), are stored as sent.
+    let show = d.cli(&["msg", "show", "1"]);
+    assert!(
+        show.stdout.windows(4).any(|w| w == b"\xff\xfe\x80\r"),
+        "{show:?}"
+    );
+
+    usr.send("K 1");
+    assert!(usr.expect("de N0CALL>").contains("Message #1 killed."));
+    assert!(d.messages()[0].contains("\"status\":\"K\""));
+}
+
+#[test]
+fn bad_passwords_close_the_connection() {
+    let d = Daemon::start("");
+    let mut c = d.connect();
+    for _ in 0..3 {
+        c.expect("Callsign: ");
+        c.send("N0USR");
+        c.expect("Password: ");
+        c.send("guess");
+        c.expect("Login incorrect.");
+    }
+    let end = c.expect_close();
+    assert!(end.contains("Too many failed logins"), "{end}");
+}
+
+#[test]
+fn telnet_negotiation_is_answered_and_never_reaches_the_bbs() {
+    let d = Daemon::start("");
+    let mut c = d.login("N0USR", "pw");
+    // A client asking for terminal type in the middle of a command line.
+    c.send_raw(&[b'L', IAC, DO, TTYPE, b'B', b'\r', b'\n']);
+    c.expect_bytes(&[IAC, WONT, TTYPE]);
+    let out = c.expect("de N0CALL>");
+    assert!(out.contains("No messages."), "LB expected: {out}");
+}
+
+#[test]
+fn bad_commands_and_long_lines_get_a_hint_and_keep_the_session() {
+    let d = Daemon::start("");
+    let mut c = d.login("N0USR", "pw");
+    c.send("FROBNICATE");
+    assert!(c
+        .expect("de N0CALL>")
+        .contains("Unknown command FROBNICATE. Type H for help."));
+    c.send(&"X".repeat(1000));
+    assert!(c.expect("de N0CALL>").contains("Line too long"));
+    c.send("V");
+    assert!(c.expect("de N0CALL>").contains("qtc 0.1"));
+}
+
+#[test]
+fn a_session_dropped_mid_message_stores_nothing() {
+    let d = Daemon::start("");
+    let mut c = d.login("N0USR", "pw");
+    c.send("SB ALL @ WW");
+    c.expect("Subject:");
+    c.send("Half written");
+    c.expect("Enter message");
+    c.send("first line of a message that never ends");
+    drop(c);
+    // The next user sees nothing, and the store has nothing.
+    let mut c2 = d.login("N0OTH", "x");
+    c2.send("LL 10");
+    assert!(c2.expect("de N0CALL>").contains("No messages."));
+    assert!(d.messages().is_empty());
+}
+
+#[test]
+fn sigterm_stops_cleanly_and_keeps_the_mail() {
+    let mut d = Daemon::start("");
+    let mut c = d.login("N0USR", "pw");
+    c.send("SP N0OTH");
+    c.expect("Subject:");
+    c.send("Kept");
+    c.expect("Enter message");
+    c.send("/EX");
+    c.expect("de N0CALL>");
+    let status = d.stop();
+    assert!(status.success(), "{status:?}");
+    let bye = c.expect_close();
+    assert!(bye.contains("shutting down"), "{bye}");
+    assert_eq!(d.messages().len(), 1);
+    let check = d.cli(&["msg", "show", "1"]);
+    assert!(String::from_utf8_lossy(&check.stdout).contains("Subject: Kept"));
+}
+
+#[test]
+fn a_user_pasting_a_large_message_is_served() {
+    let d = Daemon::start("");
+    let mut c = d.login("N0USR", "pw");
+    c.send("SP N0OTH");
+    c.expect("Subject:");
+    c.send("Paste");
+    c.expect("Enter message");
+    let line =
+        "The quick brown fox jumps over the lazy dog 0123456789 ABCDEFGHIJKLMNOPQRSTUVWXYZ\r\n";
+    let mut paste = line.repeat(64 * 1024 / line.len());
+    paste.push_str("/EX\r\n");
+    c.send_raw(paste.as_bytes());
+    let out = c.expect("de N0CALL>");
+    assert!(out.contains("Message #1 stored"), "{out}");
+    let json = d.messages();
+    let size = (64 * 1024 / line.len()) * line.len();
+    assert!(json[0].contains(&format!("\"size\":{size}")), "{}", json[0]);
+}
+
+#[test]
+fn session_limit_refuses_politely() {
+    let d = Daemon::start("max_sessions = 1\n");
+    let _first = d.login("N0USR", "pw");
+    let mut second = Client::connect(d.port);
+    let out = second.expect_close();
+    assert!(out.contains("all 1 sessions are in use"), "{out}");
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Counts the system calls an idle qtc makes: starts the daemon on a scratch data directory,
+# optionally logs one telnet user in and leaves the session idle, then attaches `strace -f -c`
+# to every thread for a while and prints the total. Expected: 0.
+#
+# usage: scripts/idle-syscalls.sh [--session] [--seconds N] [--binary PATH]
+set -euo pipefail
+
+session=0
+seconds=10
+bin=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --session) session=1 ;;
+    --seconds) seconds="$2"; shift ;;
+    --binary) bin="$2"; shift ;;
+    *) echo "usage: $0 [--session] [--seconds N] [--binary PATH]" >&2; exit 2 ;;
+  esac
+  shift
+done
+command -v strace >/dev/null || { echo "strace is needed: apt-get install strace" >&2; exit 2; }
+root=$(cd "$(dirname "$0")/.." && pwd)
+if [ -z "$bin" ]; then
+  cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p qtc
+  bin="$root/target/release/qtc"
+fi
+
+work=$(mktemp -d)
+pid=""
+cleanup() {
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  exec 3>&- 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+cat > "$work/qtc.toml" <<TOML
+[station]
+callsign = "N0IDL"
+[telnet]
+listen = ["127.0.0.1:0"]
+[log]
+level = "warn"
+TOML
+"$bin" -c "$work/qtc.toml" user add N0USR --password idle >/dev/null
+"$bin" -c "$work/qtc.toml" run >"$work/out" 2>"$work/err" &
+pid=$!
+for _ in $(seq 100); do
+  grep -q '^telnet: listening on' "$work/out" 2>/dev/null && break
+  sleep 0.1
+done
+port=$(sed -n 's/^telnet: listening on .*:\([0-9]*\)$/\1/p' "$work/out" | head -n1)
+[ -n "$port" ] || { echo "qtc did not start:" >&2; cat "$work/err" >&2; exit 1; }
+
+if [ "$session" = 1 ]; then
+  exec 3<>"/dev/tcp/127.0.0.1/$port"
+  printf 'N0USR\r\n' >&3; sleep 0.3
+  printf 'idle\r\n' >&3; sleep 1
+  printf 'L\r\n' >&3; sleep 0.5
+fi
+# Let start-up work (and the session's login) finish before counting.
+sleep 1
+
+strace -f -c -qq -o "$work/strace" -p "$pid" &
+spid=$!
+sleep "$seconds"
+kill -INT "$spid"; wait "$spid" 2>/dev/null || true
+
+calls=$(awk '$NF=="total" {print $4}' "$work/strace")
+calls=${calls:-0}
+what="idle"; [ "$session" = 1 ] && what="idle, one logged-in telnet session"
+echo "qtc $what: $calls syscalls in ${seconds} s (strace -f -c)"
+[ "$calls" = 0 ] || cat "$work/strace"
