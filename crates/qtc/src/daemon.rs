@@ -49,6 +49,8 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
         .build()
         .context("cannot start the async runtime")?;
     let result = runtime.block_on(async {
+        // Catch the stop signals before announcing anything, so none can arrive unhandled.
+        let stop = stop_signals()?;
         let mut listeners = Vec::new();
         for addr in &c.telnet_listen {
             let l = TcpListener::bind(addr).await.with_context(|| {
@@ -86,7 +88,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
                 tasks.clone(),
             ));
         }
-        wait_for_stop_signal().await?;
+        stop.await;
         tracing::info!("stopping");
         let _ = stop_tx.send(true);
         tasks.close();
@@ -103,13 +105,15 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
     result
 }
 
-async fn wait_for_stop_signal() -> anyhow::Result<()> {
+/// Installs the SIGTERM and SIGINT handlers now; the future completes at the first signal.
+fn stop_signals() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut term = signal(SignalKind::terminate()).context("cannot catch SIGTERM")?;
     let mut int = signal(SignalKind::interrupt()).context("cannot catch SIGINT")?;
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
-    }
-    Ok(())
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    })
 }
