@@ -7,6 +7,7 @@
 
 mod callsign;
 mod message;
+pub mod route;
 mod store;
 mod utc;
 

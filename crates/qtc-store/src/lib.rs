@@ -9,11 +9,15 @@
 //! partner must survive a power cut; see [`Durability`].
 #![forbid(unsafe_code)]
 
+mod forward;
 mod schema;
 mod users;
 
+pub use forward::{FwdOutcome, Incoming, Pending, Queued, Stored};
+
 use std::path::{Path, PathBuf};
 
+use qtc_mail::route;
 use qtc_mail::{
     ListFilter, Message, MessageHeader, MessageStore, MsgStatus, MsgType, NewMessage, StoreError,
     User,
@@ -34,10 +38,33 @@ pub enum Durability {
     Normal,
 }
 
+/// This BBS as the store needs to know it: for R: lines, generated BIDs and routing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Station {
+    /// Our callsign.
+    pub call: String,
+    /// Our hierarchical address (the callsign when there is none).
+    pub haddr: String,
+    /// The forwarding partners and the `@` elements each takes, in configuration order.
+    pub partners: Vec<route::PartnerRoutes>,
+}
+
+impl Station {
+    /// A station with no partners, its address being its callsign.
+    pub fn new(call: &str) -> Station {
+        Station {
+            call: call.to_ascii_uppercase(),
+            haddr: call.to_ascii_uppercase(),
+            partners: Vec::new(),
+        }
+    }
+}
+
 /// An open message store.
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    station: Station,
 }
 
 fn db_err(e: rusqlite::Error) -> StoreError {
@@ -69,9 +96,18 @@ impl Store {
             .map_err(db_err)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(db_err)?;
-        let mut store = Store { conn, path };
+        let mut store = Store {
+            conn,
+            path,
+            station: Station::default(),
+        };
         schema::migrate(&mut store.conn)?;
         Ok(store)
+    }
+
+    /// Sets who we are and who we forward to; used by every later insert.
+    pub fn set_station(&mut self, station: Station) {
+        self.station = station;
     }
 
     /// The database file.
@@ -145,8 +181,11 @@ impl MessageStore for Store {
         bbs_call: &str,
         now: i64,
     ) -> Result<u64, StoreError> {
+        if self.station.call.is_empty() {
+            self.station = Station::new(bbs_call);
+        }
         let tx = self.conn.transaction().map_err(db_err)?;
-        let number = insert_in(&tx, msg, bbs_call, now)?;
+        let number = insert_in(&tx, msg, &self.station, None, now)?;
         tx.commit().map_err(db_err)?;
         Ok(number)
     }
@@ -231,11 +270,14 @@ fn bid_known_in(conn: &Connection, bid: &str) -> Result<bool, StoreError> {
     .map_err(db_err)
 }
 
-/// Inserts one message inside an open transaction, recording its BID in the same transaction.
+/// Inserts one message inside an open transaction: records its BID, prepends our R: line, holds
+/// it if its R: lines already name us (a loop), and queues it for the partners the routing
+/// rules pick. `origin` is the partner it came from (`None`: written here).
 fn insert_in(
     tx: &rusqlite::Transaction<'_>,
     msg: &NewMessage,
-    bbs_call: &str,
+    station: &Station,
+    origin: Option<&str>,
     now: i64,
 ) -> Result<u64, StoreError> {
     if let Some(bid) = &msg.bid {
@@ -243,22 +285,23 @@ fn insert_in(
             return Err(StoreError::DuplicateBid(bid.clone()));
         }
     }
+    let seen = route::rline_calls(&msg.rlines);
+    let looped = seen.iter().any(|c| c.eq_ignore_ascii_case(&station.call));
+    let status = if looped { MsgStatus::Held } else { msg.status };
     tx.execute(
         "INSERT INTO messages (kind, status, to_call, at, from_call, bid, subject, rlines, body, \
-         size, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+         size, created, origin) VALUES (?1, ?2, ?3, ?4, ?5, '', ?6, x'', ?7, ?8, ?9, ?10)",
         params![
             msg.kind.letter().to_string(),
-            msg.status.letter().to_string(),
+            status.letter().to_string(),
             msg.to.to_ascii_uppercase(),
             msg.at.to_ascii_uppercase(),
             msg.from.to_ascii_uppercase(),
-            // A placeholder unique per row until the generated BID is known.
-            msg.bid.clone().unwrap_or_default().to_ascii_uppercase(),
             msg.subject,
-            msg.rlines,
             msg.body,
             msg.body.len() as i64,
             now,
+            origin.unwrap_or_default(),
         ],
     )
     .map_err(db_err)?;
@@ -266,23 +309,43 @@ fn insert_in(
     let bid = match &msg.bid {
         Some(b) => b.to_ascii_uppercase(),
         None => {
-            let bid = generated_bid(number, bbs_call);
+            let bid = generated_bid(number, &station.call);
             if bid_known_in(tx, &bid)? {
                 return Err(StoreError::DuplicateBid(bid));
             }
-            tx.execute(
-                "UPDATE messages SET bid = ?1 WHERE number = ?2",
-                params![bid, number as i64],
-            )
-            .map_err(db_err)?;
             bid
         }
     };
+    let mut rlines = route::rline(now, &station.haddr, number, &bid);
+    rlines.extend_from_slice(&msg.rlines);
+    tx.execute(
+        "UPDATE messages SET bid = ?1, rlines = ?2 WHERE number = ?3",
+        params![bid, rlines, number as i64],
+    )
+    .map_err(db_err)?;
     tx.execute(
         "INSERT INTO bids (bid, seen) VALUES (?1, ?2)",
         params![bid, now],
     )
     .map_err(db_err)?;
+    if looped {
+        tracing::warn!(number, %bid, "held: its R: lines name this BBS (a forwarding loop)");
+        return Ok(number);
+    }
+    let query = route::RouteQuery {
+        kind: msg.kind,
+        to: &msg.to,
+        at: &msg.at,
+        origin,
+        seen: &seen,
+    };
+    for partner in route::targets(&query, &station.call, &station.partners) {
+        tx.execute(
+            "INSERT INTO fwd_queue (number, partner, updated) VALUES (?1, ?2, ?3)",
+            params![number as i64, partner, now],
+        )
+        .map_err(db_err)?;
+    }
     Ok(number)
 }
 

@@ -7,7 +7,7 @@ use crate::db_err;
 use qtc_mail::StoreError;
 
 /// Migration steps, in order; step i takes the database from version i to i + 1.
-const MIGRATIONS: &[&str] = &[
+pub(crate) const MIGRATIONS: &[&str] = &[
     // 1: messages, the BID history, users.
     "CREATE TABLE messages (
         number     INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -39,6 +39,27 @@ const MIGRATIONS: &[&str] = &[
         bbs         INTEGER NOT NULL DEFAULT 0,
         password    TEXT,
         last_listed INTEGER NOT NULL DEFAULT 0
+     ) WITHOUT ROWID;",
+    // 2: store and forward: who each message still goes to, where it came from, the cached
+    // compressed form, and partial B1 transfers kept for resume.
+    "ALTER TABLE messages ADD COLUMN origin TEXT NOT NULL DEFAULT '';
+     CREATE TABLE fwd_queue (
+        number  INTEGER NOT NULL REFERENCES messages (number) ON DELETE CASCADE,
+        partner TEXT    NOT NULL,
+        state   TEXT    NOT NULL DEFAULT 'Q',
+        updated INTEGER NOT NULL,
+        PRIMARY KEY (number, partner)
+     ) WITHOUT ROWID;
+     CREATE INDEX fwd_pending ON fwd_queue (partner, state, number);
+     CREATE TABLE compressed (
+        number  INTEGER PRIMARY KEY REFERENCES messages (number) ON DELETE CASCADE,
+        payload BLOB NOT NULL
+     );
+     CREATE TABLE partials (
+        bid     TEXT PRIMARY KEY,
+        partner TEXT    NOT NULL,
+        data    BLOB    NOT NULL,
+        updated INTEGER NOT NULL
      ) WITHOUT ROWID;",
 ];
 

@@ -173,3 +173,180 @@ fn mark_read_counts() {
     assert_eq!(m.read_count, 2);
     assert_eq!(m.header.status, MsgStatus::Read);
 }
+
+fn station() -> Station {
+    let p = |c: &str, r: &[&str]| route::PartnerRoutes {
+        call: c.into(),
+        routes: r.iter().map(|s| s.to_string()).collect(),
+    };
+    Station {
+        call: "N0AAA".into(),
+        haddr: "N0AAA.#NCA.CA.USA.NOAM".into(),
+        partners: vec![p("N0BBB", &["N0BBB", "USA", "WW"]), p("N0CCC", &["WW"])],
+    }
+}
+
+fn incoming(bid: &str, kind: MsgType, at: &str, text: &[u8]) -> Incoming {
+    Incoming {
+        kind,
+        from: "N0XYZ".into(),
+        to: if kind == MsgType::Bulletin {
+            "ALL"
+        } else {
+            "N0USR"
+        }
+        .into(),
+        at: at.into(),
+        bid: bid.into(),
+        title: b"T".to_vec(),
+        text: text.to_vec(),
+        hold: false,
+    }
+}
+
+#[test]
+fn local_messages_get_our_rline_and_are_queued_by_route() {
+    let (_d, mut s) = open();
+    s.set_station(station());
+    let mut b = msg(MsgType::Bulletin, "ALL", "N0USR", None);
+    b.at = "WW".into();
+    let n = s.insert_message(&b, "N0AAA", 1_796_214_665).unwrap();
+    let m = s.message(n).unwrap().unwrap();
+    assert_eq!(
+        m.rlines,
+        b"R:261202/1231Z @:N0AAA.#NCA.CA.USA.NOAM #:1 $:1_N0AAA\r\n"
+    );
+    assert_eq!(
+        s.queue_counts().unwrap(),
+        vec![("N0BBB".into(), 1), ("N0CCC".into(), 1)]
+    );
+    let p = s.pending("N0BBB", 5, &[]).unwrap();
+    assert_eq!(p.len(), 1);
+    assert!(p[0].text.starts_with(b"R:261202/1231Z"));
+    assert!(p[0].text.ends_with(&m.body));
+    // Personal mail for a local user stays here.
+    let local = msg(MsgType::Personal, "N0USR", "N0OTH", None);
+    s.insert_message(&local, "N0AAA", 0).unwrap();
+    assert_eq!(s.queue(None).unwrap().len(), 2);
+}
+
+#[test]
+fn received_blocks_are_stored_once_flooded_onward_and_loops_held() {
+    let (_d, mut s) = open();
+    s.set_station(station());
+    let block = vec![
+        incoming(
+            "B1_N0XYZ",
+            MsgType::Bulletin,
+            "WW",
+            b"R:261202/1200Z @:N0XYZ.NOAM #:5 $:B1_N0XYZ\r\nhello\r\n",
+        ),
+        incoming(
+            "B1_N0XYZ",
+            MsgType::Bulletin,
+            "WW",
+            b"dup in the same block\r\n",
+        ),
+        incoming(
+            "L1_N0XYZ",
+            MsgType::Bulletin,
+            "WW",
+            b"R:261202/1200Z @:N0AAA.#NCA.CA.USA.NOAM #:1\r\nloop\r\n",
+        ),
+        incoming(
+            "P1_N0XYZ",
+            MsgType::Personal,
+            "N0QQQ.CA.USA.NOAM",
+            b"to pass on\r\n",
+        ),
+    ];
+    let r = s.store_received("N0CCC", &block, 10).unwrap();
+    assert!(matches!(r[0], Stored::Stored(_)));
+    assert_eq!(r[1], Stored::Duplicate);
+    assert!(matches!(r[2], Stored::Held(_)));
+    assert!(matches!(r[3], Stored::Stored(_)));
+    // The bulletin goes on to N0BBB but not back to N0CCC; the personal one to N0BBB (USA).
+    let q = s.queue(None).unwrap();
+    let to: Vec<(&str, &str)> = q
+        .iter()
+        .map(|e| (e.partner.as_str(), e.bid.as_str()))
+        .collect();
+    assert_eq!(to, vec![("N0BBB", "B1_N0XYZ"), ("N0BBB", "P1_N0XYZ")]);
+    let Stored::Stored(n) = r[0] else {
+        unreachable!()
+    };
+    let m = s.message(n).unwrap().unwrap();
+    assert!(m.rlines.starts_with(
+        b"R:700101/0000Z @:N0AAA.#NCA.CA.USA.NOAM #:1 $:B1_N0XYZ\r\nR:261202/1200Z @:N0XYZ"
+    ));
+    assert_eq!(m.body, b"hello\r\n");
+    // A second copy from another partner is a duplicate.
+    let again = s.store_received("N0BBB", &block[..1], 11).unwrap();
+    assert_eq!(again, vec![Stored::Duplicate]);
+}
+
+#[test]
+fn acknowledgements_empty_the_queue() {
+    let (_d, mut s) = open();
+    s.set_station(station());
+    let mut p = msg(MsgType::Personal, "N0QQQ", "N0USR", None);
+    p.at = "N0QQQ.USA".into();
+    let n = s.insert_message(&p, "N0AAA", 0).unwrap();
+    s.cache_compressed(n, b"zip").unwrap();
+    assert_eq!(
+        s.pending("N0BBB", 5, &[]).unwrap()[0].compressed.as_deref(),
+        Some(&b"zip"[..])
+    );
+    assert_eq!(s.pending("N0BBB", 5, &[n]).unwrap().len(), 0);
+    s.forwarded("N0BBB", &[(n, FwdOutcome::Later)], 1).unwrap();
+    assert_eq!(s.pending("N0BBB", 5, &[]).unwrap().len(), 1);
+    s.forwarded("N0BBB", &[(n, FwdOutcome::Sent)], 2).unwrap();
+    assert!(s.pending("N0BBB", 5, &[]).unwrap().is_empty());
+    assert_eq!(
+        s.message(n).unwrap().unwrap().header.status,
+        MsgStatus::Forwarded
+    );
+}
+
+#[test]
+fn partials_are_kept_for_resume() {
+    let (_d, mut s) = open();
+    assert_eq!(s.partial("X1").unwrap(), None);
+    s.save_partial("x1", "N0BBB", b"abc", 0).unwrap();
+    assert_eq!(s.partial("X1").unwrap().as_deref(), Some(&b"abc"[..]));
+    s.drop_partial("X1").unwrap();
+    assert_eq!(s.partial("X1").unwrap(), None);
+}
+
+#[test]
+fn every_earlier_schema_version_migrates() {
+    for from in 0..schema::CURRENT_VERSION {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let mut conn = Connection::open(dir.path().join(DB_FILE)).unwrap();
+            for (i, step) in schema::MIGRATIONS.iter().enumerate().take(from as usize) {
+                conn.execute_batch(step).unwrap();
+                conn.pragma_update(None, "user_version", i as i64 + 1)
+                    .unwrap();
+            }
+            if from >= 1 {
+                let tx = conn.transaction().unwrap();
+                tx.execute(
+                    "INSERT INTO messages (kind, status, to_call, from_call, bid, subject, rlines, body, size, created) \
+                     VALUES ('P', 'N', 'N0USR', 'N0ABC', 'OLD_1', x'', x'', x'6869', 2, 0)",
+                    [],
+                )
+                .unwrap();
+                tx.commit().unwrap();
+            }
+        }
+        let mut s = Store::open(dir.path(), Durability::Normal).unwrap();
+        assert!(s.check().unwrap().is_empty());
+        if from >= 1 {
+            assert_eq!(s.message(1).unwrap().unwrap().body, b"hi");
+        }
+        s.set_station(station());
+        s.insert_message(&msg(MsgType::Bulletin, "ALL", "N0USR", None), "N0AAA", 0)
+            .unwrap();
+    }
+}

@@ -1,0 +1,198 @@
+//! Where a message goes next: the routing rules of the spec (§6), as pure functions.
+//!
+//! - Personal and NTS mail: to the one partner whose routes match the most specific element of
+//!   the hierarchical `@` address (the first element is the most specific); the first partner
+//!   in the configuration wins a tie. Mail for this BBS stays here.
+//! - Bulletins: flooded to every partner whose routes match any element of `@` (or the
+//!   bulletin's `to` category), except the partner it came from and any BBS already named in
+//!   its R: lines.
+
+use crate::message::MsgType;
+
+/// One forwarding partner's routing entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartnerRoutes {
+    /// The partner's callsign (upper case, no SSID).
+    pub call: String,
+    /// `@` elements it takes, upper case: a BBS call, `#NCA`, `CA`, `USA`, `NOAM`, `WW`...
+    pub routes: Vec<String>,
+}
+
+/// What the router needs to know about a message.
+#[derive(Clone, Copy, Debug)]
+pub struct RouteQuery<'a> {
+    /// P, B or T.
+    pub kind: MsgType,
+    /// Addressee.
+    pub to: &'a str,
+    /// Hierarchical `@` address, may be empty.
+    pub at: &'a str,
+    /// The partner it arrived from; `None` when written here.
+    pub origin: Option<&'a str>,
+    /// BBS calls named in its R: lines.
+    pub seen: &'a [String],
+}
+
+/// The `@` address's elements, most specific first, upper case.
+fn elements(at: &str) -> impl Iterator<Item = String> + '_ {
+    at.split('.')
+        .filter(|e| !e.is_empty())
+        .map(|e| e.to_ascii_uppercase())
+}
+
+/// True when the first element of `at` is this BBS (or `at` is empty): deliver here.
+pub fn is_local(at: &str, own_call: &str) -> bool {
+    match elements(at).next() {
+        None => true,
+        Some(first) => first.eq_ignore_ascii_case(own_call),
+    }
+}
+
+/// The partners a message must be queued for, in configuration order.
+pub fn targets(q: &RouteQuery<'_>, own_call: &str, partners: &[PartnerRoutes]) -> Vec<String> {
+    let excluded = |call: &str| {
+        q.origin.is_some_and(|o| o.eq_ignore_ascii_case(call))
+            || q.seen.iter().any(|s| s.eq_ignore_ascii_case(call))
+    };
+    match q.kind {
+        MsgType::Bulletin => {
+            let mut wanted: Vec<String> = elements(q.at).collect();
+            wanted.push(q.to.to_ascii_uppercase());
+            partners
+                .iter()
+                .filter(|p| !excluded(&p.call))
+                .filter(|p| p.routes.iter().any(|r| wanted.contains(r)))
+                .map(|p| p.call.clone())
+                .collect()
+        }
+        MsgType::Personal | MsgType::Traffic => {
+            if is_local(q.at, own_call) {
+                return Vec::new();
+            }
+            for element in elements(q.at) {
+                if let Some(p) = partners
+                    .iter()
+                    .find(|p| p.routes.contains(&element) && !excluded(&p.call))
+                {
+                    return vec![p.call.clone()];
+                }
+            }
+            Vec::new()
+        }
+    }
+}
+
+/// The BBS calls named in a block of R: lines (`R:... @:N0BBS.#NCA...` or `@N0BBS`).
+pub fn rline_calls(rlines: &[u8]) -> Vec<String> {
+    let mut calls = Vec::new();
+    for line in rlines.split(|&b| b == b'\n' || b == b'\r') {
+        if !line.starts_with(b"R:") {
+            continue;
+        }
+        let text = String::from_utf8_lossy(line);
+        if let Some(pos) = text.find('@') {
+            let rest = text[pos + 1..].trim_start_matches(':');
+            let call: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect();
+            if !call.is_empty() {
+                calls.push(call.to_ascii_uppercase());
+            }
+        }
+    }
+    calls
+}
+
+/// Splits received text into its leading R: lines (each with its line end) and the body.
+pub fn split_rlines(text: &[u8]) -> (&[u8], &[u8]) {
+    let mut end = 0;
+    while text[end..].starts_with(b"R:") {
+        match text[end..].iter().position(|&b| b == b'\n') {
+            Some(nl) => end += nl + 1,
+            None => {
+                end = text.len();
+                break;
+            }
+        }
+    }
+    text.split_at(end)
+}
+
+/// Our R: line for a message stored here as number `number`, CR LF ended, at most 79
+/// characters before the line end: `R:YYMMDD/HHMMZ @:CALL.HADDR #:NUM $:BID`.
+pub fn rline(now: i64, haddr: &str, number: u64, bid: &str) -> Vec<u8> {
+    let stamp = crate::Utc::from_unix(now).rline_stamp();
+    let mut line = format!("R:{stamp} @:{haddr} #:{number} $:{bid}");
+    line.truncate(79);
+    line.push_str("\r\n");
+    line.into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn partners() -> Vec<PartnerRoutes> {
+        let p = |c: &str, r: &[&str]| PartnerRoutes {
+            call: c.into(),
+            routes: r.iter().map(|s| s.to_string()).collect(),
+        };
+        vec![
+            p("N0BBB", &["N0BBB", "#NCA", "CA", "USA", "WW"]),
+            p("N0CCC", &["N0CCC", "NOAM", "WW"]),
+            p("N0DDD", &["N0XYZ", "USA"]),
+        ]
+    }
+
+    fn q<'a>(kind: MsgType, to: &'a str, at: &'a str, seen: &'a [String]) -> RouteQuery<'a> {
+        RouteQuery {
+            kind,
+            to,
+            at,
+            origin: None,
+            seen,
+        }
+    }
+
+    #[test]
+    fn personal_mail_takes_the_most_specific_match() {
+        let p = partners();
+        let t = |at| targets(&q(MsgType::Personal, "N0USR", at, &[]), "N0AAA", &p);
+        assert_eq!(t("N0XYZ.#SCA.CA.USA.NOAM"), vec!["N0DDD"]);
+        assert_eq!(t("N0QQQ.#SCA.CA.USA.NOAM"), vec!["N0BBB"]);
+        assert_eq!(t("N0QQQ.ON.CAN.NOAM"), vec!["N0CCC"]);
+        assert!(t("N0AAA.#NCA.CA.USA.NOAM").is_empty(), "ours: local");
+        assert!(t("").is_empty());
+        assert!(t("G0XXX.GBR.EURO").is_empty(), "no route: stays here");
+    }
+
+    #[test]
+    fn bulletins_flood_except_origin_and_seen() {
+        let p = partners();
+        let seen = vec!["N0CCC".to_string()];
+        let mut query = q(MsgType::Bulletin, "ALL", "WW", &[]);
+        assert_eq!(targets(&query, "N0AAA", &p), vec!["N0BBB", "N0CCC"]);
+        query.origin = Some("N0BBB");
+        assert_eq!(targets(&query, "N0AAA", &p), vec!["N0CCC"]);
+        query.seen = &seen;
+        assert!(targets(&query, "N0AAA", &p).is_empty());
+        let usa = q(MsgType::Bulletin, "ALL", "USA", &[]);
+        assert_eq!(targets(&usa, "N0AAA", &p), vec!["N0BBB", "N0DDD"]);
+    }
+
+    #[test]
+    fn rlines_are_parsed_split_and_made() {
+        let text = b"R:261202/1231Z @:N0BBB.#NCA.CA.USA.NOAM #:12 $:1_N0BBB\r\nR:261202/1200Z 45@N0CCC.NOAM\r\nHello\r\nR: not a header\r\n";
+        let (r, body) = split_rlines(text);
+        assert_eq!(body, b"Hello\r\nR: not a header\r\n");
+        assert_eq!(rline_calls(r), vec!["N0BBB", "N0CCC"]);
+        let mine = rline(1_796_214_665, "N0AAA.#NCA.CA.USA.NOAM", 7, "7_N0AAA");
+        assert_eq!(
+            mine,
+            b"R:261202/1231Z @:N0AAA.#NCA.CA.USA.NOAM #:7 $:7_N0AAA\r\n"
+        );
+        let long = rline(0, &"X".repeat(100), 1, "B");
+        assert_eq!(long.len(), 81);
+    }
+}

@@ -1,0 +1,324 @@
+//! Store and forward: storing a received block in one transaction, the per-partner queue, the
+//! cached compressed form, and partial transfers kept for B1 resume.
+//!
+//! Exactly-once rules (issue: forwarding): a message leaves a partner's queue only when the
+//! caller reports the partner's protocol acknowledgement ([`Store::forwarded`]); a received
+//! block is committed before the session acknowledges anything after it.
+
+use qtc_mail::{route, MsgStatus, MsgType, NewMessage, StoreError};
+use rusqlite::{params, OptionalExtension};
+
+use crate::{db_err, insert_in, Store};
+
+/// A message received from a partner, as the forwarding session delivers it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Incoming {
+    /// P, B or T.
+    pub kind: MsgType,
+    /// Sender.
+    pub from: String,
+    /// Addressee.
+    pub to: String,
+    /// `@` field.
+    pub at: String,
+    /// BID or MID.
+    pub bid: String,
+    /// Title bytes.
+    pub title: Vec<u8>,
+    /// R: lines followed by the body, CR LF line ends.
+    pub text: Vec<u8>,
+    /// Accepted with "hold" (the session answered H).
+    pub hold: bool,
+}
+
+/// What became of one received message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stored {
+    /// Stored under this number.
+    Stored(u64),
+    /// Stored but held (a forwarding loop, or the session held it).
+    Held(u64),
+    /// Its BID was already known: not stored again.
+    Duplicate,
+}
+
+/// A message waiting to go to a partner.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pending {
+    /// Local number.
+    pub number: u64,
+    /// P, B or T.
+    pub kind: MsgType,
+    /// Sender.
+    pub from: String,
+    /// Addressee.
+    pub to: String,
+    /// `@` field.
+    pub at: String,
+    /// BID.
+    pub bid: String,
+    /// Subject bytes.
+    pub subject: Vec<u8>,
+    /// R: lines (ours first) followed by the body.
+    pub text: Vec<u8>,
+    /// The compressed file form, if already made for another partner.
+    pub compressed: Option<Vec<u8>>,
+}
+
+/// One queue entry: a message waiting for a partner.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Queued {
+    /// The partner.
+    pub partner: String,
+    /// Local message number.
+    pub number: u64,
+    /// BID.
+    pub bid: String,
+    /// Addressee.
+    pub to: String,
+    /// `@` field.
+    pub at: String,
+}
+
+/// What a partner's protocol said about one of our messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FwdOutcome {
+    /// It took it (or holds it): done for this partner.
+    Sent,
+    /// It has it already: done for this partner.
+    Refused,
+    /// Not now: stays queued.
+    Later,
+    /// Rejected by the partner's rules: not forwarded, not offered to it again.
+    RejectedByRule,
+}
+
+impl Store {
+    /// Stores a received block in one transaction. Known BIDs are skipped, not errors.
+    pub fn store_received(
+        &mut self,
+        partner: &str,
+        msgs: &[Incoming],
+        now: i64,
+    ) -> Result<Vec<Stored>, StoreError> {
+        let station = self.station.clone();
+        let tx = self.conn.transaction().map_err(db_err)?;
+        let mut results = Vec::with_capacity(msgs.len());
+        for m in msgs {
+            let (rlines, body) = route::split_rlines(&m.text);
+            let new = NewMessage {
+                kind: m.kind,
+                status: if m.hold {
+                    MsgStatus::Held
+                } else {
+                    MsgStatus::New
+                },
+                to: m.to.clone(),
+                at: m.at.clone(),
+                from: m.from.clone(),
+                bid: Some(m.bid.clone()),
+                subject: m.title.clone(),
+                rlines: rlines.to_vec(),
+                body: body.to_vec(),
+            };
+            match insert_in(&tx, &new, &station, Some(partner), now) {
+                Ok(n) => {
+                    let held: bool = tx
+                        .query_row(
+                            "SELECT status = 'H' FROM messages WHERE number = ?1",
+                            [n as i64],
+                            |r| r.get(0),
+                        )
+                        .map_err(db_err)?;
+                    results.push(if held {
+                        Stored::Held(n)
+                    } else {
+                        Stored::Stored(n)
+                    });
+                }
+                Err(StoreError::DuplicateBid(_)) => results.push(Stored::Duplicate),
+                Err(e) => return Err(e),
+            }
+        }
+        tx.commit().map_err(db_err)?;
+        Ok(results)
+    }
+
+    /// Up to `limit` messages queued for `partner`, oldest first, skipping `exclude`.
+    pub fn pending(
+        &mut self,
+        partner: &str,
+        limit: usize,
+        exclude: &[u64],
+    ) -> Result<Vec<Pending>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT m.number, m.kind, m.from_call, m.to_call, m.at, m.bid, m.subject, \
+                 m.rlines, m.body, c.payload \
+                 FROM fwd_queue q JOIN messages m ON m.number = q.number \
+                 LEFT JOIN compressed c ON c.number = m.number \
+                 WHERE q.partner = ?1 AND q.state = 'Q' AND m.status NOT IN ('K', 'H') \
+                 ORDER BY q.number LIMIT ?2",
+            )
+            .map_err(db_err)?;
+        let wanted = (limit + exclude.len()) as i64;
+        let rows = stmt
+            .query_map(params![partner.to_ascii_uppercase(), wanted], |r| {
+                let mut text: Vec<u8> = r.get(7)?;
+                let body: Vec<u8> = r.get(8)?;
+                text.extend_from_slice(&body);
+                Ok(Pending {
+                    number: r.get::<_, i64>(0)? as u64,
+                    kind: MsgType::from_letter(
+                        r.get::<_, String>(1)?.chars().next().unwrap_or('P'),
+                    )
+                    .unwrap_or(MsgType::Personal),
+                    from: r.get(2)?,
+                    to: r.get(3)?,
+                    at: r.get(4)?,
+                    bid: r.get(5)?,
+                    subject: r.get(6)?,
+                    text,
+                    compressed: r.get(9)?,
+                })
+            })
+            .map_err(db_err)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let p = row.map_err(db_err)?;
+            if !exclude.contains(&p.number) && out.len() < limit {
+                out.push(p);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Keeps the compressed form of a message, made once and reused for every partner.
+    pub fn cache_compressed(&mut self, number: u64, payload: &[u8]) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO compressed (number, payload) VALUES (?1, ?2)",
+                params![number as i64, payload],
+            )
+            .map_err(db_err)?;
+        Ok(())
+    }
+
+    /// Records what a partner's protocol said of our messages, in one transaction. A personal
+    /// message done for every partner becomes `F` (forwarded).
+    pub fn forwarded(
+        &mut self,
+        partner: &str,
+        outcomes: &[(u64, FwdOutcome)],
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let partner = partner.to_ascii_uppercase();
+        let tx = self.conn.transaction().map_err(db_err)?;
+        for &(number, outcome) in outcomes {
+            let state = match outcome {
+                FwdOutcome::Sent | FwdOutcome::Refused => "F",
+                FwdOutcome::RejectedByRule => "R",
+                FwdOutcome::Later => continue,
+            };
+            tx.execute(
+                "UPDATE fwd_queue SET state = ?1, updated = ?2 WHERE number = ?3 AND partner = ?4",
+                params![state, now, number as i64, partner],
+            )
+            .map_err(db_err)?;
+            tx.execute(
+                "UPDATE messages SET status = 'F' WHERE number = ?1 AND kind != 'B' \
+                 AND status IN ('N', 'Y') \
+                 AND NOT EXISTS (SELECT 1 FROM fwd_queue WHERE number = ?1 AND state = 'Q')",
+                [number as i64],
+            )
+            .map_err(db_err)?;
+        }
+        tx.commit().map_err(db_err)?;
+        Ok(())
+    }
+
+    /// Messages still queued, per partner: (partner, count), sorted by partner.
+    pub fn queue_counts(&mut self) -> Result<Vec<(String, u64)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT q.partner, COUNT(*) FROM fwd_queue q JOIN messages m ON m.number = q.number \
+                 WHERE q.state = 'Q' AND m.status NOT IN ('K', 'H') GROUP BY q.partner ORDER BY q.partner",
+            )
+            .map_err(db_err)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))
+            .map_err(db_err)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db_err)?;
+        Ok(rows)
+    }
+
+    /// The queue itself, optionally for one partner, by partner then number.
+    pub fn queue(&mut self, partner: Option<&str>) -> Result<Vec<Queued>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT q.partner, m.number, m.bid, m.to_call, m.at FROM fwd_queue q \
+                 JOIN messages m ON m.number = q.number \
+                 WHERE q.state = 'Q' AND m.status NOT IN ('K', 'H') AND (?1 IS NULL OR q.partner = ?1) \
+                 ORDER BY q.partner, m.number",
+            )
+            .map_err(db_err)?;
+        let rows = stmt
+            .query_map([partner.map(|p| p.to_ascii_uppercase())], |r| {
+                Ok(Queued {
+                    partner: r.get(0)?,
+                    number: r.get::<_, i64>(1)? as u64,
+                    bid: r.get(2)?,
+                    to: r.get(3)?,
+                    at: r.get(4)?,
+                })
+            })
+            .map_err(db_err)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db_err)?;
+        Ok(rows)
+    }
+
+    /// The partial compressed file kept for `bid` from an interrupted transfer, if any.
+    pub fn partial(&mut self, bid: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT data FROM partials WHERE bid = ?1",
+                [bid.to_ascii_uppercase()],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(db_err)
+    }
+
+    /// Keeps the first bytes of an interrupted transfer for a later resume.
+    pub fn save_partial(
+        &mut self,
+        bid: &str,
+        partner: &str,
+        data: &[u8],
+        now: i64,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO partials (bid, partner, data, updated) VALUES (?1, ?2, ?3, ?4)",
+                params![bid.to_ascii_uppercase(), partner.to_ascii_uppercase(), data, now],
+            )
+            .map_err(db_err)?;
+        Ok(())
+    }
+
+    /// Forgets a partial transfer (after the message arrived whole).
+    pub fn drop_partial(&mut self, bid: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "DELETE FROM partials WHERE bid = ?1",
+                [bid.to_ascii_uppercase()],
+            )
+            .map_err(db_err)?;
+        Ok(())
+    }
+}
