@@ -246,3 +246,60 @@ pub fn msg(c: &Loaded, cmd: MsgCmd) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+#[derive(Subcommand)]
+pub enum CtlCmd {
+    /// Call a partner now and forward; waits until the session ends and prints its result.
+    ///
+    /// Example: qtc ctl forward N0BBB
+    Forward {
+        /// The partner's callsign.
+        call: String,
+    },
+    /// Forwarding sessions in progress and the queue per partner.
+    Status,
+}
+
+#[derive(Subcommand)]
+pub enum FwdCmd {
+    /// What waits to be forwarded, for one partner or all.
+    ///
+    /// Example: qtc fwd queue N0BBB
+    Queue {
+        /// Only this partner.
+        call: Option<String>,
+    },
+}
+
+/// `qtc ctl ...`.
+pub fn ctl(c: &Loaded, cmd: CtlCmd) -> anyhow::Result<()> {
+    let request = match cmd {
+        CtlCmd::Forward { call } => format!("forward {}", user_call(&call)?),
+        CtlCmd::Status => "status".to_string(),
+    };
+    let answer = crate::ctl::client(&c.data_dir, &request)?;
+    print!("{answer}");
+    if answer.starts_with("error:") {
+        bail!("the daemon reported an error");
+    }
+    Ok(())
+}
+
+/// `qtc fwd ...`.
+pub fn fwd(c: &Loaded, cmd: FwdCmd) -> anyhow::Result<()> {
+    let FwdCmd::Queue { call } = cmd;
+    let call = call.as_deref().map(user_call).transpose()?;
+    let queue = open(c)?.queue(call.as_deref())?;
+    println!(
+        "{:<8} {:>6} {:<12} {:<6} AT",
+        "PARTNER", "MSG#", "BID", "TO"
+    );
+    for q in &queue {
+        println!(
+            "{:<8} {:>6} {:<12} {:<6} {}",
+            q.partner, q.number, q.bid, q.to, q.at
+        );
+    }
+    println!("{} queued", queue.len());
+    Ok(())
+}

@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{bail, Context};
 use serde::Deserialize;
@@ -24,6 +25,85 @@ pub struct Config {
     pub limits: Limits,
     /// `[log]`
     pub log: LogCfg,
+    /// `[forward]`
+    pub forward: ForwardCfg,
+    /// `[[partner]]`, one per neighbour BBS.
+    pub partner: Vec<PartnerCfg>,
+}
+
+/// `[forward]`
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ForwardCfg {
+    /// Raw forwarding TCP ports (no telnet escaping, like LinBPQ's FBBPORT).
+    pub listen: Vec<String>,
+    /// Silence from a partner longer than this ends the session ("5m", "90s").
+    pub idle_timeout: String,
+    /// Proposals per block (1 to 5).
+    pub max_proposals: usize,
+    /// A block stops growing past this many bytes.
+    pub block_bytes: usize,
+}
+
+impl Default for ForwardCfg {
+    fn default() -> Self {
+        ForwardCfg {
+            listen: Vec::new(),
+            idle_timeout: "5m".into(),
+            max_proposals: 5,
+            block_bytes: 10_000,
+        }
+    }
+}
+
+/// One step of a partner login script.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptStep {
+    /// Wait for this text (case-insensitive substring).
+    pub expect: Option<String>,
+    /// Then send this line.
+    pub send: Option<String>,
+}
+
+/// `[[partner]]`: a neighbour BBS we exchange mail with.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PartnerCfg {
+    /// Its callsign (no SSID).
+    pub callsign: String,
+    /// How to reach it: "tcp:HOST:PORT"; empty: it only calls us.
+    #[serde(default)]
+    pub connect: String,
+    /// Telnet port (IAC escaping) instead of a raw forwarding port.
+    #[serde(default)]
+    pub telnet: bool,
+    /// What we answer to its callsign/login/user prompt (default: our callsign).
+    #[serde(default)]
+    pub login: String,
+    /// What we answer to its password prompt (never logged).
+    #[serde(default)]
+    pub password: String,
+    /// The highest mode we offer it: mbl, fbb, b0, b1 or b2.
+    #[serde(default = "default_protocol")]
+    pub protocol: String,
+    /// `@` elements it takes (its call, regions, countries, WW...).
+    #[serde(default)]
+    pub routes: Vec<String>,
+    /// How often we call it ("10m", "1h"); "0": only on demand.
+    #[serde(default = "default_interval")]
+    pub interval: String,
+    /// A login script replacing the default one.
+    #[serde(default)]
+    pub script: Vec<ScriptStep>,
+}
+
+fn default_protocol() -> String {
+    "b1".into()
+}
+
+fn default_interval() -> String {
+    "0".into()
 }
 
 /// `[station]`
@@ -140,6 +220,40 @@ pub struct Loaded {
     pub telnet_listen: Vec<SocketAddr>,
     /// The store's durability.
     pub durability: qtc_store::Durability,
+    /// Parsed raw forwarding listen addresses.
+    pub forward_listen: Vec<SocketAddr>,
+    /// Forwarding idle timeout.
+    pub forward_idle: Duration,
+    /// Partners, checked.
+    pub partners: Vec<Partner>,
+}
+
+/// How to reach a partner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Connect {
+    /// It only calls us.
+    None,
+    /// TCP to `host:port`.
+    Tcp(String),
+}
+
+/// A checked `[[partner]]`.
+#[derive(Debug, Clone)]
+pub struct Partner {
+    /// Callsign, upper case.
+    pub call: String,
+    /// How to reach it.
+    pub connect: Connect,
+    /// IAC escaping on the link.
+    pub telnet: bool,
+    /// The login script.
+    pub script: Vec<qtc_fbb::login::Step>,
+    /// The highest mode offered.
+    pub max_mode: qtc_fbb::Mode,
+    /// Routes, upper case.
+    pub routes: Vec<String>,
+    /// Call interval; `None`: only on demand.
+    pub interval: Option<Duration>,
 }
 
 impl Loaded {
@@ -244,6 +358,35 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
             )
         ));
     }
+    let forward_listen =
+        parse_addrs(&cfg.forward.listen).map_err(|m| key_err("[forward] listen", m))?;
+    let forward_idle = parse_duration(&cfg.forward.idle_timeout)
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| {
+            key_err(
+                "[forward] idle_timeout",
+                format!(
+                    "expected a duration such as \"5m\" or \"90s\", got {:?}",
+                    cfg.forward.idle_timeout
+                ),
+            )
+        })?;
+    if !(1..=5).contains(&cfg.forward.max_proposals) {
+        return Err(key_err("[forward] max_proposals", "expected 1 to 5".into()));
+    }
+    let mut partners = Vec::new();
+    for (i, p) in cfg.partner.iter().enumerate() {
+        let partner = check_partner(p, &cfg.station.callsign).map_err(|(key, m)| {
+            key_err(&format!("[[partner]] #{} ({}) {key}", i + 1, p.callsign), m)
+        })?;
+        if partners.iter().any(|q: &Partner| q.call == partner.call) {
+            return Err(key_err(
+                &format!("[[partner]] #{}", i + 1),
+                format!("{} is configured twice", partner.call),
+            ));
+        }
+        partners.push(partner);
+    }
     let data_dir = if cfg.store.dir.is_absolute() {
         cfg.store.dir.clone()
     } else {
@@ -255,6 +398,118 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         data_dir,
         telnet_listen,
         durability,
+        forward_listen,
+        forward_idle,
+        partners,
+    })
+}
+
+/// Parses "90s", "10m", "2h", "1d" or a plain number of seconds.
+pub fn parse_duration(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    let (num, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => text.split_at(i),
+        None => (text, "s"),
+    };
+    let n: u64 = num.parse().ok()?;
+    let secs = match unit {
+        "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        "d" => n * 86_400,
+        _ => return None,
+    };
+    Some(Duration::from_secs(secs))
+}
+
+fn check_partner(p: &PartnerCfg, own: &str) -> Result<Partner, (&'static str, String)> {
+    use qtc_fbb::login::Step;
+    let call = qtc_mail::Callsign::parse(&p.callsign).map_err(|e| ("callsign", e.to_string()))?;
+    let call = call.base().to_string();
+    let connect = if p.connect.is_empty() {
+        Connect::None
+    } else if let Some(addr) = p.connect.strip_prefix("tcp:") {
+        if addr
+            .rsplit_once(':')
+            .and_then(|(_, port)| port.parse::<u16>().ok())
+            .is_none()
+        {
+            return Err((
+                "connect",
+                format!("expected \"tcp:HOST:PORT\", got {:?}", p.connect),
+            ));
+        }
+        Connect::Tcp(addr.to_string())
+    } else {
+        return Err((
+            "connect",
+            format!(
+                "expected \"tcp:HOST:PORT\" (ax25: ports come with the radio side), got {:?}",
+                p.connect
+            ),
+        ));
+    };
+    let max_mode = match p.protocol.to_ascii_lowercase().as_str() {
+        "mbl" => qtc_fbb::Mode::Mbl,
+        "fbb" => qtc_fbb::Mode::FbbAscii,
+        "b0" => qtc_fbb::Mode::B0,
+        "b1" => qtc_fbb::Mode::B1,
+        "b2" => qtc_fbb::Mode::B2,
+        other => {
+            return Err((
+                "protocol",
+                format!("expected mbl, fbb, b0, b1 or b2, got {other:?}"),
+            ))
+        }
+    };
+    let interval = parse_duration(&p.interval).ok_or_else(|| {
+        (
+            "interval",
+            format!(
+                "expected a duration such as \"10m\" or \"0\", got {:?}",
+                p.interval
+            ),
+        )
+    })?;
+    let login = if p.login.is_empty() {
+        own.to_string()
+    } else {
+        p.login.clone()
+    };
+    let script = if p.script.is_empty() {
+        vec![
+            Step::Expect(vec!["callsign".into(), "login:".into(), "user:".into()]),
+            Step::Send(login),
+            Step::ExpectOptional(vec!["password".into()]),
+            Step::SendIfMatched(p.password.clone()),
+        ]
+    } else {
+        let mut steps = Vec::new();
+        for s in &p.script {
+            if let Some(e) = &s.expect {
+                steps.push(Step::Expect(vec![e.clone()]));
+            }
+            match &s.send {
+                Some(text) => steps.push(Step::Send(
+                    text.replace("{login}", &login)
+                        .replace("{password}", &p.password),
+                )),
+                None if s.expect.is_none() => {
+                    return Err(("script", "each step needs expect, send or both".into()))
+                }
+                None => {}
+            }
+        }
+        steps
+    };
+    Ok(Partner {
+        call,
+        connect,
+        telnet: p.telnet,
+        script,
+        max_mode,
+        routes: p.routes.iter().map(|r| r.to_ascii_uppercase()).collect(),
+        interval: (!interval.is_zero()).then_some(interval),
     })
 }
 

@@ -8,9 +8,11 @@ use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 use tokio_util::task::TaskTracker;
 
+use crate::bbs_port::{self, PortKind, Shared};
 use crate::config::Loaded;
+use crate::ctl;
+use crate::forward::{call, Forwarder};
 use crate::store_thread::StoreHandle;
-use crate::telnet_server::{self, Shared};
 use crate::throttle::Throttle;
 
 /// How long sessions get to say goodbye at shutdown.
@@ -29,8 +31,20 @@ fn init_logging(level: &str) {
 /// Runs the daemon until a stop signal.
 pub fn run(c: Loaded) -> anyhow::Result<()> {
     init_logging(&c.cfg.log.level);
-    let store = qtc_store::Store::open(&c.data_dir, c.durability)
+    let mut store = qtc_store::Store::open(&c.data_dir, c.durability)
         .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
+    store.set_station(qtc_store::Station {
+        call: c.cfg.station.callsign.clone(),
+        haddr: c.haddr(),
+        partners: c
+            .partners
+            .iter()
+            .map(|p| qtc_mail::route::PartnerRoutes {
+                call: p.call.clone(),
+                routes: p.routes.clone(),
+            })
+            .collect(),
+    });
     let db_path = store.path().to_path_buf();
     let (store, store_thread) =
         StoreHandle::spawn(store).context("cannot start the store thread")?;
@@ -52,12 +66,18 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
         // Catch the stop signals before announcing anything, so none can arrive unhandled.
         let stop = stop_signals()?;
         let mut listeners = Vec::new();
-        for addr in &c.telnet_listen {
-            let l = TcpListener::bind(addr).await.with_context(|| {
-                format!("cannot listen on {addr} ([telnet] listen in {})", c.source)
-            })?;
-            listeners.push(l);
+        for (addrs, kind, key) in [
+            (&c.telnet_listen, PortKind::Telnet, "[telnet] listen"),
+            (&c.forward_listen, PortKind::Forward, "[forward] listen"),
+        ] {
+            for addr in addrs {
+                let l = TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("cannot listen on {addr} ({key} in {})", c.source))?;
+                listeners.push((l, kind));
+            }
         }
+        let ctl_listener = ctl::bind(&c.data_dir)?;
         println!(
             "qtc {}: {} BBS ({}), config: {}",
             env!("CARGO_PKG_VERSION"),
@@ -65,28 +85,73 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             c.haddr(),
             c.source
         );
-        for l in &listeners {
-            println!("telnet: listening on {}", l.local_addr()?);
+        for (l, kind) in &listeners {
+            let what = match kind {
+                PortKind::Telnet => "telnet",
+                PortKind::Forward => "forward",
+            };
+            println!("{what}: listening on {}", l.local_addr()?);
         }
+        for p in &c.partners {
+            let when = p.interval.map_or("on demand".to_string(), |i| {
+                format!("every {}s", i.as_secs())
+            });
+            println!(
+                "partner: {} ({:?}, up to {:?}, {when})",
+                p.call, p.connect, p.max_mode
+            );
+        }
+        println!("control: {}", ctl::path(&c.data_dir).display());
         println!("data: {}", db_path.display());
         tracing::info!("ready");
 
+        let mut fbb = qtc_fbb::Config::new(c.cfg.station.callsign.clone());
+        fbb.software = "QTC".into();
+        fbb.version = env!("CARGO_PKG_VERSION").into();
+        fbb.idle_timeout = c.forward_idle;
+        fbb.max_message_size = c.cfg.limits.max_message;
+        fbb.max_proposals = c.cfg.forward.max_proposals;
+        fbb.block_budget = c.cfg.forward.block_bytes;
+        let forwarder = Arc::new(Forwarder::new(
+            store.clone(),
+            &c.cfg.station.callsign,
+            c.partners.clone(),
+            fbb,
+        ));
         let shared = Arc::new(Shared {
             bbs: Arc::new(bbs),
             store: store.clone(),
             throttle: Throttle::new(c.cfg.limits.lockout_after),
             slots: Arc::new(Semaphore::new(c.cfg.telnet.max_sessions)),
             max_sessions: c.cfg.telnet.max_sessions,
+            forwarder: forwarder.clone(),
         });
         let (stop_tx, stop_rx) = watch::channel(false);
         let tasks = TaskTracker::new();
-        for l in listeners {
-            tasks.spawn(telnet_server::serve(
+        for (l, kind) in listeners {
+            tasks.spawn(bbs_port::serve(
                 l,
+                kind,
                 shared.clone(),
                 stop_rx.clone(),
                 tasks.clone(),
             ));
+        }
+        tasks.spawn(ctl::serve(
+            ctl_listener,
+            forwarder.clone(),
+            stop_rx.clone(),
+            tasks.clone(),
+        ));
+        for p in &c.partners {
+            if let Some(interval) = p.interval {
+                tasks.spawn(call::schedule(
+                    forwarder.clone(),
+                    p.call.clone(),
+                    interval,
+                    stop_rx.clone(),
+                ));
+            }
         }
         stop.await;
         tracing::info!("stopping");
@@ -98,6 +163,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
         anyhow::Ok(())
     });
     runtime.shutdown_timeout(Duration::from_millis(200));
+    let _ = std::fs::remove_file(ctl::path(&c.data_dir));
     // Every StoreHandle is gone now, so the store thread ends after its last job.
     drop(store);
     let _ = store_thread.join();

@@ -1,11 +1,14 @@
 //! `qtc`: the packet-radio BBS daemon and its sysop command line.
 
+mod bbs_port;
 mod cli;
 mod clock;
 mod config;
+mod ctl;
 mod daemon;
+mod forward;
+mod link;
 mod store_thread;
-mod telnet_server;
 mod throttle;
 
 use std::path::PathBuf;
@@ -13,7 +16,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// qtc: an event-driven packet-radio BBS (telnet now; FBB forwarding and AX.25 to come).
+/// qtc: an event-driven packet-radio BBS: telnet users, FBB forwarding (AX.25 to come).
 #[derive(Parser)]
 #[command(version, about, long_about = None)]
 struct Cli {
@@ -43,6 +46,12 @@ enum Cmd {
     /// Look at and kill messages (works while the daemon runs).
     #[command(subcommand)]
     Msg(cli::MsgCmd),
+    /// Ask the running daemon to do something (over its control socket).
+    #[command(subcommand)]
+    Ctl(cli::CtlCmd),
+    /// Look at the forwarding queues (works while the daemon runs).
+    #[command(subcommand)]
+    Fwd(cli::FwdCmd),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +61,8 @@ fn main() -> ExitCode {
         Cmd::Run => config::load(args.config.as_deref()).and_then(daemon::run),
         Cmd::User(cmd) => config::load(args.config.as_deref()).and_then(|c| cli::user(&c, cmd)),
         Cmd::Msg(cmd) => config::load(args.config.as_deref()).and_then(|c| cli::msg(&c, cmd)),
+        Cmd::Ctl(cmd) => config::load(args.config.as_deref()).and_then(|c| cli::ctl(&c, cmd)),
+        Cmd::Fwd(cmd) => config::load(args.config.as_deref()).and_then(|c| cli::fwd(&c, cmd)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

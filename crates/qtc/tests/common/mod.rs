@@ -14,7 +14,10 @@ pub const PATIENCE: Duration = Duration::from_secs(20);
 pub struct Daemon {
     pub dir: tempfile::TempDir,
     pub child: Child,
+    /// The first telnet port.
     pub port: u16,
+    /// The first raw forwarding port, if any.
+    pub fwd_port: Option<u16>,
     pub stdout: Vec<String>,
 }
 
@@ -71,6 +74,25 @@ impl Daemon {
         Self::start_in(dir)
     }
 
+    /// Starts a BBS with its own callsign, users given as (call, password, flags), and `extra`
+    /// config text (inside `[telnet]` first, as for [`BASE_CONFIG`]).
+    pub fn start_bbs(call: &str, users: &[(&str, &str, &str)], extra: &str) -> Daemon {
+        let dir = tempfile::tempdir().unwrap();
+        let text = format!(
+            "[station]\ncallsign = \"{call}\"\nhaddr = \"{call}.#NCA.CA.USA.NOAM\"\n\
+             [store]\ndurability = \"normal\"\n[log]\nlevel = \"debug\"\n\
+             [telnet]\nlisten = [\"127.0.0.1:0\"]\n{extra}"
+        );
+        std::fs::write(config_path(dir.path()), text).unwrap();
+        for (call, pw, flags) in users {
+            let mut args = vec!["user", "add", call, "--password", pw];
+            args.extend(flags.split_whitespace());
+            let out = cli(dir.path(), &args, "");
+            assert!(out.status.success(), "{out:?}");
+        }
+        Self::start_in(dir)
+    }
+
     /// Starts qtc on an existing directory holding qtc.toml.
     pub fn start_in(dir: tempfile::TempDir) -> Daemon {
         let mut child = qtc()
@@ -78,12 +100,13 @@ impl Daemon {
             .arg(config_path(dir.path()))
             .arg("run")
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(dir.path().join("qtc.log")).unwrap())
             .spawn()
             .unwrap();
         let mut reader = BufReader::new(child.stdout.take().unwrap());
         let mut stdout = Vec::new();
         let mut port = None;
+        let mut fwd_port = None;
         // The start-up report ends with the data line.
         while !stdout
             .last()
@@ -93,8 +116,12 @@ impl Daemon {
             if reader.read_line(&mut line).unwrap() == 0 {
                 panic!("qtc exited before listening: {stdout:?}");
             }
+            let port_of = |addr: &str| addr.rsplit(':').next().and_then(|p| p.parse().ok());
             if let Some(addr) = line.trim().strip_prefix("telnet: listening on ") {
-                port = port.or(addr.rsplit(':').next().and_then(|p| p.parse().ok()));
+                port = port.or(port_of(addr));
+            }
+            if let Some(addr) = line.trim().strip_prefix("forward: listening on ") {
+                fwd_port = fwd_port.or(port_of(addr));
             }
             stdout.push(line.trim().to_string());
         }
@@ -107,8 +134,29 @@ impl Daemon {
             dir,
             child,
             port: port.unwrap(),
+            fwd_port,
             stdout,
         }
+    }
+
+    /// The daemon's log so far (for failure messages).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("qtc.log")).unwrap_or_default()
+    }
+
+    /// `qtc ctl ARGS`, returning standard output; panics with the log when it fails.
+    pub fn ctl(&self, args: &[&str]) -> String {
+        let mut all = vec!["ctl"];
+        all.extend_from_slice(args);
+        let out = self.cli(&all);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "ctl {args:?}: {text} {}\n--- log ---\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            self.log()
+        );
+        text
     }
 
     pub fn connect(&self) -> Client {

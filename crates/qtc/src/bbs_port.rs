@@ -1,12 +1,13 @@
-//! The telnet BBS port: accepts connections and runs one task per user, which moves bytes
-//! between the socket, the telnet codec and the BBS interpreter (on the store thread).
+//! The TCP ports users and partners log in on: the telnet BBS port and the raw forwarding
+//! port. One task per connection moves bytes between the socket, the codec (telnet or raw) and
+//! the BBS interpreter (run on the store thread); a BBS-flagged user is handed to the
+//! forwarding session.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use qtc_bbs::{Access, Event, Session};
-use qtc_telnet::{Role, Telnet};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
@@ -14,6 +15,8 @@ use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
 use crate::clock;
+use crate::forward::{self, Forwarder};
+use crate::link::Codec;
 use crate::store_thread::StoreHandle;
 use crate::throttle::Throttle;
 
@@ -32,11 +35,23 @@ pub struct Shared {
     pub slots: Arc<Semaphore>,
     /// The session limit, for the refusal message.
     pub max_sessions: usize,
+    /// Forwarding, for partners logging in.
+    pub forwarder: Arc<Forwarder>,
+}
+
+/// Which port a connection came in on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PortKind {
+    /// The telnet BBS port: users and partners, telnet codec.
+    Telnet,
+    /// The raw forwarding port: partners only, no escaping.
+    Forward,
 }
 
 /// Accepts connections until shutdown.
 pub async fn serve(
     listener: TcpListener,
+    kind: PortKind,
     shared: Arc<Shared>,
     mut shutdown: watch::Receiver<bool>,
     tasks: TaskTracker,
@@ -48,9 +63,13 @@ pub async fn serve(
         };
         match accepted {
             Ok((stream, peer)) => {
-                let span = tracing::info_span!("telnet", %peer);
+                let span = match kind {
+                    PortKind::Telnet => tracing::info_span!("telnet", %peer),
+                    PortKind::Forward => tracing::info_span!("fwdport", %peer),
+                };
                 tasks.spawn(
-                    connection(stream, peer, shared.clone(), shutdown.clone()).instrument(span),
+                    connection(stream, peer, kind, shared.clone(), shutdown.clone())
+                        .instrument(span),
                 );
             }
             Err(e) => {
@@ -70,6 +89,7 @@ async fn refuse(mut stream: TcpStream, text: &str) {
 async fn connection(
     mut stream: TcpStream,
     peer: SocketAddr,
+    kind: PortKind,
     shared: Arc<Shared>,
     mut shutdown: watch::Receiver<bool>,
 ) {
@@ -94,9 +114,15 @@ async fn connection(
     };
     let _ = stream.set_nodelay(true);
     tracing::info!("connected");
-    let mut telnet = Telnet::new(Role::Server);
     let mut net = Vec::with_capacity(READ_BUF);
-    telnet.start(&mut net);
+    let mut codec = match kind {
+        PortKind::Telnet => {
+            let mut t = qtc_telnet::Telnet::new(qtc_telnet::Role::Server);
+            t.start(&mut net);
+            Codec::Telnet(Box::new(t))
+        }
+        PortKind::Forward => Codec::raw(),
+    };
 
     let session = Session::new(shared.bbs.clone(), Access::Password);
     let mut step = match shared
@@ -115,9 +141,10 @@ async fn connection(
     loop {
         let mut closing = false;
         let mut pause = None;
+        let mut partner = None;
         for ev in step.events.drain(..) {
             match ev {
-                Event::HideInput(h) => telnet.set_hide_input(h, &mut net),
+                Event::HideInput(h) => codec.hide_input(h, &mut net),
                 Event::LoginFailed { call } => {
                     tracing::warn!(%call, "login failed");
                     pause = Some(shared.throttle.failed(peer.ip(), clock::now()));
@@ -126,9 +153,10 @@ async fn connection(
                     shared.throttle.succeeded(peer.ip());
                     tracing::info!(%call, "logged in");
                     if bbs {
-                        // Forwarding partners are served by the forwarding session (issue 3).
-                        telnet.send(
-                            b"*** Forwarding is not available on this port yet.\r",
+                        partner = Some(call);
+                    } else if kind == PortKind::Forward {
+                        codec.encode_text(
+                            b"*** This port is for forwarding partners only: use the telnet port.\r",
                             &mut net,
                         );
                         closing = true;
@@ -138,7 +166,7 @@ async fn connection(
             }
         }
         // After the events: a password prompt follows the request to stop echoing.
-        telnet.send(&step.out, &mut net);
+        codec.encode_text(&step.out, &mut net);
         if !net.is_empty() {
             if stream.write_all(&net).await.is_err() {
                 break;
@@ -146,6 +174,20 @@ async fn connection(
             net.clear();
         }
         if closing {
+            break;
+        }
+        if let Some(call) = partner {
+            let initial = step.session.take_unconsumed();
+            let _ = forward::run(
+                &shared.forwarder,
+                &mut stream,
+                &mut codec,
+                qtc_fbb::Role::Called,
+                &call,
+                &initial,
+                &mut shutdown,
+            )
+            .await;
             break;
         }
         if let Some(d) = pause {
@@ -163,7 +205,7 @@ async fn connection(
             }
         };
         app.clear();
-        telnet.receive(&buf[..n], &mut app, &mut net);
+        codec.decode(&buf[..n], &mut app, &mut net);
         if app.is_empty() {
             step.out.clear();
             continue;

@@ -1,0 +1,223 @@
+//! Public types of the forwarding session: configuration, messages, answers and events.
+
+use crate::wire::proposal::{MsgType, DEFAULT_BLOCK_BUDGET, MAX_PROPOSALS};
+use crate::wire::sid::{Mode, SidInfo};
+use crate::Error;
+use bytes::Bytes;
+use std::time::Duration;
+
+/// Default idle timeout while waiting for the peer.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+/// Default cap on one message (uncompressed text, and compressed file).
+pub const DEFAULT_MAX_MESSAGE: usize = 1 << 20;
+/// Longest protocol line (SID, greeting, proposal, answer) we buffer.
+pub const MAX_LINE_LEN: usize = 512;
+/// Input kept while the session waits for the application (peer should be silent).
+pub const MAX_BUFFERED_INPUT: usize = 64 * 1024;
+/// At most this many bytes per `poll_transmit` call.
+pub const MAX_TRANSMIT_CHUNK: usize = 64 * 1024;
+
+/// Which end of the connection we are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// We connected: wait for the prompt, send our SID, propose first.
+    Caller,
+    /// The partner connected to us: send SID, greeting and prompt, then listen.
+    Called,
+}
+
+/// Session settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Our callsign (used in the prompt `de CALL>`).
+    pub callsign: String,
+    /// Software name in our SID.
+    pub software: String,
+    /// Version in our SID.
+    pub version: String,
+    /// Highest mode we offer.
+    pub max_mode: Mode,
+    /// Lines sent after our SID and before the prompt (called side).
+    pub greeting: Vec<String>,
+    /// Silence from the peer longer than this closes the session.
+    pub idle_timeout: Duration,
+    /// Largest message we accept (text, and compressed file).
+    pub max_message_size: usize,
+    /// A block stops growing once its total size passes this (spec §4: ~10 KB).
+    pub block_budget: usize,
+    /// Proposals per block (at most [`MAX_PROPOSALS`]).
+    pub max_proposals: usize,
+    /// MBL caller: ask the called side to reverse-forward (`F>`) when we are done.
+    pub mbl_reverse: bool,
+}
+
+impl Config {
+    /// Defaults for `callsign`: up to B2, 5 minutes idle timeout, 1 MiB messages.
+    pub fn new(callsign: impl Into<String>) -> Config {
+        Config {
+            callsign: callsign.into(),
+            software: "QTC".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            max_mode: Mode::B2,
+            greeting: Vec::new(),
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_message_size: DEFAULT_MAX_MESSAGE,
+            block_budget: DEFAULT_BLOCK_BUDGET,
+            max_proposals: MAX_PROPOSALS,
+            mbl_reverse: true,
+        }
+    }
+}
+
+/// A message the application wants to forward.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outgoing {
+    /// Application id, echoed in [`Event::Acknowledged`].
+    pub id: u64,
+    /// P, B, T (A is sent as P to peers without the A flag).
+    pub kind: MsgType,
+    /// Sender callsign (<= 6, no `@` or `.`).
+    pub from: String,
+    /// Destination BBS or area (<= 31; cut to its first element for peers without H).
+    pub at: String,
+    /// Addressee (<= 6, no `@` or `.`).
+    pub to: String,
+    /// BID (<= 12); the MID in B2 mode.
+    pub bid: String,
+    /// Title (CR/LF become spaces, cut to 80 bytes).
+    pub title: Bytes,
+    /// R: lines plus body, CR LF line ends. In [`Mode::B2`] the whole B2F message.
+    pub text: Bytes,
+    /// The B1 file form (`CRC16 | len | stream`) if the application cached it.
+    pub compressed: Option<Bytes>,
+}
+
+/// How a proposal's message will travel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProposalFormat {
+    /// MBL/RLI `S` line, plain text.
+    Mbl,
+    /// `FB`: plain text.
+    Plain,
+    /// `FA`: compressed (B0 or B1 by the negotiated mode).
+    Compressed,
+    /// `FC`: B2F payload.
+    B2 {
+        /// `CM` instead of `EM`.
+        cms: bool,
+    },
+}
+
+/// A message the peer proposes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Proposal {
+    /// Wire form.
+    pub format: ProposalFormat,
+    /// Type (B2: Personal).
+    pub kind: MsgType,
+    /// Sender (empty for B2 and MBL lines without `<`).
+    pub from: String,
+    /// `@` field (empty if none).
+    pub at: String,
+    /// Addressee (empty for B2).
+    pub to: String,
+    /// BID / MID (empty for MBL lines without `$`).
+    pub bid: String,
+    /// Uncompressed size (0 when unknown: MBL).
+    pub size: u32,
+    /// Compressed size (B2 only).
+    pub compressed_size: Option<u32>,
+}
+
+/// The application's answer to one proposal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// Send it.
+    Accept,
+    /// B1/B2: send it from `offset`; `prefix` holds the first `offset` bytes of the file
+    /// kept from an interrupted transfer ([`Event::Partial`]).
+    AcceptFrom {
+        /// Bytes already held.
+        offset: u32,
+        /// Those bytes.
+        prefix: Bytes,
+    },
+    /// Refused: we already have it.
+    Reject,
+    /// Not now (e.g. arriving from another partner).
+    Later,
+    /// Accept; we will hold it.
+    Held,
+    /// Rejected by a rule.
+    RejectedByRule,
+}
+
+/// What became of one of our messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Delivered: the peer took its next turn after receiving it.
+    Sent,
+    /// Delivered, the peer holds it (`H`).
+    Held,
+    /// Refused, the peer has it (`-`, `N`, `NO`): mark it forwarded to this partner.
+    Rejected,
+    /// Deferred (`=`, `L`, `LATER`): offer it again another time.
+    Later,
+    /// Rejected by rule (`R`, `REJECT`): drop this partner, do not mark it forwarded.
+    RejectedByRule,
+    /// The peer reported a format error in our proposal (`E`).
+    FormatError,
+    /// Never proposed: a field cannot be sent (local check, not a protocol answer).
+    Unsendable(Error),
+}
+
+/// What the session asks of / tells the application.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// SIDs exchanged, mode agreed.
+    Connected {
+        /// The peer's SID, if it sent one.
+        peer_sid: Option<SidInfo>,
+        /// The agreed mode.
+        mode: Mode,
+    },
+    /// Our turn: call [`crate::Session::offer`] with up to `max` messages (empty: none).
+    NeedOutgoing {
+        /// Messages per block.
+        max: usize,
+    },
+    /// The peer proposes these: call [`crate::Session::answer`] with one answer each.
+    Proposals(Vec<Proposal>),
+    /// A complete, checked message of the current block.
+    Received {
+        /// Its proposal.
+        proposal: Proposal,
+        /// Title line / header title (B2: Subject if the header had none).
+        title: Bytes,
+        /// R: lines plus body, CR LF line ends (B2: the B2F message).
+        text: Bytes,
+    },
+    /// The last message of the block was received: store the block, then call
+    /// [`crate::Session::committed`]. Nothing is sent to the peer until then.
+    BlockComplete,
+    /// A compressed transfer was cut: keep `data` (start of the file) to resume with
+    /// [`Answer::AcceptFrom`].
+    Partial {
+        /// BID / MID of the message.
+        bid: String,
+        /// File bytes received so far.
+        data: Bytes,
+    },
+    /// One of our messages was answered or delivered.
+    Acknowledged {
+        /// [`Outgoing::id`].
+        id: u64,
+        /// What happened.
+        outcome: Outcome,
+    },
+    /// The session is over. Send what `poll_transmit` still yields, then close.
+    Closed {
+        /// `None` for a clean end.
+        error: Option<Error>,
+    },
+}

@@ -1,0 +1,7 @@
+//! Session tests: paired sessions in every mode, cuts and retries, B1 resume, the xfbbd
+//! transcripts, malformed input.
+
+pub(crate) mod util;
+
+mod pair;
+mod transcripts;

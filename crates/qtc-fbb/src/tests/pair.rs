@@ -1,0 +1,371 @@
+use super::util::*;
+use crate::{Error, Event, Mode, Outcome, Outgoing, Role, Session};
+use bytes::Bytes;
+use std::time::Duration;
+
+const MODES: [Mode; 5] = [Mode::Mbl, Mode::FbbAscii, Mode::B0, Mode::B1, Mode::B2];
+
+fn outbox(mode: Mode, prefix: &str, sizes: &[usize], seed: u64) -> Vec<Outgoing> {
+    let mut rng = Rng::new(seed);
+    let alpha = mixed_alphabet();
+    sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &len)| {
+            let bid = format!("{i}_{prefix}");
+            let body = text_body(&mut rng, len, &alpha);
+            let body = if len == 0 { Bytes::new() } else { body };
+            let text = if mode == Mode::B2 {
+                b2f_text(&bid, &format!("Subject {i}"), &body)
+            } else {
+                body
+            };
+            let mut m = msg(
+                seed * 100 + i as u64,
+                &bid,
+                &format!("Title {i} {prefix}"),
+                text,
+            );
+            m.from = prefix.into();
+            m
+        })
+        .collect()
+}
+
+fn assert_delivered(sent: &[Outgoing], to: &App, mode: Mode) {
+    for m in sent {
+        let got = to
+            .store
+            .iter()
+            .find(|s| s.proposal.bid == m.bid)
+            .unwrap_or_else(|| panic!("{} not delivered in {mode:?}", m.bid));
+        assert_eq!(got.text, m.text, "text of {} in {mode:?}", m.bid);
+        if mode == Mode::B2 {
+            assert_eq!(got.title, m.title);
+        } else {
+            assert_eq!(got.title, m.title, "title in {mode:?}");
+            assert_eq!(got.proposal.from, m.from);
+            assert_eq!(got.proposal.to, m.to);
+        }
+    }
+}
+
+fn assert_acked_sent(sent: &[Outgoing], app: &App) {
+    for m in sent {
+        assert!(
+            app.acks
+                .iter()
+                .any(|(id, o)| *id == m.id && *o == Outcome::Sent),
+            "{} not acknowledged as sent: {:?}",
+            m.bid,
+            app.acks
+        );
+    }
+}
+
+#[test]
+fn every_mode_both_directions() {
+    for mode in MODES {
+        for seed in 1..4u64 {
+            let a = outbox(mode, "N0CLR", &[0, 1, 300, 5000, 100_000, 20, 7], seed);
+            let b = outbox(mode, "N0BBS", &[40, 0, 12_000], seed + 50);
+            let mut p = Pair::new(mode, App::with(a.clone()), App::with(b.clone()), seed);
+            p.max_chunk = [1, 7, 300, 4096][seed as usize % 4];
+            p.drive();
+            assert_eq!(p.caller_app.mode, Some(mode));
+            assert_eq!(p.called_app.mode, Some(mode));
+            assert_eq!(p.caller_app.closed, Some(None), "{mode:?}");
+            assert_eq!(p.called_app.closed, Some(None), "{mode:?}");
+            assert_delivered(&a, &p.called_app, mode);
+            assert_delivered(&b, &p.caller_app, mode);
+            assert_acked_sent(&a, &p.caller_app);
+            assert_acked_sent(&b, &p.called_app);
+            assert!(p.caller_app.outbox.is_empty() && p.called_app.outbox.is_empty());
+        }
+    }
+}
+
+#[test]
+fn nothing_to_send_ends_with_ff_fq() {
+    for mode in MODES {
+        let mut p = Pair::new(mode, App::default(), App::default(), 9);
+        p.drive();
+        assert_eq!(p.caller_app.closed, Some(None));
+        assert_eq!(p.called_app.closed, Some(None));
+        if mode.is_batch() {
+            assert!(p.wire_to_called.ends_with(b"FF\r"));
+            assert!(p.wire_to_caller.ends_with(b"FQ\r"));
+        }
+    }
+}
+
+#[test]
+fn duplicates_are_refused_and_acknowledged() {
+    for mode in MODES {
+        let a = outbox(mode, "N0CLR", &[10, 20, 30], 3);
+        let mut called = App::default();
+        called.bids.insert(a[1].bid.clone());
+        let mut p = Pair::new(mode, App::with(a.clone()), called, 3);
+        p.drive();
+        assert_eq!(p.called_app.store.len(), 2, "{mode:?}");
+        assert!(p.caller_app.acks.contains(&(a[1].id, Outcome::Rejected)));
+        assert!(p.caller_app.acks.contains(&(a[0].id, Outcome::Sent)));
+    }
+}
+
+#[test]
+fn more_than_a_block() {
+    for mode in [Mode::FbbAscii, Mode::B1, Mode::B2] {
+        let sizes = [100usize; 13];
+        let a = outbox(mode, "N0CLR", &sizes, 4);
+        let mut p = Pair::new(mode, App::with(a.clone()), App::default(), 4);
+        p.drive();
+        assert_delivered(&a, &p.called_app, mode);
+        assert_eq!(p.caller_app.closed, Some(None));
+        // No block above 5 proposals.
+        let text = String::from_utf8_lossy(&p.wire_to_called).into_owned();
+        let mut run = 0;
+        for l in text.split('\r') {
+            if l.starts_with("FA ") || l.starts_with("FB ") || l.starts_with("FC ") {
+                run += 1;
+                assert!(run <= 5);
+            } else if l.starts_with("F>") {
+                run = 0;
+            }
+        }
+    }
+}
+
+/// Cut the link after every `step` bytes of a reference run, then retry: everything arrives
+/// once, nothing acknowledged that the peer had not stored.
+#[test]
+fn cuts_at_every_phase_then_retry() {
+    for mode in MODES {
+        let a = outbox(mode, "N0CLR", &[0, 700, 3000, 90], 5);
+        let b = outbox(mode, "N0BBS", &[500, 10], 6);
+        let mut reference = Pair::new(mode, App::with(a.clone()), App::with(b.clone()), 5);
+        reference.drive();
+        let total = reference.transferred;
+        let step = (total / 150).max(1);
+        let mut cut = 1;
+        while cut < total {
+            let mut p = Pair::new(mode, App::with(a.clone()), App::with(b.clone()), cut as u64);
+            p.cut_at = Some(cut);
+            p.drive();
+            for (side, sent, peer) in [
+                (&p.caller_app, &a, &p.called_app),
+                (&p.called_app, &b, &p.caller_app),
+            ] {
+                assert!(side.closed.is_some(), "{mode:?} cut {cut}");
+                for (id, o) in &side.acks {
+                    if matches!(o, Outcome::Sent | Outcome::Held) {
+                        let m = sent.iter().find(|m| m.id == *id).unwrap();
+                        assert!(
+                            peer.bids.contains(&m.bid),
+                            "{mode:?} cut {cut}: {} acknowledged, not stored",
+                            m.bid
+                        );
+                    }
+                }
+            }
+            let mut p = p.reconnect(cut as u64 + 1);
+            p.drive();
+            assert_eq!(
+                p.caller_app.closed,
+                Some(None),
+                "{mode:?} retry after cut {cut}"
+            );
+            assert_eq!(
+                p.called_app.closed,
+                Some(None),
+                "{mode:?} retry after cut {cut}"
+            );
+            assert_delivered(&a, &p.called_app, mode);
+            assert_delivered(&b, &p.caller_app, mode);
+            assert_eq!(p.called_app.store.len(), a.len());
+            assert_eq!(p.caller_app.store.len(), b.len());
+            cut += step;
+        }
+    }
+}
+
+#[test]
+fn b1_resume_at_an_offset() {
+    for mode in [Mode::B1, Mode::B2] {
+        let a = outbox(mode, "N0CLR", &[60_000], 7);
+        let mut reference = Pair::new(mode, App::with(a.clone()), App::default(), 7);
+        reference.drive();
+        let full = reference.transferred;
+        // Cut in the middle of the binary transfer.
+        let mut p = Pair::new(mode, App::with(a.clone()), App::default(), 7);
+        p.cut_at = Some(full / 2);
+        p.drive();
+        let partial = p
+            .called_app
+            .partials
+            .get(&a[0].bid)
+            .expect("partial kept")
+            .clone();
+        assert!(partial.len() > 1000, "{}", partial.len());
+        let mut p = p.reconnect(8);
+        p.drive();
+        assert_eq!(p.called_app.resumed, 1);
+        assert_delivered(&a, &p.called_app, mode);
+        assert!(p.called_app.partials.is_empty());
+        assert!(
+            p.transferred < full - partial.len() / 2,
+            "resume sent {} of {full}",
+            p.transferred
+        );
+        let fs = String::from_utf8_lossy(&p.wire_to_caller).into_owned();
+        assert!(fs.contains(&format!("FS A{}", partial.len())), "{fs}");
+    }
+}
+
+#[test]
+fn resume_with_a_stale_partial_fails_cleanly() {
+    let a = outbox(Mode::B1, "N0CLR", &[20_000], 8);
+    let mut called = App::default();
+    called
+        .partials
+        .insert(a[0].bid.clone(), Bytes::from(vec![0x55u8; 900]));
+    let mut p = Pair::new(Mode::B1, App::with(a.clone()), called, 8);
+    p.drive();
+    assert_eq!(p.called_app.closed, Some(Some(Error::ResumeMismatch)));
+    assert!(p.called_app.store.is_empty());
+    assert!(!p.caller_app.acks.iter().any(|(_, o)| *o == Outcome::Sent));
+}
+
+#[test]
+fn idle_timeout_only_while_waiting_for_the_peer() {
+    let now = base_time();
+    let mut cfg = config("N0CLR", Mode::B1);
+    cfg.idle_timeout = Duration::from_secs(30);
+    let mut s = Session::new(Role::Caller, cfg);
+    s.start(now);
+    assert_eq!(s.poll_timeout(), Some(now + Duration::from_secs(30)));
+    s.handle_input(now + Duration::from_secs(10), b"[FBB-7.0.12-AB1FHMRX$]\r");
+    let t = s.poll_timeout().unwrap();
+    assert_eq!(t, now + Duration::from_secs(40));
+    s.handle_timeout(now + Duration::from_secs(39));
+    assert!(!s.is_closed());
+    s.handle_input(
+        now + Duration::from_secs(20),
+        b"(1) N0BBS BBS (H for help) >\r",
+    );
+    // Waiting for the application: no timer.
+    assert!(matches!(
+        s.poll_event(),
+        Some(Event::Connected { mode: Mode::B1, .. })
+    ));
+    assert_eq!(s.poll_event(), Some(Event::NeedOutgoing { max: 5 }));
+    assert_eq!(s.poll_timeout(), None);
+    s.offer(now + Duration::from_secs(100), vec![]).unwrap();
+    assert_eq!(s.poll_timeout(), Some(now + Duration::from_secs(130)));
+    s.handle_timeout(now + Duration::from_secs(130));
+    assert_eq!(
+        s.poll_event(),
+        Some(Event::Closed {
+            error: Some(Error::Timeout)
+        })
+    );
+    assert_eq!(s.poll_timeout(), None);
+}
+
+#[test]
+fn mbl_reverse_forwarding() {
+    let a = outbox(Mode::Mbl, "N0CLR", &[10, 20], 10);
+    let b = outbox(Mode::Mbl, "N0BBS", &[30, 40, 50], 11);
+    let mut p = Pair::new(Mode::Mbl, App::with(a.clone()), App::with(b.clone()), 12);
+    p.drive();
+    assert_delivered(&a, &p.called_app, Mode::Mbl);
+    assert_delivered(&b, &p.caller_app, Mode::Mbl);
+    let to_called = String::from_utf8_lossy(&p.wire_to_called).into_owned();
+    assert!(to_called.contains("\rF>\r"), "{to_called:?}");
+    assert!(to_called.ends_with("\rB\r"), "{to_called:?}");
+    // Without reverse forwarding the caller says B at once.
+    let mut cfg = config("N0CLR", Mode::Mbl);
+    cfg.mbl_reverse = false;
+    let mut p = Pair::with_configs(
+        cfg,
+        config("N0BBS", Mode::Mbl),
+        App::with(a.clone()),
+        App::with(b),
+        13,
+    );
+    p.drive();
+    assert_delivered(&a, &p.called_app, Mode::Mbl);
+    assert!(p.caller_app.store.is_empty());
+    assert_eq!(p.caller_app.closed, Some(None));
+    assert_eq!(p.called_app.closed, Some(None));
+}
+
+#[test]
+fn modes_negotiate_down() {
+    for (x, y) in [
+        (Mode::B2, Mode::B1),
+        (Mode::B1, Mode::FbbAscii),
+        (Mode::B0, Mode::Mbl),
+    ] {
+        let a = outbox(y, "N0CLR", &[100], 14);
+        let mut p = Pair::with_configs(
+            config("N0CLR", x),
+            config("N0BBS", y),
+            App::with(a.clone()),
+            App::default(),
+            14,
+        );
+        p.drive();
+        assert_eq!(p.caller_app.mode, Some(y));
+        assert_delivered(&a, &p.called_app, y);
+    }
+}
+
+mod prop {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn canonical(lines: Vec<Vec<u8>>) -> Bytes {
+        let mut out = Vec::new();
+        for mut l in lines {
+            l.retain(|&b| b != b'\r' && b != b'\n' && b != 0x1A);
+            out.extend_from_slice(&l);
+            out.extend_from_slice(b"\r\n");
+        }
+        Bytes::from(out)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        #[test]
+        fn any_body_any_chunking(
+            m in 0usize..5,
+            bodies in proptest::collection::vec(
+                proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..120), 0..40),
+                1..4,
+            ),
+            chunk in 1usize..2000,
+            seed: u64,
+        ) {
+            let mode = MODES[m];
+            let a: Vec<Outgoing> = bodies
+                .into_iter()
+                .enumerate()
+                .map(|(i, lines)| {
+                    let bid = format!("P{i}_N0CLR");
+                    let body = canonical(lines);
+                    let text = if mode == Mode::B2 { b2f_text(&bid, "s", &body) } else { body };
+                    msg(i as u64, &bid, "t", text)
+                })
+                .collect();
+            let mut p = Pair::new(mode, App::with(a.clone()), App::default(), seed);
+            p.max_chunk = chunk;
+            p.drive();
+            prop_assert_eq!(&p.caller_app.closed, &Some(None));
+            for m in &a {
+                let got = p.called_app.store.iter().find(|s| s.proposal.bid == m.bid);
+                prop_assert_eq!(got.map(|s| &s.text), Some(&m.text));
+            }
+        }
+    }
+}

@@ -1,0 +1,299 @@
+//! Decoder: walks the adaptive Huffman tree with bits peeked from a 64-bit buffer, copies
+//! matches straight out of the output (which doubles as the ring buffer).
+
+use crate::huff::{Model, D_CODE, R, T};
+use crate::{Error, F, N, THRESHOLD};
+
+/// Zero bytes the reader may supply past the end of the stream before decoding gives up early.
+/// A symbol is at most a few dozen bits, so more padding than this means the stream is cut.
+const MAX_PAD_BYTES: usize = 16;
+
+/// MSB-first bit source over a byte slice. `acc` holds `n` valid bits at its top.
+struct BitReader<'a> {
+    data: &'a [u8],
+    /// Next byte to load (counts the zero bytes supplied past the end).
+    pos: usize,
+    acc: u64,
+    n: u32,
+}
+
+impl<'a> BitReader<'a> {
+    fn new(data: &'a [u8]) -> Self {
+        BitReader {
+            data,
+            pos: 0,
+            acc: 0,
+            n: 0,
+        }
+    }
+
+    /// Top up to at least 56 valid bits.
+    #[inline(always)]
+    fn refill(&mut self) {
+        let chunk = self.data.get(self.pos..).and_then(|s| s.first_chunk::<8>());
+        if let Some(chunk) = chunk {
+            // Load 8 bytes, keep the whole ones that fit; the spare bits below `n` are the
+            // following stream bits and get rewritten with the same values next time.
+            self.acc |= u64::from_be_bytes(*chunk) >> self.n;
+            self.pos += ((63 - self.n) >> 3) as usize;
+            self.n |= 56;
+        } else {
+            self.refill_tail();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn refill_tail(&mut self) {
+        while self.n <= 56 {
+            // Past the end the reference decoder reads zero bits; so do we, and
+            // `overrun`/`consumed_bits` tell whether any of them were actually used.
+            let b = self.data.get(self.pos).copied().unwrap_or(0);
+            self.acc |= u64::from(b) << (56 - self.n);
+            self.pos += 1;
+            self.n += 8;
+        }
+    }
+
+    #[inline(always)]
+    fn consume(&mut self, bits: u32) {
+        self.acc <<= bits;
+        self.n -= bits;
+    }
+
+    /// True when the reader has gone so far past the end that decoding cannot be valid.
+    #[inline(always)]
+    fn overrun(&self) -> bool {
+        self.pos > self.data.len() + MAX_PAD_BYTES
+    }
+
+    fn consumed_bits(&self) -> usize {
+        self.pos * 8 - self.n as usize
+    }
+}
+
+/// Code bits decoded from one refill (at least 56 are valid); deeper codes never happen,
+/// [`decode_symbol_plain`] handles them anyway.
+const MAX_FAST_BITS: usize = 54;
+
+/// How the decoder updates the model; both ways give the same tree.
+///
+/// Folding the update into the descent ([`decode_symbol_fused`]) is fastest while the frequency
+/// order rarely breaks (text: under one symbol in ten), but each break costs an undo. On
+/// incompressible data (literals of near-equal counts) it breaks on most symbols, and
+/// remembering the path for a separate update pass ([`decode_symbol_path`]) wins. A score
+/// tracks the recent break rate and picks the mode: +3 per break, -1 otherwise, so it rises
+/// when more than a quarter of the symbols break.
+struct ModeScore(u32);
+
+impl ModeScore {
+    const SWITCH: u32 = 32;
+    const MAX: u32 = 64;
+
+    #[inline(always)]
+    fn use_path(&self) -> bool {
+        self.0 > Self::SWITCH
+    }
+
+    #[inline(always)]
+    fn record(&mut self, broke: bool) {
+        self.0 = if broke {
+            (self.0 + 3).min(Self::MAX)
+        } else {
+            self.0.saturating_sub(1)
+        };
+    }
+}
+
+/// Next symbol from the adaptive Huffman code, the model updated; also whether the update
+/// broke the frequency order.
+///
+/// The descent and the model update are one pass: each slot on the way down is incremented
+/// (see [`Model::bump`]); when that breaks the order, the increments are taken back and the
+/// reference update runs instead.
+#[inline(always)]
+fn decode_symbol_fused(model: &mut Model<true>, rd: &mut BitReader<'_>) -> (usize, bool) {
+    if model.full() {
+        return (decode_symbol_plain(model, rd), false);
+    }
+    rd.refill();
+    let mut bits = rd.acc;
+    let mut used = 0;
+    let mut broken = model.bump(R, 1);
+    let mut c = model.son(R);
+    loop {
+        // Two levels per load: the jump entry gives the node two bits down (or the leaf one
+        // bit down) and the slot in between. No branch on which of the two it was.
+        let two = (bits >> 62) as usize;
+        let e = model.jump(c, two);
+        let one = (e >> 31) as usize;
+        broken |= model.bump(c + (two >> 1), 1);
+        broken |= model.bump(((e >> 16) & 0x7fff) as usize, 1 - one as u16);
+        used += 2 - one;
+        bits <<= 2 - one;
+        c = (e & 0xffff) as usize;
+        if c >= T {
+            break;
+        }
+        if used >= MAX_FAST_BITS {
+            undo_bumps(model, rd.acc, used);
+            return (decode_symbol_plain(model, rd), true);
+        }
+    }
+    if broken {
+        undo_bumps(model, rd.acc, used);
+        model.update(c - T);
+    }
+    rd.consume(used as u32);
+    (c - T, broken)
+}
+
+/// [`decode_symbol_fused`]'s counterpart for data that breaks the order often: descend
+/// remembering the slots, then update along them ([`Model::update_along`]).
+#[inline(always)]
+fn decode_symbol_path(model: &mut Model<true>, rd: &mut BitReader<'_>) -> (usize, bool) {
+    if model.full() {
+        return (decode_symbol_plain(model, rd), false);
+    }
+    rd.refill();
+    let mut bits = rd.acc;
+    let mut path = [0u16; 64];
+    let mut used = 0;
+    let mut c = model.son(R);
+    loop {
+        let two = (bits >> 62) as usize;
+        let e = model.jump(c, two);
+        let one = (e >> 31) as usize;
+        path[used & 63] = (c + (two >> 1)) as u16;
+        path[(used + 1) & 63] = ((e >> 16) & 0x7fff) as u16;
+        used += 2 - one;
+        bits <<= 2 - one;
+        c = (e & 0xffff) as usize;
+        if c >= T {
+            break;
+        }
+        if used >= MAX_FAST_BITS {
+            return (decode_symbol_plain(model, rd), true);
+        }
+    }
+    rd.consume(used as u32);
+    let swapped = model.update_along(path[..used].iter().rev().map(|&s| usize::from(s)));
+    (c - T, swapped)
+}
+
+/// Take back the increments of a fast descent along the first `used` bits of `bits`. The tree's
+/// shape has not changed, so a plain descent visits the same slots.
+#[cold]
+fn undo_bumps(model: &mut Model<true>, mut bits: u64, used: usize) {
+    model.unbump(R);
+    let mut c = model.son(R);
+    for _ in 0..used {
+        let slot = c + (bits >> 63) as usize;
+        model.unbump(slot);
+        c = model.son(slot);
+        bits <<= 1;
+    }
+}
+
+/// One bit at a time, then the reference update: before a tree rebuild (which must see the
+/// counts as they were) and for codes deeper than [`MAX_FAST_BITS`] (the depth of a Huffman
+/// tree whose counts stay below 0x8000 is far less, but stay correct rather than assume it).
+#[cold]
+fn decode_symbol_plain(model: &mut Model<true>, rd: &mut BitReader<'_>) -> usize {
+    let mut c = model.son(R);
+    while c < T {
+        rd.refill();
+        c = model.son(c + (rd.acc >> 63) as usize);
+        rd.consume(1);
+    }
+    let sym = c - T;
+    model.update(sym);
+    sym
+}
+
+/// Room past the declared length: a match may run up to F bytes past it (the reference
+/// decoder writes them too; they are cut off at the end) and copies go in 8-byte chunks.
+const SLACK: usize = F + 16;
+
+/// Decode exactly `declared` bytes from `stream`.
+pub(crate) fn decode_stream(stream: &[u8], declared: usize) -> Result<Vec<u8>, Error> {
+    let mut out = vec![0u8; declared + SLACK];
+    let mut o = 0;
+    let mut model = Model::<true>::new();
+    let mut rd = BitReader::new(stream);
+    let mut mode = ModeScore(0);
+    while o < declared {
+        if rd.overrun() {
+            return Err(Error::Truncated);
+        }
+        let (sym, broke) = if mode.use_path() {
+            decode_symbol_path(&mut model, &mut rd)
+        } else {
+            decode_symbol_fused(&mut model, &mut rd)
+        };
+        mode.record(broke);
+        if sym < 256 {
+            out[o] = sym as u8;
+            o += 1;
+            continue;
+        }
+        if rd.n < 14 {
+            rd.refill();
+        }
+        // Upper 6 bits by the fixed prefix code (at most 8 bits), then 6 raw bits.
+        let top = (rd.acc >> 50) as usize;
+        let (hi, len) = D_CODE[(top >> 6) & 0xff];
+        let lo = (top >> (8 - len)) & 0x3f;
+        rd.consume(u32::from(len) + 6);
+        if usize::from(hi) >= N >> 6 {
+            // The 4096-byte window of the original codec; FBB's 2048-byte one never sends this.
+            return Err(Error::Corrupt("match position beyond the 2048-byte window"));
+        }
+        let dist = ((usize::from(hi) << 6) | lo) + 1;
+        let count = sym + THRESHOLD + 1 - 256;
+        if dist > o {
+            copy_from_initial_window(&mut out, o, dist, count)?;
+        } else if dist >= 8 {
+            // Chunks never overlap their own source: each reads bytes already final.
+            let mut src = o - dist;
+            let mut dst = o;
+            while dst < o + count {
+                out.copy_within(src..src + 8, dst);
+                src += 8;
+                dst += 8;
+            }
+        } else {
+            for k in o..o + count {
+                out[k] = out[k - dist];
+            }
+        }
+        o += count;
+    }
+    if rd.consumed_bits() > stream.len() * 8 {
+        return Err(Error::Truncated);
+    }
+    out.truncate(declared);
+    Ok(out)
+}
+
+/// A match reaching back before the first output byte reads the ring buffer's initial contents:
+/// `N - F` spaces right before the start, and before those the never-written (zero) lookahead
+/// area, which no encoder refers to.
+#[cold]
+fn copy_from_initial_window(
+    out: &mut [u8],
+    o: usize,
+    dist: usize,
+    count: usize,
+) -> Result<(), Error> {
+    for k in o..o + count {
+        out[k] = if dist <= k {
+            out[k - dist]
+        } else if dist - k <= N - F {
+            b' '
+        } else {
+            return Err(Error::Corrupt("match reaches before the initial window"));
+        };
+    }
+    Ok(())
+}

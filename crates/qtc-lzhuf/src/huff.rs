@@ -1,0 +1,394 @@
+//! The adaptive Huffman model shared by the encoder and the decoder, and the fixed prefix code of
+//! the upper position bits.
+//!
+//! Layout (as in the 1989 algorithm): the tree lives in node slots `0..T`, sorted by frequency
+//! (`freq` is non-decreasing over the slots: the sibling property), the root in slot `R`. For an
+//! internal slot `son` is the first of its two children, which always sit in an even/odd pair of
+//! slots (`son`, `son + 1`); for a leaf `son` is `symbol + T`. `prnt` maps a slot to the slot of
+//! its parent, and `prnt[symbol + T]` to the slot holding the symbol's leaf.
+//!
+//! All arrays have [`SLOTS`] entries, a power of two above every index the model uses, and every
+//! index is masked with [`SLOT_MASK`]: the compiler then proves each access in range, so the hot
+//! loops run without bounds checks (and without `unsafe`).
+
+/// Symbols: 256 literal bytes plus the match lengths `THRESHOLD + 1 ..= F`.
+pub(crate) const N_CHAR: usize = 256 - crate::THRESHOLD + crate::F;
+/// Number of tree slots (leaves plus internal nodes).
+pub(crate) const T: usize = N_CHAR * 2 - 1;
+/// Slot of the root.
+pub(crate) const R: usize = T - 1;
+/// The tree is rebuilt with halved frequencies when the root's frequency reaches this.
+pub(crate) const MAX_FREQ: u16 = 0x8000;
+
+/// Size of each model array (>= `T + N_CHAR`).
+const SLOTS: usize = 1024;
+const SLOT_MASK: usize = SLOTS - 1;
+const _: () = assert!(T + N_CHAR <= SLOTS);
+
+/// Flag of a [`Model::jump`] entry: the first of the two bits already reached a leaf.
+const JUMP_ONE_BIT: u32 = 1 << 31;
+const JUMPS: usize = 2 * SLOTS;
+const JUMP_MASK: usize = JUMPS - 1;
+
+/// Adaptive Huffman tree. With `JUMP` (the decoder's model) it also keeps a two-level jump
+/// table so that the decoder descends two bits per load.
+pub(crate) struct Model<const JUMP: bool> {
+    freq: [u16; SLOTS],
+    son: [u16; SLOTS],
+    prnt: [u16; SLOTS],
+    /// For a child pair at even slot `c` and two stream bits `b1 b2`, entry `2 * c + b1b2`
+    /// describes the descent from slot `s1 = c + b1`: if `s1` is a leaf, its `son` value
+    /// (symbol + T) with [`JUMP_ONE_BIT`]; otherwise `son[s2]` in the low 16 bits and
+    /// `s2 = son[s1] + b2` in the high ones. Entry `2 * s1 + b2` depends on `son[s1]` and on
+    /// `son[son[s1] + b2]`, so changing `son[x]` invalidates entries `2x`, `2x + 1` and
+    /// `2 * prnt[x] + (x & 1)`: [`Model::swap_up`] refreshes exactly those.
+    jump: [u32; JUMPS],
+}
+
+impl<const JUMP: bool> Model<JUMP> {
+    /// The initial tree: every symbol with frequency 1, leaves paired up in slot order.
+    pub(crate) fn new() -> Self {
+        let mut m = Model {
+            freq: [0; SLOTS],
+            son: [0; SLOTS],
+            prnt: [0; SLOTS],
+            jump: [0; JUMPS],
+        };
+        for i in 0..N_CHAR {
+            m.freq[i] = 1;
+            m.son[i] = (i + T) as u16;
+            m.prnt[i + T] = i as u16;
+        }
+        let mut i = 0;
+        for j in N_CHAR..T {
+            m.freq[j] = m.freq[i] + m.freq[i + 1];
+            m.son[j] = i as u16;
+            m.prnt[i] = j as u16;
+            m.prnt[i + 1] = j as u16;
+            i += 2;
+        }
+        // Sentinels (slot T and every unused slot above it) that stop the search for a swap
+        // partner in `update`, also when it looks a few slots ahead.
+        for f in &mut m.freq[T..] {
+            *f = 0xffff;
+        }
+        m.prnt[R] = 0;
+        m.rebuild_jumps();
+        m
+    }
+
+    /// Jump-table entry for two bits `two` read at child pair `c` (see [`Model::jump`]).
+    #[inline(always)]
+    pub(crate) fn jump(&self, c: usize, two: usize) -> u32 {
+        self.jump[(2 * c + two) & JUMP_MASK]
+    }
+
+    fn jump_entry(&self, s1: usize, b2: usize) -> u32 {
+        let c1 = self.son(s1);
+        if c1 >= T {
+            c1 as u32 | JUMP_ONE_BIT
+        } else {
+            let s2 = c1 + b2;
+            self.son(s2) as u32 | (s2 as u32) << 16
+        }
+    }
+
+    #[inline(always)]
+    fn refresh_jumps(&mut self, x: usize) {
+        if JUMP {
+            for b2 in 0..2 {
+                self.jump[(2 * x + b2) & JUMP_MASK] = self.jump_entry(x, b2);
+            }
+            let p = self.prnt(x);
+            self.jump[(2 * p + (x & 1)) & JUMP_MASK] = self.jump_entry(p, x & 1);
+        }
+    }
+
+    fn rebuild_jumps(&mut self) {
+        if JUMP {
+            for s1 in 0..T {
+                for b2 in 0..2 {
+                    self.jump[2 * s1 + b2] = self.jump_entry(s1, b2);
+                }
+            }
+        }
+    }
+
+    /// `son` of a slot.
+    #[inline(always)]
+    pub(crate) fn son(&self, slot: usize) -> usize {
+        usize::from(self.son[slot & SLOT_MASK])
+    }
+
+    /// `prnt` of a slot (or of `symbol + T`).
+    #[inline(always)]
+    pub(crate) fn prnt(&self, slot: usize) -> usize {
+        usize::from(self.prnt[slot & SLOT_MASK])
+    }
+
+    #[inline(always)]
+    fn freq(&self, slot: usize) -> u16 {
+        self.freq[slot & SLOT_MASK]
+    }
+
+    /// Count one more occurrence of `sym` and restore the sibling property.
+    pub(crate) fn update(&mut self, sym: usize) {
+        if self.freq(R) == MAX_FREQ {
+            self.reconst();
+        }
+        self.climb(self.prnt(sym + T));
+    }
+
+    /// True when the next update rebuilds the tree (callers then use [`Model::update`]).
+    #[inline(always)]
+    pub(crate) fn full(&self) -> bool {
+        self.freq(R) == MAX_FREQ
+    }
+
+    /// Fast-path update, one slot at a time: add `inc` (0 or 1) to slot `s` and say whether
+    /// that broke the frequency order. Applied to the root and to every slot on a symbol's path,
+    /// in any order, this equals [`Model::update`] as long as no call returns true: an update
+    /// only swaps where the order breaks, a node is never out of order with one of its own
+    /// ancestors, and its descendants sit in lower slots, so no check sees another one's
+    /// increment. Text breaks the order on under one symbol in ten; then the caller takes the
+    /// increments back with [`Model::unbump`] and calls [`Model::update`]. (With `inc == 0`
+    /// nothing changes and, freq being sorted, false comes back.)
+    #[inline(always)]
+    pub(crate) fn bump(&mut self, s: usize, inc: u16) -> bool {
+        let k = self.freq(s) + inc;
+        self.freq[s & SLOT_MASK] = k;
+        k > self.freq(s + 1)
+    }
+
+    /// Undo a [`Model::bump`] by one.
+    #[inline(always)]
+    pub(crate) fn unbump(&mut self, s: usize) {
+        self.freq[s & SLOT_MASK] -= 1;
+    }
+
+    /// [`Model::update`] for a symbol whose slots the caller already knows: `slots` yields the
+    /// leaf's slot and then each ancestor's up to, not including, the root (the path just used
+    /// to code or decode the symbol). Until the first swap the tree's shape does not change, so these
+    /// are the slots the `prnt` chain would visit. Returns whether a swap happened. The caller
+    /// has checked [`Model::full`].
+    #[inline(always)]
+    pub(crate) fn update_along(&mut self, slots: impl Iterator<Item = usize>) -> bool {
+        for c in slots {
+            let k = self.freq(c) + 1;
+            self.freq[c & SLOT_MASK] = k;
+            if k > self.freq(c + 1) {
+                let l = self.swap_up(c, k);
+                self.climb(self.prnt(l));
+                return true;
+            }
+        }
+        self.freq[R & SLOT_MASK] += 1;
+        false
+    }
+
+    /// Increment slot `c` and every ancestor, swapping where the order breaks.
+    #[inline(always)]
+    fn climb(&mut self, mut c: usize) {
+        loop {
+            let k = self.freq(c) + 1;
+            self.freq[c & SLOT_MASK] = k;
+            if k > self.freq(c + 1) {
+                c = self.swap_up(c, k);
+            }
+            c = self.prnt(c);
+            if c == 0 {
+                break;
+            }
+        }
+    }
+
+    /// Slot `c` was just incremented to `k` and now exceeds slot `c + 1`: exchange its node with
+    /// the last node of the run of `k - 1` counts above it. Returns the node's new slot.
+    #[inline(always)]
+    fn swap_up(&mut self, c: usize, k: u16) -> usize {
+        // Slots c+1..=l all hold k-1 (freq is sorted): move the node to the last of them.
+        let l = self.run_end(c + 1, k);
+        self.freq[c & SLOT_MASK] = self.freq(l);
+        self.freq[l & SLOT_MASK] = k;
+
+        let i = self.son(c);
+        self.prnt[i & SLOT_MASK] = l as u16;
+        if i < T {
+            self.prnt[(i + 1) & SLOT_MASK] = l as u16;
+        }
+        let j = self.son(l);
+        self.son[l & SLOT_MASK] = i as u16;
+        self.prnt[j & SLOT_MASK] = c as u16;
+        if j < T {
+            self.prnt[(j + 1) & SLOT_MASK] = c as u16;
+        }
+        self.son[c & SLOT_MASK] = j as u16;
+        self.refresh_jumps(c);
+        self.refresh_jumps(l);
+        l
+    }
+
+    /// Last slot `l >= from` with `freq[l] < k`, given `freq[from] < k` and freq sorted
+    /// (the `freq[T]` sentinel ends every run).
+    #[inline(always)]
+    fn run_end(&self, from: usize, k: u16) -> usize {
+        let mut l = from;
+        while k > self.freq(l + 4) {
+            l += 4;
+        }
+        while k > self.freq(l + 1) {
+            l += 1;
+        }
+        l
+    }
+
+    /// Rebuild the tree from the leaves with their frequencies halved (rounded up).
+    fn reconst(&mut self) {
+        // Collect the leaves, in slot order, into the first N_CHAR slots.
+        let mut j = 0;
+        for i in 0..T {
+            if self.son(i) >= T {
+                self.freq[j] = self.freq[i].div_ceil(2);
+                self.son[j] = self.son[i];
+                j += 1;
+            }
+        }
+        // Join the two lowest free nodes, inserting the parent so that freq stays sorted
+        // (after any equal counts: the scan stops at the first smaller-or-equal slot).
+        let mut i = 0;
+        for j in N_CHAR..T {
+            let f = self.freq[i] + self.freq[i + 1];
+            let mut k = j;
+            while k > 0 && f < self.freq[k - 1] {
+                k -= 1;
+            }
+            self.freq.copy_within(k..j, k + 1);
+            self.freq[k] = f;
+            self.son.copy_within(k..j, k + 1);
+            self.son[k] = i as u16;
+            i += 2;
+        }
+        for i in 0..T {
+            let k = self.son(i);
+            self.prnt[k & SLOT_MASK] = i as u16;
+            if k < T {
+                self.prnt[(k + 1) & SLOT_MASK] = i as u16;
+            }
+        }
+        self.rebuild_jumps();
+    }
+}
+
+/// Code lengths of the upper 6 position bits: 1 code of 3 bits, 3 of 4, 8 of 5, 12 of 6,
+/// 24 of 7 and 16 of 8 (a complete prefix code, assigned canonically in this order).
+const P_LEN_COUNTS: [(u8, usize); 6] = [(3, 1), (4, 3), (5, 8), (6, 12), (7, 24), (8, 16)];
+
+/// Encoder table for the upper position bits: `(code, length)`, code right-aligned.
+pub(crate) const P_CODE: [(u8, u8); 64] = build_p_code();
+
+/// Decoder table indexed by the next 8 stream bits: `(upper bits, code length)`.
+pub(crate) const D_CODE: [(u8, u8); 256] = build_d_code();
+
+const fn build_p_code() -> [(u8, u8); 64] {
+    let mut t = [(0u8, 0u8); 64];
+    let mut code: u32 = 0;
+    let mut prev_len: u8 = 3;
+    let mut sym = 0;
+    let mut g = 0;
+    while g < P_LEN_COUNTS.len() {
+        let (len, count) = P_LEN_COUNTS[g];
+        code <<= len - prev_len;
+        prev_len = len;
+        let mut n = 0;
+        while n < count {
+            t[sym] = (code as u8, len);
+            code += 1;
+            sym += 1;
+            n += 1;
+        }
+        g += 1;
+    }
+    t
+}
+
+const fn build_d_code() -> [(u8, u8); 256] {
+    let p = build_p_code();
+    let mut t = [(0u8, 0u8); 256];
+    let mut sym = 0;
+    while sym < 64 {
+        let (code, len) = p[sym];
+        let first = (code as usize) << (8 - len);
+        let span = 1usize << (8 - len);
+        let mut b = first;
+        while b < first + span {
+            t[b] = (sym as u8, len);
+            b += 1;
+        }
+        sym += 1;
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn position_tables_are_the_published_ones() {
+        // Spot checks against the 1989 tables: p_code is listed left-aligned in 8 bits there.
+        let left = |s: usize| P_CODE[s].0 << (8 - P_CODE[s].1);
+        assert_eq!((left(0), P_CODE[0].1), (0x00, 3));
+        assert_eq!((left(1), P_CODE[1].1), (0x20, 4));
+        assert_eq!((left(4), P_CODE[4].1), (0x50, 5));
+        assert_eq!((left(12), P_CODE[12].1), (0x90, 6));
+        assert_eq!((left(23), P_CODE[23].1), (0xBC, 6));
+        assert_eq!((left(24), P_CODE[24].1), (0xC0, 7));
+        assert_eq!((left(47), P_CODE[47].1), (0xEE, 7));
+        assert_eq!((left(48), P_CODE[48].1), (0xF0, 8));
+        assert_eq!((left(63), P_CODE[63].1), (0xFF, 8));
+        assert_eq!(D_CODE[0x1f], (0, 3));
+        assert_eq!(D_CODE[0xc0], (0x18, 7));
+        assert_eq!(D_CODE[0xff], (0x3f, 8));
+    }
+
+    fn check_invariants(m: &Model<true>) {
+        for s in 0..T - 1 {
+            assert!(m.freq[s] <= m.freq[s + 1], "freq sorted at {s}");
+        }
+        for s in 0..T {
+            let k = m.son(s);
+            if k >= T {
+                assert_eq!(m.prnt(k), s);
+            } else {
+                assert_eq!(k % 2, 0);
+                assert_eq!(m.prnt(k), s);
+                assert_eq!(m.prnt(k + 1), s);
+                assert_eq!(m.freq[s], m.freq[k] + m.freq[k + 1]);
+            }
+            for b2 in 0..2 {
+                assert_eq!(m.jump[2 * s + b2], m.jump_entry(s, b2), "jump {s} {b2}");
+            }
+        }
+    }
+
+    #[test]
+    fn update_and_reconst_keep_the_sibling_property() {
+        let mut m = Model::<true>::new();
+        check_invariants(&m);
+        let mut x: u32 = 1;
+        for n in 0..100_000u32 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            // Skewed symbol distribution so that some counts grow fast.
+            let sym = if n % 3 == 0 {
+                (x >> 16) as usize % N_CHAR
+            } else {
+                (x >> 16) as usize % 20
+            };
+            m.update(sym);
+            if n % 9973 == 0 {
+                check_invariants(&m);
+            }
+        }
+        check_invariants(&m);
+    }
+}

@@ -1,0 +1,99 @@
+//! Round trips and differential tests against the naive reference model.
+
+mod corpus;
+mod reference;
+
+use proptest::prelude::*;
+use qtc_lzhuf::{compress, compress_with_crc, decompress, decompress_with_crc, Limits};
+
+fn limits() -> Limits {
+    Limits::default()
+}
+
+/// Check one input both ways and against the reference encoder/decoder.
+fn check(input: &[u8]) {
+    let b0 = compress(input);
+    let stream = reference::encode(input);
+    assert_eq!(
+        &b0[..4],
+        &(input.len() as u32).to_le_bytes(),
+        "length header"
+    );
+    assert!(b0[4..] == stream[..], "stream differs from the reference");
+    assert_eq!(reference::decode(&b0[4..], input.len()), input);
+    assert_eq!(decompress(&b0, &limits()).unwrap(), input);
+    let b1 = compress_with_crc(input);
+    assert_eq!(&b1[2..], &b0[..]);
+    assert_eq!(decompress_with_crc(&b1, &limits()).unwrap(), input);
+}
+
+/// Bytes from a small alphabet, so that matches of every length and distance occur.
+fn matchy() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        proptest::collection::vec(prop_oneof![Just(b'a'), Just(b'b'), Just(b' ')], 0..3000),
+        proptest::collection::vec(0u8..4, 0..6000),
+        proptest::collection::vec(any::<u8>(), 0..3000),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn round_trip_arbitrary_bytes(input in proptest::collection::vec(any::<u8>(), 0..5000)) {
+        let b0 = compress(&input);
+        prop_assert_eq!(decompress(&b0, &limits()).unwrap(), input.clone());
+        let b1 = compress_with_crc(&input);
+        prop_assert_eq!(decompress_with_crc(&b1, &limits()).unwrap(), input);
+    }
+
+    #[test]
+    fn same_as_reference(input in matchy()) {
+        check(&input);
+    }
+
+    #[test]
+    fn short_inputs_same_as_reference(input in proptest::collection::vec(prop_oneof![Just(0u8), Just(b' '), any::<u8>()], 0..130)) {
+        // Inputs shorter than the look-ahead exercise the buffer contents past the end.
+        check(&input);
+    }
+}
+
+#[test]
+fn long_text_same_as_reference() {
+    // Far beyond 0x8000 symbols: several tree rebuilds, many ring wrap-arounds.
+    check(&corpus::english(400_000, 1));
+}
+
+#[test]
+fn long_random_same_as_reference() {
+    check(&corpus::random(120_000, 2));
+}
+
+#[test]
+fn mixed_content_same_as_reference() {
+    // Text, then incompressible bytes, then text again: the decoder switches its model-update
+    // strategy both ways (see decode.rs); the result must not depend on it.
+    let mut input = corpus::english(30_000, 3);
+    input.extend(corpus::random(30_000, 4));
+    input.extend(corpus::english(30_000, 5));
+    input.extend(corpus::random(3_000, 6));
+    input.extend(corpus::english(3_000, 7));
+    check(&input);
+}
+
+#[test]
+fn runs_same_as_reference() {
+    let mut input = vec![b' '; 70_000];
+    input.extend_from_slice(&[0u8; 5000]);
+    input.extend((0..50_000u32).map(|i| (i % 7) as u8));
+    input.extend((0..30_000u32).map(|i| (i / 300) as u8));
+    check(&input);
+}
+
+#[test]
+fn text_mode_round_trip() {
+    let text = qtc_lzhuf::fbb_text(b"line one\nline two\r\nthree\r\rfour\n\r");
+    assert_eq!(text, b"line one\r\nline two\r\nthreefour\r\n");
+    check(&text);
+}

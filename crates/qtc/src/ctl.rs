@@ -1,0 +1,141 @@
+//! The control socket (`qtc.ctl` in the data directory, mode 0600): how `qtc ctl ...` talks to a
+//! running daemon. One request line per connection, a text answer, then close. Answers that
+//! start with `error:` make the client exit non-zero.
+
+use std::io::{Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{bail, Context};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::watch;
+use tokio_util::task::TaskTracker;
+
+use crate::forward::{call, Forwarder};
+
+/// The socket's file name inside the data directory.
+pub const SOCKET: &str = "qtc.ctl";
+/// Longest request accepted.
+const MAX_REQUEST: usize = 256;
+
+/// The socket path for a data directory.
+pub fn path(data_dir: &Path) -> PathBuf {
+    data_dir.join(SOCKET)
+}
+
+/// Binds the control socket, replacing a stale one left by a crash.
+pub fn bind(data_dir: &Path) -> anyhow::Result<UnixListener> {
+    let p = path(data_dir);
+    if p.exists() {
+        if std::os::unix::net::UnixStream::connect(&p).is_ok() {
+            bail!(
+                "another qtc is running on this data directory ({} answers)",
+                p.display()
+            );
+        }
+        std::fs::remove_file(&p).with_context(|| format!("cannot remove stale {}", p.display()))?;
+    }
+    let l = UnixListener::bind(&p).with_context(|| format!("cannot create {}", p.display()))?;
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600))?;
+    Ok(l)
+}
+
+/// Answers control requests until shutdown.
+pub async fn serve(
+    listener: UnixListener,
+    fwd: Arc<Forwarder>,
+    mut shutdown: watch::Receiver<bool>,
+    tasks: TaskTracker,
+) {
+    loop {
+        let conn = tokio::select! {
+            c = listener.accept() => c,
+            _ = shutdown.changed() => return,
+        };
+        match conn {
+            Ok((stream, _)) => {
+                tasks.spawn(request(stream, fwd.clone(), shutdown.clone()));
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "control socket accept failed");
+                return;
+            }
+        }
+    }
+}
+
+async fn request(mut stream: UnixStream, fwd: Arc<Forwarder>, shutdown: watch::Receiver<bool>) {
+    let mut buf = Vec::with_capacity(MAX_REQUEST);
+    let mut chunk = [0u8; MAX_REQUEST];
+    while !buf.contains(&b'\n') && buf.len() < MAX_REQUEST {
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let line = String::from_utf8_lossy(&buf);
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let answer = match words.as_slice() {
+        ["forward", partner] => {
+            let partner = partner.to_ascii_uppercase();
+            let s = call::call(fwd.clone(), &partner, shutdown).await;
+            match s.error {
+                None => format!("ok: {partner}: {s}\n"),
+                Some(_) => format!("error: {partner}: {s}\n"),
+            }
+        }
+        ["status"] => status(&fwd).await,
+        _ => "error: unknown request; try `forward CALL` or `status`\n".to_string(),
+    };
+    let _ = stream.write_all(answer.as_bytes()).await;
+}
+
+async fn status(fwd: &Forwarder) -> String {
+    let mut out = String::from("sessions:\n");
+    let active = fwd.active();
+    if active.is_empty() {
+        out.push_str("  none\n");
+    }
+    for (partner, a) in active {
+        out.push_str(&format!(
+            "  {partner:<8} {:?} since {} mode {}\n",
+            a.role,
+            qtc_mail::Utc::from_unix(a.since).rfc3339(),
+            a.mode.map_or("-".to_string(), |m| format!("{m:?}"))
+        ));
+    }
+    out.push_str("queues:\n");
+    let counts = fwd.store.call(|s| s.queue_counts()).await;
+    let counts = match counts {
+        Ok(Ok(c)) => c,
+        _ => return format!("{out}error: the store is not available\n"),
+    };
+    let mut partners: Vec<String> = fwd.partners.iter().map(|p| p.call.clone()).collect();
+    for (p, _) in &counts {
+        if !partners.contains(p) {
+            partners.push(p.clone());
+        }
+    }
+    for p in partners {
+        let n = counts.iter().find(|(c, _)| *c == p).map_or(0, |(_, n)| *n);
+        out.push_str(&format!("  {p:<8} {n} queued\n"));
+    }
+    out
+}
+
+/// Sends one request to the daemon running on `data_dir` and returns its answer.
+pub fn client(data_dir: &Path, request: &str) -> anyhow::Result<String> {
+    let p = path(data_dir);
+    let mut s = std::os::unix::net::UnixStream::connect(&p).with_context(|| {
+        format!(
+            "no qtc daemon answers on {} (is `qtc run` running with this config?)",
+            p.display()
+        )
+    })?;
+    s.write_all(format!("{request}\n").as_bytes())?;
+    let mut answer = String::new();
+    s.read_to_string(&mut answer)?;
+    Ok(answer)
+}

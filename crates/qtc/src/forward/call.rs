@@ -1,0 +1,140 @@
+//! Calling a partner: connect, run the login script, then the forwarding session as caller.
+//! Also the schedule that calls each partner at its interval.
+
+use std::sync::Arc;
+
+use qtc_fbb::login::{LoginEvent, Script};
+use qtc_fbb::Role;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+
+use super::{Forwarder, Summary};
+use crate::clock;
+use crate::config::Connect;
+use crate::link::Codec;
+
+/// Calls `partner` now and forwards until the session ends.
+pub async fn call(
+    fwd: Arc<Forwarder>,
+    partner: &str,
+    mut shutdown: watch::Receiver<bool>,
+) -> Summary {
+    let failed = |e: String| {
+        tracing::warn!(%partner, error = %e, "call failed");
+        Summary {
+            error: Some(e),
+            ..Default::default()
+        }
+    };
+    let Some(p) = fwd.partner(partner).cloned() else {
+        return failed(format!("{partner} is not a configured [[partner]]"));
+    };
+    let addr = match &p.connect {
+        Connect::Tcp(a) => a.clone(),
+        Connect::None => {
+            return failed(format!(
+                "{partner} has no connect = address: it only calls us"
+            ))
+        }
+    };
+    tracing::info!(partner = %p.call, %addr, "calling");
+    let mut stream = match TcpStream::connect(&addr).await {
+        Ok(s) => s,
+        Err(e) => return failed(format!("cannot connect to {addr}: {e}")),
+    };
+    let _ = stream.set_nodelay(true);
+    let mut codec = if p.telnet {
+        Codec::telnet(qtc_telnet::Role::Client)
+    } else {
+        Codec::raw()
+    };
+    let leftover = match login(
+        &mut stream,
+        &mut codec,
+        Script::new(p.script.clone()),
+        &mut shutdown,
+    )
+    .await
+    {
+        Ok(l) => l,
+        Err(e) => return failed(format!("login to {addr}: {e}")),
+    };
+    super::run(
+        &fwd,
+        &mut stream,
+        &mut codec,
+        Role::Caller,
+        &p.call,
+        &leftover,
+        &mut shutdown,
+    )
+    .await
+}
+
+/// Runs the login script; returns the input that followed its last match.
+async fn login<S: AsyncRead + AsyncWrite + Unpin>(
+    io: &mut S,
+    codec: &mut Codec,
+    mut script: Script,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Result<Vec<u8>, String> {
+    let mut buf = vec![0u8; 4096];
+    let mut tx = Vec::new();
+    let mut net = Vec::new();
+    let mut app = Vec::new();
+    script.start(clock::now());
+    loop {
+        while script.poll_transmit(&mut tx) > 0 {}
+        if !tx.is_empty() {
+            codec.encode_raw(&tx, &mut net);
+            tx.clear();
+        }
+        if !net.is_empty() {
+            io.write_all(&net).await.map_err(|e| e.to_string())?;
+            net.clear();
+        }
+        match script.poll_event() {
+            Some(LoginEvent::Done { leftover }) => return Ok(leftover),
+            Some(LoginEvent::Failed(e)) => return Err(e.to_string()),
+            None => {}
+        }
+        let deadline = script.poll_timeout().map(tokio::time::Instant::from_std);
+        let timer = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            r = io.read(&mut buf) => match r {
+                Ok(0) | Err(_) => script.handle_eof(clock::now()),
+                Ok(n) => {
+                    app.clear();
+                    codec.decode(&buf[..n], &mut app, &mut net);
+                    script.handle_input(clock::now(), &app);
+                }
+            },
+            _ = timer => script.handle_timeout(clock::now()),
+            _ = shutdown.changed() => return Err("shutting down".into()),
+        }
+    }
+}
+
+/// Calls `partner` every `interval` until shutdown. The timer is the forwarding schedule the
+/// sysop asked for; nothing else wakes this task.
+pub async fn schedule(
+    fwd: Arc<Forwarder>,
+    partner: String,
+    interval: std::time::Duration,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(interval) => {}
+            _ = shutdown.changed() => return,
+        }
+        let summary = call(fwd.clone(), &partner, shutdown.clone()).await;
+        tracing::info!(%partner, %summary, "scheduled call done");
+    }
+}

@@ -1,0 +1,601 @@
+//! Store and forward between BBSes: runs one `qtc_fbb::Session` per connection, over any byte
+//! stream (a TCP socket now, an AX.25 link later), and connects its events to the store.
+//!
+//! Exactly once: a received block is committed to the store (one transaction) before the
+//! session may send anything after it; our messages leave a partner's queue only on the
+//! protocol's acknowledgement; BIDs arriving from one partner are answered "later" to any other
+//! partner proposing them meanwhile.
+
+mod b2;
+pub mod call;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use qtc_fbb::{Answer, Event, Mode, Outcome, Outgoing, ProposalFormat, Role, Session};
+use qtc_mail::MessageStore;
+use qtc_store::{FwdOutcome, Incoming, Pending, Stored};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::watch;
+
+use crate::clock;
+use crate::config::Partner;
+use crate::link::Codec;
+use crate::store_thread::StoreHandle;
+
+/// Bytes read from the connection at once.
+const READ_BUF: usize = 32 * 1024;
+
+/// A forwarding session in progress, for `qtc ctl status`.
+#[derive(Clone, Debug)]
+pub struct Active {
+    /// Who called whom.
+    pub role: Role,
+    /// When it began (Unix seconds).
+    pub since: i64,
+    /// The agreed mode, once known.
+    pub mode: Option<Mode>,
+}
+
+/// What one session did.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    /// Messages received and stored.
+    pub received: usize,
+    /// Of ours, delivered or refused as already there.
+    pub sent: usize,
+    /// Why it ended badly, if it did.
+    pub error: Option<String>,
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} received, {} sent", self.received, self.sent)?;
+        if let Some(e) = &self.error {
+            write!(f, ", error: {e}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What every forwarding session shares.
+pub struct Forwarder {
+    /// The store thread.
+    pub store: StoreHandle,
+    /// Our callsign.
+    pub call: String,
+    /// Configured partners.
+    pub partners: Vec<Partner>,
+    base: qtc_fbb::Config,
+    /// BID -> partner it is arriving from right now.
+    in_flight: Mutex<HashMap<String, String>>,
+    /// Partner -> its session in progress (at most one each).
+    active: Mutex<HashMap<String, Active>>,
+}
+
+impl Forwarder {
+    /// Shared state for forwarding with `partners`; `base` holds the session settings.
+    pub fn new(
+        store: StoreHandle,
+        call: &str,
+        partners: Vec<Partner>,
+        base: qtc_fbb::Config,
+    ) -> Self {
+        Forwarder {
+            store,
+            call: call.to_string(),
+            partners,
+            base,
+            in_flight: Mutex::new(HashMap::new()),
+            active: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The configured partner with this callsign.
+    pub fn partner(&self, call: &str) -> Option<&Partner> {
+        self.partners
+            .iter()
+            .find(|p| p.call.eq_ignore_ascii_case(call))
+    }
+
+    fn session_config(&self, partner: &str) -> qtc_fbb::Config {
+        let mut cfg = self.base.clone();
+        cfg.max_mode = self.partner(partner).map_or(Mode::B1, |p| p.max_mode);
+        cfg
+    }
+
+    /// Sessions in progress, by partner.
+    pub fn active(&self) -> Vec<(String, Active)> {
+        let map = self.active.lock().unwrap_or_else(|e| e.into_inner());
+        let mut v: Vec<_> = map.iter().map(|(k, a)| (k.clone(), a.clone())).collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
+
+    /// Reserves the partner for one session; false when it already has one.
+    fn claim(&self, partner: &str, role: Role) -> bool {
+        let mut map = self.active.lock().unwrap_or_else(|e| e.into_inner());
+        if map.contains_key(partner) {
+            return false;
+        }
+        map.insert(
+            partner.to_string(),
+            Active {
+                role,
+                since: clock::unix_now(),
+                mode: None,
+            },
+        );
+        true
+    }
+
+    fn set_mode(&self, partner: &str, mode: Mode) {
+        if let Some(a) = self
+            .active
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(partner)
+        {
+            a.mode = Some(mode);
+        }
+    }
+
+    fn release(&self, partner: &str, bids: &HashSet<String>) {
+        self.active
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(partner);
+        let mut fl = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+        fl.retain(|bid, p| !(p == partner && bids.contains(bid)));
+    }
+
+    /// Marks a BID as arriving from `partner`; false when another partner is sending it.
+    fn take_bid(&self, bid: &str, partner: &str) -> bool {
+        let mut fl = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+        match fl.get(bid) {
+            Some(p) if p != partner => false,
+            _ => {
+                fl.insert(bid.to_string(), partner.to_string());
+                true
+            }
+        }
+    }
+}
+
+/// Runs a forwarding session with `partner` over `io` until it ends. `initial` is input that
+/// arrived before the session took over (after a login).
+pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
+    fwd: &Arc<Forwarder>,
+    io: &mut S,
+    codec: &mut Codec,
+    role: Role,
+    partner: &str,
+    initial: &[u8],
+    shutdown: &mut watch::Receiver<bool>,
+) -> Summary {
+    let partner = partner.to_ascii_uppercase();
+    if !fwd.claim(&partner, role) {
+        tracing::warn!(%partner, "a forwarding session with this partner is already running");
+        let mut net = Vec::new();
+        codec.encode_raw(
+            b"*** A forwarding session with you is already running.\r",
+            &mut net,
+        );
+        let _ = io.write_all(&net).await;
+        return Summary {
+            error: Some("already in a session".into()),
+            ..Default::default()
+        };
+    }
+    let mut d = Driver {
+        fwd: fwd.clone(),
+        partner: partner.clone(),
+        session: Session::new(role, fwd.session_config(&partner)),
+        offered: HashSet::new(),
+        taken: HashSet::new(),
+        block: Vec::new(),
+        summary: Summary::default(),
+        closed: false,
+    };
+    tracing::info!(%partner, ?role, "forwarding session started");
+    d.session.start(clock::now());
+    if !initial.is_empty() {
+        d.session.handle_input(clock::now(), initial);
+    }
+    d.drive(io, codec, shutdown).await;
+    fwd.release(&partner, &d.taken);
+    match &d.summary.error {
+        None => tracing::info!(%partner, summary = %d.summary, "forwarding session ended"),
+        Some(_) => tracing::warn!(%partner, summary = %d.summary, "forwarding session failed"),
+    }
+    d.summary
+}
+
+struct Driver {
+    fwd: Arc<Forwarder>,
+    partner: String,
+    session: Session,
+    /// Our message numbers offered in this session (never offered twice in one session).
+    offered: HashSet<u64>,
+    /// BIDs this session accepted and holds in flight.
+    taken: HashSet<String>,
+    /// Messages of the block being received.
+    block: Vec<Incoming>,
+    summary: Summary,
+    closed: bool,
+}
+
+impl Driver {
+    async fn drive<S: AsyncRead + AsyncWrite + Unpin>(
+        &mut self,
+        io: &mut S,
+        codec: &mut Codec,
+        shutdown: &mut watch::Receiver<bool>,
+    ) {
+        let mut buf = vec![0u8; READ_BUF];
+        let mut tx = Vec::with_capacity(READ_BUF);
+        let mut net = Vec::with_capacity(READ_BUF);
+        let mut app = Vec::with_capacity(READ_BUF);
+        loop {
+            // Events can make output and output-making calls can raise events: settle both.
+            loop {
+                while self.session.poll_transmit(&mut tx) > 0 {}
+                if !tx.is_empty() {
+                    codec.encode_raw(&tx, &mut net);
+                    tx.clear();
+                }
+                let mut any = false;
+                while let Some(ev) = self.session.poll_event() {
+                    any = true;
+                    self.on_event(ev).await;
+                }
+                if !any {
+                    break;
+                }
+            }
+            if !net.is_empty() {
+                if let Err(e) = io.write_all(&net).await {
+                    self.fail(format!("write: {e}"));
+                    return;
+                }
+                net.clear();
+            }
+            if self.closed {
+                let _ = io.flush().await;
+                return;
+            }
+            let deadline = self
+                .session
+                .poll_timeout()
+                .map(tokio::time::Instant::from_std);
+            let timer = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                r = io.read(&mut buf) => match r {
+                    Ok(0) | Err(_) => self.session.handle_eof(clock::now()),
+                    Ok(n) => {
+                        app.clear();
+                        codec.decode(&buf[..n], &mut app, &mut net);
+                        if !app.is_empty() {
+                            self.session.handle_input(clock::now(), &app);
+                        }
+                    }
+                },
+                _ = timer => self.session.handle_timeout(clock::now()),
+                _ = shutdown.changed() => {
+                    tracing::info!(partner = %self.partner, "closing for shutdown");
+                    self.session.close(clock::now());
+                }
+            }
+        }
+    }
+
+    fn fail(&mut self, why: String) {
+        if self.summary.error.is_none() {
+            self.summary.error = Some(why);
+        }
+        self.closed = true;
+    }
+
+    async fn on_event(&mut self, ev: Event) {
+        match ev {
+            Event::Connected { peer_sid, mode } => {
+                tracing::info!(partner = %self.partner, ?mode, sid = ?peer_sid.map(|s| format!("{}-{}", s.name, s.version)), "forwarding mode agreed");
+                self.fwd.set_mode(&self.partner, mode);
+            }
+            Event::NeedOutgoing { max } => self.offer(max).await,
+            Event::Proposals(ps) => self.answer(ps).await,
+            Event::Received {
+                proposal,
+                title,
+                text,
+            } => {
+                let msg = match proposal.format {
+                    ProposalFormat::B2 { .. } => b2::decode(&text),
+                    _ => Some(Incoming {
+                        kind: mail_type(proposal.kind),
+                        from: proposal.from.clone(),
+                        to: proposal.to.clone(),
+                        at: proposal.at.clone(),
+                        bid: proposal.bid.clone(),
+                        title: title.to_vec(),
+                        text: text.to_vec(),
+                        hold: false,
+                    }),
+                };
+                match msg {
+                    Some(m) => self.block.push(m),
+                    None => {
+                        tracing::warn!(partner = %self.partner, bid = %proposal.bid, "received B2 payload is not a B2F message: dropped")
+                    }
+                }
+            }
+            Event::BlockComplete => self.commit_block().await,
+            Event::Partial { bid, data } => {
+                let partner = self.partner.clone();
+                let now = clock::unix_now();
+                let r = self
+                    .fwd
+                    .store
+                    .call(move |s| s.save_partial(&bid, &partner, &data, now))
+                    .await;
+                if let Ok(Err(e)) = r {
+                    tracing::warn!(error = %e, "partial transfer not kept");
+                }
+            }
+            Event::Acknowledged { id, outcome } => self.acknowledged(vec![(id, outcome)]).await,
+            Event::Closed { error } => {
+                if let Some(e) = error {
+                    self.fail(e.to_string());
+                }
+                self.closed = true;
+            }
+        }
+    }
+
+    async fn offer(&mut self, max: usize) {
+        let partner = self.partner.clone();
+        let exclude: Vec<u64> = self.offered.iter().copied().collect();
+        let mode = self.session.mode();
+        let mbo = self.fwd.call.clone();
+        let r = self
+            .fwd
+            .store
+            .call(move |s| -> Result<Vec<Outgoing>, qtc_mail::StoreError> {
+                let pending = s.pending(&partner, max, &exclude)?;
+                let now = clock::unix_now();
+                let mut out = Vec::with_capacity(pending.len());
+                for p in pending {
+                    out.push(outgoing(s, p, mode, &mbo, now)?);
+                }
+                Ok(out)
+            })
+            .await;
+        let outs = match r {
+            Ok(Ok(o)) => o,
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "cannot read the forwarding queue; offering nothing");
+                Vec::new()
+            }
+            Err(_) => Vec::new(),
+        };
+        self.offered.extend(outs.iter().map(|o| o.id));
+        if let Err(e) = self.session.offer(clock::now(), outs) {
+            tracing::error!(error = %e, "forwarding session refused our offer");
+        }
+    }
+
+    async fn answer(&mut self, ps: Vec<qtc_fbb::Proposal>) {
+        let partner = self.partner.clone();
+        let bids: Vec<(String, bool)> = ps
+            .iter()
+            .map(|p| {
+                (
+                    p.bid.to_ascii_uppercase(),
+                    matches!(p.format, ProposalFormat::Compressed),
+                )
+            })
+            .collect();
+        let known = self
+            .fwd
+            .store
+            .call(move |s| {
+                bids.iter()
+                    .map(|(bid, compressed)| {
+                        if bid.is_empty() {
+                            return Ok((false, None));
+                        }
+                        let known = s.bid_known(bid)?;
+                        let partial = if *compressed && !known {
+                            s.partial(bid)?
+                        } else {
+                            None
+                        };
+                        Ok((known, partial))
+                    })
+                    .collect::<Result<Vec<_>, qtc_mail::StoreError>>()
+            })
+            .await;
+        let known = match known {
+            Ok(Ok(k)) => k,
+            _ => {
+                // No store: ask for everything later rather than lose or refuse anything.
+                let later = vec![Answer::Later; ps.len()];
+                let _ = self.session.answer(clock::now(), later);
+                return;
+            }
+        };
+        let mut seen_here = HashSet::new();
+        let mut answers = Vec::with_capacity(ps.len());
+        for (p, (known, partial)) in ps.iter().zip(known) {
+            let bid = p.bid.to_ascii_uppercase();
+            let a = if known || (!bid.is_empty() && !seen_here.insert(bid.clone())) {
+                Answer::Reject
+            } else if bid.is_empty() {
+                Answer::Accept
+            } else if !self.fwd.take_bid(&bid, &partner) {
+                Answer::Later
+            } else {
+                self.taken.insert(bid.clone());
+                match partial {
+                    Some(prefix) if prefix.len() > 6 => Answer::AcceptFrom {
+                        offset: prefix.len() as u32,
+                        prefix: prefix.into(),
+                    },
+                    _ => Answer::Accept,
+                }
+            };
+            tracing::debug!(partner = %partner, %bid, answer = ?a, "proposal");
+            answers.push(a);
+        }
+        if let Err(e) = self.session.answer(clock::now(), answers) {
+            tracing::error!(error = %e, "forwarding session refused our answers");
+        }
+    }
+
+    async fn commit_block(&mut self) {
+        let block = std::mem::take(&mut self.block);
+        let partner = self.partner.clone();
+        let bids: Vec<String> = block.iter().map(|m| m.bid.to_ascii_uppercase()).collect();
+        let r = self
+            .fwd
+            .store
+            .call(move |s| {
+                let now = clock::unix_now();
+                let stored = s.store_received(&partner, &block, now)?;
+                for m in &block {
+                    s.drop_partial(&m.bid)?;
+                }
+                Ok::<_, qtc_mail::StoreError>(stored)
+            })
+            .await;
+        match r {
+            Ok(Ok(stored)) => {
+                for (bid, st) in bids.iter().zip(&stored) {
+                    match st {
+                        Stored::Stored(n) => {
+                            tracing::info!(partner = %self.partner, %bid, number = n, "received")
+                        }
+                        Stored::Held(n) => {
+                            tracing::warn!(partner = %self.partner, %bid, number = n, "received and held")
+                        }
+                        Stored::Duplicate => {
+                            tracing::info!(partner = %self.partner, %bid, "duplicate, not stored again")
+                        }
+                    }
+                }
+                self.summary.received += stored
+                    .iter()
+                    .filter(|s| !matches!(s, Stored::Duplicate))
+                    .count();
+                let mut fl = self.fwd.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+                for bid in &bids {
+                    fl.remove(bid);
+                    self.taken.remove(bid);
+                }
+                drop(fl);
+                if let Err(e) = self.session.committed(clock::now()) {
+                    tracing::error!(error = %e, "forwarding session refused the commit");
+                }
+            }
+            Ok(Err(e)) => {
+                // Nothing acknowledged: the partner keeps the block and offers it again later.
+                tracing::error!(partner = %self.partner, error = %e, "cannot store the received block; closing");
+                self.session.close(clock::now());
+                self.fail(format!("store: {e}"));
+            }
+            Err(e) => {
+                self.session.close(clock::now());
+                self.fail(e.to_string());
+            }
+        }
+    }
+
+    async fn acknowledged(&mut self, acks: Vec<(u64, Outcome)>) {
+        let mut outcomes = Vec::new();
+        for (id, outcome) in acks {
+            let o = match outcome {
+                Outcome::Sent | Outcome::Held => FwdOutcome::Sent,
+                Outcome::Rejected => FwdOutcome::Refused,
+                Outcome::Later => FwdOutcome::Later,
+                Outcome::RejectedByRule => FwdOutcome::RejectedByRule,
+                Outcome::FormatError | Outcome::Unsendable(_) => {
+                    tracing::warn!(partner = %self.partner, number = id, ?outcome, "message not forwardable to this partner");
+                    FwdOutcome::RejectedByRule
+                }
+            };
+            if matches!(o, FwdOutcome::Sent | FwdOutcome::Refused) {
+                self.summary.sent += 1;
+            }
+            tracing::debug!(partner = %self.partner, number = id, outcome = ?o, "acknowledged");
+            outcomes.push((id, o));
+        }
+        let partner = self.partner.clone();
+        let r = self
+            .fwd
+            .store
+            .call(move |s| s.forwarded(&partner, &outcomes, clock::unix_now()))
+            .await;
+        if let Ok(Err(e)) = r {
+            // Not recorded: the message will be offered again and refused by BID: no loss.
+            tracing::error!(error = %e, "cannot record forwarded messages");
+        }
+    }
+}
+
+fn mail_type(t: qtc_fbb::MsgType) -> qtc_mail::MsgType {
+    match t {
+        qtc_fbb::MsgType::Bulletin => qtc_mail::MsgType::Bulletin,
+        qtc_fbb::MsgType::Traffic => qtc_mail::MsgType::Traffic,
+        _ => qtc_mail::MsgType::Personal,
+    }
+}
+
+fn fbb_type(t: qtc_mail::MsgType) -> qtc_fbb::MsgType {
+    match t {
+        qtc_mail::MsgType::Bulletin => qtc_fbb::MsgType::Bulletin,
+        qtc_mail::MsgType::Traffic => qtc_fbb::MsgType::Traffic,
+        qtc_mail::MsgType::Personal => qtc_fbb::MsgType::Personal,
+    }
+}
+
+/// A queued message in the session's terms. The compressed B1 form is made once, cached in the
+/// store and reused for every partner.
+fn outgoing(
+    s: &mut qtc_store::Store,
+    p: Pending,
+    mode: Option<Mode>,
+    mbo: &str,
+    now: i64,
+) -> Result<Outgoing, qtc_mail::StoreError> {
+    let (text, compressed) = match mode {
+        Some(Mode::B2) => (b2::encode(&p, mbo, now), None),
+        Some(Mode::B0 | Mode::B1) => {
+            let c = match p.compressed.clone() {
+                Some(c) => c,
+                None => {
+                    let c = qtc_lzhuf::compress_with_crc(&qtc_lzhuf::fbb_text(&p.text));
+                    s.cache_compressed(p.number, &c)?;
+                    c
+                }
+            };
+            (p.text.clone(), Some(c.into()))
+        }
+        _ => (p.text.clone(), None),
+    };
+    Ok(Outgoing {
+        id: p.number,
+        kind: fbb_type(p.kind),
+        from: p.from,
+        at: p.at,
+        to: p.to,
+        bid: p.bid,
+        title: p.subject.into(),
+        text: text.into(),
+        compressed,
+    })
+}
