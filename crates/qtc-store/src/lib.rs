@@ -110,6 +110,26 @@ impl Store {
         self.station = station;
     }
 
+    /// Stores many messages written here in one transaction (an import). A known BID fails
+    /// only its own message; any other error stores nothing.
+    pub fn insert_many(
+        &mut self,
+        msgs: &[NewMessage],
+        now: i64,
+    ) -> Result<Vec<Result<u64, StoreError>>, StoreError> {
+        let tx = self.conn.transaction().map_err(db_err)?;
+        let mut results = Vec::with_capacity(msgs.len());
+        for m in msgs {
+            match insert_in(&tx, m, &self.station, None, now) {
+                Err(e @ StoreError::DuplicateBid(_)) => results.push(Err(e)),
+                Err(e) => return Err(e),
+                Ok(n) => results.push(Ok(n)),
+            }
+        }
+        tx.commit().map_err(db_err)?;
+        Ok(results)
+    }
+
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path

@@ -63,6 +63,14 @@ pub enum MsgCmd {
         /// Message number.
         number: u64,
     },
+    /// Store messages from a file of send lines (`SB ALL @ WW < N0ABC $BID`, subject, body,
+    /// `/EX`), queued for forwarding like messages written here; "-" reads standard input.
+    ///
+    /// Example: qtc msg import bulletins.txt
+    Import {
+        /// The file.
+        file: std::path::PathBuf,
+    },
 }
 
 /// `qtc init [FILE]`.
@@ -236,6 +244,32 @@ pub fn msg(c: &Loaded, cmd: MsgCmd) -> anyhow::Result<()> {
             out.write_all(b"\n\n")?;
             out.write_all(&m.rlines)?;
             out.write_all(&m.body)?;
+        }
+        MsgCmd::Import { file } => {
+            let data = if file.as_os_str() == "-" {
+                let mut d = Vec::new();
+                std::io::Read::read_to_end(&mut std::io::stdin(), &mut d)?;
+                d
+            } else {
+                std::fs::read(&file).with_context(|| format!("cannot read {}", file.display()))?
+            };
+            let msgs =
+                crate::import::parse(&data, &c.cfg.station.callsign, c.cfg.limits.max_message)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+            store.set_station(c.station());
+            let results = store.insert_many(&msgs, crate::clock::unix_now())?;
+            let mut stored = 0;
+            for (m, r) in msgs.iter().zip(&results) {
+                match r {
+                    Ok(_) => stored += 1,
+                    Err(e) => eprintln!(
+                        "skipped {} to {}: {e}",
+                        m.bid.as_deref().unwrap_or("?"),
+                        m.to
+                    ),
+                }
+            }
+            println!("imported {stored} of {} messages", msgs.len());
         }
         MsgCmd::Kill { number } => {
             if !store.set_status(number, MsgStatus::Killed)? {

@@ -257,6 +257,22 @@ pub struct Partner {
 }
 
 impl Loaded {
+    /// This station as the store needs it: callsign, address and partner routes.
+    pub fn station(&self) -> qtc_store::Station {
+        qtc_store::Station {
+            call: self.cfg.station.callsign.clone(),
+            haddr: self.haddr(),
+            partners: self
+                .partners
+                .iter()
+                .map(|p| qtc_mail::route::PartnerRoutes {
+                    call: p.call.clone(),
+                    routes: p.routes.clone(),
+                })
+                .collect(),
+        }
+    }
+
     /// The hierarchical address, or the callsign when none is set.
     pub fn haddr(&self) -> String {
         if self.cfg.station.haddr.is_empty() {

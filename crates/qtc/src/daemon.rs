@@ -33,18 +33,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
     init_logging(&c.cfg.log.level);
     let mut store = qtc_store::Store::open(&c.data_dir, c.durability)
         .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
-    store.set_station(qtc_store::Station {
-        call: c.cfg.station.callsign.clone(),
-        haddr: c.haddr(),
-        partners: c
-            .partners
-            .iter()
-            .map(|p| qtc_mail::route::PartnerRoutes {
-                call: p.call.clone(),
-                routes: p.routes.clone(),
-            })
-            .collect(),
-    });
+    store.set_station(c.station());
     let db_path = store.path().to_path_buf();
     let (store, store_thread) =
         StoreHandle::spawn(store).context("cannot start the store thread")?;

@@ -7,6 +7,7 @@ mod config;
 mod ctl;
 mod daemon;
 mod forward;
+mod import;
 mod link;
 mod store_thread;
 mod throttle;

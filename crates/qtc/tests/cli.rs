@@ -99,3 +99,31 @@ fn msg_commands_report_missing_messages() {
     let out = d.cli(&["msg", "kill", "42"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("no message #42"));
 }
+
+#[test]
+fn import_stores_and_queues_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        config_path(dir.path()),
+        format!(
+            "{BASE_CONFIG}[[partner]]\ncallsign = \"N0BBB\"\nroutes = [\"WW\"]\n"
+        ),
+    )
+    .unwrap();
+    let file = dir.path().join("in.txt");
+    std::fs::write(
+        &file,
+        b"SB ALL @ WW < N0ABC $B1_N0ABC\nFirst\nbody \xff\n/EX\nSP N0USR\nLocal\nhi\n/EX\nSB ALL @ WW $B1_N0ABC\nDup\nx\n/EX\n",
+    )
+    .unwrap();
+    let out = cli(dir.path(), &["msg", "import", file.to_str().unwrap()], "");
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("imported 2 of 3"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("B1_N0ABC"));
+    let q = cli(dir.path(), &["fwd", "queue"], "");
+    let q = String::from_utf8_lossy(&q.stdout);
+    assert!(q.contains("N0BBB") && q.contains("B1_N0ABC") && q.contains("1 queued"), "{q}");
+    let bad = cli(dir.path(), &["msg", "import", "-"], "SP N0USR\nno end\n");
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("line 1: message not ended by /EX"));
+}
