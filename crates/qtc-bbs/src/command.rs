@@ -70,6 +70,8 @@ pub enum Command {
     Name(String),
     /// `NH homebbs`.
     HomeBbs(String),
+    /// `WP call`: the home BBS of a callsign (white pages).
+    WhitePages(String),
     /// `I`: about this BBS.
     Info,
     /// `V`: version.
@@ -105,6 +107,7 @@ pub(crate) const USAGE_READ: &str = "R n [n...] | RM | V n";
 pub(crate) const USAGE_KILL: &str = "K n [n...] | KM";
 pub(crate) const USAGE_SEND: &str = "S[P|B|T] to[@bbs] [< from] [$bid]";
 pub(crate) const USAGE_NAME: &str = "N name | NH homebbs";
+pub(crate) const USAGE_WP: &str = "WP call";
 
 fn numbers(args: &[&str], usage: &'static str) -> Result<Vec<u64>, CommandError> {
     if args.is_empty() {
@@ -266,6 +269,7 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
         "N" if !args.is_empty() => Ok(Command::Name(args.join(" "))),
         "N" => Err(CommandError::Usage(USAGE_NAME)),
         "NH" => one_arg(&args, USAGE_NAME).map(Command::HomeBbs),
+        "WP" | "W" => one_arg(&args, USAGE_WP).map(Command::WhitePages),
         "I" => Ok(Command::Info),
         "B" | "BYE" => Ok(Command::Bye),
         "RM" | "KM" => Err(CommandError::Usage(if upper == "RM" {
@@ -362,6 +366,11 @@ mod tests {
         assert_eq!(parse("K 1 2").unwrap(), Command::Kill(vec![1, 2]));
         assert_eq!(parse("n Ann Lee").unwrap(), Command::Name("Ann Lee".into()));
         assert_eq!(parse("bye").unwrap(), Command::Bye);
+        assert_eq!(
+            parse("wp n0xyz").unwrap(),
+            Command::WhitePages("N0XYZ".into())
+        );
+        assert!(matches!(parse("WP"), Err(CommandError::Usage(_))));
         assert!(matches!(parse("R x"), Err(CommandError::Usage(_))));
         assert!(matches!(parse("XYZZY"), Err(CommandError::Unknown(_))));
     }

@@ -1,6 +1,6 @@
 //! Terse help, one line per command, as BBS users expect.
 
-use crate::command::{USAGE_KILL, USAGE_LIST, USAGE_NAME, USAGE_READ, USAGE_SEND};
+use crate::command::{USAGE_KILL, USAGE_LIST, USAGE_NAME, USAGE_READ, USAGE_SEND, USAGE_WP};
 
 /// (command letters, usage, what it does)
 const COMMANDS: &[(&str, &str, &str)] = &[
@@ -17,6 +17,7 @@ const COMMANDS: &[(&str, &str, &str)] = &[
         "send a message (P personal, B bulletin, T NTS)",
     ),
     ("N", USAGE_NAME, "set your name or your home BBS"),
+    ("W", USAGE_WP, "white pages: the home BBS of a callsign"),
     ("I", "I", "information about this BBS"),
     ("V", "V", "version of the BBS software"),
     ("H", "H | ? [command]", "this help"),

@@ -399,6 +399,10 @@ impl Session {
             Command::Send(cmd) => self.start_send(cmd, store),
             Command::Name(name) => self.set_profile(store, |u| u.name = name),
             Command::HomeBbs(h) => self.set_profile(store, |u| u.home_bbs = h),
+            Command::WhitePages(call) => store.home_bbs(&call).map(|home| match home {
+                Some(h) => self.say(&format!("{call}: home BBS {h}\r")),
+                None => self.say(&format!("No white pages entry for {call}.\r")),
+            }),
             Command::Info => self.info(store),
             Command::Version => {
                 self.say(&format!("qtc {}\r", self.cfg.version));

@@ -66,4 +66,6 @@ pub trait MessageStore {
     fn bid_known(&mut self, bid: &str) -> Result<bool, StoreError>;
     /// Number of messages not killed, and the highest message number.
     fn counts(&mut self) -> Result<(u64, u64), StoreError>;
+    /// The home BBS the white pages know for a callsign.
+    fn home_bbs(&mut self, call: &str) -> Result<Option<String>, StoreError>;
 }

@@ -10,10 +10,13 @@
 #![forbid(unsafe_code)]
 
 mod forward;
+mod housekeep;
 mod schema;
 mod users;
+mod wp;
 
 pub use forward::{FwdOutcome, Incoming, Pending, Queued, Stored};
+pub use housekeep::{Housekept, Lifetimes};
 
 use std::path::{Path, PathBuf};
 
@@ -192,7 +195,8 @@ impl MessageStore for Store {
     }
 
     fn update_user(&mut self, user: &User) -> Result<(), StoreError> {
-        users::update_profile(&self.conn, user)
+        users::update_profile(&self.conn, user)?;
+        wp::learn(&self.conn, &user.call, &user.home_bbs, wp::Source::User, 0)
     }
 
     fn insert_message(
@@ -267,6 +271,10 @@ impl MessageStore for Store {
         bid_known_in(&self.conn, bid)
     }
 
+    fn home_bbs(&mut self, call: &str) -> Result<Option<String>, StoreError> {
+        wp::lookup(&self.conn, call)
+    }
+
     fn counts(&mut self) -> Result<(u64, u64), StoreError> {
         self.conn
             .query_row(
@@ -306,6 +314,19 @@ fn insert_in(
         }
     }
     let seen = route::rline_calls(&msg.rlines);
+    if let Some(home) = wp::origin_address(&msg.rlines) {
+        wp::learn(tx, &msg.from, &home, wp::Source::Rline, now)?;
+    }
+    // Personal mail with no @ for someone who is not a user here: the white pages may know
+    // their home BBS.
+    let mut at = msg.at.to_ascii_uppercase();
+    if at.is_empty() && msg.kind != MsgType::Bulletin && users::get(tx, &msg.to)?.is_none() {
+        if let Some(home) = wp::lookup(tx, &msg.to)? {
+            if !route::is_local(&home, &station.call) {
+                at = home;
+            }
+        }
+    }
     let looped = seen.iter().any(|c| c.eq_ignore_ascii_case(&station.call));
     let status = if looped { MsgStatus::Held } else { msg.status };
     tx.execute(
@@ -315,7 +336,7 @@ fn insert_in(
             msg.kind.letter().to_string(),
             status.letter().to_string(),
             msg.to.to_ascii_uppercase(),
-            msg.at.to_ascii_uppercase(),
+            at,
             msg.from.to_ascii_uppercase(),
             msg.subject,
             msg.body,
@@ -355,7 +376,7 @@ fn insert_in(
     let query = route::RouteQuery {
         kind: msg.kind,
         to: &msg.to,
-        at: &msg.at,
+        at: &at,
         origin,
         seen: &seen,
     };

@@ -61,6 +61,13 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         data    BLOB    NOT NULL,
         updated INTEGER NOT NULL
      ) WITHOUT ROWID;",
+    // 3: white pages: the home BBS of each call, learned from R: lines and the NH command.
+    "CREATE TABLE wp (
+        call    TEXT PRIMARY KEY,
+        home    TEXT    NOT NULL,
+        updated INTEGER NOT NULL,
+        source  TEXT    NOT NULL
+     ) WITHOUT ROWID;",
 ];
 
 /// The schema version this build writes.

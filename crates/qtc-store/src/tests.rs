@@ -350,3 +350,82 @@ fn every_earlier_schema_version_migrates() {
             .unwrap();
     }
 }
+
+#[test]
+fn housekeeping_expires_by_type_and_keeps_held_mail() {
+    let (_d, mut s) = open();
+    s.set_station(station());
+    let day = 86_400;
+    let read = s
+        .insert_message(&msg(MsgType::Personal, "N0USR", "N0ABC", None), "N0AAA", 0)
+        .unwrap();
+    s.mark_read(read).unwrap();
+    let unread = s
+        .insert_message(&msg(MsgType::Personal, "N0USR", "N0ABC", None), "N0AAA", 0)
+        .unwrap();
+    let mut b = msg(MsgType::Bulletin, "ALL", "N0ABC", Some("OLD_B"));
+    b.at = "WW".into();
+    let bull = s.insert_message(&b, "N0AAA", 0).unwrap();
+    let mut h = msg(MsgType::Bulletin, "ALL", "N0ABC", None);
+    h.status = MsgStatus::Held;
+    let held = s.insert_message(&h, "N0AAA", 0).unwrap();
+    s.save_partial("P1", "N0BBB", b"x", 0).unwrap();
+    let l = Lifetimes::default();
+    // Day 20: the bulletin (14 days) expires; read personal mail (30) not yet.
+    let r = s.housekeep(20 * day, &l).unwrap();
+    assert_eq!((r.expired, r.partials), (1, 1));
+    assert_eq!(
+        s.message(bull).unwrap().unwrap().header.status,
+        MsgStatus::Killed
+    );
+    // Day 40: read mail expires; the bulletin, killed for longer than 2 days, is removed.
+    let r = s.housekeep(40 * day, &l).unwrap();
+    assert_eq!(r.expired, 1);
+    assert!(s.message(read).unwrap().is_some());
+    assert!(s.message(bull).unwrap().is_none());
+    assert!(
+        s.bid_known("OLD_B").unwrap(),
+        "the BID outlives the message"
+    );
+    let r = s.housekeep(400 * day, &l).unwrap();
+    assert!(r.bids >= 1);
+    assert!(!s.bid_known("OLD_B").unwrap());
+    assert_eq!(
+        s.message(unread).unwrap().unwrap().header.status,
+        MsgStatus::Killed
+    );
+    assert_eq!(
+        s.message(held).unwrap().unwrap().header.status,
+        MsgStatus::Held
+    );
+    assert!(s.check().unwrap().is_empty());
+}
+
+#[test]
+fn white_pages_are_learned_from_received_rlines() {
+    let (_d, mut s) = open();
+    s.set_station(station());
+    let m = incoming(
+        "W1_N0XYZ",
+        MsgType::Bulletin,
+        "WW",
+        b"R:261202/1200Z @:N0CCC.#SCA.CA.USA.NOAM #:5\r\nhi\r\n",
+    );
+    s.store_received("N0CCC", &[m], 10).unwrap();
+    assert_eq!(
+        s.home_bbs("n0xyz").unwrap().as_deref(),
+        Some("N0CCC.#SCA.CA.USA.NOAM")
+    );
+    // Personal mail with no @ to that call now routes there (N0BBB takes USA).
+    let p = msg(MsgType::Personal, "N0XYZ", "N0USR", None);
+    let n = s.insert_message(&p, "N0AAA", 11).unwrap();
+    assert_eq!(
+        s.message(n).unwrap().unwrap().header.at,
+        "N0CCC.#SCA.CA.USA.NOAM"
+    );
+    assert!(s
+        .queue(Some("N0BBB"))
+        .unwrap()
+        .iter()
+        .any(|q| q.number == n));
+}

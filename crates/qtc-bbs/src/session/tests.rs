@@ -295,3 +295,38 @@ fn profile_info_version_bye() {
     let events: Vec<_> = std::iter::from_fn(|| u.s.poll_event()).collect();
     assert_eq!(events.last(), Some(&Event::Close));
 }
+
+#[test]
+fn white_pages_learn_from_nh_and_route_mail_without_at() {
+    let mut bbs = Bbs::new();
+    let mut u = bbs.rf("N0USR");
+    assert!(u
+        .send(&mut bbs, "WP N0ZED")
+        .contains("No white pages entry for N0ZED."));
+    // N0OTH says its home is another BBS; then mail to N0OTH... stays local: it is a user here.
+    u.send(&mut bbs, "NH N0BBS.#NCA.CA.USA.NOAM");
+    assert!(u
+        .send(&mut bbs, "WP n0usr")
+        .contains("N0USR: home BBS N0BBS.#NCA.CA.USA.NOAM"));
+    // A non-user with a known home gets the @ filled in.
+    bbs.store
+        .update_user(&User {
+            call: "N0OTH".into(),
+            name: String::new(),
+            home_bbs: "N0FAR.#SCA.CA.USA.NOAM".into(),
+            sysop: false,
+            bbs: false,
+            last_listed: 0,
+        })
+        .unwrap();
+    bbs.store.delete_user("N0OTH").unwrap();
+    post(
+        &mut bbs,
+        "N0USR",
+        "SP N0OTH",
+        "Where are you",
+        &["hi", "/EX"],
+    );
+    let m = bbs.store.message(1).unwrap().unwrap();
+    assert_eq!(m.header.at, "N0FAR.#SCA.CA.USA.NOAM");
+}
