@@ -663,6 +663,9 @@ impl Session {
             Err(StoreError::DuplicateBid(bid)) => {
                 self.say(&format!("*** BID {bid} exists already: not stored.\r"));
             }
+            Err(StoreError::Rejected(_)) => {
+                self.say("*** This BBS does not accept that message: not stored.\r");
+            }
             Err(e) => self.store_failed(&e),
         }
     }

@@ -8,6 +8,7 @@
 mod callsign;
 mod message;
 pub mod route;
+pub mod rules;
 mod store;
 mod utc;
 

@@ -119,6 +119,14 @@ pub fn split_rlines(text: &[u8]) -> (&[u8], &[u8]) {
     text.split_at(end)
 }
 
+/// Splits off the first line (with its line end) of a block of lines.
+pub fn split_first_line(text: &[u8]) -> (&[u8], &[u8]) {
+    match text.iter().position(|&b| b == b'\n') {
+        Some(nl) => text.split_at(nl + 1),
+        None => (text, &text[text.len()..]),
+    }
+}
+
 /// Our R: line for a message stored here as number `number`, CR LF ended, at most 79
 /// characters before the line end: `R:YYMMDD/HHMMZ @:CALL.HADDR #:NUM $:BID`.
 pub fn rline(now: i64, haddr: &str, number: u64, bid: &str) -> Vec<u8> {

@@ -26,6 +26,9 @@ pub enum StoreError {
     /// The BID is already known here (stored now or seen before).
     #[error("BID {0} is already known here")]
     DuplicateBid(String),
+    /// A rule of this BBS refuses the message; holds a description of the rule.
+    #[error("refused by the rule {0}")]
+    Rejected(String),
     /// No such user.
     #[error("no user {0}")]
     NoSuchUser(String),

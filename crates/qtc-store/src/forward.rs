@@ -40,6 +40,8 @@ pub enum Stored {
     Held(u64),
     /// Its BID was already known: not stored again.
     Duplicate,
+    /// A reject rule refused it.
+    Rejected,
 }
 
 /// A message waiting to go to a partner.
@@ -137,6 +139,10 @@ impl Store {
                     });
                 }
                 Err(StoreError::DuplicateBid(_)) => results.push(Stored::Duplicate),
+                Err(StoreError::Rejected(rule)) => {
+                    tracing::info!(bid = %m.bid, %rule, "received message refused by rule");
+                    results.push(Stored::Rejected);
+                }
                 Err(e) => return Err(e),
             }
         }

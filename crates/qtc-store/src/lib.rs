@@ -50,6 +50,8 @@ pub struct Station {
     pub haddr: String,
     /// The forwarding partners and the `@` elements each takes, in configuration order.
     pub partners: Vec<route::PartnerRoutes>,
+    /// Hold and reject rules applied to every message stored.
+    pub rules: Vec<qtc_mail::rules::Rule>,
 }
 
 impl Station {
@@ -59,6 +61,7 @@ impl Station {
             call: call.to_ascii_uppercase(),
             haddr: call.to_ascii_uppercase(),
             partners: Vec::new(),
+            rules: Vec::new(),
         }
     }
 }
@@ -131,6 +134,42 @@ impl Store {
         }
         tx.commit().map_err(db_err)?;
         Ok(results)
+    }
+
+    /// Releases a held message: it becomes new and is queued for forwarding like any other.
+    /// False when there is no held message with that number.
+    pub fn release(&mut self, number: u64, now: i64) -> Result<bool, StoreError> {
+        let station = self.station.clone();
+        let tx = self.conn.transaction().map_err(db_err)?;
+        let row: Option<(String, String, String, String, Vec<u8>)> = tx
+            .query_row(
+                "SELECT kind, to_call, at, origin, rlines FROM messages WHERE number = ?1 AND status = 'H'",
+                [number as i64],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            )
+            .optional()
+            .map_err(db_err)?;
+        let Some((kind, to, at, origin, rlines)) = row else {
+            return Ok(false);
+        };
+        tx.execute(
+            "UPDATE messages SET status = 'N' WHERE number = ?1",
+            [number as i64],
+        )
+        .map_err(db_err)?;
+        // Our own R: line is first; the loop check looks at the others.
+        let (_, theirs) = route::split_first_line(&rlines);
+        let seen = route::rline_calls(theirs);
+        let query = route::RouteQuery {
+            kind: kind_from_db(&kind),
+            to: &to,
+            at: &at,
+            origin: (!origin.is_empty()).then_some(origin.as_str()),
+            seen: &seen,
+        };
+        queue_in(&tx, number, &query, &station, now)?;
+        tx.commit().map_err(db_err)?;
+        Ok(true)
     }
 
     /// The database file.
@@ -313,6 +352,26 @@ fn insert_in(
             return Err(StoreError::DuplicateBid(bid.clone()));
         }
     }
+    let verdict = qtc_mail::rules::check(
+        &station.rules,
+        &qtc_mail::rules::RuleInput {
+            from: &msg.from,
+            to: &msg.to,
+            at: &msg.at,
+            bid: msg.bid.as_deref().unwrap_or_default(),
+            subject: &msg.subject,
+        },
+    );
+    let held_by_rule = match verdict {
+        Some(r) if r.action == qtc_mail::rules::RuleAction::Reject => {
+            return Err(StoreError::Rejected(format!("{:?} {}", r.field, r.pattern)));
+        }
+        Some(r) => {
+            tracing::info!(field = ?r.field, pattern = %r.pattern, "message held by rule");
+            true
+        }
+        None => false,
+    };
     let seen = route::rline_calls(&msg.rlines);
     if let Some(home) = wp::origin_address(&msg.rlines) {
         wp::learn(tx, &msg.from, &home, wp::Source::Rline, now)?;
@@ -328,7 +387,11 @@ fn insert_in(
         }
     }
     let looped = seen.iter().any(|c| c.eq_ignore_ascii_case(&station.call));
-    let status = if looped { MsgStatus::Held } else { msg.status };
+    let status = if looped || held_by_rule {
+        MsgStatus::Held
+    } else {
+        msg.status
+    };
     tx.execute(
         "INSERT INTO messages (kind, status, to_call, at, from_call, bid, subject, rlines, body, \
          size, created, origin) VALUES (?1, ?2, ?3, ?4, ?5, '', ?6, x'', ?7, ?8, ?9, ?10)",
@@ -371,23 +434,36 @@ fn insert_in(
     .map_err(db_err)?;
     if looped {
         tracing::warn!(number, %bid, "held: its R: lines name this BBS (a forwarding loop)");
-        return Ok(number);
     }
-    let query = route::RouteQuery {
-        kind: msg.kind,
-        to: &msg.to,
-        at: &at,
-        origin,
-        seen: &seen,
-    };
-    for partner in route::targets(&query, &station.call, &station.partners) {
+    if status != MsgStatus::Held {
+        let query = route::RouteQuery {
+            kind: msg.kind,
+            to: &msg.to,
+            at: &at,
+            origin,
+            seen: &seen,
+        };
+        queue_in(tx, number, &query, station, now)?;
+    }
+    Ok(number)
+}
+
+/// Queues a message for the partners the routing rules pick.
+fn queue_in(
+    tx: &rusqlite::Transaction<'_>,
+    number: u64,
+    query: &route::RouteQuery<'_>,
+    station: &Station,
+    now: i64,
+) -> Result<(), StoreError> {
+    for partner in route::targets(query, &station.call, &station.partners) {
         tx.execute(
-            "INSERT INTO fwd_queue (number, partner, updated) VALUES (?1, ?2, ?3)",
+            "INSERT OR IGNORE INTO fwd_queue (number, partner, updated) VALUES (?1, ?2, ?3)",
             params![number as i64, partner, now],
         )
         .map_err(db_err)?;
     }
-    Ok(number)
+    Ok(())
 }
 
 /// `<number>_<CALL>`, cut to the 12 characters a BID may have.

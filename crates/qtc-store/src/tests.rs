@@ -183,6 +183,7 @@ fn station() -> Station {
         call: "N0AAA".into(),
         haddr: "N0AAA.#NCA.CA.USA.NOAM".into(),
         partners: vec![p("N0BBB", &["N0BBB", "USA", "WW"]), p("N0CCC", &["WW"])],
+        rules: Vec::new(),
     }
 }
 
@@ -428,4 +429,57 @@ fn white_pages_are_learned_from_received_rlines() {
         .unwrap()
         .iter()
         .any(|q| q.number == n));
+}
+
+#[test]
+fn rules_hold_or_reject_and_held_mail_is_released() {
+    use qtc_mail::rules::{Rule, RuleAction, RuleField};
+    let (_d, mut s) = open();
+    let mut st = station();
+    st.rules = vec![
+        Rule {
+            action: RuleAction::Hold,
+            field: RuleField::To,
+            pattern: "SALE".into(),
+        },
+        Rule {
+            action: RuleAction::Reject,
+            field: RuleField::Subject,
+            pattern: "*lottery*".into(),
+        },
+    ];
+    s.set_station(st);
+    let mut spam = msg(MsgType::Bulletin, "ALL", "N0ABC", None);
+    spam.subject = b"Win the LOTTERY".to_vec();
+    assert!(matches!(
+        s.insert_message(&spam, "N0AAA", 0),
+        Err(StoreError::Rejected(_))
+    ));
+    let mut sale = msg(MsgType::Bulletin, "SALE", "N0ABC", None);
+    sale.at = "WW".into();
+    let n = s.insert_message(&sale, "N0AAA", 0).unwrap();
+    assert_eq!(
+        s.message(n).unwrap().unwrap().header.status,
+        MsgStatus::Held
+    );
+    assert!(
+        s.queue(None).unwrap().is_empty(),
+        "held mail is not forwarded"
+    );
+    let r = s.store_received(
+        "N0CCC",
+        &[incoming("S1", MsgType::Bulletin, "WW", b"x\r\n")],
+        0,
+    );
+    assert_eq!(r.unwrap(), vec![Stored::Stored(n + 1)]);
+    let mut junk = incoming("S2", MsgType::Bulletin, "WW", b"x\r\n");
+    junk.title = b"lottery!".to_vec();
+    assert_eq!(
+        s.store_received("N0CCC", &[junk], 0).unwrap(),
+        vec![Stored::Rejected]
+    );
+    assert!(s.release(n, 1).unwrap());
+    assert!(!s.release(n, 1).unwrap(), "only held mail is released");
+    assert_eq!(s.message(n).unwrap().unwrap().header.status, MsgStatus::New);
+    assert!(s.queue(None).unwrap().iter().any(|q| q.number == n));
 }
