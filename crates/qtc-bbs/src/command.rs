@@ -72,6 +72,8 @@ pub enum Command {
     HomeBbs(String),
     /// `WP call`: the home BBS of a callsign (white pages).
     WhitePages(String),
+    /// `SYS`: ask for sysop rights (RF sysops, with their password).
+    Sys,
     /// `I`: about this BBS.
     Info,
     /// `V`: version.
@@ -270,6 +272,7 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
         "N" => Err(CommandError::Usage(USAGE_NAME)),
         "NH" => one_arg(&args, USAGE_NAME).map(Command::HomeBbs),
         "WP" | "W" => one_arg(&args, USAGE_WP).map(Command::WhitePages),
+        "SYS" => Ok(Command::Sys),
         "I" => Ok(Command::Info),
         "B" | "BYE" => Ok(Command::Bye),
         "RM" | "KM" => Err(CommandError::Usage(if upper == "RM" {

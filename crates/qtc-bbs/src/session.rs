@@ -86,6 +86,8 @@ enum State {
     AskPassword {
         call: String,
     },
+    /// `SYS` on RF: waiting for the sysop's password.
+    SysPassword,
     Command,
     Subject {
         cmd: SendCmd,
@@ -114,6 +116,8 @@ pub struct Session {
     events: VecDeque<Event>,
     failures: u32,
     unconsumed: Vec<u8>,
+    /// A sysop who came in over RF (no password) gets sysop rights only after `SYS`.
+    sysop_pending: bool,
 }
 
 /// Control-Z: the classic end of a message body.
@@ -133,6 +137,7 @@ impl Session {
             events: VecDeque::new(),
             failures: 0,
             unconsumed: Vec::new(),
+            sysop_pending: false,
         }
     }
 
@@ -229,6 +234,10 @@ impl Session {
         match std::mem::replace(&mut self.state, State::Command) {
             State::AskCall => self.got_callsign(&text),
             State::AskPassword { call } => self.got_password(call, &text, store),
+            State::SysPassword => {
+                self.got_sys_password(&text, store);
+                self.prompt();
+            }
             State::Command => {
                 self.command(&text, store);
                 if matches!(self.state, State::Command) {
@@ -296,6 +305,27 @@ impl Session {
         }
     }
 
+    fn got_sys_password(&mut self, text: &[u8], store: &mut dyn MessageStore) {
+        let (call, _, _) = self.me();
+        let password = String::from_utf8_lossy(text);
+        match store.check_password(&call, password.trim()) {
+            Ok(true) => {
+                self.sysop_pending = false;
+                if let Some(u) = self.user.as_mut() {
+                    u.sysop = true;
+                }
+                tracing::info!(%call, "sysop rights granted");
+                self.say("Sysop rights granted.\r");
+            }
+            Ok(false) => {
+                tracing::warn!(%call, "SYS: wrong password");
+                self.events.push_back(Event::LoginFailed { call });
+                self.say("Wrong password.\r");
+            }
+            Err(e) => self.store_failed(&e),
+        }
+    }
+
     fn log_in(&mut self, call: &str, store: &mut dyn MessageStore) {
         let user = match store.user(call) {
             Ok(Some(u)) => u,
@@ -323,6 +353,12 @@ impl Session {
             self.user = Some(user);
             self.state = State::Handover;
             return;
+        }
+        let mut user = user;
+        if user.sysop && matches!(self.access, Access::Callsign(_)) {
+            // The link callsign is no proof: sysop rights wait for SYS and a password.
+            user.sysop = false;
+            self.sysop_pending = true;
         }
         let mine = ListFilter {
             to: Some(user.call.clone()),
@@ -403,6 +439,17 @@ impl Session {
                 Some(h) => self.say(&format!("{call}: home BBS {h}\r")),
                 None => self.say(&format!("No white pages entry for {call}.\r")),
             }),
+            Command::Sys => {
+                if self.sysop_pending {
+                    self.state = State::SysPassword;
+                    self.say("Password:\r");
+                } else if self.me().1 {
+                    self.say("You have sysop rights already.\r");
+                } else {
+                    self.say("*** Only a sysop may use SYS.\r");
+                }
+                Ok(())
+            }
             Command::Info => self.info(store),
             Command::Version => {
                 self.say(&format!("qtc {}\r", self.cfg.version));

@@ -29,6 +29,14 @@ impl Bbs {
         }
     }
 
+    /// The sysop over RF, with rights granted by SYS.
+    fn sysop(&mut self) -> User_ {
+        let mut s = self.rf("N0SYS");
+        s.send(self, "SYS");
+        assert!(s.send(self, "root").contains("granted"));
+        s
+    }
+
     /// A session already logged in over RF as `call`.
     fn rf(&mut self, call: &str) -> User_ {
         let mut s = Session::new(self.cfg.clone(), Access::Callsign(call.into()));
@@ -202,7 +210,7 @@ fn bulletins_are_public_but_only_owner_or_sysop_kills() {
     assert!(u
         .send(&mut bbs, "K 1")
         .contains("You may not kill message #1"));
-    let mut sys = bbs.rf("N0SYS");
+    let mut sys = bbs.sysop();
     assert!(sys.send(&mut bbs, "K 1").contains("Message #1 killed."));
     assert!(sys.send(&mut bbs, "LK").contains("For all"));
     assert!(u.send(&mut bbs, "LK").contains("Only the sysop"));
@@ -236,7 +244,7 @@ fn duplicate_bid_and_impersonation_are_refused() {
     assert!(u
         .send(&mut bbs, "SP N0OTH < N0SYS")
         .contains("Only the sysop or a BBS"));
-    let mut sys = bbs.rf("N0SYS");
+    let mut sys = bbs.sysop();
     assert!(sys.send(&mut bbs, "SP N0OTH < N0ABC").contains("Subject:"));
 }
 
@@ -329,4 +337,19 @@ fn white_pages_learn_from_nh_and_route_mail_without_at() {
     );
     let m = bbs.store.message(1).unwrap().unwrap();
     assert_eq!(m.header.at, "N0FAR.#SCA.CA.USA.NOAM");
+}
+
+#[test]
+fn rf_sysop_needs_sys_and_the_password() {
+    let mut bbs = Bbs::new();
+    post(&mut bbs, "N0OTH", "SB ALL", "Theirs", &["x", "/EX"]);
+    let mut sys = bbs.rf("N0SYS");
+    assert!(sys.send(&mut bbs, "K 1").contains("You may not kill"));
+    assert!(sys.send(&mut bbs, "SYS").contains("Password:"));
+    assert!(sys.send(&mut bbs, "wrong").contains("Wrong password."));
+    assert!(sys.send(&mut bbs, "SYS").contains("Password:"));
+    assert!(sys.send(&mut bbs, "root").contains("Sysop rights granted."));
+    assert!(sys.send(&mut bbs, "K 1").contains("Message #1 killed."));
+    let mut u = bbs.rf("N0USR");
+    assert!(u.send(&mut bbs, "SYS").contains("Only a sysop"));
 }
