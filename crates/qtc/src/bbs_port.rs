@@ -1,14 +1,14 @@
-//! The TCP ports users and partners log in on: the telnet BBS port and the raw forwarding
-//! port. One task per connection moves bytes between the socket, the codec (telnet or raw) and
-//! the BBS interpreter (run on the store thread); a BBS-flagged user is handed to the
-//! forwarding session.
+//! The ports users and partners log in on: the telnet BBS port, the raw forwarding port and
+//! (through [`serve_user`]) AX.25 links. One task per connection moves bytes between the stream,
+//! the codec (telnet or raw) and the BBS interpreter (run on the store thread); a BBS-flagged
+//! user is handed to the forwarding session.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
 use qtc_bbs::{Access, Event, Session};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
 use tokio_util::task::TaskTracker;
@@ -87,11 +87,11 @@ async fn refuse(mut stream: TcpStream, text: &str) {
 }
 
 async fn connection(
-    mut stream: TcpStream,
+    stream: TcpStream,
     peer: SocketAddr,
     kind: PortKind,
     shared: Arc<Shared>,
-    mut shutdown: watch::Receiver<bool>,
+    shutdown: watch::Receiver<bool>,
 ) {
     if shared.throttle.locked_out(peer.ip(), clock::now()) {
         tracing::warn!("refused: locked out after repeated login failures");
@@ -115,7 +115,7 @@ async fn connection(
     let _ = stream.set_nodelay(true);
     tracing::info!("connected");
     let mut net = Vec::with_capacity(READ_BUF);
-    let mut codec = match kind {
+    let codec = match kind {
         PortKind::Telnet => {
             let mut t = qtc_telnet::Telnet::new(qtc_telnet::Role::Server);
             t.start(&mut net);
@@ -123,8 +123,46 @@ async fn connection(
         }
         PortKind::Forward => Codec::raw(),
     };
+    let opts = UserOpts {
+        access: Access::Password,
+        throttle_ip: Some(peer.ip()),
+        partners_only: kind == PortKind::Forward,
+        initial: net,
+    };
+    serve_user(stream, codec, opts, &shared, shutdown).await;
+}
 
-    let session = Session::new(shared.bbs.clone(), Access::Password);
+/// How a user connection came in, for [`serve_user`].
+pub struct UserOpts {
+    /// Telnet asks for a password; an AX.25 link's source callsign is the identity.
+    pub access: Access,
+    /// The address login failures count against (TCP only).
+    pub throttle_ip: Option<IpAddr>,
+    /// Only BBS-flagged users may stay (the raw forwarding port).
+    pub partners_only: bool,
+    /// Bytes to send before the banner (telnet's opening negotiation).
+    pub initial: Vec<u8>,
+}
+
+/// Serves one user over any byte stream: a TCP connection (telnet or raw) or an AX.25 link's
+/// duplex stream (raw codec, bare CR line ends). Runs the BBS interpreter on the store thread; a
+/// BBS-flagged user is handed to the forwarding session. Returns when the user leaves, the
+/// stream ends or the daemon stops.
+pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
+    mut stream: S,
+    mut codec: Codec,
+    opts: UserOpts,
+    shared: &Shared,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let UserOpts {
+        access,
+        throttle_ip,
+        partners_only,
+        initial,
+    } = opts;
+    let mut net = initial;
+    let session = Session::new(shared.bbs.clone(), access);
     let mut step = match shared
         .store
         .call(move |s| Step::run(session, |sess| sess.start(s)))
@@ -147,14 +185,18 @@ async fn connection(
                 Event::HideInput(h) => codec.hide_input(h, &mut net),
                 Event::LoginFailed { call } => {
                     tracing::warn!(%call, "login failed");
-                    pause = Some(shared.throttle.failed(peer.ip(), clock::now()));
+                    if let Some(ip) = throttle_ip {
+                        pause = Some(shared.throttle.failed(ip, clock::now()));
+                    }
                 }
                 Event::LoggedIn { call, bbs } => {
-                    shared.throttle.succeeded(peer.ip());
+                    if let Some(ip) = throttle_ip {
+                        shared.throttle.succeeded(ip);
+                    }
                     tracing::info!(%call, "logged in");
                     if bbs {
                         partner = Some(call);
-                    } else if kind == PortKind::Forward {
+                    } else if partners_only {
                         codec.encode_text(
                             b"*** This port is for forwarding partners only: use the telnet port.\r",
                             &mut net,
@@ -200,7 +242,12 @@ async fn connection(
                 Ok(n) => n,
             },
             _ = shutdown.changed() => {
-                let _ = stream.write_all(b"\r\n*** The BBS is shutting down. 73!\r\n").await;
+                let mut bye = Vec::new();
+                match &codec {
+                    Codec::Telnet(_) => bye.extend_from_slice(b"\r\n*** The BBS is shutting down. 73!\r\n"),
+                    Codec::Raw { .. } => codec.encode_text(b"\r*** The BBS is shutting down. 73!\r", &mut bye),
+                }
+                let _ = stream.write_all(&bye).await;
                 break;
             }
         };

@@ -63,6 +63,11 @@ pub enum MsgCmd {
         /// Message number.
         number: u64,
     },
+    /// Release a held message: it becomes new and is queued for forwarding.
+    Release {
+        /// Message number.
+        number: u64,
+    },
     /// Store messages from a file of send lines (`SB ALL @ WW < N0ABC $BID`, subject, body,
     /// `/EX`), queued for forwarding like messages written here; "-" reads standard input.
     ///
@@ -271,6 +276,13 @@ pub fn msg(c: &Loaded, cmd: MsgCmd) -> anyhow::Result<()> {
             }
             println!("imported {stored} of {} messages", msgs.len());
         }
+        MsgCmd::Release { number } => {
+            store.set_station(c.station());
+            if !store.release(number, crate::clock::unix_now())? {
+                bail!("no held message #{number}");
+            }
+            println!("message #{number} released");
+        }
         MsgCmd::Kill { number } => {
             if !store.set_status(number, MsgStatus::Killed)? {
                 bail!("no message #{number}");
@@ -292,6 +304,10 @@ pub enum CtlCmd {
     },
     /// Forwarding sessions in progress and the queue per partner.
     Status,
+    /// Stations heard on each radio port, most recent first.
+    ///
+    /// Example: qtc ctl heard
+    Heard,
 }
 
 #[derive(Subcommand)]
@@ -310,6 +326,7 @@ pub fn ctl(c: &Loaded, cmd: CtlCmd) -> anyhow::Result<()> {
     let request = match cmd {
         CtlCmd::Forward { call } => format!("forward {}", user_call(&call)?),
         CtlCmd::Status => "status".to_string(),
+        CtlCmd::Heard => "heard".to_string(),
     };
     let answer = crate::ctl::client(&c.data_dir, &request)?;
     print!("{answer}");

@@ -13,3 +13,12 @@ pub fn unix_now() -> i64 {
 pub fn now() -> std::time::Instant {
     tokio::time::Instant::now().into_std()
 }
+
+/// Completes at `deadline`, or never when there is none: the one timer a protocol core asks
+/// for, armed only while it asks.
+pub async fn until(deadline: Option<std::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(tokio::time::Instant::from_std(d)).await,
+        None => std::future::pending().await,
+    }
+}

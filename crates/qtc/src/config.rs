@@ -29,6 +29,26 @@ pub struct Config {
     pub forward: ForwardCfg,
     /// `[[partner]]`, one per neighbour BBS.
     pub partner: Vec<PartnerCfg>,
+    /// `[[rule]]`: hold and reject rules for incoming mail.
+    pub rule: Vec<RuleCfg>,
+    /// `[ax25]`
+    pub ax25: Ax25Cfg,
+    /// `[[port]]`, one per radio port (see docs/radio.md).
+    pub port: Vec<crate::radio::config::PortCfg>,
+}
+
+/// `[ax25]`: what the radio ports share.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Ax25Cfg {
+    /// SSIDs of `[station] callsign` that connect to the BBS.
+    pub bbs_ssids: Vec<u8>,
+}
+
+impl Default for Ax25Cfg {
+    fn default() -> Self {
+        Ax25Cfg { bbs_ssids: vec![0] }
+    }
 }
 
 /// `[forward]`
@@ -54,6 +74,18 @@ impl Default for ForwardCfg {
             block_bytes: 10_000,
         }
     }
+}
+
+/// `[[rule]]`: hold or reject mail whose field matches a pattern.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RuleCfg {
+    /// "hold" or "reject".
+    pub action: String,
+    /// "from", "to", "at", "bid" or "subject".
+    pub field: String,
+    /// Glob pattern: `*` any run, `?` one character, case-insensitive.
+    pub pattern: String,
 }
 
 /// One step of a partner login script.
@@ -226,6 +258,10 @@ pub struct Loaded {
     pub forward_idle: Duration,
     /// Partners, checked.
     pub partners: Vec<Partner>,
+    /// Hold and reject rules, checked.
+    pub rules: Vec<qtc_mail::rules::Rule>,
+    /// Radio ports, checked.
+    pub radio_ports: Vec<crate::radio::config::RadioPort>,
 }
 
 /// How to reach a partner.
@@ -235,6 +271,15 @@ pub enum Connect {
     None,
     /// TCP to `host:port`.
     Tcp(String),
+    /// AX.25 on a radio port: `ax25:PORT:CALL[,DIGI...]`.
+    Ax25 {
+        /// The `[[port]]` name.
+        port: String,
+        /// The partner's callsign with SSID.
+        call: qtc_ax25::Callsign,
+        /// Digipeaters, in order.
+        via: Vec<qtc_ax25::Callsign>,
+    },
 }
 
 /// A checked `[[partner]]`.
@@ -262,6 +307,7 @@ impl Loaded {
         qtc_store::Station {
             call: self.cfg.station.callsign.clone(),
             haddr: self.haddr(),
+            rules: self.rules.clone(),
             partners: self
                 .partners
                 .iter()
@@ -403,6 +449,24 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         }
         partners.push(partner);
     }
+    let radio_ports = crate::radio::config::check(&cfg)
+        .map_err(|(key, m): (String, String)| key_err(key.as_str(), m))?;
+    for (i, p) in partners.iter().enumerate() {
+        if let Connect::Ax25 { port, .. } = &p.connect {
+            if !radio_ports.iter().any(|r| &r.name == port) {
+                return Err(key_err(
+                    &format!("[[partner]] #{} ({}) connect", i + 1, p.call),
+                    format!("no [[port]] is named {port:?}"),
+                ));
+            }
+        }
+    }
+    let rules = cfg
+        .rule
+        .iter()
+        .enumerate()
+        .map(|(i, r)| check_rule(r).map_err(|m| key_err(&format!("[[rule]] #{}", i + 1), m)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let data_dir = if cfg.store.dir.is_absolute() {
         cfg.store.dir.clone()
     } else {
@@ -417,6 +481,41 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         forward_listen,
         forward_idle,
         partners,
+        radio_ports,
+        rules,
+    })
+}
+
+fn check_rule(r: &RuleCfg) -> Result<qtc_mail::rules::Rule, String> {
+    use qtc_mail::rules::{Rule, RuleAction, RuleField};
+    let action = match r.action.to_ascii_lowercase().as_str() {
+        "hold" => RuleAction::Hold,
+        "reject" => RuleAction::Reject,
+        other => {
+            return Err(format!(
+                "action: expected \"hold\" or \"reject\", got {other:?}"
+            ))
+        }
+    };
+    let field = match r.field.to_ascii_lowercase().as_str() {
+        "from" => RuleField::From,
+        "to" => RuleField::To,
+        "at" => RuleField::At,
+        "bid" => RuleField::Bid,
+        "subject" => RuleField::Subject,
+        other => {
+            return Err(format!(
+                "field: expected from, to, at, bid or subject, got {other:?}"
+            ))
+        }
+    };
+    if r.pattern.is_empty() || r.pattern.len() > 80 {
+        return Err("pattern: expected 1 to 80 characters".into());
+    }
+    Ok(Rule {
+        action,
+        field,
+        pattern: r.pattern.clone(),
     })
 }
 
@@ -456,11 +555,21 @@ fn check_partner(p: &PartnerCfg, own: &str) -> Result<Partner, (&'static str, St
             ));
         }
         Connect::Tcp(addr.to_string())
+    } else if let Some(rest) = p.connect.strip_prefix("ax25:") {
+        crate::radio::config::parse_ax25_connect(rest).map_err(|m| {
+            (
+                "connect",
+                format!(
+                    "expected \"ax25:PORTNAME:CALL[,DIGI1,DIGI2]\" ({m}), got {:?}",
+                    p.connect
+                ),
+            )
+        })?
     } else {
         return Err((
             "connect",
             format!(
-                "expected \"tcp:HOST:PORT\" (ax25: ports come with the radio side), got {:?}",
+                "expected \"tcp:HOST:PORT\" or \"ax25:PORTNAME:CALL[,DIGI...]\", got {:?}",
                 p.connect
             ),
         ));
@@ -492,7 +601,10 @@ fn check_partner(p: &PartnerCfg, own: &str) -> Result<Partner, (&'static str, St
     } else {
         p.login.clone()
     };
-    let script = if p.script.is_empty() {
+    let script = if p.script.is_empty() && matches!(connect, Connect::Ax25 { .. }) {
+        // Over AX.25 the link's source callsign is the login: no prompts to answer.
+        Vec::new()
+    } else if p.script.is_empty() {
         vec![
             Step::Expect(vec!["callsign".into(), "login:".into(), "user:".into()]),
             Step::Send(login),

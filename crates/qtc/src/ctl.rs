@@ -14,6 +14,7 @@ use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
 
 use crate::forward::{call, Forwarder};
+use crate::radio::Radios;
 
 /// The socket's file name inside the data directory.
 pub const SOCKET: &str = "qtc.ctl";
@@ -46,6 +47,7 @@ pub fn bind(data_dir: &Path) -> anyhow::Result<UnixListener> {
 pub async fn serve(
     listener: UnixListener,
     fwd: Arc<Forwarder>,
+    radios: Radios,
     mut shutdown: watch::Receiver<bool>,
     tasks: TaskTracker,
 ) {
@@ -56,7 +58,12 @@ pub async fn serve(
         };
         match conn {
             Ok((stream, _)) => {
-                tasks.spawn(request(stream, fwd.clone(), shutdown.clone()));
+                tasks.spawn(request(
+                    stream,
+                    fwd.clone(),
+                    radios.clone(),
+                    shutdown.clone(),
+                ));
             }
             Err(e) => {
                 tracing::warn!(error = %e, "control socket accept failed");
@@ -66,7 +73,12 @@ pub async fn serve(
     }
 }
 
-async fn request(mut stream: UnixStream, fwd: Arc<Forwarder>, shutdown: watch::Receiver<bool>) {
+async fn request(
+    mut stream: UnixStream,
+    fwd: Arc<Forwarder>,
+    radios: Radios,
+    shutdown: watch::Receiver<bool>,
+) {
     let mut buf = Vec::with_capacity(MAX_REQUEST);
     let mut chunk = [0u8; MAX_REQUEST];
     while !buf.contains(&b'\n') && buf.len() < MAX_REQUEST {
@@ -80,14 +92,15 @@ async fn request(mut stream: UnixStream, fwd: Arc<Forwarder>, shutdown: watch::R
     let answer = match words.as_slice() {
         ["forward", partner] => {
             let partner = partner.to_ascii_uppercase();
-            let s = call::call(fwd.clone(), &partner, shutdown).await;
+            let s = call::call(fwd.clone(), &radios, &partner, shutdown).await;
             match s.error {
                 None => format!("ok: {partner}: {s}\n"),
                 Some(_) => format!("error: {partner}: {s}\n"),
             }
         }
         ["status"] => status(&fwd).await,
-        _ => "error: unknown request; try `forward CALL` or `status`\n".to_string(),
+        ["heard"] => radios.heard_report(),
+        _ => "error: unknown request; try `forward CALL`, `status` or `heard`\n".to_string(),
     };
     let _ = stream.write_all(answer.as_bytes()).await;
 }

@@ -12,8 +12,11 @@ use crate::bbs_port::{self, PortKind, Shared};
 use crate::config::Loaded;
 use crate::ctl;
 use crate::forward::{call, Forwarder};
+use crate::link::Codec;
+use crate::radio::Radios;
 use crate::store_thread::StoreHandle;
 use crate::throttle::Throttle;
+use tracing::Instrument;
 
 /// How long sessions get to say goodbye at shutdown.
 const GRACE: Duration = Duration::from_millis(1500);
@@ -90,6 +93,9 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
                 p.call, p.connect, p.max_mode
             );
         }
+        for p in &c.radio_ports {
+            println!("radio: {} {}", p.name, crate::radio::describe(&p.kind));
+        }
         println!("control: {}", ctl::path(&c.data_dir).display());
         println!("data: {}", db_path.display());
         tracing::info!("ready");
@@ -105,6 +111,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             store.clone(),
             &c.cfg.station.callsign,
             c.partners.clone(),
+            c.rules.clone(),
             fbb,
         ));
         let shared = Arc::new(Shared {
@@ -126,9 +133,11 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
                 tasks.clone(),
             ));
         }
+        let radios = start_radios(&c, &shared, &stop_rx, &tasks);
         tasks.spawn(ctl::serve(
             ctl_listener,
             forwarder.clone(),
+            radios.clone(),
             stop_rx.clone(),
             tasks.clone(),
         ));
@@ -136,6 +145,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             if let Some(interval) = p.interval {
                 tasks.spawn(call::schedule(
                     forwarder.clone(),
+                    radios.clone(),
                     p.call.clone(),
                     interval,
                     stop_rx.clone(),
@@ -158,6 +168,59 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
     let _ = store_thread.join();
     tracing::info!("stopped");
     result
+}
+
+/// Starts one task per `[[port]]`; incoming links to our BBS callsigns get a BBS session (a
+/// BBS-flagged caller is handed to forwarding, as on telnet).
+fn start_radios(
+    c: &Loaded,
+    shared: &Arc<Shared>,
+    stop: &watch::Receiver<bool>,
+    tasks: &TaskTracker,
+) -> Radios {
+    use crate::radio::{self, PortSetup, RadioHandle};
+    let mut handles = std::collections::BTreeMap::new();
+    let locals: Vec<qtc_ax25::Callsign> = c
+        .cfg
+        .ax25
+        .bbs_ssids
+        .iter()
+        .filter_map(|&ssid| qtc_ax25::Callsign::new(&c.cfg.station.callsign, ssid).ok())
+        .collect();
+    for p in &c.radio_ports {
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        let heard = radio::Heard::default();
+        let (sh, st, tk, name) = (shared.clone(), stop.clone(), tasks.clone(), p.name.clone());
+        let on_incoming: radio::Incoming = Arc::new(move |stream, _local, remote| {
+            let span = tracing::info_span!("ax25", port = %name, %remote);
+            let (sh, st) = (sh.clone(), st.clone());
+            let opts = bbs_port::UserOpts {
+                access: qtc_bbs::Access::Callsign(remote.call().to_string()),
+                throttle_ip: None,
+                partners_only: false,
+                initial: Vec::new(),
+            };
+            tk.spawn(
+                async move {
+                    bbs_port::serve_user(stream, Codec::raw(), opts, &sh, st).await;
+                }
+                .instrument(span),
+            );
+        });
+        tasks.spawn(radio::run_port(
+            PortSetup {
+                port: p.clone(),
+                locals: locals.clone(),
+                accept: true,
+                on_incoming: Some(on_incoming),
+                heard: heard.clone(),
+            },
+            rx,
+            stop.clone(),
+        ));
+        handles.insert(p.name.clone(), RadioHandle { cmd: tx, heard });
+    }
+    Radios::new(handles)
 }
 
 /// Installs the SIGTERM and SIGINT handlers now; the future completes at the first signal.

@@ -9,6 +9,7 @@ mod daemon;
 mod forward;
 mod import;
 mod link;
+mod radio;
 mod store_thread;
 mod throttle;
 
@@ -17,7 +18,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// qtc: an event-driven packet-radio BBS: telnet users, FBB forwarding (AX.25 to come).
+/// qtc: an event-driven packet-radio BBS: telnet users, FBB forwarding, AX.25 over KISS and AXUDP.
 #[derive(Parser)]
 #[command(version, about, long_about = None)]
 struct Cli {
@@ -53,6 +54,24 @@ enum Cmd {
     /// Look at the forwarding queues (works while the daemon runs).
     #[command(subcommand)]
     Fwd(cli::FwdCmd),
+    /// Connect to a station over AX.25 and talk: a terminal on a KISS TNC or AXUDP.
+    ///
+    /// Lines typed go out (CR line ends), received text is printed; exits when the link is down.
+    ///
+    /// Example: qtc call --port kiss-tcp:127.0.0.1:8001 --mycall N0ZZZ N0AAA via N0DIG
+    Call {
+        /// kiss-tcp:HOST:PORT, axudp:LISTEN_IP:PORT:PEER_IP:PORT, kiss-pty:PATH or
+        /// kiss-serial:PATH:BAUD.
+        #[arg(long)]
+        port: String,
+        /// Our callsign on the link (with SSID if wanted, N0ZZZ-1).
+        #[arg(long)]
+        mycall: String,
+        /// The station to call.
+        remote: String,
+        /// Digipeaters: `via DIGI1 DIGI2` (the word via is optional).
+        via: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -64,6 +83,12 @@ fn main() -> ExitCode {
         Cmd::Msg(cmd) => config::load(args.config.as_deref()).and_then(|c| cli::msg(&c, cmd)),
         Cmd::Ctl(cmd) => config::load(args.config.as_deref()).and_then(|c| cli::ctl(&c, cmd)),
         Cmd::Fwd(cmd) => config::load(args.config.as_deref()).and_then(|c| cli::fwd(&c, cmd)),
+        Cmd::Call {
+            port,
+            mycall,
+            remote,
+            via,
+        } => radio::client::run(&port, &mycall, &remote, &via),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

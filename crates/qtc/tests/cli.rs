@@ -105,9 +105,7 @@ fn import_stores_and_queues_messages() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         config_path(dir.path()),
-        format!(
-            "{BASE_CONFIG}[[partner]]\ncallsign = \"N0BBB\"\nroutes = [\"WW\"]\n"
-        ),
+        format!("{BASE_CONFIG}[[partner]]\ncallsign = \"N0BBB\"\nroutes = [\"WW\"]\n"),
     )
     .unwrap();
     let file = dir.path().join("in.txt");
@@ -122,7 +120,10 @@ fn import_stores_and_queues_messages() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("B1_N0ABC"));
     let q = cli(dir.path(), &["fwd", "queue"], "");
     let q = String::from_utf8_lossy(&q.stdout);
-    assert!(q.contains("N0BBB") && q.contains("B1_N0ABC") && q.contains("1 queued"), "{q}");
+    assert!(
+        q.contains("N0BBB") && q.contains("B1_N0ABC") && q.contains("1 queued"),
+        "{q}"
+    );
     let bad = cli(dir.path(), &["msg", "import", "-"], "SP N0USR\nno end\n");
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("line 1: message not ended by /EX"));

@@ -13,10 +13,12 @@ use super::{Forwarder, Summary};
 use crate::clock;
 use crate::config::Connect;
 use crate::link::Codec;
+use crate::radio::Radios;
 
 /// Calls `partner` now and forwards until the session ends.
 pub async fn call(
     fwd: Arc<Forwarder>,
+    radios: &Radios,
     partner: &str,
     mut shutdown: watch::Receiver<bool>,
 ) -> Summary {
@@ -30,37 +32,59 @@ pub async fn call(
     let Some(p) = fwd.partner(partner).cloned() else {
         return failed(format!("{partner} is not a configured [[partner]]"));
     };
-    let addr = match &p.connect {
-        Connect::Tcp(a) => a.clone(),
+    let (mut stream, addr): (Box<dyn Stream>, String) = match &p.connect {
+        Connect::Tcp(a) => {
+            tracing::info!(partner = %p.call, addr = %a, "calling");
+            match TcpStream::connect(a).await {
+                Ok(s) => {
+                    let _ = s.set_nodelay(true);
+                    (Box::new(s), a.clone())
+                }
+                Err(e) => return failed(format!("cannot connect to {a}: {e}")),
+            }
+        }
+        Connect::Ax25 { port, call, via } => {
+            let what = format!("{call} on radio port {port}");
+            tracing::info!(partner = %p.call, via = %what, "calling over AX.25");
+            let Ok(local) = fwd.call.parse::<qtc_ax25::Callsign>() else {
+                return failed(format!(
+                    "our callsign {} is not an AX.25 callsign",
+                    fwd.call
+                ));
+            };
+            match radios.connect(port, local, *call, via.clone()).await {
+                Ok(s) => (Box::new(s), what),
+                Err(e) => return failed(format!("cannot connect to {what}: {e}")),
+            }
+        }
         Connect::None => {
             return failed(format!(
                 "{partner} has no connect = address: it only calls us"
             ))
         }
     };
-    tracing::info!(partner = %p.call, %addr, "calling");
-    let mut stream = match TcpStream::connect(&addr).await {
-        Ok(s) => s,
-        Err(e) => return failed(format!("cannot connect to {addr}: {e}")),
-    };
-    let _ = stream.set_nodelay(true);
     let mut codec = if p.telnet {
         Codec::telnet(qtc_telnet::Role::Client)
     } else {
         Codec::raw()
     };
-    let leftover = match login(
-        &mut stream,
-        &mut codec,
-        Script::new(p.script.clone()),
-        &mut shutdown,
-    )
-    .await
-    {
-        Ok(l) => l,
-        Err(e) => return failed(format!("login to {addr}: {e}")),
+    // Over AX.25 with no script the link's callsign is the login: nothing to answer.
+    let leftover = if p.script.is_empty() {
+        Vec::new()
+    } else {
+        match login(
+            &mut stream,
+            &mut codec,
+            Script::new(p.script.clone()),
+            &mut shutdown,
+        )
+        .await
+        {
+            Ok(l) => l,
+            Err(e) => return failed(format!("login to {addr}: {e}")),
+        }
     };
-    super::run(
+    let summary = super::run(
         &fwd,
         &mut stream,
         &mut codec,
@@ -69,8 +93,15 @@ pub async fn call(
         &leftover,
         &mut shutdown,
     )
-    .await
+    .await;
+    // Closing our end lets an AX.25 link send what is left, then DISC.
+    let _ = stream.shutdown().await;
+    summary
 }
+
+/// A connection to a partner: TCP or an AX.25 link's stream.
+trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Stream for T {}
 
 /// Runs the login script; returns the input that followed its last match.
 async fn login<S: AsyncRead + AsyncWrite + Unpin>(
@@ -99,13 +130,7 @@ async fn login<S: AsyncRead + AsyncWrite + Unpin>(
             Some(LoginEvent::Failed(e)) => return Err(e.to_string()),
             None => {}
         }
-        let deadline = script.poll_timeout().map(tokio::time::Instant::from_std);
-        let timer = async {
-            match deadline {
-                Some(d) => tokio::time::sleep_until(d).await,
-                None => std::future::pending().await,
-            }
-        };
+        let timer = clock::until(script.poll_timeout());
         tokio::select! {
             r = io.read(&mut buf) => match r {
                 Ok(0) | Err(_) => script.handle_eof(clock::now()),
@@ -125,6 +150,7 @@ async fn login<S: AsyncRead + AsyncWrite + Unpin>(
 /// sysop asked for; nothing else wakes this task.
 pub async fn schedule(
     fwd: Arc<Forwarder>,
+    radios: Radios,
     partner: String,
     interval: std::time::Duration,
     mut shutdown: watch::Receiver<bool>,
@@ -134,7 +160,7 @@ pub async fn schedule(
             _ = tokio::time::sleep(interval) => {}
             _ = shutdown.changed() => return,
         }
-        let summary = call(fwd.clone(), &partner, shutdown.clone()).await;
+        let summary = call(fwd.clone(), &radios, &partner, shutdown.clone()).await;
         tracing::info!(%partner, %summary, "scheduled call done");
     }
 }

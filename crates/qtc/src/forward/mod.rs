@@ -66,6 +66,8 @@ pub struct Forwarder {
     pub call: String,
     /// Configured partners.
     pub partners: Vec<Partner>,
+    /// Hold and reject rules, applied to proposals before anything is transferred.
+    rules: Vec<qtc_mail::rules::Rule>,
     base: qtc_fbb::Config,
     /// BID -> partner it is arriving from right now.
     in_flight: Mutex<HashMap<String, String>>,
@@ -79,12 +81,14 @@ impl Forwarder {
         store: StoreHandle,
         call: &str,
         partners: Vec<Partner>,
+        rules: Vec<qtc_mail::rules::Rule>,
         base: qtc_fbb::Config,
     ) -> Self {
         Forwarder {
             store,
             call: call.to_string(),
             partners,
+            rules,
             base,
             in_flight: Mutex::new(HashMap::new()),
             active: Mutex::new(HashMap::new()),
@@ -264,16 +268,7 @@ impl Driver {
                 let _ = io.flush().await;
                 return;
             }
-            let deadline = self
-                .session
-                .poll_timeout()
-                .map(tokio::time::Instant::from_std);
-            let timer = async {
-                match deadline {
-                    Some(d) => tokio::time::sleep_until(d).await,
-                    None => std::future::pending().await,
-                }
-            };
+            let timer = clock::until(self.session.poll_timeout());
             tokio::select! {
                 r = io.read(&mut buf) => match r {
                     Ok(0) | Err(_) => self.session.handle_eof(clock::now()),
@@ -433,8 +428,21 @@ impl Driver {
         let mut answers = Vec::with_capacity(ps.len());
         for (p, (known, partial)) in ps.iter().zip(known) {
             let bid = p.bid.to_ascii_uppercase();
+            let verdict = qtc_mail::rules::check(
+                &self.fwd.rules,
+                &qtc_mail::rules::RuleInput {
+                    from: &p.from,
+                    to: &p.to,
+                    at: &p.at,
+                    bid: &bid,
+                    subject: b"",
+                },
+            )
+            .map(|r| r.action);
             let a = if known || (!bid.is_empty() && !seen_here.insert(bid.clone())) {
                 Answer::Reject
+            } else if verdict == Some(qtc_mail::rules::RuleAction::Reject) {
+                Answer::RejectedByRule
             } else if bid.is_empty() {
                 Answer::Accept
             } else if !self.fwd.take_bid(&bid, &partner) {
@@ -486,11 +494,14 @@ impl Driver {
                         Stored::Duplicate => {
                             tracing::info!(partner = %self.partner, %bid, "duplicate, not stored again")
                         }
+                        Stored::Rejected => {
+                            tracing::info!(partner = %self.partner, %bid, "refused by a rule, not stored")
+                        }
                     }
                 }
                 self.summary.received += stored
                     .iter()
-                    .filter(|s| !matches!(s, Stored::Duplicate))
+                    .filter(|s| matches!(s, Stored::Stored(_) | Stored::Held(_)))
                     .count();
                 let mut fl = self.fwd.in_flight.lock().unwrap_or_else(|e| e.into_inner());
                 for bid in &bids {

@@ -295,3 +295,457 @@ fn is_timeout(e: &std::io::Error) -> bool {
 pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
+
+// ---------------------------------------------------------------------------------------------
+// Helpers for the forwarding tests (tests/forward_*.rs): seeded message generation, import,
+// guarded `qtc ctl forward`, and reading messages back through `qtc msg list/show`.
+
+/// A hang guard for one whole forwarding session run by `qtc ctl forward` (not a timing
+/// assertion: a healthy session ends long before).
+pub const SESSION_PATIENCE: Duration = Duration::from_secs(300);
+
+/// A small seeded generator (SplitMix64): the same seed gives the same test data.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `lo..=hi`.
+    pub fn range(&mut self, lo: usize, hi: usize) -> usize {
+        lo + (self.next_u64() % (hi - lo + 1) as u64) as usize
+    }
+
+    /// True with `pct` percent probability.
+    pub fn chance(&mut self, pct: u64) -> bool {
+        self.next_u64() % 100 < pct
+    }
+
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.range(0, items.len() - 1)]
+    }
+}
+
+/// A message to import, and what the other side must end up with.
+#[derive(Clone, Debug)]
+pub struct GenMsg {
+    /// 'P' or 'B'.
+    pub kind: char,
+    pub to: String,
+    pub at: String,
+    pub from: String,
+    pub bid: String,
+    pub subject: String,
+    /// Body lines without line ends (no CR, LF, NUL or Ctrl-Z in them).
+    pub lines: Vec<Vec<u8>>,
+}
+
+impl GenMsg {
+    /// The body as stored: every line ended by CR LF.
+    pub fn body(&self) -> Vec<u8> {
+        let mut b = Vec::new();
+        for l in &self.lines {
+            b.extend_from_slice(l);
+            b.extend_from_slice(b"\r\n");
+        }
+        b
+    }
+
+    /// The `qtc msg import` block; line ends LF or CR LF as `rng` says.
+    pub fn import_block(&self, rng: &mut Rng) -> Vec<u8> {
+        let mut out = format!(
+            "S{} {} @ {} < {} ${}\n{}\n",
+            self.kind, self.to, self.at, self.from, self.bid, self.subject
+        )
+        .into_bytes();
+        for l in &self.lines {
+            out.extend_from_slice(l);
+            out.extend_from_slice(if rng.chance(50) { b"\r\n" } else { b"\n" });
+        }
+        out.extend_from_slice(b"/EX\n");
+        out
+    }
+}
+
+/// CP437 box drawing, accented letters, shading, and the bytes that must survive telnet.
+const CP437: &[u8] = &[
+    0x80, 0x81, 0x82, 0x84, 0x8e, 0x94, 0x99, 0x9a, 0xa0, 0xa4, 0xb0, 0xb1, 0xb2, 0xb3, 0xba, 0xbf,
+    0xc0, 0xc4, 0xc9, 0xcd, 0xd9, 0xda, 0xdb, 0xe1, 0xf8, 0xfa, 0xfd, 0xfe,
+];
+const UTF8: &[&str] = &[
+    "\u{e9}",
+    "\u{fc}",
+    "\u{df}",
+    "\u{2014}",
+    "\u{20ac}",
+    "\u{444}",
+    "\u{3b1}",
+    "\u{65e5}",
+    "\u{1f4fb}",
+];
+const WORDS: &[&str] = &[
+    "de", "qtc", "cq", "73", "rig", "antenna", "packet", "bbs", "net", "the", "and", "tnc", "kiss",
+    "9600", "1200", "baud", "node", "digi", "weather", "report", "swr", "vhf", "hf",
+];
+
+/// One body line of up to about `max` bytes: words, CP437 bytes, UTF-8, 0xFF, tabs. Never starts
+/// with `R:`, never is `/EX`, never holds CR, LF, NUL or Ctrl-Z.
+pub fn gen_line(rng: &mut Rng, max: usize) -> Vec<u8> {
+    let want = match rng.range(0, 9) {
+        0 => 0,
+        1..=6 => rng.range(1, 80.min(max)),
+        _ => rng.range(1, max),
+    };
+    let mut l = Vec::with_capacity(want + 8);
+    while l.len() < want {
+        match rng.range(0, 19) {
+            0..=11 => l.extend_from_slice(rng.pick(WORDS).as_bytes()),
+            12 | 13 => l.push(*rng.pick(CP437)),
+            14 => l.extend_from_slice(rng.pick(UTF8).as_bytes()),
+            15 => l.push(0xff),
+            16 => l.push(b'\t'),
+            17 => l.extend_from_slice(format!("{}", rng.next_u64() % 100_000).as_bytes()),
+            _ => l.push(*rng.pick(b"!\"#%&'()*+,-./:;<=>?@[\\]^_`{|}~")),
+        }
+        l.push(b' ');
+    }
+    if rng.chance(70) {
+        // Most lines without a trailing space; some keep it (it must survive too).
+        while l.last() == Some(&b' ') {
+            l.pop();
+        }
+    }
+    if l.starts_with(b"R:") || l.trim_ascii().eq_ignore_ascii_case(b"/EX") {
+        l.insert(0, b'x');
+    }
+    l
+}
+
+/// Body lines adding up to about `size` bytes (0 gives an empty body).
+pub fn gen_lines(rng: &mut Rng, size: usize, max_line: usize) -> Vec<Vec<u8>> {
+    let mut lines = Vec::new();
+    let mut total = 0;
+    while total < size {
+        let l = gen_line(rng, max_line.min(size - total + 1).max(1));
+        total += l.len() + 2;
+        lines.push(l);
+    }
+    lines
+}
+
+/// A body size, mostly small, some up to 100 KB.
+pub fn gen_size(rng: &mut Rng) -> usize {
+    match rng.range(0, 99) {
+        0..=2 => 0,
+        3..=64 => rng.range(1, 2_000),
+        65..=94 => rng.range(2_000, 12_000),
+        _ => rng.range(12_000, 100_000),
+    }
+}
+
+/// `n` messages from `home` (BIDs `<prefix><i>_<home>`): personal ones `@ other`, bulletins
+/// `@ WW`; body sizes by [`gen_size`], one empty and one of 100 KB among them.
+pub fn gen_messages(rng: &mut Rng, n: usize, prefix: &str, home: &str, other: &str) -> Vec<GenMsg> {
+    const TO: &[&str] = &["N0XYZ", "W1AW", "K9ABC", "DL1ABC", "G4XYZ", "VK2RT"];
+    const ALL: &[&str] = &["ALL", "QST", "KEPS", "WX", "SALE"];
+    const FROM: &[&str] = &["N0ABC", "N0DEF", "KA1XYZ", "F6FBB", "W0RLI"];
+    (0..n)
+        .map(|i| {
+            let personal = rng.chance(50);
+            let size = match i {
+                0 => 0,
+                1 => 100 * 1024,
+                _ => gen_size(rng),
+            };
+            let at = if !personal {
+                "WW".to_string()
+            } else if rng.chance(20) {
+                format!("{other}.#NCA.CA.USA.NOAM")
+            } else {
+                other.to_string()
+            };
+            GenMsg {
+                kind: if personal { 'P' } else { 'B' },
+                to: if personal {
+                    rng.pick(TO)
+                } else {
+                    rng.pick(ALL)
+                }
+                .to_string(),
+                at,
+                from: rng.pick(FROM).to_string(),
+                bid: format!("{prefix}{i}_{home}"),
+                subject: format!("{prefix}{i} {} bytes from {home}", size),
+                lines: gen_lines(rng, size, 250),
+            }
+        })
+        .collect()
+}
+
+/// Writes `msgs` into an import file in `dir` and returns its path.
+pub fn write_import(dir: &Path, name: &str, msgs: &[GenMsg], rng: &mut Rng) -> PathBuf {
+    let mut data = Vec::new();
+    for m in msgs {
+        data.extend_from_slice(&m.import_block(rng));
+        if rng.chance(10) {
+            data.extend_from_slice(b"\n");
+        }
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, data).unwrap();
+    path
+}
+
+/// One line of `qtc msg list --json`.
+#[derive(Clone, Debug)]
+pub struct Listed {
+    pub number: u64,
+    pub kind: String,
+    pub status: String,
+    pub to: String,
+    pub at: String,
+    pub from: String,
+    pub bid: String,
+    pub subject: String,
+    pub size: u64,
+}
+
+/// A message as `qtc msg show` prints it: the R: lines (with their line ends) and the body.
+#[derive(Clone, Debug)]
+pub struct Shown {
+    pub rlines: Vec<Vec<u8>>,
+    pub body: Vec<u8>,
+}
+
+impl Shown {
+    /// Splits `msg show` output: headers, a blank line, R: lines, body.
+    pub fn parse(out: &[u8]) -> Shown {
+        let subj = find(out, b"\nSubject: ").expect("no Subject: header");
+        let blank = subj + 1 + find(&out[subj + 1..], b"\n\n").expect("no blank line");
+        let mut rest = &out[blank + 2..];
+        let mut rlines = Vec::new();
+        while rest.starts_with(b"R:") {
+            let end = rest
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(rest.len(), |p| p + 1);
+            rlines.push(rest[..end].to_vec());
+            rest = &rest[end..];
+        }
+        Shown {
+            rlines,
+            body: rest.to_vec(),
+        }
+    }
+}
+
+impl Daemon {
+    /// `qtc msg import FILE`; panics unless all `n` were stored.
+    pub fn import(&self, file: &Path, n: usize) {
+        let out = self.cli(&["msg", "import", file.to_str().unwrap()]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains(&format!("imported {n} of {n} messages")),
+            "import: {text} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// `qtc ctl ARGS` under [`SESSION_PATIENCE`]: (succeeded, standard output). Never panics on
+    /// an `error:` answer; panics with the log if the command hangs.
+    pub fn try_ctl(&self, args: &[&str]) -> (bool, String) {
+        let mut child = qtc()
+            .arg("-c")
+            .arg(config_path(self.dir.path()))
+            .arg("ctl")
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut s = Vec::new();
+            let _ = stdout.read_to_end(&mut s);
+            s
+        });
+        let deadline = Instant::now() + SESSION_PATIENCE;
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("qtc ctl {args:?} hung\n--- log ---\n{}", self.log());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let out = reader.join().unwrap();
+        (status.success(), String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// `qtc ctl forward CALL`, which must report `ok:`; returns its output.
+    pub fn forward_ok(&self, call: &str, peer: &Daemon) -> String {
+        let (ok, out) = self.try_ctl(&["forward", call]);
+        assert!(
+            ok && out.starts_with("ok:"),
+            "ctl forward {call}: {out}\n--- caller log ---\n{}\n--- peer log ---\n{}",
+            tail(&self.log(), 6000),
+            tail(&peer.log(), 6000)
+        );
+        out
+    }
+
+    /// `qtc msg list --json`, parsed.
+    pub fn listed(&self) -> Vec<Listed> {
+        self.messages()
+            .iter()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                let s = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+                Listed {
+                    number: v["number"].as_u64().unwrap(),
+                    kind: s("type"),
+                    status: s("status"),
+                    to: s("to"),
+                    at: s("at"),
+                    from: s("from"),
+                    bid: s("bid"),
+                    subject: s("subject"),
+                    size: v["size"].as_u64().unwrap_or(0),
+                }
+            })
+            .collect()
+    }
+
+    /// `qtc msg show N`, raw output.
+    pub fn show_raw(&self, number: u64) -> Vec<u8> {
+        let out = self.cli(&["msg", "show", &number.to_string()]);
+        assert!(out.status.success(), "msg show {number}: {out:?}");
+        out.stdout
+    }
+
+    /// `qtc msg show` for each number, a few at once; results in the same order.
+    pub fn show_many(&self, numbers: &[u64]) -> Vec<Shown> {
+        let chunk = numbers.len().div_ceil(4).max(1);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = numbers
+                .chunks(chunk)
+                .map(|part| {
+                    s.spawn(move || {
+                        part.iter()
+                            .map(|&n| Shown::parse(&self.show_raw(n)))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap())
+                .collect()
+        })
+    }
+
+    /// `qtc fwd queue [CALL]` output.
+    pub fn fwd_queue(&self, call: Option<&str>) -> String {
+        let mut args = vec!["fwd", "queue"];
+        args.extend(call);
+        let out = self.cli(&args);
+        assert!(out.status.success(), "fwd queue: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+/// The last `n` bytes of a log, for failure messages.
+pub fn tail(s: &str, n: usize) -> &str {
+    let mut start = s.len().saturating_sub(n);
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    &s[start..]
+}
+
+/// Checks that every message of `sent` is at `to` exactly once with the same type and body,
+/// its first R: line naming `receiver` (and the second `origin`, when given); returns
+/// how many were checked. `only` limits the body check to every n-th message (1: all).
+pub fn check_arrived(
+    to: &Daemon,
+    sent: &[&GenMsg],
+    receiver: &str,
+    origin: Option<&str>,
+    only: usize,
+) -> usize {
+    let listed = to.listed();
+    let mut by_bid: std::collections::HashMap<&str, Vec<&Listed>> = Default::default();
+    for l in &listed {
+        by_bid.entry(l.bid.as_str()).or_default().push(l);
+    }
+    let mut numbers = Vec::new();
+    let mut expected = Vec::new();
+    for (i, m) in sent.iter().enumerate() {
+        let found = by_bid.get(m.bid.as_str()).map_or(&[][..], |v| &v[..]);
+        assert_eq!(found.len(), 1, "{} at {receiver}: {found:?}", m.bid);
+        let l = found[0];
+        assert_eq!(l.kind, m.kind.to_string(), "{}: {l:?}", m.bid);
+        assert_eq!(l.to, m.to, "{}: {l:?}", m.bid);
+        assert_eq!(l.from, m.from, "{}: {l:?}", m.bid);
+        assert_eq!(l.subject, m.subject, "{}: {l:?}", m.bid);
+        if i % only == 0 {
+            numbers.push(l.number);
+            expected.push(*m);
+        }
+    }
+    let shown = to.show_many(&numbers);
+    let rcv = format!(" @:{receiver}.");
+    for (m, s) in expected.iter().zip(&shown) {
+        let first = s
+            .rlines
+            .first()
+            .map(|l| String::from_utf8_lossy(l).into_owned());
+        assert!(
+            first
+                .as_deref()
+                .is_some_and(|l| l.contains(&rcv) && l.ends_with("\r\n")),
+            "{}: first R: line should name {receiver}: {:?}",
+            m.bid,
+            s.rlines
+        );
+        if let Some(o) = origin {
+            let o = format!(" @:{o}.");
+            assert!(
+                s.rlines
+                    .get(1)
+                    .is_some_and(|l| String::from_utf8_lossy(l).contains(&o)),
+                "{}: second R: line should name {o}: {:?}",
+                m.bid,
+                s.rlines
+            );
+        }
+        let want = m.body();
+        if s.body != want {
+            let at = s
+                .body
+                .iter()
+                .zip(&want)
+                .position(|(a, b)| a != b)
+                .unwrap_or(s.body.len().min(want.len()));
+            let from = at.saturating_sub(40);
+            panic!(
+                "{}: body differs at {receiver} (got {} bytes, want {}); first difference at \
+                 byte {at}: got {:?} want {:?}",
+                m.bid,
+                s.body.len(),
+                want.len(),
+                String::from_utf8_lossy(&s.body[from..(at + 40).min(s.body.len())]),
+                String::from_utf8_lossy(&want[from..(at + 40).min(want.len())]),
+            );
+        }
+    }
+    numbers.len()
+}

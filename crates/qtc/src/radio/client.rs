@@ -1,0 +1,172 @@
+//! `qtc call`: a terminal on an AX.25 link, on the same port task as the daemon. Lines typed go
+//! out with CR line ends; received text is printed with LF; it exits when the link is down.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+
+use anyhow::{anyhow, bail, Context};
+use qtc_ax25::Callsign;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::{mpsc, watch};
+
+use super::config::{Kind, RadioPort};
+use super::{run_port, PortSetup, RadioHandle, Radios};
+
+/// Parses `kiss-tcp:HOST:PORT`, `axudp:LISTEN:PEER`, `kiss-pty:PATH` or
+/// `kiss-serial:PATH:BAUD`. The AXUDP peer is taken to be `remote`.
+pub fn parse_port(spec: &str, remote: Callsign) -> anyhow::Result<Kind> {
+    let bad = || {
+        anyhow!(
+            "--port: expected kiss-tcp:HOST:PORT, axudp:LISTEN_IP:PORT:PEER_IP:PORT, \
+             kiss-pty:PATH or kiss-serial:PATH:BAUD, got {spec:?}"
+        )
+    };
+    let (kind, rest) = spec.split_once(':').ok_or_else(bad)?;
+    Ok(match kind {
+        "kiss-tcp" => Kind::KissTcp(rest.to_string()),
+        "axudp" => {
+            // LISTEN and PEER are each IP:PORT (IPv4, or [IPv6]:PORT).
+            let mut split = None;
+            for (i, _) in rest.match_indices(':') {
+                if let (Ok(a), Ok(b)) = (
+                    rest[..i].parse::<SocketAddr>(),
+                    rest[i + 1..].parse::<SocketAddr>(),
+                ) {
+                    split = Some((a, b));
+                }
+            }
+            let (listen, peer) = split.ok_or_else(bad)?;
+            Kind::Axudp {
+                listen,
+                peers: vec![(remote, peer)],
+            }
+        }
+        "kiss-pty" => Kind::PtyDevice(rest.into()),
+        "kiss-serial" => {
+            let (dev, baud) = rest.rsplit_once(':').ok_or_else(bad)?;
+            let baud: u32 = baud.parse().map_err(|_| bad())?;
+            if super::pty::baud_rate(baud).is_none() {
+                bail!("--port: unsupported baud rate {baud}");
+            }
+            Kind::Serial {
+                device: dev.into(),
+                baud,
+            }
+        }
+        _ => return Err(bad()),
+    })
+}
+
+/// Runs the terminal until the link is down.
+pub fn run(port: &str, mycall: &str, remote: &str, via: &[String]) -> anyhow::Result<()> {
+    let mycall: Callsign = mycall
+        .parse()
+        .map_err(|e| anyhow!("--mycall {mycall:?}: {e}"))?;
+    let remote_call: Callsign = remote.parse().map_err(|e| anyhow!("{remote:?}: {e}"))?;
+    let via: Vec<Callsign> = via
+        .iter()
+        .filter(|v| !v.eq_ignore_ascii_case("via") && !v.eq_ignore_ascii_case("v"))
+        .map(|v| v.parse().map_err(|e| anyhow!("digipeater {v:?}: {e}")))
+        .collect::<anyhow::Result<_>>()?;
+    let kind = parse_port(port, remote_call)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    rt.block_on(async move {
+        let mut link = qtc_ax25::Config::default();
+        link.send_buffer = 8 * 1024;
+        let rp = RadioPort {
+            name: "call".into(),
+            kind,
+            kiss_port: 0,
+            link,
+            max_links: 1,
+            beacon: None,
+        };
+        let heard = super::Heard::default();
+        let (tx, rx) = mpsc::channel(4);
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let task = tokio::spawn(run_port(
+            PortSetup {
+                port: rp,
+                locals: vec![mycall],
+                accept: false,
+                on_incoming: None,
+                heard: heard.clone(),
+            },
+            rx,
+            stop_rx,
+        ));
+        let radios = Radios::new(BTreeMap::from([(
+            "call".to_string(),
+            RadioHandle { cmd: tx, heard },
+        )]));
+        eprintln!("*** calling {remote_call} from {mycall}");
+        let result = match radios.connect("call", mycall, remote_call, via).await {
+            Ok(stream) => {
+                eprintln!("*** connected to {remote_call}");
+                terminal(stream).await;
+                eprintln!("*** disconnected");
+                Ok(())
+            }
+            Err(e) => Err(anyhow!("cannot connect to {remote_call}: {e}")),
+        };
+        let _ = stop_tx.send(true);
+        let _ = task.await;
+        result
+    })
+}
+
+async fn terminal(stream: tokio::io::DuplexStream) {
+    let (mut rd, mut wr) = tokio::io::split(stream);
+    let to_link = async move {
+        let mut stdin = tokio::io::stdin();
+        let mut buf = vec![0u8; 4096];
+        let mut out = Vec::new();
+        loop {
+            match stdin.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    out.clear();
+                    for &b in &buf[..n] {
+                        match b {
+                            b'\n' => out.push(b'\r'),
+                            b'\r' => {}
+                            b => out.push(b),
+                        }
+                    }
+                    if wr.write_all(&out).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+        // End of input: close our side; the link sends what is left, then DISC.
+        let _ = wr.shutdown().await;
+        std::future::pending::<()>().await
+    };
+    let from_link = async move {
+        let mut stdout = tokio::io::stdout();
+        let mut buf = vec![0u8; 4096];
+        loop {
+            match rd.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let text: Vec<u8> = buf[..n]
+                        .iter()
+                        .map(|&b| if b == b'\r' { b'\n' } else { b })
+                        .collect();
+                    if stdout.write_all(&text).await.is_err() {
+                        break;
+                    }
+                    let _ = stdout.flush().await;
+                }
+            }
+        }
+    };
+    tokio::select! {
+        () = from_link => {}
+        () = to_link => {}
+    }
+}

@@ -1,0 +1,334 @@
+//! `[[port]]` tables: radio ports and their AX.25 parameters, checked into [`RadioPort`]s.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use qtc_ax25::Callsign;
+use serde::Deserialize;
+
+use crate::config::{parse_duration, Config, Connect};
+
+/// One AXUDP peer: who is at which address.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PeerCfg {
+    /// The peer station's callsign (frames to it go to `address`).
+    pub callsign: String,
+    /// Its UDP address, "IP:PORT".
+    pub address: String,
+}
+
+/// A `[[port]]` table as written.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PortCfg {
+    /// The port's name (used by `connect = "ax25:NAME:..."` and in logs).
+    pub name: String,
+    /// kiss-tcp, axudp, kiss-pty or kiss-serial.
+    pub kind: String,
+    /// kiss-tcp: the TNC's KISS TCP address (Direwolf: 127.0.0.1:8001).
+    #[serde(default)]
+    pub address: String,
+    /// axudp: the local UDP address to receive on.
+    #[serde(default)]
+    pub listen: String,
+    /// axudp: the peers.
+    #[serde(default)]
+    pub peers: Vec<PeerCfg>,
+    /// kiss-pty / kiss-serial: an existing pty or tty to open.
+    #[serde(default)]
+    pub device: String,
+    /// kiss-pty: create a new pty pair and publish the peer side as a symlink here.
+    #[serde(default)]
+    pub create: String,
+    /// kiss-serial: the baud rate.
+    #[serde(default = "default_baud")]
+    pub baud: u32,
+    /// The TNC port (KISS channel) 0-15.
+    #[serde(default)]
+    pub kiss_port: u8,
+    /// N1: the largest information field sent, 1-2048 bytes.
+    #[serde(default = "default_paclen")]
+    pub paclen: usize,
+    /// k: frames outstanding (modulo 8: 1-7; modulo 128 links use `emaxframe`).
+    #[serde(default = "default_maxframe")]
+    pub maxframe: u8,
+    /// k for AX.25 2.2 (modulo 128) links, 1-63.
+    #[serde(default = "default_emaxframe")]
+    pub emaxframe: u8,
+    /// FRACK: the T1 base for a direct path.
+    #[serde(default = "default_frack")]
+    pub frack: String,
+    /// T3: the idle keep-alive interval.
+    #[serde(default = "default_t3")]
+    pub t3: String,
+    /// N2: retries.
+    #[serde(default = "default_retries")]
+    pub retries: u8,
+    /// Try AX.25 2.2 (SABME) first when calling.
+    #[serde(default = "default_true")]
+    pub v22: bool,
+    /// An ID beacon interval ("10m"); empty or "0": none.
+    #[serde(default)]
+    pub beacon: String,
+    /// The beacon's text (default: "CALL BBS").
+    #[serde(default)]
+    pub beacon_text: String,
+    /// Most links at once on this port.
+    #[serde(default = "default_max_links")]
+    pub max_links: usize,
+}
+
+fn default_baud() -> u32 {
+    9600
+}
+fn default_paclen() -> usize {
+    256
+}
+fn default_maxframe() -> u8 {
+    4
+}
+fn default_emaxframe() -> u8 {
+    32
+}
+fn default_frack() -> String {
+    "3s".into()
+}
+fn default_t3() -> String {
+    "300s".into()
+}
+fn default_retries() -> u8 {
+    10
+}
+fn default_true() -> bool {
+    true
+}
+fn default_max_links() -> usize {
+    qtc_ax25::port::DEFAULT_MAX_LINKS
+}
+
+/// What a port is attached to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    /// KISS over TCP to a TNC (Direwolf).
+    KissTcp(String),
+    /// AX.25 + FCS in UDP datagrams.
+    Axudp {
+        /// Local address.
+        listen: SocketAddr,
+        /// Peers by callsign.
+        peers: Vec<(Callsign, SocketAddr)>,
+    },
+    /// KISS on an existing pty or tty.
+    PtyDevice(PathBuf),
+    /// KISS on a pty pair we create; the peer side's name is published at this path.
+    PtyCreate(PathBuf),
+    /// KISS on a serial port.
+    Serial {
+        /// The device.
+        device: PathBuf,
+        /// Baud rate.
+        baud: u32,
+    },
+}
+
+/// A checked radio port.
+#[derive(Debug, Clone)]
+pub struct RadioPort {
+    /// Its name.
+    pub name: String,
+    /// Its device.
+    pub kind: Kind,
+    /// KISS channel.
+    pub kiss_port: u8,
+    /// Link parameters.
+    pub link: qtc_ax25::Config,
+    /// Most links at once.
+    pub max_links: usize,
+    /// ID beacon: interval and text.
+    pub beacon: Option<(Duration, String)>,
+}
+
+/// Checks `[[port]]` and `[ax25]`; errors are (key, message).
+pub fn check(cfg: &Config) -> Result<Vec<RadioPort>, (String, String)> {
+    if cfg.ax25.bbs_ssids.is_empty() || cfg.ax25.bbs_ssids.iter().any(|&s| s > 15) {
+        return Err((
+            "[ax25] bbs_ssids".into(),
+            "expected a list of SSIDs 0 to 15, such as [0] or [0, 1]".into(),
+        ));
+    }
+    let mut out: Vec<RadioPort> = Vec::new();
+    for (i, p) in cfg.port.iter().enumerate() {
+        let key = |k: &str| format!("[[port]] #{} ({}) {k}", i + 1, p.name);
+        if p.name.is_empty() || p.name.contains([':', ' ', ',']) {
+            return Err((
+                key("name"),
+                "expected a name without spaces, commas or colons".into(),
+            ));
+        }
+        if out.iter().any(|q| q.name == p.name) {
+            return Err((key("name"), format!("{:?} is used twice", p.name)));
+        }
+        let kind = match p.kind.as_str() {
+            "kiss-tcp" => {
+                if p.address
+                    .rsplit_once(':')
+                    .and_then(|(_, port)| port.parse::<u16>().ok())
+                    .is_none()
+                {
+                    return Err((
+                        key("address"),
+                        format!(
+                            "expected \"HOST:PORT\" such as \"127.0.0.1:8001\", got {:?}",
+                            p.address
+                        ),
+                    ));
+                }
+                Kind::KissTcp(p.address.clone())
+            }
+            "axudp" => {
+                let listen = p.listen.parse().map_err(|_| {
+                    (
+                        key("listen"),
+                        format!(
+                            "expected \"IP:PORT\" such as \"127.0.0.1:10093\", got {:?}",
+                            p.listen
+                        ),
+                    )
+                })?;
+                let mut peers = Vec::new();
+                for peer in &p.peers {
+                    let call: Callsign = peer.callsign.parse().map_err(|e| {
+                        (key("peers"), format!("callsign {:?}: {e}", peer.callsign))
+                    })?;
+                    let addr = peer.address.parse().map_err(|_| {
+                        (
+                            key("peers"),
+                            format!("expected address \"IP:PORT\", got {:?}", peer.address),
+                        )
+                    })?;
+                    peers.push((call, addr));
+                }
+                Kind::Axudp { listen, peers }
+            }
+            "kiss-pty" => match (p.device.is_empty(), p.create.is_empty()) {
+                (false, true) => Kind::PtyDevice(p.device.clone().into()),
+                (true, false) => Kind::PtyCreate(p.create.clone().into()),
+                _ => {
+                    return Err((
+                        key("device"),
+                        "a kiss-pty port needs exactly one of device = PATH or create = PATH"
+                            .into(),
+                    ))
+                }
+            },
+            "kiss-serial" => {
+                if p.device.is_empty() {
+                    return Err((
+                        key("device"),
+                        "a kiss-serial port needs device = PATH".into(),
+                    ));
+                }
+                if super::pty::baud_rate(p.baud).is_none() {
+                    return Err((key("baud"), format!("unsupported baud rate {}", p.baud)));
+                }
+                Kind::Serial {
+                    device: p.device.clone().into(),
+                    baud: p.baud,
+                }
+            }
+            other => {
+                return Err((
+                    key("kind"),
+                    format!("expected kiss-tcp, axudp, kiss-pty or kiss-serial, got {other:?}"),
+                ))
+            }
+        };
+        if p.kiss_port > 15 {
+            return Err((key("kiss_port"), "expected 0 to 15".into()));
+        }
+        if !(1..=2048).contains(&p.paclen) {
+            return Err((key("paclen"), "expected 1 to 2048".into()));
+        }
+        if !(1..=7).contains(&p.maxframe) {
+            return Err((key("maxframe"), "expected 1 to 7".into()));
+        }
+        if !(1..=63).contains(&p.emaxframe) {
+            return Err((key("emaxframe"), "expected 1 to 63".into()));
+        }
+        if !(1..=qtc_ax25::link::MAX_N2).contains(&p.retries) {
+            return Err((
+                key("retries"),
+                format!("expected 1 to {}", qtc_ax25::link::MAX_N2),
+            ));
+        }
+        let dur = |k: &str, v: &str| {
+            parse_duration(v).filter(|d| !d.is_zero()).ok_or_else(|| {
+                (
+                    key(k),
+                    format!("expected a duration such as \"3s\", got {v:?}"),
+                )
+            })
+        };
+        let mut link = qtc_ax25::Config::default();
+        link.frack = dur("frack", &p.frack)?;
+        link.t3 = dur("t3", &p.t3)?;
+        link.n1 = p.paclen;
+        link.k_mod8 = p.maxframe;
+        link.k_mod128 = p.emaxframe;
+        link.n2 = p.retries;
+        link.prefer_v22 = p.v22;
+        // Small buffers keep backpressure real: a BBS session writing faster than the air
+        // carries is held back at the duplex stream, not queued here.
+        link.send_buffer = 8 * 1024;
+        link.receive_buffer = 8 * 1024;
+        let beacon = if p.beacon.is_empty() || p.beacon == "0" {
+            None
+        } else {
+            let every = dur("beacon", &p.beacon)?;
+            let text = if p.beacon_text.is_empty() {
+                format!("{} BBS", cfg.station.callsign)
+            } else {
+                p.beacon_text.clone()
+            };
+            Some((every, text))
+        };
+        out.push(RadioPort {
+            name: p.name.clone(),
+            kind,
+            kiss_port: p.kiss_port,
+            link,
+            max_links: p.max_links.max(1),
+            beacon,
+        });
+    }
+    Ok(out)
+}
+
+/// Parses the part after `ax25:`: `PORT:CALL[,DIGI...]`.
+pub fn parse_ax25_connect(rest: &str) -> Result<Connect, String> {
+    let (port, calls) = rest
+        .split_once(':')
+        .ok_or_else(|| "no callsign after the port name".to_string())?;
+    if port.is_empty() {
+        return Err("no port name".into());
+    }
+    let mut it = calls.split(',').map(str::trim);
+    let call: Callsign = it
+        .next()
+        .unwrap_or("")
+        .parse()
+        .map_err(|e| format!("callsign: {e}"))?;
+    let via = it
+        .map(|d| d.parse().map_err(|e| format!("digipeater {d:?}: {e}")))
+        .collect::<Result<Vec<Callsign>, String>>()?;
+    if via.len() > 8 {
+        return Err("at most 8 digipeaters".into());
+    }
+    Ok(Connect::Ax25 {
+        port: port.to_string(),
+        call,
+        via,
+    })
+}

@@ -1,0 +1,158 @@
+//! The radio side: one tokio task per `[[port]]` owns a `qtc_ax25::Port` and its device, and
+//! bridges every AX.25 link to a `tokio::io::duplex` stream whose other end is a BBS session
+//! (`bbs_port::serve_user`), a forwarding session, or the `qtc call` terminal.
+//!
+//! Nothing here polls: the task sleeps in epoll until the device, a duplex stream, a command
+//! or the one timer armed at the earliest link deadline (none while no link has a timer) wakes it.
+
+pub mod client;
+pub mod config;
+mod device;
+mod port;
+pub mod pty;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use qtc_ax25::Callsign;
+use tokio::io::DuplexStream;
+use tokio::sync::{mpsc, oneshot};
+
+pub use port::{run_port, Incoming, PortSetup};
+
+/// Most stations kept in a port's heard list (the oldest goes).
+pub const MAX_HEARD: usize = 256;
+
+/// A request to a port task.
+pub enum PortCmd {
+    /// Open a link; the answer comes once it is up (or has failed).
+    Connect {
+        /// Our callsign on it.
+        local: Callsign,
+        /// Who to call.
+        remote: Callsign,
+        /// Digipeaters.
+        via: Vec<Callsign>,
+        /// The link's stream once connected.
+        reply: oneshot::Sender<Result<DuplexStream, String>>,
+    },
+}
+
+/// One station heard on a port.
+#[derive(Clone, Debug)]
+pub struct HeardEntry {
+    /// Last frame (Unix seconds).
+    pub last: i64,
+    /// Frames heard.
+    pub frames: u64,
+}
+
+/// Stations heard on a port, by callsign.
+pub type Heard = Arc<Mutex<BTreeMap<Callsign, HeardEntry>>>;
+
+/// A running port, as the rest of the daemon sees it.
+#[derive(Clone)]
+pub struct RadioHandle {
+    /// Commands to the task.
+    pub cmd: mpsc::Sender<PortCmd>,
+    /// Its heard list.
+    pub heard: Heard,
+}
+
+/// Every running radio port, by name.
+#[derive(Clone, Default)]
+pub struct Radios {
+    ports: Arc<BTreeMap<String, RadioHandle>>,
+}
+
+impl Radios {
+    /// A registry of these ports.
+    pub fn new(ports: BTreeMap<String, RadioHandle>) -> Radios {
+        Radios {
+            ports: Arc::new(ports),
+        }
+    }
+
+    /// Calls `remote` via `via` from `local` on port `name`; the link's stream once it is up.
+    pub async fn connect(
+        &self,
+        name: &str,
+        local: Callsign,
+        remote: Callsign,
+        via: Vec<Callsign>,
+    ) -> Result<DuplexStream, String> {
+        let h = self
+            .ports
+            .get(name)
+            .ok_or_else(|| format!("no radio port {name:?} is running"))?;
+        let (tx, rx) = oneshot::channel();
+        h.cmd
+            .send(PortCmd::Connect {
+                local,
+                remote,
+                via,
+                reply: tx,
+            })
+            .await
+            .map_err(|_| format!("radio port {name} has stopped"))?;
+        rx.await
+            .map_err(|_| format!("radio port {name} has stopped"))?
+    }
+
+    /// The heard lists, as `qtc ctl heard` prints them.
+    pub fn heard_report(&self) -> String {
+        let mut out = String::new();
+        if self.ports.is_empty() {
+            out.push_str("no radio ports\n");
+        }
+        for (name, h) in self.ports.iter() {
+            out.push_str(&format!("port {name}:\n"));
+            let map = h.heard.lock().unwrap_or_else(|e| e.into_inner());
+            if map.is_empty() {
+                out.push_str("  nothing heard\n");
+            }
+            let mut v: Vec<_> = map.iter().collect();
+            v.sort_by_key(|e| std::cmp::Reverse(e.1.last));
+            for (call, e) in v {
+                out.push_str(&format!(
+                    "  {:<9} {} {} frames\n",
+                    call.to_string(),
+                    qtc_mail::Utc::from_unix(e.last).rfc3339(),
+                    e.frames
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// Notes a frame from `call` in the heard list.
+fn heard(list: &Heard, call: Callsign, now: i64) {
+    let mut map = list.lock().unwrap_or_else(|e| e.into_inner());
+    if !map.contains_key(&call) && map.len() >= MAX_HEARD {
+        if let Some(oldest) = map.iter().min_by_key(|(_, e)| e.last).map(|(c, _)| *c) {
+            map.remove(&oldest);
+        }
+    }
+    let e = map.entry(call).or_insert(HeardEntry {
+        last: now,
+        frames: 0,
+    });
+    e.last = now;
+    e.frames += 1;
+}
+
+/// One line saying what a port is attached to, for the start-up report.
+pub fn describe(kind: &config::Kind) -> String {
+    use config::Kind;
+    match kind {
+        Kind::KissTcp(a) => format!("kiss-tcp {a}"),
+        Kind::Axudp { listen, peers } => {
+            let peers: Vec<String> = peers.iter().map(|(c, a)| format!("{c}@{a}")).collect();
+            format!("axudp {listen} peers {}", peers.join(","))
+        }
+        Kind::PtyDevice(p) => format!("kiss-pty {}", p.display()),
+        Kind::PtyCreate(p) => format!("kiss-pty created, peer side at {}", p.display()),
+        Kind::Serial { device, baud } => format!("kiss-serial {} {baud} baud", device.display()),
+    }
+}

@@ -1,0 +1,481 @@
+//! The task that drives one radio port: device bytes in and out, a `qtc_ax25::Port`, one
+//! duplex stream per link, one timer.
+
+use std::collections::BTreeMap;
+use std::future::{poll_fn, Future};
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use qtc_ax25::{
+    Address, Callsign, CommandResponse, DisconnectReason, Event, Frame, LinkId, Path, Pid,
+    PortEvent, State,
+};
+use tokio::io::{AsyncRead, AsyncWrite, DuplexStream, ReadBuf};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::{Instant, Sleep};
+
+use super::config::{Kind, RadioPort};
+use super::device::{self, Dev};
+use super::{heard, Heard, PortCmd};
+use crate::clock;
+
+/// Bytes buffered inside each link's duplex stream, each way.
+pub const DUPLEX_BUF: usize = 4096;
+/// Received data waiting for the session beyond this sets the link busy (RNR).
+pub const BUSY_ABOVE: usize = 8 * 1024;
+/// Reopen delays after a device fails: from the first, doubling up to the cap.
+pub const MIN_BACKOFF: Duration = Duration::from_secs(1);
+/// The cap on the reopen delay.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// How long at shutdown the port may spend sending its DISCs.
+const FLUSH_AT_STOP: Duration = Duration::from_millis(300);
+
+/// Called for each accepted incoming link with (stream, our callsign, the caller).
+pub type Incoming = Arc<dyn Fn(DuplexStream, Callsign, Callsign) + Send + Sync>;
+
+/// What a port task needs.
+pub struct PortSetup {
+    /// The port's configuration.
+    pub port: RadioPort,
+    /// Callsigns we answer to.
+    pub locals: Vec<Callsign>,
+    /// Accept incoming connects.
+    pub accept: bool,
+    /// Where incoming links go.
+    pub on_incoming: Option<Incoming>,
+    /// The heard list to fill.
+    pub heard: Heard,
+}
+
+struct LinkIo {
+    io: DuplexStream,
+    /// Received data not yet written to the duplex stream, from `written` on.
+    to_user: Vec<u8>,
+    written: usize,
+    /// The session closed its end (or went away).
+    user_eof: bool,
+    /// We set the link busy because the session is not reading.
+    busy: bool,
+    /// The link is down: flush `to_user`, then drop the stream.
+    gone: bool,
+    /// An outgoing link still connecting: its stream, handed over once connected.
+    pending: Option<(DuplexStream, oneshot::Sender<Result<DuplexStream, String>>)>,
+}
+
+impl LinkIo {
+    fn new() -> (LinkIo, DuplexStream) {
+        let (ours, theirs) = tokio::io::duplex(DUPLEX_BUF);
+        (
+            LinkIo {
+                io: ours,
+                to_user: Vec::new(),
+                written: 0,
+                user_eof: false,
+                busy: false,
+                gone: false,
+                pending: None,
+            },
+            theirs,
+        )
+    }
+}
+
+type Opening = Pin<Box<dyn Future<Output = io::Result<Dev>> + Send>>;
+
+enum DevState {
+    Up(Dev, Instant),
+    Opening(Opening),
+    Waiting(Pin<Box<Sleep>>),
+}
+
+struct Task {
+    name: String,
+    kind: Kind,
+    kiss_port: u8,
+    port: qtc_ax25::Port,
+    dev: DevState,
+    backoff: Duration,
+    links: BTreeMap<LinkId, LinkIo>,
+    rx: Vec<u8>,
+    frames: Vec<Vec<u8>>,
+    heard: Heard,
+    on_incoming: Option<Incoming>,
+    dropped: u64,
+    mycall: Option<Callsign>,
+}
+
+fn opening(kind: &Kind, kiss_port: u8) -> Opening {
+    let kind = kind.clone();
+    Box::pin(async move { device::open(&kind, kiss_port).await })
+}
+
+fn is_up(state: State) -> bool {
+    matches!(state, State::Connected | State::TimerRecovery)
+}
+
+/// Runs a port until `shutdown`.
+pub async fn run_port(
+    setup: PortSetup,
+    mut cmds: mpsc::Receiver<PortCmd>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let PortSetup {
+        port: cfg,
+        locals,
+        accept,
+        on_incoming,
+        heard,
+    } = setup;
+    let mut port = qtc_ax25::Port::new(cfg.link.clone());
+    for c in &locals {
+        port.add_local(*c);
+    }
+    port.set_accept(accept);
+    port.set_max_links(cfg.max_links);
+    let mut t = Task {
+        name: cfg.name.clone(),
+        kind: cfg.kind.clone(),
+        kiss_port: cfg.kiss_port,
+        port,
+        dev: DevState::Opening(opening(&cfg.kind, cfg.kiss_port)),
+        backoff: MIN_BACKOFF,
+        links: BTreeMap::new(),
+        rx: vec![0u8; device::READ_BUF],
+        frames: Vec::new(),
+        heard,
+        on_incoming,
+        dropped: 0,
+        mycall: locals.first().copied(),
+    };
+    let mut timer = Box::pin(tokio::time::sleep_until(Instant::now()));
+    let mut armed: Option<std::time::Instant> = None;
+    let beacon = cfg.beacon.clone();
+    let mut beacon_timer = Box::pin(tokio::time::sleep(
+        beacon.as_ref().map_or(Duration::from_secs(3600), |b| b.0),
+    ));
+    let mut cmds_open = true;
+    loop {
+        let now = clock::now();
+        t.drain(now);
+        let dl = t.port.poll_timeout();
+        if dl != armed {
+            if let Some(d) = dl {
+                timer.as_mut().reset(Instant::from_std(d));
+            }
+            armed = dl;
+        }
+        tokio::select! {
+            () = poll_fn(|cx| t.poll_io(cx)) => {}
+            () = &mut timer, if armed.is_some() => {
+                // The clock may lag the sleep by a hair; a spurious call does nothing.
+                t.port.handle_timeout(clock::now());
+                armed = None;
+            }
+            () = &mut beacon_timer, if beacon.is_some() => {
+                if let Some((every, text)) = &beacon {
+                    t.beacon(text);
+                    beacon_timer.as_mut().reset(Instant::now() + *every);
+                }
+            }
+            c = cmds.recv(), if cmds_open => match c {
+                Some(c) => t.command(clock::now(), c),
+                None => cmds_open = false,
+            },
+            _ = shutdown.changed() => break,
+        }
+    }
+    t.stop().await;
+}
+
+impl Task {
+    /// Settles the port: frames to the device, events to the links' streams.
+    fn drain(&mut self, now: std::time::Instant) {
+        loop {
+            let mut any = false;
+            while let Some(f) = self.port.poll_transmit(now) {
+                any = true;
+                self.send_frame(&f);
+            }
+            while let Some(ev) = self.port.poll_event() {
+                any = true;
+                self.on_event(now, ev);
+            }
+            if !any {
+                break;
+            }
+        }
+    }
+
+    fn send_frame(&mut self, f: &Frame) {
+        match &mut self.dev {
+            DevState::Up(d, _) => {
+                if !d.queue(&f.to_bytes()) {
+                    self.dropped += 1;
+                    tracing::debug!(port = %self.name, dropped = self.dropped, "device queue full, frame dropped");
+                }
+            }
+            _ => self.dropped += 1,
+        }
+    }
+
+    fn beacon(&mut self, text: &str) {
+        let (Some(src), Ok(dest)) = (self.mycall, Callsign::new("ID", 0)) else {
+            return;
+        };
+        let f = Frame::ui(
+            Address::new(dest, src, CommandResponse::Command),
+            Pid::NO_LAYER3,
+            text.as_bytes().to_vec(),
+        );
+        self.send_frame(&f);
+    }
+
+    fn command(&mut self, now: std::time::Instant, c: PortCmd) {
+        match c {
+            PortCmd::Connect {
+                local,
+                remote,
+                via,
+                reply,
+            } => {
+                let path = match Path::from_calls(&via) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        let _ = reply.send(Err(format!("bad digipeater path: {e}")));
+                        return;
+                    }
+                };
+                match self.port.connect(now, local, remote, path) {
+                    Ok(id) => {
+                        tracing::info!(port = %self.name, %remote, "calling");
+                        let (mut l, theirs) = LinkIo::new();
+                        l.pending = Some((theirs, reply));
+                        self.links.insert(id, l);
+                    }
+                    Err(e) => {
+                        let _ = reply.send(Err(format!("cannot call {remote}: {e}")));
+                    }
+                }
+            }
+        }
+    }
+
+    fn on_event(&mut self, now: std::time::Instant, ev: PortEvent) {
+        match ev {
+            PortEvent::Incoming { id, local, remote } => {
+                tracing::info!(port = %self.name, %remote, %local, "incoming link");
+                match &self.on_incoming {
+                    Some(f) => {
+                        let (l, theirs) = LinkIo::new();
+                        self.links.insert(id, l);
+                        f(theirs, local, remote);
+                    }
+                    None => {
+                        if let Some(link) = self.port.link_mut(id) {
+                            link.abort(now);
+                        }
+                    }
+                }
+            }
+            PortEvent::Link { id, event } => {
+                let Some(l) = self.links.get_mut(&id) else {
+                    return;
+                };
+                match event {
+                    Event::Connected { modulo } => {
+                        tracing::info!(port = %self.name, ?modulo, "link up");
+                        if let Some((theirs, reply)) = l.pending.take() {
+                            let _ = reply.send(Ok(theirs));
+                        }
+                    }
+                    Event::Data(d) => {
+                        if l.user_eof {
+                            return;
+                        }
+                        l.to_user.extend_from_slice(&d);
+                        if l.to_user.len() - l.written > BUSY_ABOVE && !l.busy {
+                            l.busy = true;
+                            if let Some(link) = self.port.link_mut(id) {
+                                link.set_busy(now, true);
+                            }
+                        }
+                    }
+                    Event::Reset => {
+                        tracing::warn!(port = %self.name, "link reset: data in flight may be lost or repeated")
+                    }
+                    Event::Disconnected { reason } => {
+                        tracing::info!(port = %self.name, ?reason, "link down");
+                        l.gone = true;
+                        if let Some((_, reply)) = l.pending.take() {
+                            let why = match reason {
+                                DisconnectReason::Refused => "refused (DM)".to_string(),
+                                DisconnectReason::Timeout => "no answer".to_string(),
+                                other => format!("{other:?}"),
+                            };
+                            let _ = reply.send(Err(why));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            PortEvent::Ui(f) => {
+                tracing::debug!(port = %self.name, from = %f.address.src, "UI frame");
+            }
+            _ => {}
+        }
+    }
+
+    /// Moves bytes between the device, the port and the links' streams; `Ready` when anything
+    /// happened (the caller then settles the port and comes back).
+    fn poll_io(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let now = clock::now();
+        let mut progress = false;
+        let mut down: Option<String> = None;
+        match &mut self.dev {
+            DevState::Opening(f) => {
+                if let Poll::Ready(r) = f.as_mut().poll(cx) {
+                    progress = true;
+                    match r {
+                        Ok(d) => {
+                            tracing::info!(port = %self.name, "device open");
+                            self.dev = DevState::Up(d, Instant::now());
+                        }
+                        Err(e) => down = Some(format!("cannot open: {e}")),
+                    }
+                }
+            }
+            DevState::Waiting(s) => {
+                if s.as_mut().poll(cx).is_ready() {
+                    progress = true;
+                    self.dev = DevState::Opening(opening(&self.kind, self.kiss_port));
+                }
+            }
+            DevState::Up(d, _) => {
+                if d.has_output() {
+                    if let Poll::Ready(Err(e)) = d.poll_send(cx) {
+                        down = Some(format!("write: {e}"));
+                    }
+                }
+                if down.is_none() {
+                    match d.poll_recv(cx, &mut self.rx, &mut self.frames) {
+                        Poll::Ready(Ok(true)) => progress = true,
+                        Poll::Ready(Ok(false)) => down = Some("the far end hung up".into()),
+                        Poll::Ready(Err(e)) => down = Some(format!("read: {e}")),
+                        Poll::Pending => {}
+                    }
+                }
+            }
+        }
+        if let Some(why) = down {
+            progress = true;
+            if let DevState::Up(_, since) = &self.dev {
+                if since.elapsed() > Duration::from_secs(30) {
+                    self.backoff = MIN_BACKOFF;
+                }
+            }
+            tracing::warn!(port = %self.name, reason = %why, retry_in = ?self.backoff, "device down");
+            self.dev = DevState::Waiting(Box::pin(tokio::time::sleep(self.backoff)));
+            self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
+        }
+        let unix = clock::unix_now();
+        for f in self.frames.drain(..) {
+            if let Ok((a, _)) = Address::parse(&f) {
+                heard(&self.heard, a.src, unix);
+            }
+            self.port.handle(now, &f);
+        }
+        // The links' streams.
+        let mut buf = [0u8; device::READ_BUF];
+        let mut remove = Vec::new();
+        for (&id, l) in self.links.iter_mut() {
+            let link = self.port.link_mut(id);
+            // Session -> link, only while the link can take more.
+            if !l.user_eof && !l.gone && l.pending.is_none() {
+                if let Some(link) = link {
+                    let cap = link.send_capacity().min(buf.len());
+                    if is_up(link.state()) && cap > 0 {
+                        let mut rb = ReadBuf::new(&mut buf[..cap]);
+                        match Pin::new(&mut l.io).poll_read(cx, &mut rb) {
+                            Poll::Ready(Ok(())) if rb.filled().is_empty() => {
+                                l.user_eof = true;
+                                link.disconnect(now);
+                                progress = true;
+                            }
+                            Poll::Ready(Ok(())) => {
+                                let _ = link.send(now, rb.filled());
+                                progress = true;
+                            }
+                            Poll::Ready(Err(_)) => {
+                                l.user_eof = true;
+                                link.disconnect(now);
+                                progress = true;
+                            }
+                            Poll::Pending => {}
+                        }
+                    }
+                }
+            }
+            // Link -> session.
+            while l.written < l.to_user.len() && !l.user_eof {
+                match Pin::new(&mut l.io).poll_write(cx, &l.to_user[l.written..]) {
+                    Poll::Ready(Ok(n)) if n > 0 => {
+                        l.written += n;
+                        progress = true;
+                    }
+                    Poll::Ready(_) => {
+                        // The session is gone: stop the link too.
+                        l.user_eof = true;
+                        l.to_user.clear();
+                        l.written = 0;
+                        if let Some(link) = self.port.link_mut(id) {
+                            link.disconnect(now);
+                        }
+                        progress = true;
+                    }
+                    Poll::Pending => break,
+                }
+            }
+            if l.written >= l.to_user.len() {
+                l.to_user.clear();
+                l.written = 0;
+                if l.busy {
+                    l.busy = false;
+                    if let Some(link) = self.port.link_mut(id) {
+                        link.set_busy(now, false);
+                    }
+                    progress = true;
+                }
+            }
+            if l.gone && (l.to_user.is_empty() || l.user_eof) {
+                remove.push(id);
+            }
+        }
+        for id in remove {
+            self.links.remove(&id);
+            progress = true;
+        }
+        if progress {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+
+    /// Shutdown: disconnect every link and give the DISCs a moment to leave.
+    async fn stop(&mut self) {
+        let now = clock::now();
+        let ids: Vec<LinkId> = self.links.keys().copied().collect();
+        for id in ids {
+            if let Some(link) = self.port.link_mut(id) {
+                link.abort(now);
+            }
+        }
+        self.drain(now);
+        if let DevState::Up(d, _) = &mut self.dev {
+            let _ = tokio::time::timeout(FLUSH_AT_STOP, poll_fn(|cx| d.poll_send(cx))).await;
+        }
+    }
+}
