@@ -130,8 +130,8 @@ fn check(session: &str, theirs: &[u8], ours: &[u8], log: &dyn Fn() -> String) ->
         // MBL: the sender looks at the first letter; FBB adds a trailing space.
         o.starts_with("OK")
     } else if t.starts_with("N - ") || t == "NO" {
-        // A duplicate BID: N - BID (FBB) or NO.
-        o.starts_with('N')
+        // A duplicate BID: qtc answers as FBB does.
+        o == "N - BID"
     } else if t == ">" {
         o.ends_with('>')
     } else if t.starts_with("FS ") || t == "FF" || t == "FQ" || t.starts_with("*** Checksum error")

@@ -654,6 +654,10 @@ impl Session {
                     self.connect(None);
                     self.state = State::MblWaitSLine;
                     self.on_line(line)
+                } else if matches!(trim_end(&line), b"B" | b"b" | b"BYE" | b"bye") {
+                    // A partner that logs off before forwarding anything (xfbbd closes quietly).
+                    self.close_clean();
+                    Ok(())
                 } else {
                     Err(Error::protocol(&line, "expected the caller's SID"))
                 }

@@ -402,7 +402,7 @@ fn called_in_mbl_takes_the_transcript_client() {
     s.handle_input(now, b"SP N0USR @ N0BBS < N0PTR $M1_N0PTR\r");
     let _ = events(&mut s);
     s.answer(now, vec![Answer::Reject]).unwrap();
-    assert_eq!(tx(&mut s), b"NO\r>\r");
+    assert_eq!(tx(&mut s), b"N - BID\r>\r");
     s.handle_input(
         now,
         b"SB ALL @ WW < N0PTR $M2_N0PTR\rMBL bulletin\rbody\r/EX\r",
@@ -609,4 +609,26 @@ fn unsendable_messages_are_reported() {
         "{ev:?}"
     );
     assert_eq!(tx(&mut s), b"FF\r");
+}
+
+#[test]
+fn a_partner_saying_bye_before_its_sid_is_a_clean_end() {
+    let mut s = crate::Session::new(crate::Role::Called, crate::Config::new("N0BBS"));
+    let now = crate::tests::util::base_time();
+    s.start(now);
+    let mut out = Vec::new();
+    while s.poll_transmit(&mut out) > 0 {}
+    s.handle_input(now, b"B\r");
+    let events: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
+    assert!(
+        events.contains(&crate::Event::Closed { error: None }),
+        "{events:?}"
+    );
+    out.clear();
+    while s.poll_transmit(&mut out) > 0 {}
+    assert!(
+        out.is_empty(),
+        "no error line: {:?}",
+        String::from_utf8_lossy(&out)
+    );
 }

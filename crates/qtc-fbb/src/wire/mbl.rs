@@ -141,12 +141,13 @@ impl MblAnswer {
         }
     }
 
-    /// The line we send (no line end). Without the peer's R flag, REJECT and LATER
-    /// become NO.
+    /// The line we send (no line end): a duplicate gets FBB's `N - BID`; without the peer's
+    /// R flag, REJECT and LATER become NO.
     pub fn as_str(self, extended: bool) -> &'static str {
         match (self, extended) {
             (MblAnswer::Ok, _) => "OK",
-            (MblAnswer::No, _) | (_, false) => "NO",
+            (MblAnswer::No, _) => "N - BID",
+            (_, false) => "NO",
             (MblAnswer::Reject, true) => "REJECT",
             (MblAnswer::Later, true) => "LATER",
         }
