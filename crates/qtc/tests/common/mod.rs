@@ -749,3 +749,25 @@ pub fn check_arrived(
     }
     numbers.len()
 }
+
+impl Daemon {
+    /// Kills the daemon with SIGKILL (no chance to clean up) and starts it again on the same
+    /// data directory and configuration.
+    pub fn sigkill_restart(mut self) -> Daemon {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap());
+        drop(self);
+        Daemon::start_in(dir)
+    }
+}
+
+/// A loopback port that was free a moment ago, for a daemon that must come back on the same
+/// port after a restart.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
