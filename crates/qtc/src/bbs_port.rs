@@ -35,6 +35,10 @@ pub struct Shared {
     pub slots: Arc<Semaphore>,
     /// The session limit, for the refusal message.
     pub max_sessions: usize,
+    /// Connections per source address.
+    pub per_address: crate::throttle::AddressSlots,
+    /// A user who sends nothing for this long is disconnected (`None`: never).
+    pub idle_timeout: Option<Duration>,
     /// Forwarding, for partners logging in.
     pub forwarder: Arc<Forwarder>,
 }
@@ -75,6 +79,7 @@ pub async fn serve(
             Err(e) => {
                 // Out of file descriptors and the like: back off instead of spinning on accept.
                 tracing::warn!(error = %e, "accept failed");
+                crate::metrics::error("accept");
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
         }
@@ -112,7 +117,17 @@ async fn connection(
         )
         .await;
     };
+    let Some(_address_slot) = shared.per_address.take(peer.ip()) else {
+        tracing::warn!("refused: too many connections from this address");
+        return refuse(
+            stream,
+            "Too many connections from your address. Try again later.\r\n",
+        )
+        .await;
+    };
     let _ = stream.set_nodelay(true);
+    let _counted = (kind == PortKind::Telnet)
+        .then(|| crate::metrics::SessionGuard::new(crate::metrics::SessionKind::Telnet));
     tracing::info!("connected");
     let mut net = Vec::with_capacity(READ_BUF);
     let codec = match kind {
@@ -185,6 +200,7 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                 Event::HideInput(h) => codec.hide_input(h, &mut net),
                 Event::LoginFailed { call } => {
                     tracing::warn!(%call, "login failed");
+                    crate::metrics::login_failed();
                     if let Some(ip) = throttle_ip {
                         pause = Some(shared.throttle.failed(ip, clock::now()));
                     }
@@ -243,10 +259,15 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
             },
             _ = shutdown.changed() => {
                 let mut bye = Vec::new();
-                match &codec {
-                    Codec::Telnet(_) => bye.extend_from_slice(b"\r\n*** The BBS is shutting down. 73!\r\n"),
-                    Codec::Raw { .. } => codec.encode_text(b"\r*** The BBS is shutting down. 73!\r", &mut bye),
-                }
+                codec.encode_text(b"\r\n*** The BBS is shutting down. 73!\r\n", &mut bye);
+                let _ = stream.write_all(&bye).await;
+                break;
+            }
+            // Armed afresh after every input: only a silent session ever sees it fire.
+            _ = clock::until(shared.idle_timeout.map(|d| clock::now() + d)) => {
+                tracing::info!("idle for too long: disconnected");
+                let mut bye = Vec::new();
+                codec.encode_text(b"\r\n*** You have been idle for too long. 73!\r\n", &mut bye);
                 let _ = stream.write_all(&bye).await;
                 break;
             }

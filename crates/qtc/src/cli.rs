@@ -308,6 +308,10 @@ pub enum CtlCmd {
     ///
     /// Example: qtc ctl heard
     Heard,
+    /// Run housekeeping now (expire old mail, forget old BIDs) and print what it did.
+    ///
+    /// Example: qtc ctl housekeep
+    Housekeep,
 }
 
 #[derive(Subcommand)]
@@ -327,6 +331,7 @@ pub fn ctl(c: &Loaded, cmd: CtlCmd) -> anyhow::Result<()> {
         CtlCmd::Forward { call } => format!("forward {}", user_call(&call)?),
         CtlCmd::Status => "status".to_string(),
         CtlCmd::Heard => "heard".to_string(),
+        CtlCmd::Housekeep => "housekeep".to_string(),
     };
     let answer = crate::ctl::client(&c.data_dir, &request)?;
     print!("{answer}");

@@ -35,6 +35,10 @@ pub struct Config {
     pub ax25: Ax25Cfg,
     /// `[[port]]`, one per radio port (see docs/radio.md).
     pub port: Vec<crate::radio::config::PortCfg>,
+    /// `[housekeeping]`: the daily run and message lifetimes.
+    pub housekeeping: crate::housekeeping::HousekeepingCfg,
+    /// `[web]`: the sysop's dashboard and `/metrics`.
+    pub web: crate::web::WebCfg,
 }
 
 /// `[ax25]`: what the radio ports share.
@@ -168,6 +172,8 @@ pub struct TelnetCfg {
     pub listen: Vec<String>,
     /// Most sessions at once.
     pub max_sessions: usize,
+    /// Most connections from one address at once (telnet and forwarding ports).
+    pub max_per_address: usize,
 }
 
 /// `[limits]`
@@ -182,6 +188,8 @@ pub struct Limits {
     pub login_attempts: u32,
     /// Failed logins per address before a lockout.
     pub lockout_after: u32,
+    /// A user session silent this long is closed ("30m"; "0": never).
+    pub idle_timeout: String,
 }
 
 /// `[log]`
@@ -216,6 +224,7 @@ impl Default for TelnetCfg {
         TelnetCfg {
             listen: vec!["127.0.0.1:6300".into()],
             max_sessions: 100,
+            max_per_address: 10,
         }
     }
 }
@@ -227,6 +236,7 @@ impl Default for Limits {
             max_message: 2 * 1024 * 1024,
             login_attempts: 3,
             lockout_after: 10,
+            idle_timeout: "30m".into(),
         }
     }
 }
@@ -256,6 +266,8 @@ pub struct Loaded {
     pub forward_listen: Vec<SocketAddr>,
     /// Forwarding idle timeout.
     pub forward_idle: Duration,
+    /// User session idle timeout; `None`: never.
+    pub user_idle: Option<Duration>,
     /// Partners, checked.
     pub partners: Vec<Partner>,
     /// Hold and reject rules, checked.
@@ -433,6 +445,19 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
                 ),
             )
         })?;
+    let user_idle = parse_duration(&cfg.limits.idle_timeout).ok_or_else(|| {
+        key_err(
+            "[limits] idle_timeout",
+            format!(
+                "expected a duration such as \"30m\" or \"0\", got {:?}",
+                cfg.limits.idle_timeout
+            ),
+        )
+    })?;
+    let user_idle = (!user_idle.is_zero()).then_some(user_idle);
+    if cfg.telnet.max_per_address == 0 {
+        return Err(key_err("[telnet] max_per_address", "expected at least 1".into()));
+    }
     if !(1..=5).contains(&cfg.forward.max_proposals) {
         return Err(key_err("[forward] max_proposals", "expected 1 to 5".into()));
     }
@@ -449,6 +474,12 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         }
         partners.push(partner);
     }
+    cfg.housekeeping
+        .check()
+        .map_err(|(key, m)| key_err(&format!("[housekeeping] {key}"), m))?;
+    cfg.web
+        .check()
+        .map_err(|(key, m)| key_err(&format!("[web] {key}"), m))?;
     let radio_ports = crate::radio::config::check(&cfg)
         .map_err(|(key, m): (String, String)| key_err(key.as_str(), m))?;
     for (i, p) in partners.iter().enumerate() {
@@ -480,6 +511,7 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         durability,
         forward_listen,
         forward_idle,
+        user_idle,
         partners,
         radio_ports,
         rules,

@@ -50,6 +50,7 @@ pub async fn serve(
     radios: Radios,
     mut shutdown: watch::Receiver<bool>,
     tasks: TaskTracker,
+    housekeeper: Arc<crate::housekeeping::Housekeeper>,
 ) {
     loop {
         let conn = tokio::select! {
@@ -63,6 +64,7 @@ pub async fn serve(
                     fwd.clone(),
                     radios.clone(),
                     shutdown.clone(),
+                    housekeeper.clone(),
                 ));
             }
             Err(e) => {
@@ -78,6 +80,7 @@ async fn request(
     fwd: Arc<Forwarder>,
     radios: Radios,
     shutdown: watch::Receiver<bool>,
+    housekeeper: Arc<crate::housekeeping::Housekeeper>,
 ) {
     let mut buf = Vec::with_capacity(MAX_REQUEST);
     let mut chunk = [0u8; MAX_REQUEST];
@@ -100,7 +103,12 @@ async fn request(
         }
         ["status"] => status(&fwd).await,
         ["heard"] => radios.heard_report(),
-        _ => "error: unknown request; try `forward CALL`, `status` or `heard`\n".to_string(),
+        ["housekeep"] => match housekeeper.run_now().await {
+            Ok(line) => format!("ok: {line}\n"),
+            Err(e) => format!("error: {e}\n"),
+        },
+        _ => "error: unknown request; try `forward CALL`, `status`, `heard` or `housekeep`\n"
+            .to_string(),
     };
     let _ = stream.write_all(answer.as_bytes()).await;
 }

@@ -57,6 +57,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
     let result = runtime.block_on(async {
         // Catch the stop signals before announcing anything, so none can arrive unhandled.
         let stop = stop_signals()?;
+        let hup = crate::service::catch_hup()?;
         let mut listeners = Vec::new();
         for (addrs, kind, key) in [
             (&c.telnet_listen, PortKind::Telnet, "[telnet] listen"),
@@ -70,6 +71,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             }
         }
         let ctl_listener = ctl::bind(&c.data_dir)?;
+        let web_listener = crate::web::bind(&c).await?;
         println!(
             "qtc {}: {} BBS ({}), config: {}",
             env!("CARGO_PKG_VERSION"),
@@ -97,6 +99,9 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             println!("radio: {} {}", p.name, crate::radio::describe(&p.kind));
         }
         println!("control: {}", ctl::path(&c.data_dir).display());
+        if let Some(l) = &web_listener {
+            println!("web: listening on {}", l.local_addr()?);
+        }
         println!("data: {}", db_path.display());
         tracing::info!("ready");
 
@@ -120,6 +125,8 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             throttle: Throttle::new(c.cfg.limits.lockout_after),
             slots: Arc::new(Semaphore::new(c.cfg.telnet.max_sessions)),
             max_sessions: c.cfg.telnet.max_sessions,
+            per_address: crate::throttle::AddressSlots::new(c.cfg.telnet.max_per_address),
+            idle_timeout: c.user_idle,
             forwarder: forwarder.clone(),
         });
         let (stop_tx, stop_rx) = watch::channel(false);
@@ -134,13 +141,31 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             ));
         }
         let radios = start_radios(&c, &shared, &stop_rx, &tasks);
+        let housekeeper = Arc::new(crate::housekeeping::Housekeeper::new(
+            store.clone(),
+            c.cfg.housekeeping.clone(),
+        ));
+        tasks.spawn(housekeeper.clone().schedule(stop_rx.clone()));
         tasks.spawn(ctl::serve(
             ctl_listener,
             forwarder.clone(),
             radios.clone(),
             stop_rx.clone(),
             tasks.clone(),
+            housekeeper.clone(),
         ));
+        if let Some(l) = web_listener {
+            let web = crate::web::Web::new(&c, forwarder.clone(), radios.clone(), stop_rx.clone());
+            tasks.spawn(crate::web::serve(l, web, stop_rx.clone()));
+        }
+        crate::service::start(
+            &c,
+            hup,
+            store.clone(),
+            housekeeper.clone(),
+            &stop_rx,
+            &tasks,
+        );
         for p in &c.partners {
             if let Some(interval) = p.interval {
                 tasks.spawn(call::schedule(
@@ -152,8 +177,10 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
                 ));
             }
         }
+        crate::service::notify("READY=1");
         stop.await;
         tracing::info!("stopping");
+        crate::service::notify("STOPPING=1");
         let _ = stop_tx.send(true);
         tasks.close();
         if tokio::time::timeout(GRACE, tasks.wait()).await.is_err() {

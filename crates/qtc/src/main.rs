@@ -7,11 +7,15 @@ mod config;
 mod ctl;
 mod daemon;
 mod forward;
+mod housekeeping;
 mod import;
 mod link;
+mod metrics;
 mod radio;
+mod service;
 mod store_thread;
 mod throttle;
+mod web;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,6 +58,13 @@ enum Cmd {
     /// Look at the forwarding queues (works while the daemon runs).
     #[command(subcommand)]
     Fwd(cli::FwdCmd),
+    /// Check the message store (works while the daemon runs).
+    #[command(subcommand)]
+    Store(housekeeping::StoreCmd),
+    /// Check the configuration without starting: prints what qtc would listen on.
+    ///
+    /// Example: qtc -c /etc/qtc/qtc.toml check
+    Check,
     /// Connect to a station over AX.25 and talk: a terminal on a KISS TNC or AXUDP.
     ///
     /// Lines typed go out (CR line ends), received text is printed; exits when the link is down.
@@ -83,6 +94,10 @@ fn main() -> ExitCode {
         Cmd::Msg(cmd) => config::load(args.config.as_deref()).and_then(|c| cli::msg(&c, cmd)),
         Cmd::Ctl(cmd) => config::load(args.config.as_deref()).and_then(|c| cli::ctl(&c, cmd)),
         Cmd::Fwd(cmd) => config::load(args.config.as_deref()).and_then(|c| cli::fwd(&c, cmd)),
+        Cmd::Store(cmd) => {
+            config::load(args.config.as_deref()).and_then(|c| housekeeping::store_cmd(&c, cmd))
+        }
+        Cmd::Check => config::load(args.config.as_deref()).and_then(|c| service::check(&c)),
         Cmd::Call {
             port,
             mycall,

@@ -81,9 +81,69 @@ impl Throttle {
     }
 }
 
+/// Counts open connections per address, so one host cannot take every session.
+pub struct AddressSlots {
+    max: usize,
+    open: std::sync::Arc<Mutex<HashMap<IpAddr, usize>>>,
+}
+
+/// One connection's place; the count goes down when it is dropped.
+pub struct AddressSlot {
+    ip: IpAddr,
+    open: std::sync::Arc<Mutex<HashMap<IpAddr, usize>>>,
+}
+
+impl AddressSlots {
+    /// At most `max` connections from one address.
+    pub fn new(max: usize) -> AddressSlots {
+        AddressSlots {
+            max,
+            open: Default::default(),
+        }
+    }
+
+    /// A place for one more connection from `ip`, or `None` when it has `max` already.
+    pub fn take(&self, ip: IpAddr) -> Option<AddressSlot> {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let n = open.entry(ip).or_insert(0);
+        if *n >= self.max {
+            return None;
+        }
+        *n += 1;
+        Some(AddressSlot {
+            ip,
+            open: self.open.clone(),
+        })
+    }
+}
+
+impl Drop for AddressSlot {
+    fn drop(&mut self) {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = open.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.ip);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn address_slots_are_counted_and_given_back() {
+        let s = AddressSlots::new(2);
+        let ip: IpAddr = "192.0.2.9".parse().unwrap();
+        let a = s.take(ip).unwrap();
+        let _b = s.take(ip).unwrap();
+        assert!(s.take(ip).is_none());
+        assert!(s.take("192.0.2.10".parse().unwrap()).is_some());
+        drop(a);
+        assert!(s.take(ip).is_some());
+    }
 
     #[test]
     fn backs_off_then_locks_out_then_forgets() {

@@ -5,6 +5,9 @@
 //! `QTC_FAULT_SEED` and `QTC_FAULT_KILLS` (default 1 and 50) reproduce or lengthen a run:
 //!     QTC_FAULT_SEED=7 QTC_FAULT_KILLS=200 cargo test -p qtc --test fault_kill -- --nocapture
 
+// The test picks its kill moments by sleeping; that is the fault, not a wait for an event.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 
 use std::process::Stdio;

@@ -184,3 +184,21 @@ fn session_limit_refuses_politely() {
     let out = second.expect_close();
     assert!(out.contains("all 1 sessions are in use"), "{out}");
 }
+
+#[test]
+fn connections_per_address_are_limited() {
+    let d = Daemon::start("max_per_address = 2\n");
+    let _a = d.login("N0USR", "pw");
+    let _b = d.login("N0OTH", "x");
+    let mut third = Client::connect(d.port);
+    let out = third.expect_close();
+    assert!(out.contains("Too many connections from your address"), "{out}");
+}
+
+#[test]
+fn a_silent_session_is_closed_with_a_message() {
+    let d = Daemon::start("[limits]\nidle_timeout = \"1s\"\n");
+    let mut c = d.login("N0USR", "pw");
+    let out = c.expect_close();
+    assert!(out.contains("idle for too long"), "{out}");
+}

@@ -201,6 +201,7 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
         summary: Summary::default(),
         closed: false,
     };
+    let _counted = crate::metrics::SessionGuard::new(crate::metrics::SessionKind::Forward);
     tracing::info!(%partner, ?role, "forwarding session started");
     d.session.start(clock::now());
     if !initial.is_empty() {
@@ -208,6 +209,10 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
     }
     d.drive(io, codec, shutdown).await;
     fwd.release(&partner, &d.taken);
+    crate::metrics::forwarded(&partner, d.summary.received as u64, d.summary.sent as u64);
+    if d.summary.error.is_some() {
+        crate::metrics::error("forward");
+    }
     match &d.summary.error {
         None => tracing::info!(%partner, summary = %d.summary, "forwarding session ended"),
         Some(_) => tracing::warn!(%partner, summary = %d.summary, "forwarding session failed"),

@@ -69,6 +69,13 @@ pub fn run(port: &str, mycall: &str, remote: &str, via: &[String]) -> anyhow::Re
         .map(|v| v.parse().map_err(|e| anyhow!("digipeater {v:?}: {e}")))
         .collect::<anyhow::Result<_>>()?;
     let kind = parse_port(port, remote_call)?;
+    // Logs only when asked (RUST_LOG=debug): standard error is the terminal's status line.
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

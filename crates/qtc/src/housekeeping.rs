@@ -1,0 +1,216 @@
+//! Daily housekeeping: message lifetimes, BID expiry, old partial transfers. One timer, armed
+//! for the next run only (one wake-up a day); `qtc ctl housekeep` runs it at once.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde::Deserialize;
+use tokio::sync::watch;
+
+use crate::clock;
+use crate::store_thread::StoreHandle;
+
+/// `[housekeeping]`: when it runs and how long things live (days; 0 = forever).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct HousekeepingCfg {
+    /// UTC hour of the daily run (0 to 23).
+    pub hour: u32,
+    /// Personal and NTS mail once read or forwarded.
+    pub personal_read: u32,
+    /// Personal and NTS mail never read.
+    pub personal_unread: u32,
+    /// Bulletins.
+    pub bulletin: u32,
+    /// Killed messages before they are removed for good.
+    pub killed: u32,
+    /// BIDs of messages no longer here.
+    pub bid: u32,
+    /// Partial B1 transfers kept for resume.
+    pub partial: u32,
+}
+
+impl Default for HousekeepingCfg {
+    fn default() -> Self {
+        let l = qtc_store::Lifetimes::default();
+        HousekeepingCfg {
+            hour: 3,
+            personal_read: l.personal_read,
+            personal_unread: l.personal_unread,
+            bulletin: l.bulletin,
+            killed: l.killed,
+            bid: l.bid,
+            partial: l.partial,
+        }
+    }
+}
+
+impl HousekeepingCfg {
+    /// Checks the values; the error names the key.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if self.hour > 23 {
+            return Err((
+                "hour",
+                format!("expected a UTC hour from 0 to 23, got {}", self.hour),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The store's lifetimes.
+    pub fn lifetimes(&self) -> qtc_store::Lifetimes {
+        qtc_store::Lifetimes {
+            personal_read: self.personal_read,
+            personal_unread: self.personal_unread,
+            bulletin: self.bulletin,
+            killed: self.killed,
+            bid: self.bid,
+            partial: self.partial,
+        }
+    }
+}
+
+/// Seconds from `now` (Unix seconds) to the next `hour`:00:00 UTC, strictly in the future.
+pub fn secs_until(now: i64, hour: u32) -> i64 {
+    let day = 86_400;
+    let target = i64::from(hour) * 3600;
+    let into_day = now.rem_euclid(day);
+    let d = target - into_day;
+    if d > 0 {
+        d
+    } else {
+        d + day
+    }
+}
+
+/// Runs housekeeping on the store thread, now or at the daily hour.
+pub struct Housekeeper {
+    store: StoreHandle,
+    cfg: Mutex<HousekeepingCfg>,
+    /// Wakes the schedule to re-arm its timer after [`Housekeeper::set`].
+    changed: tokio::sync::Notify,
+}
+
+impl Housekeeper {
+    /// A housekeeper for `store` with these settings.
+    pub fn new(store: StoreHandle, cfg: HousekeepingCfg) -> Housekeeper {
+        Housekeeper {
+            store,
+            cfg: Mutex::new(cfg),
+            changed: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// Replaces the lifetimes and hour (on reload); the next run uses them.
+    pub fn set(&self, cfg: HousekeepingCfg) {
+        *self.cfg.lock().unwrap_or_else(|e| e.into_inner()) = cfg;
+        self.changed.notify_one();
+    }
+
+    fn get(&self) -> HousekeepingCfg {
+        self.cfg.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Runs it now; returns the summary line (also logged).
+    pub async fn run_now(&self) -> Result<String, String> {
+        let lifetimes = self.get().lifetimes();
+        let now = clock::unix_now();
+        let r = self.store.call(move |s| s.housekeep(now, &lifetimes)).await;
+        match r {
+            Ok(Ok(done)) => {
+                let line = format!("housekeeping: {done}");
+                tracing::info!(
+                    expired = done.expired,
+                    removed = done.removed,
+                    bids = done.bids,
+                    partials = done.partials,
+                    compacted = done.compacted,
+                    "{line}"
+                );
+                Ok(line)
+            }
+            Ok(Err(e)) => {
+                crate::metrics::error("store");
+                tracing::error!(error = %e, "housekeeping failed");
+                Err(format!("housekeeping failed: {e}"))
+            }
+            Err(e) => Err(format!("housekeeping failed: {e}")),
+        }
+    }
+
+    /// Runs every day at the configured UTC hour until shutdown. The only timer is the one
+    /// for the next run.
+    pub async fn schedule(self: std::sync::Arc<Self>, mut shutdown: watch::Receiver<bool>) {
+        loop {
+            let wait = secs_until(clock::unix_now(), self.get().hour);
+            let sleep = tokio::time::sleep(Duration::from_secs(wait as u64));
+            tokio::select! {
+                _ = sleep => {
+                    let _ = self.run_now().await;
+                }
+                // A reload may have moved the hour: compute the next run again.
+                _ = self.changed.notified() => {}
+                _ = shutdown.changed() => return,
+            }
+        }
+    }
+}
+
+/// `qtc store ...`.
+#[derive(clap::Subcommand)]
+pub enum StoreCmd {
+    /// Run SQLite's integrity check on the message store; prints each problem, exits 1 if any.
+    ///
+    /// Example: qtc -c /etc/qtc/qtc.toml store check
+    Check,
+}
+
+/// Runs a `qtc store` command.
+pub fn store_cmd(c: &crate::config::Loaded, cmd: StoreCmd) -> anyhow::Result<()> {
+    let StoreCmd::Check = cmd;
+    let mut store = qtc_store::Store::open(&c.data_dir, c.durability)
+        .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
+    let problems = store.check()?;
+    if problems.is_empty() {
+        println!("ok: {} is consistent", store.path().display());
+        return Ok(());
+    }
+    for p in &problems {
+        println!("{p}");
+    }
+    anyhow::bail!(
+        "{}: {} problem(s) found by the integrity check",
+        store.path().display(),
+        problems.len()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_run_is_within_a_day_and_on_the_hour() {
+        // 2026-01-01T00:00:00Z = 1767225600
+        let midnight = 1_767_225_600;
+        assert_eq!(secs_until(midnight, 3), 3 * 3600);
+        assert_eq!(secs_until(midnight + 3 * 3600, 3), 86_400);
+        assert_eq!(secs_until(midnight + 3 * 3600 + 1, 3), 86_399);
+        assert_eq!(secs_until(midnight + 23 * 3600, 3), 4 * 3600);
+        assert_eq!(secs_until(midnight + 60, 0), 86_400 - 60);
+    }
+
+    #[test]
+    fn defaults_are_the_stores() {
+        assert_eq!(
+            HousekeepingCfg::default().lifetimes(),
+            qtc_store::Lifetimes::default()
+        );
+        assert!(HousekeepingCfg {
+            hour: 24,
+            ..Default::default()
+        }
+        .check()
+        .is_err());
+    }
+}

@@ -1,0 +1,224 @@
+//! Counters for the Prometheus text endpoint (`/metrics` on the web listener). Each is updated
+//! where its event happens (atomics, or a small map under a mutex for per-partner and per-kind
+//! counts); nothing samples on a timer. Store-held numbers (messages by type and status, queues)
+//! are read from the store when the endpoint is scraped.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use crate::forward::Forwarder;
+
+/// The daemon's counters.
+pub struct Metrics {
+    telnet_sessions: AtomicI64,
+    forward_sessions: AtomicI64,
+    login_failures: AtomicU64,
+    /// Partner -> (received, sent).
+    forwarded: Mutex<BTreeMap<String, (u64, u64)>>,
+    errors: Mutex<BTreeMap<&'static str, u64>>,
+}
+
+/// The one set of counters of this process.
+pub static METRICS: Metrics = Metrics {
+    telnet_sessions: AtomicI64::new(0),
+    forward_sessions: AtomicI64::new(0),
+    login_failures: AtomicU64::new(0),
+    forwarded: Mutex::new(BTreeMap::new()),
+    errors: Mutex::new(BTreeMap::new()),
+};
+
+/// Which session gauge a [`SessionGuard`] counts in.
+#[derive(Clone, Copy, Debug)]
+pub enum SessionKind {
+    /// A telnet connection.
+    Telnet,
+    /// A forwarding session (either direction, any transport).
+    Forward,
+}
+
+/// Counts one session while it lives.
+pub struct SessionGuard(SessionKind);
+
+impl SessionGuard {
+    /// Counts a session of `kind` until the guard is dropped.
+    pub fn new(kind: SessionKind) -> SessionGuard {
+        gauge(kind).fetch_add(1, Ordering::Relaxed);
+        SessionGuard(kind)
+    }
+}
+
+impl Drop for SessionGuard {
+    fn drop(&mut self) {
+        gauge(self.0).fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+fn gauge(kind: SessionKind) -> &'static AtomicI64 {
+    match kind {
+        SessionKind::Telnet => &METRICS.telnet_sessions,
+        SessionKind::Forward => &METRICS.forward_sessions,
+    }
+}
+
+/// A failed login (any port).
+pub fn login_failed() {
+    METRICS.login_failures.fetch_add(1, Ordering::Relaxed);
+}
+
+/// An error of `kind` ("store", "forward", "accept", ...).
+pub fn error(kind: &'static str) {
+    *METRICS
+        .errors
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(kind)
+        .or_default() += 1;
+}
+
+/// Messages received from (`received`) and delivered to (`sent`) `partner`.
+pub fn forwarded(partner: &str, received: u64, sent: u64) {
+    if received == 0 && sent == 0 {
+        return;
+    }
+    let mut m = METRICS.forwarded.lock().unwrap_or_else(|e| e.into_inner());
+    let e = m.entry(partner.to_string()).or_default();
+    e.0 += received;
+    e.1 += sent;
+}
+
+fn label(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// The Prometheus text exposition (format 0.0.4) of everything.
+pub async fn render(fwd: &Forwarder) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "# HELP qtc_build_info The running qtc version.");
+    let _ = writeln!(o, "# TYPE qtc_build_info gauge");
+    let _ = writeln!(
+        o,
+        "qtc_build_info{{version=\"{}\"}} 1",
+        env!("CARGO_PKG_VERSION")
+    );
+    let _ = writeln!(o, "# HELP qtc_sessions Sessions in progress.");
+    let _ = writeln!(o, "# TYPE qtc_sessions gauge");
+    let _ = writeln!(
+        o,
+        "qtc_sessions{{kind=\"telnet\"}} {}",
+        METRICS.telnet_sessions.load(Ordering::Relaxed)
+    );
+    let _ = writeln!(
+        o,
+        "qtc_sessions{{kind=\"forward\"}} {}",
+        METRICS.forward_sessions.load(Ordering::Relaxed)
+    );
+    let _ = writeln!(o, "# HELP qtc_login_failures_total Failed logins.");
+    let _ = writeln!(o, "# TYPE qtc_login_failures_total counter");
+    let _ = writeln!(
+        o,
+        "qtc_login_failures_total {}",
+        METRICS.login_failures.load(Ordering::Relaxed)
+    );
+    let fwd_counts = METRICS
+        .forwarded
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    let _ = writeln!(
+        o,
+        "# HELP qtc_forwarded_messages_total Messages forwarded, by partner and direction."
+    );
+    let _ = writeln!(o, "# TYPE qtc_forwarded_messages_total counter");
+    let mut partners: Vec<String> = fwd.partners.iter().map(|p| p.call.clone()).collect();
+    for p in fwd_counts.keys() {
+        if !partners.contains(p) {
+            partners.push(p.clone());
+        }
+    }
+    for p in &partners {
+        let (rx, tx) = fwd_counts.get(p).copied().unwrap_or_default();
+        let l = label(p);
+        let _ = writeln!(
+            o,
+            "qtc_forwarded_messages_total{{partner=\"{l}\",direction=\"in\"}} {rx}"
+        );
+        let _ = writeln!(
+            o,
+            "qtc_forwarded_messages_total{{partner=\"{l}\",direction=\"out\"}} {tx}"
+        );
+    }
+    let errors = METRICS
+        .errors
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    let _ = writeln!(o, "# HELP qtc_errors_total Errors, by kind.");
+    let _ = writeln!(o, "# TYPE qtc_errors_total counter");
+    for kind in ["store", "forward", "accept", "web"] {
+        let n = errors.get(kind).copied().unwrap_or(0);
+        let _ = writeln!(o, "qtc_errors_total{{kind=\"{kind}\"}} {n}");
+    }
+    for (kind, n) in &errors {
+        if !["store", "forward", "accept", "web"].contains(kind) {
+            let _ = writeln!(o, "qtc_errors_total{{kind=\"{}\"}} {n}", label(kind));
+        }
+    }
+    // Read from the store at scrape time.
+    let from_store = fwd
+        .store
+        .call(|s| {
+            use qtc_mail::MessageStore;
+            let all = qtc_mail::ListFilter {
+                include_killed: true,
+                ..Default::default()
+            };
+            let mut by: BTreeMap<(char, char), u64> = BTreeMap::new();
+            for h in s.list(&all)? {
+                *by.entry((h.kind.letter(), h.status.letter())).or_default() += 1;
+            }
+            Ok::<_, qtc_mail::StoreError>((by, s.queue_counts()?))
+        })
+        .await;
+    match from_store {
+        Ok(Ok((by, queues))) => {
+            let _ = writeln!(
+                o,
+                "# HELP qtc_messages Messages in the store, by type (P, B, T) and status (N, Y, F, K, H)."
+            );
+            let _ = writeln!(o, "# TYPE qtc_messages gauge");
+            for ((t, s), n) in &by {
+                let _ = writeln!(o, "qtc_messages{{type=\"{t}\",status=\"{s}\"}} {n}");
+            }
+            let _ = writeln!(
+                o,
+                "# HELP qtc_queued_messages Messages waiting to be forwarded, by partner."
+            );
+            let _ = writeln!(o, "# TYPE qtc_queued_messages gauge");
+            for p in &partners {
+                let n = queues.iter().find(|(c, _)| c == p).map_or(0, |(_, n)| *n);
+                let _ = writeln!(o, "qtc_queued_messages{{partner=\"{}\"}} {n}", label(p));
+            }
+            for (p, n) in &queues {
+                if !partners.contains(p) {
+                    let _ = writeln!(o, "qtc_queued_messages{{partner=\"{}\"}} {n}", label(p));
+                }
+            }
+            let _ = writeln!(
+                o,
+                "# HELP qtc_store_up 1 when the store answered this scrape."
+            );
+            let _ = writeln!(o, "# TYPE qtc_store_up gauge");
+            let _ = writeln!(o, "qtc_store_up 1");
+        }
+        _ => {
+            error("store");
+            let _ = writeln!(o, "# TYPE qtc_store_up gauge");
+            let _ = writeln!(o, "qtc_store_up 0");
+        }
+    }
+    o
+}

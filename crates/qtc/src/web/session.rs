@@ -1,0 +1,131 @@
+//! Web login sessions: a random 128-bit token in an HttpOnly, SameSite=Strict cookie, kept in
+//! memory only (a restart logs everyone out), each with its own CSRF token for the forms.
+//! Sessions age out when looked at (no timer).
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The session cookie's name.
+pub const COOKIE: &str = "qtc_session";
+/// The cookie that carries the login form's CSRF token before there is a session.
+pub const PRE_COOKIE: &str = "qtc_login";
+/// A session ends this long after login.
+pub const LIFETIME: Duration = Duration::from_secs(12 * 3600);
+/// Most sessions kept at once; the oldest goes first.
+pub const MAX_SESSIONS: usize = 64;
+
+/// One logged-in sysop.
+#[derive(Clone, Debug)]
+pub struct WebSession {
+    /// The sysop's callsign.
+    pub call: String,
+    /// The token every form of this session carries.
+    pub csrf: String,
+    created: Instant,
+}
+
+/// 128 random bits from the kernel, as 32 hex digits.
+pub fn token() -> std::io::Result<String> {
+    let mut b = [0u8; 16];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut b)?;
+    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+}
+
+/// Compares two tokens without stopping at the first difference.
+pub fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
+/// The value of cookie `name` in a `Cookie:` header.
+pub fn cookie<'a>(header: &'a str, name: &str) -> Option<&'a str> {
+    header.split(';').find_map(|kv| {
+        let (k, v) = kv.trim().split_once('=')?;
+        (k == name).then_some(v)
+    })
+}
+
+/// The sessions in memory.
+#[derive(Default)]
+pub struct Sessions {
+    map: Mutex<HashMap<String, WebSession>>,
+}
+
+impl Sessions {
+    /// Starts a session for `call`; returns its cookie token.
+    pub fn create(&self, call: &str, now: Instant) -> std::io::Result<String> {
+        let id = token()?;
+        let s = WebSession {
+            call: call.to_string(),
+            csrf: token()?,
+            created: now,
+        };
+        let mut m = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        m.retain(|_, s| now.duration_since(s.created) < LIFETIME);
+        while m.len() >= MAX_SESSIONS {
+            let oldest = m
+                .iter()
+                .min_by_key(|(_, s)| s.created)
+                .map(|(k, _)| k.clone());
+            match oldest {
+                Some(k) => m.remove(&k),
+                None => break,
+            };
+        }
+        m.insert(id.clone(), s);
+        Ok(id)
+    }
+
+    /// The live session with this token.
+    pub fn get(&self, id: &str, now: Instant) -> Option<WebSession> {
+        let mut m = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        match m.get(id) {
+            Some(s) if now.duration_since(s.created) < LIFETIME => Some(s.clone()),
+            Some(_) => {
+                m.remove(id);
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// Ends a session.
+    pub fn remove(&self, id: &str) {
+        self.map
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_128_bits_and_differ() {
+        let a = token().unwrap();
+        assert_eq!(a.len(), 32);
+        assert_ne!(a, token().unwrap());
+        assert!(same(&a, &a.clone()));
+        assert!(!same(&a, &token().unwrap()));
+        assert!(!same("ab", "abc"));
+    }
+
+    #[test]
+    fn cookies_parse_and_sessions_age() {
+        assert_eq!(cookie("a=1; qtc_session=xyz; b=2", COOKIE), Some("xyz"));
+        assert_eq!(cookie("qtc_sessionx=1", COOKIE), None);
+        let s = Sessions::default();
+        let t0 = crate::clock::now();
+        let id = s.create("N0SYS", t0).unwrap();
+        assert_eq!(s.get(&id, t0).unwrap().call, "N0SYS");
+        assert!(s.get(&id, t0 + LIFETIME).is_none());
+        assert!(s.get(&id, t0).is_none());
+    }
+}
