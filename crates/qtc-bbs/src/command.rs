@@ -206,7 +206,8 @@ fn parse_send(kind: MsgType, args: &[&str]) -> Result<SendCmd, CommandError> {
     let mut bid = None;
     // Each marker may stand alone (`@ N0BBS`) or be attached (`@N0BBS`).
     while let Some(tok) = tokens.next() {
-        let (marker, attached) = tok.split_at(1);
+        let first = tok.chars().next().unwrap_or(' ');
+        let (marker, attached) = tok.split_at(first.len_utf8());
         let value = if attached.is_empty() {
             tokens.next().ok_or(CommandError::Usage(USAGE_SEND))?
         } else {
@@ -220,6 +221,13 @@ fn parse_send(kind: MsgType, args: &[&str]) -> Result<SendCmd, CommandError> {
         }
     }
     if to.is_empty() || !to.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return Err(CommandError::Usage(USAGE_SEND));
+    }
+    // A hierarchical address is ASCII: calls, `#REGION`, dots.
+    if !at
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'#' | b'-' | b'_'))
+    {
         return Err(CommandError::Usage(USAGE_SEND));
     }
     check_len("the addressee", &to, MAX_TO_LEN)?;
@@ -343,6 +351,15 @@ mod tests {
         assert_eq!(s("S N0USR").kind, MsgType::Personal);
         assert_eq!(s("ST 12345 @ NTSCA").kind, MsgType::Traffic);
         assert!(matches!(parse("SP"), Err(CommandError::Usage(_))));
+        // Found by fuzzing: a non-ASCII word after the addressee, and a non-ASCII @.
+        assert!(matches!(
+            parse("SP N0XYZ \u{e9}"),
+            Err(CommandError::Usage(_))
+        ));
+        assert!(matches!(
+            parse("SP N0XYZ @ A\u{e9}\u{e9}"),
+            Err(CommandError::Usage(_))
+        ));
         assert!(matches!(parse("SP N0USR @"), Err(CommandError::Usage(_))));
         assert!(matches!(
             parse("SP N0USRXX"),

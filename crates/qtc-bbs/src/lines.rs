@@ -33,13 +33,13 @@ impl LineReader {
 
     /// Feeds bytes; calls `each` for every line end found, in order.
     pub fn push(&mut self, mut input: &[u8], mut each: impl FnMut(Line)) {
-        if self.after_cr {
-            if let Some((&b'\n', rest)) = input.split_first() {
-                input = rest;
+        // A CR ended the last chunk: an LF opening this one belongs to it. An empty chunk
+        // leaves the question open.
+        if self.after_cr && !input.is_empty() {
+            if input[0] == b'\n' {
+                input = &input[1..];
             }
-            if !input.is_empty() {
-                self.after_cr = false;
-            }
+            self.after_cr = false;
         }
         while let Some(pos) = input.iter().position(|&b| b == b'\r' || b == b'\n') {
             self.extend(&input[..pos]);
@@ -110,6 +110,13 @@ mod tests {
                 text("")
             ]
         );
+    }
+
+    #[test]
+    fn a_blank_line_after_a_split_cr_lf_survives() {
+        let mut r = LineReader::new(100);
+        let got = split(&mut r, &[b"a\r", b"\n", b"\n", b"", b"b\r"]);
+        assert_eq!(got, vec![text("a"), text(""), text("b")]);
     }
 
     #[test]

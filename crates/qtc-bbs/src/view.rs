@@ -9,9 +9,8 @@ pub(crate) const LIST_HEADER: &str = "Msg#   TSLD   Size To     @BBS    From   D
 pub(crate) fn list_line(h: &MessageHeader) -> String {
     let at = match h.at.split('.').next() {
         Some(first) if !first.is_empty() => {
-            let mut a = format!("@{first}");
-            a.truncate(7);
-            a
+            // Seven columns, counted in characters (stored addresses may hold any bytes).
+            format!("@{first}").chars().take(7).collect()
         }
         _ => String::new(),
     };

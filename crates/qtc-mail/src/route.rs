@@ -132,7 +132,11 @@ pub fn split_first_line(text: &[u8]) -> (&[u8], &[u8]) {
 pub fn rline(now: i64, haddr: &str, number: u64, bid: &str) -> Vec<u8> {
     let stamp = crate::Utc::from_unix(now).rline_stamp();
     let mut line = format!("R:{stamp} @:{haddr} #:{number} $:{bid}");
-    line.truncate(79);
+    let mut cut = line.len().min(79);
+    while !line.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    line.truncate(cut);
     line.push_str("\r\n");
     line.into_bytes()
 }
@@ -202,5 +206,8 @@ mod tests {
         );
         let long = rline(0, &"X".repeat(100), 1, "B");
         assert_eq!(long.len(), 81);
+        // Found by fuzzing: the cut must not split a character.
+        let odd = rline(0, "N0BBS", 12345, &format!("A{}", "\u{e9}".repeat(26)));
+        assert!(std::str::from_utf8(&odd).is_ok());
     }
 }
