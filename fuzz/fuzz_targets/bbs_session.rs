@@ -1,0 +1,164 @@
+//! Fuzz a BBS session driven by arbitrary user input against a real SQLite store: whatever is
+//! typed, in whatever chunks, nothing may panic, and once the session has asked to close it
+//! produces nothing more.
+//!
+//! Every input runs against the same starting store, so a crash input reproduces on its own: a
+//! store with a plain user, a sysop, a BBS and a few messages is built once per process in a
+//! temporary directory (under `$TMPDIR`); before each input its file is copied over a scratch
+//! store, which is then opened. Users have no password, so the password login path fails
+//! without running argon2, and RF logins (`Access::Callsign`) need none.
+#![no_main]
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use libfuzzer_sys::fuzz_target;
+use qtc_bbs::{Access, Config, Event, Session};
+use qtc_mail::{MessageStore, MsgStatus, MsgType, NewMessage};
+use qtc_store::{Durability, Station, Store, DB_FILE};
+
+/// A plausible clock: 2023-11-14, plus up to 65535 s taken from the input.
+const NOW: i64 = 1_700_000_000;
+
+struct Dirs {
+    // Kept so the directory lives as long as the process.
+    _root: tempfile::TempDir,
+    template: PathBuf,
+    scratch: PathBuf,
+}
+
+fn build_template(dir: &Path) {
+    let mut store = Store::open(dir, Durability::Normal).expect("store opens");
+    store.set_station(Station::new("N0BBS"));
+    store.add_user("N0USR", None, false, false).unwrap();
+    store.add_user("N0SYS", None, true, false).unwrap();
+    store.add_user("N0FWD", None, false, true).unwrap();
+    let msg = |kind, to: &str, at: &str, from: &str, subject: &str, body: &[u8]| NewMessage {
+        kind,
+        status: MsgStatus::New,
+        to: to.into(),
+        at: at.into(),
+        from: from.into(),
+        bid: None,
+        subject: subject.as_bytes().to_vec(),
+        rlines: Vec::new(),
+        body: body.to_vec(),
+    };
+    let msgs = [
+        msg(
+            MsgType::Personal,
+            "N0USR",
+            "",
+            "N0SYS",
+            "hello",
+            b"hi\r\nthere\r\n",
+        ),
+        msg(
+            MsgType::Bulletin,
+            "ALL",
+            "WW",
+            "N0SYS",
+            "news",
+            b"bulletin\r\n",
+        ),
+        msg(
+            MsgType::Traffic,
+            "12345",
+            "NTSCA",
+            "N0USR",
+            "QTC 1",
+            b"\xff\x00\x1a\r\n",
+        ),
+        msg(MsgType::Personal, "N0SYS", "N0BBS", "N0USR", "re", b"x\r\n"),
+    ];
+    for r in store.insert_many(&msgs, NOW).expect("seed messages") {
+        r.expect("seed message");
+    }
+    // Dropping the connection checkpoints the WAL into the database file.
+}
+
+fn dirs() -> &'static Dirs {
+    static DIRS: OnceLock<Dirs> = OnceLock::new();
+    DIRS.get_or_init(|| {
+        let root = tempfile::Builder::new()
+            .prefix("qtc-fuzz-store-")
+            .tempdir()
+            .expect("temporary directory");
+        let template = root.path().join("template");
+        let scratch = root.path().join("scratch");
+        build_template(&template);
+        std::fs::create_dir_all(&scratch).unwrap();
+        Dirs {
+            template,
+            scratch,
+            _root: root,
+        }
+    })
+}
+
+/// The starting store, fresh for this input.
+fn fresh_store() -> Store {
+    let d = dirs();
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(d.scratch.join(format!("{DB_FILE}{suffix}")));
+    }
+    std::fs::copy(d.template.join(DB_FILE), d.scratch.join(DB_FILE)).expect("copy the store");
+    let mut store = Store::open(&d.scratch, Durability::Normal).expect("store opens");
+    store.set_station(Station::new("N0BBS"));
+    store
+}
+
+fn config() -> Arc<Config> {
+    static CFG: OnceLock<Arc<Config>> = OnceLock::new();
+    CFG.get_or_init(|| {
+        let mut cfg = Config::new("N0BBS");
+        cfg.haddr = "N0BBS.#NCA.CA.USA.NOAM".into();
+        cfg.max_line = 80;
+        cfg.max_message = 4096;
+        cfg.info = "fuzz\rBBS".into();
+        Arc::new(cfg)
+    })
+    .clone()
+}
+
+/// Drains output and events; notes when the session asked to close.
+fn drain(s: &mut Session, closed: &mut bool) {
+    let out = s.take_output();
+    if *closed {
+        assert!(out.is_empty(), "output after Close");
+    }
+    while let Some(ev) = s.poll_event() {
+        if ev == Event::Close {
+            *closed = true;
+        }
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let [who, step, t0, t1, input @ ..] = data else {
+        return;
+    };
+    let mut db = fresh_store();
+    let store: &mut dyn MessageStore = &mut db;
+
+    let access = match who % 6 {
+        0 => Access::Password,
+        1 => Access::Callsign("N0USR".into()),
+        2 => Access::Callsign("N0SYS".into()),
+        3 => Access::Callsign("N0FWD".into()),
+        4 => Access::Callsign("N0GST".into()),
+        _ => Access::Callsign("N0USR-7".into()),
+    };
+    let now = NOW + i64::from(u16::from_le_bytes([*t0, *t1]));
+    let mut s = Session::new(config(), access);
+    let mut closed = false;
+    s.start(store);
+    drain(&mut s, &mut closed);
+    let step = usize::from(*step % 64).max(1);
+    for chunk in input.chunks(step) {
+        s.handle_input(chunk, store, now);
+        drain(&mut s, &mut closed);
+        let _ = (s.user().is_some(), s.is_writing());
+        let _ = s.take_unconsumed();
+    }
+});
