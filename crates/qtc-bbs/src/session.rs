@@ -710,6 +710,12 @@ impl Session {
             Err(StoreError::DuplicateBid(bid)) => {
                 self.say(&format!("*** BID {bid} exists already: not stored.\r"));
             }
+            Err(StoreError::Full) => {
+                tracing::warn!("message store full: message not stored");
+                self.say(
+                    "*** The message store is full: message not stored. Please tell the sysop.\r",
+                );
+            }
             Err(StoreError::Rejected(_)) => {
                 self.say("*** This BBS does not accept that message: not stored.\r");
             }

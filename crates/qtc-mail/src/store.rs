@@ -35,7 +35,10 @@ pub enum StoreError {
     /// The user exists already.
     #[error("user {0} exists already")]
     UserExists(String),
-    /// The database refused the operation (disk full, read-only, corrupt file...).
+    /// The store is full (the disk, or the `[store] max_mb` quota): nothing was written.
+    #[error("the message store is full")]
+    Full,
+    /// The database refused the operation (read-only, corrupt file...).
     #[error("message store: {0}")]
     Database(String),
 }

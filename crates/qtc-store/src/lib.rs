@@ -74,7 +74,10 @@ pub struct Store {
 }
 
 fn db_err(e: rusqlite::Error) -> StoreError {
-    StoreError::Database(e.to_string())
+    match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DiskFull) => StoreError::Full,
+        _ => StoreError::Database(e.to_string()),
+    }
 }
 
 impl Store {
@@ -109,6 +112,24 @@ impl Store {
         };
         schema::migrate(&mut store.conn)?;
         Ok(store)
+    }
+
+    /// Caps the database file at about `bytes` (0: no cap). A write that would pass it fails
+    /// with [`StoreError::Full`] and changes nothing, as a full disk would.
+    pub fn set_max_size(&mut self, bytes: u64) -> Result<(), StoreError> {
+        let page: i64 = self
+            .conn
+            .query_row("PRAGMA page_size", [], |r| r.get(0))
+            .map_err(db_err)?;
+        let pages = if bytes == 0 {
+            i64::from(u32::MAX)
+        } else {
+            (bytes as i64 / page).max(1)
+        };
+        self.conn
+            .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))
+            .map_err(db_err)?;
+        Ok(())
     }
 
     /// Sets who we are and who we forward to; used by every later insert.

@@ -483,3 +483,32 @@ fn rules_hold_or_reject_and_held_mail_is_released() {
     assert_eq!(s.message(n).unwrap().unwrap().header.status, MsgStatus::New);
     assert!(s.queue(None).unwrap().iter().any(|q| q.number == n));
 }
+
+#[test]
+fn a_full_store_refuses_cleanly_and_keeps_what_it_had() {
+    let (_d, mut s) = open();
+    s.set_station(station());
+    s.insert_message(&msg(MsgType::Personal, "N0USR", "N0ABC", None), "N0AAA", 0)
+        .unwrap();
+    s.set_max_size(256 * 1024).unwrap();
+    let mut big = msg(MsgType::Bulletin, "ALL", "N0ABC", None);
+    big.at = "WW".into();
+    big.body = vec![b'x'; 1024 * 1024];
+    assert!(matches!(
+        s.insert_message(&big, "N0AAA", 0),
+        Err(StoreError::Full)
+    ));
+    let block = vec![incoming("F1", MsgType::Bulletin, "WW", &big.body)];
+    assert!(matches!(
+        s.store_received("N0CCC", &block, 0),
+        Err(StoreError::Full)
+    ));
+    assert_eq!(s.counts().unwrap(), (1, 1));
+    assert!(
+        !s.bid_known("F1").unwrap(),
+        "nothing of the refused block stays"
+    );
+    s.set_max_size(0).unwrap();
+    assert!(s.insert_message(&big, "N0AAA", 0).is_ok());
+    assert!(s.check().unwrap().is_empty());
+}

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use qtc_bbs::{Access, Event, Session};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 use tokio_util::task::TaskTracker;
 use tracing::Instrument;
@@ -19,6 +19,9 @@ use crate::forward::{self, Forwarder};
 use crate::link::Codec;
 use crate::store_thread::StoreHandle;
 use crate::throttle::Throttle;
+
+/// A TLS client gets this long to finish its handshake.
+const TLS_HANDSHAKE: Duration = Duration::from_secs(30);
 
 /// One read takes up to this much: a pasted message arrives in a few large reads.
 const READ_BUF: usize = 16 * 1024;
@@ -56,6 +59,7 @@ pub enum PortKind {
 pub async fn serve(
     listener: TcpListener,
     kind: PortKind,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     shared: Arc<Shared>,
     mut shutdown: watch::Receiver<bool>,
     tasks: TaskTracker,
@@ -71,10 +75,35 @@ pub async fn serve(
                     PortKind::Telnet => tracing::info_span!("telnet", %peer),
                     PortKind::Forward => tracing::info_span!("fwdport", %peer),
                 };
-                tasks.spawn(
-                    connection(stream, peer, kind, shared.clone(), shutdown.clone())
-                        .instrument(span),
-                );
+                let _ = stream.set_nodelay(true);
+                let (shared, shutdown) = (shared.clone(), shutdown.clone());
+                match tls.clone() {
+                    None => {
+                        tasks.spawn(
+                            connection(stream, peer, kind, shared, shutdown).instrument(span),
+                        );
+                    }
+                    Some(acceptor) => {
+                        tasks.spawn(
+                            async move {
+                                // The handshake gets a bounded time; the session's own idle
+                                // timeout takes over after it.
+                                match tokio::time::timeout(TLS_HANDSHAKE, acceptor.accept(stream))
+                                    .await
+                                {
+                                    Ok(Ok(tls)) => {
+                                        connection(tls, peer, kind, shared, shutdown).await
+                                    }
+                                    Ok(Err(e)) => {
+                                        tracing::info!(error = %e, "TLS handshake failed")
+                                    }
+                                    Err(_) => tracing::info!("TLS handshake timed out"),
+                                }
+                            }
+                            .instrument(span),
+                        );
+                    }
+                }
             }
             Err(e) => {
                 // Out of file descriptors and the like: back off instead of spinning on accept.
@@ -86,13 +115,13 @@ pub async fn serve(
     }
 }
 
-async fn refuse(mut stream: TcpStream, text: &str) {
+async fn refuse<S: AsyncWrite + Unpin>(mut stream: S, text: &str) {
     let _ = stream.write_all(text.as_bytes()).await;
     let _ = stream.shutdown().await;
 }
 
-async fn connection(
-    stream: TcpStream,
+async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: S,
     peer: SocketAddr,
     kind: PortKind,
     shared: Arc<Shared>,
@@ -125,7 +154,6 @@ async fn connection(
         )
         .await;
     };
-    let _ = stream.set_nodelay(true);
     let _counted = (kind == PortKind::Telnet)
         .then(|| crate::metrics::SessionGuard::new(crate::metrics::SessionKind::Telnet));
     tracing::info!("connected");

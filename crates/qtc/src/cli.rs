@@ -96,8 +96,10 @@ pub fn init(file: Option<&Path>) -> anyhow::Result<()> {
 }
 
 fn open(c: &Loaded) -> anyhow::Result<Store> {
-    Store::open(&c.data_dir, c.durability)
-        .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))
+    let mut store = Store::open(&c.data_dir, c.durability)
+        .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
+    store.set_max_size(c.cfg.store.max_mb * 1024 * 1024)?;
+    Ok(store)
 }
 
 fn read_password(call: &str) -> anyhow::Result<String> {

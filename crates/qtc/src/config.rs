@@ -25,6 +25,8 @@ pub struct Config {
     pub limits: Limits,
     /// `[log]`
     pub log: LogCfg,
+    /// `[tls]`
+    pub tls: TlsCfg,
     /// `[forward]`
     pub forward: ForwardCfg,
     /// `[[partner]]`, one per neighbour BBS.
@@ -67,6 +69,8 @@ pub struct ForwardCfg {
     pub max_proposals: usize,
     /// A block stops growing past this many bytes.
     pub block_bytes: usize,
+    /// Raw forwarding ports speaking TLS (needs `[tls]`).
+    pub tls_listen: Vec<String>,
 }
 
 impl Default for ForwardCfg {
@@ -76,6 +80,7 @@ impl Default for ForwardCfg {
             idle_timeout: "5m".into(),
             max_proposals: 5,
             block_bytes: 10_000,
+            tls_listen: Vec::new(),
         }
     }
 }
@@ -132,6 +137,12 @@ pub struct PartnerCfg {
     /// A login script replacing the default one.
     #[serde(default)]
     pub script: Vec<ScriptStep>,
+    /// For `connect = "tls:..."`: PEM file with the certificate(s) to trust for this partner.
+    #[serde(default)]
+    pub tls_ca: PathBuf,
+    /// For `connect = "tls:..."`: the name its certificate must carry (default: the host).
+    #[serde(default)]
+    pub tls_name: String,
 }
 
 fn default_protocol() -> String {
@@ -162,6 +173,8 @@ pub struct StoreCfg {
     pub dir: PathBuf,
     /// "full" or "normal".
     pub durability: String,
+    /// Largest database file in MiB (0: as large as the disk allows).
+    pub max_mb: u64,
 }
 
 /// `[telnet]`
@@ -174,6 +187,18 @@ pub struct TelnetCfg {
     pub max_sessions: usize,
     /// Most connections from one address at once (telnet and forwarding ports).
     pub max_per_address: usize,
+    /// Listen addresses speaking TLS (needs `[tls]`).
+    pub tls_listen: Vec<String>,
+}
+
+/// `[tls]`: our certificate, for the TLS listeners.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct TlsCfg {
+    /// PEM certificate chain.
+    pub cert: PathBuf,
+    /// PEM private key.
+    pub key: PathBuf,
 }
 
 /// `[limits]`
@@ -215,6 +240,7 @@ impl Default for StoreCfg {
         StoreCfg {
             dir: PathBuf::from("qtc-data"),
             durability: "full".into(),
+            max_mb: 0,
         }
     }
 }
@@ -225,6 +251,7 @@ impl Default for TelnetCfg {
             listen: vec!["127.0.0.1:6300".into()],
             max_sessions: 100,
             max_per_address: 10,
+            tls_listen: Vec::new(),
         }
     }
 }
@@ -268,6 +295,12 @@ pub struct Loaded {
     pub forward_idle: Duration,
     /// User session idle timeout; `None`: never.
     pub user_idle: Option<Duration>,
+    /// Our certificate and key for TLS listeners, resolved.
+    pub tls: Option<(PathBuf, PathBuf)>,
+    /// Telnet listeners speaking TLS.
+    pub telnet_tls_listen: Vec<SocketAddr>,
+    /// Forwarding listeners speaking TLS.
+    pub forward_tls_listen: Vec<SocketAddr>,
     /// Partners, checked.
     pub partners: Vec<Partner>,
     /// Hold and reject rules, checked.
@@ -283,6 +316,15 @@ pub enum Connect {
     None,
     /// TCP to `host:port`.
     Tcp(String),
+    /// TLS over TCP to `addr`, checking the certificate against `ca` for `name`.
+    Tls {
+        /// `host:port`.
+        addr: String,
+        /// The name the certificate must carry.
+        name: String,
+        /// Trusted certificates.
+        ca: PathBuf,
+    },
     /// AX.25 on a radio port: `ax25:PORT:CALL[,DIGI...]`.
     Ax25 {
         /// The `[[port]]` name.
@@ -445,6 +487,29 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
                 ),
             )
         })?;
+    let telnet_tls_listen =
+        parse_addrs(&cfg.telnet.tls_listen).map_err(|m| key_err("[telnet] tls_listen", m))?;
+    let forward_tls_listen =
+        parse_addrs(&cfg.forward.tls_listen).map_err(|m| key_err("[forward] tls_listen", m))?;
+    let tls = match (
+        cfg.tls.cert.as_os_str().is_empty(),
+        cfg.tls.key.as_os_str().is_empty(),
+    ) {
+        (true, true) => None,
+        (false, false) => Some((base.join(&cfg.tls.cert), base.join(&cfg.tls.key))),
+        _ => {
+            return Err(key_err(
+                "[tls]",
+                "give both cert and key (PEM files), or neither".into(),
+            ))
+        }
+    };
+    if tls.is_none() && !(telnet_tls_listen.is_empty() && forward_tls_listen.is_empty()) {
+        return Err(key_err(
+            "[telnet]/[forward] tls_listen",
+            "TLS listeners need [tls] cert and key".into(),
+        ));
+    }
     let user_idle = parse_duration(&cfg.limits.idle_timeout).ok_or_else(|| {
         key_err(
             "[limits] idle_timeout",
@@ -456,14 +521,17 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
     })?;
     let user_idle = (!user_idle.is_zero()).then_some(user_idle);
     if cfg.telnet.max_per_address == 0 {
-        return Err(key_err("[telnet] max_per_address", "expected at least 1".into()));
+        return Err(key_err(
+            "[telnet] max_per_address",
+            "expected at least 1".into(),
+        ));
     }
     if !(1..=5).contains(&cfg.forward.max_proposals) {
         return Err(key_err("[forward] max_proposals", "expected 1 to 5".into()));
     }
     let mut partners = Vec::new();
     for (i, p) in cfg.partner.iter().enumerate() {
-        let partner = check_partner(p, &cfg.station.callsign).map_err(|(key, m)| {
+        let partner = check_partner(p, &cfg.station.callsign, base).map_err(|(key, m)| {
             key_err(&format!("[[partner]] #{} ({}) {key}", i + 1, p.callsign), m)
         })?;
         if partners.iter().any(|q: &Partner| q.call == partner.call) {
@@ -512,6 +580,9 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         forward_listen,
         forward_idle,
         user_idle,
+        tls,
+        telnet_tls_listen,
+        forward_tls_listen,
         partners,
         radio_ports,
         rules,
@@ -569,7 +640,11 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
     Some(Duration::from_secs(secs))
 }
 
-fn check_partner(p: &PartnerCfg, own: &str) -> Result<Partner, (&'static str, String)> {
+fn check_partner(
+    p: &PartnerCfg,
+    own: &str,
+    base: &Path,
+) -> Result<Partner, (&'static str, String)> {
     use qtc_fbb::login::Step;
     let call = qtc_mail::Callsign::parse(&p.callsign).map_err(|e| ("callsign", e.to_string()))?;
     let call = call.base().to_string();
@@ -587,6 +662,33 @@ fn check_partner(p: &PartnerCfg, own: &str) -> Result<Partner, (&'static str, St
             ));
         }
         Connect::Tcp(addr.to_string())
+    } else if let Some(addr) = p.connect.strip_prefix("tls:") {
+        let Some((host, _)) = addr
+            .rsplit_once(':')
+            .filter(|(_, port)| port.parse::<u16>().is_ok())
+        else {
+            return Err((
+                "connect",
+                format!("expected \"tls:HOST:PORT\", got {:?}", p.connect),
+            ));
+        };
+        if p.tls_ca.as_os_str().is_empty() {
+            return Err((
+                "tls_ca",
+                "a tls: partner needs tls_ca = \"FILE\": the PEM certificate(s) to trust for it"
+                    .into(),
+            ));
+        }
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        Connect::Tls {
+            addr: addr.to_string(),
+            name: if p.tls_name.is_empty() {
+                host.to_string()
+            } else {
+                p.tls_name.clone()
+            },
+            ca: base.join(&p.tls_ca),
+        }
     } else if let Some(rest) = p.connect.strip_prefix("ax25:") {
         crate::radio::config::parse_ax25_connect(rest).map_err(|m| {
             (

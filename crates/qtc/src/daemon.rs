@@ -37,6 +37,9 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
     let mut store = qtc_store::Store::open(&c.data_dir, c.durability)
         .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
     store.set_station(c.station());
+    store
+        .set_max_size(c.cfg.store.max_mb * 1024 * 1024)
+        .map_err(|e| anyhow::anyhow!("{e} ([store] max_mb in {})", c.source))?;
     let db_path = store.path().to_path_buf();
     let (store, store_thread) =
         StoreHandle::spawn(store).context("cannot start the store thread")?;
@@ -58,16 +61,40 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
         // Catch the stop signals before announcing anything, so none can arrive unhandled.
         let stop = stop_signals()?;
         let hup = crate::service::catch_hup()?;
+        let acceptor = match &c.tls {
+            Some((cert, key)) => Some(
+                crate::tls::acceptor(cert, key)
+                    .with_context(|| format!("[tls] in {}", c.source))?,
+            ),
+            None => None,
+        };
         let mut listeners = Vec::new();
-        for (addrs, kind, key) in [
-            (&c.telnet_listen, PortKind::Telnet, "[telnet] listen"),
-            (&c.forward_listen, PortKind::Forward, "[forward] listen"),
+        for (addrs, kind, tls, key) in [
+            (&c.telnet_listen, PortKind::Telnet, None, "[telnet] listen"),
+            (
+                &c.forward_listen,
+                PortKind::Forward,
+                None,
+                "[forward] listen",
+            ),
+            (
+                &c.telnet_tls_listen,
+                PortKind::Telnet,
+                acceptor.clone(),
+                "[telnet] tls_listen",
+            ),
+            (
+                &c.forward_tls_listen,
+                PortKind::Forward,
+                acceptor.clone(),
+                "[forward] tls_listen",
+            ),
         ] {
             for addr in addrs {
                 let l = TcpListener::bind(addr)
                     .await
                     .with_context(|| format!("cannot listen on {addr} ({key} in {})", c.source))?;
-                listeners.push((l, kind));
+                listeners.push((l, kind, tls.clone()));
             }
         }
         let ctl_listener = ctl::bind(&c.data_dir)?;
@@ -79,10 +106,12 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             c.haddr(),
             c.source
         );
-        for (l, kind) in &listeners {
-            let what = match kind {
-                PortKind::Telnet => "telnet",
-                PortKind::Forward => "forward",
+        for (l, kind, tls) in &listeners {
+            let what = match (kind, tls.is_some()) {
+                (PortKind::Telnet, false) => "telnet",
+                (PortKind::Forward, false) => "forward",
+                (PortKind::Telnet, true) => "telnet-tls",
+                (PortKind::Forward, true) => "forward-tls",
             };
             println!("{what}: listening on {}", l.local_addr()?);
         }
@@ -131,10 +160,11 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
         });
         let (stop_tx, stop_rx) = watch::channel(false);
         let tasks = TaskTracker::new();
-        for (l, kind) in listeners {
+        for (l, kind, tls) in listeners {
             tasks.spawn(bbs_port::serve(
                 l,
                 kind,
+                tls,
                 shared.clone(),
                 stop_rx.clone(),
                 tasks.clone(),

@@ -15,6 +15,7 @@ mod radio;
 mod service;
 mod store_thread;
 mod throttle;
+mod tls;
 mod web;
 
 use std::path::PathBuf;

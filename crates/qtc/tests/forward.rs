@@ -122,3 +122,74 @@ fn b0_both_ways() {
 fn mbl_both_ways() {
     forward_both_ways("mbl");
 }
+
+fn write_b_config(dir: &std::path::Path, max_mb: u32, port: u16) {
+    std::fs::write(
+        common::config_path(dir),
+        format!(
+            "[station]\ncallsign = \"N0BBB\"\n[store]\ndurability = \"normal\"\nmax_mb = {max_mb}\n\
+             [log]\nlevel = \"debug\"\n[telnet]\nlisten = [\"127.0.0.1:0\"]\n\
+             [forward]\nlisten = [\"127.0.0.1:{port}\"]\n\
+             [[partner]]\ncallsign = \"N0AAA\"\nroutes = [\"N0AAA\"]\n"
+        ),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_full_receiver_acknowledges_nothing_and_catches_up_later() {
+    let port = common::free_port();
+    let dir = tempfile::tempdir().unwrap();
+    write_b_config(dir.path(), 1, port);
+    let out = common::cli(
+        dir.path(),
+        &["user", "add", "N0AAA", "--bbs", "--password", "fwdpw"],
+        "",
+    );
+    assert!(out.status.success(), "{out:?}");
+    let mut b = Daemon::start_in(dir);
+    let a = Daemon::start_bbs(
+        "N0AAA",
+        &[],
+        &format!(
+            "[[partner]]\ncallsign = \"N0BBB\"\nconnect = \"tcp:127.0.0.1:{port}\"\n\
+             password = \"fwdpw\"\nprotocol = \"b1\"\nroutes = [\"WW\"]\n"
+        ),
+    );
+    // 30 bulletins of 60 KB: more than B's 1 MiB store holds.
+    let line = format!("{}\n", "0123456789 abcdefghij ".repeat(3));
+    let mut file = String::new();
+    for i in 0..30 {
+        file.push_str(&format!("SB ALL @ WW < N0ABC $FULL{i}_N0ABC\nBig {i}\n"));
+        file.push_str(&line.repeat(60 * 1024 / line.len()));
+        file.push_str("/EX\n");
+    }
+    let path = a.dir.path().join("big.txt");
+    std::fs::write(&path, file).unwrap();
+    a.import(&path, 30);
+
+    let (ok, out) = a.try_ctl(&["forward", "N0BBB"]);
+    assert!(!ok, "a full store must not acknowledge everything: {out}");
+    let stored = b.messages().len();
+    assert!(stored < 30, "{stored}");
+    assert!(b.log().contains("the message store is full"), "{}", b.log());
+    // What B could not store is still queued at A: nothing was marked forwarded unseen.
+    assert!(a
+        .fwd_queue(Some("N0BBB"))
+        .contains(&format!("\n{} queued", 30 - stored)));
+
+    // The sysop makes room; the next call delivers the rest, each message once.
+    b.stop();
+    let dir = std::mem::replace(&mut b.dir, tempfile::tempdir().unwrap());
+    drop(b);
+    write_b_config(dir.path(), 0, port);
+    let b = Daemon::start_in(dir);
+    let out = a.forward_ok("N0BBB", &b);
+    assert!(out.contains(&format!("{} sent", 30 - stored)), "{out}");
+    let all = b.messages();
+    assert_eq!(all.len(), 30, "{all:?}");
+    for i in 0..30 {
+        let bid = format!("\"bid\":\"FULL{i}_N0ABC\"");
+        assert_eq!(all.iter().filter(|m| m.contains(&bid)).count(), 1, "{bid}");
+    }
+}

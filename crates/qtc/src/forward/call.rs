@@ -43,6 +43,13 @@ pub async fn call(
                 Err(e) => return failed(format!("cannot connect to {a}: {e}")),
             }
         }
+        Connect::Tls { addr, name, ca } => {
+            tracing::info!(partner = %p.call, %addr, "calling over TLS");
+            match tls_connect(addr, name, ca).await {
+                Ok(s) => (Box::new(s), addr.clone()),
+                Err(e) => return failed(format!("cannot connect to {addr} over TLS: {e:#}")),
+            }
+        }
         Connect::Ax25 { port, call, via } => {
             let what = format!("{call} on radio port {port}");
             tracing::info!(partner = %p.call, via = %what, "calling over AX.25");
@@ -102,6 +109,19 @@ pub async fn call(
 /// A connection to a partner: TCP or an AX.25 link's stream.
 trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> Stream for T {}
+
+/// A TLS connection to a partner whose certificate is in `ca` and carries `name`.
+async fn tls_connect(
+    addr: &str,
+    name: &str,
+    ca: &std::path::Path,
+) -> anyhow::Result<tokio_rustls::client::TlsStream<TcpStream>> {
+    let connector = crate::tls::connector(ca)?;
+    let server = crate::tls::server_name(name)?;
+    let tcp = TcpStream::connect(addr).await?;
+    let _ = tcp.set_nodelay(true);
+    Ok(connector.connect(server, tcp).await?)
+}
 
 /// Runs the login script; returns the input that followed its last match.
 async fn login<S: AsyncRead + AsyncWrite + Unpin>(

@@ -332,3 +332,80 @@ pub fn parse_ax25_connect(rest: &str) -> Result<Connect, String> {
         via,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Vec<RadioPort>, (String, String)> {
+        let cfg: Config = toml::from_str(text).unwrap();
+        check(&cfg)
+    }
+
+    #[test]
+    fn defaults_follow_the_spec() {
+        let p =
+            parse("[[port]]\nname = \"vhf\"\nkind = \"kiss-tcp\"\naddress = \"127.0.0.1:8001\"\n")
+                .unwrap();
+        assert_eq!(p[0].kind, Kind::KissTcp("127.0.0.1:8001".into()));
+        assert_eq!(p[0].link.n1, 256);
+        assert_eq!(p[0].link.k_mod8, 4);
+        assert_eq!(p[0].link.k_mod128, 32);
+        assert_eq!(p[0].link.frack, Duration::from_secs(3));
+        assert_eq!(p[0].link.t3, Duration::from_secs(300));
+        assert_eq!(p[0].link.n2, 10);
+        assert!(p[0].link.prefer_v22);
+        assert!(p[0].beacon.is_none());
+    }
+
+    #[test]
+    fn every_kind_parses() {
+        let p = parse(
+            "[station]\ncallsign = \"N0ABC\"\n\
+             [[port]]\nname = \"u\"\nkind = \"axudp\"\nlisten = \"127.0.0.1:10093\"\n\
+             peers = [{ callsign = \"N0BBB-1\", address = \"127.0.0.1:10094\" }]\nbeacon = \"10m\"\n\
+             [[port]]\nname = \"p\"\nkind = \"kiss-pty\"\ncreate = \"/tmp/x\"\nv22 = false\n\
+             [[port]]\nname = \"s\"\nkind = \"kiss-serial\"\ndevice = \"/dev/ttyUSB0\"\nbaud = 1200\n",
+        )
+        .unwrap();
+        assert!(matches!(&p[0].kind, Kind::Axudp { peers, .. } if peers[0].0.ssid() == 1));
+        assert_eq!(
+            p[0].beacon,
+            Some((Duration::from_secs(600), "N0ABC BBS".into()))
+        );
+        assert_eq!(p[1].kind, Kind::PtyCreate("/tmp/x".into()));
+        assert!(!p[1].link.prefer_v22);
+        assert!(matches!(p[2].kind, Kind::Serial { baud: 1200, .. }));
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let e = parse("[[port]]\nname = \"a\"\nkind = \"kiss\"\n").unwrap_err();
+        assert!(e.0.contains("kind"), "{e:?}");
+        let e = parse("[[port]]\nname = \"a\"\nkind = \"kiss-pty\"\n").unwrap_err();
+        assert!(e.1.contains("exactly one"), "{e:?}");
+        let e =
+            parse("[[port]]\nname = \"a\"\nkind = \"kiss-tcp\"\naddress = \"x\"\n").unwrap_err();
+        assert!(e.0.contains("address"), "{e:?}");
+        let e =
+            parse("[[port]]\nname = \"a\"\nkind = \"kiss-tcp\"\naddress = \"h:1\"\nmaxframe = 8\n")
+                .unwrap_err();
+        assert!(e.0.contains("maxframe"), "{e:?}");
+        let e = parse("[ax25]\nbbs_ssids = [16]\n").unwrap_err();
+        assert!(e.0.contains("bbs_ssids"), "{e:?}");
+    }
+
+    #[test]
+    fn ax25_connect_strings() {
+        let c = parse_ax25_connect("vhf:N0BBB-1,N0DIG,N0DIG-2").unwrap();
+        let Connect::Ax25 { port, call, via } = c else {
+            panic!()
+        };
+        assert_eq!(port, "vhf");
+        assert_eq!(call.to_string(), "N0BBB-1");
+        assert_eq!(via.len(), 2);
+        assert!(parse_ax25_connect("vhf").is_err());
+        assert!(parse_ax25_connect(":N0BBB").is_err());
+        assert!(parse_ax25_connect("vhf:N0BBB,BAD_CALL").is_err());
+    }
+}

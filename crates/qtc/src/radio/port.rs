@@ -392,6 +392,13 @@ impl Task {
         let mut remove = Vec::new();
         for (&id, l) in self.links.iter_mut() {
             let link = self.port.link_mut(id);
+            if link.is_none() && !l.gone {
+                // The port dropped the link without a word to us: treat it as down.
+                l.gone = true;
+                if let Some((_, reply)) = l.pending.take() {
+                    let _ = reply.send(Err("the link closed".into()));
+                }
+            }
             // Session -> link, only while the link can take more.
             if !l.user_eof && !l.gone && l.pending.is_none() {
                 if let Some(link) = link {
@@ -477,5 +484,231 @@ impl Task {
         if let DevState::Up(d, _) = &mut self.dev {
             let _ = tokio::time::timeout(FLUSH_AT_STOP, poll_fn(|cx| d.poll_send(cx))).await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The port task over AXUDP on loopback against a peer `qtc_ax25::Port` driven here.
+    use super::*;
+    use crate::radio::config::RadioPort;
+    use std::sync::Mutex;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::UdpSocket;
+
+    struct Peer {
+        port: qtc_ax25::Port,
+        sock: UdpSocket,
+        to: std::net::SocketAddr,
+        data: Vec<u8>,
+        saw_busy: bool,
+        connected: bool,
+        /// Data still to hand to the peer's link as its send buffer allows.
+        outbox: Vec<u8>,
+    }
+
+    impl Peer {
+        /// Runs the peer for `d`, moving frames and timers.
+        async fn run(&mut self, d: Duration) {
+            let end = Instant::now() + d;
+            let mut buf = vec![0u8; 4096];
+            loop {
+                let now = clock::now();
+                if let Some(id) = self.port.find(call("N0ZZZ"), call("N0BBB")) {
+                    if let Some(l) = self.port.link_mut(id) {
+                        let n = l.send_capacity().min(self.outbox.len());
+                        if n > 0 && l.send(now, &self.outbox[..n]).is_ok() {
+                            self.outbox.drain(..n);
+                        }
+                    }
+                }
+                while let Some(f) = self.port.poll_transmit(now) {
+                    let mut b = f.to_bytes();
+                    qtc_ax25::wire::append_fcs(&mut b);
+                    let _ = self.sock.send_to(&b, self.to).await;
+                }
+                while let Some(ev) = self.port.poll_event() {
+                    match ev {
+                        PortEvent::Link {
+                            event: Event::Data(d),
+                            ..
+                        } => self.data.extend_from_slice(&d),
+                        PortEvent::Link {
+                            event: Event::Connected { .. },
+                            ..
+                        } => self.connected = true,
+                        _ => {}
+                    }
+                }
+                let wake = self
+                    .port
+                    .poll_timeout()
+                    .map_or(end, Instant::from_std)
+                    .min(end);
+                if Instant::now() >= end {
+                    return;
+                }
+                tokio::select! {
+                    r = self.sock.recv(&mut buf) => {
+                        if let Ok(n) = r {
+                            if let Ok(f) = qtc_ax25::wire::check_fcs(&buf[..n]) {
+                                // An RNR from the BBS side: it has told us to wait.
+                                if f.get(14) == Some(&0x05) {
+                                    self.saw_busy = true;
+                                }
+                                self.port.handle(clock::now(), f);
+                            }
+                        }
+                    }
+                    () = tokio::time::sleep_until(wake) => self.port.handle_timeout(clock::now()),
+                }
+            }
+        }
+    }
+
+    fn call(s: &str) -> Callsign {
+        s.parse().unwrap()
+    }
+
+    /// A port task for N0BBB on `a`, with its peer N0ZZZ on `b`; incoming streams are handed
+    /// to the test through `streams`.
+    async fn setup() -> (
+        Peer,
+        Arc<Mutex<Vec<DuplexStream>>>,
+        watch::Sender<bool>,
+        Arc<tokio::sync::Notify>,
+    ) {
+        let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let (a_addr, b_addr) = (a.local_addr().unwrap(), b.local_addr().unwrap());
+        drop(a);
+        let mut link = qtc_ax25::Config::default();
+        link.send_buffer = 8 * 1024;
+        link.receive_buffer = 8 * 1024;
+        let rp = RadioPort {
+            name: "t".into(),
+            kind: Kind::Axudp {
+                listen: a_addr,
+                peers: vec![(call("N0ZZZ"), b_addr)],
+            },
+            kiss_port: 0,
+            link: link.clone(),
+            max_links: 4,
+            beacon: None,
+        };
+        let streams = Arc::new(Mutex::new(Vec::new()));
+        let notify = Arc::new(tokio::sync::Notify::new());
+        let (s2, n2) = (streams.clone(), notify.clone());
+        let on: Incoming = Arc::new(move |s, _, _| {
+            s2.lock().unwrap().push(s);
+            n2.notify_one();
+        });
+        let (_tx, rx) = mpsc::channel(1);
+        let (stop_tx, stop_rx) = watch::channel(false);
+        tokio::spawn(run_port(
+            PortSetup {
+                port: rp,
+                locals: vec![call("N0BBB")],
+                accept: true,
+                on_incoming: Some(on),
+                heard: Heard::default(),
+            },
+            rx,
+            stop_rx,
+        ));
+        std::mem::forget(_tx);
+        let mut port = qtc_ax25::Port::new(link);
+        port.add_local(call("N0ZZZ"));
+        // Let the task bind its socket first.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        port.connect(clock::now(), call("N0ZZZ"), call("N0BBB"), Path::default())
+            .unwrap();
+        let peer = Peer {
+            port,
+            sock: b,
+            to: a_addr,
+            data: Vec::new(),
+            saw_busy: false,
+            connected: false,
+            outbox: Vec::new(),
+        };
+        (peer, streams, stop_tx, notify)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_session_that_stops_reading_sets_the_link_busy_and_loses_nothing() {
+        let (mut peer, streams, _stop, _n) = setup().await;
+        peer.run(Duration::from_millis(500)).await;
+        assert!(peer.connected);
+        let id = peer.port.find(call("N0ZZZ"), call("N0BBB")).unwrap();
+        let sent: Vec<u8> = (0..48 * 1024).map(|i| (i % 251) as u8).collect();
+        peer.outbox = sent.clone();
+        // Nobody reads the session side: the BBS side must say RNR.
+        peer.run(Duration::from_secs(2)).await;
+        assert!(peer.saw_busy, "no RNR while the session did not read");
+        assert!(
+            !peer.outbox.is_empty() || !peer.port.link(id).unwrap().is_idle(),
+            "everything went through regardless"
+        );
+        // Now the session reads: everything arrives, once, in order.
+        let mut s = streams.lock().unwrap().pop().unwrap();
+        let reader = tokio::spawn(async move {
+            let mut got = Vec::new();
+            let mut buf = [0u8; 4096];
+            while got.len() < 48 * 1024 {
+                let n = s.read(&mut buf).await.unwrap();
+                assert!(n > 0);
+                got.extend_from_slice(&buf[..n]);
+            }
+            got
+        });
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !reader.is_finished() && Instant::now() < deadline {
+            peer.run(Duration::from_millis(200)).await;
+        }
+        assert!(reader.is_finished(), "the session never got everything");
+        let got = reader.await.unwrap();
+        assert_eq!(got, sent);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_session_writing_faster_than_the_air_is_held_back() {
+        let (mut peer, streams, _stop, _n) = setup().await;
+        peer.run(Duration::from_millis(500)).await;
+        assert!(peer.connected);
+        let mut s = streams.lock().unwrap().pop().unwrap();
+        // The peer stops answering: nothing is acknowledged.
+        let written = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let w = written.clone();
+        let writer = tokio::spawn(async move {
+            let chunk = [b'x'; 1024];
+            for _ in 0..1024 {
+                if s.write_all(&chunk).await.is_err() {
+                    return;
+                }
+                w.fetch_add(chunk.len(), std::sync::atomic::Ordering::SeqCst);
+            }
+        });
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let n = written.load(std::sync::atomic::Ordering::SeqCst);
+        // At most: the link's send buffer, the duplex buffer, a window of frames in flight
+        // and one read's worth (4 KiB) in hand.
+        assert!(
+            n <= 8 * 1024 + DUPLEX_BUF + 32 * 256 + 4096,
+            "{n} bytes accepted"
+        );
+        assert!(!writer.is_finished());
+        // The peer answers again: the rest flows.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !writer.is_finished() && Instant::now() < deadline {
+            peer.run(Duration::from_millis(200)).await;
+        }
+        assert!(
+            writer.is_finished(),
+            "only {} bytes got through",
+            peer.data.len()
+        );
+        peer.run(Duration::from_millis(500)).await;
+        assert_eq!(peer.data.len(), 1024 * 1024);
     }
 }

@@ -85,6 +85,8 @@ pub struct Web {
     /// This listener's bound address, set by [`serve`].
     web_addr: std::sync::OnceLock<String>,
     sessions: Sessions,
+    /// Failed web logins per address, as on telnet.
+    throttle: crate::throttle::Throttle,
 }
 
 impl Web {
@@ -116,6 +118,7 @@ impl Web {
             listeners,
             web_addr: std::sync::OnceLock::new(),
             sessions: Sessions::default(),
+            throttle: crate::throttle::Throttle::new(c.cfg.limits.lockout_after),
         })
     }
 
@@ -131,7 +134,7 @@ pub async fn serve(listener: TcpListener, web: Arc<Web>, mut stop: watch::Receiv
     if let Ok(a) = listener.local_addr() {
         let _ = web.web_addr.set(format!("web {a}"));
     }
-    let app = router(web);
+    let app = router(web).into_make_service_with_connect_info::<SocketAddr>();
     let r = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             let _ = stop.changed().await;
@@ -239,7 +242,22 @@ struct LoginForm {
     csrf: String,
 }
 
-async fn login(State(web): State<Arc<Web>>, headers: HeaderMap, Form(f): Form<LoginForm>) -> Page {
+async fn login(
+    State(web): State<Arc<Web>>,
+    axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Form(f): Form<LoginForm>,
+) -> Page {
+    if web.throttle.locked_out(peer.ip(), crate::clock::now()) {
+        tracing::warn!(%peer, "web: login refused: locked out after repeated failures");
+        return Err((
+            StatusCode::TOO_MANY_REQUESTS,
+            Html(pages::error_page(
+                "Too many failed logins from your address. Try again later.",
+            )),
+        )
+            .into_response());
+    }
     // The login form's token must match the cookie set with the form (double submit).
     let pre = headers
         .get(header::COOKIE)
@@ -270,7 +288,10 @@ async fn login(State(web): State<Arc<Web>>, headers: HeaderMap, Form(f): Form<Lo
         Ok(Ok(true)) => {}
         Ok(Ok(false)) | Ok(Err(_)) => {
             crate::metrics::login_failed();
-            tracing::warn!(%call, "web: login failed");
+            tracing::warn!(%call, %peer, "web: login failed");
+            // Slow down guessing: the answer waits 1, 2, 4... up to 16 s, as on telnet.
+            let pause = web.throttle.failed(peer.ip(), crate::clock::now());
+            tokio::time::sleep(pause).await;
             let t = session::token().map_err(|_| store_down())?;
             return Err(login_page(
                 &t,
@@ -283,6 +304,7 @@ async fn login(State(web): State<Arc<Web>>, headers: HeaderMap, Form(f): Form<Lo
         .sessions
         .create(&call, crate::clock::now())
         .map_err(|_| store_down())?;
+    web.throttle.succeeded(peer.ip());
     tracing::info!(%call, "web: sysop logged in");
     let mut r = Redirect::to("/").into_response();
     let cookie = format!(
@@ -336,10 +358,10 @@ async fn overview(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
                 .iter()
                 .find(|(c, _)| *c == p.call)
                 .map_or(0, |(_, n)| *n);
+            // Debug form, as in the start-up report: new kinds of connect need no change here.
             let how = match &p.connect {
                 crate::config::Connect::None => "calls us".to_string(),
-                crate::config::Connect::Tcp(a) => format!("tcp {a}"),
-                crate::config::Connect::Ax25 { port, call, .. } => format!("ax25 {port} {call}"),
+                other => format!("{other:?}"),
             };
             (p.call.clone(), how, n)
         })
