@@ -120,6 +120,9 @@ pub struct Session {
     sysop_pending: bool,
 }
 
+/// The most lines one listing shows.
+pub const MAX_LIST: usize = 1000;
+
 /// Control-Z: the classic end of a message body.
 const CTRL_Z: u8 = 0x1a;
 
@@ -493,6 +496,12 @@ impl Session {
             ListWhat::Held => f.status = Some(MsgStatus::Held),
             ListWhat::Killed => f.status = Some(MsgStatus::Killed),
         }
+        // A listing is bounded: a new user's first L on a big store must not hold the store
+        // thread (and every other user) for seconds.
+        let capped = f.last.map_or(true, |n| n > MAX_LIST);
+        if capped {
+            f.last = Some(MAX_LIST);
+        }
         let headers = store.list(&f)?;
         if headers.is_empty() {
             self.say("No messages.\r");
@@ -501,6 +510,11 @@ impl Session {
         self.say(view::LIST_HEADER);
         for h in &headers {
             self.say(&view::list_line(h));
+        }
+        if capped && headers.len() == MAX_LIST {
+            self.say(&format!(
+                "(The newest {MAX_LIST} are shown; L n-m lists others.)\r"
+            ));
         }
         if update_last {
             let highest = headers.iter().map(|h| h.number).max().unwrap_or(0);

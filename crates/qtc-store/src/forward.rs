@@ -82,6 +82,10 @@ pub struct Queued {
     pub at: String,
 }
 
+/// What the store knows of one proposed BID: whether it is here already, and the partial
+/// transfer kept for it.
+pub type ProposalInfo = (bool, Option<Vec<u8>>);
+
 /// What a partner's protocol said about one of our messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FwdOutcome {
@@ -123,21 +127,14 @@ impl Store {
                 rlines: rlines.to_vec(),
                 body: body.to_vec(),
             };
-            match insert_in(&tx, &new, &station, Some(partner), now) {
-                Ok(n) => {
-                    let held: bool = tx
-                        .query_row(
-                            "SELECT status = 'H' FROM messages WHERE number = ?1",
-                            [n as i64],
-                            |r| r.get(0),
-                        )
-                        .map_err(db_err)?;
-                    results.push(if held {
-                        Stored::Held(n)
-                    } else {
-                        Stored::Stored(n)
-                    });
-                }
+            let stored = insert_in(&tx, &new, &station, Some(partner), now);
+            // Whatever became of it, a kept partial transfer of it is done with.
+            tx.prepare_cached("DELETE FROM partials WHERE bid = ?1")
+                .and_then(|mut st| st.execute([m.bid.to_ascii_uppercase()]))
+                .map_err(db_err)?;
+            match stored {
+                Ok((n, MsgStatus::Held)) => results.push(Stored::Held(n)),
+                Ok((n, _)) => results.push(Stored::Stored(n)),
                 Err(StoreError::DuplicateBid(_)) => results.push(Stored::Duplicate),
                 Err(StoreError::Rejected(rule)) => {
                     tracing::info!(bid = %m.bid, %rule, "received message refused by rule");
@@ -150,12 +147,13 @@ impl Store {
         Ok(results)
     }
 
-    /// Up to `limit` messages queued for `partner`, oldest first, skipping `exclude`.
+    /// Up to `limit` messages queued for `partner`, oldest first, numbered above `after` (a
+    /// session passes the highest number it has offered, so nothing is offered twice in it).
     pub fn pending(
         &mut self,
         partner: &str,
         limit: usize,
-        exclude: &[u64],
+        after: u64,
     ) -> Result<Vec<Pending>, StoreError> {
         let mut stmt = self
             .conn
@@ -164,51 +162,83 @@ impl Store {
                  m.rlines, m.body, c.payload \
                  FROM fwd_queue q JOIN messages m ON m.number = q.number \
                  LEFT JOIN compressed c ON c.number = m.number \
-                 WHERE q.partner = ?1 AND q.state = 'Q' AND m.status NOT IN ('K', 'H') \
-                 ORDER BY q.number LIMIT ?2",
+                 WHERE q.partner = ?1 AND q.state = 'Q' AND q.number > ?3 \
+                 AND m.status NOT IN ('K', 'H') ORDER BY q.number LIMIT ?2",
             )
             .map_err(db_err)?;
-        let wanted = (limit + exclude.len()) as i64;
         let rows = stmt
-            .query_map(params![partner.to_ascii_uppercase(), wanted], |r| {
-                let mut text: Vec<u8> = r.get(7)?;
-                let body: Vec<u8> = r.get(8)?;
-                text.extend_from_slice(&body);
-                Ok(Pending {
-                    number: r.get::<_, i64>(0)? as u64,
-                    kind: MsgType::from_letter(
-                        r.get::<_, String>(1)?.chars().next().unwrap_or('P'),
-                    )
-                    .unwrap_or(MsgType::Personal),
-                    from: r.get(2)?,
-                    to: r.get(3)?,
-                    at: r.get(4)?,
-                    bid: r.get(5)?,
-                    subject: r.get(6)?,
-                    text,
-                    compressed: r.get(9)?,
-                })
-            })
+            .query_map(
+                params![partner.to_ascii_uppercase(), limit as i64, after as i64],
+                |r| {
+                    let mut text: Vec<u8> = r.get(7)?;
+                    let body: Vec<u8> = r.get(8)?;
+                    text.extend_from_slice(&body);
+                    Ok(Pending {
+                        number: r.get::<_, i64>(0)? as u64,
+                        kind: MsgType::from_letter(
+                            r.get::<_, String>(1)?.chars().next().unwrap_or('P'),
+                        )
+                        .unwrap_or(MsgType::Personal),
+                        from: r.get(2)?,
+                        to: r.get(3)?,
+                        at: r.get(4)?,
+                        bid: r.get(5)?,
+                        subject: r.get(6)?,
+                        text,
+                        compressed: r.get(9)?,
+                    })
+                },
+            )
             .map_err(db_err)?;
-        let mut out = Vec::new();
-        for row in rows {
-            let p = row.map_err(db_err)?;
-            if !exclude.contains(&p.number) && out.len() < limit {
-                out.push(p);
-            }
-        }
-        Ok(out)
+        rows.collect::<Result<Vec<_>, _>>().map_err(db_err)
     }
 
-    /// Keeps the compressed form of a message, made once and reused for every partner.
-    pub fn cache_compressed(&mut self, number: u64, payload: &[u8]) -> Result<(), StoreError> {
-        self.conn
-            .execute(
+    /// Keeps the compressed forms of messages (number, payload), made once and reused for every
+    /// partner; one transaction for all.
+    pub fn cache_compressed(&mut self, items: &[(u64, &[u8])]) -> Result<(), StoreError> {
+        if items.is_empty() {
+            return Ok(());
+        }
+        let tx = self.conn.transaction().map_err(db_err)?;
+        for (number, payload) in items {
+            tx.prepare_cached(
                 "INSERT OR REPLACE INTO compressed (number, payload) VALUES (?1, ?2)",
-                params![number as i64, payload],
             )
+            .and_then(|mut st| st.execute(params![*number as i64, payload]))
             .map_err(db_err)?;
+        }
+        tx.commit().map_err(db_err)?;
         Ok(())
+    }
+
+    /// For each proposed BID (and whether it comes compressed): is it known here, and the
+    /// partial transfer kept for it, if any. One read transaction for the whole block.
+    pub fn proposal_info(
+        &mut self,
+        bids: &[(String, bool)],
+    ) -> Result<Vec<ProposalInfo>, StoreError> {
+        let tx = self.conn.transaction().map_err(db_err)?;
+        let mut out = Vec::with_capacity(bids.len());
+        for (bid, compressed) in bids {
+            if bid.is_empty() {
+                out.push((false, None));
+                continue;
+            }
+            let known = crate::bid_known_in(&tx, bid)?;
+            let partial = if *compressed && !known {
+                tx.prepare_cached("SELECT data FROM partials WHERE bid = ?1")
+                    .and_then(|mut st| {
+                        st.query_row([bid.to_ascii_uppercase()], |r| r.get(0))
+                            .optional()
+                    })
+                    .map_err(db_err)?
+            } else {
+                None
+            };
+            out.push((known, partial));
+        }
+        tx.commit().map_err(db_err)?;
+        Ok(out)
     }
 
     /// Records what a partner's protocol said of our messages, in one transaction. A personal
@@ -227,17 +257,17 @@ impl Store {
                 FwdOutcome::RejectedByRule => "R",
                 FwdOutcome::Later => continue,
             };
-            tx.execute(
+            tx.prepare_cached(
                 "UPDATE fwd_queue SET state = ?1, updated = ?2 WHERE number = ?3 AND partner = ?4",
-                params![state, now, number as i64, partner],
             )
+            .and_then(|mut st| st.execute(params![state, now, number as i64, partner]))
             .map_err(db_err)?;
-            tx.execute(
+            tx.prepare_cached(
                 "UPDATE messages SET status = 'F' WHERE number = ?1 AND kind != 'B' \
                  AND status IN ('N', 'Y') \
                  AND NOT EXISTS (SELECT 1 FROM fwd_queue WHERE number = ?1 AND state = 'Q')",
-                [number as i64],
             )
+            .and_then(|mut st| st.execute([number as i64]))
             .map_err(db_err)?;
         }
         tx.commit().map_err(db_err)?;

@@ -221,7 +221,7 @@ fn local_messages_get_our_rline_and_are_queued_by_route() {
         s.queue_counts().unwrap(),
         vec![("N0BBB".into(), 1), ("N0CCC".into(), 1)]
     );
-    let p = s.pending("N0BBB", 5, &[]).unwrap();
+    let p = s.pending("N0BBB", 5, 0).unwrap();
     assert_eq!(p.len(), 1);
     assert!(p[0].text.starts_with(b"R:261202/1231Z"));
     assert!(p[0].text.ends_with(&m.body));
@@ -293,16 +293,16 @@ fn acknowledgements_empty_the_queue() {
     let mut p = msg(MsgType::Personal, "N0QQQ", "N0USR", None);
     p.at = "N0QQQ.USA".into();
     let n = s.insert_message(&p, "N0AAA", 0).unwrap();
-    s.cache_compressed(n, b"zip").unwrap();
+    s.cache_compressed(&[(n, &b"zip"[..])]).unwrap();
     assert_eq!(
-        s.pending("N0BBB", 5, &[]).unwrap()[0].compressed.as_deref(),
+        s.pending("N0BBB", 5, 0).unwrap()[0].compressed.as_deref(),
         Some(&b"zip"[..])
     );
-    assert_eq!(s.pending("N0BBB", 5, &[n]).unwrap().len(), 0);
+    assert_eq!(s.pending("N0BBB", 5, n).unwrap().len(), 0);
     s.forwarded("N0BBB", &[(n, FwdOutcome::Later)], 1).unwrap();
-    assert_eq!(s.pending("N0BBB", 5, &[]).unwrap().len(), 1);
+    assert_eq!(s.pending("N0BBB", 5, 0).unwrap().len(), 1);
     s.forwarded("N0BBB", &[(n, FwdOutcome::Sent)], 2).unwrap();
-    assert!(s.pending("N0BBB", 5, &[]).unwrap().is_empty());
+    assert!(s.pending("N0BBB", 5, 0).unwrap().is_empty());
     assert_eq!(
         s.message(n).unwrap().unwrap().header.status,
         MsgStatus::Forwarded

@@ -49,7 +49,8 @@ pub(crate) fn learn(
              WHERE wp.source != 'U' AND wp.updated <= ?3"
         }
     };
-    conn.execute(sql, params![call, home, now, source.as_str()])
+    conn.prepare_cached(sql)
+        .and_then(|mut st| st.execute(params![call, home, now, source.as_str()]))
         .map_err(db_err)?;
     Ok(())
 }

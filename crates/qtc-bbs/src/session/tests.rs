@@ -353,3 +353,30 @@ fn rf_sysop_needs_sys_and_the_password() {
     let mut u = bbs.rf("N0USR");
     assert!(u.send(&mut bbs, "SYS").contains("Only a sysop"));
 }
+
+#[test]
+fn listings_are_bounded() {
+    let mut bbs = Bbs::new();
+    let m = NewMessage {
+        kind: MsgType::Bulletin,
+        status: MsgStatus::New,
+        to: "ALL".into(),
+        at: "WW".into(),
+        from: "N0OTH".into(),
+        bid: None,
+        subject: b"Many".to_vec(),
+        rlines: Vec::new(),
+        body: b"x\r\n".to_vec(),
+    };
+    let many = vec![m; MAX_LIST + 5];
+    bbs.store.insert_many(&many, NOW).unwrap();
+    let mut u = bbs.rf("N0USR");
+    let out = u.send(&mut bbs, "L");
+    assert_eq!(out.matches("Many").count(), MAX_LIST);
+    assert!(
+        out.contains("The newest 1000 are shown"),
+        "{}",
+        &out[out.len() - 200..]
+    );
+    assert!(u.send(&mut bbs, "LL 3").matches("Many").count() == 3);
+}

@@ -13,7 +13,6 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use qtc_fbb::{Answer, Event, Mode, Outcome, Outgoing, ProposalFormat, Role, Session};
-use qtc_mail::MessageStore;
 use qtc_store::{FwdOutcome, Incoming, Pending, Stored};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::watch;
@@ -195,7 +194,8 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
         fwd: fwd.clone(),
         partner: partner.clone(),
         session: Session::new(role, fwd.session_config(&partner)),
-        offered: HashSet::new(),
+        offered_max: 0,
+        acks: Vec::new(),
         taken: HashSet::new(),
         block: Vec::new(),
         summary: Summary::default(),
@@ -224,8 +224,11 @@ struct Driver {
     fwd: Arc<Forwarder>,
     partner: String,
     session: Session,
-    /// Our message numbers offered in this session (never offered twice in one session).
-    offered: HashSet<u64>,
+    /// The highest of our message numbers offered in this session: the queue is read above it,
+    /// so nothing is offered twice in one session.
+    offered_max: u64,
+    /// Acknowledgements not yet recorded: written in one transaction per batch of events.
+    acks: Vec<(u64, Outcome)>,
     /// BIDs this session accepted and holds in flight.
     taken: HashSet<String>,
     /// Messages of the block being received.
@@ -256,7 +259,14 @@ impl Driver {
                 let mut any = false;
                 while let Some(ev) = self.session.poll_event() {
                     any = true;
-                    self.on_event(ev).await;
+                    match ev {
+                        Event::Acknowledged { id, outcome } => self.acks.push((id, outcome)),
+                        ev => self.on_event(ev).await,
+                    }
+                }
+                if !self.acks.is_empty() {
+                    let acks = std::mem::take(&mut self.acks);
+                    self.acknowledged(acks).await;
                 }
                 if !any {
                     break;
@@ -347,7 +357,7 @@ impl Driver {
                     tracing::warn!(error = %e, "partial transfer not kept");
                 }
             }
-            Event::Acknowledged { id, outcome } => self.acknowledged(vec![(id, outcome)]).await,
+            Event::Acknowledged { id, outcome } => self.acks.push((id, outcome)),
             Event::Closed { error } => {
                 if let Some(e) = error {
                     self.fail(e.to_string());
@@ -359,19 +369,23 @@ impl Driver {
 
     async fn offer(&mut self, max: usize) {
         let partner = self.partner.clone();
-        let exclude: Vec<u64> = self.offered.iter().copied().collect();
+        let after = self.offered_max;
         let mode = self.session.mode();
         let mbo = self.fwd.call.clone();
         let r = self
             .fwd
             .store
             .call(move |s| -> Result<Vec<Outgoing>, qtc_mail::StoreError> {
-                let pending = s.pending(&partner, max, &exclude)?;
+                let pending = s.pending(&partner, max, after)?;
                 let now = clock::unix_now();
-                let mut out = Vec::with_capacity(pending.len());
-                for p in pending {
-                    out.push(outgoing(s, p, mode, &mbo, now)?);
-                }
+                let mut made = Vec::new();
+                let out: Vec<Outgoing> = pending
+                    .into_iter()
+                    .map(|p| outgoing(p, mode, &mbo, now, &mut made))
+                    .collect();
+                let made: Vec<(u64, &[u8])> =
+                    made.iter().map(|(n, c)| (*n, c.as_ref())).collect();
+                s.cache_compressed(&made)?;
                 Ok(out)
             })
             .await;
@@ -383,7 +397,7 @@ impl Driver {
             }
             Err(_) => Vec::new(),
         };
-        self.offered.extend(outs.iter().map(|o| o.id));
+        self.offered_max = outs.iter().map(|o| o.id).fold(self.offered_max, u64::max);
         if let Err(e) = self.session.offer(clock::now(), outs) {
             tracing::error!(error = %e, "forwarding session refused our offer");
         }
@@ -403,22 +417,7 @@ impl Driver {
         let known = self
             .fwd
             .store
-            .call(move |s| {
-                bids.iter()
-                    .map(|(bid, compressed)| {
-                        if bid.is_empty() {
-                            return Ok((false, None));
-                        }
-                        let known = s.bid_known(bid)?;
-                        let partial = if *compressed && !known {
-                            s.partial(bid)?
-                        } else {
-                            None
-                        };
-                        Ok((known, partial))
-                    })
-                    .collect::<Result<Vec<_>, qtc_mail::StoreError>>()
-            })
+            .call(move |s| s.proposal_info(&bids))
             .await;
         let known = match known {
             Ok(Ok(k)) => k,
@@ -479,35 +478,27 @@ impl Driver {
             .store
             .call(move |s| {
                 let now = clock::unix_now();
-                let stored = s.store_received(&partner, &block, now)?;
-                for m in &block {
-                    s.drop_partial(&m.bid)?;
-                }
-                Ok::<_, qtc_mail::StoreError>(stored)
+                s.store_received(&partner, &block, now)
             })
             .await;
         match r {
             Ok(Ok(stored)) => {
+                // One line per block at info (a log write per message shows in the syscall
+                // count); the detail per message at debug.
                 for (bid, st) in bids.iter().zip(&stored) {
                     match st {
-                        Stored::Stored(n) => {
-                            tracing::info!(partner = %self.partner, %bid, number = n, "received")
-                        }
                         Stored::Held(n) => {
                             tracing::warn!(partner = %self.partner, %bid, number = n, "received and held")
                         }
-                        Stored::Duplicate => {
-                            tracing::info!(partner = %self.partner, %bid, "duplicate, not stored again")
-                        }
-                        Stored::Rejected => {
-                            tracing::info!(partner = %self.partner, %bid, "refused by a rule, not stored")
-                        }
+                        other => tracing::debug!(partner = %self.partner, %bid, outcome = ?other, "received"),
                     }
                 }
-                self.summary.received += stored
+                let kept = stored
                     .iter()
                     .filter(|s| matches!(s, Stored::Stored(_) | Stored::Held(_)))
                     .count();
+                tracing::info!(partner = %self.partner, stored = kept, of = stored.len(), "block received");
+                self.summary.received += kept;
                 let mut fl = self.fwd.in_flight.lock().unwrap_or_else(|e| e.into_inner());
                 for bid in &bids {
                     fl.remove(bid);
@@ -580,30 +571,32 @@ fn fbb_type(t: qtc_mail::MsgType) -> qtc_fbb::MsgType {
 }
 
 /// A queued message in the session's terms. The compressed B1 form is made once, cached in the
-/// store and reused for every partner.
+/// store and reused for every partner: newly made ones are pushed to `made` for caching.
 fn outgoing(
-    s: &mut qtc_store::Store,
     p: Pending,
     mode: Option<Mode>,
     mbo: &str,
     now: i64,
-) -> Result<Outgoing, qtc_mail::StoreError> {
+    made: &mut Vec<(u64, qtc_fbb::Bytes)>,
+) -> Outgoing {
     let (text, compressed) = match mode {
-        Some(Mode::B2) => (b2::encode(&p, mbo, now), None),
+        Some(Mode::B2) => (qtc_fbb::Bytes::from(b2::encode(&p, mbo, now)), None),
         Some(Mode::B0 | Mode::B1) => {
-            let c = match p.compressed.clone() {
-                Some(c) => c,
+            let c = match p.compressed {
+                Some(c) => qtc_fbb::Bytes::from(c),
                 None => {
-                    let c = qtc_lzhuf::compress_with_crc(&qtc_lzhuf::fbb_text(&p.text));
-                    s.cache_compressed(p.number, &c)?;
+                    let c = qtc_fbb::Bytes::from(qtc_lzhuf::compress_with_crc(
+                        &qtc_lzhuf::fbb_text(&p.text),
+                    ));
+                    made.push((p.number, c.clone()));
                     c
                 }
             };
-            (p.text.clone(), Some(c.into()))
+            (qtc_fbb::Bytes::from(p.text), Some(c))
         }
-        _ => (p.text.clone(), None),
+        _ => (qtc_fbb::Bytes::from(p.text), None),
     };
-    Ok(Outgoing {
+    Outgoing {
         id: p.number,
         kind: fbb_type(p.kind),
         from: p.from,
@@ -611,7 +604,7 @@ fn outgoing(
         to: p.to,
         bid: p.bid,
         title: p.subject.into(),
-        text: text.into(),
+        text,
         compressed,
-    })
+    }
 }
