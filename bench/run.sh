@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# qtc's benchmark suite: builds the release qtc binary and the qtc-bench driver, runs every row
+# (or those given with --only), prints a Markdown table and writes it to bench/results/latest.md
+# (bench/results/partial.md with --only; or --out FILE). Exits non-zero only when a measurement broke, never because a figure is slow.
+#
+# usage: bench/run.sh [--quick] [--only idle,forward,telnet,faults,scale,lzhuf] [--modes fbb,b1,b2]
+#                     [--durability full|normal] [--log-level LEVEL] [--out FILE] ...
+# Full run: under 10 minutes on 2 cores; --quick: under 2 minutes. Needs strace.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+command -v strace >/dev/null || { echo "strace is needed: apt-get install strace" >&2; exit 2; }
+
+# A run of every row replaces latest.md; a run of some rows (--only) writes partial.md.
+out="$root/bench/results/latest.md"
+for a in "$@"; do
+  [ "$a" = "--only" ] && out="$root/bench/results/partial.md"
+done
+for a in "$@"; do
+  [ "$a" = "--out" ] && out=""
+done
+
+cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p qtc
+cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p qtc-bench
+driver="$root/target/release/qtc-bench"
+# Row 6 runs `cargo bench`; build it now so the measurement does not include compiling.
+want_lzhuf=1
+if printf '%s\n' "$@" | grep -qx -- --only; then
+  printf '%s\n' "$@" | grep -q lzhuf || want_lzhuf=0
+fi
+if [ "$want_lzhuf" = 1 ]; then
+  (cd "$root" && cargo bench --quiet -p qtc-lzhuf --no-run >/dev/null 2>&1) || true
+fi
+
+args=(--qtc "$root/target/release/qtc")
+[ -n "$out" ] && args+=(--out "$out")
+exec "$driver" "${args[@]}" "$@"
