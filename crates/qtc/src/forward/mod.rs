@@ -383,8 +383,7 @@ impl Driver {
                     .into_iter()
                     .map(|p| outgoing(p, mode, &mbo, now, &mut made))
                     .collect();
-                let made: Vec<(u64, &[u8])> =
-                    made.iter().map(|(n, c)| (*n, c.as_ref())).collect();
+                let made: Vec<(u64, &[u8])> = made.iter().map(|(n, c)| (*n, c.as_ref())).collect();
                 s.cache_compressed(&made)?;
                 Ok(out)
             })
@@ -414,11 +413,7 @@ impl Driver {
                 )
             })
             .collect();
-        let known = self
-            .fwd
-            .store
-            .call(move |s| s.proposal_info(&bids))
-            .await;
+        let known = self.fwd.store.call(move |s| s.proposal_info(&bids)).await;
         let known = match known {
             Ok(Ok(k)) => k,
             _ => {
@@ -490,7 +485,9 @@ impl Driver {
                         Stored::Held(n) => {
                             tracing::warn!(partner = %self.partner, %bid, number = n, "received and held")
                         }
-                        other => tracing::debug!(partner = %self.partner, %bid, outcome = ?other, "received"),
+                        other => {
+                            tracing::debug!(partner = %self.partner, %bid, outcome = ?other, "received")
+                        }
                     }
                 }
                 let kept = stored

@@ -1,0 +1,182 @@
+//! The sysop's operations end to end: `qtc check`, `qtc store check`, `qtc ctl housekeep`,
+//! SIGHUP reload and the systemd notify protocol, on a real daemon.
+#![allow(clippy::disallowed_methods)]
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::net::UnixDatagram;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{cli, config_path, qtc, Daemon, BASE_CONFIG, PATIENCE};
+
+fn wait_for_log(d: &Daemon, what: &str) {
+    let deadline = Instant::now() + PATIENCE;
+    while !d.log().contains(what) {
+        assert!(
+            Instant::now() < deadline,
+            "no {what:?} in the log:\n{}",
+            d.log()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn check_validates_the_config_without_binding() {
+    let dir = tempfile::tempdir().unwrap();
+    // A port in use does not matter: check binds nothing.
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port();
+    std::fs::write(
+        config_path(dir.path()),
+        format!(
+            "[telnet]\nlisten = [\"127.0.0.1:{port}\"]\n[web]\nlisten = \"127.0.0.1:8089\"\n\
+             [housekeeping]\nhour = 4\n"
+        ),
+    )
+    .unwrap();
+    let out = cli(dir.path(), &["check"], "");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        text.contains(&format!("telnet: would listen on 127.0.0.1:{port}")),
+        "{text}"
+    );
+    assert!(
+        text.contains("web: would listen on 127.0.0.1:8089"),
+        "{text}"
+    );
+    assert!(text.contains("housekeeping: daily at 04:00 UTC"), "{text}");
+    assert!(
+        !dir.path().join("qtc-data").exists(),
+        "check must not create the store"
+    );
+
+    std::fs::write(config_path(dir.path()), "[housekeeping]\nhour = 24\n").unwrap();
+    let out = cli(dir.path(), &["check"], "");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("[housekeeping] hour"), "{err}");
+    std::fs::write(config_path(dir.path()), "[web]\nlisten = \"localhost\"\n").unwrap();
+    let out = cli(dir.path(), &["check"], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("[web] listen"));
+}
+
+#[test]
+fn store_check_and_housekeep_now() {
+    let mut d = Daemon::start("");
+    let out = d.cli(&["store", "check"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("ok: "));
+    let answer = d.ctl(&["housekeep"]);
+    assert!(
+        answer.starts_with("ok: housekeeping: 0 expired, 0 removed"),
+        "{answer}"
+    );
+    wait_for_log(&d, "housekeeping: 0 expired");
+    assert!(d.stop().success());
+
+    // A damaged file is reported, exit 1.
+    let db = d.dir.path().join("qtc-data/qtc.sqlite");
+    let mut bytes = std::fs::read(&db).unwrap();
+    let _ = std::fs::remove_file(d.dir.path().join("qtc-data/qtc.sqlite-wal"));
+    let page = 4096;
+    assert!(bytes.len() > 3 * page, "{}", bytes.len());
+    for b in &mut bytes[page..] {
+        *b = 0x5a;
+    }
+    std::fs::write(&db, &bytes).unwrap();
+    let out = d.cli(&["store", "check"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+}
+
+#[test]
+fn sighup_reloads_routes_and_says_what_needs_a_restart() {
+    let extra = "[[partner]]\ncallsign = \"N0BBB\"\nroutes = [\"N0BBB\"]\n";
+    let mut d = Daemon::start(extra);
+    // A bulletin to WW is not routed to N0BBB yet.
+    let text = format!(
+        "{BASE_CONFIG}max_sessions = 7\n[[partner]]\ncallsign = \"N0BBB\"\nroutes = [\"N0BBB\", \"WW\"]\n"
+    );
+    std::fs::write(config_path(d.dir.path()), text).unwrap();
+    let pid = d.child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-HUP", &pid])
+        .status()
+        .unwrap()
+        .success());
+    wait_for_log(&d, "configuration reloaded");
+    wait_for_log(&d, "[telnet] changed");
+    assert!(d.log().contains("routes_changed=true"), "{}", d.log());
+    // The new route is in use: a bulletin @WW is queued for N0BBB.
+    let mut c = d.login("N0USR", "pw");
+    c.send("SB ALL @ WW");
+    c.expect("Subject:");
+    c.send("reload test");
+    c.expect("/EX");
+    c.send("body");
+    c.send("/EX");
+    c.expect("de N0CALL>");
+    let q = d.fwd_queue(Some("N0BBB"));
+    assert!(q.contains("1 queued"), "{q}");
+    // A broken file is refused and the daemon goes on.
+    std::fs::write(config_path(d.dir.path()), "[station]\ncallsign = \"XX\"\n").unwrap();
+    assert!(Command::new("kill")
+        .args(["-HUP", &pid])
+        .status()
+        .unwrap()
+        .success());
+    wait_for_log(&d, "reload failed");
+    assert!(d.child.try_wait().unwrap().is_none(), "qtc exited");
+    assert!(d.stop().success());
+}
+
+#[test]
+fn notifies_systemd_ready_watchdog_and_stopping() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(config_path(dir.path()), BASE_CONFIG).unwrap();
+    let sock_path = dir.path().join("notify.sock");
+    let sock = UnixDatagram::bind(&sock_path).unwrap();
+    sock.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut child = qtc()
+        .arg("-c")
+        .arg(config_path(dir.path()))
+        .arg("run")
+        .env("NOTIFY_SOCKET", &sock_path)
+        .env("WATCHDOG_USEC", "200000")
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(dir.path().join("qtc.log")).unwrap())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        while out.read_line(&mut line).unwrap_or(0) > 0 {
+            line.clear();
+        }
+        let _ = out.read_to_end(&mut Vec::new());
+    });
+    let mut buf = [0u8; 256];
+    let mut recv = || {
+        let n = sock.recv(&mut buf).expect("a notification");
+        String::from_utf8_lossy(&buf[..n]).into_owned()
+    };
+    let mut got = Vec::new();
+    while !got.iter().any(|m: &String| m == "READY=1") || !got.iter().any(|m| m == "WATCHDOG=1") {
+        got.push(recv());
+        assert!(got.len() < 50, "{got:?}");
+    }
+    let pid = child.id().to_string();
+    Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    loop {
+        let m = recv();
+        if m == "STOPPING=1" {
+            break;
+        }
+        assert_eq!(m, "WATCHDOG=1");
+    }
+    assert!(child.wait().unwrap().success());
+}

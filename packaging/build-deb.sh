@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Builds the qtc .deb with cargo-deb (installed first if missing), then unpacks it into a
+# throwaway root with `dpkg -x` and checks every file is where it should be.
+#
+#   packaging/build-deb.sh            # -> target/debian/qtc_<version>-1_<arch>.deb
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+
+if ! command -v cargo-deb >/dev/null; then
+  echo "== installing cargo-deb"
+  cargo install cargo-deb --locked
+fi
+command -v dpkg-deb >/dev/null || { echo "dpkg-deb is needed (apt-get install dpkg)"; exit 1; }
+
+echo "== packaged config: the example with the data in /var/lib/qtc"
+target=${CARGO_TARGET_DIR:-target}
+mkdir -p "$target/qtc-deb"
+sed -e 's|^dir = "qtc-data"|dir = "/var/lib/qtc"|' crates/qtc/qtc.example.toml > "$target/qtc-deb/qtc.toml"
+grep -q '^dir = "/var/lib/qtc"$' "$target/qtc-deb/qtc.toml"
+
+echo "== cargo deb"
+# --strip: the release profile keeps line tables for backtraces; the package need not.
+deb=$(cargo deb -p qtc --strip --output "$target/debian/" 2>&1 | tee /dev/stderr | grep '\.deb$' | tail -1)
+[ -f "$deb" ] || { echo "no .deb produced"; exit 1; }
+
+echo "== checking $deb"
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+dpkg -x "$deb" "$root"
+ctl="$root/DEBIAN"
+dpkg -e "$deb" "$ctl"
+fail=0
+need() { if [ ! -e "$root/$1" ]; then echo "missing: /$1"; fail=1; else echo "ok: /$1"; fi; }
+need usr/bin/qtc
+need etc/qtc/qtc.toml
+need usr/share/doc/qtc/operating.md
+need usr/share/doc/qtc/qtc.example.toml
+if [ -e "$root/lib/systemd/system/qtc.service" ]; then need lib/systemd/system/qtc.service
+else need usr/lib/systemd/system/qtc.service; fi
+grep -qx '/etc/qtc/qtc.toml' "$ctl/conffiles" && echo "ok: /etc/qtc/qtc.toml is a conffile" \
+  || { echo "not a conffile: /etc/qtc/qtc.toml"; fail=1; }
+grep -q 'adduser --system' "$ctl/postinst" && echo "ok: postinst creates the qtc user" \
+  || { echo "postinst does not create the qtc user"; fail=1; }
+grep -q 'deb-systemd-helper' "$ctl/postinst" && echo "ok: postinst enables qtc.service" \
+  || { echo "postinst does not enable qtc.service"; fail=1; }
+# The packaged binary runs, and the packaged config is valid and points at /var/lib/qtc.
+"$root/usr/bin/qtc" --version
+"$root/usr/bin/qtc" -c "$root/etc/qtc/qtc.toml" check | tee "$root/check.txt"
+grep -q '^data: /var/lib/qtc/qtc.sqlite$' "$root/check.txt" || { echo "data is not in /var/lib/qtc"; fail=1; }
+[ $fail -eq 0 ] || { echo "FAILED"; exit 1; }
+echo "built and checked $deb in $(( $(date +%s) - start )) s"
