@@ -192,7 +192,10 @@ fn connections_per_address_are_limited() {
     let _b = d.login("N0OTH", "x");
     let mut third = Client::connect(d.port);
     let out = third.expect_close();
-    assert!(out.contains("Too many connections from your address"), "{out}");
+    assert!(
+        out.contains("Too many connections from your address"),
+        "{out}"
+    );
 }
 
 #[test]

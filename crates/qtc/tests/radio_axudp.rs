@@ -1,0 +1,102 @@
+//! Two real qtc instances joined by AXUDP on loopback: a user calls the BBS with `qtc call`,
+//! and 200 messages are forwarded over an AX.25 link (partner connect = "ax25:...") exactly once.
+
+mod common;
+mod radio_util;
+
+use common::Daemon;
+use radio_util::{assert_exactly_once, free_udp_port, seed, Call};
+
+struct Ports {
+    a: u16,
+    b: u16,
+    user: u16,
+}
+
+fn port_table(listen: u16, peers: &[(&str, u16)]) -> String {
+    let peers: Vec<String> = peers
+        .iter()
+        .map(|(c, p)| format!("{{ callsign = \"{c}\", address = \"127.0.0.1:{p}\" }}"))
+        .collect();
+    format!(
+        "[[port]]\nname = \"udp\"\nkind = \"axudp\"\nlisten = \"127.0.0.1:{listen}\"\npeers = [{}]\nfrack = \"2s\"\n",
+        peers.join(", ")
+    )
+}
+
+/// A (N0AAA) calls B (N0BBB) over AX.25; B knows A as a BBS user.
+fn pair() -> (Daemon, Daemon, Ports) {
+    let ports = Ports {
+        a: free_udp_port(),
+        b: free_udp_port(),
+        user: free_udp_port(),
+    };
+    let b = Daemon::start_bbs(
+        "N0BBB",
+        &[("N0AAA", "fwdpw", "--bbs"), ("N0ZZZ", "pw", "")],
+        &format!(
+            "{}[[partner]]\ncallsign = \"N0AAA\"\nroutes = [\"N0AAA\"]\n",
+            port_table(ports.b, &[("N0AAA", ports.a), ("N0ZZZ", ports.user)])
+        ),
+    );
+    let a = Daemon::start_bbs(
+        "N0AAA",
+        &[("N0USR", "pw", "")],
+        &format!(
+            "{}[[partner]]\ncallsign = \"N0BBB\"\nconnect = \"ax25:udp:N0BBB\"\nroutes = [\"N0BBB\", \"WW\"]\n",
+            port_table(ports.a, &[("N0BBB", ports.b)])
+        ),
+    );
+    (a, b, ports)
+}
+
+#[test]
+fn user_gets_the_prompt_over_axudp() {
+    let (_a, b, ports) = pair();
+    assert!(
+        b.stdout.iter().any(|l| l.starts_with("radio: udp axudp")),
+        "{:?}",
+        b.stdout
+    );
+    let spec = format!("axudp:127.0.0.1:{}:127.0.0.1:{}", ports.user, ports.b);
+    let mut c = Call::start(&spec, "N0ZZZ", "N0BBB");
+    let hello = c.expect("de N0BBB>");
+    assert!(hello.contains("welcome to N0BBB"), "{hello}");
+    c.send("V");
+    c.expect("de N0BBB>");
+    c.send("B");
+    assert!(c.finish().success());
+    let heard = b.ctl(&["heard"]);
+    assert!(heard.contains("port udp:"), "{heard}");
+    assert!(heard.contains("N0ZZZ"), "{heard}");
+}
+
+#[test]
+fn forward_200_messages_over_ax25_exactly_once() {
+    let (a, b, _ports) = pair();
+    seed(&a, 200, "A");
+    assert!(
+        a.ctl(&["status"]).contains("N0BBB    200 queued"),
+        "{}",
+        a.ctl(&["status"])
+    );
+    let out = a.ctl(&["forward", "N0BBB"]);
+    assert!(
+        out.contains("ok: N0BBB: 0 received, 200 sent"),
+        "{out}\n--- A ---\n{}\n--- B ---\n{}",
+        a.log(),
+        b.log()
+    );
+    assert_exactly_once(&b, "A", 200);
+    // It went over the air, not TCP.
+    let log = a.log();
+    assert!(
+        log.contains("calling over AX.25") && log.contains("link up"),
+        "{log}"
+    );
+    assert!(a.ctl(&["status"]).contains("N0BBB    0 queued"));
+    // A second call finds nothing to do and duplicates nothing.
+    let out = a.ctl(&["forward", "N0BBB"]);
+    assert!(out.contains("ok: N0BBB: 0 received, 0 sent"), "{out}");
+    assert_exactly_once(&b, "A", 200);
+}

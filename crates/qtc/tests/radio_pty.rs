@@ -1,0 +1,119 @@
+//! KISS over ptys: each qtc creates a pty pair (`kind = "kiss-pty"`, `create = PATH`); a user
+//! calls with `qtc call --port kiss-pty:PATH` on the published side, and a bridge in the test
+//! joins two instances' published sides so 200 + 20 messages are forwarded both ways over AX.25.
+#![allow(clippy::disallowed_methods)]
+
+mod common;
+mod radio_util;
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::{Daemon, PATIENCE};
+use radio_util::{assert_exactly_once, seed, Call};
+
+fn pty_port(path: &Path) -> String {
+    format!(
+        "[[port]]\nname = \"pty\"\nkind = \"kiss-pty\"\ncreate = \"{}\"\nfrack = \"2s\"\n",
+        path.display()
+    )
+}
+
+fn wait_for(path: &Path) {
+    let deadline = Instant::now() + PATIENCE;
+    while std::fs::metadata(path).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn open(path: &Path) -> File {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap()
+}
+
+/// Copies bytes between two ptys' published sides, both ways, until the test ends.
+fn bridge(a: &Path, b: &Path) {
+    let (mut ar, mut bw) = (open(a), open(b));
+    let (mut aw, mut br) = (ar.try_clone().unwrap(), bw.try_clone().unwrap());
+    std::thread::spawn(move || copy(&mut ar, &mut bw));
+    std::thread::spawn(move || copy(&mut br, &mut aw));
+}
+
+fn copy(from: &mut File, to: &mut File) {
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = from.read(&mut buf) {
+        if n == 0 || to.write_all(&buf[..n]).is_err() {
+            return;
+        }
+    }
+}
+
+fn scratch() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("a.kiss");
+    let b = d.path().join("b.kiss");
+    (d, a, b)
+}
+
+#[test]
+fn user_gets_the_prompt_over_a_pty() {
+    let (_d, _a, b_path) = scratch();
+    let b = Daemon::start_bbs("N0BBB", &[], &pty_port(&b_path));
+    wait_for(&b_path);
+    let spec = format!("kiss-pty:{}", b_path.display());
+    let mut c = Call::start(&spec, "N0ZZZ-3", "N0BBB");
+    let hello = c.expect("de N0BBB>");
+    assert!(hello.contains("welcome to N0BBB"), "{hello}\n{}", b.log());
+    c.send("B");
+    assert!(c.finish().success());
+    assert!(b.ctl(&["heard"]).contains("N0ZZZ-3"));
+}
+
+#[test]
+fn forward_200_messages_over_kiss_ptys_exactly_once() {
+    let (_d, a_path, b_path) = scratch();
+    let b = Daemon::start_bbs(
+        "N0BBB",
+        &[("N0AAA", "x", "--bbs")],
+        &format!(
+            "{}[[partner]]\ncallsign = \"N0AAA\"\nroutes = [\"N0AAA\", \"WW\"]\n",
+            pty_port(&b_path)
+        ),
+    );
+    let a = Daemon::start_bbs(
+        "N0AAA",
+        &[],
+        &format!(
+            "{}[[partner]]\ncallsign = \"N0BBB\"\nconnect = \"ax25:pty:N0BBB\"\nroutes = [\"N0BBB\", \"WW\"]\n",
+            pty_port(&a_path)
+        ),
+    );
+    wait_for(&a_path);
+    wait_for(&b_path);
+    bridge(&a_path, &b_path);
+    seed(&a, 200, "A");
+    seed(&b, 20, "B");
+    let out = a.ctl(&["forward", "N0BBB"]);
+    assert!(
+        out.contains("ok: N0BBB: 20 received, 200 sent"),
+        "{out}\n--- A ---\n{}\n--- B ---\n{}",
+        a.log(),
+        b.log()
+    );
+    assert_exactly_once(&b, "A", 200);
+    assert_exactly_once(&a, "B", 20);
+    let out = a.ctl(&["forward", "N0BBB"]);
+    assert!(out.contains("ok: N0BBB: 0 received, 0 sent"), "{out}");
+    assert_exactly_once(&b, "A", 200);
+    assert_exactly_once(&a, "B", 20);
+}
