@@ -97,15 +97,18 @@ pub fn run(_o: &Opts, _p: &Plan) -> (Vec<Row>, Vec<String>) {
     let all = parse(&out);
     let get = |id: &str| all.iter().find(|(i, _)| i == id).map(|(_, x)| *x);
     let mut rows = Vec::new();
-    for (id, what, c) in [
+    // (criterion id, row, qtc's target, the C lzhuf figure)
+    for (id, what, target, c) in [
         (
             "compress/text_3m",
             "LZHUF compress, 3.1 MB English-like text",
+            13.0,
             8.5,
         ),
         (
             "decompress/text_3m",
             "LZHUF decompress, 3.1 MB English-like text",
+            100.0,
             55.0,
         ),
     ] {
@@ -114,8 +117,8 @@ pub fn run(_o: &Opts, _p: &Plan) -> (Vec<Row>, Vec<String>) {
                 "6",
                 what,
                 format!("{x:.1} MB/s"),
-                &format!(">= {c} MB/s (C lzhuf on 3.1 MB text)"),
-                x >= c,
+                &format!(">= {target} MB/s (C lzhuf on 3.1 MB text: {c} MB/s)"),
+                x >= target,
                 HOW,
             )),
             None => rows.push(Row::broken(
