@@ -137,6 +137,9 @@ pub struct PartnerCfg {
     /// A login script replacing the default one.
     #[serde(default)]
     pub script: Vec<ScriptStep>,
+    /// Log every protocol line exchanged with this partner (at info, target `qtc::trace`).
+    #[serde(default)]
+    pub trace: bool,
     /// For `connect = "tls:..."`: PEM file with the certificate(s) to trust for this partner.
     #[serde(default)]
     pub tls_ca: PathBuf,
@@ -223,6 +226,8 @@ pub struct Limits {
 pub struct LogCfg {
     /// A tracing filter.
     pub level: String,
+    /// "text" or "json" (one JSON object per line).
+    pub format: String,
 }
 
 impl Default for Station {
@@ -272,6 +277,7 @@ impl Default for LogCfg {
     fn default() -> Self {
         LogCfg {
             level: "info".into(),
+            format: "text".into(),
         }
     }
 }
@@ -353,6 +359,8 @@ pub struct Partner {
     pub routes: Vec<String>,
     /// Call interval; `None`: only on demand.
     pub interval: Option<Duration>,
+    /// Log every protocol line with this partner.
+    pub trace: bool,
 }
 
 impl Loaded {
@@ -463,6 +471,12 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         return Err(key_err(
             "[limits] login_attempts",
             "expected at least 1".into(),
+        ));
+    }
+    if !matches!(cfg.log.format.as_str(), "text" | "json") {
+        return Err(key_err(
+            "[log] format",
+            format!("expected \"text\" or \"json\", got {:?}", cfg.log.format),
         ));
     }
     if tracing_subscriber::EnvFilter::try_new(&cfg.log.level).is_err() {
@@ -772,6 +786,7 @@ fn check_partner(
         max_mode,
         routes: p.routes.iter().map(|r| r.to_ascii_uppercase()).collect(),
         interval: (!interval.is_zero()).then_some(interval),
+        trace: p.trace,
     })
 }
 

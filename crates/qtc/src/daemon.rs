@@ -21,19 +21,23 @@ use tracing::Instrument;
 /// How long sessions get to say goodbye at shutdown.
 const GRACE: Duration = Duration::from_millis(1500);
 
-fn init_logging(level: &str) {
+fn init_logging(level: &str, json: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    tracing_subscriber::fmt()
+    let fmt = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+        .with_writer(std::io::stderr);
+    if json {
+        fmt.json().init();
+    } else {
+        fmt.with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init();
+    }
 }
 
 /// Runs the daemon until a stop signal.
 pub fn run(c: Loaded) -> anyhow::Result<()> {
-    init_logging(&c.cfg.log.level);
+    init_logging(&c.cfg.log.level, c.cfg.log.format == "json");
     let mut store = qtc_store::Store::open(&c.data_dir, c.durability)
         .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
     store.set_station(c.station());

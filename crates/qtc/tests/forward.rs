@@ -193,3 +193,47 @@ fn a_full_receiver_acknowledges_nothing_and_catches_up_later() {
         assert_eq!(all.iter().filter(|m| m.contains(&bid)).count(), 1, "{bid}");
     }
 }
+
+#[test]
+fn a_traced_partner_has_its_protocol_lines_logged_as_json() {
+    let b = Daemon::start_bbs(
+        "N0BBB",
+        &[("N0AAA", "fwdpw", "--bbs")],
+        "[forward]\nlisten = [\"127.0.0.1:0\"]\n[[partner]]\ncallsign = \"N0AAA\"\n",
+    );
+    let port = b.fwd_port.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        common::config_path(dir.path()),
+        format!(
+            "[station]\ncallsign = \"N0AAA\"\n[store]\ndurability = \"normal\"\n\
+             [log]\nlevel = \"info\"\nformat = \"json\"\n[telnet]\nlisten = [\"127.0.0.1:0\"]\n\
+             [[partner]]\ncallsign = \"N0BBB\"\nconnect = \"tcp:127.0.0.1:{port}\"\n\
+             password = \"fwdpw\"\ntrace = true\n"
+        ),
+    )
+    .unwrap();
+    let a = Daemon::start_in(dir);
+    a.forward_ok("N0BBB", &b);
+    let log = a.log();
+    let lines: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let traced: Vec<String> = lines
+        .iter()
+        .filter(|v| v["target"] == "qtc::trace")
+        .map(|v| {
+            v["fields"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert!(
+        traced.iter().any(|l| l.starts_with("< [QTC-")),
+        "{traced:?}"
+    );
+    assert!(traced.iter().any(|l| l == "> FF"), "{traced:?}");
+    assert!(!log.contains("fwdpw"), "the password is never logged");
+}

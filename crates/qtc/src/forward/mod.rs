@@ -196,6 +196,7 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
         session: Session::new(role, fwd.session_config(&partner)),
         offered_max: 0,
         acks: Vec::new(),
+        trace: fwd.partner(&partner).is_some_and(|p| p.trace),
         taken: HashSet::new(),
         block: Vec::new(),
         summary: Summary::default(),
@@ -229,6 +230,8 @@ struct Driver {
     offered_max: u64,
     /// Acknowledgements not yet recorded: written in one transaction per batch of events.
     acks: Vec<(u64, Outcome)>,
+    /// `[[partner]] trace`: log the protocol lines.
+    trace: bool,
     /// BIDs this session accepted and holds in flight.
     taken: HashSet<String>,
     /// Messages of the block being received.
@@ -252,6 +255,9 @@ impl Driver {
             // Events can make output and output-making calls can raise events: settle both.
             loop {
                 while self.session.poll_transmit(&mut tx) > 0 {}
+                if self.trace && !tx.is_empty() {
+                    trace_lines(&self.partner, ">", &tx);
+                }
                 if !tx.is_empty() {
                     codec.encode_raw(&tx, &mut net);
                     tx.clear();
@@ -291,6 +297,9 @@ impl Driver {
                         app.clear();
                         codec.decode(&buf[..n], &mut app, &mut net);
                         if !app.is_empty() {
+                            if self.trace {
+                                trace_lines(&self.partner, "<", &app);
+                            }
                             self.session.handle_input(clock::now(), &app);
                         }
                     }
@@ -548,6 +557,22 @@ impl Driver {
             // Not recorded: the message will be offered again and refused by BID: no loss.
             tracing::error!(error = %e, "cannot record forwarded messages");
         }
+    }
+}
+
+/// Logs protocol traffic with a partner line by line (`<` received, `>` sent); binary data
+/// (compressed blocks) is summarised, not dumped.
+fn trace_lines(partner: &str, dir: &str, bytes: &[u8]) {
+    for line in bytes
+        .split(|&b| b == b'\r' || b == b'\n')
+        .filter(|l| !l.is_empty())
+    {
+        let text = if line.iter().all(|b| (0x20..0x7f).contains(b)) {
+            String::from_utf8_lossy(line).into_owned()
+        } else {
+            format!("[{} bytes of binary data]", line.len())
+        };
+        tracing::info!(target: "qtc::trace", %partner, "{dir} {text}");
     }
 }
 
