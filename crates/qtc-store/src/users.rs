@@ -124,6 +124,26 @@ impl Store {
         Ok(())
     }
 
+    /// Sets a user's sysop and BBS flags (`None` leaves one as it is).
+    pub fn set_flags(
+        &mut self,
+        call: &str,
+        sysop: Option<bool>,
+        bbs: Option<bool>,
+    ) -> Result<(), StoreError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE users SET sysop = COALESCE(?1, sysop), bbs = COALESCE(?2, bbs) WHERE call = ?3",
+                params![sysop, bbs, call.to_ascii_uppercase()],
+            )
+            .map_err(db_err)?;
+        if n == 0 {
+            return Err(StoreError::NoSuchUser(call.to_ascii_uppercase()));
+        }
+        Ok(())
+    }
+
     /// Removes a user; their mail stays.
     pub fn delete_user(&mut self, call: &str) -> Result<(), StoreError> {
         let n = self

@@ -36,6 +36,19 @@ pub enum UserCmd {
         /// Callsign.
         call: String,
     },
+    /// Change a user's flags.
+    ///
+    /// Example: qtc user set N0BBB --bbs true --sysop false
+    Set {
+        /// Callsign.
+        call: String,
+        /// Sysop rights: true or false.
+        #[arg(long)]
+        sysop: Option<bool>,
+        /// Is a BBS (gets the SID, may forward): true or false.
+        #[arg(long)]
+        bbs: Option<bool>,
+    },
     /// Set a user's password, read from standard input.
     Passwd {
         /// Callsign.
@@ -163,6 +176,14 @@ pub fn user(c: &Loaded, cmd: UserCmd) -> anyhow::Result<()> {
                     u.home_bbs
                 );
             }
+        }
+        UserCmd::Set { call, sysop, bbs } => {
+            let call = user_call(&call)?;
+            if sysop.is_none() && bbs.is_none() {
+                bail!("give --sysop true|false and/or --bbs true|false");
+            }
+            open(c)?.set_flags(&call, sysop, bbs)?;
+            println!("{call} updated");
         }
         UserCmd::Del { call } => {
             let call = user_call(&call)?;

@@ -71,6 +71,14 @@ fn users_are_managed_from_the_command_line() {
     assert!(String::from_utf8_lossy(&dup.stderr).contains("exists already"));
     let bad = cli(dir.path(), &["user", "add", "ABC", "--password", "x"], "");
     assert!(String::from_utf8_lossy(&bad.stderr).contains("digit"));
+    ok(
+        &["user", "set", "N0BBB", "--sysop", "true", "--bbs", "false"],
+        "",
+    );
+    let list = ok(&["user", "list"], "");
+    assert!(list.contains("N0BBB    yes"), "{list}");
+    let none = cli(dir.path(), &["user", "set", "N0BBB"], "");
+    assert!(String::from_utf8_lossy(&none.stderr).contains("--sysop"));
     ok(&["user", "passwd", "N0ABC"], "second\n");
     ok(&["user", "del", "N0BBB"], "");
     assert!(!ok(&["user", "list"], "").contains("N0BBB"));
