@@ -318,18 +318,6 @@ impl Store {
         Ok(rows)
     }
 
-    /// The partial compressed file kept for `bid` from an interrupted transfer, if any.
-    pub fn partial(&mut self, bid: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.conn
-            .query_row(
-                "SELECT data FROM partials WHERE bid = ?1",
-                [bid.to_ascii_uppercase()],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(db_err)
-    }
-
     /// Keeps the first bytes of an interrupted transfer for a later resume.
     pub fn save_partial(
         &mut self,
@@ -342,17 +330,6 @@ impl Store {
             .execute(
                 "INSERT OR REPLACE INTO partials (bid, partner, data, updated) VALUES (?1, ?2, ?3, ?4)",
                 params![bid.to_ascii_uppercase(), partner.to_ascii_uppercase(), data, now],
-            )
-            .map_err(db_err)?;
-        Ok(())
-    }
-
-    /// Forgets a partial transfer (after the message arrived whole).
-    pub fn drop_partial(&mut self, bid: &str) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "DELETE FROM partials WHERE bid = ?1",
-                [bid.to_ascii_uppercase()],
             )
             .map_err(db_err)?;
         Ok(())

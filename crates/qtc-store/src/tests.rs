@@ -312,11 +312,26 @@ fn acknowledgements_empty_the_queue() {
 #[test]
 fn partials_are_kept_for_resume() {
     let (_d, mut s) = open();
-    assert_eq!(s.partial("X1").unwrap(), None);
+    s.set_station(station());
+    let ask = |s: &mut Store| {
+        s.proposal_info(&[("X1".into(), true), ("X1".into(), false)])
+            .unwrap()
+    };
+    assert_eq!(ask(&mut s), vec![(false, None), (false, None)]);
     s.save_partial("x1", "N0BBB", b"abc", 0).unwrap();
-    assert_eq!(s.partial("X1").unwrap().as_deref(), Some(&b"abc"[..]));
-    s.drop_partial("X1").unwrap();
-    assert_eq!(s.partial("X1").unwrap(), None);
+    // Offered only for a compressed proposal.
+    assert_eq!(
+        ask(&mut s),
+        vec![(false, Some(b"abc".to_vec())), (false, None)]
+    );
+    // The whole message arriving drops the partial, in the same transaction.
+    s.store_received(
+        "N0BBB",
+        &[incoming("X1", MsgType::Bulletin, "WW", b"x\r\n")],
+        0,
+    )
+    .unwrap();
+    assert_eq!(ask(&mut s), vec![(true, None), (true, None)]);
 }
 
 #[test]
