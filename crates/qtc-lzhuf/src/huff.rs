@@ -230,16 +230,27 @@ impl<const JUMP: bool> Model<JUMP> {
 
     /// Last slot `l >= from` with `freq[l] < k`, given `freq[from] < k` and freq sorted
     /// (the `freq[T]` sentinel ends every run).
+    ///
+    /// Galloping, then bisecting: while a model is young most counts are equal and a run can
+    /// span hundreds of slots (a linear scan made the first 2 KB of a message cost twice the
+    /// next 3 KB); later runs are short and the first probe or two settle it.
     #[inline(always)]
     fn run_end(&self, from: usize, k: u16) -> usize {
-        let mut l = from;
-        while k > self.freq(l + 4) {
-            l += 4;
+        // Invariant: freq[lo] < k and freq[lo + step] >= k once the gallop stops.
+        let mut lo = from;
+        let mut step = 1;
+        while k > self.freq(lo + step) {
+            lo += step;
+            step *= 2;
         }
-        while k > self.freq(l + 1) {
-            l += 1;
+        // The answer is in lo..lo + step; bisect.
+        while step > 1 {
+            step /= 2;
+            if k > self.freq(lo + step) {
+                lo += step;
+            }
         }
-        l
+        lo
     }
 
     /// Rebuild the tree from the leaves with their frequencies halved (rounded up).
