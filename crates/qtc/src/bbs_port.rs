@@ -219,6 +219,7 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
     };
     let mut buf = vec![0u8; READ_BUF];
     let mut app = Vec::with_capacity(READ_BUF);
+    let mut idle = clock::Timer::new();
     loop {
         let mut closing = false;
         let mut pause = None;
@@ -280,6 +281,7 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
             // Slow down password guessing; input typed meanwhile waits in the socket.
             tokio::time::sleep(d).await;
         }
+        idle.set(shared.idle_timeout.map(|d| clock::now() + d));
         let n = tokio::select! {
             r = stream.read(&mut buf) => match r {
                 Ok(0) | Err(_) => break,
@@ -291,8 +293,8 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                 let _ = stream.write_all(&bye).await;
                 break;
             }
-            // Armed afresh after every input: only a silent session ever sees it fire.
-            _ = clock::until(shared.idle_timeout.map(|d| clock::now() + d)) => {
+            // Moved on after every input: only a silent session ever sees it fire.
+            _ = idle.fired() => {
                 tracing::info!("idle for too long: disconnected");
                 let mut bye = Vec::new();
                 codec.encode_text(b"\r\n*** You have been idle for too long. 73!\r\n", &mut bye);

@@ -14,11 +14,81 @@ pub fn now() -> std::time::Instant {
     tokio::time::Instant::now().into_std()
 }
 
-/// Completes at `deadline`, or never when there is none: the one timer a protocol core asks
-/// for, armed only while it asks.
-pub async fn until(deadline: Option<std::time::Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(tokio::time::Instant::from_std(d)).await,
-        None => std::future::pending().await,
+/// The one timer a protocol core asks for, kept across the turns of a session's loop and armed
+/// only while the core asks.
+///
+/// A tokio `Sleep` made afresh each turn is registered afresh each turn, and registering a timer
+/// while the runtime's driver has none makes the runtime wake its driver: an eventfd write and an
+/// extra `epoll_wait` per turn. Moving one `Sleep` to a later deadline does not.
+pub struct Timer {
+    sleep: std::pin::Pin<Box<tokio::time::Sleep>>,
+    armed: Option<std::time::Instant>,
+}
+
+impl Timer {
+    /// A timer that is not armed.
+    pub fn new() -> Timer {
+        Timer {
+            // Registered with the runtime only once polled, i.e. once armed.
+            sleep: Box::pin(tokio::time::sleep_until(tokio::time::Instant::now())),
+            armed: None,
+        }
+    }
+
+    /// Arms the timer for `deadline`, or disarms it with `None`.
+    pub fn set(&mut self, deadline: Option<std::time::Instant>) {
+        if deadline == self.armed {
+            return;
+        }
+        match deadline {
+            Some(d) => self.sleep.as_mut().reset(tokio::time::Instant::from_std(d)),
+            // A fresh, unpolled `Sleep` is not registered: nothing can fire.
+            None => self.sleep = Box::pin(tokio::time::sleep_until(tokio::time::Instant::now())),
+        }
+        self.armed = deadline;
+    }
+
+    /// Completes when the armed deadline passes; never while disarmed. Cancel-safe: dropping
+    /// the future leaves the timer armed.
+    pub async fn fired(&mut self) {
+        if self.armed.is_none() {
+            return std::future::pending().await;
+        }
+        self.sleep.as_mut().await;
+        // Fired: the next `set` arms it again even for the same deadline.
+        self.armed = None;
+    }
+}
+
+impl Default for Timer {
+    fn default() -> Self {
+        Timer::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    // A paused clock jumps to the next timer when the runtime has nothing else to do, so these
+    // read no real time.
+    #[tokio::test(start_paused = true)]
+    async fn fires_at_the_deadline_it_was_moved_to_and_never_while_disarmed() {
+        let start = tokio::time::Instant::now();
+        let mut t = Timer::new();
+        let never = tokio::time::timeout(Duration::from_secs(3600), t.fired()).await;
+        assert!(never.is_err(), "a disarmed timer fired");
+        let base = now();
+        t.set(Some(base + Duration::from_secs(5)));
+        t.set(Some(base + Duration::from_secs(9)));
+        t.fired().await;
+        // The later deadline, not the first one (the wheel counts whole milliseconds).
+        assert_eq!(start.elapsed().as_secs(), 3609);
+        // Fired: the same deadline arms it again; disarming before it passes keeps it quiet.
+        t.set(Some(now() + Duration::from_secs(1)));
+        t.set(None);
+        let quiet = tokio::time::timeout(Duration::from_secs(60), t.fired()).await;
+        assert!(quiet.is_err(), "a disarmed timer fired");
     }
 }

@@ -134,6 +134,7 @@ async fn login<S: AsyncRead + AsyncWrite + Unpin>(
     let mut tx = Vec::new();
     let mut net = Vec::new();
     let mut app = Vec::new();
+    let mut timer = clock::Timer::new();
     script.start(clock::now());
     loop {
         while script.poll_transmit(&mut tx) > 0 {}
@@ -150,7 +151,7 @@ async fn login<S: AsyncRead + AsyncWrite + Unpin>(
             Some(LoginEvent::Failed(e)) => return Err(e.to_string()),
             None => {}
         }
-        let timer = clock::until(script.poll_timeout());
+        timer.set(script.poll_timeout());
         tokio::select! {
             r = io.read(&mut buf) => match r {
                 Ok(0) | Err(_) => script.handle_eof(clock::now()),
@@ -160,7 +161,7 @@ async fn login<S: AsyncRead + AsyncWrite + Unpin>(
                     script.handle_input(clock::now(), &app);
                 }
             },
-            _ = timer => script.handle_timeout(clock::now()),
+            _ = timer.fired() => script.handle_timeout(clock::now()),
             _ = shutdown.changed() => return Err("shutting down".into()),
         }
     }
