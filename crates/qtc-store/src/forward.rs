@@ -127,7 +127,7 @@ impl Store {
                 rlines: rlines.to_vec(),
                 body: body.to_vec(),
             };
-            let stored = insert_in(&tx, &new, &station, Some(partner), now);
+            let stored = insert_in(&tx, &new, &station, &self.queued, Some(partner), now);
             // Whatever became of it, a kept partial transfer of it is done with.
             tx.prepare_cached("DELETE FROM partials WHERE bid = ?1")
                 .and_then(|mut st| st.execute([m.bid.to_ascii_uppercase()]))

@@ -184,6 +184,7 @@ fn station() -> Station {
         haddr: "N0AAA.#NCA.CA.USA.NOAM".into(),
         partners: vec![p("N0BBB", &["N0BBB", "USA", "WW"]), p("N0CCC", &["WW"])],
         rules: Vec::new(),
+        compressed_for: vec!["N0CCC".into()],
     }
 }
 
@@ -225,10 +226,25 @@ fn local_messages_get_our_rline_and_are_queued_by_route() {
     assert_eq!(p.len(), 1);
     assert!(p[0].text.starts_with(b"R:261202/1231Z"));
     assert!(p[0].text.ends_with(&m.body));
-    // Personal mail for a local user stays here.
+    // N0CCC takes B1: the compressed form was made when the message was stored, from the text
+    // as it goes on the wire, and every partner gets those bytes.
+    let want = qtc_lzhuf::compress_with_crc(&qtc_lzhuf::fbb_text(&p[0].text));
+    assert_eq!(p[0].compressed.as_deref(), Some(&want[..]));
+    // Each queueing moved the partner's mark.
+    let marks = s.queue_marks();
+    assert_eq!((marks.get("N0BBB"), marks.get("n0ccc")), (1, 1));
+    // Personal mail for a local user stays here: no mark moves, nothing is compressed.
     let local = msg(MsgType::Personal, "N0USR", "N0OTH", None);
-    s.insert_message(&local, "N0AAA", 0).unwrap();
+    let l = s.insert_message(&local, "N0AAA", 0).unwrap();
     assert_eq!(s.queue(None).unwrap().len(), 2);
+    assert_eq!((marks.get("N0BBB"), marks.get("N0CCC")), (1, 1));
+    let mut p = msg(MsgType::Personal, "N0QQQ", "N0USR", None);
+    p.at = "N0QQQ.USA".into();
+    let n = s.insert_message(&p, "N0AAA", 0).unwrap();
+    assert_eq!((marks.get("N0BBB"), marks.get("N0CCC")), (2, 1));
+    let p = s.pending("N0BBB", 5, n - 1).unwrap();
+    assert_eq!((p[0].number, p[0].compressed.as_deref()), (n, None));
+    assert!(l < n);
 }
 
 #[test]

@@ -378,6 +378,12 @@ impl Loaded {
                     routes: p.routes.clone(),
                 })
                 .collect(),
+            compressed_for: self
+                .partners
+                .iter()
+                .filter(|p| matches!(p.max_mode, qtc_fbb::Mode::B0 | qtc_fbb::Mode::B1))
+                .map(|p| p.call.clone())
+                .collect(),
         }
     }
 

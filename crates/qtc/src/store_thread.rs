@@ -5,7 +5,7 @@
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
-use qtc_store::Store;
+use qtc_store::{QueueMarks, Store};
 use tokio::sync::oneshot;
 
 type Job = Box<dyn FnOnce(&mut Store) + Send>;
@@ -14,6 +14,7 @@ type Job = Box<dyn FnOnce(&mut Store) + Send>;
 #[derive(Clone)]
 pub struct StoreHandle {
     jobs: mpsc::Sender<Job>,
+    queued: QueueMarks,
 }
 
 /// The store thread went away (it only does at shutdown, or if a job panicked).
@@ -25,6 +26,7 @@ impl StoreHandle {
     /// Starts the thread with an open store. Join the returned handle after the last
     /// `StoreHandle` is dropped to be sure every write is finished.
     pub fn spawn(mut store: Store) -> std::io::Result<(StoreHandle, JoinHandle<()>)> {
+        let queued = store.queue_marks();
         let (tx, rx) = mpsc::channel::<Job>();
         let thread = std::thread::Builder::new()
             .name("qtc-store".into())
@@ -33,7 +35,12 @@ impl StoreHandle {
                     job(&mut store);
                 }
             })?;
-        Ok((StoreHandle { jobs: tx }, thread))
+        Ok((StoreHandle { jobs: tx, queued }, thread))
+    }
+
+    /// The store's queue marks, readable without a call to the store thread.
+    pub fn queue_marks(&self) -> &QueueMarks {
+        &self.queued
     }
 
     /// Runs `f` on the store thread and returns its result.

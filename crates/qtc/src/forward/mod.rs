@@ -195,6 +195,7 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
         partner: partner.clone(),
         session: Session::new(role, fwd.session_config(&partner)),
         offered_max: 0,
+        queue_dry_at: None,
         acks: Vec::new(),
         trace: fwd.partner(&partner).is_some_and(|p| p.trace),
         taken: HashSet::new(),
@@ -228,6 +229,10 @@ struct Driver {
     /// The highest of our message numbers offered in this session: the queue is read above it,
     /// so nothing is offered twice in one session.
     offered_max: u64,
+    /// The partner's queue mark when its queue was last found exhausted: until the mark moves
+    /// there is nothing new to offer, and the receiving side of a long transfer skips a store
+    /// call and a read transaction at each of its turns.
+    queue_dry_at: Option<u64>,
     /// Acknowledgements not yet recorded: written in one transaction per batch of events.
     acks: Vec<(u64, Outcome)>,
     /// `[[partner]] trace`: log the protocol lines.
@@ -251,6 +256,7 @@ impl Driver {
         let mut tx = Vec::with_capacity(READ_BUF);
         let mut net = Vec::with_capacity(READ_BUF);
         let mut app = Vec::with_capacity(READ_BUF);
+        let mut timer = clock::Timer::new();
         loop {
             // Events can make output and output-making calls can raise events: settle both.
             loop {
@@ -289,7 +295,7 @@ impl Driver {
                 let _ = io.flush().await;
                 return;
             }
-            let timer = clock::until(self.session.poll_timeout());
+            timer.set(self.session.poll_timeout());
             tokio::select! {
                 r = io.read(&mut buf) => match r {
                     Ok(0) | Err(_) => self.session.handle_eof(clock::now()),
@@ -304,7 +310,7 @@ impl Driver {
                         }
                     }
                 },
-                _ = timer => self.session.handle_timeout(clock::now()),
+                _ = timer.fired() => self.session.handle_timeout(clock::now()),
                 _ = shutdown.changed() => {
                     tracing::info!(partner = %self.partner, "closing for shutdown");
                     self.session.close(clock::now());
@@ -377,6 +383,14 @@ impl Driver {
     }
 
     async fn offer(&mut self, max: usize) {
+        let marks = self.fwd.store.queue_marks();
+        if self.queue_dry_at == Some(marks.get(&self.partner)) {
+            if let Err(e) = self.session.offer(clock::now(), Vec::new()) {
+                tracing::error!(error = %e, "forwarding session refused our offer");
+            }
+            return;
+        }
+        let marks = marks.clone();
         let partner = self.partner.clone();
         let after = self.offered_max;
         let mode = self.session.mode();
@@ -384,21 +398,29 @@ impl Driver {
         let r = self
             .fwd
             .store
-            .call(move |s| -> Result<Vec<Outgoing>, qtc_mail::StoreError> {
-                let pending = s.pending(&partner, max, after)?;
-                let now = clock::unix_now();
-                let mut made = Vec::new();
-                let out: Vec<Outgoing> = pending
-                    .into_iter()
-                    .map(|p| outgoing(p, mode, &mbo, now, &mut made))
-                    .collect();
-                let made: Vec<(u64, &[u8])> = made.iter().map(|(n, c)| (*n, c.as_ref())).collect();
-                s.cache_compressed(&made)?;
-                Ok(out)
-            })
+            .call(
+                move |s| -> Result<(Vec<Outgoing>, u64), qtc_mail::StoreError> {
+                    // Read before the query: a message queued after it moves the mark.
+                    let mark = marks.get(&partner);
+                    let pending = s.pending(&partner, max, after)?;
+                    let now = clock::unix_now();
+                    let mut made = Vec::new();
+                    let out: Vec<Outgoing> = pending
+                        .into_iter()
+                        .map(|p| outgoing(p, mode, &mbo, now, &mut made))
+                        .collect();
+                    let made: Vec<(u64, &[u8])> =
+                        made.iter().map(|(n, c)| (*n, c.as_ref())).collect();
+                    s.cache_compressed(&made)?;
+                    Ok((out, mark))
+                },
+            )
             .await;
         let outs = match r {
-            Ok(Ok(o)) => o,
+            Ok(Ok((o, mark))) => {
+                self.queue_dry_at = (o.len() < max).then_some(mark);
+                o
+            }
             Ok(Err(e)) => {
                 tracing::warn!(error = %e, "cannot read the forwarding queue; offering nothing");
                 Vec::new()
@@ -487,8 +509,8 @@ impl Driver {
             .await;
         match r {
             Ok(Ok(stored)) => {
-                // One line per block at info (a log write per message shows in the syscall
-                // count); the detail per message at debug.
+                // The session's end logs the count at info; per block and per message is
+                // debug (a log write per block shows in the syscall count).
                 for (bid, st) in bids.iter().zip(&stored) {
                     match st {
                         Stored::Held(n) => {
@@ -503,7 +525,7 @@ impl Driver {
                     .iter()
                     .filter(|s| matches!(s, Stored::Stored(_) | Stored::Held(_)))
                     .count();
-                tracing::info!(partner = %self.partner, stored = kept, of = stored.len(), "block received");
+                tracing::debug!(partner = %self.partner, stored = kept, of = stored.len(), "block received");
                 self.summary.received += kept;
                 let mut fl = self.fwd.in_flight.lock().unwrap_or_else(|e| e.into_inner());
                 for bid in &bids {
