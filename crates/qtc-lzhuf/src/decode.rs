@@ -79,29 +79,48 @@ const MAX_FAST_BITS: usize = 54;
 /// How the decoder updates the model; both ways give the same tree.
 ///
 /// Folding the update into the descent ([`decode_symbol_fused`]) is fastest while the frequency
-/// order rarely breaks (text: under one symbol in ten), but each break costs an undo. On
+/// order rarely breaks (text: under one symbol in ten), but each break costs an undo. On a young
+/// model (every count equal: the first few hundred symbols of every message) and on
 /// incompressible data (literals of near-equal counts) it breaks on most symbols, and
-/// remembering the path for a separate update pass ([`decode_symbol_path`]) wins. A score
-/// tracks the recent break rate and picks the mode: +3 per break, -1 otherwise, so it rises
-/// when more than a quarter of the symbols break.
-struct ModeScore(u32);
+/// remembering the path for a separate update pass ([`decode_symbol_path`]) wins; that mode
+/// also leaves the jump table alone, and it is rebuilt when the fused mode takes over. A score
+/// tracks the recent break rate: +3 per break, -1 otherwise; it enters path mode above
+/// [`ModeScore::ENTER`] and leaves below [`ModeScore::LEAVE`], so that the (rebuilding) switch
+/// back is rare.
+struct ModeScore {
+    score: u32,
+    path: bool,
+}
 
 impl ModeScore {
-    const SWITCH: u32 = 32;
+    const ENTER: u32 = 32;
+    const LEAVE: u32 = 16;
     const MAX: u32 = 64;
 
-    #[inline(always)]
-    fn use_path(&self) -> bool {
-        self.0 > Self::SWITCH
+    /// A new model breaks the order on nearly every symbol: start in path mode.
+    fn new() -> Self {
+        ModeScore {
+            score: Self::MAX,
+            path: true,
+        }
     }
 
+    /// Counts one symbol; true when the mode changed.
     #[inline(always)]
-    fn record(&mut self, broke: bool) {
-        self.0 = if broke {
-            (self.0 + 3).min(Self::MAX)
+    fn record(&mut self, broke: bool) -> bool {
+        self.score = if broke {
+            (self.score + 3).min(Self::MAX)
         } else {
-            self.0.saturating_sub(1)
+            self.score.saturating_sub(1)
         };
+        let path = if self.path {
+            self.score >= Self::LEAVE
+        } else {
+            self.score > Self::ENTER
+        };
+        let changed = path != self.path;
+        self.path = path;
+        changed
     }
 }
 
@@ -148,8 +167,9 @@ fn decode_symbol_fused(model: &mut Model<true>, rd: &mut BitReader<'_>) -> (usiz
     (c - T, broken)
 }
 
-/// [`decode_symbol_fused`]'s counterpart for data that breaks the order often: descend
-/// remembering the slots, then update along them ([`Model::update_along`]).
+/// [`decode_symbol_fused`]'s counterpart for data that breaks the order often: descend one bit
+/// at a time remembering the slots (no jump table), then update along them
+/// ([`Model::update_along`]).
 #[inline(always)]
 fn decode_symbol_path(model: &mut Model<true>, rd: &mut BitReader<'_>) -> (usize, bool) {
     if model.full() {
@@ -160,21 +180,15 @@ fn decode_symbol_path(model: &mut Model<true>, rd: &mut BitReader<'_>) -> (usize
     let mut path = [0u16; 64];
     let mut used = 0;
     let mut c = model.son(R);
-    loop {
-        let two = (bits >> 62) as usize;
-        let e = model.jump(c, two);
-        let one = (e >> 31) as usize;
-        path[used & 63] = (c + (two >> 1)) as u16;
-        path[(used + 1) & 63] = ((e >> 16) & 0x7fff) as u16;
-        used += 2 - one;
-        bits <<= 2 - one;
-        c = (e & 0xffff) as usize;
-        if c >= T {
-            break;
-        }
+    while c < T {
         if used >= MAX_FAST_BITS {
             return (decode_symbol_plain(model, rd), true);
         }
+        let slot = c + (bits >> 63) as usize;
+        path[used & 63] = slot as u16;
+        used += 1;
+        bits <<= 1;
+        c = model.son(slot);
     }
     rd.consume(used as u32);
     let swapped = model.update_along(path[..used].iter().rev().map(|&s| usize::from(s)));
@@ -221,17 +235,19 @@ pub(crate) fn decode_stream(stream: &[u8], declared: usize) -> Result<Vec<u8>, E
     let mut o = 0;
     let mut model = Model::<true>::new();
     let mut rd = BitReader::new(stream);
-    let mut mode = ModeScore(0);
+    let mut mode = ModeScore::new();
     while o < declared {
         if rd.overrun() {
             return Err(Error::Truncated);
         }
-        let (sym, broke) = if mode.use_path() {
+        let (sym, broke) = if mode.path {
             decode_symbol_path(&mut model, &mut rd)
         } else {
             decode_symbol_fused(&mut model, &mut rd)
         };
-        mode.record(broke);
+        if mode.record(broke) {
+            model.set_jumps_live(!mode.path);
+        }
         if sym < 256 {
             out[o] = sym as u8;
             o += 1;

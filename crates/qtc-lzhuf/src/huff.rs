@@ -43,6 +43,9 @@ pub(crate) struct Model<const JUMP: bool> {
     /// `son[son[s1] + b2]`, so changing `son[x]` invalidates entries `2x`, `2x + 1` and
     /// `2 * prnt[x] + (x & 1)`: [`Model::swap_up`] refreshes exactly those.
     jump: [u32; JUMPS],
+    /// Whether `jump` is kept up to date. A decoder whose model is still young (most updates
+    /// swap nodes) descends without it and rebuilds it once it switches back to jumps.
+    jumps_live: bool,
 }
 
 impl<const JUMP: bool> Model<JUMP> {
@@ -53,6 +56,7 @@ impl<const JUMP: bool> Model<JUMP> {
             son: [0; SLOTS],
             prnt: [0; SLOTS],
             jump: [0; JUMPS],
+            jumps_live: false,
         };
         for i in 0..N_CHAR {
             m.freq[i] = 1;
@@ -73,8 +77,16 @@ impl<const JUMP: bool> Model<JUMP> {
             *f = 0xffff;
         }
         m.prnt[R] = 0;
-        m.rebuild_jumps();
         m
+    }
+
+    /// Starts or stops keeping the jump table (a decoder's model starts without it).
+    pub(crate) fn set_jumps_live(&mut self, live: bool) {
+        if JUMP && live && !self.jumps_live {
+            self.jumps_live = true;
+            self.rebuild_jumps();
+        }
+        self.jumps_live = live;
     }
 
     /// Jump-table entry for two bits `two` read at child pair `c` (see [`Model::jump`]).
@@ -95,7 +107,7 @@ impl<const JUMP: bool> Model<JUMP> {
 
     #[inline(always)]
     fn refresh_jumps(&mut self, x: usize) {
-        if JUMP {
+        if JUMP && self.jumps_live {
             for b2 in 0..2 {
                 self.jump[(2 * x + b2) & JUMP_MASK] = self.jump_entry(x, b2);
             }
@@ -105,7 +117,7 @@ impl<const JUMP: bool> Model<JUMP> {
     }
 
     fn rebuild_jumps(&mut self) {
-        if JUMP {
+        if JUMP && self.jumps_live {
             for s1 in 0..T {
                 for b2 in 0..2 {
                     self.jump[2 * s1 + b2] = self.jump_entry(s1, b2);
@@ -377,7 +389,9 @@ mod tests {
                 assert_eq!(m.freq[s], m.freq[k] + m.freq[k + 1]);
             }
             for b2 in 0..2 {
-                assert_eq!(m.jump[2 * s + b2], m.jump_entry(s, b2), "jump {s} {b2}");
+                if m.jumps_live {
+                    assert_eq!(m.jump[2 * s + b2], m.jump_entry(s, b2), "jump {s} {b2}");
+                }
             }
         }
     }
@@ -385,6 +399,7 @@ mod tests {
     #[test]
     fn update_and_reconst_keep_the_sibling_property() {
         let mut m = Model::<true>::new();
+        m.set_jumps_live(true);
         check_invariants(&m);
         let mut x: u32 = 1;
         for n in 0..100_000u32 {
