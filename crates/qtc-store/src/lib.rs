@@ -46,6 +46,15 @@ pub enum Durability {
     Normal,
 }
 
+impl Durability {
+    fn synchronous(self) -> &'static str {
+        match self {
+            Durability::Full => "FULL",
+            Durability::Normal => "NORMAL",
+        }
+    }
+}
+
 /// This BBS as the store needs to know it: for R: lines, generated BIDs and routing.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Station {
@@ -82,6 +91,7 @@ pub struct Store {
     path: PathBuf,
     station: Station,
     queued: QueueMarks,
+    durability: Durability,
 }
 
 /// Per partner, a mark that moves whenever this store queues a message for it. A forwarding
@@ -133,11 +143,7 @@ impl Store {
             .map_err(db_err)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(db_err)?;
-        let sync = match durability {
-            Durability::Full => "FULL",
-            Durability::Normal => "NORMAL",
-        };
-        conn.pragma_update(None, "synchronous", sync)
+        conn.pragma_update(None, "synchronous", durability.synchronous())
             .map_err(db_err)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(db_err)?;
@@ -146,6 +152,7 @@ impl Store {
             path,
             station: Station::default(),
             queued: QueueMarks::default(),
+            durability,
         };
         schema::migrate(&mut store.conn)?;
         Ok(store)

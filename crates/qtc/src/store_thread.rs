@@ -43,6 +43,16 @@ impl StoreHandle {
         &self.queued
     }
 
+    /// Queues `f` to run on the store thread without waiting for it: for writes nobody waits
+    /// on (jobs run in order, so a later `call` sees its effect). Saves the wake-up that
+    /// returns a result.
+    pub fn submit(&self, f: impl FnOnce(&mut Store) + Send + 'static) -> Result<(), StoreGone> {
+        let span = tracing::Span::current();
+        self.jobs
+            .send(Box::new(move |s| span.in_scope(|| f(s))))
+            .map_err(|_| StoreGone)
+    }
+
     /// Runs `f` on the store thread and returns its result.
     pub async fn call<R: Send + 'static>(
         &self,

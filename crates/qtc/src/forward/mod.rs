@@ -210,6 +210,9 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
         d.session.handle_input(clock::now(), initial);
     }
     d.drive(io, codec, shutdown).await;
+    // The acknowledgements went to the store without waiting; the session is over once they
+    // are recorded.
+    let _ = fwd.store.call(|_| ()).await;
     fwd.release(&partner, &d.taken);
     crate::metrics::forwarded(&partner, d.summary.received as u64, d.summary.sent as u64);
     if d.summary.error.is_some() {
@@ -278,7 +281,7 @@ impl Driver {
                 }
                 if !self.acks.is_empty() {
                     let acks = std::mem::take(&mut self.acks);
-                    self.acknowledged(acks).await;
+                    self.acknowledged(acks);
                 }
                 if !any {
                     break;
@@ -550,7 +553,7 @@ impl Driver {
         }
     }
 
-    async fn acknowledged(&mut self, acks: Vec<(u64, Outcome)>) {
+    fn acknowledged(&mut self, acks: Vec<(u64, Outcome)>) {
         let mut outcomes = Vec::new();
         for (id, outcome) in acks {
             let o = match outcome {
@@ -570,15 +573,14 @@ impl Driver {
             outcomes.push((id, o));
         }
         let partner = self.partner.clone();
-        let r = self
-            .fwd
-            .store
-            .call(move |s| s.forwarded(&partner, &outcomes, clock::unix_now()))
-            .await;
-        if let Ok(Err(e)) = r {
-            // Not recorded: the message will be offered again and refused by BID: no loss.
-            tracing::error!(error = %e, "cannot record forwarded messages");
-        }
+        // Not waited for: the session goes on while the store records it, and the next store
+        // call runs after it.
+        let _ = self.fwd.store.submit(move |s| {
+            if let Err(e) = s.forwarded(&partner, &outcomes, clock::unix_now()) {
+                // Not recorded: the message will be offered again and refused by BID: no loss.
+                tracing::error!(error = %e, "cannot record forwarded messages");
+            }
+        });
     }
 }
 
