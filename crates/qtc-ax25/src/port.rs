@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Instant;
 
-use crate::link::{Config, Event, Link};
+use crate::link::{Config, Event, Link, LinkStats};
 use crate::wire::{Address, Callsign, CommandResponse, Control, Frame, Modulo, Path, Unnumbered};
 use crate::Error;
 
@@ -71,6 +71,8 @@ pub struct Port {
     tx: VecDeque<Frame>,
     events: VecDeque<PortEvent>,
     accept: bool,
+    /// Counters of the links already removed.
+    gone: LinkStats,
 }
 
 impl Port {
@@ -88,6 +90,7 @@ impl Port {
             tx: VecDeque::new(),
             events: VecDeque::new(),
             accept: true,
+            gone: LinkStats::default(),
         }
     }
 
@@ -109,6 +112,16 @@ impl Port {
     /// Whether incoming connects are accepted (when not, they get DM).
     pub fn set_accept(&mut self, accept: bool) {
         self.accept = accept;
+    }
+
+    /// The counters of every link this port has had, live or gone.
+    #[must_use]
+    pub fn stats(&self) -> LinkStats {
+        let mut total = self.gone;
+        for l in self.links.values() {
+            total.add(&l.stats());
+        }
+        total
     }
 
     /// Number of links.
@@ -197,7 +210,7 @@ impl Port {
                 }
                 return;
             }
-            self.links.remove(&id);
+            self.remove(id);
             self.by_pair.remove(&key);
         }
         let Ok(frame) =
@@ -317,9 +330,14 @@ impl Port {
             .map(|(&id, _)| id)
             .collect();
         for id in closed {
-            if let Some(l) = self.links.remove(&id) {
-                self.by_pair.remove(&(l.local(), l.remote()));
-            }
+            self.remove(id);
+        }
+    }
+
+    fn remove(&mut self, id: LinkId) {
+        if let Some(l) = self.links.remove(&id) {
+            self.by_pair.remove(&(l.local(), l.remote()));
+            self.gone.add(&l.stats());
         }
     }
 }

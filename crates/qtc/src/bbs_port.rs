@@ -64,6 +64,13 @@ pub async fn serve(
     mut shutdown: watch::Receiver<bool>,
     tasks: TaskTracker,
 ) {
+    let name = match (kind, listener.local_addr()) {
+        (PortKind::Telnet, Ok(a)) => format!("telnet:{a}"),
+        (PortKind::Forward, Ok(a)) => format!("forward:{a}"),
+        (PortKind::Telnet, Err(_)) => "telnet".to_string(),
+        (PortKind::Forward, Err(_)) => "forward".to_string(),
+    };
+    let bytes = crate::metrics::port_bytes(&name);
     loop {
         let accepted = tokio::select! {
             a = listener.accept() => a,
@@ -76,6 +83,7 @@ pub async fn serve(
                     PortKind::Forward => tracing::info_span!("fwdport", %peer),
                 };
                 let _ = stream.set_nodelay(true);
+                let stream = crate::metrics::Counted::new(stream, bytes.clone());
                 let (shared, shutdown) = (shared.clone(), shutdown.clone());
                 match tls.clone() {
                     None => {

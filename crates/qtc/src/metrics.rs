@@ -5,8 +5,12 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use crate::forward::Forwarder;
 
@@ -18,6 +22,10 @@ pub struct Metrics {
     /// Partner -> (received, sent).
     forwarded: Mutex<BTreeMap<String, (u64, u64)>>,
     errors: Mutex<BTreeMap<&'static str, u64>>,
+    /// Port -> bytes in and out.
+    ports: Mutex<BTreeMap<String, Arc<PortBytes>>>,
+    /// Radio port -> its AX.25 links' counters (links gone and live), as the port last saw them.
+    ax25: Mutex<BTreeMap<String, qtc_ax25::LinkStats>>,
 }
 
 /// The one set of counters of this process.
@@ -27,7 +35,98 @@ pub static METRICS: Metrics = Metrics {
     login_failures: AtomicU64::new(0),
     forwarded: Mutex::new(BTreeMap::new()),
     errors: Mutex::new(BTreeMap::new()),
+    ports: Mutex::new(BTreeMap::new()),
+    ax25: Mutex::new(BTreeMap::new()),
 };
+
+/// Bytes a port moved: counted where they are read and written (an atomic add, no system call).
+#[derive(Debug, Default)]
+pub struct PortBytes {
+    rx: AtomicU64,
+    tx: AtomicU64,
+}
+
+impl PortBytes {
+    /// `n` bytes came in.
+    pub fn received(&self, n: usize) {
+        self.rx.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    /// `n` bytes went out.
+    pub fn sent(&self, n: usize) {
+        self.tx.fetch_add(n as u64, Ordering::Relaxed);
+    }
+}
+
+/// The byte counters of the port called `name` (a listener's `telnet:ADDR` or `forward:ADDR`,
+/// `tcp-out` for our calls to partners, a radio port's name).
+pub fn port_bytes(name: &str) -> Arc<PortBytes> {
+    METRICS
+        .ports
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(name.to_string())
+        .or_default()
+        .clone()
+}
+
+/// A radio port's AX.25 counters as of now (they only grow).
+pub fn ax25(port: &str, stats: qtc_ax25::LinkStats) {
+    let mut m = METRICS.ax25.lock().unwrap_or_else(|e| e.into_inner());
+    if m.get(port) != Some(&stats) {
+        m.insert(port.to_string(), stats);
+    }
+}
+
+/// A byte stream whose traffic counts toward a port.
+pub struct Counted<S> {
+    inner: S,
+    bytes: Arc<PortBytes>,
+}
+
+impl<S> Counted<S> {
+    /// Counts `inner`'s traffic in `bytes`.
+    pub fn new(inner: S, bytes: Arc<PortBytes>) -> Counted<S> {
+        Counted { inner, bytes }
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Counted<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = r {
+            self.bytes.received(buf.filled().len() - before);
+        }
+        r
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Counted<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.inner).poll_write(cx, data);
+        if let Poll::Ready(Ok(n)) = r {
+            self.bytes.sent(n);
+        }
+        r
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
 
 /// Which session gauge a [`SessionGuard`] counts in.
 #[derive(Clone, Copy, Debug)]
@@ -93,6 +192,9 @@ fn label(v: &str) -> String {
         .replace('"', "\\\"")
         .replace('\n', "\\n")
 }
+
+/// An AX.25 counter's name, help text and where it is in the link counters.
+type Ax25Series = (&'static str, &'static str, fn(&qtc_ax25::LinkStats) -> u64);
 
 /// The Prometheus text exposition (format 0.0.4) of everything.
 pub async fn render(fwd: &Forwarder) -> String {
@@ -165,6 +267,74 @@ pub async fn render(fwd: &Forwarder) -> String {
     for (kind, n) in &errors {
         if !["store", "forward", "accept", "web"].contains(kind) {
             let _ = writeln!(o, "qtc_errors_total{{kind=\"{}\"}} {n}", label(kind));
+        }
+    }
+    let ports: Vec<(String, u64, u64)> = METRICS
+        .ports
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .map(|(k, b)| {
+            (
+                k.clone(),
+                b.rx.load(Ordering::Relaxed),
+                b.tx.load(Ordering::Relaxed),
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        o,
+        "# HELP qtc_port_bytes_total Bytes received (in) and sent (out), by port (TCP listeners, \
+         our calls to partners, radio ports: AX.25 frames)."
+    );
+    let _ = writeln!(o, "# TYPE qtc_port_bytes_total counter");
+    for (port, rx, tx) in &ports {
+        let l = label(port);
+        let _ = writeln!(
+            o,
+            "qtc_port_bytes_total{{port=\"{l}\",direction=\"in\"}} {rx}"
+        );
+        let _ = writeln!(
+            o,
+            "qtc_port_bytes_total{{port=\"{l}\",direction=\"out\"}} {tx}"
+        );
+    }
+    let ax25 = METRICS
+        .ax25
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    let series: [Ax25Series; 6] = [
+        (
+            "qtc_ax25_iframes_sent_total",
+            "I frames sent for the first time",
+            |s| s.i_frames_sent,
+        ),
+        (
+            "qtc_ax25_iframes_resent_total",
+            "I frames sent again (retries)",
+            |s| s.i_frames_resent,
+        ),
+        (
+            "qtc_ax25_iframes_received_total",
+            "I frames received",
+            |s| s.i_frames_received,
+        ),
+        ("qtc_ax25_rej_sent_total", "REJ frames sent", |s| s.rej_sent),
+        ("qtc_ax25_srej_sent_total", "SREJ frames sent", |s| {
+            s.srej_sent
+        }),
+        (
+            "qtc_ax25_t1_expiries_total",
+            "T1 (retry timer) expiries",
+            |s| s.t1_expiries,
+        ),
+    ];
+    for (name, help, get) in series {
+        let _ = writeln!(o, "# HELP {name} AX.25: {help}, by radio port.");
+        let _ = writeln!(o, "# TYPE {name} counter");
+        for (port, st) in &ax25 {
+            let _ = writeln!(o, "{name}{{port=\"{}\"}} {}", label(port), get(st));
         }
     }
     // Read from the store at scrape time.

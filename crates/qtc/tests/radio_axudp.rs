@@ -43,7 +43,8 @@ fn pair() -> (Daemon, Daemon, Ports) {
         "N0AAA",
         &[("N0USR", "pw", "")],
         &format!(
-            "{}[[partner]]\ncallsign = \"N0BBB\"\nconnect = \"ax25:udp:N0BBB\"\nroutes = [\"N0BBB\", \"WW\"]\n",
+            "{}[[partner]]\ncallsign = \"N0BBB\"\nconnect = \"ax25:udp:N0BBB\"\nroutes = [\"N0BBB\", \"WW\"]\n\
+             [web]\nlisten = \"127.0.0.1:0\"\n",
             port_table(ports.a, &[("N0BBB", ports.b)])
         ),
     );
@@ -95,6 +96,14 @@ fn forward_200_messages_over_ax25_exactly_once() {
         "{log}"
     );
     assert!(a.ctl(&["status"]).contains("N0BBB    0 queued"));
+    // /metrics: the radio port's AX.25 counters and bytes (200 bodies of at least 100 bytes).
+    let m = |s: &str| a.metric(s).unwrap_or_else(|| panic!("no {s} in /metrics"));
+    assert!(m("qtc_ax25_iframes_sent_total{port=\"udp\"}") > 0);
+    assert!(m("qtc_port_bytes_total{port=\"udp\",direction=\"out\"}") > 200 * 100);
+    assert!(m("qtc_port_bytes_total{port=\"udp\",direction=\"in\"}") > 0);
+    for series in ["iframes_resent", "rej_sent", "srej_sent", "t1_expiries"] {
+        m(&format!("qtc_ax25_{series}_total{{port=\"udp\"}}"));
+    }
     // A second call finds nothing to do and duplicates nothing.
     let out = a.ctl(&["forward", "N0BBB"]);
     assert!(out.contains("ok: N0BBB: 0 received, 0 sent"), "{out}");

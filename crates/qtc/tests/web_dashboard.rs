@@ -82,15 +82,6 @@ fn http(port: u16, method: &str, path: &str, cookie: &str, form: &str) -> Reply 
     }
 }
 
-fn web_port(d: &Daemon) -> u16 {
-    d.stdout
-        .iter()
-        .find_map(|l| l.strip_prefix("web: listening on "))
-        .and_then(|a| a.rsplit(':').next())
-        .and_then(|p| p.parse().ok())
-        .expect("a web listener in the start-up report")
-}
-
 /// Logs in through the form; returns the session cookie header value.
 fn login(port: u16, call: &str, pw: &str) -> Result<String, Reply> {
     let form = http(port, "GET", "/login", "", "");
@@ -134,7 +125,7 @@ fn post_message(d: &Daemon) {
 #[test]
 fn login_csrf_kill_and_metrics() {
     let d = Daemon::start("[web]\nlisten = \"127.0.0.1:0\"\n");
-    let port = web_port(&d);
+    let port = d.web_port();
     // Without a session every page sends you to the login form.
     let r = http(port, "GET", "/", "", "");
     assert_eq!(r.status, 303);
@@ -263,6 +254,15 @@ fn login_csrf_kill_and_metrics() {
         );
     }
 
+    // The telnet listener counted the sessions' bytes both ways (the HTTP scrapes are not on it).
+    for dir in ["in", "out"] {
+        let series = format!(
+            "qtc_port_bytes_total{{port=\"telnet:127.0.0.1:{}\",direction=\"{dir}\"}}",
+            d.port
+        );
+        assert!(d.metric(&series).is_some_and(|n| n > 0), "{series}");
+    }
+
     // Logging out ends the session.
     let r = http(port, "POST", "/logout", &cookie, &format!("csrf={csrf}"));
     assert_eq!(r.status, 303);
@@ -299,7 +299,7 @@ fn forward_now_calls_the_partner() {
     c.send("/EX");
     c.expect(">\r\n");
 
-    let port = web_port(&a);
+    let port = a.web_port();
     let cookie = login(port, "N0SYS", "root").unwrap();
     let home = http(port, "GET", "/", &cookie, "");
     assert!(home.body.contains("<td>N0BBB</td>"), "{}", home.body);
@@ -342,7 +342,7 @@ fn forward_now_calls_the_partner() {
 #[test]
 fn repeated_login_failures_lock_the_address_out() {
     let d = Daemon::start("[web]\nlisten = \"127.0.0.1:0\"\n[limits]\nlockout_after = 2\n");
-    let port = web_port(&d);
+    let port = d.web_port();
     assert_eq!(login(port, "N0SYS", "bad1").unwrap_err().status, 403);
     assert_eq!(login(port, "N0SYS", "bad2").unwrap_err().status, 403);
     // Locked out now: even the right password is refused.

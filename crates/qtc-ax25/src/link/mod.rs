@@ -238,6 +238,19 @@ pub struct LinkStats {
     pub tx_dropped: u64,
 }
 
+impl LinkStats {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &LinkStats) {
+        self.i_frames_sent += other.i_frames_sent;
+        self.i_frames_resent += other.i_frames_resent;
+        self.i_frames_received += other.i_frames_received;
+        self.rej_sent += other.rej_sent;
+        self.srej_sent += other.srej_sent;
+        self.t1_expiries += other.t1_expiries;
+        self.tx_dropped += other.tx_dropped;
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum XidState {
     Idle,

@@ -38,6 +38,7 @@ pub async fn call(
             match TcpStream::connect(a).await {
                 Ok(s) => {
                     let _ = s.set_nodelay(true);
+                    let s = crate::metrics::Counted::new(s, crate::metrics::port_bytes("tcp-out"));
                     (Box::new(s), a.clone())
                 }
                 Err(e) => return failed(format!("cannot connect to {a}: {e}")),
@@ -115,11 +116,12 @@ async fn tls_connect(
     addr: &str,
     name: &str,
     ca: &std::path::Path,
-) -> anyhow::Result<tokio_rustls::client::TlsStream<TcpStream>> {
+) -> anyhow::Result<tokio_rustls::client::TlsStream<crate::metrics::Counted<TcpStream>>> {
     let connector = crate::tls::connector(ca)?;
     let server = crate::tls::server_name(name)?;
     let tcp = TcpStream::connect(addr).await?;
     let _ = tcp.set_nodelay(true);
+    let tcp = crate::metrics::Counted::new(tcp, crate::metrics::port_bytes("tcp-out"));
     Ok(connector.connect(server, tcp).await?)
 }
 

@@ -105,6 +105,8 @@ struct Task {
     on_incoming: Option<Incoming>,
     dropped: u64,
     mycall: Option<Callsign>,
+    /// AX.25 frame bytes in and out, for /metrics.
+    bytes: std::sync::Arc<crate::metrics::PortBytes>,
 }
 
 fn opening(kind: &Kind, kiss_port: u8) -> Opening {
@@ -149,6 +151,7 @@ pub async fn run_port(
         on_incoming,
         dropped: 0,
         mycall: locals.first().copied(),
+        bytes: crate::metrics::port_bytes(&cfg.name),
     };
     let mut timer = Box::pin(tokio::time::sleep_until(Instant::now()));
     let mut armed: Option<std::time::Instant> = None;
@@ -207,12 +210,15 @@ impl Task {
                 break;
             }
         }
+        crate::metrics::ax25(&self.name, self.port.stats());
     }
 
     fn send_frame(&mut self, f: &Frame) {
         match &mut self.dev {
             DevState::Up(d, _) => {
-                if !d.queue(&f.to_bytes()) {
+                let bytes = f.to_bytes();
+                self.bytes.sent(bytes.len());
+                if !d.queue(&bytes) {
                     self.dropped += 1;
                     tracing::debug!(port = %self.name, dropped = self.dropped, "device queue full, frame dropped");
                 }
@@ -382,6 +388,7 @@ impl Task {
         }
         let unix = clock::unix_now();
         for f in self.frames.drain(..) {
+            self.bytes.received(f.len());
             if let Ok((a, _)) = Address::parse(&f) {
                 heard(&self.heard, a.src, unix);
             }

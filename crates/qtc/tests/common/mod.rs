@@ -178,6 +178,29 @@ impl Daemon {
         cli(self.dir.path(), args, "")
     }
 
+    /// The web listener's port, from the start-up report.
+    pub fn web_port(&self) -> u16 {
+        self.stdout
+            .iter()
+            .find_map(|l| l.strip_prefix("web: listening on "))
+            .and_then(|a| a.rsplit(':').next())
+            .and_then(|p| p.parse().ok())
+            .expect("a web listener in the start-up report")
+    }
+
+    /// One series of `GET /metrics` (`name{labels}` exactly as exposed): its value, or None
+    /// when the scrape does not have it.
+    pub fn metric(&self, series: &str) -> Option<u64> {
+        let mut s = TcpStream::connect(("127.0.0.1", self.web_port())).unwrap();
+        s.set_read_timeout(Some(PATIENCE)).unwrap();
+        s.write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let mut body = String::new();
+        s.read_to_string(&mut body).unwrap();
+        body.lines()
+            .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+    }
+
     /// `qtc msg list --json`, one line per message.
     pub fn messages(&self) -> Vec<String> {
         let out = self.cli(&["msg", "list", "--json"]);
