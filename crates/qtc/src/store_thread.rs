@@ -58,14 +58,29 @@ impl StoreHandle {
         &self,
         f: impl FnOnce(&mut Store) -> R + Send + 'static,
     ) -> Result<R, StoreGone> {
+        self.start(f).await
+    }
+
+    /// Queues `f` on the store thread now; the returned future gives its result. Work can so
+    /// run on the store thread while the caller goes on.
+    pub fn start<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Store) -> R + Send + 'static,
+    ) -> impl std::future::Future<Output = Result<R, StoreGone>> + Send + 'static {
         let (tx, rx) = oneshot::channel();
         // Log lines from the job belong to the caller's session.
         let span = tracing::Span::current();
-        self.jobs
+        let sent = self
+            .jobs
             .send(Box::new(move |s| {
                 let _ = tx.send(span.in_scope(|| f(s)));
             }))
-            .map_err(|_| StoreGone)?;
-        rx.await.map_err(|_| StoreGone)
+            .is_ok();
+        async move {
+            if !sent {
+                return Err(StoreGone);
+            }
+            rx.await.map_err(|_| StoreGone)
+        }
     }
 }

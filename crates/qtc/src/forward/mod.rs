@@ -196,6 +196,7 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
         session: Session::new(role, fwd.session_config(&partner)),
         offered_max: 0,
         queue_dry_at: None,
+        next_offer: None,
         acks: Vec::new(),
         trace: fwd.partner(&partner).is_some_and(|p| p.trace),
         taken: HashSet::new(),
@@ -225,6 +226,19 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
     d.summary
 }
 
+/// Our messages for the partner and the queue mark they were read at, on their way from the
+/// store thread.
+type NextOffer = std::pin::Pin<
+    Box<
+        dyn std::future::Future<
+                Output = Result<
+                    Result<(Vec<Outgoing>, u64), qtc_mail::StoreError>,
+                    crate::store_thread::StoreGone,
+                >,
+            > + Send,
+    >,
+>;
+
 struct Driver {
     fwd: Arc<Forwarder>,
     partner: String,
@@ -236,6 +250,8 @@ struct Driver {
     /// there is nothing new to offer, and the receiving side of a long transfer skips a store
     /// call and a read transaction at each of its turns.
     queue_dry_at: Option<u64>,
+    /// The next block of our messages (for NeedOutgoing of this size), already being read.
+    next_offer: Option<(usize, NextOffer)>,
     /// Acknowledgements not yet recorded: written in one transaction per batch of events.
     acks: Vec<(u64, Outcome)>,
     /// `[[partner]] trace`: log the protocol lines.
@@ -393,32 +409,10 @@ impl Driver {
             }
             return;
         }
-        let marks = marks.clone();
-        let partner = self.partner.clone();
-        let after = self.offered_max;
-        let mode = self.session.mode();
-        let mbo = self.fwd.call.clone();
-        let r = self
-            .fwd
-            .store
-            .call(
-                move |s| -> Result<(Vec<Outgoing>, u64), qtc_mail::StoreError> {
-                    // Read before the query: a message queued after it moves the mark.
-                    let mark = marks.get(&partner);
-                    let pending = s.pending(&partner, max, after)?;
-                    let now = clock::unix_now();
-                    let mut made = Vec::new();
-                    let out: Vec<Outgoing> = pending
-                        .into_iter()
-                        .map(|p| outgoing(p, mode, &mbo, now, &mut made))
-                        .collect();
-                    let made: Vec<(u64, &[u8])> =
-                        made.iter().map(|(n, c)| (*n, c.as_ref())).collect();
-                    s.cache_compressed(&made)?;
-                    Ok((out, mark))
-                },
-            )
-            .await;
+        let r = match self.next_offer.take() {
+            Some((m, next)) if m == max => next.await,
+            _ => self.fetch_offer(max).await,
+        };
         let outs = match r {
             Ok(Ok((o, mark))) => {
                 self.queue_dry_at = (o.len() < max).then_some(mark);
@@ -431,9 +425,41 @@ impl Driver {
             Err(_) => Vec::new(),
         };
         self.offered_max = outs.iter().map(|o| o.id).fold(self.offered_max, u64::max);
+        let full = outs.len() == max;
         if let Err(e) = self.session.offer(clock::now(), outs) {
             tracing::error!(error = %e, "forwarding session refused our offer");
         }
+        if full {
+            // More is likely queued: read (and, in B2, compress) the next block on the store
+            // thread while the partner takes in this one.
+            self.next_offer = Some((max, Box::pin(self.fetch_offer(max))));
+        }
+    }
+
+    /// Starts reading up to `max` of the partner's queue above what this session offered, in
+    /// the form the agreed mode sends.
+    fn fetch_offer(&self, max: usize) -> NextOffer {
+        let marks = self.fwd.store.queue_marks().clone();
+        let partner = self.partner.clone();
+        let after = self.offered_max;
+        let mode = self.session.mode();
+        let mbo = self.fwd.call.clone();
+        Box::pin(self.fwd.store.start(
+            move |s| -> Result<(Vec<Outgoing>, u64), qtc_mail::StoreError> {
+                // Read before the query: a message queued after it moves the mark.
+                let mark = marks.get(&partner);
+                let pending = s.pending(&partner, max, after)?;
+                let now = clock::unix_now();
+                let mut made = Vec::new();
+                let out: Vec<Outgoing> = pending
+                    .into_iter()
+                    .map(|p| outgoing(p, mode, &mbo, now, &mut made))
+                    .collect();
+                let made: Vec<(u64, &[u8])> = made.iter().map(|(n, c)| (*n, c.as_ref())).collect();
+                s.cache_compressed(&made)?;
+                Ok((out, mark))
+            },
+        ))
     }
 
     async fn answer(&mut self, ps: Vec<qtc_fbb::Proposal>) {
