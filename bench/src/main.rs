@@ -17,6 +17,7 @@ mod idle;
 mod lzhuf;
 mod measure;
 mod paste;
+mod radio;
 mod report;
 mod scale;
 mod strace;
@@ -98,11 +99,13 @@ impl Plan {
     }
 }
 
-const ROWS: &[&str] = &["idle", "forward", "telnet", "faults", "scale", "lzhuf"];
+const ROWS: &[&str] = &[
+    "idle", "forward", "telnet", "faults", "scale", "lzhuf", "radio",
+];
 
 const USAGE: &str = "usage: qtc-bench [--quick] [--qtc PATH] [--out FILE] [--only ROW,...] \
 [--modes fbb,b1,b2] [--durability full|normal] [--log-level LEVEL] [--sessions N] [--store N] [--fwd N]
-rows: idle, forward, telnet, faults, scale, lzhuf";
+rows: idle, forward, telnet, faults, scale, lzhuf, radio";
 
 struct Args {
     plan: Plan,
@@ -232,6 +235,7 @@ fn main() -> ExitCode {
             "faults" => faults::run(o, plan),
             "scale" => scale::run(o, plan),
             "lzhuf" => lzhuf::run(o, plan),
+            "radio" => radio::run(o, plan),
             _ => unreachable!("rows are checked when parsed"),
         };
         for r in &rows {

@@ -54,6 +54,12 @@ pub fn wait_for<T>(
     }
 }
 
+/// A UDP port on 127.0.0.1 that was free a moment ago.
+pub fn free_udp_port() -> R<u16> {
+    let s = std::net::UdpSocket::bind("127.0.0.1:0").ctx("UDP socket")?;
+    Ok(s.local_addr().ctx("UDP port")?.port())
+}
+
 /// A scratch directory, removed when dropped.
 pub struct TempDir(PathBuf);
 
