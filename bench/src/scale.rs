@@ -61,7 +61,7 @@ fn sessions(o: &Opts, p: &Plan) -> R<(Vec<Row>, Vec<String>)> {
     let t0 = now();
     let mut clients: Vec<Client> = Vec::with_capacity(p.sessions);
     let mut notes = Vec::new();
-    // The first logins grow the heap by argon2's working memory, which the allocator keeps:
+    // The first login allocates argon2's working memory, which the store keeps for reuse:
     // take the per-session cost from the 10th session on.
     const BASE: usize = 10;
     let mut rss10 = rss0;
@@ -82,8 +82,8 @@ fn sessions(o: &Opts, p: &Plan) -> R<(Vec<Row>, Vec<String>)> {
     }
     let n = clients.len();
     notes.push(
-        "Row 5a: the jump during the first logins is argon2id's working memory (~19 MiB a \
-         check) kept by the allocator, not the sessions; see docs/performance.md."
+        "Row 5a: the jump at the first login is argon2id's working memory (19 MiB), which the \
+         store keeps and reuses for every check; see docs/performance.md."
             .into(),
     );
     let login_ms = t0.elapsed().as_secs_f64() * 1e3 / n as f64;

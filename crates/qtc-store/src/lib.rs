@@ -92,6 +92,7 @@ pub struct Store {
     station: Station,
     queued: QueueMarks,
     durability: Durability,
+    argon2: users::Argon2Memory,
 }
 
 /// Per partner, a mark that moves whenever this store queues a message for it. A forwarding
@@ -153,6 +154,7 @@ impl Store {
             station: Station::default(),
             queued: QueueMarks::default(),
             durability,
+            argon2: users::Argon2Memory::default(),
         };
         schema::migrate(&mut store.conn)?;
         Ok(store)
@@ -301,7 +303,7 @@ impl MessageStore for Store {
     }
 
     fn check_password(&mut self, call: &str, password: &str) -> Result<bool, StoreError> {
-        users::check_password(&self.conn, call, password)
+        users::check_password(&self.conn, &mut self.argon2, call, password)
     }
 
     fn update_user(&mut self, user: &User) -> Result<(), StoreError> {
