@@ -228,6 +228,46 @@ pub struct LogCfg {
     pub level: String,
     /// "text" or "json" (one JSON object per line).
     pub format: String,
+    /// `[log.modules]`: module (tracing target) -> level, on top of `level`.
+    pub modules: std::collections::BTreeMap<String, String>,
+}
+
+impl LogCfg {
+    /// The tracing filter: `level`, then each module's own level.
+    pub fn filter(&self) -> String {
+        let mut f = self.level.clone();
+        for (module, level) in &self.modules {
+            f.push_str(&format!(",{module}={level}"));
+        }
+        f
+    }
+
+    /// Checks `[log.modules]`: a module path and one of the levels each.
+    fn check_modules(&self) -> Result<(), (String, String)> {
+        for (module, level) in &self.modules {
+            let key = format!("[log.modules] {module:?}");
+            let path_ok = !module.is_empty()
+                && module.split("::").all(|p| {
+                    !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                });
+            if !path_ok {
+                return Err((
+                    key,
+                    "expected a module path such as \"qtc::forward\" or \"qtc_fbb\"".into(),
+                ));
+            }
+            if !matches!(
+                level.to_ascii_lowercase().as_str(),
+                "off" | "error" | "warn" | "info" | "debug" | "trace"
+            ) {
+                return Err((
+                    key,
+                    format!("expected off, error, warn, info, debug or trace, got {level:?}"),
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Default for Station {
@@ -278,6 +318,7 @@ impl Default for LogCfg {
         LogCfg {
             level: "info".into(),
             format: "text".into(),
+            modules: Default::default(),
         }
     }
 }
@@ -485,6 +526,9 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
             format!("expected \"text\" or \"json\", got {:?}", cfg.log.format),
         ));
     }
+    cfg.log
+        .check_modules()
+        .map_err(|(key, m)| key_err(&key, m))?;
     if tracing_subscriber::EnvFilter::try_new(&cfg.log.level).is_err() {
         bail!(key_err(
             "[log] level",
@@ -855,6 +899,26 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("[store] durability"), "{e}");
+    }
+
+    #[test]
+    fn log_modules_add_to_the_level_and_are_checked() {
+        let l = load_str(
+            "[log]\nlevel = \"warn\"\n[log.modules]\n\"qtc::forward\" = \"debug\"\nqtc_store = \"off\"\n",
+        )
+        .unwrap();
+        assert_eq!(l.cfg.log.filter(), "warn,qtc::forward=debug,qtc_store=off");
+        let e = load_str("[log.modules]\n\"qtc::forward\" = \"loud\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("qtc.toml: [log.modules] \"qtc::forward\"") && e.contains("debug"),
+            "{e}"
+        );
+        let e = load_str("[log.modules]\n\"qtc forward\" = \"info\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("module path"), "{e}");
     }
 
     #[test]

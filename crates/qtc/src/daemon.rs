@@ -37,7 +37,7 @@ fn init_logging(level: &str, json: bool) {
 
 /// Runs the daemon until a stop signal.
 pub fn run(c: Loaded) -> anyhow::Result<()> {
-    init_logging(&c.cfg.log.level, c.cfg.log.format == "json");
+    init_logging(&c.cfg.log.filter(), c.cfg.log.format == "json");
     let mut store = qtc_store::Store::open(&c.data_dir, c.durability)
         .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
     store.set_station(c.station());

@@ -205,3 +205,15 @@ fn a_silent_session_is_closed_with_a_message() {
     let out = c.expect_close();
     assert!(out.contains("idle for too long"), "{out}");
 }
+
+#[test]
+fn log_modules_set_levels_per_module() {
+    // [log] level is info; qtc::daemon is turned down to warn, the BBS session keeps info.
+    let d = Daemon::start("[log.modules]\n\"qtc::daemon\" = \"warn\"\n");
+    let mut c = d.login("N0USR", "pw");
+    c.send("B");
+    c.expect_close();
+    let log = d.log();
+    assert!(log.contains("logged in"), "{log}");
+    assert!(!log.contains("qtc::daemon: ready"), "{log}");
+}
