@@ -66,6 +66,10 @@ fuzz_target!(|data: &[u8]| {
     let mut cfg = Config::new("N0BBS");
     cfg.max_mode = mode;
     cfg.max_message_size = 64 * 1024;
+    // Half the runs answer login challenges (SYS, ;PQ) as a caller with a secret would.
+    if ctl & 0x08 != 0 {
+        cfg.secret = Some("S3cretWord".into());
+    }
     let mut s = Session::new(role, cfg);
     #[allow(clippy::disallowed_methods)]
     let mut now = Instant::now();

@@ -125,6 +125,10 @@ pub struct PartnerCfg {
     /// What we answer to its password prompt (never logged).
     #[serde(default)]
     pub password: String,
+    /// The secret for its login challenges (FBB `SYS` numbers or MD5 form, Winlink `;PQ`);
+    /// empty: the password.
+    #[serde(default)]
+    pub secret: String,
     /// The highest mode we offer it: mbl, fbb, b0, b1 or b2.
     #[serde(default = "default_protocol")]
     pub protocol: String,
@@ -402,6 +406,8 @@ pub struct Partner {
     pub interval: Option<Duration>,
     /// Log every protocol line with this partner.
     pub trace: bool,
+    /// The secret for its login challenges, if any.
+    pub secret: Option<String>,
 }
 
 impl Loaded {
@@ -837,6 +843,10 @@ fn check_partner(
         routes: p.routes.iter().map(|r| r.to_ascii_uppercase()).collect(),
         interval: (!interval.is_zero()).then_some(interval),
         trace: p.trace,
+        secret: [&p.secret, &p.password]
+            .into_iter()
+            .find(|s| !s.is_empty())
+            .cloned(),
     })
 }
 

@@ -13,6 +13,7 @@ mod types;
 
 pub use types::*;
 
+use crate::challenge;
 use crate::wire::b2f;
 use crate::wire::block::{self, Decoder, Encoder, Frame};
 use crate::wire::mbl::{MblAnswer, SendLine};
@@ -25,7 +26,7 @@ use crate::Error;
 use bytes::Bytes;
 use std::collections::VecDeque;
 use std::time::Instant;
-use tracing::{debug, trace};
+use tracing::{debug, trace, warn};
 
 const CTRL_Z: u8 = 0x1A;
 const PROPOSAL_CHECKSUM_ERROR: &str = "*** Checksum error (Checsum of proposals is wrong.)";
@@ -108,6 +109,8 @@ pub struct Session {
     peer: Option<SidInfo>,
     peer_flags: Flags,
     seen_sid: Option<SidInfo>,
+    /// A Winlink `;PQ` challenge seen before the partner's prompt (answered after our SID).
+    winlink_challenge: Option<String>,
     inbuf: Vec<u8>,
     pos: usize,
     skip_lf: bool,
@@ -188,6 +191,7 @@ impl Session {
             peer: None,
             peer_flags: Flags::default(),
             seen_sid: None,
+            winlink_challenge: None,
             inbuf: Vec::new(),
             pos: 0,
             skip_lf: false,
@@ -617,11 +621,30 @@ impl Session {
                     if let Ok(s) = Sid::parse(&line) {
                         self.seen_sid = Some(s.to_info());
                     }
+                } else if let Some(c) = challenge::winlink_challenge(&line) {
+                    self.winlink_challenge = Some(c);
+                } else if let Some(answer) = self
+                    .cfg
+                    .secret
+                    .as_deref()
+                    .and_then(|secret| challenge::sys_answer(&line, secret))
+                {
+                    debug!("answering the partner's SYS challenge");
+                    self.send_line(answer.as_bytes());
                 } else if is_prompt(&line) {
                     let sid = self.seen_sid.take();
                     let mode = self.connect(sid);
                     let ours = self.our_sid(mode);
                     self.send_line(ours.as_bytes());
+                    if let Some(c) = self.winlink_challenge.take() {
+                        match self.cfg.secret.as_deref() {
+                            Some(secret) => {
+                                let pr = format!(";PR: {}", challenge::winlink_response(&c, secret));
+                                self.send_line(pr.as_bytes());
+                            }
+                            None => warn!("the partner asks for a Winlink secure login (;PQ) and no secret is set"),
+                        }
+                    }
                     if mode.is_batch() {
                         self.start_turn(Turn::Fbb {
                             peer_ff: false,

@@ -49,6 +49,9 @@ pub struct Config {
     pub max_proposals: usize,
     /// MBL caller: ask the called side to reverse-forward (`F>`) when we are done.
     pub mbl_reverse: bool,
+    /// Caller: the secret for the partner's login challenges (FBB `SYS` numbers or MD5 form,
+    /// Winlink `;PQ`); `None` answers none.
+    pub secret: Option<String>,
 }
 
 impl Config {
@@ -65,6 +68,7 @@ impl Config {
             block_budget: DEFAULT_BLOCK_BUDGET,
             max_proposals: MAX_PROPOSALS,
             mbl_reverse: true,
+            secret: None,
         }
     }
 }

@@ -369,3 +369,41 @@ mod prop {
         }
     }
 }
+
+#[test]
+fn caller_answers_sys_and_winlink_challenges_with_its_secret() {
+    let now = base_time();
+    let mut cfg = config("N0CLR", Mode::B2);
+    cfg.secret = Some("FOOBAR".into());
+    let mut s = Session::new(Role::Caller, cfg);
+    s.start(now);
+    // FBB's SYS challenge before the SID: five positions into the secret.
+    s.handle_input(now, b"1 2 3 4 6\r");
+    let mut out = Vec::new();
+    while s.poll_transmit(&mut out) > 0 {}
+    assert_eq!(out, b"FOOBR\r");
+    // Winlink: the challenge comes with the SID; the answer follows our SID.
+    s.handle_input(now, b"[WL2K-5.0-B2FWIHJM$]\r;PQ: 23753528\rCMS>\r");
+    out.clear();
+    while s.poll_transmit(&mut out) > 0 {}
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.split('\r').collect();
+    assert!(lines[0].starts_with("[QTC-"), "{text:?}");
+    assert_eq!(lines[1], ";PR: 72768415", "{text:?}");
+}
+
+#[test]
+fn without_a_secret_challenges_go_unanswered() {
+    let now = base_time();
+    let mut s = Session::new(Role::Caller, config("N0CLR", Mode::B2));
+    s.start(now);
+    s.handle_input(
+        now,
+        b"1 2 3 4 6\r[WL2K-5.0-B2FWIHJM$]\r;PQ: 23753528\rCMS>\r",
+    );
+    let mut out = Vec::new();
+    while s.poll_transmit(&mut out) > 0 {}
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.starts_with("[QTC-"), "{text:?}");
+    assert!(!text.contains(";PR"), "{text:?}");
+}

@@ -103,7 +103,9 @@ impl Forwarder {
 
     fn session_config(&self, partner: &str) -> qtc_fbb::Config {
         let mut cfg = self.base.clone();
-        cfg.max_mode = self.partner(partner).map_or(Mode::B1, |p| p.max_mode);
+        let p = self.partner(partner);
+        cfg.max_mode = p.map_or(Mode::B1, |p| p.max_mode);
+        cfg.secret = p.and_then(|p| p.secret.clone());
         cfg
     }
 
