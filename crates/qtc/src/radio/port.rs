@@ -63,6 +63,8 @@ struct LinkIo {
     gone: bool,
     /// An outgoing link still connecting: its stream, handed over once connected.
     pending: Option<(DuplexStream, oneshot::Sender<Result<DuplexStream, String>>)>,
+    /// The far end called us (its session came from `on_incoming`).
+    incoming: bool,
 }
 
 impl LinkIo {
@@ -77,6 +79,7 @@ impl LinkIo {
                 busy: false,
                 gone: false,
                 pending: None,
+                incoming: false,
             },
             theirs,
         )
@@ -275,7 +278,8 @@ impl Task {
                 tracing::info!(port = %self.name, %remote, %local, "incoming link");
                 match &self.on_incoming {
                     Some(f) => {
-                        let (l, theirs) = LinkIo::new();
+                        let (mut l, theirs) = LinkIo::new();
+                        l.incoming = true;
                         self.links.insert(id, l);
                         f(theirs, local, remote);
                     }
@@ -309,9 +313,7 @@ impl Task {
                             }
                         }
                     }
-                    Event::Reset => {
-                        tracing::warn!(port = %self.name, "link reset: data in flight may be lost or repeated")
-                    }
+                    Event::Reset => self.on_reset(id),
                     Event::Disconnected { reason } => {
                         tracing::info!(port = %self.name, ?reason, "link down");
                         l.gone = true;
@@ -331,6 +333,32 @@ impl Task {
                 tracing::debug!(port = %self.name, from = %f.address.src, "UI frame");
             }
             _ => {}
+        }
+    }
+
+    /// The far end re-established a link that had carried data. A station that called us and
+    /// calls again after losing the link (its retries ran out while ours did not) starts a new
+    /// session: the old one gets end-of-file, and the link is handed over afresh as an
+    /// incoming connection. Otherwise its session would take the new caller's first lines as
+    /// the middle of the old conversation, fail, and disconnect the new call.
+    fn on_reset(&mut self, id: LinkId) {
+        let calls = self.port.link(id).map(|l| (l.local(), l.remote()));
+        match (
+            self.links.get(&id).is_some_and(|l| l.incoming),
+            &self.on_incoming,
+            calls,
+        ) {
+            (true, Some(f), Some((local, remote))) => {
+                tracing::warn!(port = %self.name, %remote, "link reset by the caller: a new session starts");
+                let (mut l, theirs) = LinkIo::new();
+                l.incoming = true;
+                // Dropping the old stream ends the old session.
+                self.links.insert(id, l);
+                f(theirs, local, remote);
+            }
+            _ => {
+                tracing::warn!(port = %self.name, "link reset: data in flight may be lost or repeated")
+            }
         }
     }
 
