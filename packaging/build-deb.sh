@@ -21,7 +21,12 @@ grep -q '^dir = "/var/lib/qtc"$' "$target/qtc-deb/qtc.toml"
 
 echo "== cargo deb"
 # --strip: the release profile keeps line tables for backtraces; the package need not.
-deb=$(cargo deb -p qtc --strip --output "$target/debian/" 2>&1 | tee /dev/stderr | grep '\.deb$' | tail -1)
+# Its output goes to a file first: `tee /dev/stderr` would reopen (and truncate) a log file
+# that standard error is redirected to.
+cargo deb -p qtc --strip --output "$target/debian/" >"$target/qtc-deb/cargo-deb.log" 2>&1 \
+  || { cat "$target/qtc-deb/cargo-deb.log" >&2; exit 1; }
+cat "$target/qtc-deb/cargo-deb.log" >&2
+deb=$(grep '\.deb$' "$target/qtc-deb/cargo-deb.log" | tail -1)
 [ -f "$deb" ] || { echo "no .deb produced"; exit 1; }
 
 echo "== checking $deb"
