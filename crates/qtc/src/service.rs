@@ -210,6 +210,14 @@ pub fn check(c: &Loaded) -> anyhow::Result<()> {
     for a in &c.forward_listen {
         println!("forward: would listen on {a}");
     }
+    for (what, addrs) in [
+        ("telnet-tls", &c.telnet_tls_listen),
+        ("forward-tls", &c.forward_tls_listen),
+    ] {
+        for a in addrs {
+            println!("{what}: would listen on {a}");
+        }
+    }
     if let Ok(Some(a)) = c.cfg.web.addr() {
         println!("web: would listen on {a}");
     }

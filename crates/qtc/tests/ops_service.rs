@@ -33,7 +33,8 @@ fn check_validates_the_config_without_binding() {
         config_path(dir.path()),
         format!(
             "[telnet]\nlisten = [\"127.0.0.1:{port}\"]\n[web]\nlisten = \"127.0.0.1:8089\"\n\
-             [housekeeping]\nhour = 4\n"
+             [housekeeping]\nhour = 4\n[forward]\ntls_listen = [\"127.0.0.1:6993\"]\n\
+             [tls]\ncert = \"qtc.crt\"\nkey = \"qtc.key\"\n"
         ),
     )
     .unwrap();
@@ -46,6 +47,10 @@ fn check_validates_the_config_without_binding() {
     );
     assert!(
         text.contains("web: would listen on 127.0.0.1:8089"),
+        "{text}"
+    );
+    assert!(
+        text.contains("forward-tls: would listen on 127.0.0.1:6993"),
         "{text}"
     );
     assert!(text.contains("housekeeping: daily at 04:00 UTC"), "{text}");
