@@ -11,6 +11,7 @@ use qtc_store::Store;
 
 use crate::config::{Loaded, EXAMPLE};
 
+/// `qtc user ...`: the sysop manages users.
 #[derive(Subcommand)]
 pub enum UserCmd {
     /// Add a user. Without --password the password is read from standard input.
@@ -56,6 +57,7 @@ pub enum UserCmd {
     },
 }
 
+/// `qtc msg ...`: the sysop lists, reads and kills messages.
 #[derive(Subcommand)]
 pub enum MsgCmd {
     /// List messages, newest first.
@@ -316,6 +318,7 @@ pub fn msg(c: &Loaded, cmd: MsgCmd) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `qtc ctl ...`: commands sent to the running daemon over its control socket.
 #[derive(Subcommand)]
 pub enum CtlCmd {
     /// Call a partner now and forward; waits until the session ends and prints its result.
@@ -337,6 +340,7 @@ pub enum CtlCmd {
     Housekeep,
 }
 
+/// `qtc fwd ...`: the forwarding queues.
 #[derive(Subcommand)]
 pub enum FwdCmd {
     /// What waits to be forwarded, for one partner or all.

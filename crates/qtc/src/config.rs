@@ -455,12 +455,23 @@ pub fn load(path: Option<&Path>) -> anyhow::Result<Loaded> {
         Some(p) => {
             let text = std::fs::read_to_string(p)
                 .with_context(|| format!("cannot read config file {}", p.display()))?;
-            let cfg: Config = toml::from_str(&text)
-                .map_err(|e| anyhow::anyhow!("{}: {}", p.display(), e.to_string().trim_end()))?;
             let base = p.parent().filter(|d| !d.as_os_str().is_empty());
-            check(cfg, p.display().to_string(), base.unwrap_or(Path::new(".")))
+            parse(
+                &text,
+                &p.display().to_string(),
+                base.unwrap_or(Path::new(".")),
+            )
         }
     }
+}
+
+/// Parses and checks the text of a config file without touching the file system: `source`
+/// names the file in error messages, relative paths in it are taken from `base`. The fuzz
+/// target `config` feeds it arbitrary text.
+pub fn parse(text: &str, source: &str, base: &Path) -> anyhow::Result<Loaded> {
+    let cfg: Config = toml::from_str(text)
+        .map_err(|e| anyhow::anyhow!("{source}: {}", e.to_string().trim_end()))?;
+    check(cfg, source.to_string(), base)
 }
 
 fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded> {

@@ -1,22 +1,6 @@
 //! `qtc`: the packet-radio BBS daemon and its sysop command line.
 
-mod bbs_port;
-mod cli;
-mod clock;
-mod config;
-mod ctl;
-mod daemon;
-mod forward;
-mod housekeeping;
-mod import;
-mod link;
-mod metrics;
-mod radio;
-mod service;
-mod store_thread;
-mod throttle;
-mod tls;
-mod web;
+use qtc::{cli, config, daemon, housekeeping, radio, service};
 
 use std::path::PathBuf;
 use std::process::ExitCode;
