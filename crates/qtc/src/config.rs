@@ -387,6 +387,27 @@ pub enum Connect {
     },
 }
 
+/// As a sysop writes it in `connect = "..."`; a partner that only calls us: "calls us".
+impl std::fmt::Display for Connect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Connect::None => f.write_str("calls us"),
+            Connect::Tcp(addr) => write!(f, "tcp:{addr}"),
+            Connect::Tls { addr, name, ca } => {
+                write!(
+                    f,
+                    "tls:{addr} (certificate for {name} from {})",
+                    ca.display()
+                )
+            }
+            Connect::Ax25 { port, call, via } => {
+                write!(f, "ax25:{port}:{call}")?;
+                via.iter().try_for_each(|d| write!(f, ",{d}"))
+            }
+        }
+    }
+}
+
 /// A checked `[[partner]]`.
 #[derive(Debug, Clone)]
 pub struct Partner {
@@ -408,6 +429,20 @@ pub struct Partner {
     pub trace: bool,
     /// The secret for its login challenges, if any.
     pub secret: Option<String>,
+}
+
+impl Partner {
+    /// One line for the start-up report and `qtc check`: how it is reached, the highest mode
+    /// we offer and when we call it.
+    pub fn describe(&self) -> String {
+        let when = self.interval.map_or("on demand".to_string(), |i| {
+            format!("every {}s", i.as_secs())
+        });
+        format!(
+            "{} ({}, up to {}, {when})",
+            self.call, self.connect, self.max_mode
+        )
+    }
 }
 
 impl Loaded {

@@ -124,7 +124,7 @@ async fn status(fwd: &Forwarder) -> String {
             "  {partner:<8} {:?} since {} mode {}\n",
             a.role,
             qtc_mail::Utc::from_unix(a.since).rfc3339(),
-            a.mode.map_or("-".to_string(), |m| format!("{m:?}"))
+            a.mode.map_or("-".to_string(), |m| m.to_string())
         ));
     }
     out.push_str("queues:\n");

@@ -122,13 +122,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             println!("{what}: listening on {}", l.local_addr()?);
         }
         for p in &c.partners {
-            let when = p.interval.map_or("on demand".to_string(), |i| {
-                format!("every {}s", i.as_secs())
-            });
-            println!(
-                "partner: {} ({:?}, up to {:?}, {when})",
-                p.call, p.connect, p.max_mode
-            );
+            println!("partner: {}", p.describe());
         }
         for p in &c.radio_ports {
             println!("radio: {} {}", p.name, crate::radio::describe(&p.kind));

@@ -225,13 +225,7 @@ pub fn check(c: &Loaded) -> anyhow::Result<()> {
         println!("radio: {} {}", p.name, crate::radio::describe(&p.kind));
     }
     for p in &c.partners {
-        let when = p.interval.map_or("on demand".to_string(), |i| {
-            format!("every {}s", i.as_secs())
-        });
-        println!(
-            "partner: {} ({:?}, up to {:?}, {when})",
-            p.call, p.connect, p.max_mode
-        );
+        println!("partner: {}", p.describe());
     }
     println!(
         "housekeeping: daily at {:02}:00 UTC",

@@ -34,7 +34,9 @@ fn check_validates_the_config_without_binding() {
         format!(
             "[telnet]\nlisten = [\"127.0.0.1:{port}\"]\n[web]\nlisten = \"127.0.0.1:8089\"\n\
              [housekeeping]\nhour = 4\n[forward]\ntls_listen = [\"127.0.0.1:6993\"]\n\
-             [tls]\ncert = \"qtc.crt\"\nkey = \"qtc.key\"\n"
+             [tls]\ncert = \"qtc.crt\"\nkey = \"qtc.key\"\n\
+             [[partner]]\ncallsign = \"N0AAA\"\nconnect = \"tcp:127.0.0.1:6302\"\nprotocol = \"b1\"\n\
+             interval = \"0\"\n"
         ),
     )
     .unwrap();
@@ -51,6 +53,10 @@ fn check_validates_the_config_without_binding() {
     );
     assert!(
         text.contains("forward-tls: would listen on 127.0.0.1:6993"),
+        "{text}"
+    );
+    assert!(
+        text.contains("partner: N0AAA (tcp:127.0.0.1:6302, up to B1, on demand)"),
         "{text}"
     );
     assert!(text.contains("housekeeping: daily at 04:00 UTC"), "{text}");

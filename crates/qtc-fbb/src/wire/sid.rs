@@ -264,6 +264,19 @@ impl Mode {
     }
 }
 
+/// The name a sysop writes in `protocol = "..."`, upper case: MBL, FBB, B0, B1, B2.
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mode::Mbl => "MBL",
+            Mode::FbbAscii => "FBB",
+            Mode::B0 => "B0",
+            Mode::B1 => "B1",
+            Mode::B2 => "B2",
+        })
+    }
+}
+
 pub(crate) fn trim_end(mut line: &[u8]) -> &[u8] {
     while let [rest @ .., last] = line {
         if matches!(last, b'\r' | b'\n' | b' ' | b'\t') {

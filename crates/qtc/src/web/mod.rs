@@ -358,12 +358,7 @@ async fn overview(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
                 .iter()
                 .find(|(c, _)| *c == p.call)
                 .map_or(0, |(_, n)| *n);
-            // Debug form, as in the start-up report: new kinds of connect need no change here.
-            let how = match &p.connect {
-                crate::config::Connect::None => "calls us".to_string(),
-                other => format!("{other:?}"),
-            };
-            (p.call.clone(), how, n)
+            (p.call.clone(), p.connect.to_string(), n)
         })
         .collect();
     for (c, n) in &counts {
@@ -382,7 +377,7 @@ async fn overview(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
                     "{:?} since {}, mode {}",
                     a.role,
                     qtc_mail::Utc::from_unix(a.since).rfc3339(),
-                    a.mode.map_or("-".to_string(), |m| format!("{m:?}"))
+                    a.mode.map_or("-".to_string(), |m| m.to_string())
                 ),
             )
         })
