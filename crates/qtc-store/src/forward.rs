@@ -63,8 +63,47 @@ pub struct Pending {
     pub subject: Vec<u8>,
     /// R: lines (ours first) followed by the body.
     pub text: Vec<u8>,
-    /// The compressed file form, if already made for another partner.
+    /// When it was stored here (Unix seconds): the B2F `Date:`.
+    pub created: i64,
+    /// The compressed form asked for, if already made (when stored, or for another partner).
     pub compressed: Option<Vec<u8>>,
+}
+
+/// A compressed form of a message, made once and kept for every partner that takes it: a
+/// partner is then sent stored bytes and sending costs no compression.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Packed {
+    /// LZHUF (with CRC) of the text as FBB sends it: B0 and B1 partners.
+    B1,
+    /// LZHUF (with CRC) of the B2F message: B2 partners.
+    B2,
+}
+
+impl Packed {
+    /// Makes this form of `p`; `mbo` is our callsign (B2F `Mbo:`).
+    pub fn make(self, p: &Pending, mbo: &str) -> Vec<u8> {
+        match self {
+            Packed::B1 => qtc_lzhuf::compress_with_crc(&qtc_lzhuf::fbb_text(&p.text)),
+            Packed::B2 => qtc_lzhuf::compress_with_crc(&crate::b2f::encode(p, mbo)),
+        }
+    }
+
+    /// Keeps `payload` as this form of message `number`, inside the caller's transaction.
+    pub(crate) fn keep(
+        self,
+        tx: &rusqlite::Transaction<'_>,
+        number: u64,
+        payload: &[u8],
+    ) -> Result<(), StoreError> {
+        let sql = match self {
+            Packed::B1 => "INSERT OR REPLACE INTO compressed (number, payload) VALUES (?1, ?2)",
+            Packed::B2 => "INSERT OR REPLACE INTO compressed_b2 (number, payload) VALUES (?1, ?2)",
+        };
+        tx.prepare_cached(sql)
+            .and_then(|mut st| st.execute(params![number as i64, payload]))
+            .map_err(db_err)?;
+        Ok(())
+    }
 }
 
 /// One queue entry: a message waiting for a partner.
@@ -148,24 +187,31 @@ impl Store {
     }
 
     /// Up to `limit` messages queued for `partner`, oldest first, numbered above `after` (a
-    /// session passes the highest number it has offered, so nothing is offered twice in it).
+    /// session passes the highest number it has offered, so nothing is offered twice in it),
+    /// with the compressed form `packed` where it has been made.
     pub fn pending(
         &mut self,
         partner: &str,
         limit: usize,
         after: u64,
+        packed: Option<Packed>,
     ) -> Result<Vec<Pending>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT m.number, m.kind, m.from_call, m.to_call, m.at, m.bid, m.subject, \
-                 m.rlines, m.body, c.payload \
-                 FROM fwd_queue q JOIN messages m ON m.number = q.number \
-                 LEFT JOIN compressed c ON c.number = m.number \
-                 WHERE q.partner = ?1 AND q.state = 'Q' AND q.number > ?3 \
-                 AND m.status NOT IN ('K', 'H') ORDER BY q.number LIMIT ?2",
-            )
-            .map_err(db_err)?;
+        const QUEUED: &str = "FROM fwd_queue q JOIN messages m ON m.number = q.number";
+        const WHERE: &str = "WHERE q.partner = ?1 AND q.state = 'Q' AND q.number > ?3 \
+                             AND m.status NOT IN ('K', 'H') ORDER BY q.number LIMIT ?2";
+        const COLUMNS: &str = "SELECT m.number, m.kind, m.from_call, m.to_call, m.at, m.bid, \
+                               m.subject, m.rlines, m.body, m.created";
+        let sql = match packed {
+            None => format!("{COLUMNS}, NULL {QUEUED} {WHERE}"),
+            Some(Packed::B1) => format!(
+                "{COLUMNS}, c.payload {QUEUED} LEFT JOIN compressed c ON c.number = m.number {WHERE}"
+            ),
+            Some(Packed::B2) => format!(
+                "{COLUMNS}, c.payload {QUEUED} LEFT JOIN compressed_b2 c ON c.number = m.number \
+                 {WHERE}"
+            ),
+        };
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(db_err)?;
         let rows = stmt
             .query_map(
                 params![partner.to_ascii_uppercase(), limit as i64, after as i64],
@@ -185,7 +231,8 @@ impl Store {
                         bid: r.get(5)?,
                         subject: r.get(6)?,
                         text,
-                        compressed: r.get(9)?,
+                        created: r.get(9)?,
+                        compressed: r.get(10)?,
                     })
                 },
             )
@@ -193,19 +240,19 @@ impl Store {
         rows.collect::<Result<Vec<_>, _>>().map_err(db_err)
     }
 
-    /// Keeps the compressed forms of messages (number, payload), made once and reused for every
-    /// partner; one transaction for all.
-    pub fn cache_compressed(&mut self, items: &[(u64, &[u8])]) -> Result<(), StoreError> {
+    /// Keeps the compressed forms `packed` of messages (number, payload), made once and reused
+    /// for every partner; one transaction for all.
+    pub fn cache_compressed(
+        &mut self,
+        packed: Packed,
+        items: &[(u64, &[u8])],
+    ) -> Result<(), StoreError> {
         if items.is_empty() {
             return Ok(());
         }
         let tx = self.conn.transaction().map_err(db_err)?;
         for (number, payload) in items {
-            tx.prepare_cached(
-                "INSERT OR REPLACE INTO compressed (number, payload) VALUES (?1, ?2)",
-            )
-            .and_then(|mut st| st.execute(params![*number as i64, payload]))
-            .map_err(db_err)?;
+            packed.keep(&tx, *number, payload)?;
         }
         tx.commit().map_err(db_err)?;
         Ok(())

@@ -9,13 +9,14 @@
 //! partner must survive a power cut; see [`Durability`].
 #![forbid(unsafe_code)]
 
+pub mod b2f;
 mod forward;
 mod housekeep;
 mod schema;
 mod users;
 mod wp;
 
-pub use forward::{FwdOutcome, Incoming, Pending, ProposalInfo, Queued, Stored};
+pub use forward::{FwdOutcome, Incoming, Packed, Pending, ProposalInfo, Queued, Stored};
 pub use housekeep::{Housekept, Lifetimes};
 
 use std::collections::HashMap;
@@ -66,10 +67,10 @@ pub struct Station {
     pub partners: Vec<route::PartnerRoutes>,
     /// Hold and reject rules applied to every message stored.
     pub rules: Vec<qtc_mail::rules::Rule>,
-    /// Partners that take the LZHUF-compressed (B0/B1) form: a message queued for one of them
-    /// gets that form made once, when it is stored, and every such partner is sent the same
-    /// bytes. Sending then costs no compression.
-    pub compressed_for: Vec<String>,
+    /// Partners that take a compressed form (B0/B1: [`Packed::B1`], B2: [`Packed::B2`]): a
+    /// message queued for one of them gets that form made once, when it is stored, and every
+    /// such partner is sent the same bytes. Sending then costs no compression.
+    pub compressed_for: Vec<(String, Packed)>,
 }
 
 impl Station {
@@ -518,22 +519,33 @@ fn insert_in(
             origin,
             seen: &seen,
         };
-        if queue_in(tx, number, &query, station, queued, now)? {
+        let forms = queue_in(tx, number, &query, station, queued, now)?;
+        if !forms.is_empty() {
             let mut text = rlines;
             text.extend_from_slice(&msg.body);
-            let payload = qtc_lzhuf::compress_with_crc(&qtc_lzhuf::fbb_text(&text));
-            tx.prepare_cached(
-                "INSERT OR REPLACE INTO compressed (number, payload) VALUES (?1, ?2)",
-            )
-            .and_then(|mut st| st.execute(params![number as i64, payload]))
-            .map_err(db_err)?;
+            // As pending() will read it back.
+            let p = Pending {
+                number,
+                kind: msg.kind,
+                from: msg.from.to_ascii_uppercase(),
+                to: msg.to.to_ascii_uppercase(),
+                at,
+                bid,
+                subject: msg.subject.clone(),
+                text,
+                created: now,
+                compressed: None,
+            };
+            for form in forms {
+                form.keep(tx, number, &form.make(&p, &station.call))?;
+            }
         }
     }
     Ok((number, status))
 }
 
-/// Queues a message for the partners the routing rules pick; true when one of them takes the
-/// compressed form.
+/// Queues a message for the partners the routing rules pick; returns the compressed forms
+/// those partners take.
 fn queue_in(
     tx: &rusqlite::Transaction<'_>,
     number: u64,
@@ -541,14 +553,19 @@ fn queue_in(
     station: &Station,
     queued: &QueueMarks,
     now: i64,
-) -> Result<bool, StoreError> {
-    let mut compressed = false;
+) -> Result<Vec<Packed>, StoreError> {
+    let mut compressed = Vec::new();
     for partner in route::targets(query, &station.call, &station.partners) {
         queued.bump(&partner);
-        compressed |= station
+        for (_, form) in station
             .compressed_for
             .iter()
-            .any(|p| p.eq_ignore_ascii_case(&partner));
+            .filter(|(p, _)| p.eq_ignore_ascii_case(&partner))
+        {
+            if !compressed.contains(form) {
+                compressed.push(*form);
+            }
+        }
         tx.prepare_cached(
             "INSERT OR IGNORE INTO fwd_queue (number, partner, updated) VALUES (?1, ?2, ?3)",
         )

@@ -68,6 +68,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         updated INTEGER NOT NULL,
         source  TEXT    NOT NULL
      ) WITHOUT ROWID;",
+    // 4: the compressed B2F form, made once for every B2 partner (`compressed` holds the B1 form).
+    "CREATE TABLE compressed_b2 (
+        number  INTEGER PRIMARY KEY REFERENCES messages (number) ON DELETE CASCADE,
+        payload BLOB NOT NULL
+     );",
 ];
 
 /// The schema version this build writes.

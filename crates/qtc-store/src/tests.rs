@@ -184,7 +184,7 @@ fn station() -> Station {
         haddr: "N0AAA.#NCA.CA.USA.NOAM".into(),
         partners: vec![p("N0BBB", &["N0BBB", "USA", "WW"]), p("N0CCC", &["WW"])],
         rules: Vec::new(),
-        compressed_for: vec!["N0CCC".into()],
+        compressed_for: vec![("N0CCC".into(), Packed::B1)],
     }
 }
 
@@ -222,7 +222,7 @@ fn local_messages_get_our_rline_and_are_queued_by_route() {
         s.queue_counts().unwrap(),
         vec![("N0BBB".into(), 1), ("N0CCC".into(), 1)]
     );
-    let p = s.pending("N0BBB", 5, 0).unwrap();
+    let p = s.pending("N0BBB", 5, 0, Some(Packed::B1)).unwrap();
     assert_eq!(p.len(), 1);
     assert!(p[0].text.starts_with(b"R:261202/1231Z"));
     assert!(p[0].text.ends_with(&m.body));
@@ -242,9 +242,37 @@ fn local_messages_get_our_rline_and_are_queued_by_route() {
     p.at = "N0QQQ.USA".into();
     let n = s.insert_message(&p, "N0AAA", 0).unwrap();
     assert_eq!((marks.get("N0BBB"), marks.get("N0CCC")), (2, 1));
-    let p = s.pending("N0BBB", 5, n - 1).unwrap();
+    let p = s.pending("N0BBB", 5, n - 1, Some(Packed::B1)).unwrap();
     assert_eq!((p[0].number, p[0].compressed.as_deref()), (n, None));
     assert!(l < n);
+}
+
+#[test]
+fn each_compressed_form_is_made_once_when_stored() {
+    let (_d, mut s) = open();
+    let mut st = station();
+    st.compressed_for = vec![("N0BBB".into(), Packed::B2), ("N0CCC".into(), Packed::B1)];
+    s.set_station(st);
+    let mut b = msg(MsgType::Bulletin, "ALL", "N0USR", None);
+    b.at = "WW".into();
+    let n = s.insert_message(&b, "N0AAA", 1_796_214_665).unwrap();
+    // B2: the B2F message (Date: when stored, Mbo: us), compressed; it decodes back.
+    let p = s.pending("N0BBB", 5, 0, Some(Packed::B2)).unwrap();
+    assert_eq!((p[0].number, p[0].created), (n, 1_796_214_665));
+    let b2f = crate::b2f::encode(&p[0], "N0AAA");
+    assert!(b2f.starts_with(b"Mid: 1_N0AAA\r\nDate: 2026/12/02 12:31\r\n"));
+    let packed = p[0].compressed.as_deref().unwrap();
+    assert_eq!(packed, &Packed::B2.make(&p[0], "N0AAA")[..]);
+    let limits = qtc_lzhuf::Limits::default();
+    assert_eq!(
+        qtc_lzhuf::decompress_with_crc(packed, &limits).unwrap(),
+        b2f
+    );
+    assert_eq!(crate::b2f::decode(&b2f).unwrap().bid, "1_N0AAA");
+    // B1 for N0CCC; no form asked, none read.
+    let p = s.pending("N0CCC", 5, 0, Some(Packed::B1)).unwrap();
+    assert_eq!(p[0].compressed, Some(Packed::B1.make(&p[0], "N0AAA")));
+    assert_eq!(s.pending("N0BBB", 5, 0, None).unwrap()[0].compressed, None);
 }
 
 #[test]
@@ -309,16 +337,21 @@ fn acknowledgements_empty_the_queue() {
     let mut p = msg(MsgType::Personal, "N0QQQ", "N0USR", None);
     p.at = "N0QQQ.USA".into();
     let n = s.insert_message(&p, "N0AAA", 0).unwrap();
-    s.cache_compressed(&[(n, &b"zip"[..])]).unwrap();
+    s.cache_compressed(Packed::B1, &[(n, &b"zip"[..])]).unwrap();
     assert_eq!(
-        s.pending("N0BBB", 5, 0).unwrap()[0].compressed.as_deref(),
+        s.pending("N0BBB", 5, 0, Some(Packed::B1)).unwrap()[0]
+            .compressed
+            .as_deref(),
         Some(&b"zip"[..])
     );
-    assert_eq!(s.pending("N0BBB", 5, n).unwrap().len(), 0);
+    assert_eq!(s.pending("N0BBB", 5, n, Some(Packed::B1)).unwrap().len(), 0);
     s.forwarded("N0BBB", &[(n, FwdOutcome::Later)], 1).unwrap();
-    assert_eq!(s.pending("N0BBB", 5, 0).unwrap().len(), 1);
+    assert_eq!(s.pending("N0BBB", 5, 0, Some(Packed::B1)).unwrap().len(), 1);
     s.forwarded("N0BBB", &[(n, FwdOutcome::Sent)], 2).unwrap();
-    assert!(s.pending("N0BBB", 5, 0).unwrap().is_empty());
+    assert!(s
+        .pending("N0BBB", 5, 0, Some(Packed::B1))
+        .unwrap()
+        .is_empty());
     assert_eq!(
         s.message(n).unwrap().unwrap().header.status,
         MsgStatus::Forwarded

@@ -463,8 +463,9 @@ impl Loaded {
             compressed_for: self
                 .partners
                 .iter()
-                .filter(|p| matches!(p.max_mode, qtc_fbb::Mode::B0 | qtc_fbb::Mode::B1))
-                .map(|p| p.call.clone())
+                .filter_map(|p| {
+                    crate::forward::packed_form(Some(p.max_mode)).map(|f| (p.call.clone(), f))
+                })
                 .collect(),
         }
     }

@@ -6,7 +6,6 @@
 //! protocol's acknowledgement; BIDs arriving from one partner are answered "later" to any other
 //! partner proposing them meanwhile.
 
-mod b2;
 pub mod call;
 
 use std::collections::{HashMap, HashSet};
@@ -361,7 +360,7 @@ impl Driver {
                 text,
             } => {
                 let msg = match proposal.format {
-                    ProposalFormat::B2 { .. } => b2::decode(&text),
+                    ProposalFormat::B2 { .. } => qtc_store::b2f::decode(&text),
                     _ => Some(Incoming {
                         kind: mail_type(proposal.kind),
                         from: proposal.from.clone(),
@@ -450,15 +449,18 @@ impl Driver {
             move |s| -> Result<(Vec<Outgoing>, u64), qtc_mail::StoreError> {
                 // Read before the query: a message queued after it moves the mark.
                 let mark = marks.get(&partner);
-                let pending = s.pending(&partner, max, after)?;
-                let now = clock::unix_now();
+                let packed = packed_form(mode);
+                let pending = s.pending(&partner, max, after, packed)?;
                 let mut made = Vec::new();
                 let out: Vec<Outgoing> = pending
                     .into_iter()
-                    .map(|p| outgoing(p, mode, &mbo, now, &mut made))
+                    .map(|p| outgoing(p, mode, &mbo, &mut made))
                     .collect();
-                let made: Vec<(u64, &[u8])> = made.iter().map(|(n, c)| (*n, c.as_ref())).collect();
-                s.cache_compressed(&made)?;
+                if let Some(packed) = packed {
+                    let made: Vec<(u64, &[u8])> =
+                        made.iter().map(|(n, c)| (*n, c.as_ref())).collect();
+                    s.cache_compressed(packed, &made)?;
+                }
                 Ok((out, mark))
             },
         ))
@@ -644,31 +646,35 @@ fn fbb_type(t: qtc_mail::MsgType) -> qtc_fbb::MsgType {
     }
 }
 
-/// A queued message in the session's terms. The compressed B1 form is made once, cached in the
-/// store and reused for every partner: newly made ones are pushed to `made` for caching.
+/// The compressed form a session in `mode` sends.
+pub fn packed_form(mode: Option<Mode>) -> Option<qtc_store::Packed> {
+    match mode {
+        Some(Mode::B0 | Mode::B1) => Some(qtc_store::Packed::B1),
+        Some(Mode::B2) => Some(qtc_store::Packed::B2),
+        _ => None,
+    }
+}
+
+/// A queued message in the session's terms. Its compressed form is made once (when it was
+/// stored, for the partners configured then), kept in the store and reused for every partner:
+/// forms made here are pushed to `made` for keeping.
 fn outgoing(
-    p: Pending,
+    mut p: Pending,
     mode: Option<Mode>,
     mbo: &str,
-    now: i64,
     made: &mut Vec<(u64, qtc_fbb::Bytes)>,
 ) -> Outgoing {
-    let (text, compressed) = match mode {
-        Some(Mode::B2) => (qtc_fbb::Bytes::from(b2::encode(&p, mbo, now)), None),
-        Some(Mode::B0 | Mode::B1) => {
-            let c = match p.compressed {
-                Some(c) => qtc_fbb::Bytes::from(c),
-                None => {
-                    let c = qtc_fbb::Bytes::from(qtc_lzhuf::compress_with_crc(
-                        &qtc_lzhuf::fbb_text(&p.text),
-                    ));
-                    made.push((p.number, c.clone()));
-                    c
-                }
-            };
-            (qtc_fbb::Bytes::from(p.text), Some(c))
+    let compressed = packed_form(mode).map(|form| match p.compressed.take() {
+        Some(c) => qtc_fbb::Bytes::from(c),
+        None => {
+            let c = qtc_fbb::Bytes::from(form.make(&p, mbo));
+            made.push((p.number, c.clone()));
+            c
         }
-        _ => (qtc_fbb::Bytes::from(p.text), None),
+    });
+    let text = match mode {
+        Some(Mode::B2) => qtc_fbb::Bytes::from(qtc_store::b2f::encode(&p, mbo)),
+        _ => qtc_fbb::Bytes::from(p.text),
     };
     Outgoing {
         id: p.number,

@@ -1,13 +1,17 @@
 //! Our messages as Winlink B2F messages and back (B2 mode). The R: lines travel at the top of
 //! the body, as LinBPQ sends them; `Type:` carries P/B/T, `To:` carries `to@at`.
+//!
+//! The B2F form of a message depends only on the message and our callsign (`Date:` is when it
+//! was stored here), so its compressed form is made once and sent to every B2 partner.
 
 use qtc_fbb::wire::b2f::{Header, Message};
 use qtc_mail::{MsgType, Utc};
-use qtc_store::{Incoming, Pending};
 
-/// The B2F form of a queued message.
-pub fn encode(p: &Pending, mbo: &str, now: i64) -> Vec<u8> {
-    let t = Utc::from_unix(now);
+use crate::{Incoming, Pending};
+
+/// The B2F form of a queued message; `mbo` is our callsign.
+pub fn encode(p: &Pending, mbo: &str) -> Vec<u8> {
+    let t = Utc::from_unix(p.created);
     let date = format!(
         "{:04}/{:02}/{:02} {:02}:{:02}",
         t.year, t.month, t.day, t.hour, t.minute
@@ -116,9 +120,10 @@ mod tests {
             bid: "3_N0AAA".into(),
             subject: b"Hello \xff".to_vec(),
             text: b"R:261202/1231Z @:N0AAA #:3 $:3_N0AAA\r\nbody \x80\r\n".to_vec(),
+            created: 1_796_214_665,
             compressed: None,
         };
-        let b2f = encode(&p, "N0AAA", 1_796_214_665);
+        let b2f = encode(&p, "N0AAA");
         assert!(b2f.starts_with(b"Mid: 3_N0AAA\r\nDate: 2026/12/02 12:31\r\nType: Bulletin\r\n"));
         let back = decode(&b2f).unwrap();
         assert_eq!(back.kind, MsgType::Bulletin);
