@@ -502,9 +502,20 @@ impl Driver {
                 },
             )
             .map(|r| r.action);
+            let max = self.fwd.base.max_message_size;
+            let too_large =
+                p.size as usize > max || p.compressed_size.is_some_and(|c| c as usize > max);
             let a = if known || (!bid.is_empty() && !seen_here.insert(bid.clone())) {
                 Answer::Reject
             } else if verdict == Some(qtc_mail::rules::RuleAction::Reject) {
+                Answer::RejectedByRule
+            } else if too_large {
+                // Refused before a byte of it moves (FBB `R`, MBL `NO`): taking it would only
+                // fail the transfer, and the partner would offer it again every session.
+                tracing::warn!(
+                    partner = %partner, %bid, size = p.size, max,
+                    "proposal refused: larger than [limits] max_message"
+                );
                 Answer::RejectedByRule
             } else if bid.is_empty() {
                 Answer::Accept
