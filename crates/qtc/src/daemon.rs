@@ -22,8 +22,10 @@ use tracing::Instrument;
 const GRACE: Duration = Duration::from_millis(1500);
 
 fn init_logging(level: &str, json: bool) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    // The level was checked with the config; RUST_LOG, when set and valid, overrides it.
+    let filter = crate::config::log_filter(None)
+        .or_else(|_| crate::config::log_filter(Some(level)))
+        .unwrap_or_default();
     let fmt = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
