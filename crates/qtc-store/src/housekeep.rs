@@ -47,6 +47,9 @@ pub struct Housekept {
     pub bids: u64,
     /// Partial transfers dropped.
     pub partials: u64,
+    /// Compressed forms dropped: every partner has had the message (each is made again at
+    /// its next send, should it be queued again).
+    pub compressed: u64,
     /// Whether the file was compacted.
     pub compacted: bool,
 }
@@ -55,11 +58,13 @@ impl std::fmt::Display for Housekept {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} expired, {} removed, {} BIDs forgotten, {} partial transfers dropped{}",
+            "{} expired, {} removed, {} BIDs forgotten, {} partial transfers dropped, \
+             {} compressed forms dropped{}",
             self.expired,
             self.removed,
             self.bids,
             self.partials,
+            self.compressed,
             if self.compacted {
                 ", file compacted"
             } else {
@@ -113,6 +118,17 @@ impl Store {
         if let Some(before) = cutoff(now, l.partial) {
             done.partials = tx
                 .execute("DELETE FROM partials WHERE updated < ?1", params![before])
+                .map_err(db_err)? as u64;
+        }
+        for table in ["compressed", "compressed_b2"] {
+            done.compressed += tx
+                .execute(
+                    &format!(
+                        "DELETE FROM {table} WHERE number NOT IN \
+                         (SELECT number FROM fwd_queue WHERE state = 'Q')"
+                    ),
+                    [],
+                )
                 .map_err(db_err)? as u64;
         }
         tx.commit().map_err(db_err)?;

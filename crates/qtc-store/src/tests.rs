@@ -467,6 +467,26 @@ fn housekeeping_expires_by_type_and_keeps_held_mail() {
 }
 
 #[test]
+fn housekeeping_drops_compressed_forms_once_every_partner_has_the_message() {
+    let (_d, mut s) = open();
+    let mut st = station();
+    st.compressed_for = vec![("N0BBB".into(), Packed::B2), ("N0CCC".into(), Packed::B1)];
+    s.set_station(st);
+    let mut b = msg(MsgType::Bulletin, "ALL", "N0USR", None);
+    b.at = "WW".into();
+    let n = s.insert_message(&b, "N0AAA", 0).unwrap();
+    let l = Lifetimes::default();
+    assert_eq!(s.housekeep(1, &l).unwrap().compressed, 0);
+    s.forwarded("N0BBB", &[(n, FwdOutcome::Sent)], 2).unwrap();
+    // N0CCC still waits for it: both forms stay (they are per message, not per partner).
+    assert_eq!(s.housekeep(3, &l).unwrap().compressed, 0);
+    s.forwarded("N0CCC", &[(n, FwdOutcome::Sent)], 4).unwrap();
+    let r = s.housekeep(5, &l).unwrap();
+    assert_eq!(r.compressed, 2);
+    assert!(r.to_string().contains("2 compressed forms dropped"), "{r}");
+}
+
+#[test]
 fn white_pages_are_learned_from_received_rlines() {
     let (_d, mut s) = open();
     s.set_station(station());
