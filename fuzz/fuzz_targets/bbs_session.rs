@@ -4,8 +4,8 @@
 //!
 //! Every input runs against the same starting store, so a crash input reproduces on its own: a
 //! store with a plain user, a sysop, a BBS and a few messages is built once per process in a
-//! temporary directory (under `$TMPDIR`); before each input its file is copied over a scratch
-//! store, which is then opened. Users have no password, so the password login path fails
+//! temporary directory (under `$TMPDIR`) and read into memory; before each input those bytes are
+//! written over a scratch store, which is then opened. Users have no password, so the password login path fails
 //! without running argon2, and RF logins (`Access::Callsign`) need none.
 #![no_main]
 
@@ -23,7 +23,9 @@ const NOW: i64 = 1_700_000_000;
 struct Dirs {
     // Kept so the directory lives as long as the process.
     _root: tempfile::TempDir,
-    template: PathBuf,
+    /// The starting store's database file. Written with `write_all`, which retries a write
+    /// that a signal interrupts (libFuzzer's timeout alarm): `fs::copy` gave up on EINTR.
+    template: Vec<u8>,
     scratch: PathBuf,
 }
 
@@ -87,6 +89,7 @@ fn dirs() -> &'static Dirs {
         let template = root.path().join("template");
         let scratch = root.path().join("scratch");
         build_template(&template);
+        let template = std::fs::read(template.join(DB_FILE)).expect("read the template store");
         std::fs::create_dir_all(&scratch).unwrap();
         Dirs {
             template,
@@ -100,9 +103,15 @@ fn dirs() -> &'static Dirs {
 fn fresh_store() -> Store {
     let d = dirs();
     for suffix in ["-wal", "-shm"] {
-        let _ = std::fs::remove_file(d.scratch.join(format!("{DB_FILE}{suffix}")));
+        let path = d.scratch.join(format!("{DB_FILE}{suffix}"));
+        // Retried when a signal interrupts it: a stale WAL would carry the last input over.
+        while let Err(e) = std::fs::remove_file(&path) {
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                break;
+            }
+        }
     }
-    std::fs::copy(d.template.join(DB_FILE), d.scratch.join(DB_FILE)).expect("copy the store");
+    std::fs::write(d.scratch.join(DB_FILE), &d.template).expect("write the store");
     let mut store = Store::open(&d.scratch, Durability::Normal).expect("store opens");
     store.set_station(Station::new("N0BBS"));
     store
