@@ -1,6 +1,7 @@
 //! KISS over ptys: each qtc creates a pty pair (`kind = "kiss-pty"`, `create = PATH`); a user
 //! calls with `qtc call --port kiss-pty:PATH` on the published side, and a bridge in the test
 //! joins two instances' published sides so 200 + 20 messages are forwarded both ways over AX.25.
+//! A kiss-serial port is tested the same way: its device is another instance's pty.
 #![allow(clippy::disallowed_methods)]
 
 mod common;
@@ -116,4 +117,41 @@ fn forward_200_messages_over_kiss_ptys_exactly_once() {
     assert!(out.contains("ok: N0BBB: 0 received, 0 sent"), "{out}");
     assert_exactly_once(&b, "A", 200);
     assert_exactly_once(&a, "B", 20);
+}
+
+/// `kind = "kiss-serial"` without a serial port: A opens B's published pty as its serial
+/// device (a pty takes the same termios calls: raw mode and a baud rate) and forwards to B.
+#[test]
+fn kiss_serial_port_forwards_over_a_pty_as_its_tty() {
+    let (_d, _a_path, b_path) = scratch();
+    let b = Daemon::start_bbs(
+        "N0BBB",
+        &[("N0AAA", "x", "--bbs")],
+        &format!(
+            "{}[[partner]]\ncallsign = \"N0AAA\"\nroutes = [\"N0AAA\", \"WW\"]\n",
+            pty_port(&b_path)
+        ),
+    );
+    wait_for(&b_path);
+    let a = Daemon::start_bbs(
+        "N0AAA",
+        &[],
+        &format!(
+            "[[port]]\nname = \"tnc\"\nkind = \"kiss-serial\"\ndevice = \"{}\"\nbaud = 9600\n\
+             frack = \"2s\"\n[[partner]]\ncallsign = \"N0BBB\"\nconnect = \"ax25:tnc:N0BBB\"\n\
+             routes = [\"N0BBB\", \"WW\"]\n",
+            b_path.display()
+        ),
+    );
+    seed(&a, 20, "A");
+    seed(&b, 5, "B");
+    let out = a.ctl(&["forward", "N0BBB"]);
+    assert!(
+        out.contains("ok: N0BBB: 5 received, 20 sent"),
+        "{out}\n--- A ---\n{}\n--- B ---\n{}",
+        a.log(),
+        b.log()
+    );
+    assert_exactly_once(&b, "A", 20);
+    assert_exactly_once(&a, "B", 5);
 }
