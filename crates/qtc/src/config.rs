@@ -999,7 +999,7 @@ mod tests {
         let seed = include_str!("../../../fuzz/seeds/config/regress-timeout-log-level.toml");
         let _ = parse(seed, "fuzz.toml", Path::new("."));
         // Field values still filter, as plain text.
-        assert!(log_filter(Some("qtc[session{peer=N0ABC}]=debug")).is_ok());
+        assert!(log_filter(Some("qtc[telnet{peer=127.0.0.1:6300}]=debug")).is_ok());
     }
 
     #[test]

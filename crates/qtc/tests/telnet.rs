@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Client, Daemon};
+use common::{cli, config_path, Client, Daemon, BASE_CONFIG};
 
 const IAC: u8 = 255;
 const DO: u8 = 253;
@@ -174,6 +174,43 @@ fn a_user_pasting_a_large_message_is_served() {
     let json = d.messages();
     let size = (64 * 1024 / line.len()) * line.len();
     assert!(json[0].contains(&format!("\"size\":{size}")), "{}", json[0]);
+}
+
+#[test]
+fn a_full_store_refuses_a_message_and_the_bbs_goes_on() {
+    // A 1 MiB store quota ([store] max_mb) stands in for a full disk.
+    let dir = tempfile::tempdir().unwrap();
+    let config = BASE_CONFIG.replace("[store]\n", "[store]\nmax_mb = 1\n");
+    std::fs::write(config_path(dir.path()), config).unwrap();
+    let out = cli(
+        dir.path(),
+        &["user", "add", "N0USR", "--password", "pw"],
+        "",
+    );
+    assert!(out.status.success(), "{out:?}");
+    let d = Daemon::start_in(dir);
+    let mut c = d.login("N0USR", "pw");
+    let send = |c: &mut Client, subject: &str, body: &str| {
+        c.send("SP N0OTH");
+        c.expect("Subject:");
+        c.send(subject);
+        c.expect("Enter message");
+        c.send_raw(format!("{body}/EX\r\n").as_bytes());
+        c.expect("de N0CALL>")
+    };
+    let line = "0123456789 the store has room for this line, but not for 1.5 MB of them\r\n";
+    let big = line.repeat(1_500_000 / line.len());
+    let out = send(&mut c, "Too big for the store", &big);
+    assert!(
+        out.contains("*** The message store is full: message not stored. Please tell the sysop."),
+        "{out}"
+    );
+    // Nothing half-stored; the session and the daemon go on, and a small message fits.
+    assert!(d.messages().is_empty());
+    let out = send(&mut c, "Small", "fits\r\n");
+    assert!(out.contains("Message #1 stored"), "{out}");
+    assert_eq!(d.messages().len(), 1);
+    assert!(d.log().contains("message store full"), "{}", d.log());
 }
 
 #[test]
