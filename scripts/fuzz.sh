@@ -55,9 +55,11 @@ case "$mode" in
   repro) [ ${#targets[@]} -eq 1 ] && [ ${#files[@]} -gt 0 ] || usage ;;
   "") [ ${#targets[@]} -gt 0 ] || usage; seconds=${seconds:-60} ;;
 esac
+# A plain loop: `printf | grep -q` under pipefail fails at random when grep exits first (SIGPIPE).
 for t in "${targets[@]}"; do
-  printf '%s\n' "${all_targets[@]}" | grep -qx -- "$t" || {
-    echo "fuzz.sh: no target $t (have: ${all_targets[*]})" >&2; exit 2; }
+  known=0
+  for a in "${all_targets[@]}"; do [ "$a" = "$t" ] && known=1; done
+  [ $known = 1 ] || { echo "fuzz.sh: no target $t (have: ${all_targets[*]})" >&2; exit 2; }
 done
 
 command -v cargo >/dev/null || { echo "fuzz.sh: cargo is needed" >&2; exit 2; }
@@ -121,7 +123,7 @@ run_one() {
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   [ -n "$execs" ] || execs=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#' || true)
   [ -n "$execs" ] || execs=0
-  local new; new=$(comm -13 <(echo "$before") <(ls "$art" | grep -v '^slow-unit-' | sort || true) | head -1)
+  local new; new=$(comm -13 <(echo "$before") <(ls "$art" | grep -v '^slow-unit-' | sort || true) | sed -n 1p)
   if [ $rc = 0 ] && [ -z "$new" ]; then result=ok
   else result="CRASH(${new%%-*}) exit $rc: fuzz/artifacts/$t/$new, log fuzz/target/logs/$t.log"; fi
   printf '%-14s %12s execs %6.1f s  %s\n' "$t" "$execs" "$secs" "$result"

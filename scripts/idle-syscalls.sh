@@ -49,7 +49,7 @@ for _ in $(seq 100); do
   grep -q '^telnet: listening on' "$work/out" 2>/dev/null && break
   sleep 0.1
 done
-port=$(sed -n 's/^telnet: listening on .*:\([0-9]*\)$/\1/p' "$work/out" | head -n1)
+port=$(sed -n 's/^telnet: listening on .*:\([0-9]*\)$/\1/p' "$work/out" | sed -n 1p)
 [ -n "$port" ] || { echo "qtc did not start:" >&2; cat "$work/err" >&2; exit 1; }
 
 if [ "$session" = 1 ]; then
