@@ -247,15 +247,22 @@ fn local_messages_get_our_rline_and_are_queued_by_route() {
     assert!(l < n);
 }
 
-#[test]
-fn each_compressed_form_is_made_once_when_stored() {
-    let (_d, mut s) = open();
+/// A store whose partners take B2 (N0BBB) and B1 (N0CCC), holding one bulletin for both,
+/// stored at `now`; returns its number.
+fn bulletin_for_b2_and_b1(now: i64) -> (tempfile::TempDir, Store, u64) {
+    let (d, mut s) = open();
     let mut st = station();
     st.compressed_for = vec![("N0BBB".into(), Packed::B2), ("N0CCC".into(), Packed::B1)];
     s.set_station(st);
     let mut b = msg(MsgType::Bulletin, "ALL", "N0USR", None);
     b.at = "WW".into();
-    let n = s.insert_message(&b, "N0AAA", 1_796_214_665).unwrap();
+    let n = s.insert_message(&b, "N0AAA", now).unwrap();
+    (d, s, n)
+}
+
+#[test]
+fn each_compressed_form_is_made_once_when_stored() {
+    let (_d, mut s, n) = bulletin_for_b2_and_b1(1_796_214_665);
     // B2: the B2F message (Date: when stored, Mbo: us), compressed; it decodes back.
     let p = s.pending("N0BBB", 5, 0, Some(Packed::B2)).unwrap();
     assert_eq!((p[0].number, p[0].created), (n, 1_796_214_665));
@@ -468,13 +475,7 @@ fn housekeeping_expires_by_type_and_keeps_held_mail() {
 
 #[test]
 fn housekeeping_drops_compressed_forms_once_every_partner_has_the_message() {
-    let (_d, mut s) = open();
-    let mut st = station();
-    st.compressed_for = vec![("N0BBB".into(), Packed::B2), ("N0CCC".into(), Packed::B1)];
-    s.set_station(st);
-    let mut b = msg(MsgType::Bulletin, "ALL", "N0USR", None);
-    b.at = "WW".into();
-    let n = s.insert_message(&b, "N0AAA", 0).unwrap();
+    let (_d, mut s, n) = bulletin_for_b2_and_b1(0);
     let l = Lifetimes::default();
     assert_eq!(s.housekeep(1, &l).unwrap().compressed, 0);
     s.forwarded("N0BBB", &[(n, FwdOutcome::Sent)], 2).unwrap();

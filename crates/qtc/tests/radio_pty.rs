@@ -66,6 +66,21 @@ fn scratch() -> (tempfile::TempDir, PathBuf, PathBuf) {
     (d, a, b)
 }
 
+/// Seeds `to_b` messages on A and `to_a` on B, has A call N0BBB, and checks each arrived once.
+fn forward_both_ways(a: &Daemon, b: &Daemon, to_b: usize, to_a: usize) {
+    seed(a, to_b, "A");
+    seed(b, to_a, "B");
+    let out = a.ctl(&["forward", "N0BBB"]);
+    assert!(
+        out.contains(&format!("ok: N0BBB: {to_a} received, {to_b} sent")),
+        "{out}\n--- A ---\n{}\n--- B ---\n{}",
+        a.log(),
+        b.log()
+    );
+    assert_exactly_once(b, "A", to_b);
+    assert_exactly_once(a, "B", to_a);
+}
+
 #[test]
 fn user_gets_the_prompt_over_a_pty() {
     let (_d, _a, b_path) = scratch();
@@ -102,17 +117,7 @@ fn forward_200_messages_over_kiss_ptys_exactly_once() {
     wait_for(&a_path);
     wait_for(&b_path);
     bridge(&a_path, &b_path);
-    seed(&a, 200, "A");
-    seed(&b, 20, "B");
-    let out = a.ctl(&["forward", "N0BBB"]);
-    assert!(
-        out.contains("ok: N0BBB: 20 received, 200 sent"),
-        "{out}\n--- A ---\n{}\n--- B ---\n{}",
-        a.log(),
-        b.log()
-    );
-    assert_exactly_once(&b, "A", 200);
-    assert_exactly_once(&a, "B", 20);
+    forward_both_ways(&a, &b, 200, 20);
     let out = a.ctl(&["forward", "N0BBB"]);
     assert!(out.contains("ok: N0BBB: 0 received, 0 sent"), "{out}");
     assert_exactly_once(&b, "A", 200);
@@ -143,15 +148,5 @@ fn kiss_serial_port_forwards_over_a_pty_as_its_tty() {
             b_path.display()
         ),
     );
-    seed(&a, 20, "A");
-    seed(&b, 5, "B");
-    let out = a.ctl(&["forward", "N0BBB"]);
-    assert!(
-        out.contains("ok: N0BBB: 5 received, 20 sent"),
-        "{out}\n--- A ---\n{}\n--- B ---\n{}",
-        a.log(),
-        b.log()
-    );
-    assert_exactly_once(&b, "A", 20);
-    assert_exactly_once(&a, "B", 5);
+    forward_both_ways(&a, &b, 20, 5);
 }
