@@ -88,6 +88,17 @@ impl Packed {
         }
     }
 
+    /// Every form, in the order their tables were added.
+    pub(crate) const ALL: [Packed; 2] = [Packed::B1, Packed::B2];
+
+    /// The table holding this form (number, payload).
+    pub(crate) fn table(self) -> &'static str {
+        match self {
+            Packed::B1 => "compressed",
+            Packed::B2 => "compressed_b2",
+        }
+    }
+
     /// Keeps `payload` as this form of message `number`, inside the caller's transaction.
     pub(crate) fn keep(
         self,
@@ -95,11 +106,11 @@ impl Packed {
         number: u64,
         payload: &[u8],
     ) -> Result<(), StoreError> {
-        let sql = match self {
-            Packed::B1 => "INSERT OR REPLACE INTO compressed (number, payload) VALUES (?1, ?2)",
-            Packed::B2 => "INSERT OR REPLACE INTO compressed_b2 (number, payload) VALUES (?1, ?2)",
-        };
-        tx.prepare_cached(sql)
+        let sql = format!(
+            "INSERT OR REPLACE INTO {} (number, payload) VALUES (?1, ?2)",
+            self.table()
+        );
+        tx.prepare_cached(&sql)
             .and_then(|mut st| st.execute(params![number as i64, payload]))
             .map_err(db_err)?;
         Ok(())
@@ -203,12 +214,9 @@ impl Store {
                                m.subject, m.rlines, m.body, m.created";
         let sql = match packed {
             None => format!("{COLUMNS}, NULL {QUEUED} {WHERE}"),
-            Some(Packed::B1) => format!(
-                "{COLUMNS}, c.payload {QUEUED} LEFT JOIN compressed c ON c.number = m.number {WHERE}"
-            ),
-            Some(Packed::B2) => format!(
-                "{COLUMNS}, c.payload {QUEUED} LEFT JOIN compressed_b2 c ON c.number = m.number \
-                 {WHERE}"
+            Some(form) => format!(
+                "{COLUMNS}, c.payload {QUEUED} LEFT JOIN {} c ON c.number = m.number {WHERE}",
+                form.table()
             ),
         };
         let mut stmt = self.conn.prepare_cached(&sql).map_err(db_err)?;

@@ -120,12 +120,13 @@ impl Store {
                 .execute("DELETE FROM partials WHERE updated < ?1", params![before])
                 .map_err(db_err)? as u64;
         }
-        for table in ["compressed", "compressed_b2"] {
+        for form in crate::Packed::ALL {
             done.compressed += tx
                 .execute(
                     &format!(
-                        "DELETE FROM {table} WHERE number NOT IN \
-                         (SELECT number FROM fwd_queue WHERE state = 'Q')"
+                        "DELETE FROM {} WHERE number NOT IN \
+                         (SELECT number FROM fwd_queue WHERE state = 'Q')",
+                        form.table()
                     ),
                     [],
                 )

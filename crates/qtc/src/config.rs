@@ -480,18 +480,25 @@ impl Loaded {
     }
 }
 
-/// A log filter from `RUST_LOG` (when `directives` is `None`) or from `directives`. Span field
-/// values match as plain text, not as regular expressions: compiling a crafted regular
-/// expression into tracing's matcher can take minutes (the config fuzz target found a 264-byte
-/// `[log] level` that hung `qtc check`).
+/// A log filter from `directives`. Span field values match as plain text, not as regular
+/// expressions: compiling a crafted regular expression into tracing's matcher can take minutes
+/// (the config fuzz target found a 264-byte `[log] level` that hung `qtc check`).
 pub fn log_filter(
-    directives: Option<&str>,
-) -> Result<tracing_subscriber::EnvFilter, Box<dyn std::error::Error + Send + Sync>> {
-    let builder = tracing_subscriber::EnvFilter::builder().with_regex(false);
-    Ok(match directives {
-        Some(d) => builder.parse(d)?,
-        None => builder.try_from_env()?,
-    })
+    directives: &str,
+) -> Result<tracing_subscriber::EnvFilter, tracing_subscriber::filter::ParseError> {
+    tracing_subscriber::EnvFilter::builder()
+        .with_regex(false)
+        .parse(directives)
+}
+
+/// `RUST_LOG` when it is set and parses (as [`log_filter`] does), else `fallback` (already
+/// checked: errors give the default filter).
+pub fn log_filter_env_or(fallback: &str) -> tracing_subscriber::EnvFilter {
+    std::env::var("RUST_LOG")
+        .ok()
+        .and_then(|env| log_filter(&env).ok())
+        .or_else(|| log_filter(fallback).ok())
+        .unwrap_or_default()
 }
 
 /// Loads `path`, or the embedded defaults when `None`.
@@ -596,7 +603,7 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
     cfg.log
         .check_modules()
         .map_err(|(key, m)| key_err(&key, m))?;
-    if log_filter(Some(&cfg.log.level)).is_err() {
+    if log_filter(&cfg.log.level).is_err() {
         bail!(key_err(
             "[log] level",
             format!(
@@ -999,7 +1006,7 @@ mod tests {
         let seed = include_str!("../../../fuzz/seeds/config/regress-timeout-log-level.toml");
         let _ = parse(seed, "fuzz.toml", Path::new("."));
         // Field values still filter, as plain text.
-        assert!(log_filter(Some("qtc[telnet{peer=127.0.0.1:6300}]=debug")).is_ok());
+        assert!(log_filter("qtc[telnet{peer=127.0.0.1:6300}]=debug").is_ok());
     }
 
     #[test]

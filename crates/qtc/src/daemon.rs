@@ -22,10 +22,7 @@ use tracing::Instrument;
 const GRACE: Duration = Duration::from_millis(1500);
 
 fn init_logging(level: &str, json: bool) {
-    // The level was checked with the config; RUST_LOG, when set and valid, overrides it.
-    let filter = crate::config::log_filter(None)
-        .or_else(|_| crate::config::log_filter(Some(level)))
-        .unwrap_or_default();
+    let filter = crate::config::log_filter_env_or(level);
     let fmt = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);

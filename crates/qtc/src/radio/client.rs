@@ -70,9 +70,7 @@ pub fn run(port: &str, mycall: &str, remote: &str, via: &[String]) -> anyhow::Re
         .collect::<anyhow::Result<_>>()?;
     let kind = parse_port(port, remote_call)?;
     // Logs only when asked (RUST_LOG=debug): standard error is the terminal's status line.
-    let filter = crate::config::log_filter(None)
-        .or_else(|_| crate::config::log_filter(Some("error")))
-        .unwrap_or_default();
+    let filter = crate::config::log_filter_env_or("error");
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
