@@ -12,6 +12,11 @@ use crate::command::{self, Command, CommandError, ListWhat, SendCmd};
 use crate::lines::{Line, LineReader};
 use crate::{help, view};
 
+/// The login prompts: whole lines (CR ended) starting with the word, as Winlink clients (wl2k-go
+/// reads up to CR and matches `callsign` / `password`) and the old daemons' scripts expect.
+const CALLSIGN_PROMPT: &str = "Callsign:";
+const PASSWORD_PROMPT: &str = "Password:";
+
 /// What every session of one BBS shares.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -152,7 +157,7 @@ impl Session {
                     "\r{} BBS ({} {})\r\r",
                     self.cfg.callsign, "qtc", self.cfg.version
                 ));
-                self.out.extend_from_slice(b"Callsign: ");
+                self.ask_callsign();
             }
             Access::Callsign(call) => self.log_in(&call, store),
         }
@@ -203,6 +208,10 @@ impl Session {
 
     fn say(&mut self, text: &str) {
         self.out.extend_from_slice(text.as_bytes());
+    }
+
+    fn ask_callsign(&mut self) {
+        self.say(&format!("{CALLSIGN_PROMPT}\r"));
     }
 
     fn prompt(&mut self) {
@@ -261,7 +270,7 @@ impl Session {
             self.close();
         } else {
             self.state = State::AskCall;
-            self.out.extend_from_slice(b"Callsign: ");
+            self.ask_callsign();
         }
     }
 
@@ -271,7 +280,7 @@ impl Session {
         let text = text.trim().trim_start_matches('.');
         if text.is_empty() {
             self.state = State::AskCall;
-            self.out.extend_from_slice(b"Callsign: ");
+            self.ask_callsign();
             return;
         }
         match Callsign::parse(text) {
@@ -280,7 +289,9 @@ impl Session {
                     call: call.base().to_string(),
                 };
                 self.events.push_back(Event::HideInput(true));
-                self.out.extend_from_slice(b"Password: ");
+                // A line end first: on telnet the request to stop echoing goes out just before
+                // this text, and the prompt must start its own line.
+                self.say(&format!("\r{PASSWORD_PROMPT}\r"));
             }
             Err(e) => {
                 self.say(&format!("{e}.\r"));

@@ -86,14 +86,14 @@ fn users_are_managed_from_the_command_line() {
     // The new password works over telnet, the old one does not.
     let d = Daemon::start_in(dir);
     let mut c = d.connect();
-    c.expect("Callsign: ");
+    c.expect("Callsign:");
     c.send("N0ABC");
-    c.expect("Password: ");
+    c.expect("Password:");
     c.send("first");
     c.expect("Login incorrect.");
-    c.expect("Callsign: ");
+    c.expect("Callsign:");
     c.send("N0ABC");
-    c.expect("Password: ");
+    c.expect("Password:");
     c.send("second");
     c.expect("de N0CALL>");
 }

@@ -7,9 +7,9 @@ use common::Daemon;
 /// Logs in to `d` as `call` and sends one message.
 fn post(d: &Daemon, call: &str, pw: &str, cmd: &str, subject: &str, body: &str) {
     let mut c = d.connect();
-    c.expect("Callsign: ");
+    c.expect("Callsign:");
     c.send(call);
-    c.expect("Password: ");
+    c.expect("Password:");
     c.send(pw);
     c.expect(">\r\n");
     c.send(cmd);

@@ -286,9 +286,9 @@ fn forward_now_calls_the_partner() {
         ),
     );
     let mut c = a.connect();
-    c.expect("Callsign: ");
+    c.expect("Callsign:");
     c.send("N0USR");
-    c.expect("Password: ");
+    c.expect("Password:");
     c.send("pw");
     c.expect(">\r\n");
     c.send("SB ALL @ WW");

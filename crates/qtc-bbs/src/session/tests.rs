@@ -74,9 +74,10 @@ fn telnet_login_asks_and_checks_password() {
     let mut bbs = Bbs::new();
     let mut s = Session::new(bbs.cfg.clone(), Access::Password);
     s.start(&mut bbs.store);
-    assert!(String::from_utf8_lossy(&s.take_output()).ends_with("Callsign: "));
+    assert!(String::from_utf8_lossy(&s.take_output()).ends_with("\rCallsign:\r"));
     s.handle_input(b"n0usr\r\n", &mut bbs.store, NOW);
-    assert_eq!(s.take_output(), b"Password: ");
+    // Whole lines: wl2k-go (pat) reads the prompt up to CR and matches its first word.
+    assert_eq!(s.take_output(), b"\rPassword:\r");
     assert_eq!(s.poll_event(), Some(Event::HideInput(true)));
     s.handle_input(b"pw\r\n", &mut bbs.store, NOW);
     let out = String::from_utf8_lossy(&s.take_output()).into_owned();
@@ -102,7 +103,7 @@ fn three_bad_passwords_close() {
         let out = String::from_utf8_lossy(&s.take_output()).into_owned();
         assert!(out.contains("Login incorrect."), "{out}");
         if i < 2 {
-            assert!(out.ends_with("Callsign: "));
+            assert!(out.ends_with("Callsign:\r"));
         } else {
             assert!(out.contains("Goodbye"));
         }

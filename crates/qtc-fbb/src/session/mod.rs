@@ -15,7 +15,7 @@ pub use types::*;
 
 use crate::challenge;
 use crate::wire::b2f;
-use crate::wire::block::{self, Decoder, Encoder, Frame};
+use crate::wire::block::{self, Decoder, Encoder, Frame, OffsetPad};
 use crate::wire::mbl::{MblAnswer, SendLine};
 use crate::wire::proposal::{
     self as wp, AnswerCode, B2Proposal, Dialect, FbbLine, FbbProposal, MsgType, ProposalLine,
@@ -121,6 +121,8 @@ pub struct Session {
     pending: VecDeque<Outgoing>,
     offer_outstanding: bool,
     block: Vec<OutMsg>,
+    /// The block in flight was proposed after the peer's FF (nothing more from us means FQ).
+    block_after_ff: bool,
     unacked: Vec<(u64, Outcome)>,
     incoming: Vec<Proposal>,
     in_sum: u8,
@@ -202,6 +204,7 @@ impl Session {
             pending: VecDeque::new(),
             offer_outstanding: false,
             block: Vec::new(),
+            block_after_ff: false,
             unacked: Vec::new(),
             incoming: Vec::new(),
             in_sum: 0,
@@ -737,6 +740,10 @@ impl Session {
         mode
     }
 
+    fn peer_is_winlink(&self) -> bool {
+        self.peer.as_ref().is_some_and(SidInfo::is_winlink_client)
+    }
+
     fn mode_or_mbl(&self) -> Mode {
         self.mode.unwrap_or(Mode::Mbl)
     }
@@ -904,6 +911,7 @@ impl Session {
         wp::emit_end((!plain).then(|| wp::checksum_value(sum)), &mut end);
         self.send_line(&end);
         self.block = block;
+        self.block_after_ff = peer_ff;
         self.state = State::FbbWaitAnswer;
     }
 
@@ -953,8 +961,13 @@ impl Session {
             resume as usize
         };
         let title = clean_title(&m.msg.title);
+        let pad = if mode == Mode::B2 {
+            OffsetPad::Zero
+        } else {
+            OffsetPad::Space
+        };
         let mut enc = Encoder::new();
-        enc.header(&title, off as u32, &mut self.out);
+        enc.header(&title, off as u32, pad, &mut self.out);
         if off > 0 && mode == Mode::B1 {
             // FBB resume: the first 6 bytes (CRC + length) let the receiver check it is
             // the same file, then the data from the offset (spec §5).
@@ -988,6 +1001,7 @@ impl Session {
         }
         let block = std::mem::take(&mut self.block);
         let compressed = self.mode_or_mbl().is_compressed();
+        let mut any_sent = false;
         for (mut m, code) in block.into_iter().zip(codes) {
             let id = m.msg.id;
             let outcome = match code {
@@ -1008,6 +1022,7 @@ impl Session {
                         Outcome::Sent
                     };
                     self.unacked.push((id, o));
+                    any_sent = true;
                     continue;
                 }
                 AnswerCode::Reject => Outcome::Rejected,
@@ -1017,7 +1032,17 @@ impl Session {
             };
             self.events.push_back(Event::Acknowledged { id, outcome });
         }
-        self.state = State::FbbWaitPeer;
+        if !any_sent && self.peer_is_winlink() {
+            // Winlink software refusing a whole block sends neither FF nor proposals: it
+            // waits for our next block (LinBPQ goes on the same way).
+            debug!("partner refused the whole block; our turn goes on");
+            self.start_turn(Turn::Fbb {
+                peer_ff: self.block_after_ff,
+                may_yield: false,
+            });
+        } else {
+            self.state = State::FbbWaitPeer;
+        }
         Ok(())
     }
 
@@ -1181,7 +1206,11 @@ impl Session {
         let mut line = Vec::new();
         wp::emit_answer(&codes, dialect, &mut line);
         self.send_line(&line);
-        if self.rx.is_empty() {
+        if self.rx.is_empty() && self.peer_is_winlink() {
+            // Winlink software keeps the turn after a whole block is refused: its next
+            // block or FF follows.
+            self.state = State::FbbWaitPeer;
+        } else if self.rx.is_empty() {
             self.start_turn(Turn::Fbb {
                 peer_ff: false,
                 may_yield: true,

@@ -5,3 +5,4 @@ pub(crate) mod util;
 
 mod pair;
 mod transcripts;
+mod winlink;

@@ -18,6 +18,16 @@ pub const MAX_TITLE_LEN: usize = 80;
 /// Default cap on the data of one transfer.
 pub const DEFAULT_MAX_TRANSFER: usize = 1 << 20;
 
+/// How the header's offset is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OffsetPad {
+    /// `%6ld`, space padded, as FBB sends it (B0/B1).
+    Space,
+    /// `%06d`, zero padded, as LinBPQ sends it in B2: wl2k-go parses the field as an integer
+    /// and aborts on spaces.
+    Zero,
+}
+
 /// Incremental checksum and block writer for one transfer.
 #[derive(Debug, Default, Clone)]
 pub struct Encoder {
@@ -31,11 +41,14 @@ impl Encoder {
     }
 
     /// Append the `SOH` header: title (cut at NUL or [`MAX_TITLE_LEN`]) and the offset
-    /// printed like `%6ld` (right-aligned, space padded).
-    pub fn header(&mut self, title: &[u8], offset: u32, out: &mut Vec<u8>) {
+    /// printed six wide, padded as `pad` says.
+    pub fn header(&mut self, title: &[u8], offset: u32, pad: OffsetPad, out: &mut Vec<u8>) {
         let title = title.split(|&b| b == 0).next().unwrap_or(&[]);
         let title = &title[..title.len().min(MAX_TITLE_LEN)];
-        let off = format!("{offset:>6}");
+        let off = match pad {
+            OffsetPad::Space => format!("{offset:>6}"),
+            OffsetPad::Zero => format!("{offset:06}"),
+        };
         out.push(SOH);
         // title + NUL + offset + NUL; at most 80 + 1 + 10 + 1, fits in a byte.
         out.push((title.len() + off.len() + 2) as u8);
@@ -68,10 +81,10 @@ impl Encoder {
     }
 }
 
-/// Append a whole transfer: header, data blocks, EOT.
+/// Append a whole transfer: header (offset FBB style), data blocks, EOT.
 pub fn encode(title: &[u8], offset: u32, data: &[u8], out: &mut Vec<u8>) {
     let mut e = Encoder::new();
-    e.header(title, offset, out);
+    e.header(title, offset, OffsetPad::Space, out);
     e.data(data, out);
     e.finish(out);
 }
@@ -323,6 +336,15 @@ mod test {
                 })
             );
         }
+    }
+
+    #[test]
+    fn b2_offset_is_zero_padded_like_linbpq() {
+        let mut out = Vec::new();
+        Encoder::new().header(b"T", 42, OffsetPad::Zero, &mut out);
+        assert_eq!(out, b"\x01\x09T\x00000042\x00");
+        let (_, f) = decode_chunked(b"\x01\x09T\x00000000\x00\x02\x01x\x04\x88", 1).unwrap();
+        assert!(matches!(f, Some(Frame::Message { offset: 0, .. })));
     }
 
     #[test]

@@ -157,6 +157,28 @@ pub struct SidInfo {
     pub flags: Flags,
 }
 
+/// SID names of Winlink software (Pat and other wl2k-go programs, Winlink Express, RMS Trimode,
+/// Paclink, the CMS). Their forwarding differs from FBB's in one way: after the partner refuses
+/// a whole block the proposer keeps the turn (LinBPQ tells them apart by name the same way).
+const WINLINK_NAMES: &[&str] = &[
+    "pat",
+    "wl2kgo",
+    "rms express",
+    "winlink express",
+    "rms trimode",
+    "paclink",
+    "wl2k",
+];
+
+impl SidInfo {
+    /// Whether the SID names Winlink software (see [`WINLINK_NAMES`]).
+    pub fn is_winlink_client(&self) -> bool {
+        WINLINK_NAMES
+            .iter()
+            .any(|n| self.name.eq_ignore_ascii_case(n))
+    }
+}
+
 impl<'a> Sid<'a> {
     /// Whether `line` (without its line end) looks like a SID: starts with `[`, ends with `]`.
     pub fn is_sid_line(line: &[u8]) -> bool {

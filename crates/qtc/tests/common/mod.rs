@@ -166,9 +166,9 @@ impl Daemon {
     /// A client logged in as `call`, with the prompt read.
     pub fn login(&self, call: &str, pw: &str) -> Client {
         let mut c = self.connect();
-        c.expect("Callsign: ");
+        c.expect("Callsign:");
         c.send(call);
-        c.expect("Password: ");
+        c.expect("Password:");
         c.send(pw);
         c.expect("de N0CALL>");
         c

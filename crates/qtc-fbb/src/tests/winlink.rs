@@ -1,0 +1,117 @@
+//! Our sessions against Winlink software's wire behaviour (wl2k-go as Pat runs it): the
+//! handshake Pat sends, zero-padded B2 offsets, and the turn after a whole block is refused.
+
+use super::util::*;
+use crate::{Answer, Event, Mode, Outcome, Role, Session};
+
+/// What Pat sends after our SID and prompt when it calls us.
+const PAT_HELLO: &[u8] = b";FW: N0PAT\r[Pat-0.13.1-B2FHMG$]\r; N0BBS DE N0PAT (JO59)\r";
+
+fn tx(s: &mut Session) -> Vec<u8> {
+    let mut out = Vec::new();
+    while s.poll_transmit(&mut out) > 0 {}
+    out
+}
+
+fn events(s: &mut Session) -> Vec<Event> {
+    std::iter::from_fn(|| s.poll_event()).collect()
+}
+
+/// We are called by Pat; its hello is in, the application has been asked nothing yet.
+fn called_by_pat() -> Session {
+    let now = base_time();
+    let mut s = Session::new(Role::Called, config("N0BBS", Mode::B2));
+    s.start(now);
+    let _ = tx(&mut s);
+    s.handle_input(now, PAT_HELLO);
+    assert!(matches!(
+        &events(&mut s)[..],
+        [Event::Connected {
+            mode: Mode::B2,
+            ..
+        }]
+    ));
+    s
+}
+
+/// We call Pat (listening): Pat's handshake ends with a prompt; we propose first.
+fn calling_pat() -> Session {
+    let now = base_time();
+    let mut s = Session::new(Role::Caller, config("N0BBS", Mode::B2));
+    s.start(now);
+    s.handle_input(
+        now,
+        b"[Pat-0.13.1-B2FHMG$]\r;FW: N0PAT\r; N0BBS DE N0PAT (JO59)>\r",
+    );
+    assert!(matches!(
+        &events(&mut s)[..],
+        [Event::Connected { .. }, Event::NeedOutgoing { .. }]
+    ));
+    let _ = tx(&mut s);
+    s
+}
+
+fn b2_msg(id: u64, mid: &str) -> crate::Outgoing {
+    msg(id, mid, "hello", b2f_text(mid, "hello", b"body\r\n"))
+}
+
+#[test]
+fn b2_offset_is_zero_padded() {
+    let now = base_time();
+    let mut s = calling_pat();
+    s.offer(now, vec![b2_msg(1, "MID1")]).unwrap();
+    let props = tx(&mut s);
+    assert!(props.starts_with(b"FC EM MID1 "), "{props:?}");
+    s.handle_input(now, b"FS Y\r");
+    let out = tx(&mut s);
+    // SOH, length, title, NUL, "000000", NUL: wl2k-go parses the offset as an integer.
+    assert_eq!(&out[..2], &[0x01, 5 + 1 + 6 + 1]);
+    assert_eq!(&out[2..15], b"hello\x00000000\x00");
+}
+
+#[test]
+fn after_pat_refuses_a_whole_block_we_go_on() {
+    let now = base_time();
+    let mut s = calling_pat();
+    let msgs = (1..=6).map(|i| b2_msg(i, &format!("MID{i}"))).collect();
+    s.offer(now, msgs).unwrap();
+    let block = tx(&mut s);
+    assert_eq!(block.split(|&b| b == b'\r').filter(|l| l.starts_with(b"FC")).count(), 5);
+    // Pat has them all already: it answers and then waits, sending nothing more.
+    s.handle_input(now, b"FS -----\r");
+    let acks = events(&mut s);
+    assert_eq!(
+        acks.iter()
+            .filter(|e| matches!(e, Event::Acknowledged { outcome: Outcome::Rejected, .. }))
+            .count(),
+        5
+    );
+    // Our next block follows at once, not after the idle timeout.
+    assert!(tx(&mut s).starts_with(b"FC EM MID6 "));
+    s.handle_input(now, b"FS =\r");
+    let _ = events(&mut s);
+    // Nothing left: FF, and Pat's turn.
+    assert!(events(&mut s).is_empty());
+    s.offer(now, vec![]).ok();
+    assert_eq!(tx(&mut s), b"FF\r");
+    s.handle_input(now, b"FQ\r");
+    assert!(events(&mut s).contains(&Event::Closed { error: None }));
+}
+
+#[test]
+fn refusing_all_of_pats_block_waits_for_its_next_block() {
+    let now = base_time();
+    let mut s = called_by_pat();
+    s.handle_input(now, b"FC EM MID1 100 80 0\rF> 04\r");
+    let ev = events(&mut s);
+    assert!(matches!(&ev[..], [Event::Proposals(_)]), "{ev:?}");
+    s.answer(now, vec![Answer::Reject]).unwrap();
+    assert_eq!(tx(&mut s), b"FS N\r");
+    // Pat keeps the turn: we send nothing and ask the application for nothing yet.
+    assert!(events(&mut s).is_empty());
+    assert!(tx(&mut s).is_empty());
+    s.handle_input(now, b"FF\r");
+    assert!(matches!(&events(&mut s)[..], [Event::NeedOutgoing { .. }]));
+    s.offer(now, vec![]).unwrap();
+    assert_eq!(tx(&mut s), b"FQ\r");
+}
