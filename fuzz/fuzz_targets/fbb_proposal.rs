@@ -1,10 +1,10 @@
-//! Fuzz the FBB batch line parsers: SID, proposals, F>, FS, MBL lines and answers.
+//! Fuzz the FBB batch line parsers: SID, Winlink `;FW:`, proposals, F>, FS, MBL lines and answers.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use qtc_fbb::wire::mbl::{MblAnswer, SendLine};
 use qtc_fbb::wire::proposal::{emit_answer, Dialect, FbbLine, ProposalLine};
-use qtc_fbb::wire::sid::Sid;
+use qtc_fbb::wire::sid::{forwards_line, Sid};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(FbbLine::Proposal(p)) = FbbLine::parse(data) {
@@ -29,4 +29,5 @@ fuzz_target!(|data: &[u8]| {
         assert!(SendLine::parse(&out).is_ok());
     }
     let _ = MblAnswer::parse(data);
+    let _ = forwards_line(data);
 });

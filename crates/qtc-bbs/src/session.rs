@@ -557,7 +557,7 @@ impl Session {
         let (me, _, _) = self.me();
         for &n in numbers {
             match store.message(n)? {
-                Some(m) if self.may_read(&m.header) => {
+                Some(m) if self.may_read(&m.header) || m.copies.contains(&me) => {
                     view::message(&m, verbose, &mut self.out);
                     if m.header.to == me {
                         store.mark_read(n)?;

@@ -1,6 +1,6 @@
 //! How listings and messages look on the user's screen.
 
-use qtc_mail::{Message, MessageHeader, Utc};
+use qtc_mail::{charset, Message, MessageHeader, Utc};
 
 /// The listing's column header.
 pub(crate) const LIST_HEADER: &str = "Msg#   TSLD   Size To     @BBS    From   Date/Time Subject\r";
@@ -24,7 +24,7 @@ pub(crate) fn list_line(h: &MessageHeader) -> String {
         at,
         h.from,
         Utc::from_unix(h.created).list_stamp(),
-        String::from_utf8_lossy(&h.subject),
+        charset::decode_header(&h.subject),
     )
 }
 
@@ -54,8 +54,13 @@ pub(crate) fn message(m: &Message, verbose: bool, out: &mut Vec<u8>) {
         )
         .as_bytes(),
     );
-    out.extend_from_slice(&h.subject);
-    out.extend_from_slice(b"\r\r");
+    // Winlink subjects may be RFC 2047 encoded: shown decoded (stored as received).
+    out.extend_from_slice(charset::decode_header(&h.subject).as_bytes());
+    out.push(b'\r');
+    if !m.copies.is_empty() {
+        out.extend_from_slice(format!("Copies to: {}\r", m.copies.join(" ")).as_bytes());
+    }
+    out.push(b'\r');
     if verbose {
         out.extend_from_slice(&m.rlines);
     }
@@ -63,6 +68,14 @@ pub(crate) fn message(m: &Message, verbose: bool, out: &mut Vec<u8>) {
     out.extend_from_slice(&m.body);
     if !m.body.is_empty() && !m.body.ends_with(b"\n") && !m.body.ends_with(b"\r") {
         out.push(b'\r');
+    }
+    if !m.files.is_empty() {
+        // Attachments are not sent to a terminal: the sysop's web pages offer them.
+        out.extend_from_slice(format!("Attachments ({}):\r", m.files.len()).as_bytes());
+        for f in &m.files {
+            let name = charset::decode_8bit(&f.name);
+            out.extend_from_slice(format!("  {name} ({} bytes)\r", f.size).as_bytes());
+        }
     }
     out.extend_from_slice(format!("[End of message #{} from {}]\r", h.number, h.from).as_bytes());
 }

@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 mod callsign;
+pub mod charset;
 mod message;
 pub mod route;
 pub mod rules;
@@ -14,8 +15,8 @@ mod utc;
 
 pub use callsign::{Callsign, CallsignError};
 pub use message::{
-    is_valid_bid, ListFilter, Message, MessageHeader, MsgStatus, MsgType, NewMessage, MAX_AT_LEN,
-    MAX_BID_LEN, MAX_SUBJECT_LEN, MAX_TO_LEN,
+    is_valid_bid, FileInfo, ListFilter, Message, MessageHeader, MsgStatus, MsgType, NewMessage,
+    MAX_AT_LEN, MAX_BID_LEN, MAX_SUBJECT_LEN, MAX_TO_LEN,
 };
 pub use store::{MessageStore, StoreError, User};
 pub use utc::Utc;

@@ -136,6 +136,19 @@ pub struct Message {
     pub body: Vec<u8>,
     /// How often a user has read it here.
     pub read_count: u64,
+    /// Every addressee other than `to` (Winlink `To:`/`Cc:` copies), callsigns upper case.
+    pub copies: Vec<String>,
+    /// Its attachments (Winlink `File:` parts), name and size.
+    pub files: Vec<FileInfo>,
+}
+
+/// One attachment as a listing shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileInfo {
+    /// The file name bytes as the sender wrote them.
+    pub name: Vec<u8>,
+    /// Its size in bytes.
+    pub size: u64,
 }
 
 /// A message about to be stored.

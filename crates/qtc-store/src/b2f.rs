@@ -4,12 +4,14 @@
 //! The B2F form of a message depends only on the message and our callsign (`Date:` is when it
 //! was stored here), so its compressed form is made once and sent to every B2 partner.
 
-use qtc_fbb::wire::b2f::{Header, Message};
+use qtc_fbb::wire::b2f::{File, Header, Message};
 use qtc_mail::{MsgType, Utc};
 
-use crate::{Incoming, Pending};
+use crate::{Attachment, Incoming, Pending, Recipient};
 
-/// The B2F form of a queued message; `mbo` is our callsign.
+/// The B2F form of a queued message; `mbo` is our callsign. Its recipients and attachments go
+/// in as received; the body's charset is declared (UTF-8 when it is valid UTF-8, else
+/// ISO-8859-1, the 8-bit set BBS mail is mostly written in).
 pub fn encode(p: &Pending, mbo: &str) -> Vec<u8> {
     let t = Utc::from_unix(p.created);
     let date = format!(
@@ -26,52 +28,57 @@ pub fn encode(p: &Pending, mbo: &str) -> Vec<u8> {
         MsgType::Bulletin => "Bulletin",
         MsgType::Traffic => "Traffic",
     };
+    let charset = if std::str::from_utf8(&p.text).is_ok() {
+        "text/plain; charset=UTF-8"
+    } else {
+        "text/plain; charset=ISO-8859-1"
+    };
     let len = p.text.len().to_string();
-    let headers = vec![
-        Header {
-            name: "Mid",
-            value: p.bid.as_bytes(),
-        },
-        Header {
-            name: "Date",
-            value: date.as_bytes(),
-        },
-        Header {
-            name: "Type",
-            value: kind.as_bytes(),
-        },
-        Header {
-            name: "From",
-            value: p.from.as_bytes(),
-        },
-        Header {
-            name: "To",
-            value: to.as_bytes(),
-        },
-        Header {
-            name: "Subject",
-            value: &p.subject,
-        },
-        Header {
-            name: "Mbo",
-            value: mbo.as_bytes(),
-        },
-        Header {
-            name: "Body",
-            value: len.as_bytes(),
-        },
+    let file_headers: Vec<String> = p
+        .files
+        .iter()
+        .map(|f| format!("{} {}", f.data.len(), String::from_utf8_lossy(&f.name)))
+        .collect();
+    let header = |name, value| Header { name, value };
+    let mut headers = vec![
+        header("Mid", p.bid.as_bytes()),
+        header("Date", date.as_bytes()),
+        header("Type", kind.as_bytes()),
+        header("From", p.from.as_bytes()),
     ];
+    if p.recipients.is_empty() {
+        headers.push(header("To", to.as_bytes()));
+    }
+    for r in &p.recipients {
+        headers.push(header(if r.cc { "Cc" } else { "To" }, r.addr.as_bytes()));
+    }
+    headers.extend([
+        header("Subject", &p.subject),
+        header("Mbo", mbo.as_bytes()),
+        header("Content-Type", charset.as_bytes()),
+        header("Body", len.as_bytes()),
+    ]);
+    headers.extend(file_headers.iter().map(|f| header("File", f.as_bytes())));
     let msg = Message {
         headers,
         body: &p.text,
-        files: Vec::new(),
+        files: p
+            .files
+            .iter()
+            .map(|f| File {
+                name: &f.name,
+                data: &f.data,
+            })
+            .collect(),
     };
-    let mut out = Vec::with_capacity(p.text.len() + 200);
+    let size = p.text.len() + p.files.iter().map(|f| f.data.len() + 2).sum::<usize>();
+    let mut out = Vec::with_capacity(size + 300);
     msg.emit(&mut out);
     out
 }
 
-/// A received B2F message as a message to store; `None` when it is not B2F.
+/// A received B2F message as a message to store; `None` when it is not B2F. The first `To:`
+/// (else `Cc:`) gives `to`/`at`; every recipient and attachment is kept with it.
 pub fn decode(text: &[u8]) -> Option<Incoming> {
     let m = Message::parse(text).ok()?;
     let field = |name: &str| {
@@ -84,15 +91,34 @@ pub fn decode(text: &[u8]) -> Option<Incoming> {
         "traffic" => MsgType::Traffic,
         _ => MsgType::Personal,
     };
-    let to_field = field("To");
-    // Winlink addresses may carry a scheme ("SMTP:"): keep what follows it.
-    let to_field = to_field.rsplit(':').next().unwrap_or_default().to_string();
-    let (to, at) = match to_field.split_once('@') {
-        Some((t, a)) => (t.to_string(), a.to_string()),
-        None => (to_field, String::new()),
-    };
+    let recipients: Vec<Recipient> = m
+        .headers
+        .iter()
+        .filter_map(|h| {
+            let cc = h.name.eq_ignore_ascii_case("Cc");
+            (cc || h.name.eq_ignore_ascii_case("To")).then(|| Recipient {
+                cc,
+                addr: String::from_utf8_lossy(h.value).trim().to_string(),
+            })
+        })
+        .collect();
+    let first = recipients
+        .iter()
+        .find(|r| !r.cc)
+        .or(recipients.first())
+        .map(Recipient::split)
+        .unwrap_or_default();
+    let (to, at) = first;
     let from = field("From");
     let from = from.split('@').next().unwrap_or_default().to_string();
+    let files = m
+        .files
+        .iter()
+        .map(|f| Attachment {
+            name: f.name.to_vec(),
+            data: f.data.to_vec(),
+        })
+        .collect();
     Some(Incoming {
         kind,
         from,
@@ -102,6 +128,12 @@ pub fn decode(text: &[u8]) -> Option<Incoming> {
         title: m.subject().to_vec(),
         text: m.body.to_vec(),
         hold: false,
+        recipients: if recipients.len() > 1 {
+            recipients
+        } else {
+            Vec::new()
+        },
+        files,
     })
 }
 
@@ -122,6 +154,8 @@ mod tests {
             text: b"R:261202/1231Z @:N0AAA #:3 $:3_N0AAA\r\nbody \x80\r\n".to_vec(),
             created: 1_796_214_665,
             compressed: None,
+            recipients: Vec::new(),
+            files: Vec::new(),
         };
         let b2f = encode(&p, "N0AAA");
         assert!(b2f.starts_with(b"Mid: 3_N0AAA\r\nDate: 2026/12/02 12:31\r\nType: Bulletin\r\n"));
@@ -132,5 +166,46 @@ mod tests {
         assert_eq!(back.bid, "3_N0AAA");
         assert_eq!(back.title, p.subject);
         assert_eq!(back.text, p.text);
+    }
+
+    #[test]
+    fn every_recipient_and_file_travels_and_the_charset_is_declared() {
+        let pat =
+            b"Mid: ABCDEFGHIJKL\r\nDate: 2026/12/03 17:11\r\nType: Private\r\nFrom: N0PAT\r\n\
+To: N0USR\r\nTo: N0ABC@N0BBS\r\nCc: N0OTH\r\nSubject: =?UTF-8?q?Gr=C3=BC=C3=9Fe?=\r\nMbo: N0PAT\r\n\
+Body: 4\r\nFile: 3 a.bin\r\nFile: 2 b c.txt\r\n\r\nK\xf6ln\r\n\x00\xff\x01\r\nhi\r\n";
+        let m = decode(pat).unwrap();
+        assert_eq!((m.to.as_str(), m.at.as_str()), ("N0USR", ""));
+        assert_eq!(m.recipients.len(), 3);
+        assert_eq!(m.recipients[1].split(), ("N0ABC".into(), "N0BBS".into()));
+        assert!(m.recipients[2].cc);
+        assert_eq!(m.files[0].data, b"\x00\xff\x01");
+        assert_eq!(m.files[1].name, b"b c.txt");
+        let p = Pending {
+            number: 1,
+            kind: m.kind,
+            from: m.from.clone(),
+            to: m.to.clone(),
+            at: m.at.clone(),
+            bid: m.bid.clone(),
+            subject: m.title.clone(),
+            text: m.text.clone(),
+            created: 0,
+            compressed: None,
+            recipients: m.recipients.clone(),
+            files: m.files.clone(),
+        };
+        let out = encode(&p, "N0QTC");
+        let text = String::from_utf8_lossy(&out);
+        assert!(
+            text.contains("To: N0USR\r\nTo: N0ABC@N0BBS\r\nCc: N0OTH\r\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Content-Type: text/plain; charset=ISO-8859-1\r\n"),
+            "{text}"
+        );
+        let back = decode(&out).unwrap();
+        assert_eq!((back.recipients, back.files), (m.recipients, m.files));
     }
 }

@@ -8,6 +8,7 @@
 use qtc_mail::{route, MsgStatus, MsgType, NewMessage, StoreError};
 use rusqlite::{params, OptionalExtension};
 
+use crate::parts::{self, Attachment, Recipient};
 use crate::{db_err, insert_in, Store};
 
 /// A message received from a partner, as the forwarding session delivers it.
@@ -29,6 +30,10 @@ pub struct Incoming {
     pub text: Vec<u8>,
     /// Accepted with "hold" (the session answered H).
     pub hold: bool,
+    /// B2F: every `To:`/`Cc:` (empty, or one, when `to`/`at` say it all).
+    pub recipients: Vec<Recipient>,
+    /// B2F: the attachments.
+    pub files: Vec<Attachment>,
 }
 
 /// What became of one received message.
@@ -67,6 +72,10 @@ pub struct Pending {
     pub created: i64,
     /// The compressed form asked for, if already made (when stored, or for another partner).
     pub compressed: Option<Vec<u8>>,
+    /// B2F recipients, when it has several (read only for a B2 form still to be made).
+    pub recipients: Vec<Recipient>,
+    /// B2F attachments (read only for a B2 form still to be made).
+    pub files: Vec<Attachment>,
 }
 
 /// A compressed form of a message, made once and kept for every partner that takes it: a
@@ -178,6 +187,19 @@ impl Store {
                 body: body.to_vec(),
             };
             let stored = insert_in(&tx, &new, &station, &self.queued, Some(partner), now);
+            if let Ok((number, status)) = &stored {
+                let seen = route::rline_calls(&new.rlines);
+                let query = route::RouteQuery {
+                    kind: new.kind,
+                    to: &new.to,
+                    at: &new.at,
+                    origin: Some(partner),
+                    seen: &seen,
+                };
+                let route = (*status != MsgStatus::Held).then_some(&query);
+                let parts = (m.recipients.as_slice(), m.files.as_slice());
+                parts::keep(&tx, *number, parts, route, &station, &self.queued, now)?;
+            }
             // Whatever became of it, a kept partial transfer of it is done with.
             tx.prepare_cached("DELETE FROM partials WHERE bid = ?1")
                 .and_then(|mut st| st.execute([m.bid.to_ascii_uppercase()]))
@@ -241,11 +263,20 @@ impl Store {
                         text,
                         created: r.get(9)?,
                         compressed: r.get(10)?,
+                        recipients: Vec::new(),
+                        files: Vec::new(),
                     })
                 },
             )
             .map_err(db_err)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(db_err)
+        let mut pending = rows.collect::<Result<Vec<_>, _>>().map_err(db_err)?;
+        drop(stmt);
+        if packed == Some(Packed::B2) {
+            for p in pending.iter_mut().filter(|p| p.compressed.is_none()) {
+                (p.recipients, p.files) = parts::load(&self.conn, p.number)?;
+            }
+        }
+        Ok(pending)
     }
 
     /// Keeps the compressed forms `packed` of messages (number, payload), made once and reused

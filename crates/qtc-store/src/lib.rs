@@ -12,12 +12,15 @@
 pub mod b2f;
 mod forward;
 mod housekeep;
+mod parts;
 mod schema;
 mod users;
+mod winlink;
 mod wp;
 
 pub use forward::{FwdOutcome, Incoming, Packed, Pending, ProposalInfo, Queued, Stored};
 pub use housekeep::{Housekept, Lifetimes};
+pub use parts::{Attachment, Recipient};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -340,11 +343,18 @@ impl MessageStore for Store {
                         rlines: row.get(10)?,
                         body: row.get(11)?,
                         read_count: row.get::<_, i64>(12)? as u64,
+                        copies: Vec::new(),
+                        files: Vec::new(),
                     })
                 },
             )
             .optional()
-            .map_err(db_err)
+            .map_err(db_err)?
+            .map(|mut m| {
+                (m.copies, m.files) = parts::shown(&self.conn, number, &m.header.to)?;
+                Ok(m)
+            })
+            .transpose()
     }
 
     fn list(&mut self, filter: &ListFilter) -> Result<Vec<MessageHeader>, StoreError> {
@@ -535,6 +545,8 @@ fn insert_in(
                 text,
                 created: now,
                 compressed: None,
+                recipients: Vec::new(),
+                files: Vec::new(),
             };
             for form in forms {
                 form.keep(tx, number, &form.make(&p, &station.call))?;
@@ -638,7 +650,10 @@ fn list_query(f: &ListFilter) -> (String, Vec<rusqlite::types::Value>) {
     }
     if let Some(viewer) = &f.visible_to {
         let p = w.bind(viewer.to_ascii_uppercase());
-        w.push(format!("(kind != 'P' OR to_call = {p} OR from_call = {p})"));
+        w.push(format!(
+            "(kind != 'P' OR to_call = {p} OR from_call = {p} \
+             OR number IN (SELECT number FROM recipients WHERE call = {p}))"
+        ));
     }
     let mut sql = format!("SELECT {HEADER_COLUMNS} FROM messages");
     if !w.conds.is_empty() {

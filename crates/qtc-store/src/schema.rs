@@ -73,6 +73,24 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         number  INTEGER PRIMARY KEY REFERENCES messages (number) ON DELETE CASCADE,
         payload BLOB NOT NULL
      );",
+    // 5: Winlink B2F parts: every To/Cc recipient of a message (in header order; `call` is the
+    // addressee's callsign for routing and listings), and its attachments, bytes as received.
+    "CREATE TABLE recipients (
+        number INTEGER NOT NULL REFERENCES messages (number) ON DELETE CASCADE,
+        pos    INTEGER NOT NULL,
+        cc     INTEGER NOT NULL,
+        addr   TEXT    NOT NULL,
+        call   TEXT    NOT NULL,
+        PRIMARY KEY (number, pos)
+     ) WITHOUT ROWID;
+     CREATE INDEX recipients_call ON recipients (call);
+     CREATE TABLE attachments (
+        number INTEGER NOT NULL REFERENCES messages (number) ON DELETE CASCADE,
+        pos    INTEGER NOT NULL,
+        name   BLOB    NOT NULL,
+        data   BLOB    NOT NULL,
+        PRIMARY KEY (number, pos)
+     );",
 ];
 
 /// The schema version this build writes.

@@ -203,6 +203,8 @@ fn incoming(bid: &str, kind: MsgType, at: &str, text: &[u8]) -> Incoming {
         title: b"T".to_vec(),
         text: text.to_vec(),
         hold: false,
+        recipients: Vec::new(),
+        files: Vec::new(),
     }
 }
 

@@ -21,7 +21,7 @@ use crate::wire::proposal::{
     self as wp, AnswerCode, B2Proposal, Dialect, FbbLine, FbbProposal, MsgType, ProposalLine,
     MAX_PROPOSALS,
 };
-use crate::wire::sid::{trim_end, Flags, Mode, Sid, SidInfo};
+use crate::wire::sid::{forwards_line, trim_end, Flags, Mode, Sid, SidInfo};
 use crate::Error;
 use bytes::Bytes;
 use std::collections::VecDeque;
@@ -111,6 +111,8 @@ pub struct Session {
     seen_sid: Option<SidInfo>,
     /// A Winlink `;PQ` challenge seen before the partner's prompt (answered after our SID).
     winlink_challenge: Option<String>,
+    /// Calls the partner collects mail for (Winlink `;FW:` line), upper case, no SSID.
+    peer_forwards: Vec<String>,
     inbuf: Vec<u8>,
     pos: usize,
     skip_lf: bool,
@@ -194,6 +196,7 @@ impl Session {
             peer_flags: Flags::default(),
             seen_sid: None,
             winlink_challenge: None,
+            peer_forwards: Vec::new(),
             inbuf: Vec::new(),
             pos: 0,
             skip_lf: false,
@@ -312,6 +315,13 @@ impl Session {
     /// The peer's SID, once connected (if it sent one).
     pub fn peer_sid(&self) -> Option<&SidInfo> {
         self.peer.as_ref()
+    }
+
+    /// The calls the partner announced it collects mail for (`;FW: CALL ...`, sent by Winlink
+    /// software before its SID): upper case, SSID and `@` part dropped. Known from
+    /// [`Event::Connected`] on.
+    pub fn peer_forwards(&self) -> &[String] {
+        &self.peer_forwards
     }
 
     /// The configuration in force.
@@ -618,6 +628,12 @@ impl Session {
     }
 
     fn on_line(&mut self, line: Vec<u8>) -> Result<(), Error> {
+        if matches!(self.state, State::CallerWaitPrompt | State::CalledWaitSid) {
+            if let Some(calls) = forwards_line(&line) {
+                self.peer_forwards.extend(calls);
+                return Ok(());
+            }
+        }
         match self.state {
             State::CallerWaitPrompt => {
                 if Sid::is_sid_line(&line) {

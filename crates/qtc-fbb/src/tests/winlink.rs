@@ -26,10 +26,7 @@ fn called_by_pat() -> Session {
     s.handle_input(now, PAT_HELLO);
     assert!(matches!(
         &events(&mut s)[..],
-        [Event::Connected {
-            mode: Mode::B2,
-            ..
-        }]
+        [Event::Connected { mode: Mode::B2, .. }]
     ));
     s
 }
@@ -47,6 +44,7 @@ fn calling_pat() -> Session {
         &events(&mut s)[..],
         [Event::Connected { .. }, Event::NeedOutgoing { .. }]
     ));
+    assert_eq!(s.peer_forwards(), ["N0PAT"]);
     let _ = tx(&mut s);
     s
 }
@@ -76,13 +74,25 @@ fn after_pat_refuses_a_whole_block_we_go_on() {
     let msgs = (1..=6).map(|i| b2_msg(i, &format!("MID{i}"))).collect();
     s.offer(now, msgs).unwrap();
     let block = tx(&mut s);
-    assert_eq!(block.split(|&b| b == b'\r').filter(|l| l.starts_with(b"FC")).count(), 5);
+    assert_eq!(
+        block
+            .split(|&b| b == b'\r')
+            .filter(|l| l.starts_with(b"FC"))
+            .count(),
+        5
+    );
     // Pat has them all already: it answers and then waits, sending nothing more.
     s.handle_input(now, b"FS -----\r");
     let acks = events(&mut s);
     assert_eq!(
         acks.iter()
-            .filter(|e| matches!(e, Event::Acknowledged { outcome: Outcome::Rejected, .. }))
+            .filter(|e| matches!(
+                e,
+                Event::Acknowledged {
+                    outcome: Outcome::Rejected,
+                    ..
+                }
+            ))
             .count(),
         5
     );

@@ -170,6 +170,24 @@ const WINLINK_NAMES: &[&str] = &[
     "wl2k",
 ];
 
+/// The calls of a Winlink `;FW: CALL[-SSID][@...] ...` line (the stations the sender collects
+/// mail for), upper case, SSID and `@` part dropped; `None` for any other line.
+pub fn forwards_line(line: &[u8]) -> Option<Vec<String>> {
+    let rest = trim_end(line).strip_prefix(b";FW:")?;
+    let text = String::from_utf8_lossy(rest);
+    Some(
+        text.split_ascii_whitespace()
+            .filter_map(|w| {
+                let call = w.split(['@', '-', '|']).next()?.to_ascii_uppercase();
+                (!call.is_empty()
+                    && call.len() <= 6
+                    && call.bytes().all(|b| b.is_ascii_alphanumeric()))
+                .then_some(call)
+            })
+            .collect(),
+    )
+}
+
 impl SidInfo {
     /// Whether the SID names Winlink software (see [`WINLINK_NAMES`]).
     pub fn is_winlink_client(&self) -> bool {
@@ -313,6 +331,17 @@ pub(crate) fn trim_end(mut line: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod test {
     use super::*;
+
+    #[test]
+    fn forwards_lines() {
+        assert_eq!(
+            forwards_line(b";FW: N0PAT n0aux-7 W1AW@winlink.org|XY\r"),
+            Some(vec!["N0PAT".into(), "N0AUX".into(), "W1AW".into()])
+        );
+        assert_eq!(forwards_line(b";FW:"), Some(vec![]));
+        assert_eq!(forwards_line(b";FW: TOOLONGCALL \xff"), Some(vec![]));
+        assert_eq!(forwards_line(b"; N0BBS DE N0PAT"), None);
+    }
 
     #[test]
     fn parses_known_sids() {

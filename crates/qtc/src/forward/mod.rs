@@ -351,6 +351,7 @@ impl Driver {
             Event::Connected { peer_sid, mode } => {
                 tracing::info!(partner = %self.partner, ?mode, sid = ?peer_sid.map(|s| format!("{}-{}", s.name, s.version)), "forwarding mode agreed");
                 self.fwd.set_mode(&self.partner, mode);
+                self.queue_collected().await;
             }
             Event::NeedOutgoing { max } => self.offer(max).await,
             Event::Proposals(ps) => self.answer(ps).await,
@@ -370,6 +371,8 @@ impl Driver {
                         title: title.to_vec(),
                         text: text.to_vec(),
                         hold: false,
+                        recipients: Vec::new(),
+                        files: Vec::new(),
                     }),
                 };
                 match msg {
@@ -399,6 +402,41 @@ impl Driver {
                 }
                 self.closed = true;
             }
+        }
+    }
+
+    /// Queues the personal mail here for the calls the partner announced with `;FW:` (a Winlink
+    /// station collecting its own mail): only its own call and calls in its routes count, so a
+    /// partner cannot collect anyone's mail by naming them.
+    async fn queue_collected(&mut self) {
+        let routes = self
+            .fwd
+            .partner(&self.partner)
+            .map(|p| p.routes.clone())
+            .unwrap_or_default();
+        let calls: Vec<String> = self
+            .session
+            .peer_forwards()
+            .iter()
+            .filter(|c| c.eq_ignore_ascii_case(&self.partner) || routes.contains(c))
+            .cloned()
+            .collect();
+        if calls.is_empty() {
+            return;
+        }
+        let partner = self.partner.clone();
+        let now = clock::unix_now();
+        match self
+            .fwd
+            .store
+            .call(move |s| s.queue_collected(&partner, &calls, now))
+            .await
+        {
+            Ok(Ok(n)) if n > 0 => {
+                tracing::info!(partner = %self.partner, messages = n, "queued mail the partner collects (;FW:)")
+            }
+            Ok(Err(e)) => tracing::warn!(error = %e, "cannot queue the mail the partner collects"),
+            _ => {}
         }
     }
 

@@ -1,0 +1,161 @@
+//! The Winlink B2F parts a message may carry besides its body: every `To:`/`Cc:` recipient and
+//! the attachments (`File:`), kept as received so they are forwarded byte-identical to B2
+//! partners, routed for every recipient, and listed to users.
+
+use qtc_mail::{route, FileInfo, StoreError};
+use rusqlite::{params, OptionalExtension, Transaction};
+
+use crate::{db_err, queue_in, QueueMarks, Station, Store};
+
+/// One addressee of a B2F message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Recipient {
+    /// A `Cc:` (else a `To:`).
+    pub cc: bool,
+    /// The address as written (`N0ABC`, `N0ABC@N0BBS`, `SMTP:a@b.org`).
+    pub addr: String,
+}
+
+impl Recipient {
+    /// (callsign, `@` part) of the address, upper case; a scheme such as `SMTP:` is dropped.
+    pub fn split(&self) -> (String, String) {
+        let addr = self.addr.rsplit(':').next().unwrap_or_default();
+        let (call, at) = addr.split_once('@').unwrap_or((addr, ""));
+        (
+            call.trim().to_ascii_uppercase(),
+            at.trim().to_ascii_uppercase(),
+        )
+    }
+}
+
+/// One attachment, bytes as received.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attachment {
+    /// The name from its `File:` header.
+    pub name: Vec<u8>,
+    /// Its bytes.
+    pub data: Vec<u8>,
+}
+
+/// Keeps the recipients and attachments of message `number` (inside the caller's transaction)
+/// and, unless `route` is `None` (a held message), queues it for the partners every recipient
+/// routes to. A B2 form already made from the message alone is dropped, to be made again with
+/// its parts.
+pub(crate) fn keep(
+    tx: &Transaction<'_>,
+    number: u64,
+    (recipients, files): (&[Recipient], &[Attachment]),
+    route: Option<&route::RouteQuery<'_>>,
+    station: &Station,
+    queued: &QueueMarks,
+    now: i64,
+) -> Result<(), StoreError> {
+    if recipients.len() <= 1 && files.is_empty() {
+        return Ok(());
+    }
+    for (pos, r) in recipients.iter().enumerate() {
+        let (call, at) = r.split();
+        tx.prepare_cached(
+            "INSERT INTO recipients (number, pos, cc, addr, call) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .and_then(|mut st| st.execute(params![number as i64, pos as i64, r.cc, r.addr, call]))
+        .map_err(db_err)?;
+        if let Some(route) = route {
+            let q = route::RouteQuery {
+                to: &call,
+                at: &at,
+                ..*route
+            };
+            queue_in(tx, number, &q, station, queued, now)?;
+        }
+    }
+    for (pos, f) in files.iter().enumerate() {
+        tx.prepare_cached(
+            "INSERT INTO attachments (number, pos, name, data) VALUES (?1, ?2, ?3, ?4)",
+        )
+        .and_then(|mut st| st.execute(params![number as i64, pos as i64, f.name, f.data]))
+        .map_err(db_err)?;
+    }
+    tx.prepare_cached("DELETE FROM compressed_b2 WHERE number = ?1")
+        .and_then(|mut st| st.execute([number as i64]))
+        .map_err(db_err)?;
+    Ok(())
+}
+
+/// The recipients and attachments of message `number`, for its B2F form.
+pub(crate) fn load(
+    conn: &rusqlite::Connection,
+    number: u64,
+) -> Result<(Vec<Recipient>, Vec<Attachment>), StoreError> {
+    let recipients = conn
+        .prepare_cached("SELECT cc, addr FROM recipients WHERE number = ?1 ORDER BY pos")
+        .and_then(|mut st| {
+            st.query_map([number as i64], |r| {
+                Ok(Recipient {
+                    cc: r.get(0)?,
+                    addr: r.get(1)?,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(db_err)?;
+    let files = conn
+        .prepare_cached("SELECT name, data FROM attachments WHERE number = ?1 ORDER BY pos")
+        .and_then(|mut st| {
+            st.query_map([number as i64], |r| {
+                Ok(Attachment {
+                    name: r.get(0)?,
+                    data: r.get(1)?,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(db_err)?;
+    Ok((recipients, files))
+}
+
+/// What a reader sees of the parts: the addressees other than `to`, and the file list.
+pub(crate) fn shown(
+    conn: &rusqlite::Connection,
+    number: u64,
+    to: &str,
+) -> Result<(Vec<String>, Vec<FileInfo>), StoreError> {
+    let copies = conn
+        .prepare_cached("SELECT call FROM recipients WHERE number = ?1 AND call != ?2 ORDER BY pos")
+        .and_then(|mut st| {
+            st.query_map(params![number as i64, to], |r| r.get(0))?
+                .collect::<Result<Vec<String>, _>>()
+        })
+        .map_err(db_err)?;
+    let files = conn
+        .prepare_cached("SELECT name, length(data) FROM attachments WHERE number = ?1 ORDER BY pos")
+        .and_then(|mut st| {
+            st.query_map([number as i64], |r| {
+                Ok(FileInfo {
+                    name: r.get(0)?,
+                    size: r.get::<_, i64>(1)? as u64,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(db_err)?;
+    Ok((copies, files))
+}
+
+impl Store {
+    /// Attachment `pos` (from 0) of message `number`: (name, bytes).
+    pub fn attachment(
+        &mut self,
+        number: u64,
+        pos: usize,
+    ) -> Result<Option<(Vec<u8>, Vec<u8>)>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT name, data FROM attachments WHERE number = ?1 AND pos = ?2",
+                params![number as i64, pos as i64],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(db_err)
+    }
+}

@@ -1,0 +1,291 @@
+//! qtc with a real Winlink client: Pat (`pat-winlink`, built on wl2k-go) logs in to qtc's raw
+//! forwarding port, sends its outbox and collects the mail addressed to its bare callsign, in
+//! one `pat connect` each. Skipped (with the reason printed) when Pat is not installed, unless
+//! `QTC_REQUIRE_PEERS=1`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use common::Daemon;
+
+const PAT: &str = "pat-winlink";
+
+/// True when Pat can run; otherwise prints why the test is skipped (or fails under
+/// `QTC_REQUIRE_PEERS=1`).
+fn have_pat() -> bool {
+    let found = Command::new(PAT)
+        .arg("version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        assert!(
+            std::env::var("QTC_REQUIRE_PEERS").as_deref() != Ok("1"),
+            "{PAT} is not installed and QTC_REQUIRE_PEERS=1 (apt-get install pat)"
+        );
+        eprintln!("skipped: {PAT} is not installed (Debian package pat)");
+    }
+    found
+}
+
+/// One Pat station with its own home, config and mailbox in a temp directory.
+struct Pat {
+    call: &'static str,
+    dir: tempfile::TempDir,
+}
+
+impl Pat {
+    fn new(call: &'static str) -> Pat {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("config.json"),
+            format!(r#"{{"mycall": "{call}", "secure_login_password": "", "locator": "JO59fx"}}"#),
+        )
+        .unwrap();
+        Pat { call, dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn run(&self, args: &[&str], stdin: &[u8]) -> Output {
+        use std::io::Write;
+        let mut child = Command::new(PAT)
+            .env("HOME", self.dir.path())
+            .arg("--config")
+            .arg(self.path("config.json"))
+            .arg("--mbox")
+            .arg(self.path("mbox"))
+            .arg("--event-log")
+            .arg(self.path("events.json"))
+            .arg("--log")
+            .arg(self.path("pat.log"))
+            .arg("--forms")
+            .arg(self.path("forms"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        child.wait_with_output().unwrap()
+    }
+
+    /// `pat compose` from the command line: body on stdin.
+    fn compose(&self, args: &[&str], body: &str) {
+        let mut all = vec!["compose"];
+        all.extend(args);
+        let out = self.run(&all, body.as_bytes());
+        assert!(out.status.success(), "pat compose: {out:?}");
+    }
+
+    /// One `pat connect` to qtc's forwarding port; returns Pat's output.
+    fn connect(&self, port: u16, extra: &[&str]) -> String {
+        let url = format!("telnet://{}:patpw@127.0.0.1:{port}/N0QTC", self.call);
+        let mut args: Vec<&str> = extra.to_vec();
+        args.extend(["connect", &url]);
+        let out = self.run(&args, b"");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "pat connect failed:\n{text}");
+        text
+    }
+
+    /// The B2F files in one of Pat's mailbox folders (`in`, `out`, `sent`).
+    fn folder(&self, name: &str) -> Vec<Vec<u8>> {
+        let dir = self.path("mbox").join(self.call).join(name);
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map(|d| d.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default();
+        files.sort();
+        files.iter().map(|p| std::fs::read(p).unwrap()).collect()
+    }
+}
+
+/// qtc N0QTC with the Pat stations N0PAT and N0PAU as B2 partners that call in, and users
+/// N0USR, N0OTH.
+fn qtc() -> Daemon {
+    Daemon::start_bbs(
+        "N0QTC",
+        &[
+            ("N0PAT", "patpw", "--bbs"),
+            ("N0PAU", "patpw", "--bbs"),
+            ("N0USR", "pw", ""),
+            ("N0OTH", "pw", ""),
+        ],
+        "[forward]\nlisten = [\"127.0.0.1:0\"]\n\
+         [[partner]]\ncallsign = \"N0PAT\"\nprotocol = \"b2\"\nroutes = [\"N0PAT\"]\n\
+         [[partner]]\ncallsign = \"N0PAU\"\nprotocol = \"b2\"\nroutes = [\"N0PAU\"]\n",
+    )
+}
+
+/// A telnet user logged in to N0QTC, at its prompt.
+fn login(d: &Daemon, call: &str) -> common::Client {
+    let mut c = d.connect();
+    c.expect("Callsign:");
+    c.send(call);
+    c.expect("Password:");
+    c.send("pw");
+    c.expect("de N0QTC>");
+    c
+}
+
+/// Logs in to qtc's telnet port as N0USR and sends personal mail `SP to` with `body`.
+fn post(d: &Daemon, to: &str, subject: &str, body: &[u8]) {
+    let mut c = login(d, "N0USR");
+    c.send(&format!("SP {to}"));
+    c.expect("Subject:");
+    c.send(subject);
+    c.expect("Enter message");
+    c.send_raw(body);
+    c.send("/EX");
+    let out = c.expect("de N0QTC>");
+    assert!(out.contains("stored"), "{out}");
+    c.send("B");
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    common::find(hay, needle).is_some()
+}
+
+fn file(path: &Path, len: usize) -> Vec<u8> {
+    let data: Vec<u8> = (0..len).map(|i| (i * 7 + i / 251) as u8).collect();
+    std::fs::write(path, &data).unwrap();
+    data
+}
+
+#[test]
+fn pat_sends_its_outbox_and_collects_its_mail_in_one_connect_each() {
+    if !have_pat() {
+        return;
+    }
+    let d = qtc();
+    let port = d.fwd_port.unwrap();
+    let pat = Pat::new("N0PAT");
+    file(&pat.path("photo.bin"), 3000);
+    pat.compose(
+        &["-s", "plain from pat", "N0USR"],
+        "Hello from Pat, Grüße\n",
+    );
+    pat.compose(
+        &[
+            "-s",
+            "with a file",
+            "-a",
+            pat.path("photo.bin").to_str().unwrap(),
+            "N0USR",
+        ],
+        "See the attachment.\n",
+    );
+    pat.compose(
+        &["-s", "copied", "-c", "N0OTH", "N0USR"],
+        "For both of you.\n",
+    );
+    // Mail for Pat's bare callsign, UTF-8 and Latin-1.
+    post(&d, "N0PAT", "utf8 for pat", "Köln ist schön\r\n".as_bytes());
+    post(&d, "N0PAT", "latin1 for pat", b"K\xf6ln in Latin-1\r\n");
+
+    let out = pat.connect(port, &[]);
+    assert!(
+        pat.folder("out").is_empty(),
+        "Pat's outbox not sent:\n{out}"
+    );
+    let inbox = pat.folder("in");
+    assert_eq!(inbox.len(), 2, "Pat collected its mail:\n{out}");
+    let utf8 = inbox.iter().find(|m| contains(m, b"utf8 for pat")).unwrap();
+    assert!(contains(utf8, "Köln ist schön".as_bytes()));
+    assert!(contains(utf8, b"Content-Type: text/plain; charset=UTF-8"));
+    let latin1 = inbox
+        .iter()
+        .find(|m| contains(m, b"latin1 for pat"))
+        .unwrap();
+    assert!(contains(latin1, b"K\xf6ln"));
+    assert!(contains(
+        latin1,
+        b"Content-Type: text/plain; charset=ISO-8859-1"
+    ));
+
+    let listed = d.listed();
+    let from_pat: Vec<_> = listed.iter().filter(|m| m.from == "N0PAT").collect();
+    assert_eq!(from_pat.len(), 3, "{listed:?}");
+    // The copy: N0OTH lists and reads it as well as N0USR.
+    let copied = from_pat.iter().find(|m| m.subject == "copied").unwrap();
+    let mut oth = login(&d, "N0OTH");
+    oth.send("L");
+    let list = oth.expect("de N0QTC>");
+    assert!(list.contains("copied"), "{list}");
+    oth.send(&format!("R {}", copied.number));
+    let shown = oth.expect("de N0QTC>");
+    assert!(shown.contains("For both of you."), "{shown}");
+    oth.send("B");
+    // The attachment is listed under the message, with its size.
+    let with_file = from_pat
+        .iter()
+        .find(|m| m.subject == "with a file")
+        .unwrap();
+    let mut usr = login(&d, "N0USR");
+    usr.send(&format!("R {}", with_file.number));
+    let shown = usr.expect("de N0QTC>");
+    assert!(shown.contains("photo.bin (3000 bytes)"), "{shown}");
+    usr.send("B");
+
+    // A second connect: nothing new either way.
+    let again = pat.connect(port, &[]);
+    assert_eq!(pat.folder("in").len(), 2, "{again}");
+
+    // Relayed to a second Pat station: recipients and the attachment byte-identical.
+    let pau = Pat::new("N0PAU");
+    let relayed = file(&pat.path("relay.bin"), 3000);
+    pat.compose(
+        &[
+            "-s",
+            "relay",
+            "-a",
+            pat.path("relay.bin").to_str().unwrap(),
+            "-c",
+            "N0USR",
+            "N0PAU",
+        ],
+        "Through qtc.\n",
+    );
+    pat.connect(port, &[]);
+    pau.connect(port, &[]);
+    let got = pau.folder("in");
+    assert_eq!(got.len(), 1);
+    let head = String::from_utf8_lossy(&got[0][..400]).into_owned();
+    assert!(
+        contains(&got[0], b"To: N0PAU\r\n") && contains(&got[0], b"Cc: N0USR\r\n"),
+        "{head}"
+    );
+    assert!(contains(&got[0], b"File: 3000 relay.bin\r\n"));
+    assert!(contains(&got[0], &relayed));
+}
+
+#[test]
+fn pat_in_send_only_mode_refuses_our_mail_and_the_session_goes_on() {
+    if !have_pat() {
+        return;
+    }
+    let d = qtc();
+    let port = d.fwd_port.unwrap();
+    let pat = Pat::new("N0PAT");
+    post(&d, "N0PAT", "later", b"for later\r\n");
+    pat.compose(&["-s", "outbound", "N0USR"], "sent in send-only mode\n");
+    // Pat defers everything we propose and sends neither FF nor proposals: qtc must go on
+    // (FF / FQ) rather than wait for its idle timeout, and keep the message queued.
+    let out = pat.connect(port, &["--send-only"]);
+    assert!(pat.folder("out").is_empty(), "{out}");
+    assert!(pat.folder("in").is_empty(), "{out}");
+    assert!(d.fwd_queue(Some("N0PAT")).contains("N0PAT"), "still queued");
+    // Without --send-only it comes.
+    pat.connect(port, &[]);
+    assert_eq!(pat.folder("in").len(), 1);
+}
