@@ -1329,15 +1329,22 @@ impl Session {
         let mut proposal = rx.proposal.clone();
         let mut title = title;
         if rx.codec == Codec::B2 {
-            let m = b2f::Message::parse(&text)?;
-            if title.is_empty() {
-                title = m.subject().to_vec();
-            }
-            if proposal.from.is_empty() {
-                proposal.from = lossy(m.get("From").unwrap_or_default());
-            }
-            if proposal.to.is_empty() {
-                proposal.to = lossy(m.get("To").unwrap_or_default());
+            match b2f::Message::parse(&text) {
+                Ok(m) => {
+                    if title.is_empty() {
+                        title = m.subject().to_vec();
+                    }
+                    if proposal.from.is_empty() {
+                        proposal.from = lossy(m.get("From").unwrap_or_default());
+                    }
+                    if proposal.to.is_empty() {
+                        proposal.to = lossy(m.get("To").unwrap_or_default());
+                    }
+                }
+                // It arrived whole (CRC checked): failing the session here would have the
+                // partner send it again at every connect and block everything behind it.
+                Err(e) => warn!(bid = %proposal.bid, error = %e,
+                    "received B2F message does not parse; delivered as it came"),
             }
         }
         if proposal.size as usize != text.len() {

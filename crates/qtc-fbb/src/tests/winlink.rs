@@ -125,3 +125,68 @@ fn refusing_all_of_pats_block_waits_for_its_next_block() {
     s.offer(now, vec![]).unwrap();
     assert_eq!(tx(&mut s), b"FQ\r");
 }
+
+/// A B2F message with `to` recipients and `files` one-byte attachments.
+fn big_b2f(mid: &str, to: usize, files: usize) -> Vec<u8> {
+    let mut m = format!("Mid: {mid}\r\nFrom: N0PAT\r\nSubject: many\r\nBody: 2\r\n").into_bytes();
+    for i in 0..to {
+        m.extend_from_slice(format!("To: N{i}ABC\r\n").as_bytes());
+    }
+    for i in 0..files {
+        m.extend_from_slice(format!("File: 1 f{i}\r\n").as_bytes());
+    }
+    m.extend_from_slice(b"\r\nhi");
+    if files > 0 {
+        m.extend_from_slice(b"\r\n");
+        for _ in 0..files {
+            m.extend_from_slice(b"x\r\n");
+        }
+    }
+    m
+}
+
+/// Pat proposes `text` as one FC message and sends it; returns what we delivered.
+fn receive_from_pat(s: &mut Session, mid: &str, text: &[u8]) -> Vec<Event> {
+    let now = base_time();
+    let file = qtc_lzhuf::compress_with_crc(text);
+    let prop = format!("FC EM {mid} {} {} 0", text.len(), file.len());
+    let sum = crate::wire::proposal::checksum_add(0, prop.as_bytes());
+    let block = format!(
+        "{prop}\rF> {:02X}\r",
+        crate::wire::proposal::checksum_value(sum)
+    );
+    s.handle_input(now, block.as_bytes());
+    assert!(matches!(&events(s)[..], [Event::Proposals(_)]));
+    s.answer(now, vec![Answer::Accept]).unwrap();
+    assert_eq!(tx(s), b"FS Y\r");
+    let mut wire = Vec::new();
+    crate::wire::block::encode(b"many", 0, &file, &mut wire);
+    s.handle_input(now, &wire);
+    events(s)
+}
+
+#[test]
+fn many_recipients_and_files_are_taken() {
+    let mut s = called_by_pat();
+    // 60 recipients and 40 files: past the old 64-line / 32-file limits.
+    let ev = receive_from_pat(&mut s, "MANY1", &big_b2f("MANY1", 60, 40));
+    assert!(
+        matches!(&ev[..], [Event::Received { .. }, Event::BlockComplete]),
+        "{ev:?}"
+    );
+}
+
+#[test]
+fn a_message_over_the_limits_does_not_poison_the_session() {
+    let now = base_time();
+    let mut s = called_by_pat();
+    let text = big_b2f("HUGE1", 2000, 0);
+    let ev = receive_from_pat(&mut s, "HUGE1", &text);
+    // Delivered as it came (the application keeps it held), and the session goes on.
+    let [Event::Received { text: got, .. }, Event::BlockComplete] = &ev[..] else {
+        panic!("{ev:?}");
+    };
+    assert_eq!(got.as_ref(), text.as_slice());
+    s.committed(now).unwrap();
+    assert!(matches!(&events(&mut s)[..], [Event::NeedOutgoing { .. }]));
+}

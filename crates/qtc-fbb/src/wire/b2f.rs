@@ -5,12 +5,13 @@
 
 use crate::Error;
 
-/// At most this many header lines.
-pub const MAX_HEADERS: usize = 64;
+/// At most this many header lines: Winlink sets no limit of its own; this leaves room for
+/// several hundred recipients.
+pub const MAX_HEADERS: usize = 1024;
 /// A header line is at most this long.
 pub const MAX_HEADER_LINE: usize = 1024;
-/// At most this many attachments.
-pub const MAX_FILES: usize = 32;
+/// At most this many attachments (the message size limit bounds them first).
+pub const MAX_FILES: usize = 256;
 /// A Mid is at most this long.
 pub const MAX_MID_LEN: usize = 12;
 /// A Subject is at most this long.

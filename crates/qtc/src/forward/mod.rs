@@ -378,7 +378,20 @@ impl Driver {
                 match msg {
                     Some(m) => self.block.push(m),
                     None => {
-                        tracing::warn!(partner = %self.partner, bid = %proposal.bid, "received B2 payload is not a B2F message: dropped")
+                        // Never lost, never refused again: kept whole and held for the sysop.
+                        tracing::warn!(partner = %self.partner, bid = %proposal.bid, "received B2 payload is not a B2F message: held for the sysop");
+                        self.block.push(Incoming {
+                            kind: qtc_mail::MsgType::Personal,
+                            from: self.partner.clone(),
+                            to: "SYSOP".into(),
+                            at: String::new(),
+                            bid: proposal.bid.clone(),
+                            title: title.to_vec(),
+                            text: text.to_vec(),
+                            hold: true,
+                            recipients: Vec::new(),
+                            files: Vec::new(),
+                        });
                     }
                 }
             }
