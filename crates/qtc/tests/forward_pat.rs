@@ -120,8 +120,9 @@ fn qtc() -> Daemon {
             ("N0PAU", "patpw", "--bbs"),
             ("N0USR", "pw", ""),
             ("N0OTH", "pw", ""),
+            ("N0SYS", "root", "--sysop"),
         ],
-        "[forward]\nlisten = [\"127.0.0.1:0\"]\n\
+        "[web]\nlisten = \"127.0.0.1:0\"\n[forward]\nlisten = [\"127.0.0.1:0\"]\n\
          [[partner]]\ncallsign = \"N0PAT\"\nprotocol = \"b2\"\nroutes = [\"N0PAT\"]\n\
          [[partner]]\ncallsign = \"N0PAU\"\nprotocol = \"b2\"\nroutes = [\"N0PAU\"]\n",
     )
@@ -152,6 +153,46 @@ fn post(d: &Daemon, to: &str, subject: &str, body: &[u8]) {
     c.send("B");
 }
 
+/// One HTTP/1.1 request to the dashboard: (head, body bytes).
+fn http(port: u16, request: &str) -> (String, Vec<u8>) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(common::PATIENCE)).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let end = common::find(&raw, b"\r\n\r\n").unwrap();
+    let body = raw.split_off(end + 4);
+    (String::from_utf8_lossy(&raw).into_owned(), body)
+}
+
+/// The value of cookie `name` set in `head`.
+fn cookie(head: &str, name: &str) -> String {
+    let at = head.find(&format!("{name}=")).unwrap() + name.len() + 1;
+    head[at..].split(';').next().unwrap().to_string()
+}
+
+/// Attachment `i` of message `n`, downloaded from the web dashboard as the sysop.
+fn download(d: &Daemon, n: u64, i: usize) -> (String, Vec<u8>) {
+    let port = d.web_port();
+    let get = |path: &str, cookie: &str| {
+        format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nCookie: {cookie}\r\n\r\n")
+    };
+    let (head, _) = http(port, &get("/login", ""));
+    let token = cookie(&head, "qtc_login");
+    let form = format!("csrf={token}&call=N0SYS&password=root");
+    let (head, _) = http(
+        port,
+        &format!(
+            "POST /login HTTP/1.1\r\nHost: x\r\nConnection: close\r\nCookie: qtc_login={token}\r\n\
+             Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{form}",
+            form.len()
+        ),
+    );
+    let session = format!("qtc_session={}", cookie(&head, "qtc_session"));
+    http(port, &get(&format!("/messages/{n}/files/{i}"), &session))
+}
+
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     common::find(hay, needle).is_some()
 }
@@ -170,7 +211,7 @@ fn pat_sends_its_outbox_and_collects_its_mail_in_one_connect_each() {
     let d = qtc();
     let port = d.fwd_port.unwrap();
     let pat = Pat::new("N0PAT");
-    file(&pat.path("photo.bin"), 3000);
+    let photo = file(&pat.path("photo.bin"), 3000);
     pat.compose(
         &["-s", "plain from pat", "N0USR"],
         "Hello from Pat, Grüße\n",
@@ -236,6 +277,10 @@ fn pat_sends_its_outbox_and_collects_its_mail_in_one_connect_each() {
     let shown = usr.expect("de N0QTC>");
     assert!(shown.contains("photo.bin (3000 bytes)"), "{shown}");
     usr.send("B");
+    // Kept byte-identical: the sysop downloads it from the web dashboard.
+    let (head, bytes) = download(&d, with_file.number, 0);
+    assert!(head.contains("filename=\"photo.bin\""), "{head}");
+    assert_eq!(bytes, photo);
 
     // A second connect: nothing new either way.
     let again = pat.connect(port, &[]);

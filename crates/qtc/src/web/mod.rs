@@ -37,6 +37,7 @@ impl WebCfg {
     }
 }
 
+mod attachments;
 mod pages;
 pub mod session;
 
@@ -155,6 +156,7 @@ fn router(web: Arc<Web>) -> Router {
         .route("/forward", post(forward_now))
         .route("/messages", get(messages))
         .route("/messages/{n}", get(message).post(message_action))
+        .route("/messages/{n}/files/{i}", get(attachments::download))
         .route("/users", get(users).post(user_add))
         .route("/users/{call}", post(user_action))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_FORM))
