@@ -3,5 +3,6 @@
 
 pub(crate) mod util;
 
+mod bpq;
 mod pair;
 mod transcripts;
