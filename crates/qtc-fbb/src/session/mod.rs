@@ -29,6 +29,8 @@ use std::time::Instant;
 use tracing::{debug, trace, warn};
 
 const CTRL_Z: u8 = 0x1A;
+/// Longest silence, as caller, between the login and the partner's prompt.
+const PROMPT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 const PROPOSAL_CHECKSUM_ERROR: &str = "*** Checksum error (Checsum of proposals is wrong.)";
 const MESSAGE_CHECKSUM_ERROR: &str = "*** Checksum error (Checsum of message is wrong.)";
 
@@ -271,7 +273,8 @@ impl Session {
         if let Some(d) = self.deadline {
             if now >= d && self.state != State::Closed {
                 debug!(state = ?self.state, "fbb idle timeout");
-                self.fail(Error::Timeout);
+                let waiting_for = self.awaited();
+                self.fail(Error::Timeout { waiting_for });
             }
         }
         self.rearm(now, false);
@@ -441,10 +444,34 @@ impl Session {
         )
     }
 
+    /// What the partner owes us in the current state, for the timeout message.
+    fn awaited(&self) -> &'static str {
+        match self.state {
+            State::CallerWaitPrompt => {
+                "prompt after the login (a line ending in '>'; a pager prompt such as \
+                 xfbbd's '-->' means the user we log in as is not a BBS there)"
+            }
+            State::CalledWaitSid => "SID",
+            State::FbbWaitAnswer => "answer to our proposals (FS)",
+            State::FbbWaitPeer => "proposals, FF or FQ",
+            State::FbbReadBlock => "rest of its proposal block (F>)",
+            State::Receiving => "message data",
+            State::MblWaitPrompt | State::MblWaitPromptAfter => "MBL prompt (>)",
+            State::MblWaitAnswer => "answer to our S line",
+            _ => "next line",
+        }
+    }
+
     fn rearm(&mut self, now: Instant, activity: bool) {
         if self.waits_for_peer() {
             if activity || self.deadline.is_none() {
-                self.deadline = Some(now + self.cfg.idle_timeout);
+                // A login that stopped short of the prompt (a pager, a menu) will not go on
+                // by itself: give up after the login's time rather than the idle timeout.
+                let wait = match self.state {
+                    State::CallerWaitPrompt => self.cfg.idle_timeout.min(PROMPT_TIMEOUT),
+                    _ => self.cfg.idle_timeout,
+                };
+                self.deadline = Some(now + wait);
             }
         } else {
             self.deadline = None;
@@ -465,7 +492,7 @@ impl Session {
         let line = match &err {
             Error::ProposalChecksum { .. } => Some(PROPOSAL_CHECKSUM_ERROR.to_owned()),
             Error::BlockChecksum { .. } => Some(MESSAGE_CHECKSUM_ERROR.to_owned()),
-            Error::Timeout
+            Error::Timeout { .. }
             | Error::ConnectionLost
             | Error::LocalClose
             | Error::PeerError(_)
