@@ -94,8 +94,11 @@ pub enum Error {
     #[error("resumed transfer does not match the partial file")]
     ResumeMismatch,
     /// The peer was silent for longer than the idle timeout.
-    #[error("timed out waiting for the peer")]
-    Timeout,
+    #[error("timed out waiting for the partner's {waiting_for}")]
+    Timeout {
+        /// What the session was waiting for.
+        waiting_for: &'static str,
+    },
     /// The connection closed before the session ended.
     #[error("connection lost")]
     ConnectionLost,

@@ -26,6 +26,16 @@ impl Codec {
         Codec::Telnet(Box::new(Telnet::new(role)))
     }
 
+    /// How a login line ends on this connection: CR on a raw link, as FBB, LinBPQ and every
+    /// AX.25 BBS end lines (LinBPQ's FBBPORT reads CR LF as a line and one stray byte, which
+    /// it keeps as part of the password); CR LF on telnet, the NVT line end.
+    pub fn line_end(&self) -> &'static [u8] {
+        match self {
+            Codec::Raw { .. } => b"\r",
+            Codec::Telnet(_) => b"\r\n",
+        }
+    }
+
     /// Decodes received bytes: application data to `app`, protocol answers to `reply`.
     pub fn decode(&mut self, input: &[u8], app: &mut Vec<u8>, reply: &mut Vec<u8>) {
         match self {

@@ -29,6 +29,8 @@ use std::time::Instant;
 use tracing::{debug, trace, warn};
 
 const CTRL_Z: u8 = 0x1A;
+/// Longest silence, as caller, between the login and the partner's prompt.
+const PROMPT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 const PROPOSAL_CHECKSUM_ERROR: &str = "*** Checksum error (Checsum of proposals is wrong.)";
 const MESSAGE_CHECKSUM_ERROR: &str = "*** Checksum error (Checsum of message is wrong.)";
 
@@ -113,6 +115,8 @@ pub struct Session {
     winlink_challenge: Option<String>,
     /// Calls the partner collects mail for (Winlink `;FW:` line), upper case, no SSID.
     peer_forwards: Vec<String>,
+    /// The partner has sent an FBB batch line (answer, proposal, FF, FQ) in this session.
+    peer_spoke_fbb: bool,
     inbuf: Vec<u8>,
     pos: usize,
     skip_lf: bool,
@@ -134,6 +138,12 @@ pub struct Session {
 
 fn is_prompt(line: &[u8]) -> bool {
     trim_end(line).last() == Some(&b'>')
+}
+
+/// The called side's normal end of MBL forwarding: `*** Done` (JNOS, qtc) or `*** DONE`
+/// (LinBPQ, which then disconnects).
+fn is_mbl_done(line: &[u8]) -> bool {
+    line.len() >= 8 && line[..8].eq_ignore_ascii_case(b"*** Done")
 }
 
 fn is_peer_error(line: &[u8]) -> bool {
@@ -197,6 +207,7 @@ impl Session {
             seen_sid: None,
             winlink_challenge: None,
             peer_forwards: Vec::new(),
+            peer_spoke_fbb: false,
             inbuf: Vec::new(),
             pos: 0,
             skip_lf: false,
@@ -268,7 +279,8 @@ impl Session {
         if let Some(d) = self.deadline {
             if now >= d && self.state != State::Closed {
                 debug!(state = ?self.state, "fbb idle timeout");
-                self.fail(Error::Timeout);
+                let waiting_for = self.awaited();
+                self.fail(Error::Timeout { waiting_for });
             }
         }
         self.rearm(now, false);
@@ -445,10 +457,34 @@ impl Session {
         )
     }
 
+    /// What the partner owes us in the current state, for the timeout message.
+    fn awaited(&self) -> &'static str {
+        match self.state {
+            State::CallerWaitPrompt => {
+                "prompt after the login (a line ending in '>'; a pager prompt such as \
+                 xfbbd's '-->' means the user we log in as is not a BBS there)"
+            }
+            State::CalledWaitSid => "SID",
+            State::FbbWaitAnswer => "answer to our proposals (FS)",
+            State::FbbWaitPeer => "proposals, FF or FQ",
+            State::FbbReadBlock => "rest of its proposal block (F>)",
+            State::Receiving => "message data",
+            State::MblWaitPrompt | State::MblWaitPromptAfter => "MBL prompt (>)",
+            State::MblWaitAnswer => "answer to our S line",
+            _ => "next line",
+        }
+    }
+
     fn rearm(&mut self, now: Instant, activity: bool) {
         if self.waits_for_peer() {
             if activity || self.deadline.is_none() {
-                self.deadline = Some(now + self.cfg.idle_timeout);
+                // A login that stopped short of the prompt (a pager, a menu) will not go on
+                // by itself: give up after the login's time rather than the idle timeout.
+                let wait = match self.state {
+                    State::CallerWaitPrompt => self.cfg.idle_timeout.min(PROMPT_TIMEOUT),
+                    _ => self.cfg.idle_timeout,
+                };
+                self.deadline = Some(now + wait);
             }
         } else {
             self.deadline = None;
@@ -469,7 +505,7 @@ impl Session {
         let line = match &err {
             Error::ProposalChecksum { .. } => Some(PROPOSAL_CHECKSUM_ERROR.to_owned()),
             Error::BlockChecksum { .. } => Some(MESSAGE_CHECKSUM_ERROR.to_owned()),
-            Error::Timeout
+            Error::Timeout { .. }
             | Error::ConnectionLost
             | Error::LocalClose
             | Error::PeerError(_)
@@ -955,6 +991,26 @@ impl Session {
         }
     }
 
+    /// LinBPQ takes FBB batch mode only from other BPQs: to anyone else it answers our SID
+    /// with a bare MBL prompt `>` and ignores `FA`/`FB`/`FF`. A bare `>` as the partner's
+    /// first answer after our SID therefore means it speaks MBL.
+    fn answers_in_mbl(&self, line: &[u8]) -> bool {
+        self.role == Role::Caller && !self.peer_spoke_fbb && trim_end(line) == b">"
+    }
+
+    fn fall_back_to_mbl(&mut self) {
+        warn!(
+            peer = ?self.peer.as_ref().map(|s| &s.name),
+            "the partner answers FBB proposals with an MBL prompt: going on in MBL \
+             (set its protocol to mbl to avoid the detour)"
+        );
+        self.mode = Some(Mode::Mbl);
+        self.events.push_back(Event::Connected {
+            peer_sid: self.peer.clone(),
+            mode: Mode::Mbl,
+        });
+    }
+
     fn send_text_message(&mut self, m: &OutMsg) {
         let title = clean_title(&m.msg.title);
         self.send_line(&title);
@@ -994,6 +1050,22 @@ impl Session {
     }
 
     fn on_fbb_answer(&mut self, line: Vec<u8>) -> Result<(), Error> {
+        if self.answers_in_mbl(&line) {
+            self.fall_back_to_mbl();
+            let block = std::mem::take(&mut self.block);
+            let plain = block.iter().all(|m| m.line.starts_with(b"FB"));
+            for m in block.into_iter().rev() {
+                self.pending.push_front(m.msg);
+            }
+            if plain {
+                // Our bare `F>` read as MBL's reverse-forward request: its `S` lines or
+                // `*** DONE` come next.
+                self.state = State::MblWaitSLine;
+            } else {
+                self.start_turn(Turn::Mbl);
+            }
+            return Ok(());
+        }
         if ignorable(&line) || (is_prompt(&line) && !line.starts_with(b"F")) {
             return Ok(());
         }
@@ -1001,7 +1073,10 @@ impl Session {
             return Err(Error::PeerError(lossy(&line)));
         }
         let codes = match FbbLine::parse(&line) {
-            Ok(FbbLine::Answer(codes)) => codes,
+            Ok(FbbLine::Answer(codes)) => {
+                self.peer_spoke_fbb = true;
+                codes
+            }
             Ok(_) => return Err(Error::protocol(&line, "expected an FS answer")),
             Err(e) => return Err(Error::protocol(&line, e.to_string())),
         };
@@ -1065,13 +1140,21 @@ impl Session {
     // ---- the peer's turn (FBB) ----
 
     fn on_fbb_peer_turn(&mut self, line: Vec<u8>) -> Result<(), Error> {
+        if self.answers_in_mbl(&line) {
+            // Our `FF` meant nothing to it; it waits for an MBL command.
+            self.fall_back_to_mbl();
+            self.start_turn(Turn::Mbl);
+            return Ok(());
+        }
         if ignorable(&line) || (is_prompt(&line) && !line.starts_with(b"F")) {
             return Ok(());
         }
         if is_peer_error(&line) {
             return Err(Error::PeerError(lossy(&line)));
         }
-        match FbbLine::parse(&line) {
+        let parsed = FbbLine::parse(&line);
+        self.peer_spoke_fbb |= parsed.is_ok();
+        match parsed {
             Ok(FbbLine::Proposal(p)) => {
                 self.ack_unacked();
                 self.incoming.clear();
@@ -1376,6 +1459,14 @@ impl Session {
                 let max = self.cfg.max_message_size;
                 let line = match self.take_line(max.saturating_sub(body.len()).max(MAX_LINE_LEN)) {
                     Ok(Some(l)) => l,
+                    Ok(None) if mbl && self.buffered().first() == Some(&CTRL_Z) => {
+                        // LinBPQ ends a message with `CR ^Z` and no CR after it, then waits
+                        // for our prompt (a CR that does follow is an ignored empty line).
+                        self.pos += 1;
+                        self.skip_lf = false;
+                        self.finish_text(title, body);
+                        return Ok(true);
+                    }
                     Ok(None) => {
                         self.rx_cur = Some(RxProgress::Body { title, body });
                         return Ok(false);
@@ -1469,7 +1560,7 @@ impl Session {
                 Ok(())
             }
             Role::Called if is_prompt(l) => Ok(()),
-            Role::Caller if l.starts_with(b"*** Done") || is_prompt(l) => {
+            Role::Caller if is_mbl_done(l) || is_prompt(l) => {
                 // The called side has nothing (more) for us.
                 self.send_line(b"B");
                 self.close_clean();

@@ -3,6 +3,7 @@
 
 pub(crate) mod util;
 
+mod bpq;
 mod pair;
 mod transcripts;
 mod winlink;

@@ -266,7 +266,9 @@ fn idle_timeout_only_while_waiting_for_the_peer() {
     assert_eq!(
         s.poll_event(),
         Some(Event::Closed {
-            error: Some(Error::Timeout)
+            error: Some(Error::Timeout {
+                waiting_for: "proposals, FF or FQ"
+            })
         })
     );
     assert_eq!(s.poll_timeout(), None);

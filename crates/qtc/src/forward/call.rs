@@ -80,14 +80,8 @@ pub async fn call(
     let leftover = if p.script.is_empty() {
         Vec::new()
     } else {
-        match login(
-            &mut stream,
-            &mut codec,
-            Script::new(p.script.clone()),
-            &mut shutdown,
-        )
-        .await
-        {
+        let script = Script::new(p.script.clone()).with_line_end(codec.line_end());
+        match login(&mut stream, &mut codec, script, &mut shutdown).await {
             Ok(l) => l,
             Err(e) => return failed(format!("login to {addr}: {e}")),
         }

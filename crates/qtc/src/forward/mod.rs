@@ -40,8 +40,10 @@ pub struct Active {
 pub struct Summary {
     /// Messages received and stored.
     pub received: usize,
-    /// Of ours, delivered or refused as already there.
+    /// Of ours, delivered.
     pub sent: usize,
+    /// Of ours, proposed and refused by the partner (it has them, or will not take them).
+    pub refused: usize,
     /// Why it ended badly, if it did.
     pub error: Option<String>,
 }
@@ -49,6 +51,9 @@ pub struct Summary {
 impl std::fmt::Display for Summary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} received, {} sent", self.received, self.sent)?;
+        if self.refused > 0 {
+            write!(f, ", {} refused", self.refused)?;
+        }
         if let Some(e) = &self.error {
             write!(f, ", error: {e}")?;
         }
@@ -369,7 +374,7 @@ impl Driver {
                         at: proposal.at.clone(),
                         bid: proposal.bid.clone(),
                         title: title.to_vec(),
-                        text: text.to_vec(),
+                        text: without_rline_gap(&text),
                         hold: false,
                         recipients: Vec::new(),
                         files: Vec::new(),
@@ -658,8 +663,13 @@ impl Driver {
                     FwdOutcome::RejectedByRule
                 }
             };
-            if matches!(o, FwdOutcome::Sent | FwdOutcome::Refused) {
-                self.summary.sent += 1;
+            match o {
+                FwdOutcome::Sent => self.summary.sent += 1,
+                FwdOutcome::Refused | FwdOutcome::RejectedByRule => {
+                    self.summary.refused += 1;
+                    tracing::info!(partner = %self.partner, number = id, outcome = ?outcome, "proposal refused by the partner");
+                }
+                FwdOutcome::Later => {}
             }
             tracing::debug!(partner = %self.partner, number = id, outcome = ?o, "acknowledged");
             outcomes.push((id, o));
@@ -676,19 +686,53 @@ impl Driver {
     }
 }
 
-/// Logs protocol traffic with a partner line by line (`<` received, `>` sent); binary data
-/// (compressed blocks) is summarised, not dumped.
+/// Logs protocol traffic with a partner line by line (`<` received, `>` sent). Text lines
+/// are shown whole, non-ASCII included; from the first binary byte (a compressed block's
+/// SOH/STX framing, NUL, other controls) the rest of the chunk is summarised, not split at
+/// the CR and LF bytes inside it.
 fn trace_lines(partner: &str, dir: &str, bytes: &[u8]) {
-    for line in bytes
+    let (text, binary) = split_binary(bytes);
+    for line in text
         .split(|&b| b == b'\r' || b == b'\n')
         .filter(|l| !l.is_empty())
     {
-        let text = if line.iter().all(|b| (0x20..0x7f).contains(b)) {
-            String::from_utf8_lossy(line).into_owned()
-        } else {
-            format!("[{} bytes of binary data]", line.len())
-        };
-        tracing::info!(target: "qtc::trace", %partner, "{dir} {text}");
+        tracing::info!(target: "qtc::trace", %partner, "{dir} {}", shown(line));
+    }
+    if !binary.is_empty() {
+        tracing::info!(target: "qtc::trace", %partner, "{dir} [{} bytes of binary data]", binary.len());
+    }
+}
+
+/// Splits a chunk at the start of the line holding its first binary byte.
+fn split_binary(bytes: &[u8]) -> (&[u8], &[u8]) {
+    let is_binary = |b: &u8| *b < 0x20 && !matches!(b, b'\r' | b'\n' | b'\t' | 0x1a);
+    match bytes.iter().position(is_binary) {
+        None => (bytes, &[]),
+        Some(p) => {
+            let line_start = bytes[..p]
+                .iter()
+                .rposition(|&b| b == b'\r' || b == b'\n')
+                .map_or(0, |i| i + 1);
+            bytes.split_at(line_start)
+        }
+    }
+}
+
+/// A text line for the log: UTF-8 as it is, anything else read as Latin-1.
+fn shown(line: &[u8]) -> String {
+    match std::str::from_utf8(line) {
+        Ok(s) => s.to_owned(),
+        Err(_) => line.iter().map(|&b| char::from(b)).collect(),
+    }
+}
+
+/// A received plain-text message's text: LinBPQ puts a blank line between its R: line and
+/// the body of a message it originated; it separates, it is not the body's first line.
+fn without_rline_gap(text: &[u8]) -> Vec<u8> {
+    let (rlines, body) = qtc_mail::route::split_rlines(text);
+    match body.strip_prefix(b"\r\n") {
+        Some(rest) if !rlines.is_empty() => [rlines, rest].concat(),
+        _ => text.to_vec(),
     }
 }
 
@@ -748,5 +792,31 @@ fn outgoing(
         title: p.subject.into(),
         text,
         compressed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_blank_line_after_r_lines_is_dropped_once() {
+        let bpq = b"R:261203/1712Z 5@N0BPQ.#NCA BPQ6.0.25\r\n\r\nfirst\r\n\r\nlast\r\n";
+        assert_eq!(
+            without_rline_gap(bpq),
+            b"R:261203/1712Z 5@N0BPQ.#NCA BPQ6.0.25\r\nfirst\r\n\r\nlast\r\n"
+        );
+        // No R: lines: a leading blank line is the author's.
+        assert_eq!(without_rline_gap(b"\r\nbody\r\n"), b"\r\nbody\r\n");
+    }
+
+    #[test]
+    fn trace_keeps_text_lines_whole_and_binary_apart() {
+        let chunk = b"FS Y\rK\xf6ln\r\x01\x05title\x00\r\n\x02\xfa";
+        let (text, binary) = split_binary(chunk);
+        assert_eq!(text, b"FS Y\rK\xf6ln\r");
+        assert_eq!(binary.len(), 12);
+        assert_eq!(shown(b"K\xf6ln"), "K\u{f6}ln");
+        assert_eq!(shown("Köln".as_bytes()), "Köln");
     }
 }
