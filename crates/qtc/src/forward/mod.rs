@@ -18,6 +18,7 @@ use tokio::sync::watch;
 
 use crate::clock;
 use crate::config::Partner;
+use crate::cpu_pool::CpuPool;
 use crate::link::Codec;
 use crate::store_thread::StoreHandle;
 
@@ -66,6 +67,8 @@ pub struct Forwarder {
     pub partners: Vec<Partner>,
     /// Hold and reject rules, applied to proposals before anything is transferred.
     rules: Vec<qtc_mail::rules::Rule>,
+    /// Where compressed forms are made: neither the event thread nor the store thread.
+    packer: CpuPool,
     base: qtc_fbb::Config,
     /// BID -> partner it is arriving from right now.
     in_flight: Mutex<HashMap<String, String>>,
@@ -74,19 +77,22 @@ pub struct Forwarder {
 }
 
 impl Forwarder {
-    /// Shared state for forwarding with `partners`; `base` holds the session settings.
+    /// Shared state for forwarding with `partners`; `base` holds the session settings, `packer`
+    /// makes compressed forms.
     pub fn new(
         store: StoreHandle,
         call: &str,
         partners: Vec<Partner>,
         rules: Vec<qtc_mail::rules::Rule>,
         base: qtc_fbb::Config,
+        packer: CpuPool,
     ) -> Self {
         Forwarder {
             store,
             call: call.to_string(),
             partners,
             rules,
+            packer,
             base,
             in_flight: Mutex::new(HashMap::new()),
             active: Mutex::new(HashMap::new()),
@@ -431,39 +437,66 @@ impl Driver {
             tracing::error!(error = %e, "forwarding session refused our offer");
         }
         if full {
-            // More is likely queued: read (and, in B2, compress) the next block on the store
-            // thread while the partner takes in this one.
+            // More is likely queued: read (and compress what is not yet) the next block while
+            // the partner takes in this one.
             self.next_offer = Some((max, Box::pin(self.fetch_offer(max))));
         }
     }
 
     /// Starts reading up to `max` of the partner's queue above what this session offered, in
-    /// the form the agreed mode sends.
+    /// the form the agreed mode sends. The store thread only reads; forms not made yet are
+    /// made on the packing thread and kept by a later store job nobody waits for.
     fn fetch_offer(&self, max: usize) -> NextOffer {
         let marks = self.fwd.store.queue_marks().clone();
         let partner = self.partner.clone();
         let after = self.offered_max;
         let mode = self.session.mode();
-        let mbo = self.fwd.call.clone();
-        Box::pin(self.fwd.store.start(
-            move |s| -> Result<(Vec<Outgoing>, u64), qtc_mail::StoreError> {
-                // Read before the query: a message queued after it moves the mark.
-                let mark = marks.get(&partner);
-                let packed = packed_form(mode);
-                let pending = s.pending(&partner, max, after, packed)?;
+        let packed = packed_form(mode);
+        let read = self.fwd.store.start(move |s| {
+            // Read before the query: a message queued after it moves the mark.
+            let mark = marks.get(&partner);
+            s.pending(&partner, max, after, packed).map(|p| (p, mark))
+        });
+        let (store, packer, mbo) = (
+            self.fwd.store.clone(),
+            self.fwd.packer.clone(),
+            self.fwd.call.clone(),
+        );
+        // A task of its own, so the packing starts now, not when the session awaits it.
+        let task = tokio::spawn(async move {
+            let (pending, mark) = match read.await? {
+                Ok(r) => r,
+                Err(e) => return Ok(Err(e)),
+            };
+            let convert = move || {
                 let mut made = Vec::new();
                 let out: Vec<Outgoing> = pending
                     .into_iter()
                     .map(|p| outgoing(p, mode, &mbo, &mut made))
                     .collect();
-                if let Some(packed) = packed {
+                (out, made)
+            };
+            // Plain FBB sends the stored text as it is: nothing to hand to another thread.
+            let (out, made) = match mode {
+                Some(Mode::B0 | Mode::B1 | Mode::B2) => packer
+                    .run(convert)
+                    .await
+                    .map_err(|_| crate::store_thread::StoreGone)?,
+                _ => convert(),
+            };
+            if let Some(form) = packed.filter(|_| !made.is_empty()) {
+                let _ = store.submit(move |s| {
                     let made: Vec<(u64, &[u8])> =
                         made.iter().map(|(n, c)| (*n, c.as_ref())).collect();
-                    s.cache_compressed(packed, &made)?;
-                }
-                Ok((out, mark))
-            },
-        ))
+                    if let Err(e) = s.cache_compressed(form, &made) {
+                        // Not kept: the next session makes them again.
+                        tracing::warn!(error = %e, "compressed forms not kept");
+                    }
+                });
+            }
+            Ok(Ok((out, mark)))
+        });
+        Box::pin(async move { task.await.unwrap_or(Err(crate::store_thread::StoreGone)) })
     }
 
     async fn answer(&mut self, ps: Vec<qtc_fbb::Proposal>) {
@@ -666,9 +699,9 @@ pub fn packed_form(mode: Option<Mode>) -> Option<qtc_store::Packed> {
     }
 }
 
-/// A queued message in the session's terms. Its compressed form is made once (when it was
-/// stored, for the partners configured then), kept in the store and reused for every partner:
-/// forms made here are pushed to `made` for keeping.
+/// A queued message in the session's terms. Its compressed form is made once (by the first
+/// session that sends it in that form), kept in the store and reused for every partner: forms
+/// made here are pushed to `made` for keeping.
 fn outgoing(
     mut p: Pending,
     mode: Option<Mode>,
