@@ -373,8 +373,9 @@ impl Driver {
                         to: proposal.to.clone(),
                         at: proposal.at.clone(),
                         bid: proposal.bid.clone(),
-                        title: title.to_vec(),
-                        text: text.to_vec(),
+                        // The session's buffers, taken over without a copy.
+                        title: title.into(),
+                        text: text.into(),
                         hold: false,
                     }),
                 };
