@@ -41,6 +41,11 @@ pub struct Plan {
     pub fwd_n: usize,
     /// Bulletins per forwarding strace pass.
     pub fwd_strace_n: usize,
+    /// Timing and strace passes per forwarding mode (min/median/max are reported).
+    pub fwd_runs: usize,
+    /// `--baseline PATH`: the forwarding rows measure this qtc too, its runs interleaved with
+    /// the measured one's, so a before/after comparison shares the machine's load.
+    pub baseline: Option<PathBuf>,
     /// Forwarding modes to run.
     pub modes: Vec<String>,
     /// Fault case window, seconds.
@@ -69,6 +74,8 @@ impl Plan {
                 idle_secs: 5,
                 fwd_n: 1_000,
                 fwd_strace_n: 1_000,
+                fwd_runs: 3,
+                baseline: None,
                 modes: vec!["fbb".into(), "b1".into(), "b2".into()],
                 fault_secs: 3,
                 sigterm_n: 1_000,
@@ -85,6 +92,8 @@ impl Plan {
                 idle_secs: 30,
                 fwd_n: 10_000,
                 fwd_strace_n: 2_000,
+                fwd_runs: 3,
+                baseline: None,
                 modes: vec!["fbb".into(), "b1".into(), "b2".into()],
                 fault_secs: 10,
                 sigterm_n: 5_000,
@@ -105,6 +114,7 @@ const ROWS: &[&str] = &[
 
 const USAGE: &str = "usage: qtc-bench [--quick] [--qtc PATH] [--out FILE] [--only ROW,...] \
 [--modes fbb,b1,b2] [--durability full|normal] [--log-level LEVEL] [--sessions N] [--store N] [--fwd N]
+       [--fwd-runs N] [--baseline PATH (another qtc binary: forwarding rows for both, interleaved)]
 rows: idle, forward, telnet, faults, scale, lzhuf, radio";
 
 struct Args {
@@ -152,6 +162,14 @@ fn parse_args() -> Result<Args, String> {
                 plan.fwd_n = num(val()?)?;
                 plan.fwd_strace_n = plan.fwd_strace_n.min(plan.fwd_n);
             }
+            "--fwd-runs" => plan.fwd_runs = num(val()?)?.max(1),
+            "--baseline" => {
+                let b = PathBuf::from(val()?);
+                plan.baseline = Some(
+                    b.canonicalize()
+                        .map_err(|e| format!("{}: {e}", b.display()))?,
+                );
+            }
             "-h" | "--help" => return Err(USAGE.into()),
             _ => return Err(format!("unknown argument {a}\n{USAGE}")),
         }
@@ -186,7 +204,8 @@ fn machine() -> String {
     format!("{cores} cores ({cpu}), Linux {}", kernel.trim())
 }
 
-fn revision(bin: &std::path::Path) -> String {
+/// `git describe` of the checkout a qtc binary was built in (its target/release/qtc path).
+pub fn revision(bin: &std::path::Path) -> String {
     let root = bin
         .ancestors()
         .nth(3)

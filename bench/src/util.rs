@@ -113,6 +113,23 @@ pub fn cpu_ticks(pid: u32) -> R<u64> {
     Ok(ut + st)
 }
 
+/// CPU ticks of `pid` plus those of its children it has waited for (cutime + cstime): a daemon
+/// that hands work to helper processes (qtc's password checks) is charged for them too.
+pub fn cpu_ticks_with_children(pid: u32) -> R<u64> {
+    let stat =
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).ctx(format!("/proc/{pid}/stat"))?;
+    let rest = &stat[stat.rfind(')').ctx("bad /proc stat")? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // Fields 14 to 17 of stat(5): utime, stime, cutime, cstime.
+    (11..15)
+        .map(|i| {
+            f.get(i)
+                .and_then(|v| v.parse::<u64>().ok())
+                .ctx("short stat")
+        })
+        .sum()
+}
+
 /// A `kB` line of /proc/PID/status (VmHWM, VmRSS, ...), in kB.
 pub fn status_kb(pid: u32, key: &str) -> R<u64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status"))

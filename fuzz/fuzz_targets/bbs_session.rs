@@ -130,16 +130,27 @@ fn config() -> Arc<Config> {
     .clone()
 }
 
-/// Drains output and events; notes when the session asked to close.
-fn drain(s: &mut Session, closed: &mut bool) {
-    let out = s.take_output();
-    if *closed {
-        assert!(out.is_empty(), "output after Close");
-    }
-    while let Some(ev) = s.poll_event() {
-        if ev == Event::Close {
-            *closed = true;
+/// Drains output and events, answering password checks from the store; notes when the
+/// session asked to close.
+fn drain(s: &mut Session, store: &mut dyn MessageStore, now: i64, closed: &mut bool) {
+    loop {
+        let out = s.take_output();
+        if *closed {
+            assert!(out.is_empty(), "output after Close");
         }
+        let mut check = None;
+        while let Some(ev) = s.poll_event() {
+            match ev {
+                Event::Close => *closed = true,
+                Event::CheckPassword { call, password } => check = Some((call, password)),
+                _ => {}
+            }
+        }
+        let Some((call, password)) = check else {
+            return;
+        };
+        let ok = store.check_password(&call, &password);
+        s.password_checked(ok, store, now);
     }
 }
 
@@ -162,11 +173,11 @@ fuzz_target!(|data: &[u8]| {
     let mut s = Session::new(config(), access);
     let mut closed = false;
     s.start(store);
-    drain(&mut s, &mut closed);
+    drain(&mut s, store, now, &mut closed);
     let step = usize::from(*step % 64).max(1);
     for chunk in input.chunks(step) {
         s.handle_input(chunk, store, now);
-        drain(&mut s, &mut closed);
+        drain(&mut s, store, now, &mut closed);
         let _ = (s.user().is_some(), s.is_writing());
         let _ = s.take_unconsumed();
     }

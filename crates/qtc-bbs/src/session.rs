@@ -71,8 +71,18 @@ pub enum Event {
     HideInput(bool),
     /// A login failed; the daemon slows down this source address.
     LoginFailed {
-        /// The callsign that was tried.
+        /// The callsign that was tried; `None` when what was typed is not a callsign (it may
+        /// be a password typed at `Callsign:`, so it is never shown or logged).
+        call: Option<String>,
+    },
+    /// Check `call`'s password (argon2: tens of milliseconds, so the transport does it off its
+    /// threads, with a dummy check for an unknown callsign so both take as long) and answer
+    /// with [`Session::password_checked`]. Input meanwhile waits in the session.
+    CheckPassword {
+        /// A valid callsign (base call).
         call: String,
+        /// What was typed.
+        password: String,
     },
     /// A user is in. When `bbs` is true the session stops interpreting: the transport hands the
     /// connection to the forwarding session, with [`Session::take_unconsumed`].
@@ -93,6 +103,11 @@ enum State {
     },
     /// `SYS` on RF: waiting for the sysop's password.
     SysPassword,
+    /// Waiting for [`Session::password_checked`] on `call`'s login (or on `SYS` when `sys`).
+    Verifying {
+        call: String,
+        sys: bool,
+    },
     Command,
     Subject {
         cmd: SendCmd,
@@ -121,6 +136,8 @@ pub struct Session {
     events: VecDeque<Event>,
     failures: u32,
     unconsumed: Vec<u8>,
+    /// Lines that arrived while a password was being checked, taken in order after it.
+    waiting: VecDeque<Line>,
     /// A sysop who came in over RF (no password) gets sysop rights only after `SYS`.
     sysop_pending: bool,
 }
@@ -145,6 +162,7 @@ impl Session {
             events: VecDeque::new(),
             failures: 0,
             unconsumed: Vec::new(),
+            waiting: VecDeque::new(),
             sysop_pending: false,
         }
     }
@@ -168,16 +186,47 @@ impl Session {
         let mut lines = Vec::new();
         self.lines.push(input, |l| lines.push(l));
         for line in lines {
-            match self.state {
-                State::Closed => return,
-                State::Handover => {
-                    if let Line::Text(t) = line {
-                        self.unconsumed.extend_from_slice(&t);
-                        self.unconsumed.push(b'\r');
-                    }
+            self.take_line(line, store, now);
+        }
+    }
+
+    /// Takes the answer to [`Event::CheckPassword`]: logs the user in (or grants `SYS`) or
+    /// counts a failure, then interprets the lines that arrived meanwhile.
+    pub fn password_checked(
+        &mut self,
+        result: Result<bool, StoreError>,
+        store: &mut dyn MessageStore,
+        now: i64,
+    ) {
+        let State::Verifying { call, sys } = std::mem::replace(&mut self.state, State::Command)
+        else {
+            return;
+        };
+        if sys {
+            self.sys_checked(call, result);
+            self.prompt();
+        } else {
+            self.login_checked(call, result, store);
+        }
+        while !matches!(self.state, State::Verifying { .. }) {
+            let Some(line) = self.waiting.pop_front() else {
+                break;
+            };
+            self.take_line(line, store, now);
+        }
+    }
+
+    fn take_line(&mut self, line: Line, store: &mut dyn MessageStore, now: i64) {
+        match self.state {
+            State::Closed => {}
+            State::Handover => {
+                if let Line::Text(t) = line {
+                    self.unconsumed.extend_from_slice(&t);
+                    self.unconsumed.push(b'\r');
                 }
-                _ => self.handle_line(line, store, now),
             }
+            State::Verifying { .. } => self.waiting.push_back(line),
+            _ => self.handle_line(line, store, now),
         }
     }
 
@@ -245,11 +294,8 @@ impl Session {
         };
         match std::mem::replace(&mut self.state, State::Command) {
             State::AskCall => self.got_callsign(&text),
-            State::AskPassword { call } => self.got_password(call, &text, store),
-            State::SysPassword => {
-                self.got_sys_password(&text, store);
-                self.prompt();
-            }
+            State::AskPassword { call } => self.got_password(call, &text),
+            State::SysPassword => self.got_sys_password(&text),
             State::Command => {
                 self.command(&text, store);
                 if matches!(self.state, State::Command) {
@@ -258,11 +304,11 @@ impl Session {
             }
             State::Subject { cmd } => self.got_subject(cmd, text),
             State::Body(draft) => self.body_line(draft, text, store, now),
-            s @ (State::Handover | State::Closed) => self.state = s,
+            s @ (State::Handover | State::Closed | State::Verifying { .. }) => self.state = s,
         }
     }
 
-    fn login_failed(&mut self, call: String) {
+    fn login_failed(&mut self, call: Option<String>) {
         self.failures += 1;
         self.events.push_back(Event::LoginFailed { call });
         if self.failures >= self.cfg.max_login_attempts {
@@ -293,24 +339,42 @@ impl Session {
                 // this text, and the prompt must start its own line.
                 self.say(&format!("\r{PASSWORD_PROMPT}\r"));
             }
-            Err(e) => {
-                self.say(&format!("{e}.\r"));
-                self.login_failed(text.to_string());
+            Err(_) => {
+                // Not echoed back nor logged: it may be a password typed a line early.
+                self.say("That is not a callsign (3 to 6 letters and digits, one a digit).\r");
+                self.login_failed(None);
             }
         }
     }
 
-    fn got_password(&mut self, call: String, text: &[u8], store: &mut dyn MessageStore) {
+    fn got_password(&mut self, call: String, text: &[u8]) {
         self.events.push_back(Event::HideInput(false));
         // The client did not echo the line end either.
         self.say("\r");
-        let password = String::from_utf8_lossy(text);
-        match store.check_password(&call, &password) {
+        let password = String::from_utf8_lossy(text).into_owned();
+        self.check_password(call, password, false);
+    }
+
+    fn check_password(&mut self, call: String, password: String, sys: bool) {
+        self.events.push_back(Event::CheckPassword {
+            call: call.clone(),
+            password,
+        });
+        self.state = State::Verifying { call, sys };
+    }
+
+    fn login_checked(
+        &mut self,
+        call: String,
+        result: Result<bool, StoreError>,
+        store: &mut dyn MessageStore,
+    ) {
+        match result {
             Ok(true) => self.log_in(&call, store),
             Ok(false) => {
                 tracing::info!(%call, "login failed");
                 self.say("Login incorrect.\r");
-                self.login_failed(call);
+                self.login_failed(Some(call));
             }
             Err(e) => {
                 self.store_failed(&e);
@@ -319,10 +383,14 @@ impl Session {
         }
     }
 
-    fn got_sys_password(&mut self, text: &[u8], store: &mut dyn MessageStore) {
+    fn got_sys_password(&mut self, text: &[u8]) {
         let (call, _, _) = self.me();
-        let password = String::from_utf8_lossy(text);
-        match store.check_password(&call, password.trim()) {
+        let password = String::from_utf8_lossy(text).trim().to_string();
+        self.check_password(call, password, true);
+    }
+
+    fn sys_checked(&mut self, call: String, result: Result<bool, StoreError>) {
+        match result {
             Ok(true) => {
                 self.sysop_pending = false;
                 if let Some(u) = self.user.as_mut() {
@@ -333,7 +401,8 @@ impl Session {
             }
             Ok(false) => {
                 tracing::warn!(%call, "SYS: wrong password");
-                self.events.push_back(Event::LoginFailed { call });
+                self.events
+                    .push_back(Event::LoginFailed { call: Some(call) });
                 self.say("Wrong password.\r");
             }
             Err(e) => self.store_failed(&e),

@@ -70,7 +70,7 @@ pub struct Pending {
     pub text: Vec<u8>,
     /// When it was stored here (Unix seconds): the B2F `Date:`.
     pub created: i64,
-    /// The compressed form asked for, if already made (when stored, or for another partner).
+    /// The compressed form asked for, if an earlier send (to any partner) made it.
     pub compressed: Option<Vec<u8>>,
     /// B2F recipients, when it has several (read only for a B2 form still to be made).
     pub recipients: Vec<Recipient>,
@@ -78,8 +78,10 @@ pub struct Pending {
     pub files: Vec<Attachment>,
 }
 
-/// A compressed form of a message, made once and kept for every partner that takes it: a
-/// partner is then sent stored bytes and sending costs no compression.
+/// A compressed form of a message, made when a partner's session first sends the message in
+/// that form (never while it is received and stored) and kept for every other partner that
+/// takes it: they are sent stored bytes, and a message no partner takes compressed is never
+/// compressed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Packed {
     /// LZHUF (with CRC) of the text as FBB sends it: B0 and B1 partners.

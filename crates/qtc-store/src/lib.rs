@@ -21,6 +21,7 @@ mod wp;
 pub use forward::{FwdOutcome, Incoming, Packed, Pending, ProposalInfo, Queued, Stored};
 pub use housekeep::{Housekept, Lifetimes};
 pub use parts::{Attachment, Recipient};
+pub use users::{hash_password, verify_password, DUMMY_HASH};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -70,10 +71,6 @@ pub struct Station {
     pub partners: Vec<route::PartnerRoutes>,
     /// Hold and reject rules applied to every message stored.
     pub rules: Vec<qtc_mail::rules::Rule>,
-    /// Partners that take a compressed form (B0/B1: [`Packed::B1`], B2: [`Packed::B2`]): a
-    /// message queued for one of them gets that form made once, when it is stored, and every
-    /// such partner is sent the same bytes. Sending then costs no compression.
-    pub compressed_for: Vec<(String, Packed)>,
 }
 
 impl Station {
@@ -84,7 +81,6 @@ impl Station {
             haddr: call.to_ascii_uppercase(),
             partners: Vec::new(),
             rules: Vec::new(),
-            compressed_for: Vec::new(),
         }
     }
 }
@@ -243,7 +239,6 @@ impl Store {
             origin: (!origin.is_empty()).then_some(origin.as_str()),
             seen: &seen,
         };
-        // A released message gets its compressed form when first sent, if a partner needs it.
         queue_in(&tx, number, &query, &station, &self.queued, now)?;
         tx.commit().map_err(db_err)?;
         Ok(true)
@@ -529,35 +524,14 @@ fn insert_in(
             origin,
             seen: &seen,
         };
-        let forms = queue_in(tx, number, &query, station, queued, now)?;
-        if !forms.is_empty() {
-            let mut text = rlines;
-            text.extend_from_slice(&msg.body);
-            // As pending() will read it back.
-            let p = Pending {
-                number,
-                kind: msg.kind,
-                from: msg.from.to_ascii_uppercase(),
-                to: msg.to.to_ascii_uppercase(),
-                at,
-                bid,
-                subject: msg.subject.clone(),
-                text,
-                created: now,
-                compressed: None,
-                recipients: Vec::new(),
-                files: Vec::new(),
-            };
-            for form in forms {
-                form.keep(tx, number, &form.make(&p, &station.call))?;
-            }
-        }
+        // Its compressed forms are made when a partner's session first sends it (see
+        // [`Packed`]), not here: receiving and storing costs no compression.
+        queue_in(tx, number, &query, station, queued, now)?;
     }
     Ok((number, status))
 }
 
-/// Queues a message for the partners the routing rules pick; returns the compressed forms
-/// those partners take.
+/// Queues a message for the partners the routing rules pick.
 fn queue_in(
     tx: &rusqlite::Transaction<'_>,
     number: u64,
@@ -565,26 +539,16 @@ fn queue_in(
     station: &Station,
     queued: &QueueMarks,
     now: i64,
-) -> Result<Vec<Packed>, StoreError> {
-    let mut compressed = Vec::new();
+) -> Result<(), StoreError> {
     for partner in route::targets(query, &station.call, &station.partners) {
         queued.bump(&partner);
-        for (_, form) in station
-            .compressed_for
-            .iter()
-            .filter(|(p, _)| p.eq_ignore_ascii_case(&partner))
-        {
-            if !compressed.contains(form) {
-                compressed.push(*form);
-            }
-        }
         tx.prepare_cached(
             "INSERT OR IGNORE INTO fwd_queue (number, partner, updated) VALUES (?1, ?2, ?3)",
         )
         .and_then(|mut st| st.execute(params![number as i64, partner, now]))
         .map_err(db_err)?;
     }
-    Ok(compressed)
+    Ok(())
 }
 
 /// `<number>_<CALL>`, cut to the 12 characters a BID may have.

@@ -184,7 +184,6 @@ fn station() -> Station {
         haddr: "N0AAA.#NCA.CA.USA.NOAM".into(),
         partners: vec![p("N0BBB", &["N0BBB", "USA", "WW"]), p("N0CCC", &["WW"])],
         rules: Vec::new(),
-        compressed_for: vec![("N0CCC".into(), Packed::B1)],
     }
 }
 
@@ -228,10 +227,8 @@ fn local_messages_get_our_rline_and_are_queued_by_route() {
     assert_eq!(p.len(), 1);
     assert!(p[0].text.starts_with(b"R:261202/1231Z"));
     assert!(p[0].text.ends_with(&m.body));
-    // N0CCC takes B1: the compressed form was made when the message was stored, from the text
-    // as it goes on the wire, and every partner gets those bytes.
-    let want = qtc_lzhuf::compress_with_crc(&qtc_lzhuf::fbb_text(&p[0].text));
-    assert_eq!(p[0].compressed.as_deref(), Some(&want[..]));
+    // Storing compresses nothing: the forms are made when a session first sends the message.
+    assert_eq!(p[0].compressed, None);
     // Each queueing moved the partner's mark.
     let marks = s.queue_marks();
     assert_eq!((marks.get("N0BBB"), marks.get("n0ccc")), (1, 1));
@@ -249,38 +246,51 @@ fn local_messages_get_our_rline_and_are_queued_by_route() {
     assert!(l < n);
 }
 
-/// A store whose partners take B2 (N0BBB) and B1 (N0CCC), holding one bulletin for both,
-/// stored at `now`; returns its number.
-fn bulletin_for_b2_and_b1(now: i64) -> (tempfile::TempDir, Store, u64) {
+/// A store holding one bulletin for N0BBB and N0CCC, stored at `now`, with no compressed form
+/// made yet; returns its number.
+fn bulletin_for_two(now: i64) -> (tempfile::TempDir, Store, u64) {
     let (d, mut s) = open();
-    let mut st = station();
-    st.compressed_for = vec![("N0BBB".into(), Packed::B2), ("N0CCC".into(), Packed::B1)];
-    s.set_station(st);
+    s.set_station(station());
     let mut b = msg(MsgType::Bulletin, "ALL", "N0USR", None);
     b.at = "WW".into();
     let n = s.insert_message(&b, "N0AAA", now).unwrap();
     (d, s, n)
 }
 
+/// Makes and keeps `form` of the one message pending for `partner`, as a sending session does.
+fn pack_for(s: &mut Store, partner: &str, form: Packed) -> Vec<u8> {
+    let p = s.pending(partner, 5, 0, Some(form)).unwrap();
+    assert_eq!(p[0].compressed, None, "made before it was sent");
+    let packed = form.make(&p[0], "N0AAA");
+    s.cache_compressed(form, &[(p[0].number, &packed[..])])
+        .unwrap();
+    packed
+}
+
 #[test]
-fn each_compressed_form_is_made_once_when_stored() {
-    let (_d, mut s, n) = bulletin_for_b2_and_b1(1_796_214_665);
-    // B2: the B2F message (Date: when stored, Mbo: us), compressed; it decodes back.
+fn each_compressed_form_is_made_when_first_sent_and_kept_for_every_partner() {
+    let (_d, mut s, n) = bulletin_for_two(1_796_214_665);
+    // B2 (N0BBB): the B2F message (Date: when stored, Mbo: us), compressed; it decodes back.
+    let packed = pack_for(&mut s, "N0BBB", Packed::B2);
     let p = s.pending("N0BBB", 5, 0, Some(Packed::B2)).unwrap();
     assert_eq!((p[0].number, p[0].created), (n, 1_796_214_665));
     let b2f = crate::b2f::encode(&p[0], "N0AAA");
     assert!(b2f.starts_with(b"Mid: 1_N0AAA\r\nDate: 2026/12/02 12:31\r\n"));
-    let packed = p[0].compressed.as_deref().unwrap();
-    assert_eq!(packed, &Packed::B2.make(&p[0], "N0AAA")[..]);
+    assert_eq!(p[0].compressed.as_deref(), Some(&packed[..]));
     let limits = qtc_lzhuf::Limits::default();
     assert_eq!(
-        qtc_lzhuf::decompress_with_crc(packed, &limits).unwrap(),
+        qtc_lzhuf::decompress_with_crc(&packed, &limits).unwrap(),
         b2f
     );
     assert_eq!(crate::b2f::decode(&b2f).unwrap().bid, "1_N0AAA");
-    // B1 for N0CCC; no form asked, none read.
-    let p = s.pending("N0CCC", 5, 0, Some(Packed::B1)).unwrap();
-    assert_eq!(p[0].compressed, Some(Packed::B1.make(&p[0], "N0AAA")));
+    // Another partner taking B2 gets the kept bytes; B1 is a form of its own, from the text as
+    // it goes on the wire.
+    let p = s.pending("N0CCC", 5, 0, Some(Packed::B2)).unwrap();
+    assert_eq!(p[0].compressed.as_deref(), Some(&packed[..]));
+    let b1 = pack_for(&mut s, "N0CCC", Packed::B1);
+    let want = qtc_lzhuf::compress_with_crc(&qtc_lzhuf::fbb_text(&p[0].text));
+    assert_eq!(b1, want);
+    // No form asked, none read.
     assert_eq!(s.pending("N0BBB", 5, 0, None).unwrap()[0].compressed, None);
 }
 
@@ -477,7 +487,9 @@ fn housekeeping_expires_by_type_and_keeps_held_mail() {
 
 #[test]
 fn housekeeping_drops_compressed_forms_once_every_partner_has_the_message() {
-    let (_d, mut s, n) = bulletin_for_b2_and_b1(0);
+    let (_d, mut s, n) = bulletin_for_two(0);
+    pack_for(&mut s, "N0BBB", Packed::B2);
+    pack_for(&mut s, "N0CCC", Packed::B1);
     let l = Lifetimes::default();
     assert_eq!(s.housekeep(1, &l).unwrap().compressed, 0);
     s.forwarded("N0BBB", &[(n, FwdOutcome::Sent)], 2).unwrap();

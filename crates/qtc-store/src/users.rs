@@ -33,12 +33,13 @@ pub(crate) fn get(conn: &Connection, call: &str) -> Result<Option<User>, StoreEr
     .map_err(db_err)
 }
 
-/// argon2's working memory (19 MiB with the default parameters), allocated once and reused by
-/// every password check and hash of this store.
+/// argon2's working memory (19 MiB with the default parameters), allocated at the first hash
+/// and reused by every later one made with the same value; freed with it.
 ///
-/// Allocated and freed per check, glibc hands the first block back to the system but then raises
-/// its mmap threshold to that size, so later blocks come from the heap and stay there: a daemon
-/// that had checked a few logins kept ~140 MB it no longer used. One kept block is 19 MiB, once.
+/// The daemon never holds one: it hashes in a short-lived helper process (see
+/// [`verify_password`]), because glibc, once a block this size is freed, raises its mmap
+/// threshold and keeps later blocks in the heap: a daemon that had checked a few logins in
+/// process kept ~140 MB it no longer used, and even one kept block is 19 MiB of resident memory.
 #[derive(Default)]
 pub(crate) struct Argon2Memory(Vec<Block>);
 
@@ -114,12 +115,9 @@ impl Argon2Memory {
     }
 }
 
-pub(crate) fn check_password(
-    conn: &Connection,
-    memory: &mut Argon2Memory,
-    call: &str,
-    password: &str,
-) -> Result<bool, StoreError> {
+/// A user's stored password hash (PHC string); `None` for an unknown user or one without a
+/// password (radio only).
+pub(crate) fn password_hash(conn: &Connection, call: &str) -> Result<Option<String>, StoreError> {
     let hash: Option<Option<String>> = conn
         .query_row(
             "SELECT password FROM users WHERE call = ?1",
@@ -128,7 +126,38 @@ pub(crate) fn check_password(
         )
         .optional()
         .map_err(db_err)?;
-    let Some(Some(hash)) = hash else {
+    Ok(hash.flatten())
+}
+
+/// Whether `password` matches the stored hash `phc` (any argon2 variant and parameters). A hash
+/// that cannot be read matches nothing. Costs one argon2 run (19 MiB, ~30 ms with the defaults).
+pub fn verify_password(phc: &str, password: &str) -> bool {
+    let Ok(parsed) = PasswordHash::new(phc) else {
+        tracing::warn!("stored password hash is unreadable; reset it with `qtc user passwd`");
+        return false;
+    };
+    Argon2Memory::default()
+        .verify(password, &parsed)
+        .unwrap_or(false)
+}
+
+/// A new argon2id hash (PHC string) of `password`, with a random salt and the default parameters.
+pub fn hash_password(password: &str) -> Result<String, StoreError> {
+    hash_in(&mut Argon2Memory::default(), password)
+}
+
+/// A hash with the default parameters that no password is known to match: verified in place of
+/// a missing one, so that a login for an unknown callsign takes as long as for a known one.
+pub const DUMMY_HASH: &str =
+    "$argon2id$v=19$m=19456,t=2,p=1$cXRjLWR1bW15LXNhbHQ$8hwDtjvFqqZ6r2Yx0Fn0Od4SmgbTzC0V5oBDqsQQkYk";
+
+pub(crate) fn check_password(
+    conn: &Connection,
+    memory: &mut Argon2Memory,
+    call: &str,
+    password: &str,
+) -> Result<bool, StoreError> {
+    let Some(hash) = password_hash(conn, call)? else {
         return Ok(false);
     };
     let Ok(parsed) = PasswordHash::new(&hash) else {
@@ -156,13 +185,19 @@ pub(crate) fn update_profile(conn: &Connection, user: &User) -> Result<(), Store
     Ok(())
 }
 
-fn hash_password(memory: &mut Argon2Memory, password: &str) -> Result<String, StoreError> {
+fn hash_in(memory: &mut Argon2Memory, password: &str) -> Result<String, StoreError> {
     memory
         .phc(password)
         .map_err(|e| StoreError::Database(format!("cannot hash password: {e}")))
 }
 
 impl Store {
+    /// `call`'s stored password hash, for checking elsewhere with [`verify_password`] (with
+    /// [`DUMMY_HASH`] when there is none). Cheap: no hashing here.
+    pub fn password_hash(&mut self, call: &str) -> Result<Option<String>, StoreError> {
+        password_hash(&self.conn, call)
+    }
+
     /// Adds a user. `password` may be `None` for a radio-only user (AX.25 needs none).
     pub fn add_user(
         &mut self,
@@ -171,10 +206,20 @@ impl Store {
         sysop: bool,
         bbs: bool,
     ) -> Result<(), StoreError> {
+        let hash = password.map(|p| hash_in(&mut self.argon2, p)).transpose()?;
+        self.add_user_hashed(call, hash.as_deref(), sysop, bbs)
+    }
+
+    /// Adds a user whose password hash ([`hash_password`]) was made elsewhere (the daemon makes
+    /// it off the store thread); `None`: no password (radio only).
+    pub fn add_user_hashed(
+        &mut self,
+        call: &str,
+        hash: Option<&str>,
+        sysop: bool,
+        bbs: bool,
+    ) -> Result<(), StoreError> {
         let call = call.to_ascii_uppercase();
-        let hash = password
-            .map(|p| hash_password(&mut self.argon2, p))
-            .transpose()?;
         let res = self.conn.execute(
             "INSERT INTO users (call, sysop, bbs, password) VALUES (?1, ?2, ?3, ?4)",
             params![call, sysop, bbs, hash],
@@ -192,7 +237,7 @@ impl Store {
 
     /// Sets a user's password.
     pub fn set_password(&mut self, call: &str, password: &str) -> Result<(), StoreError> {
-        let hash = hash_password(&mut self.argon2, password)?;
+        let hash = hash_in(&mut self.argon2, password)?;
         let n = self
             .conn
             .execute(
@@ -294,5 +339,22 @@ mod tests {
         assert!(mem.verify("secret", &parsed).unwrap());
         // The memory was allocated once, for the largest parameters seen.
         assert_eq!(mem.0.len(), Params::default().block_count());
+    }
+
+    #[test]
+    fn the_dummy_hash_costs_what_a_real_one_does_and_matches_nothing() {
+        let dummy = PasswordHash::new(DUMMY_HASH).unwrap();
+        let real = hash_password("secret").unwrap();
+        let real = PasswordHash::new(&real).unwrap();
+        assert_eq!(dummy.algorithm, real.algorithm);
+        assert_eq!(
+            Params::try_from(&dummy).unwrap(),
+            Params::try_from(&real).unwrap()
+        );
+        for guess in ["", "secret", "password"] {
+            assert!(!verify_password(DUMMY_HASH, guess));
+        }
+        assert!(verify_password(&real.to_string(), "secret"));
+        assert!(!verify_password("not a hash", "secret"));
     }
 }

@@ -25,7 +25,10 @@ impl Source {
     }
 }
 
-/// Records `home` as the home BBS of `call`. An R: line never overrides a user's own entry.
+/// Records `home` as the home BBS of `call`. An R: line never overrides a user's own entry, nor
+/// rewrites an entry that already says the same (`updated` is when the home was last learned
+/// different): a block of bulletins from one author then writes no white-pages page, one WAL
+/// frame (two writes) less per received block.
 pub(crate) fn learn(
     conn: &Connection,
     call: &str,
@@ -46,7 +49,7 @@ pub(crate) fn learn(
         Source::Rline => {
             "INSERT INTO wp (call, home, updated, source) VALUES (?1, ?2, ?3, ?4) \
              ON CONFLICT (call) DO UPDATE SET home = ?2, updated = ?3 \
-             WHERE wp.source != 'U' AND wp.updated <= ?3"
+             WHERE wp.source != 'U' AND wp.updated <= ?3 AND wp.home != ?2"
         }
     };
     conn.prepare_cached(sql)

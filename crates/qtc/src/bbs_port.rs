@@ -44,6 +44,8 @@ pub struct Shared {
     pub idle_timeout: Option<Duration>,
     /// Forwarding, for partners logging in.
     pub forwarder: Arc<Forwarder>,
+    /// Password checks, off this thread and the store's.
+    pub passwords: crate::passwords::Passwords,
 }
 
 /// Which port a connection came in on.
@@ -232,11 +234,17 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
         let mut closing = false;
         let mut pause = None;
         let mut partner = None;
+        let mut check = None;
         for ev in step.events.drain(..) {
             match ev {
                 Event::HideInput(h) => codec.hide_input(h, &mut net),
+                Event::CheckPassword { call, password } => check = Some((call, password)),
                 Event::LoginFailed { call } => {
-                    tracing::warn!(%call, "login failed");
+                    // Only a valid callsign is logged: anything else may be a password.
+                    match call {
+                        Some(call) => tracing::warn!(%call, "login failed"),
+                        None => tracing::warn!("login failed: not a callsign"),
+                    }
                     crate::metrics::login_failed();
                     if let Some(ip) = throttle_ip {
                         pause = Some(shared.throttle.failed(ip, clock::now()));
@@ -288,6 +296,23 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
         if let Some(d) = pause {
             // Slow down password guessing; input typed meanwhile waits in the socket.
             tokio::time::sleep(d).await;
+        }
+        if let Some((call, password)) = check {
+            let ok = shared.passwords.check(&shared.store, &call, password).await;
+            let session = step.session;
+            step = match shared
+                .store
+                .call(move |s| {
+                    Step::run(session, |sess| {
+                        sess.password_checked(ok, s, clock::unix_now())
+                    })
+                })
+                .await
+            {
+                Ok(s) => s,
+                Err(_) => break,
+            };
+            continue;
         }
         idle.set(shared.idle_timeout.map(|d| clock::now() + d));
         let n = tokio::select! {

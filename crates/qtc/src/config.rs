@@ -222,6 +222,8 @@ pub struct Limits {
     pub lockout_after: u32,
     /// A user session silent this long is closed ("30m"; "0": never).
     pub idle_timeout: String,
+    /// Password checks (argon2, 19 MiB each) run at once at most; 0: one per core.
+    pub password_checks: usize,
 }
 
 /// `[log]`
@@ -313,6 +315,7 @@ impl Default for Limits {
             login_attempts: 3,
             lockout_after: 10,
             idle_timeout: "30m".into(),
+            password_checks: 0,
         }
     }
 }
@@ -458,13 +461,6 @@ impl Loaded {
                 .map(|p| qtc_mail::route::PartnerRoutes {
                     call: p.call.clone(),
                     routes: p.routes.clone(),
-                })
-                .collect(),
-            compressed_for: self
-                .partners
-                .iter()
-                .filter_map(|p| {
-                    crate::forward::packed_form(Some(p.max_mode)).map(|f| (p.call.clone(), f))
                 })
                 .collect(),
         }

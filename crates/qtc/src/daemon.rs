@@ -46,6 +46,12 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
     let db_path = store.path().to_path_buf();
     let (store, store_thread) =
         StoreHandle::spawn(store).context("cannot start the store thread")?;
+    // Compressed forms are made on a thread of their own (once per message and form, when a
+    // partner's session first sends it): the event and store threads never compress.
+    let packer =
+        crate::cpu_pool::CpuPool::new("qtc-pack", 1).context("cannot start the packing thread")?;
+    let passwords = crate::passwords::Passwords::new(c.cfg.limits.password_checks)
+        .context("cannot start the password checkers")?;
 
     let mut bbs = qtc_bbs::Config::new(&c.cfg.station.callsign);
     bbs.haddr = c.haddr();
@@ -146,6 +152,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             c.partners.clone(),
             c.rules.clone(),
             fbb,
+            packer,
         ));
         let shared = Arc::new(Shared {
             bbs: Arc::new(bbs),
@@ -156,6 +163,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             per_address: crate::throttle::AddressSlots::new(c.cfg.telnet.max_per_address),
             idle_timeout: c.user_idle,
             forwarder: forwarder.clone(),
+            passwords: passwords.clone(),
         });
         let (stop_tx, stop_rx) = watch::channel(false);
         let tasks = TaskTracker::new();
@@ -184,7 +192,13 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             housekeeper.clone(),
         ));
         if let Some(l) = web_listener {
-            let web = crate::web::Web::new(&c, forwarder.clone(), radios.clone(), stop_rx.clone());
+            let web = crate::web::Web::new(
+                &c,
+                forwarder.clone(),
+                radios.clone(),
+                passwords.clone(),
+                stop_rx.clone(),
+            );
             tasks.spawn(crate::web::serve(l, web, stop_rx.clone()));
         }
         crate::service::start(

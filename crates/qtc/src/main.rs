@@ -68,6 +68,9 @@ enum Cmd {
         /// Digipeaters: `via DIGI1 DIGI2` (the word via is optional).
         via: Vec<String>,
     },
+    /// The daemon's password checker (one argon2 run per process; not for people).
+    #[command(name = "password-helper", hide = true)]
+    PasswordHelper,
 }
 
 fn main() -> ExitCode {
@@ -89,6 +92,7 @@ fn main() -> ExitCode {
             remote,
             via,
         } => radio::client::run(&port, &mycall, &remote, &via),
+        Cmd::PasswordHelper => qtc::password_helper(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -18,6 +18,7 @@ use tokio::sync::watch;
 
 use crate::clock;
 use crate::config::Partner;
+use crate::cpu_pool::CpuPool;
 use crate::link::Codec;
 use crate::store_thread::StoreHandle;
 
@@ -71,6 +72,8 @@ pub struct Forwarder {
     pub partners: Vec<Partner>,
     /// Hold and reject rules, applied to proposals before anything is transferred.
     rules: Vec<qtc_mail::rules::Rule>,
+    /// Where compressed forms are made: neither the event thread nor the store thread.
+    packer: CpuPool,
     base: qtc_fbb::Config,
     /// BID -> partner it is arriving from right now.
     in_flight: Mutex<HashMap<String, String>>,
@@ -79,19 +82,22 @@ pub struct Forwarder {
 }
 
 impl Forwarder {
-    /// Shared state for forwarding with `partners`; `base` holds the session settings.
+    /// Shared state for forwarding with `partners`; `base` holds the session settings, `packer`
+    /// makes compressed forms.
     pub fn new(
         store: StoreHandle,
         call: &str,
         partners: Vec<Partner>,
         rules: Vec<qtc_mail::rules::Rule>,
         base: qtc_fbb::Config,
+        packer: CpuPool,
     ) -> Self {
         Forwarder {
             store,
             call: call.to_string(),
             partners,
             rules,
+            packer,
             base,
             in_flight: Mutex::new(HashMap::new()),
             active: Mutex::new(HashMap::new()),
@@ -373,8 +379,9 @@ impl Driver {
                         to: proposal.to.clone(),
                         at: proposal.at.clone(),
                         bid: proposal.bid.clone(),
-                        title: title.to_vec(),
-                        text: without_rline_gap(&text),
+                        // The session's buffers, taken over without a copy.
+                        title: title.into(),
+                        text: without_rline_gap(text.into()),
                         hold: false,
                         recipients: Vec::new(),
                         files: Vec::new(),
@@ -487,39 +494,66 @@ impl Driver {
             tracing::error!(error = %e, "forwarding session refused our offer");
         }
         if full {
-            // More is likely queued: read (and, in B2, compress) the next block on the store
-            // thread while the partner takes in this one.
+            // More is likely queued: read (and compress what is not yet) the next block while
+            // the partner takes in this one.
             self.next_offer = Some((max, Box::pin(self.fetch_offer(max))));
         }
     }
 
     /// Starts reading up to `max` of the partner's queue above what this session offered, in
-    /// the form the agreed mode sends.
+    /// the form the agreed mode sends. The store thread only reads; forms not made yet are
+    /// made on the packing thread and kept by a later store job nobody waits for.
     fn fetch_offer(&self, max: usize) -> NextOffer {
         let marks = self.fwd.store.queue_marks().clone();
         let partner = self.partner.clone();
         let after = self.offered_max;
         let mode = self.session.mode();
-        let mbo = self.fwd.call.clone();
-        Box::pin(self.fwd.store.start(
-            move |s| -> Result<(Vec<Outgoing>, u64), qtc_mail::StoreError> {
-                // Read before the query: a message queued after it moves the mark.
-                let mark = marks.get(&partner);
-                let packed = packed_form(mode);
-                let pending = s.pending(&partner, max, after, packed)?;
+        let packed = packed_form(mode);
+        let read = self.fwd.store.start(move |s| {
+            // Read before the query: a message queued after it moves the mark.
+            let mark = marks.get(&partner);
+            s.pending(&partner, max, after, packed).map(|p| (p, mark))
+        });
+        let (store, packer, mbo) = (
+            self.fwd.store.clone(),
+            self.fwd.packer.clone(),
+            self.fwd.call.clone(),
+        );
+        // A task of its own, so the packing starts now, not when the session awaits it.
+        let task = tokio::spawn(async move {
+            let (pending, mark) = match read.await? {
+                Ok(r) => r,
+                Err(e) => return Ok(Err(e)),
+            };
+            let convert = move || {
                 let mut made = Vec::new();
                 let out: Vec<Outgoing> = pending
                     .into_iter()
                     .map(|p| outgoing(p, mode, &mbo, &mut made))
                     .collect();
-                if let Some(packed) = packed {
+                (out, made)
+            };
+            // Plain FBB sends the stored text as it is: nothing to hand to another thread.
+            let (out, made) = match mode {
+                Some(Mode::B0 | Mode::B1 | Mode::B2) => packer
+                    .run(convert)
+                    .await
+                    .map_err(|_| crate::store_thread::StoreGone)?,
+                _ => convert(),
+            };
+            if let Some(form) = packed.filter(|_| !made.is_empty()) {
+                let _ = store.submit(move |s| {
                     let made: Vec<(u64, &[u8])> =
                         made.iter().map(|(n, c)| (*n, c.as_ref())).collect();
-                    s.cache_compressed(packed, &made)?;
-                }
-                Ok((out, mark))
-            },
-        ))
+                    if let Err(e) = s.cache_compressed(form, &made) {
+                        // Not kept: the next session makes them again.
+                        tracing::warn!(error = %e, "compressed forms not kept");
+                    }
+                });
+            }
+            Ok(Ok((out, mark)))
+        });
+        Box::pin(async move { task.await.unwrap_or(Err(crate::store_thread::StoreGone)) })
     }
 
     async fn answer(&mut self, ps: Vec<qtc_fbb::Proposal>) {
@@ -728,11 +762,11 @@ fn shown(line: &[u8]) -> String {
 
 /// A received plain-text message's text: LinBPQ puts a blank line between its R: line and
 /// the body of a message it originated; it separates, it is not the body's first line.
-fn without_rline_gap(text: &[u8]) -> Vec<u8> {
-    let (rlines, body) = qtc_mail::route::split_rlines(text);
+fn without_rline_gap(text: Vec<u8>) -> Vec<u8> {
+    let (rlines, body) = qtc_mail::route::split_rlines(&text);
     match body.strip_prefix(b"\r\n") {
         Some(rest) if !rlines.is_empty() => [rlines, rest].concat(),
-        _ => text.to_vec(),
+        _ => text,
     }
 }
 
@@ -761,9 +795,9 @@ pub fn packed_form(mode: Option<Mode>) -> Option<qtc_store::Packed> {
     }
 }
 
-/// A queued message in the session's terms. Its compressed form is made once (when it was
-/// stored, for the partners configured then), kept in the store and reused for every partner:
-/// forms made here are pushed to `made` for keeping.
+/// A queued message in the session's terms. Its compressed form is made once (by the first
+/// session that sends it in that form), kept in the store and reused for every partner: forms
+/// made here are pushed to `made` for keeping.
 fn outgoing(
     mut p: Pending,
     mode: Option<Mode>,
@@ -803,11 +837,11 @@ mod tests {
     fn the_blank_line_after_r_lines_is_dropped_once() {
         let bpq = b"R:261203/1712Z 5@N0BPQ.#NCA BPQ6.0.25\r\n\r\nfirst\r\n\r\nlast\r\n";
         assert_eq!(
-            without_rline_gap(bpq),
+            without_rline_gap(bpq.to_vec()),
             b"R:261203/1712Z 5@N0BPQ.#NCA BPQ6.0.25\r\nfirst\r\n\r\nlast\r\n"
         );
         // No R: lines: a leading blank line is the author's.
-        assert_eq!(without_rline_gap(b"\r\nbody\r\n"), b"\r\nbody\r\n");
+        assert_eq!(without_rline_gap(b"\r\nbody\r\n".to_vec()), b"\r\nbody\r\n");
     }
 
     #[test]

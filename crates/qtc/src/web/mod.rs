@@ -80,6 +80,8 @@ pub async fn bind(c: &Loaded) -> anyhow::Result<Option<TcpListener>> {
 pub struct Web {
     fwd: Arc<Forwarder>,
     radios: Radios,
+    /// Password checks and hashes, off the event and store threads.
+    passwords: crate::passwords::Passwords,
     stop: watch::Receiver<bool>,
     /// What the overview lists as listeners.
     listeners: Vec<String>,
@@ -96,6 +98,7 @@ impl Web {
         c: &Loaded,
         fwd: Arc<Forwarder>,
         radios: Radios,
+        passwords: crate::passwords::Passwords,
         stop: watch::Receiver<bool>,
     ) -> Arc<Web> {
         let mut listeners = Vec::new();
@@ -115,6 +118,7 @@ impl Web {
         Arc::new(Web {
             fwd,
             radios,
+            passwords,
             stop,
             listeners,
             web_addr: std::sync::OnceLock::new(),
@@ -276,21 +280,32 @@ async fn login(
             .into_response());
     }
     let call = f.call.trim().to_ascii_uppercase();
-    let (c2, pw) = (call.clone(), f.password);
-    let ok = web
+    let c2 = call.clone();
+    let sysop = web
         .fwd
         .store
         .call(move |s| {
             use qtc_mail::MessageStore;
-            let sysop = s.user(&c2)?.is_some_and(|u| u.sysop);
-            Ok::<_, qtc_mail::StoreError>(sysop && s.check_password(&c2, &pw)?)
+            s.user(&c2).map(|u| u.is_some_and(|u| u.sysop))
         })
         .await;
+    // Checked whoever it is (a dummy check for an unknown call), so that the time taken tells
+    // nothing about which callsigns exist or are sysops.
+    let checked = web.passwords.check(&web.fwd.store, &call, f.password).await;
+    let ok = match (sysop, checked) {
+        (Ok(Ok(sysop)), Ok(ok)) => Ok(Ok(sysop && ok)),
+        (Err(e), _) => Err(e),
+        (Ok(Err(e)), _) | (_, Err(e)) => Ok(Err(e)),
+    };
     match ok {
         Ok(Ok(true)) => {}
         Ok(Ok(false)) | Ok(Err(_)) => {
             crate::metrics::login_failed();
-            tracing::warn!(%call, %peer, "web: login failed");
+            // What was typed as the callsign is logged only if it is one: it may be a password.
+            match qtc_mail::Callsign::parse(&call) {
+                Ok(_) => tracing::warn!(%call, %peer, "web: login failed"),
+                Err(_) => tracing::warn!(%peer, "web: login failed (not a callsign)"),
+            }
             // Slow down guessing: the answer waits 1, 2, 4... up to 16 s, as on telnet.
             let pause = web.throttle.failed(peer.ip(), crate::clock::now());
             tokio::time::sleep(pause).await;
@@ -558,13 +573,17 @@ async fn user_add(
         .into_response());
     }
     let (sysop, bbs) = (f.sysop.is_some(), f.bbs.is_some());
-    let (c2, pw) = (call.clone(), f.password);
-    let r = web
-        .fwd
-        .store
-        .call(move |st| st.add_user(&c2, Some(&pw), sysop, bbs))
-        .await
-        .map_err(|_| store_down())?;
+    let r = match web.passwords.hash(f.password).await {
+        Ok(hash) => {
+            let c2 = call.clone();
+            web.fwd
+                .store
+                .call(move |st| st.add_user_hashed(&c2, Some(&hash), sysop, bbs))
+                .await
+                .map_err(|_| store_down())?
+        }
+        Err(e) => Err(e),
+    };
     let line = match r {
         Ok(()) => {
             tracing::info!(by = %s.call, %call, sysop, bbs, "web: user added");

@@ -1,0 +1,157 @@
+//! Password checks and hashes for every login path (telnet, forwarding port, RF `SYS`, web),
+//! off the event and store threads.
+//!
+//! argon2 takes tens of milliseconds and 19 MiB per run. Here at most `workers` runs go at once
+//! (the rest wait their turn, so a burst of logins costs the other users nothing), each in a
+//! short-lived helper process (`qtc password-helper`): its 19 MiB are the helper's and go back
+//! to the system when it exits, so the daemon's own memory never grows by them. A login for a
+//! callsign with no password checks [`qtc_store::DUMMY_HASH`] instead, so it takes as long as
+//! one for a real user: timing tells nobody which callsigns exist.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use qtc_mail::StoreError;
+
+use crate::cpu_pool::CpuPool;
+use crate::store_thread::StoreHandle;
+
+/// The hidden subcommand the helper runs as.
+pub const HELPER_COMMAND: &str = "password-helper";
+
+/// A cloneable handle to the password workers.
+#[derive(Clone)]
+pub struct Passwords {
+    pool: CpuPool,
+    /// The qtc binary, run as the helper.
+    helper: PathBuf,
+}
+
+/// One request to the helper, as its standard input carries it.
+enum Job {
+    /// `verify\n<PHC>\n<password>`: answers `1` or `0`.
+    Verify { phc: String, password: String },
+    /// `hash\n<password>`: answers the PHC string.
+    Hash { password: String },
+}
+
+impl Passwords {
+    /// `workers` threads (0: one per core), each running one helper at a time.
+    pub fn new(workers: usize) -> std::io::Result<Passwords> {
+        let workers = match workers {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        Ok(Passwords {
+            pool: CpuPool::new("qtc-argon2", workers)?,
+            helper: std::env::current_exe()?,
+        })
+    }
+
+    /// Whether `password` is `call`'s. An unknown callsign, or one without a password, costs
+    /// the same check and is refused.
+    pub async fn check(
+        &self,
+        store: &StoreHandle,
+        call: &str,
+        password: String,
+    ) -> Result<bool, StoreError> {
+        let c = call.to_string();
+        let hash = store
+            .call(move |s| s.password_hash(&c))
+            .await
+            .map_err(|e| StoreError::Database(e.to_string()))??;
+        let known = hash.is_some();
+        let phc = hash.unwrap_or_else(|| qtc_store::DUMMY_HASH.to_string());
+        let answer = self.run(Job::Verify { phc, password }).await?;
+        Ok(known && answer == "1")
+    }
+
+    /// A new hash of `password`, for storing.
+    pub async fn hash(&self, password: String) -> Result<String, StoreError> {
+        self.run(Job::Hash { password }).await
+    }
+
+    async fn run(&self, job: Job) -> Result<String, StoreError> {
+        let helper = self.helper.clone();
+        self.pool
+            .run(move || in_helper(&helper, &job))
+            .await
+            .map_err(|e| StoreError::Database(e.to_string()))?
+    }
+}
+
+/// Runs `job` in a helper process and returns its answer; in this process if none can start
+/// (the binary was removed by an upgrade, say).
+fn in_helper(helper: &PathBuf, job: &Job) -> Result<String, StoreError> {
+    let request = match job {
+        Job::Verify { phc, password } => format!("verify\n{phc}\n{password}"),
+        Job::Hash { password } => format!("hash\n{password}"),
+    };
+    let run = || -> std::io::Result<String> {
+        let mut child = Command::new(helper)
+            .arg(HELPER_COMMAND)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()?;
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin.write_all(request.as_bytes())?;
+        }
+        let out = child.wait_with_output()?;
+        if !out.status.success() || out.stdout.is_empty() {
+            return Err(std::io::Error::other(format!("helper: {}", out.status)));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    match run() {
+        Ok(answer) => Ok(answer),
+        Err(e) => {
+            tracing::warn!(error = %e, helper = %helper.display(), "password helper failed; hashing in the daemon");
+            answer(&request)
+        }
+    }
+}
+
+/// The helper's work: one request in, one answer out.
+fn answer(request: &str) -> Result<String, StoreError> {
+    let (op, rest) = request.split_once('\n').unwrap_or((request, ""));
+    match op {
+        "verify" => {
+            let (phc, password) = rest.split_once('\n').unwrap_or((rest, ""));
+            let ok = qtc_store::verify_password(phc, password);
+            Ok(if ok { "1" } else { "0" }.to_string())
+        }
+        "hash" => qtc_store::hash_password(rest),
+        _ => Err(StoreError::Database(format!("unknown password job {op:?}"))),
+    }
+}
+
+/// `qtc password-helper`: reads one request from standard input, writes the answer.
+pub fn helper_main() -> anyhow::Result<()> {
+    let mut request = String::new();
+    std::io::stdin().read_to_string(&mut request)?;
+    let out = answer(&request)?;
+    std::io::stdout().write_all(out.as_bytes())?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_helper_protocol_verifies_and_hashes() {
+        let phc = answer("hash\nsecret\nwith newline").unwrap();
+        assert!(phc.starts_with("$argon2id$"), "{phc}");
+        assert_eq!(
+            answer(&format!("verify\n{phc}\nsecret\nwith newline")).unwrap(),
+            "1"
+        );
+        assert_eq!(answer(&format!("verify\n{phc}\nsecret")).unwrap(), "0");
+        let dummy = qtc_store::DUMMY_HASH;
+        assert_eq!(answer(&format!("verify\n{dummy}\n")).unwrap(), "0");
+        assert!(answer("frobnicate\n").is_err());
+    }
+}
