@@ -1,6 +1,15 @@
 //! Splits an input byte stream into lines. Any of CR, CR LF, LF ends a line (telnet's CR NUL has
 //! already become CR in the telnet codec), and a CR at the end of one chunk followed by LF at the
 //! start of the next counts once. Lines longer than the limit are reported, not kept.
+//!
+//! Erasing keys are applied, since a character-mode telnet client or a terminal behind a serial
+//! bridge sends them as typed: BS and DEL drop the byte before them, Ctrl-U the whole line,
+//! Ctrl-W the last word (and the blanks after it). `LX` DEL `B` is the line `LB`.
+
+const BS: u8 = 0x08;
+const DEL: u8 = 0x7f;
+const CTRL_U: u8 = 0x15;
+const CTRL_W: u8 = 0x17;
 
 /// What the splitter found.
 #[derive(Debug, PartialEq, Eq)]
@@ -68,11 +77,41 @@ impl LineReader {
         if self.overflow {
             return;
         }
-        if self.buf.len() + bytes.len() > self.max {
-            self.overflow = true;
-            self.buf = Vec::new();
+        if bytes
+            .iter()
+            .any(|b| matches!(*b, BS | DEL | CTRL_U | CTRL_W))
+        {
+            for &b in bytes {
+                self.edit(b);
+            }
         } else {
             self.buf.extend_from_slice(bytes);
+        }
+        if self.buf.len() > self.max {
+            self.overflow = true;
+            self.buf = Vec::new();
+        }
+    }
+
+    fn edit(&mut self, b: u8) {
+        match b {
+            BS | DEL => {
+                self.buf.pop();
+            }
+            CTRL_U => self.buf.clear(),
+            CTRL_W => {
+                let end = self
+                    .buf
+                    .iter()
+                    .rposition(|&c| c != b' ')
+                    .map_or(0, |i| i + 1);
+                let start = self.buf[..end]
+                    .iter()
+                    .rposition(|&c| c == b' ')
+                    .map_or(0, |i| i + 1);
+                self.buf.truncate(start);
+            }
+            _ => self.buf.push(b),
         }
     }
 }
@@ -124,6 +163,30 @@ mod tests {
         let mut r = LineReader::new(4);
         let got = split(&mut r, &[b"abcd\rabc", b"de\rok\r"]);
         assert_eq!(got, vec![text("abcd"), Line::TooLong, text("ok")]);
+    }
+
+    #[test]
+    fn erasing_keys_edit_the_line() {
+        let mut r = LineReader::new(100);
+        let got = split(
+            &mut r,
+            &[
+                b"LX\x7fB\r",
+                b"subj\x08\x08",
+                b"ok\r",
+                b"\x7fL\rjunk\x15R 1\r",
+            ],
+        );
+        assert_eq!(got, vec![text("LB"), text("suok"), text("L"), text("R 1")]);
+        let got = split(&mut r, &[b"SP N0CALL  \x17W1AW\r"]);
+        assert_eq!(got, vec![text("SP W1AW")]);
+    }
+
+    #[test]
+    fn a_long_line_erased_back_under_the_limit_is_kept() {
+        let mut r = LineReader::new(4);
+        let got = split(&mut r, &[b"abc\x7f\x7fdef\r"]);
+        assert_eq!(got, vec![text("adef")]);
     }
 
     proptest! {

@@ -20,18 +20,26 @@
 //! # Option policy
 //! | option | we do it (WILL) | peer does it (DO) |
 //! |---|---|---|
-//! | SUPPRESS-GO-AHEAD (3) | yes | yes |
-//! | ECHO (1) | only while [`Telnet::set_hide_input`]`(true)` is in force | only in [`Role::Client`] |
+//! | SUPPRESS-GO-AHEAD (3) | when asked | yes |
+//! | ECHO (1) | while [`Telnet::set_hide_input`]`(true)` is in force, or in character mode | only in [`Role::Client`] |
 //! | anything else | refused (`WONT`) | refused (`DONT`) |
 //!
-//! A server saying `WILL ECHO` and then not echoing is how a telnet BBS hides a password; outside a
-//! password prompt a client's `DO ECHO` is refused, because we never echo and the user would type
-//! blind. The server role never lets the client echo our output back (`DONT ECHO`).
+//! **Line mode** is the default: [`Telnet::start`] offers nothing, so the Linux/BSD `telnet`
+//! client and PuTTY keep their own line editing and local echo, and send whole lines. A server
+//! saying `WILL ECHO` and then not echoing is how a telnet BBS hides a password; outside a
+//! password prompt (and outside character mode) a client's `DO ECHO` is refused, because we would
+//! not echo and the user would type blind. The server role never lets the client echo our output
+//! back (`DONT ECHO`).
 //!
-//! [`Telnet::start`] sends `IAC WILL SUPPRESS-GO-AHEAD` in the server role and nothing in the client
-//! role. The server never sends GA, and offering SGA makes that legitimate (RFC 858); it changes
-//! nothing visible for line-mode clients. The client role stays silent because a partner BBS port
-//! may not be a real telnet server, and unsolicited IAC bytes would show up there as garbage.
+//! **Character mode** happens only when the client asks for it with `DO SUPPRESS-GO-AHEAD`
+//! (inetutils `telnet` on port 23, PuTTY, Windows telnet): we agree, offer `WILL ECHO` and, once
+//! the client agrees, echo what is typed with BS, DEL, Ctrl-U and Ctrl-W erasing on the screen;
+//! Enter is echoed as one new line. Nothing is echoed while input is hidden (passwords). The
+//! bytes typed, erasing keys included, still reach the application, whose line splitter applies
+//! the same edits. We never send GA, so agreeing to SGA is always truthful (RFC 858).
+//!
+//! The client role stays silent at start because a partner BBS port may not be a real telnet
+//! server, and unsolicited IAC bytes would show up there as garbage.
 //!
 //! Other commands: `AYT` is answered with [`AYT_REPLY`]; `NOP`, `DM`, `BRK`, `IP`, `AO`, `EC`,
 //! `EL` and `GA` are consumed and ignored. Anomalies (stray `SE`, unknown command bytes, overlong or
@@ -57,17 +65,17 @@
 //! let mut t = Telnet::new(Role::Server);
 //! let (mut app, mut net) = (Vec::new(), Vec::new());
 //! t.start(&mut net);
-//! assert_eq!(net, [255, 251, 3]); // IAC WILL SUPPRESS-GO-AHEAD
-//! net.clear();
-//! t.receive(b"\xff\xfd\x03hi\r\0there\r\n", &mut app, &mut net);
+//! assert!(net.is_empty()); // line mode: nothing offered
+//! t.receive(b"hi\r\0there\r\n", &mut app, &mut net);
 //! assert_eq!(app, b"hi\rthere\r\n");
-//! assert!(net.is_empty()); // DO SGA answered our WILL: no reply
+//! assert!(net.is_empty());
 //! t.send(b"ok\n", &mut net);
 //! assert_eq!(net, b"ok\r\n");
 //! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod echo;
 mod error;
 mod q;
 
@@ -184,6 +192,8 @@ pub struct Telnet {
     /// The application wants input hidden (our ECHO on).
     hide_requested: bool,
     options: [OptionState; 256],
+    /// What the character-mode client sees of the line being typed.
+    editor: echo::Editor,
     error: Option<Error>,
 }
 
@@ -198,6 +208,7 @@ impl Telnet {
             tx_wire_cr: false,
             hide_requested: false,
             options: [OptionState::default(); 256],
+            editor: echo::Editor::default(),
             error: None,
         }
     }
@@ -207,17 +218,10 @@ impl Telnet {
         self.role
     }
 
-    /// Bytes to send when the connection opens.
-    ///
-    /// Server: `IAC WILL SUPPRESS-GO-AHEAD` (we never send GA; see the crate docs).
-    /// Client: nothing. Calling it again sends nothing new.
-    pub fn start(&mut self, to_net: &mut Vec<u8>) {
-        if self.role == Role::Server {
-            self.options[usize::from(opt::SGA)]
-                .us
-                .request_enable(Wire::US, opt::SGA, to_net);
-        }
-    }
+    /// Bytes to send when the connection opens: nothing in either role (line mode until the
+    /// client asks for character mode; see the crate docs). Kept so that a future opening offer
+    /// has its place in the driving sequence.
+    pub fn start(&mut self, _to_net: &mut Vec<u8>) {}
 
     /// Feed bytes received from the network.
     ///
@@ -225,6 +229,7 @@ impl Telnet {
     /// `CR NUL` -> `CR`, subnegotiations dropped; `CR LF` passes unchanged. Negotiation answers
     /// (and the [`AYT_REPLY`]) are appended to `to_net`. Decoder state is kept across calls.
     pub fn receive(&mut self, input: &[u8], to_app: &mut Vec<u8>, to_net: &mut Vec<u8>) {
+        let typed_from = to_app.len();
         // Fast path for the common case: copy runs of plain data in one go.
         let mut rest = input;
         while let Some((&b, tail)) = rest.split_first() {
@@ -243,6 +248,24 @@ impl Telnet {
             self.step(b, to_app, to_net);
             rest = tail;
         }
+        if self.echoing() {
+            let mut echo = Vec::new();
+            self.editor.keys(&to_app[typed_from..], &mut echo);
+            for b in echo {
+                self.put(b, to_net);
+            }
+            self.tx_line_cr = false;
+        }
+    }
+
+    /// In character mode: the client agreed to SGA and to our ECHO.
+    fn char_mode(&self) -> bool {
+        self.role == Role::Server && self.local_enabled(opt::SGA)
+    }
+
+    /// Whether we echo what is typed right now (character mode, input not hidden).
+    fn echoing(&self) -> bool {
+        self.char_mode() && self.local_enabled(opt::ECHO) && !self.hide_requested
     }
 
     /// Decode one byte.
@@ -339,7 +362,7 @@ impl Telnet {
     fn accept_us(&self, option: u8) -> bool {
         match option {
             opt::SGA => true,
-            opt::ECHO => self.hide_requested,
+            opt::ECHO => self.hide_requested || self.char_mode(),
             _ => false,
         }
     }
@@ -379,6 +402,20 @@ impl Telnet {
         if let Err(e) = result {
             self.note(e);
         }
+        if self.role == Role::Server && option == opt::SGA && matches!(verb, DO | DONT) {
+            self.follow_char_mode(to_net);
+        }
+    }
+
+    /// The client entered or left character mode: echo for it there, let it echo in line mode.
+    fn follow_char_mode(&mut self, to_net: &mut Vec<u8>) {
+        let char_mode = self.char_mode();
+        let echo = &mut self.options[usize::from(opt::ECHO)].us;
+        if char_mode {
+            echo.request_enable(Wire::US, opt::ECHO, to_net);
+        } else if !self.hide_requested {
+            echo.request_disable(Wire::US, opt::ECHO, to_net);
+        }
     }
 
     /// Ask the client not to echo (for a password): sends `IAC WILL ECHO` (we claim to echo and
@@ -386,10 +423,13 @@ impl Telnet {
     /// again before the peer answered is safe; nothing is sent if the state already matches.
     pub fn set_hide_input(&mut self, hide: bool, to_net: &mut Vec<u8>) {
         self.hide_requested = hide;
+        // What was typed blind is not on the screen.
+        self.editor.clear();
+        let char_mode = self.char_mode();
         let echo = &mut self.options[usize::from(opt::ECHO)].us;
         if hide {
             echo.request_enable(Wire::US, opt::ECHO, to_net);
-        } else {
+        } else if !char_mode {
             echo.request_disable(Wire::US, opt::ECHO, to_net);
         }
     }

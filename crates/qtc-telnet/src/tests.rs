@@ -19,7 +19,7 @@ fn started_server() -> Telnet {
     let mut t = server();
     let mut net = Vec::new();
     t.start(&mut net);
-    assert_eq!(net, [IAC, WILL, opt::SGA]);
+    assert!(net.is_empty(), "line mode: the server offers nothing");
     t
 }
 
@@ -32,11 +32,11 @@ fn tx(t: &mut Telnet, data: &[u8]) -> Vec<u8> {
 // ---- start ---------------------------------------------------------------------------------
 
 #[test]
-fn start_server_offers_sga_once() {
+fn start_server_twice_offers_nothing() {
     let mut t = started_server();
     let mut net = Vec::new();
     t.start(&mut net);
-    assert!(net.is_empty(), "a second start must not repeat the offer");
+    assert!(net.is_empty());
 }
 
 #[test]
@@ -219,26 +219,64 @@ fn unsupported_options_refused_and_never_looped() {
 // ---- negotiation: SGA ------------------------------------------------------------------------
 
 #[test]
-fn sga_our_offer_accepted_is_not_answered() {
+fn sga_asked_by_the_client_means_character_mode_with_our_echo() {
     let mut t = started_server();
-    assert!(rx(&mut t, &[IAC, DO, opt::SGA]).1.is_empty());
-    assert!(t.local_enabled(opt::SGA));
-    // A repeated DO in state Yes is not answered either.
-    assert!(rx(&mut t, &[IAC, DO, opt::SGA]).1.is_empty());
+    // DO SGA: we agree and offer to echo.
+    assert_eq!(
+        rx(&mut t, &[IAC, DO, opt::SGA]).1,
+        [IAC, WILL, opt::SGA, IAC, WILL, opt::ECHO]
+    );
+    // Until the client agrees to our echo, nothing is echoed.
+    assert!(rx(&mut t, b"x").1.is_empty());
+    let (app, net) = rx(
+        &mut t,
+        &[IAC, DO, opt::ECHO, b'L', b'X', 0x7f, b'B', b'\r', 0],
+    );
+    assert_eq!(app, b"LX\x7fB\r", "the keys reach the application as typed");
+    assert_eq!(net, b"LX\x08 \x08B\r\n");
+    // A password is not echoed, and echo stays on for the client afterwards.
+    let mut net = Vec::new();
+    t.set_hide_input(true, &mut net);
+    assert!(net.is_empty(), "our ECHO is on already");
+    assert!(rx(&mut t, b"secret\r\0").1.is_empty());
+    t.set_hide_input(false, &mut net);
+    assert!(net.is_empty(), "the client must not start echoing itself");
+    assert_eq!(rx(&mut t, b"ok\x15").1, b"ok\x08 \x08\x08 \x08");
+    // The client leaves character mode: it echoes itself again.
+    assert_eq!(
+        rx(&mut t, &[IAC, DONT, opt::SGA]).1,
+        [IAC, WONT, opt::SGA, IAC, WONT, opt::ECHO]
+    );
+    assert!(rx(&mut t, b"typed").1.is_empty());
 }
 
 #[test]
-fn sga_our_offer_refused() {
+fn echo_doubles_iac() {
     let mut t = started_server();
-    assert!(rx(&mut t, &[IAC, DONT, opt::SGA]).1.is_empty());
-    assert!(!t.local_enabled(opt::SGA));
+    rx(&mut t, &[IAC, DO, opt::SGA, IAC, DO, opt::ECHO]);
+    assert_eq!(rx(&mut t, &[IAC, IAC]).1, [IAC, IAC]);
+}
+
+#[test]
+fn line_mode_client_is_never_echoed() {
+    let mut t = started_server();
+    assert!(rx(&mut t, b"LX\x7fB\r\n").1.is_empty());
+    assert_eq!(rx(&mut t, &[IAC, DO, opt::ECHO]).1, [IAC, WONT, opt::ECHO]);
 }
 
 #[test]
 fn sga_requested_by_peer_both_ways() {
     for role in [Role::Server, Role::Client] {
         let mut t = Telnet::new(role);
-        assert_eq!(rx(&mut t, &[IAC, DO, opt::SGA]).1, [IAC, WILL, opt::SGA]);
+        // The server also offers to echo (character mode); that is tested above.
+        let echo: &[u8] = match role {
+            Role::Server => &[IAC, WILL, opt::ECHO],
+            Role::Client => &[],
+        };
+        assert_eq!(
+            rx(&mut t, &[IAC, DO, opt::SGA]).1,
+            [&[IAC, WILL, opt::SGA][..], echo].concat()
+        );
         assert_eq!(rx(&mut t, &[IAC, WILL, opt::SGA]).1, [IAC, DO, opt::SGA]);
         assert!(t.local_enabled(opt::SGA) && t.remote_enabled(opt::SGA));
         // Peer turns both off: we acknowledge once each, then stay quiet.
@@ -408,7 +446,7 @@ fn server_and_client_settle() {
     s.start(&mut so);
     c.start(&mut co);
     assert!(settle(&mut s, &mut c, so, co) <= 2);
-    assert!(s.local_enabled(opt::SGA) && c.remote_enabled(opt::SGA));
+    assert!(!s.local_enabled(opt::SGA) && !c.remote_enabled(opt::SGA));
     let mut so = Vec::new();
     s.set_hide_input(true, &mut so);
     settle(&mut s, &mut c, so, Vec::new());

@@ -1,0 +1,163 @@
+//! The real inetutils `telnet` client against the daemon, driven through a pty as a user would
+//! drive it: keys typed into the terminal, the screen read back.
+//!
+//! Two modes, two tests:
+//! - `telnet HOST PORT` (a port other than 23) negotiates nothing and the server offers nothing:
+//!   the client stays in **line mode**; the terminal edits and echoes, and sends whole lines.
+//! - `telnet -- HOST -PORT` negotiates as on port 23 and asks for SUPPRESS-GO-AHEAD: the server
+//!   agrees and echoes, so the client ends up in **character mode** and the server does the
+//!   editing (BS, DEL, Ctrl-U) and never echoes the password.
+//!
+//! The bar for both: log in, type `LX`, Backspace, `B`, Enter: `LB` runs; no `^M` on the screen.
+#![allow(clippy::disallowed_methods)]
+
+mod common;
+
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use common::{Daemon, PATIENCE};
+
+/// The `telnet` client on a pty: what we type goes in, what its screen shows comes out.
+struct Terminal {
+    child: Child,
+    keys: std::fs::File,
+    screen: mpsc::Receiver<Vec<u8>>,
+    /// Everything shown so far.
+    shown: Vec<u8>,
+    /// How much of `shown` the last `expect` consumed.
+    read_to: usize,
+}
+
+impl Terminal {
+    fn telnet(args: &[String]) -> Terminal {
+        let pty = nix::pty::openpty(None, None).unwrap();
+        let slave = |fd: &OwnedFd| Stdio::from(fd.try_clone().unwrap());
+        let child = Command::new("telnet")
+            .args(args)
+            .stdin(slave(&pty.slave))
+            .stdout(slave(&pty.slave))
+            .stderr(slave(&pty.slave))
+            .spawn()
+            .expect("the inetutils telnet client (apt install inetutils-telnet)");
+        drop(pty.slave);
+        let keys = std::fs::File::from(pty.master);
+        let mut reader = keys.try_clone().unwrap();
+        let (tx, screen) = mpsc::channel();
+        // A blocking reader on its own thread; the test waits on the channel with a deadline.
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+        Terminal {
+            child,
+            keys,
+            screen,
+            shown: Vec::new(),
+            read_to: 0,
+        }
+    }
+
+    fn type_keys(&mut self, keys: &[u8]) {
+        self.keys.write_all(keys).unwrap();
+    }
+
+    /// Waits until the screen shows `what` after the last expectation; returns what was shown.
+    fn expect(&mut self, what: &str) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(pos) = common::find(&self.shown[self.read_to..], what.as_bytes()) {
+                let end = self.read_to + pos + what.len();
+                let got = String::from_utf8_lossy(&self.shown[self.read_to..end]).into_owned();
+                self.read_to = end;
+                return got;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.screen.recv_timeout(left) {
+                Ok(chunk) => self.shown.extend_from_slice(&chunk),
+                Err(_) => panic!(
+                    "the screen never showed {what:?}; it shows {:?}",
+                    String::from_utf8_lossy(&self.shown)
+                ),
+            }
+        }
+    }
+
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.shown).into_owned()
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A bulletin for `LB` to list.
+fn daemon_with_bulletin() -> Daemon {
+    let d = Daemon::start("");
+    let mut c = d.login("N0OTH", "x");
+    c.send("SB ALL");
+    c.expect("Subject:");
+    c.send("Swapfest Sunday");
+    c.expect("Enter message");
+    c.send("/EX");
+    c.expect("de N0CALL>");
+    d
+}
+
+/// Logs in, types `LX` Backspace `B` and a subject with backspaces; checks what ran and was
+/// stored, and that the screen is clean.
+fn type_like_a_user(d: &Daemon, mut t: Terminal) -> String {
+    t.expect("Callsign: ");
+    t.type_keys(b"N0USR\r");
+    t.expect("Password: ");
+    t.type_keys(b"pw\r");
+    let login = t.expect("de N0CALL>");
+    assert!(!login.contains("pw"), "the password was shown: {login:?}");
+    // The Backspace key of a Linux terminal sends DEL.
+    t.type_keys(b"LX\x7fB\r");
+    let listed = t.expect("de N0CALL>");
+    assert!(listed.contains("Swapfest Sunday"), "{listed:?}");
+    assert!(!listed.contains("Unknown command"), "{listed:?}");
+    // Ctrl-U and Backspace inside a subject.
+    t.type_keys(b"SP N0OTH\r");
+    t.expect("Subject:");
+    t.type_keys(b"oops\x15subj\x7f\x7fok\r");
+    t.expect("Enter message");
+    t.type_keys(b"hi\r/EX\r");
+    t.expect("stored");
+    t.expect("de N0CALL>");
+    let list = String::from_utf8_lossy(&d.cli(&["msg", "list"]).stdout).into_owned();
+    assert!(list.contains("suok"), "{list}");
+    let screen = t.screen();
+    assert!(!screen.contains("^M"), "{screen:?}");
+    assert!(!screen.contains("^?"), "{screen:?}");
+    screen
+}
+
+#[test]
+fn linux_telnet_in_line_mode() {
+    let d = daemon_with_bulletin();
+    let t = Terminal::telnet(&["127.0.0.1".into(), d.port.to_string()]);
+    type_like_a_user(&d, t);
+}
+
+#[test]
+fn linux_telnet_in_character_mode() {
+    let d = daemon_with_bulletin();
+    // A '-' before the port makes the client negotiate as it does on port 23.
+    let t = Terminal::telnet(&["--".into(), "127.0.0.1".into(), format!("-{}", d.port)]);
+    let screen = type_like_a_user(&d, t);
+    // The server did the erasing on the screen.
+    assert!(screen.contains("LX\x08 \x08B"), "{screen:?}");
+}
