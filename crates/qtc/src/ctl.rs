@@ -13,7 +13,7 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
 
-use crate::forward::{call, Forwarder};
+use crate::forward::{call, Forwarder, Summary};
 use crate::radio::Radios;
 
 /// The socket's file name inside the data directory.
@@ -96,10 +96,7 @@ async fn request(
         ["forward", partner] => {
             let partner = partner.to_ascii_uppercase();
             let s = call::call(fwd.clone(), &radios, &partner, shutdown).await;
-            match s.error {
-                None => format!("ok: {partner}: {s}\n"),
-                Some(_) => format!("error: {partner}: {s}\n"),
-            }
+            format!("{}\n", forward_answer(&partner, &s))
         }
         ["status"] => status(&fwd).await,
         ["heard"] => radios.heard_report(),
@@ -111,6 +108,29 @@ async fn request(
             .to_string(),
     };
     let _ = stream.write_all(answer.as_bytes()).await;
+}
+
+/// The one-line answer to a forward request, for `qtc ctl forward` and the web's Forward now:
+/// `ok: CALL: counts` or `error: CALL why` (with the counts when something moved first).
+pub fn forward_answer(partner: &str, s: &Summary) -> String {
+    let counts = Summary {
+        error: None,
+        ..s.clone()
+    };
+    let Some(e) = &s.error else {
+        return format!("ok: {partner}: {counts}");
+    };
+    // Reasons from the call name the partner already ("N0BBB refused our login").
+    let why = if e.starts_with(partner) {
+        e.clone()
+    } else {
+        format!("{partner}: {e}")
+    };
+    if s.received + s.sent + s.refused == 0 {
+        format!("error: {why}")
+    } else {
+        format!("error: {why} (after {counts})")
+    }
 }
 
 async fn status(fwd: &Forwarder) -> String {
@@ -141,7 +161,19 @@ async fn status(fwd: &Forwarder) -> String {
     }
     for p in partners {
         let n = counts.iter().find(|(c, _)| *c == p).map_or(0, |(_, n)| *n);
-        out.push_str(&format!("  {p:<8} {n} queued\n"));
+        out.push_str(&format!("  {p:<8} {n} queued"));
+        if let Some(last) = fwd.last_result(&p) {
+            let who = match last.role {
+                qtc_fbb::Role::Caller => "we called",
+                qtc_fbb::Role::Called => "it called",
+            };
+            out.push_str(&format!(
+                "; last: {who} at {}: {}",
+                qtc_mail::Utc::from_unix(last.at).rfc3339(),
+                forward_answer(&p, &last.summary)
+            ));
+        }
+        out.push('\n');
     }
     out
 }

@@ -195,6 +195,24 @@ pub fn restart_needed(old: &Loaded, new: &Loaded) -> Vec<&'static str> {
     v
 }
 
+/// What is allowed but probably wrong about the partners: one that we call over TCP or TLS with
+/// the default login and no password answers every password prompt with an empty line.
+fn partner_warnings(partners: &[config::PartnerCfg]) -> Vec<String> {
+    partners
+        .iter()
+        .filter(|p| {
+            let internet = p.connect.starts_with("tcp:") || p.connect.starts_with("tls:");
+            internet && p.password.is_empty() && p.script.is_empty()
+        })
+        .map(|p| {
+            format!(
+                "partner {}: connect is set but password is empty: its password prompt gets an empty answer",
+                p.callsign
+            )
+        })
+        .collect()
+}
+
 /// `qtc check`: the configuration is loaded and checked (nothing is bound or opened); prints
 /// what qtc would listen on.
 pub fn check(c: &Loaded) -> anyhow::Result<()> {
@@ -226,6 +244,9 @@ pub fn check(c: &Loaded) -> anyhow::Result<()> {
     }
     for p in &c.partners {
         println!("partner: {}", p.describe());
+    }
+    for w in partner_warnings(&c.cfg.partner) {
+        println!("warning: {w}");
     }
     println!(
         "housekeeping: daily at {:02}:00 UTC",

@@ -136,3 +136,25 @@ fn import_stores_and_queues_messages() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("line 1: message not ended by /EX"));
 }
+
+#[test]
+fn check_warns_about_a_partner_called_without_a_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let partner = |call: &str, pw: &str| {
+        format!("[[partner]]\ncallsign = \"{call}\"\nconnect = \"tcp:127.0.0.1:6301\"\npassword = \"{pw}\"\n")
+    };
+    let text = format!(
+        "{BASE_CONFIG}{}{}",
+        partner("N0BPQ", ""),
+        partner("N0FBB", "pw")
+    );
+    std::fs::write(config_path(dir.path()), text).unwrap();
+    let out = cli(dir.path(), &["check"], "");
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("warning: partner N0BPQ: connect is set but password is empty"),
+        "{text}"
+    );
+    assert!(!text.contains("partner N0FBB: connect"), "{text}");
+}

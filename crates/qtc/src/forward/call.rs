@@ -9,64 +9,86 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
+use super::greeting::{self, FAILURE_TEXTS};
 use super::{Forwarder, Summary};
 use crate::clock;
 use crate::config::Connect;
 use crate::link::Codec;
 use crate::radio::Radios;
 
-/// Calls `partner` now and forwards until the session ends.
+use super::greeting::ANSWER_TIME;
+
+/// Calls `partner` now and forwards until the session ends. A call that fails before the
+/// session starts is kept as the partner's last result here; a session keeps its own.
 pub async fn call(
     fwd: Arc<Forwarder>,
     radios: &Radios,
     partner: &str,
-    mut shutdown: watch::Receiver<bool>,
+    shutdown: watch::Receiver<bool>,
 ) -> Summary {
-    let failed = |e: String| {
-        tracing::warn!(%partner, error = %e, "call failed");
-        Summary {
-            error: Some(e),
-            ..Default::default()
+    match connect_and_run(fwd.clone(), radios, partner, shutdown).await {
+        Ok(summary) => summary,
+        Err(e) => {
+            tracing::warn!(%partner, error = %e, "call failed");
+            let summary = Summary {
+                error: Some(e),
+                ..Default::default()
+            };
+            fwd.record(partner, Role::Caller, &summary);
+            summary
         }
-    };
+    }
+}
+
+/// Connects, logs in, waits for the partner's SID and runs the session; `Err` says why the
+/// session never started.
+async fn connect_and_run(
+    fwd: Arc<Forwarder>,
+    radios: &Radios,
+    partner: &str,
+    mut shutdown: watch::Receiver<bool>,
+) -> Result<Summary, String> {
     let Some(p) = fwd.partner(partner).cloned() else {
-        return failed(format!("{partner} is not a configured [[partner]]"));
+        return Err(format!("{partner} is not a configured [[partner]]"));
     };
-    let (mut stream, addr): (Box<dyn Stream>, String) = match &p.connect {
+    let addr = p.connect.to_string();
+    let silent = || format!("no answer from {addr} in {} s", ANSWER_TIME.as_secs());
+    let mut stream: Box<dyn Stream> = match &p.connect {
         Connect::Tcp(a) => {
             tracing::info!(partner = %p.call, addr = %a, "calling");
-            match TcpStream::connect(a).await {
-                Ok(s) => {
+            match tokio::time::timeout(ANSWER_TIME, TcpStream::connect(a)).await {
+                Ok(Ok(s)) => {
                     let _ = s.set_nodelay(true);
                     let s = crate::metrics::Counted::new(s, crate::metrics::port_bytes("tcp-out"));
-                    (Box::new(s), a.clone())
+                    Box::new(s)
                 }
-                Err(e) => return failed(format!("cannot connect to {a}: {e}")),
+                Ok(Err(e)) => return Err(format!("cannot connect to {addr}: {e}")),
+                Err(_) => return Err(silent()),
             }
         }
-        Connect::Tls { addr, name, ca } => {
-            tracing::info!(partner = %p.call, %addr, "calling over TLS");
-            match tls_connect(addr, name, ca).await {
-                Ok(s) => (Box::new(s), addr.clone()),
-                Err(e) => return failed(format!("cannot connect to {addr} over TLS: {e:#}")),
+        Connect::Tls { addr: a, name, ca } => {
+            tracing::info!(partner = %p.call, addr = %a, "calling over TLS");
+            match tokio::time::timeout(ANSWER_TIME, tls_connect(a, name, ca)).await {
+                Ok(Ok(s)) => Box::new(s),
+                Ok(Err(e)) => return Err(format!("cannot connect to {addr} over TLS: {e:#}")),
+                Err(_) => return Err(silent()),
             }
         }
         Connect::Ax25 { port, call, via } => {
-            let what = format!("{call} on radio port {port}");
-            tracing::info!(partner = %p.call, via = %what, "calling over AX.25");
+            tracing::info!(partner = %p.call, via = %addr, "calling over AX.25");
             let Ok(local) = fwd.call.parse::<qtc_ax25::Callsign>() else {
-                return failed(format!(
+                return Err(format!(
                     "our callsign {} is not an AX.25 callsign",
                     fwd.call
                 ));
             };
             match radios.connect(port, local, *call, via.clone()).await {
-                Ok(s) => (Box::new(s), what),
-                Err(e) => return failed(format!("cannot connect to {what}: {e}")),
+                Ok(s) => Box::new(s),
+                Err(e) => return Err(format!("cannot connect to {addr}: {e}")),
             }
         }
         Connect::None => {
-            return failed(format!(
+            return Err(format!(
                 "{partner} has no connect = address: it only calls us"
             ))
         }
@@ -77,14 +99,16 @@ pub async fn call(
         Codec::raw()
     };
     // Over AX.25 with no script the link's callsign is the login: nothing to answer.
-    let leftover = if p.script.is_empty() {
+    let input = if p.script.is_empty() {
         Vec::new()
     } else {
-        let script = Script::new(p.script.clone()).with_line_end(codec.line_end());
-        match login(&mut stream, &mut codec, script, &mut shutdown).await {
-            Ok(l) => l,
-            Err(e) => return failed(format!("login to {addr}: {e}")),
-        }
+        let script = Script::new(p.script.clone())
+            .with_line_end(codec.line_end())
+            .with_timeout(ANSWER_TIME)
+            .with_failure_texts(FAILURE_TEXTS.iter().map(|t| t.to_string()).collect());
+        login(&mut stream, &mut codec, script, &mut shutdown)
+            .await
+            .map_err(|f| f.describe(&p.call, &addr))?
     };
     let summary = super::run(
         &fwd,
@@ -92,13 +116,13 @@ pub async fn call(
         &mut codec,
         Role::Caller,
         &p.call,
-        &leftover,
+        &input,
         &mut shutdown,
     )
     .await;
     // Closing our end lets an AX.25 link send what is left, then DISC.
     let _ = stream.shutdown().await;
-    summary
+    Ok(summary)
 }
 
 /// A connection to a partner: TCP or an AX.25 link's stream.
@@ -119,18 +143,55 @@ async fn tls_connect(
     Ok(connector.connect(server, tcp).await?)
 }
 
+/// Why a call ended during the login script.
+#[derive(Debug, PartialEq, Eq)]
+enum LoginFailure {
+    /// Nothing at all came within [`ANSWER_TIME`].
+    Silent,
+    /// Text came, but not the prompt the script waits for.
+    NoPrompt(String),
+    /// The partner hung up during the login script.
+    Closed,
+    /// A failure text came.
+    Refused,
+    /// The connection failed.
+    Io(String),
+    /// The daemon is stopping.
+    ShuttingDown,
+}
+
+impl LoginFailure {
+    fn describe(&self, partner: &str, addr: &str) -> String {
+        let secs = ANSWER_TIME.as_secs();
+        match self {
+            LoginFailure::Silent => format!("no answer from {addr} in {secs} s"),
+            LoginFailure::NoPrompt(heard) => {
+                format!("no login prompt from {partner} at {addr} in {secs} s (it said {heard:?})")
+            }
+            LoginFailure::Closed => format!("{partner} closed the connection during our login"),
+            LoginFailure::Refused => greeting::refused(partner),
+            LoginFailure::Io(e) => format!("{addr}: {e}"),
+            LoginFailure::ShuttingDown => "shutting down".into(),
+        }
+    }
+}
+
+/// The end of what a partner said during the login, kept for the error message.
+const MAX_HEARD: usize = 80;
+
 /// Runs the login script; returns the input that followed its last match.
 async fn login<S: AsyncRead + AsyncWrite + Unpin>(
     io: &mut S,
     codec: &mut Codec,
     mut script: Script,
     shutdown: &mut watch::Receiver<bool>,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, LoginFailure> {
     let mut buf = vec![0u8; 4096];
     let mut tx = Vec::new();
     let mut net = Vec::new();
     let mut app = Vec::new();
     let mut timer = clock::Timer::new();
+    let mut heard: Vec<u8> = Vec::new();
     script.start(clock::now());
     loop {
         while script.poll_transmit(&mut tx) > 0 {}
@@ -139,26 +200,40 @@ async fn login<S: AsyncRead + AsyncWrite + Unpin>(
             tx.clear();
         }
         if !net.is_empty() {
-            io.write_all(&net).await.map_err(|e| e.to_string())?;
+            io.write_all(&net)
+                .await
+                .map_err(|e| LoginFailure::Io(e.to_string()))?;
             net.clear();
         }
         match script.poll_event() {
             Some(LoginEvent::Done { leftover }) => return Ok(leftover),
-            Some(LoginEvent::Failed(e)) => return Err(e.to_string()),
+            // Only its failure texts fail the script: its timeout and the connection's end are
+            // handled below, where what they mean is known.
+            Some(LoginEvent::Failed(_)) => return Err(LoginFailure::Refused),
             None => {}
         }
         timer.set(script.poll_timeout());
         tokio::select! {
             r = io.read(&mut buf) => match r {
-                Ok(0) | Err(_) => script.handle_eof(clock::now()),
+                Ok(0) | Err(_) => return Err(LoginFailure::Closed),
                 Ok(n) => {
                     app.clear();
                     codec.decode(&buf[..n], &mut app, &mut net);
+                    heard.extend_from_slice(&app);
+                    if heard.len() > MAX_HEARD {
+                        heard.drain(..heard.len() - MAX_HEARD);
+                    }
                     script.handle_input(clock::now(), &app);
                 }
             },
-            _ = timer.fired() => script.handle_timeout(clock::now()),
-            _ = shutdown.changed() => return Err("shutting down".into()),
+            _ = timer.fired() => {
+                return Err(if heard.is_empty() {
+                    LoginFailure::Silent
+                } else {
+                    LoginFailure::NoPrompt(String::from_utf8_lossy(heard.trim_ascii()).into_owned())
+                });
+            }
+            _ = shutdown.changed() => return Err(LoginFailure::ShuttingDown),
         }
     }
 }

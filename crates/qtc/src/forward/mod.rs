@@ -7,6 +7,7 @@
 //! partner proposing them meanwhile.
 
 pub mod call;
+mod greeting;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -53,13 +54,24 @@ impl std::fmt::Display for Summary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} received, {} sent", self.received, self.sent)?;
         if self.refused > 0 {
-            write!(f, ", {} refused", self.refused)?;
+            write!(f, ", {} refused by the partner", self.refused)?;
         }
         if let Some(e) = &self.error {
             write!(f, ", error: {e}")?;
         }
         Ok(())
     }
+}
+
+/// How the last session (or call attempt) with a partner ended.
+#[derive(Clone, Debug)]
+pub struct LastResult {
+    /// When it ended (Unix seconds).
+    pub at: i64,
+    /// Who called whom.
+    pub role: Role,
+    /// What it did.
+    pub summary: Summary,
 }
 
 /// What every forwarding session shares.
@@ -79,6 +91,8 @@ pub struct Forwarder {
     in_flight: Mutex<HashMap<String, String>>,
     /// Partner -> its session in progress (at most one each).
     active: Mutex<HashMap<String, Active>>,
+    /// Partner -> how its last session ended.
+    last: Mutex<HashMap<String, LastResult>>,
 }
 
 impl Forwarder {
@@ -101,6 +115,7 @@ impl Forwarder {
             base,
             in_flight: Mutex::new(HashMap::new()),
             active: Mutex::new(HashMap::new()),
+            last: Mutex::new(HashMap::new()),
         }
     }
 
@@ -125,6 +140,25 @@ impl Forwarder {
         let mut v: Vec<_> = map.iter().map(|(k, a)| (k.clone(), a.clone())).collect();
         v.sort_by(|a, b| a.0.cmp(&b.0));
         v
+    }
+
+    /// Keeps how a session or call with `partner` ended, as its last result.
+    pub fn record(&self, partner: &str, role: Role, summary: &Summary) {
+        let result = LastResult {
+            at: clock::unix_now(),
+            role,
+            summary: summary.clone(),
+        };
+        self.last
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(partner.to_ascii_uppercase(), result);
+    }
+
+    /// The last result of a partner's sessions since the daemon started.
+    pub fn last_result(&self, partner: &str) -> Option<LastResult> {
+        let map = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        map.get(&partner.to_ascii_uppercase()).cloned()
     }
 
     /// Reserves the partner for one session; false when it already has one.
@@ -215,11 +249,21 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
         block: Vec::new(),
         summary: Summary::default(),
         closed: false,
+        greeting: (role == Role::Caller).then(|| {
+            (
+                greeting::AfterLogin::default(),
+                clock::now() + greeting::ANSWER_TIME,
+            )
+        }),
     };
     let _counted = crate::metrics::SessionGuard::new(crate::metrics::SessionKind::Forward);
     tracing::info!(%partner, ?role, "forwarding session started");
     d.session.start(clock::now());
     if !initial.is_empty() {
+        if d.trace {
+            trace_lines(&partner, "<", initial);
+        }
+        d.greet(initial);
         d.session.handle_input(clock::now(), initial);
     }
     d.drive(io, codec, shutdown).await;
@@ -231,6 +275,7 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
     if d.summary.error.is_some() {
         crate::metrics::error("forward");
     }
+    fwd.record(&partner, role, &d.summary);
     match &d.summary.error {
         None => tracing::info!(%partner, summary = %d.summary, "forwarding session ended"),
         Some(_) => tracing::warn!(%partner, summary = %d.summary, "forwarding session failed"),
@@ -274,6 +319,8 @@ struct Driver {
     block: Vec<Incoming>,
     summary: Summary,
     closed: bool,
+    /// When we called: what the partner says until its SID, and when it must have come.
+    greeting: Option<(greeting::AfterLogin, std::time::Instant)>,
 }
 
 impl Driver {
@@ -326,10 +373,19 @@ impl Driver {
                 let _ = io.flush().await;
                 return;
             }
-            timer.set(self.session.poll_timeout());
+            let sid_due = self.greeting.as_ref().map(|(_, due)| *due);
+            timer.set(match (self.session.poll_timeout(), sid_due) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            });
             tokio::select! {
                 r = io.read(&mut buf) => match r {
-                    Ok(0) | Err(_) => self.session.handle_eof(clock::now()),
+                    Ok(0) | Err(_) => {
+                        if self.greeting.is_some() {
+                            self.fail(greeting::closed(&self.partner));
+                        }
+                        self.session.handle_eof(clock::now());
+                    }
                     Ok(n) => {
                         app.clear();
                         codec.decode(&buf[..n], &mut app, &mut net);
@@ -337,16 +393,36 @@ impl Driver {
                             if self.trace {
                                 trace_lines(&self.partner, "<", &app);
                             }
+                            self.greet(&app);
                             self.session.handle_input(clock::now(), &app);
                         }
                     }
                 },
-                _ = timer.fired() => self.session.handle_timeout(clock::now()),
+                _ = timer.fired() => {
+                    let now = clock::now();
+                    if sid_due.is_some_and(|due| now >= due) {
+                        self.fail(greeting::no_sid(&self.partner));
+                    } else {
+                        self.session.handle_timeout(now);
+                    }
+                }
                 _ = shutdown.changed() => {
                     tracing::info!(partner = %self.partner, "closing for shutdown");
                     self.session.close(clock::now());
                 }
             }
+        }
+    }
+
+    /// Watches input until the partner's SID: a refused login ends the call at once.
+    fn greet(&mut self, input: &[u8]) {
+        let Some((g, _)) = self.greeting.as_mut() else {
+            return;
+        };
+        match g.input(input) {
+            greeting::Heard::Sid => self.greeting = None,
+            greeting::Heard::Refused => self.fail(greeting::refused(&self.partner)),
+            greeting::Heard::Waiting => {}
         }
     }
 
