@@ -448,8 +448,26 @@ impl Driver {
                 text,
             } => {
                 let msg = match proposal.format {
-                    ProposalFormat::B2 { .. } => qtc_store::b2f::decode(&text),
-                    _ => Some(Incoming {
+                    ProposalFormat::B2 { .. } => match qtc_store::b2f::decode(&text) {
+                        Some(m) => m,
+                        None => {
+                            // Never lost, never refused again: kept whole and held for the sysop.
+                            tracing::warn!(partner = %self.partner, bid = %proposal.bid, "received B2 payload is not a B2F message: held for the sysop");
+                            Incoming {
+                                kind: qtc_mail::MsgType::Personal,
+                                from: self.partner.clone(),
+                                to: "SYSOP".into(),
+                                at: String::new(),
+                                bid: proposal.bid.clone(),
+                                title: title.into(),
+                                text: text.into(),
+                                hold: true,
+                                recipients: Vec::new(),
+                                files: Vec::new(),
+                            }
+                        }
+                    },
+                    _ => Incoming {
                         kind: mail_type(proposal.kind),
                         from: proposal.from.clone(),
                         to: proposal.to.clone(),
@@ -461,27 +479,9 @@ impl Driver {
                         hold: false,
                         recipients: Vec::new(),
                         files: Vec::new(),
-                    }),
+                    },
                 };
-                match msg {
-                    Some(m) => self.block.push(m),
-                    None => {
-                        // Never lost, never refused again: kept whole and held for the sysop.
-                        tracing::warn!(partner = %self.partner, bid = %proposal.bid, "received B2 payload is not a B2F message: held for the sysop");
-                        self.block.push(Incoming {
-                            kind: qtc_mail::MsgType::Personal,
-                            from: self.partner.clone(),
-                            to: "SYSOP".into(),
-                            at: String::new(),
-                            bid: proposal.bid.clone(),
-                            title: title.to_vec(),
-                            text: text.to_vec(),
-                            hold: true,
-                            recipients: Vec::new(),
-                            files: Vec::new(),
-                        });
-                    }
-                }
+                self.block.push(msg);
             }
             Event::BlockComplete => self.commit_block().await,
             Event::Partial { bid, data } => {
