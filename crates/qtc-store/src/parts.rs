@@ -143,17 +143,22 @@ pub(crate) fn shown(
 }
 
 impl Store {
-    /// Attachment `pos` (from 0) of message `number`: (name, bytes).
+    /// Attachment `pos` (from 0) of message `number`.
     pub fn attachment(
         &mut self,
         number: u64,
         pos: usize,
-    ) -> Result<Option<(Vec<u8>, Vec<u8>)>, StoreError> {
+    ) -> Result<Option<Attachment>, StoreError> {
         self.conn
             .query_row(
                 "SELECT name, data FROM attachments WHERE number = ?1 AND pos = ?2",
                 params![number as i64, pos as i64],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| {
+                    Ok(Attachment {
+                        name: r.get(0)?,
+                        data: r.get(1)?,
+                    })
+                },
             )
             .optional()
             .map_err(db_err)

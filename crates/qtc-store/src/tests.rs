@@ -642,7 +642,10 @@ fn every_b2f_recipient_is_routed_and_sees_it_and_attachments_are_kept() {
     assert_eq!(got.files[0].size, 3);
     assert_eq!(
         s.attachment(n, 0).unwrap(),
-        Some((b"a.bin".to_vec(), vec![0, 0xff, 1]))
+        Some(Attachment {
+            name: b"a.bin".to_vec(),
+            data: vec![0, 0xff, 1]
+        })
     );
     // The B2 form carries every recipient and the file.
     let p = s.pending("N0BBB", 5, 0, Some(Packed::B2)).unwrap();
