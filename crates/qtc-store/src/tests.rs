@@ -651,6 +651,10 @@ fn every_b2f_recipient_is_routed_and_sees_it_and_attachments_are_kept() {
     let p = s.pending("N0BBB", 5, 0, Some(Packed::B2)).unwrap();
     assert_eq!(p[0].recipients.len(), 3);
     assert_eq!(p[0].files.len(), 1);
+    // A one-addressee (B1) partner gets it addressed to the copy behind it.
+    let p = s.pending("N0BBB", 5, 0, Some(Packed::B1)).unwrap();
+    assert_eq!((p[0].to.as_str(), p[0].at.as_str()), ("N0XYZ", "N0BBB"));
+    assert!(p[0].files.is_empty());
 }
 
 #[test]
