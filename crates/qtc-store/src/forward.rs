@@ -72,7 +72,8 @@ pub struct Pending {
     pub created: i64,
     /// The compressed form asked for, if an earlier send (to any partner) made it.
     pub compressed: Option<Vec<u8>>,
-    /// B2F recipients, when it has several (read only for a B2 form still to be made).
+    /// B2F recipients, when it has several (`to`/`at` then name the one behind this partner
+    /// for a one-addressee form).
     pub recipients: Vec<Recipient>,
     /// B2F attachments (read only for a B2 form still to be made).
     pub files: Vec<Attachment>,
@@ -273,11 +274,7 @@ impl Store {
             .map_err(db_err)?;
         let mut pending = rows.collect::<Result<Vec<_>, _>>().map_err(db_err)?;
         drop(stmt);
-        if packed == Some(Packed::B2) {
-            for p in pending.iter_mut().filter(|p| p.compressed.is_none()) {
-                (p.recipients, p.files) = parts::load(&self.conn, p.number)?;
-            }
-        }
+        parts::complete(&self.conn, &mut pending, partner, packed, &self.station)?;
         Ok(pending)
     }
 

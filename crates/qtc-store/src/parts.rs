@@ -5,7 +5,7 @@
 use qtc_mail::{route, FileInfo, StoreError};
 use rusqlite::{params, OptionalExtension, Transaction};
 
-use crate::{db_err, queue_in, QueueMarks, Station, Store};
+use crate::{db_err, queue_in, Packed, Pending, QueueMarks, Station, Store};
 
 /// One addressee of a B2F message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,13 +82,8 @@ pub(crate) fn keep(
     Ok(())
 }
 
-/// The recipients and attachments of message `number`, for its B2F form.
-pub(crate) fn load(
-    conn: &rusqlite::Connection,
-    number: u64,
-) -> Result<(Vec<Recipient>, Vec<Attachment>), StoreError> {
-    let recipients = conn
-        .prepare_cached("SELECT cc, addr FROM recipients WHERE number = ?1 ORDER BY pos")
+fn recipients(conn: &rusqlite::Connection, number: u64) -> Result<Vec<Recipient>, StoreError> {
+    conn.prepare_cached("SELECT cc, addr FROM recipients WHERE number = ?1 ORDER BY pos")
         .and_then(|mut st| {
             st.query_map([number as i64], |r| {
                 Ok(Recipient {
@@ -98,9 +93,11 @@ pub(crate) fn load(
             })?
             .collect::<Result<Vec<_>, _>>()
         })
-        .map_err(db_err)?;
-    let files = conn
-        .prepare_cached("SELECT name, data FROM attachments WHERE number = ?1 ORDER BY pos")
+        .map_err(db_err)
+}
+
+fn attachments(conn: &rusqlite::Connection, number: u64) -> Result<Vec<Attachment>, StoreError> {
+    conn.prepare_cached("SELECT name, data FROM attachments WHERE number = ?1 ORDER BY pos")
         .and_then(|mut st| {
             st.query_map([number as i64], |r| {
                 Ok(Attachment {
@@ -110,8 +107,52 @@ pub(crate) fn load(
             })?
             .collect::<Result<Vec<_>, _>>()
         })
-        .map_err(db_err)?;
-    Ok((recipients, files))
+        .map_err(db_err)
+}
+
+/// Fills in what `partner` needs of the parts of messages queued for it: a B2 form still to
+/// be made (`packed` B2, none cached) gets every recipient and attachment; a one-addressee form
+/// (MBL, FBB, B0, B1) is addressed to a recipient that routes to this partner when the first
+/// `To:` does not (a `Cc:` for a station behind it).
+pub(crate) fn complete(
+    conn: &rusqlite::Connection,
+    pending: &mut [Pending],
+    partner: &str,
+    packed: Option<Packed>,
+    station: &Station,
+) -> Result<(), StoreError> {
+    let b2 = packed == Some(Packed::B2);
+    let routes_here = |p: &Pending, to: &str, at: &str| {
+        let q = route::RouteQuery {
+            kind: p.kind,
+            to,
+            at,
+            origin: None,
+            seen: &[],
+        };
+        route::targets(&q, &station.call, &station.partners)
+            .iter()
+            .any(|c| c.eq_ignore_ascii_case(partner))
+    };
+    for p in pending.iter_mut() {
+        if b2 && p.compressed.is_some() {
+            continue;
+        }
+        let all = recipients(conn, p.number)?;
+        if b2 {
+            p.files = attachments(conn, p.number)?;
+        } else if !all.is_empty() && !routes_here(p, &p.to, &p.at) {
+            if let Some((to, at)) = all
+                .iter()
+                .map(Recipient::split)
+                .find(|(to, at)| routes_here(p, to, at))
+            {
+                (p.to, p.at) = (to, at);
+            }
+        }
+        p.recipients = all;
+    }
+    Ok(())
 }
 
 /// What a reader sees of the parts: the addressees other than `to`, and the file list.
@@ -143,17 +184,22 @@ pub(crate) fn shown(
 }
 
 impl Store {
-    /// Attachment `pos` (from 0) of message `number`: (name, bytes).
+    /// Attachment `pos` (from 0) of message `number`.
     pub fn attachment(
         &mut self,
         number: u64,
         pos: usize,
-    ) -> Result<Option<(Vec<u8>, Vec<u8>)>, StoreError> {
+    ) -> Result<Option<Attachment>, StoreError> {
         self.conn
             .query_row(
                 "SELECT name, data FROM attachments WHERE number = ?1 AND pos = ?2",
                 params![number as i64, pos as i64],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| {
+                    Ok(Attachment {
+                        name: r.get(0)?,
+                        data: r.get(1)?,
+                    })
+                },
             )
             .optional()
             .map_err(db_err)

@@ -611,3 +611,96 @@ fn a_full_store_refuses_cleanly_and_keeps_what_it_had() {
     assert!(s.insert_message(&big, "N0AAA", 0).is_ok());
     assert!(s.check().unwrap().is_empty());
 }
+
+#[test]
+fn every_b2f_recipient_is_routed_and_sees_it_and_attachments_are_kept() {
+    let (_d, mut s) = open();
+    s.set_station(station());
+    let mut m = incoming("WL2KMID1", MsgType::Personal, "", b"hi\r\n");
+    m.recipients = vec![
+        Recipient {
+            cc: false,
+            addr: "N0USR".into(),
+        },
+        Recipient {
+            cc: true,
+            addr: "N0XYZ@N0BBB".into(),
+        },
+        Recipient {
+            cc: true,
+            addr: "N0OTH".into(),
+        },
+    ];
+    m.files = vec![Attachment {
+        name: b"a.bin".to_vec(),
+        data: vec![0, 0xff, 1],
+    }];
+    let r = s.store_received("N0CCC", &[m], 0).unwrap();
+    let [forward::Stored::Stored(n)] = r[..] else {
+        panic!("{r:?}")
+    };
+    // The Cc @N0BBB goes to N0BBB; the local ones stay.
+    let q = s.queue(None).unwrap();
+    assert_eq!(q.len(), 1);
+    assert_eq!((q[0].partner.as_str(), q[0].number), ("N0BBB", n));
+    // N0OTH, a copy, lists and reads it.
+    let f = ListFilter {
+        visible_to: Some("N0OTH".into()),
+        ..Default::default()
+    };
+    assert_eq!(s.list(&f).unwrap().len(), 1);
+    let got = s.message(n).unwrap().unwrap();
+    assert_eq!(got.copies, ["N0XYZ", "N0OTH"]);
+    assert_eq!(got.files[0].size, 3);
+    assert_eq!(
+        s.attachment(n, 0).unwrap(),
+        Some(Attachment {
+            name: b"a.bin".to_vec(),
+            data: vec![0, 0xff, 1]
+        })
+    );
+    // The B2 form carries every recipient and the file.
+    let p = s.pending("N0BBB", 5, 0, Some(Packed::B2)).unwrap();
+    assert_eq!(p[0].recipients.len(), 3);
+    assert_eq!(p[0].files.len(), 1);
+    // A one-addressee (B1) partner gets it addressed to the copy behind it.
+    let p = s.pending("N0BBB", 5, 0, Some(Packed::B1)).unwrap();
+    assert_eq!((p[0].to.as_str(), p[0].at.as_str()), ("N0XYZ", "N0BBB"));
+    assert!(p[0].files.is_empty());
+}
+
+#[test]
+fn a_winlink_partner_collects_mail_for_the_calls_it_announces() {
+    let (_d, mut s) = open();
+    s.set_station(station());
+    let now = 0;
+    // Mail for N0PAT's bare call, one @ this BBS, one elsewhere, and a bulletin.
+    for (to, at, kind) in [
+        ("N0PAT", "", MsgType::Personal),
+        ("N0PAT", "N0AAA.#NCA", MsgType::Personal),
+        ("N0PAT", "N0BBB", MsgType::Personal),
+        ("ALL", "", MsgType::Bulletin),
+    ] {
+        let mut m = msg(kind, to, "N0USR", None);
+        m.at = at.into();
+        s.insert_message(&m, "N0AAA", now).unwrap();
+    }
+    let calls = ["N0PAT".to_string()];
+    assert_eq!(s.queue_collected("N0PAT", &calls, now).unwrap(), 2);
+    // Twice is once.
+    assert_eq!(s.queue_collected("N0PAT", &calls, now).unwrap(), 0);
+    let p = s.pending("N0PAT", 5, 0, None).unwrap();
+    assert_eq!(p.iter().map(|p| p.number).collect::<Vec<_>>(), [1, 2]);
+    // Once the partner took them they are forwarded, not queued again.
+    s.forwarded(
+        "N0PAT",
+        &[(1, FwdOutcome::Sent), (2, FwdOutcome::Sent)],
+        now,
+    )
+    .unwrap();
+    assert_eq!(s.queue_collected("N0PAT", &calls, now).unwrap(), 0);
+    assert_eq!(
+        s.message(1).unwrap().unwrap().header.status,
+        MsgStatus::Forwarded
+    );
+}

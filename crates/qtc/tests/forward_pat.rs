@@ -39,23 +39,27 @@ struct Pat {
 
 impl Pat {
     fn new(call: &'static str) -> Pat {
+        Pat::with_listener(call, 0)
+    }
+
+    /// A station whose telnet listener (for `--listen telnet`) is on `port` with password
+    /// `lpw` (0: none configured).
+    fn with_listener(call: &'static str, port: u16) -> Pat {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join("config.json"),
-            format!(r#"{{"mycall": "{call}", "secure_login_password": "", "locator": "JO59fx"}}"#),
+            format!(
+                r#"{{"mycall": "{call}", "secure_login_password": "", "locator": "JO59fx",
+                    "telnet": {{"listen_addr": "127.0.0.1:{port}", "password": "lpw"}}}}"#
+            ),
         )
         .unwrap();
         Pat { call, dir }
     }
 
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    fn run(&self, args: &[&str], stdin: &[u8]) -> Output {
-        use std::io::Write;
-        let mut child = Command::new(PAT)
-            .env("HOME", self.dir.path())
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(PAT);
+        c.env("HOME", self.dir.path())
             .arg("--config")
             .arg(self.path("config.json"))
             .arg("--mbox")
@@ -66,7 +70,18 @@ impl Pat {
             .arg(self.path("pat.log"))
             .arg("--forms")
             .arg(self.path("forms"))
-            .args(args)
+            .args(args);
+        c
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn run(&self, args: &[&str], stdin: &[u8]) -> Output {
+        use std::io::Write;
+        let mut child = self
+            .command(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -333,4 +348,63 @@ fn pat_in_send_only_mode_refuses_our_mail_and_the_session_goes_on() {
     // Without --send-only it comes.
     pat.connect(port, &[]);
     assert_eq!(pat.folder("in").len(), 1);
+}
+
+/// Pat listening (`--listen telnet`) until dropped; its stdin stays open so its interactive
+/// prompt waits.
+struct Listening(std::process::Child);
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn qtc_calls_a_listening_pat_and_both_sides_deliver() {
+    if !have_pat() {
+        return;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let pat = Pat::with_listener("N0PAT", port);
+    pat.compose(
+        &["-s", "from the listener", "N0USR"],
+        "Pat answered the call.\n",
+    );
+    let mut child = pat
+        .command(&["--listen", "telnet", "interactive"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Its first output line says it listens.
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    assert!(first.contains("Listening"), "{first}");
+    let _pat = Listening(child);
+    let d = Daemon::start_bbs(
+        "N0QTC",
+        &[("N0USR", "pw", "")],
+        &format!(
+            "[[partner]]\ncallsign = \"N0PAT\"\nconnect = \"tcp:127.0.0.1:{port}\"\n\
+             password = \"lpw\"\nprotocol = \"b2\"\nroutes = [\"N0PAT\"]\n"
+        ),
+    );
+    post(&d, "N0PAT", "to the listener", "Grüße\r\n".as_bytes());
+    let out = d.forward_ok("N0PAT", &d);
+    assert!(out.contains("1 received, 1 sent"), "{out}");
+    let inbox = pat.folder("in");
+    assert_eq!(inbox.len(), 1);
+    assert!(contains(&inbox[0], "Grüße".as_bytes()));
+    assert!(d.listed().iter().any(|m| m.subject == "from the listener"));
 }

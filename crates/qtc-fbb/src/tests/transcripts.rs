@@ -11,13 +11,13 @@ const B1_TRANSFER: &[u8] = include_bytes!("../../tests/data/b1-transfer-5000.bin
 const TEXT_5000: &[u8] = include_bytes!("../../tests/data/text_05000.txt");
 const PROBES: &[u8] = include_bytes!("../../tests/data/protocol_probes_transcript.txt");
 
-fn tx(s: &mut Session) -> Vec<u8> {
+pub(super) fn tx(s: &mut Session) -> Vec<u8> {
     let mut out = Vec::new();
     while s.poll_transmit(&mut out) > 0 {}
     out
 }
 
-fn events(s: &mut Session) -> Vec<Event> {
+pub(super) fn events(s: &mut Session) -> Vec<Event> {
     std::iter::from_fn(|| s.poll_event()).collect()
 }
 

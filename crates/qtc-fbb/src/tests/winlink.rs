@@ -1,21 +1,12 @@
 //! Our sessions against Winlink software's wire behaviour (wl2k-go as Pat runs it): the
 //! handshake Pat sends, zero-padded B2 offsets, and the turn after a whole block is refused.
 
+use super::transcripts::{events, tx};
 use super::util::*;
 use crate::{Answer, Event, Mode, Outcome, Role, Session};
 
 /// What Pat sends after our SID and prompt when it calls us.
 const PAT_HELLO: &[u8] = b";FW: N0PAT\r[Pat-0.13.1-B2FHMG$]\r; N0BBS DE N0PAT (JO59)\r";
-
-fn tx(s: &mut Session) -> Vec<u8> {
-    let mut out = Vec::new();
-    while s.poll_transmit(&mut out) > 0 {}
-    out
-}
-
-fn events(s: &mut Session) -> Vec<Event> {
-    std::iter::from_fn(|| s.poll_event()).collect()
-}
 
 /// We are called by Pat; its hello is in, the application has been asked nothing yet.
 fn called_by_pat() -> Session {

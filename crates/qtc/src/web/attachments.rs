@@ -24,7 +24,7 @@ pub(super) async fn download(
         .ok()
         .and_then(|r| r.ok())
         .ok_or_else(store_down)?;
-    let Some((name, data)) = file else {
+    let Some(qtc_store::Attachment { name, data }) = file else {
         return Err((
             StatusCode::NOT_FOUND,
             Html(pages::error_page(&format!(
