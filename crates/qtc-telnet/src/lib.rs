@@ -21,12 +21,14 @@
 //! | option | we do it (WILL) | peer does it (DO) |
 //! |---|---|---|
 //! | SUPPRESS-GO-AHEAD (3) | yes | yes |
-//! | ECHO (1) | only while [`Telnet::set_hide_input`]`(true)` is in force | only in [`Role::Client`] |
+//! | ECHO (1) | only while [`Telnet::set_hide_input`]`(true)` is in force | never |
 //! | anything else | refused (`WONT`) | refused (`DONT`) |
 //!
 //! A server saying `WILL ECHO` and then not echoing is how a telnet BBS hides a password; outside a
 //! password prompt a client's `DO ECHO` is refused, because we never echo and the user would type
-//! blind. The server role never lets the client echo our output back (`DONT ECHO`).
+//! blind. Neither role lets the peer echo our output back (`DONT ECHO`): our client is a program
+//! (a forwarding link), and a partner that echoed (LinBPQ does after `DO ECHO`) would have its
+//! echo of our lines read as its own.
 //!
 //! [`Telnet::start`] sends `IAC WILL SUPPRESS-GO-AHEAD` in the server role and nothing in the client
 //! role. The server never sends GA, and offering SGA makes that legitimate (RFC 858); it changes
@@ -183,6 +185,9 @@ pub struct Telnet {
     tx_wire_cr: bool,
     /// The application wants input hidden (our ECHO on).
     hide_requested: bool,
+    /// Binary data (RFC 856 semantics without negotiating it): only IAC is escaped, the CR NUL
+    /// rule is off both ways.
+    transparent: bool,
     options: [OptionState; 256],
     error: Option<Error>,
 }
@@ -197,6 +202,7 @@ impl Telnet {
             tx_line_cr: false,
             tx_wire_cr: false,
             hide_requested: false,
+            transparent: false,
             options: [OptionState::default(); 256],
             error: None,
         }
@@ -235,7 +241,7 @@ impl Telnet {
                     .unwrap_or(rest.len());
                 if run > 0 {
                     to_app.extend_from_slice(&rest[..run]);
-                    self.rx_cr = rest[run - 1] == CR;
+                    self.rx_cr = rest[run - 1] == CR && !self.transparent;
                     rest = &rest[run..];
                     continue;
                 }
@@ -256,7 +262,7 @@ impl Telnet {
                     self.rx_cr = false;
                 } else {
                     to_app.push(b);
-                    self.rx_cr = b == CR;
+                    self.rx_cr = b == CR && !self.transparent;
                 }
             }
             Rx::Iac => self.command(b, to_app, to_net),
@@ -348,7 +354,6 @@ impl Telnet {
     fn accept_him(&self, option: u8) -> bool {
         match option {
             opt::SGA => true,
-            opt::ECHO => self.role == Role::Client,
             _ => false,
         }
     }
@@ -465,6 +470,23 @@ impl Telnet {
             NUL if self.tx_wire_cr => to_net.extend_from_slice(&[NUL, NUL]),
             _ => to_net.push(b),
         }
-        self.tx_wire_cr = b == CR;
+        self.tx_wire_cr = b == CR && !self.transparent;
+    }
+
+    /// Switch binary transparency on or off. On, the data path only escapes IAC (doubled on
+    /// send, undoubled on receive): a CR NUL received stays CR NUL and a NUL after a CR is sent
+    /// as it is. FBB compressed forwarding runs over telnet links this way without negotiating
+    /// TRANSMIT-BINARY (xfbbd and JNOS do), and the NVT rule would corrupt its binary blocks.
+    pub fn set_transparent(&mut self, on: bool) {
+        self.transparent = on;
+        if on {
+            self.rx_cr = false;
+            self.tx_wire_cr = false;
+        }
+    }
+
+    /// Whether [`Telnet::set_transparent`] is on.
+    pub fn is_transparent(&self) -> bool {
+        self.transparent
     }
 }

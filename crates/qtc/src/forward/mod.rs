@@ -290,7 +290,7 @@ impl Driver {
                     trace_lines(&self.partner, ">", &tx);
                 }
                 if !tx.is_empty() {
-                    codec.encode_raw(&tx, &mut net);
+                    codec.encode_session(&tx, &mut net);
                     tx.clear();
                 }
                 let mut any = false;
@@ -298,6 +298,10 @@ impl Driver {
                     any = true;
                     match ev {
                         Event::Acknowledged { id, outcome } => self.acks.push((id, outcome)),
+                        Event::Connected { mode, .. } if mode.is_compressed() => {
+                            codec.set_binary(true);
+                            self.on_event(ev).await;
+                        }
                         ev => self.on_event(ev).await,
                     }
                 }
@@ -676,11 +680,21 @@ fn shown(line: &[u8]) -> String {
 }
 
 /// A received plain-text message's text: LinBPQ puts a blank line between its R: line and
-/// the body of a message it originated; it separates, it is not the body's first line.
+/// the body of a message it originated (its R: line, the oldest, ends in `BPQ<version>`); it
+/// separates, it is not the body's first line. Anyone else's blank line is the author's.
 fn without_rline_gap(text: &[u8]) -> Vec<u8> {
     let (rlines, body) = qtc_mail::route::split_rlines(text);
+    let origin = rlines
+        .trim_ascii_end()
+        .rsplit(|&b| b == b'\n')
+        .next()
+        .unwrap_or_default();
+    let by_bpq = origin
+        .rsplit(|&b| b == b' ')
+        .next()
+        .is_some_and(|stamp| stamp.starts_with(b"BPQ"));
     match body.strip_prefix(b"\r\n") {
-        Some(rest) if !rlines.is_empty() => [rlines, rest].concat(),
+        Some(rest) if by_bpq => [rlines, rest].concat(),
         _ => text.to_vec(),
     }
 }
@@ -755,8 +769,10 @@ mod tests {
             without_rline_gap(bpq),
             b"R:261203/1712Z 5@N0BPQ.#NCA BPQ6.0.25\r\nfirst\r\n\r\nlast\r\n"
         );
-        // No R: lines: a leading blank line is the author's.
+        // No R: lines, or not BPQ's: a leading blank line is the author's.
         assert_eq!(without_rline_gap(b"\r\nbody\r\n"), b"\r\nbody\r\n");
+        let qtc = b"R:261203/1712Z @:N0BBB.#NCA #:5 $:A1_N0BBB\r\n\r\nbody\r\n";
+        assert_eq!(without_rline_gap(qtc), qtc);
     }
 
     #[test]
