@@ -76,6 +76,9 @@ pub struct Forwarder {
     in_flight: Mutex<HashMap<String, String>>,
     /// Partner -> its session in progress (at most one each).
     active: Mutex<HashMap<String, Active>>,
+    /// Partners a session failed with while our resumed transfer was unacknowledged: they get
+    /// whole messages from then on (until restart). 64-bit LinFBB refuses every resume.
+    no_resume: Mutex<HashSet<String>>,
 }
 
 impl Forwarder {
@@ -95,6 +98,7 @@ impl Forwarder {
             base,
             in_flight: Mutex::new(HashMap::new()),
             active: Mutex::new(HashMap::new()),
+            no_resume: Mutex::new(HashSet::new()),
         }
     }
 
@@ -110,6 +114,11 @@ impl Forwarder {
         let p = self.partner(partner);
         cfg.max_mode = p.map_or(Mode::B1, |p| p.max_mode);
         cfg.secret = p.and_then(|p| p.secret.clone());
+        cfg.send_resumes = !self
+            .no_resume
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(partner);
         cfg
     }
 
@@ -224,6 +233,13 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
     crate::metrics::forwarded(&partner, d.summary.received as u64, d.summary.sent as u64);
     if d.summary.error.is_some() {
         crate::metrics::error("forward");
+        if d.session.resumed_unacked() {
+            tracing::warn!(%partner, "the session failed during a transfer we resumed at its request: sending it whole messages from now on");
+            fwd.no_resume
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(partner.clone());
+        }
     }
     match &d.summary.error {
         None => tracing::info!(%partner, summary = %d.summary, "forwarding session ended"),
@@ -395,7 +411,13 @@ impl Driver {
                 let r = self
                     .fwd
                     .store
-                    .call(move |s| s.save_partial(&bid, &partner, &data, now))
+                    .call(move |s| {
+                        if data.is_empty() {
+                            s.drop_partial(&bid)
+                        } else {
+                            s.save_partial(&bid, &partner, &data, now)
+                        }
+                    })
                     .await;
                 if let Ok(Err(e)) = r {
                     tracing::warn!(error = %e, "partial transfer not kept");
