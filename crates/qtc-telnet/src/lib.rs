@@ -350,12 +350,10 @@ impl Telnet {
         }
     }
 
-    /// Whether we agree that the peer enables `option` on its side.
+    /// Whether we agree that the peer enables `option` on its side: SGA only (never ECHO; see
+    /// the crate docs).
     fn accept_him(&self, option: u8) -> bool {
-        match option {
-            opt::SGA => true,
-            _ => false,
-        }
+        option == opt::SGA
     }
 
     /// Handle `IAC verb option` (RFC 1143 section 7).
