@@ -423,6 +423,18 @@ impl Store {
         Ok(rows)
     }
 
+    /// Forgets the kept start of a transfer that turned out not to match the partner's file,
+    /// so the message is taken from the start next time.
+    pub fn drop_partial(&mut self, bid: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "DELETE FROM partials WHERE bid = ?1",
+                params![bid.to_ascii_uppercase()],
+            )
+            .map_err(db_err)?;
+        Ok(())
+    }
+
     /// Keeps the first bytes of an interrupted transfer for a later resume.
     pub fn save_partial(
         &mut self,

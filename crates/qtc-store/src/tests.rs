@@ -392,6 +392,10 @@ fn partials_are_kept_for_resume() {
         ask(&mut s),
         vec![(false, Some(b"abc".to_vec())), (false, None)]
     );
+    // One that did not match the partner's file is dropped: taken from 0 next time.
+    s.drop_partial("X1").unwrap();
+    assert_eq!(ask(&mut s), vec![(false, None), (false, None)]);
+    s.save_partial("x1", "N0BBB", b"abc", 0).unwrap();
     // The whole message arriving drops the partial, in the same transaction.
     s.store_received(
         "N0BBB",

@@ -21,15 +21,16 @@
 //! | option | we do it (WILL) | peer does it (DO) |
 //! |---|---|---|
 //! | SUPPRESS-GO-AHEAD (3) | when asked | yes |
-//! | ECHO (1) | while [`Telnet::set_hide_input`]`(true)` is in force, or in character mode | only in [`Role::Client`] |
+//! | ECHO (1) | while [`Telnet::set_hide_input`]`(true)` is in force, or in character mode | never |
 //! | anything else | refused (`WONT`) | refused (`DONT`) |
 //!
 //! **Line mode** is the default: [`Telnet::start`] offers nothing, so the Linux/BSD `telnet`
 //! client and PuTTY keep their own line editing and local echo, and send whole lines. A server
 //! saying `WILL ECHO` and then not echoing is how a telnet BBS hides a password; outside a
 //! password prompt (and outside character mode) a client's `DO ECHO` is refused, because we would
-//! not echo and the user would type blind. The server role never lets the client echo our output
-//! back (`DONT ECHO`).
+//! not echo and the user would type blind. Neither role lets the peer echo our output back
+//! (`DONT ECHO`): our client is a program (a forwarding link), and a partner that echoed (LinBPQ
+//! does after `DO ECHO`) would have its echo of our lines read as its own.
 //!
 //! **Character mode** happens only when the client asks for it with `DO SUPPRESS-GO-AHEAD`
 //! (inetutils `telnet` on port 23, PuTTY, Windows telnet): we agree, offer `WILL ECHO` and, once
@@ -191,6 +192,9 @@ pub struct Telnet {
     tx_wire_cr: bool,
     /// The application wants input hidden (our ECHO on).
     hide_requested: bool,
+    /// Binary data (RFC 856 semantics without negotiating it): only IAC is escaped, the CR NUL
+    /// rule is off both ways.
+    transparent: bool,
     options: [OptionState; 256],
     /// What the character-mode client sees of the line being typed.
     editor: echo::Editor,
@@ -207,6 +211,7 @@ impl Telnet {
             tx_line_cr: false,
             tx_wire_cr: false,
             hide_requested: false,
+            transparent: false,
             options: [OptionState::default(); 256],
             editor: echo::Editor::default(),
             error: None,
@@ -240,7 +245,7 @@ impl Telnet {
                     .unwrap_or(rest.len());
                 if run > 0 {
                     to_app.extend_from_slice(&rest[..run]);
-                    self.rx_cr = rest[run - 1] == CR;
+                    self.rx_cr = rest[run - 1] == CR && !self.transparent;
                     rest = &rest[run..];
                     continue;
                 }
@@ -279,7 +284,7 @@ impl Telnet {
                     self.rx_cr = false;
                 } else {
                     to_app.push(b);
-                    self.rx_cr = b == CR;
+                    self.rx_cr = b == CR && !self.transparent;
                 }
             }
             Rx::Iac => self.command(b, to_app, to_net),
@@ -367,13 +372,10 @@ impl Telnet {
         }
     }
 
-    /// Whether we agree that the peer enables `option` on its side.
+    /// Whether we agree that the peer enables `option` on its side: SGA only (never ECHO; see
+    /// the crate docs).
     fn accept_him(&self, option: u8) -> bool {
-        match option {
-            opt::SGA => true,
-            opt::ECHO => self.role == Role::Client,
-            _ => false,
-        }
+        option == opt::SGA
     }
 
     /// Handle `IAC verb option` (RFC 1143 section 7).
@@ -505,6 +507,23 @@ impl Telnet {
             NUL if self.tx_wire_cr => to_net.extend_from_slice(&[NUL, NUL]),
             _ => to_net.push(b),
         }
-        self.tx_wire_cr = b == CR;
+        self.tx_wire_cr = b == CR && !self.transparent;
+    }
+
+    /// Switch binary transparency on or off. On, the data path only escapes IAC (doubled on
+    /// send, undoubled on receive): a CR NUL received stays CR NUL and a NUL after a CR is sent
+    /// as it is. FBB compressed forwarding runs over telnet links this way without negotiating
+    /// TRANSMIT-BINARY (xfbbd and JNOS do), and the NVT rule would corrupt its binary blocks.
+    pub fn set_transparent(&mut self, on: bool) {
+        self.transparent = on;
+        if on {
+            self.rx_cr = false;
+            self.tx_wire_cr = false;
+        }
+    }
+
+    /// Whether [`Telnet::set_transparent`] is on.
+    pub fn is_transparent(&self) -> bool {
+        self.transparent
     }
 }

@@ -298,20 +298,35 @@ fn echo_unsolicited_do_refused_when_not_hiding() {
 }
 
 #[test]
-fn echo_server_refuses_peer_echo_client_accepts() {
+fn neither_role_lets_the_peer_echo() {
     let mut s = server();
     assert_eq!(
         rx(&mut s, &[IAC, WILL, opt::ECHO]).1,
         [IAC, DONT, opt::ECHO]
     );
+    // LinBPQ offers WILL ECHO to a forwarding client: agreeing would bring our lines back.
     let mut c = Telnet::new(Role::Client);
-    assert_eq!(rx(&mut c, &[IAC, WILL, opt::ECHO]).1, [IAC, DO, opt::ECHO]);
-    assert!(c.remote_enabled(opt::ECHO));
     assert_eq!(
-        rx(&mut c, &[IAC, WONT, opt::ECHO]).1,
+        rx(&mut c, &[IAC, WILL, opt::ECHO]).1,
         [IAC, DONT, opt::ECHO]
     );
     assert!(!c.remote_enabled(opt::ECHO));
+    assert!(rx(&mut c, &[IAC, WONT, opt::ECHO]).1.is_empty());
+}
+
+#[test]
+fn transparent_data_only_escapes_iac() {
+    let mut t = Telnet::new(Role::Client);
+    t.set_transparent(true);
+    // An FBB length header `30 bc 0d 00` and an 0xFF, as xfbbd sends them.
+    let (app, net) = rx(&mut t, &[0x30, 0xbc, CR, NUL, IAC, IAC, CR, NUL, NUL]);
+    assert_eq!(app, [0x30, 0xbc, CR, NUL, IAC, CR, NUL, NUL]);
+    assert!(net.is_empty());
+    let mut out = Vec::new();
+    t.send_raw(&[0x30, 0xbc, CR, NUL, IAC], &mut out);
+    assert_eq!(out, [0x30, 0xbc, CR, NUL, IAC, IAC]);
+    t.set_transparent(false);
+    assert_eq!(rx(&mut t, &[CR, NUL]).0, [CR]);
 }
 
 #[test]
@@ -450,7 +465,7 @@ fn server_and_client_settle() {
     let mut so = Vec::new();
     s.set_hide_input(true, &mut so);
     settle(&mut s, &mut c, so, Vec::new());
-    assert!(s.is_input_hidden() && c.remote_enabled(opt::ECHO));
+    assert!(!s.is_input_hidden() && !c.remote_enabled(opt::ECHO));
     let mut so = Vec::new();
     s.set_hide_input(false, &mut so);
     settle(&mut s, &mut c, so, Vec::new());

@@ -280,6 +280,15 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
             break;
         }
         if let Some(call) = partner {
+            if partners_only
+                && shared
+                    .forwarder
+                    .partner(&call)
+                    .is_some_and(|p| p.iac_escaped)
+            {
+                // xfbbd doubles 0xFF on its forwarding link to our raw port.
+                codec = Codec::iac();
+            }
             let initial = step.session.take_unconsumed();
             let _ = forward::run(
                 &shared.forwarder,

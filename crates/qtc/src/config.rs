@@ -119,6 +119,11 @@ pub struct PartnerCfg {
     /// Telnet port (IAC escaping) instead of a raw forwarding port.
     #[serde(default)]
     pub telnet: bool,
+    /// Its bytes on a raw TCP link are IAC-escaped (0xFF doubled) with no telnet negotiation,
+    /// as xfbbd's outgoing forwarding always is: qtc undoes and applies the doubling when it
+    /// calls us on the raw forwarding port and when we call it with `telnet = false`.
+    #[serde(default)]
+    pub iac_escaped: bool,
     /// What we answer to its callsign/login/user prompt (default: our callsign).
     #[serde(default)]
     pub login: String,
@@ -420,6 +425,8 @@ pub struct Partner {
     pub connect: Connect,
     /// IAC escaping on the link.
     pub telnet: bool,
+    /// 0xFF doubled on its raw TCP links, nothing negotiated.
+    pub iac_escaped: bool,
     /// The login script.
     pub script: Vec<qtc_fbb::login::Step>,
     /// The highest mode offered.
@@ -902,6 +909,7 @@ fn check_partner(
         call,
         connect,
         telnet: p.telnet,
+        iac_escaped: p.iac_escaped,
         script,
         max_mode,
         routes: p.routes.iter().map(|r| r.to_ascii_uppercase()).collect(),

@@ -1,5 +1,11 @@
-//! How bytes are framed on a connection: raw (a forwarding port, later an AX.25 link) or
-//! telnet (IAC negotiation stripped and answered, 0xFF doubled).
+//! How bytes are framed on a connection: raw (a forwarding port, an AX.25 link), telnet (IAC
+//! negotiation stripped and answered, 0xFF doubled), or IAC-escaped (a partner that doubles
+//! 0xFF on a raw port without speaking telnet: xfbbd's outgoing forwarding).
+//!
+//! Line ends follow the connection kind: CR on raw and IAC-escaped links (FBB, LinBPQ, AX.25),
+//! CR LF on telnet (the NVT line end). Once a forwarding session agrees on a compressed mode
+//! its telnet link turns binary-transparent: only IAC is escaped, because the NVT CR NUL rule
+//! would corrupt the binary blocks (xfbbd and JNOS send them that way).
 
 use qtc_telnet::Telnet;
 
@@ -13,6 +19,8 @@ pub enum Codec {
     },
     /// RFC 854 telnet.
     Telnet(Box<Telnet>),
+    /// Raw bytes with 0xFF doubled both ways, nothing negotiated.
+    Iac(Box<Telnet>),
 }
 
 impl Codec {
@@ -26,12 +34,27 @@ impl Codec {
         Codec::Telnet(Box::new(Telnet::new(role)))
     }
 
+    /// An IAC-escaped raw link.
+    pub fn iac() -> Codec {
+        let mut t = Telnet::new(qtc_telnet::Role::Client);
+        t.set_transparent(true);
+        Codec::Iac(Box::new(t))
+    }
+
+    /// A forwarding session agreed on its mode: a telnet link carries binary blocks untouched
+    /// but for IAC doubling in the compressed modes.
+    pub fn set_binary(&mut self, binary: bool) {
+        if let Codec::Telnet(t) = self {
+            t.set_transparent(binary);
+        }
+    }
+
     /// How a login line ends on this connection: CR on a raw link, as FBB, LinBPQ and every
     /// AX.25 BBS end lines (LinBPQ's FBBPORT reads CR LF as a line and one stray byte, which
     /// it keeps as part of the password); CR LF on telnet, the NVT line end.
     pub fn line_end(&self) -> &'static [u8] {
         match self {
-            Codec::Raw { .. } => b"\r",
+            Codec::Raw { .. } | Codec::Iac(_) => b"\r",
             Codec::Telnet(_) => b"\r\n",
         }
     }
@@ -40,7 +63,7 @@ impl Codec {
     pub fn decode(&mut self, input: &[u8], app: &mut Vec<u8>, reply: &mut Vec<u8>) {
         match self {
             Codec::Raw { .. } => app.extend_from_slice(input),
-            Codec::Telnet(t) => t.receive(input, app, reply),
+            Codec::Telnet(t) | Codec::Iac(t) => t.receive(input, app, reply),
         }
     }
 
@@ -59,6 +82,7 @@ impl Codec {
                 }
             }
             Codec::Telnet(t) => t.send(data, out),
+            Codec::Iac(t) => t.send_raw(data, out),
         }
     }
 
@@ -69,7 +93,17 @@ impl Codec {
                 *after_cr = false;
                 out.extend_from_slice(data);
             }
-            Codec::Telnet(t) => t.send_raw(data, out),
+            Codec::Telnet(t) | Codec::Iac(t) => t.send_raw(data, out),
+        }
+    }
+
+    /// Encodes a forwarding session's output (CR line ends, binary blocks in compressed
+    /// modes): on a telnet link in a text mode CR becomes CR LF, since LinBPQ's telnet port
+    /// swallows the byte after a bare CR; everything else as [`Codec::encode_raw`].
+    pub fn encode_session(&mut self, data: &[u8], out: &mut Vec<u8>) {
+        match self {
+            Codec::Telnet(t) if !t.is_transparent() => t.send(data, out),
+            _ => self.encode_raw(data, out),
         }
     }
 

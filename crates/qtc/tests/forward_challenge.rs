@@ -32,9 +32,9 @@ fn accept_and_log_in(l: &TcpListener, prompts: (&str, &str)) -> Client {
         seen: Vec::new(),
     };
     c.send_raw(prompts.0.as_bytes());
-    c.expect("N0AAA\r\n");
+    c.expect("N0AAA\r");
     c.send_raw(prompts.1.as_bytes());
-    c.expect("FOOBAR\r\n");
+    c.expect("FOOBAR\r");
     c
 }
 

@@ -117,6 +117,8 @@ pub struct Session {
     peer_forwards: Vec<String>,
     /// The partner has sent an FBB batch line (answer, proposal, FF, FQ) in this session.
     peer_spoke_fbb: bool,
+    /// We sent a message from a resume offset and it is not acknowledged yet.
+    resumed_unacked: bool,
     inbuf: Vec<u8>,
     pos: usize,
     skip_lf: bool,
@@ -208,6 +210,7 @@ impl Session {
             winlink_challenge: None,
             peer_forwards: Vec::new(),
             peer_spoke_fbb: false,
+            resumed_unacked: false,
             inbuf: Vec::new(),
             pos: 0,
             skip_lf: false,
@@ -538,22 +541,36 @@ impl Session {
         };
         let data = dec.data();
         let file = match (&rx.prefix, offset) {
+            (Some(_), off) if off > 0 && data.len() < 6 => return,
             (Some(prefix), off) if off > 0 && off as usize == prefix.len() => {
-                let mut f = prefix.to_vec();
                 let head = prefix.len().min(6);
-                if data.len() >= 6 && data[..head] == prefix[..head] {
-                    f.extend_from_slice(&data[6..]);
-                } else if data.len() >= 6 {
-                    f.extend_from_slice(data);
+                if data[..head] == prefix[..head] {
+                    [prefix, &data[6..]].concat()
+                } else if rx.codec == Codec::B1 {
+                    // FBB's 6 check bytes say the partner's file is not the one we kept a
+                    // piece of: drop it (an empty partial), so the next try starts from 0.
+                    Vec::new()
+                } else {
+                    // wl2k-go resumes with the data alone.
+                    [prefix, data].concat()
                 }
-                f
             }
+            _ if data.is_empty() => return,
             _ => data.to_vec(),
         };
-        if !file.is_empty() {
+        self.events.push_back(Event::Partial {
+            bid: rx.proposal.bid.clone(),
+            data: Bytes::from(file),
+        });
+    }
+
+    /// The partner's resumed file is not the one we kept the start of: have the application
+    /// drop the partial, so the message comes from 0 next time rather than `A<offset>` again.
+    fn drop_partial(&mut self) {
+        if let Some(rx) = self.rx.front() {
             self.events.push_back(Event::Partial {
                 bid: rx.proposal.bid.clone(),
-                data: Bytes::from(file),
+                data: Bytes::new(),
             });
         }
     }
@@ -800,7 +817,14 @@ impl Session {
         self.mode.unwrap_or(Mode::Mbl)
     }
 
+    /// Whether a transfer we resumed (sent from an offset) is not yet acknowledged: a session
+    /// failing now may be the partner refusing our resumes (64-bit LinFBB refuses them all).
+    pub fn resumed_unacked(&self) -> bool {
+        self.resumed_unacked
+    }
+
     fn ack_unacked(&mut self) {
+        self.resumed_unacked = false;
         for (id, outcome) in self.unacked.drain(..) {
             self.events.push_back(Event::Acknowledged { id, outcome });
         }
@@ -1027,11 +1051,12 @@ impl Session {
                 f
             }
         };
-        let off = if mode == Mode::B0 || resume as usize > file.len() {
+        let off = if mode == Mode::B0 || !self.cfg.send_resumes || resume as usize > file.len() {
             0
         } else {
             resume as usize
         };
+        self.resumed_unacked |= off > 0;
         let title = clean_title(&m.msg.title);
         let pad = if mode == Mode::B2 {
             OffsetPad::Zero
@@ -1367,8 +1392,11 @@ impl Session {
                 data,
             }) => {
                 self.rx_cur = None;
-                self.finish_binary(title, offset, data)?;
-                Ok(true)
+                let done = self.finish_binary(title, offset, data);
+                if matches!(done, Err(Error::ResumeMismatch)) {
+                    self.drop_partial();
+                }
+                done.map(|()| true)
             }
         }
     }

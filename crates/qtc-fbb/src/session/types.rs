@@ -49,6 +49,9 @@ pub struct Config {
     pub max_proposals: usize,
     /// MBL caller: ask the called side to reverse-forward (`F>`) when we are done.
     pub mbl_reverse: bool,
+    /// Honour the partner's `A<offset>` answers by sending from the offset; off, we send the
+    /// whole message (for a partner that fails every resume, as 64-bit LinFBB does).
+    pub send_resumes: bool,
     /// Caller: the secret for the partner's login challenges (FBB `SYS` numbers or MD5 form,
     /// Winlink `;PQ`); `None` answers none.
     pub secret: Option<String>,
@@ -68,6 +71,7 @@ impl Config {
             block_budget: DEFAULT_BLOCK_BUDGET,
             max_proposals: MAX_PROPOSALS,
             mbl_reverse: true,
+            send_resumes: true,
             secret: None,
         }
     }
@@ -205,7 +209,8 @@ pub enum Event {
     /// [`crate::Session::committed`]. Nothing is sent to the peer until then.
     BlockComplete,
     /// A compressed transfer was cut: keep `data` (start of the file) to resume with
-    /// [`Answer::AcceptFrom`].
+    /// [`Answer::AcceptFrom`]. Empty `data`: the kept start did not match the partner's file;
+    /// drop it, so the message is taken from the start next time.
     Partial {
         /// BID / MID of the message.
         bid: String,

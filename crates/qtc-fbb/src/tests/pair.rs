@@ -234,6 +234,65 @@ fn resume_with_a_stale_partial_fails_cleanly() {
     assert_eq!(p.called_app.closed, Some(Some(Error::ResumeMismatch)));
     assert!(p.called_app.store.is_empty());
     assert!(!p.caller_app.acks.iter().any(|(_, o)| *o == Outcome::Sent));
+    // The stale partial is dropped: the next session takes the message from 0, not
+    // `A900` again (xfbbd does the same).
+    assert!(p.called_app.partials.is_empty());
+    let mut p = p.reconnect(9);
+    p.drive();
+    assert_delivered(&a, &p.called_app, Mode::B1);
+    assert!(!String::from_utf8_lossy(&p.wire_to_caller).contains("FS A"));
+}
+
+#[test]
+fn a_cut_resume_with_wrong_check_bytes_drops_the_partial() {
+    // The called side kept 900 bytes of another file; the caller's resume is cut after its
+    // check bytes: they are not appended to the partial (it would grow by 6 every try).
+    let a = outbox(Mode::B1, "N0CLR", &[20_000], 8);
+    let stale = || {
+        let mut called = App::default();
+        called
+            .partials
+            .insert(a[0].bid.clone(), Bytes::from(vec![0x55u8; 900]));
+        called
+    };
+    let mut reference = Pair::new(Mode::B1, App::with(a.clone()), stale(), 8);
+    reference.drive();
+    let mut p = Pair::new(Mode::B1, App::with(a.clone()), stale(), 8);
+    p.cut_at = Some(reference.transferred - 100);
+    p.drive();
+    assert_eq!(p.called_app.closed, Some(Some(Error::ConnectionLost)));
+    assert!(
+        p.called_app.partials.is_empty(),
+        "{:?}",
+        p.called_app.partials.keys()
+    );
+}
+
+#[test]
+fn a_partner_that_fails_resumes_gets_the_whole_message() {
+    // 64-bit LinFBB asks `A<offset>` and then refuses what comes: with send_resumes off we
+    // answer its `A` with the whole file (offset 0), which a receiver takes as a new start.
+    let a = outbox(Mode::B1, "N0CLR", &[20_000], 8);
+    let mut reference = Pair::new(Mode::B1, App::with(a.clone()), App::default(), 8);
+    reference.drive();
+    let full = reference.transferred;
+    let mut p = Pair::new(Mode::B1, App::with(a.clone()), App::default(), 8);
+    p.cut_at = Some(full / 2);
+    p.drive();
+    assert!(!p.called_app.partials.is_empty());
+    let mut caller_cfg = config("N0CLR", Mode::B1);
+    caller_cfg.send_resumes = false;
+    let mut p = Pair::with_configs(
+        caller_cfg,
+        config("N0BBS", Mode::B1),
+        p.caller_app,
+        p.called_app,
+        9,
+    );
+    p.drive();
+    assert_eq!(p.called_app.resumed, 1);
+    assert_delivered(&a, &p.called_app, Mode::B1);
+    assert!(p.transferred >= full - 200, "{} of {full}", p.transferred);
 }
 
 #[test]

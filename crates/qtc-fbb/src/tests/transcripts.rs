@@ -632,3 +632,23 @@ fn a_partner_saying_bye_before_its_sid_is_a_clean_end() {
         String::from_utf8_lossy(&out)
     );
 }
+
+#[test]
+fn a_login_stuck_at_the_pager_prompt_times_out_early_and_says_why() {
+    // xfbbd pages a user without the B flag: `-->` with no line end, and then nothing.
+    let now = base_time();
+    let mut s = Session::new(Role::Caller, config("N0PTR", Mode::B1));
+    s.start(now);
+    s.handle_input(now, b"N0BBS BBS, QTH FN31PR.\rHello N0PTR\r-->");
+    assert!(tx(&mut s).is_empty());
+    let deadline = s
+        .poll_timeout()
+        .expect("armed while waiting for the prompt");
+    assert!(deadline <= now + std::time::Duration::from_secs(60));
+    s.handle_timeout(deadline);
+    let [Event::Closed { error: Some(e) }] = &events(&mut s)[..] else {
+        panic!("not closed")
+    };
+    assert!(e.to_string().contains("prompt after the login"), "{e}");
+    assert!(e.to_string().contains("-->"), "{e}");
+}

@@ -128,6 +128,9 @@ impl App {
                 }
                 s.committed(now).expect("committed");
             }
+            Event::Partial { bid, data } if data.is_empty() => {
+                self.partials.remove(&bid);
+            }
             Event::Partial { bid, data } => {
                 self.partials.insert(bid, data);
             }

@@ -95,6 +95,8 @@ async fn connect_and_run(
     };
     let mut codec = if p.telnet {
         Codec::telnet(qtc_telnet::Role::Client)
+    } else if p.iac_escaped && matches!(p.connect, Connect::Tcp(_) | Connect::Tls { .. }) {
+        Codec::iac()
     } else {
         Codec::raw()
     };

@@ -93,6 +93,9 @@ pub struct Forwarder {
     active: Mutex<HashMap<String, Active>>,
     /// Partner -> how its last session ended.
     last: Mutex<HashMap<String, LastResult>>,
+    /// Partners a session failed with while our resumed transfer was unacknowledged: they get
+    /// whole messages from then on (until restart). 64-bit LinFBB refuses every resume.
+    no_resume: Mutex<HashSet<String>>,
 }
 
 impl Forwarder {
@@ -116,6 +119,7 @@ impl Forwarder {
             in_flight: Mutex::new(HashMap::new()),
             active: Mutex::new(HashMap::new()),
             last: Mutex::new(HashMap::new()),
+            no_resume: Mutex::new(HashSet::new()),
         }
     }
 
@@ -131,6 +135,11 @@ impl Forwarder {
         let p = self.partner(partner);
         cfg.max_mode = p.map_or(Mode::B1, |p| p.max_mode);
         cfg.secret = p.and_then(|p| p.secret.clone());
+        cfg.send_resumes = !self
+            .no_resume
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(partner);
         cfg
     }
 
@@ -274,6 +283,13 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
     crate::metrics::forwarded(&partner, d.summary.received as u64, d.summary.sent as u64);
     if d.summary.error.is_some() {
         crate::metrics::error("forward");
+        if d.session.resumed_unacked() {
+            tracing::warn!(%partner, "the session failed during a transfer we resumed at its request: sending it whole messages from now on");
+            fwd.no_resume
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(partner.clone());
+        }
     }
     fwd.record(&partner, role, &d.summary);
     match &d.summary.error {
@@ -343,7 +359,7 @@ impl Driver {
                     trace_lines(&self.partner, ">", &tx);
                 }
                 if !tx.is_empty() {
-                    codec.encode_raw(&tx, &mut net);
+                    codec.encode_session(&tx, &mut net);
                     tx.clear();
                 }
                 let mut any = false;
@@ -351,6 +367,10 @@ impl Driver {
                     any = true;
                     match ev {
                         Event::Acknowledged { id, outcome } => self.acks.push((id, outcome)),
+                        Event::Connected { mode, .. } if mode.is_compressed() => {
+                            codec.set_binary(true);
+                            self.on_event(ev).await;
+                        }
                         ev => self.on_event(ev).await,
                     }
                 }
@@ -490,7 +510,13 @@ impl Driver {
                 let r = self
                     .fwd
                     .store
-                    .call(move |s| s.save_partial(&bid, &partner, &data, now))
+                    .call(move |s| {
+                        if data.is_empty() {
+                            s.drop_partial(&bid)
+                        } else {
+                            s.save_partial(&bid, &partner, &data, now)
+                        }
+                    })
                     .await;
                 if let Ok(Err(e)) = r {
                     tracing::warn!(error = %e, "partial transfer not kept");
@@ -837,11 +863,21 @@ fn shown(line: &[u8]) -> String {
 }
 
 /// A received plain-text message's text: LinBPQ puts a blank line between its R: line and
-/// the body of a message it originated; it separates, it is not the body's first line.
+/// the body of a message it originated (its R: line, the oldest, ends in `BPQ<version>`); it
+/// separates, it is not the body's first line. Anyone else's blank line is the author's.
 fn without_rline_gap(text: Vec<u8>) -> Vec<u8> {
     let (rlines, body) = qtc_mail::route::split_rlines(&text);
+    let origin = rlines
+        .trim_ascii_end()
+        .rsplit(|&b| b == b'\n')
+        .next()
+        .unwrap_or_default();
+    let by_bpq = origin
+        .rsplit(|&b| b == b' ')
+        .next()
+        .is_some_and(|stamp| stamp.starts_with(b"BPQ"));
     match body.strip_prefix(b"\r\n") {
-        Some(rest) if !rlines.is_empty() => [rlines, rest].concat(),
+        Some(rest) if by_bpq => [rlines, rest].concat(),
         _ => text,
     }
 }
@@ -916,8 +952,10 @@ mod tests {
             without_rline_gap(bpq.to_vec()),
             b"R:261203/1712Z 5@N0BPQ.#NCA BPQ6.0.25\r\nfirst\r\n\r\nlast\r\n"
         );
-        // No R: lines: a leading blank line is the author's.
+        // No R: lines, or not BPQ's: a leading blank line is the author's.
         assert_eq!(without_rline_gap(b"\r\nbody\r\n".to_vec()), b"\r\nbody\r\n");
+        let qtc = b"R:261203/1712Z @:N0BBB.#NCA #:5 $:A1_N0BBB\r\n\r\nbody\r\n";
+        assert_eq!(without_rline_gap(qtc.to_vec()), qtc);
     }
 
     #[test]
