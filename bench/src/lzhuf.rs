@@ -2,9 +2,10 @@
 //!
 //! qtc's side is the qtc-lzhuf `timing` example, the C side bench/c/lzhuf.c (built by
 //! bench/lzhuf-c.sh); both take `INPUT REPS OUTPUT`, time REPS compressions and REPS
-//! decompressions in-process and print the fastest of each in nanoseconds. The two are run in
-//! turn, several rounds, so that a burst of load from elsewhere hits both; the fastest run of
-//! each counts. Their compressed outputs must be byte-identical.
+//! decompressions in-process and print the fastest of each in nanoseconds of the thread's CPU
+//! time (so time spent preempted by the other processes of a busy machine does not count). The
+//! two are run in turn, several rounds, so that cache and core sharing hit both alike; the
+//! fastest run of each counts. Their compressed outputs must be byte-identical.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,7 +16,7 @@ use crate::util::{Ctx, TempDir, R};
 use crate::Plan;
 
 const HOW: &str = "bench/c/lzhuf.c (C LZHUF core, cc -O2) and qtc-lzhuf's `timing` example \
-in turn on one input, fastest run of each; outputs byte-identical";
+in turn on one input, fastest run of each in thread CPU time; outputs byte-identical";
 
 /// qtc's targets as multiples of the C core's speed: (compress, decompress).
 const TARGET: (f64, f64) = (2.0, 3.0);
@@ -96,7 +97,7 @@ fn measure(qtc: &Path, c: &Path, dir: &Path, input: &Input, p: &Plan) -> R<(Time
         return Err(format!("{} --corpus failed: {st}", qtc.display()));
     }
     let reps = if p.quick { input.reps.1 } else { input.reps.0 };
-    let rounds = if p.quick { 3 } else { 5 };
+    let rounds = if p.quick { 2 } else { 5 };
     let (qtc_out, c_out) = (dir.join("qtc.lzh"), dir.join("c.lzh"));
     let mut best: Option<(Times, Times)> = None;
     for _ in 0..rounds {
