@@ -66,7 +66,7 @@ fn op_pages_and_a_aborts() {
     // The header and four messages: five lines, then the question.
     let page = page.trim_start_matches("\r\n");
     assert_eq!(page.matches("\r\n").count(), 6, "{page:?}");
-    assert_eq!(listed(&page), vec![20, 19, 18, 17]);
+    assert_eq!(listed(page), vec![20, 19, 18, 17]);
     u.send("");
     assert_eq!(listed(&u.expect("More?")), vec![16, 15, 14, 13, 12]);
     u.send("A");
