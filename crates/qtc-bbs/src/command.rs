@@ -91,6 +91,14 @@ pub enum Command {
     Expert,
     /// `PW`, `PASS`: change the telnet password.
     Password,
+    /// `U`: who is online.
+    Users,
+    /// `J`, `MH`: stations heard on the radio ports.
+    Heard,
+    /// `PORTS`: the radio ports.
+    Ports,
+    /// `T text`: page the sysop.
+    Talk(String),
     /// `K n [n...]`.
     Kill(Vec<u64>),
     /// `KM`: kill my read mail.
@@ -142,6 +150,7 @@ pub(crate) const USAGE_NAME: &str = "N name | NH homebbs";
 pub(crate) const USAGE_WP: &str = "WP call";
 pub(crate) const USAGE_REPLY: &str = "SR [n]";
 pub(crate) const USAGE_PAGE: &str = "OP [n]";
+pub(crate) const USAGE_TALK: &str = "T text";
 
 fn numbers(args: &[&str], usage: &'static str) -> Result<Vec<u64>, CommandError> {
     if args.is_empty() {
@@ -323,6 +332,11 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
         "A" | "ABORT" => Ok(Command::Abort),
         "X" => Ok(Command::Expert),
         "PW" | "PASS" => Ok(Command::Password),
+        "U" | "USERS" => Ok(Command::Users),
+        "J" | "MH" => Ok(Command::Heard),
+        "PORTS" => Ok(Command::Ports),
+        "T" | "TALK" if !args.is_empty() => Ok(Command::Talk(args.join(" "))),
+        "T" | "TALK" => Err(CommandError::Usage(USAGE_TALK)),
         "V" if args.is_empty() => Ok(Command::Version),
         "V" => numbers(&args, USAGE_READ).map(|numbers| Command::Read {
             numbers,
@@ -475,5 +489,13 @@ mod tests {
         assert_eq!(parse("a").unwrap(), Command::Abort);
         assert_eq!(parse("X").unwrap(), Command::Expert);
         assert_eq!(parse("PASS").unwrap(), Command::Password);
+        assert_eq!(parse("u").unwrap(), Command::Users);
+        assert_eq!(parse("MH").unwrap(), Command::Heard);
+        assert_eq!(parse("ports").unwrap(), Command::Ports);
+        assert_eq!(
+            parse("T are you there").unwrap(),
+            Command::Talk("are you there".into())
+        );
+        assert!(matches!(parse("T"), Err(CommandError::Usage(_))));
     }
 }

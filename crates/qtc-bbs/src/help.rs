@@ -91,6 +91,30 @@ const COMMANDS: &[Entry] = &[
         example: "PW",
     },
     Entry {
+        names: &["U", "USERS"],
+        usage: "U",
+        what: "users online, and how they came in",
+        example: "U",
+    },
+    Entry {
+        names: &["T", "TALK"],
+        usage: "T text",
+        what: "page the sysop",
+        example: "T are you around?",
+    },
+    Entry {
+        names: &["J", "MH"],
+        usage: "J | MH",
+        what: "stations heard on each radio port",
+        example: "J",
+    },
+    Entry {
+        names: &["PORTS"],
+        usage: "PORTS",
+        what: "the radio ports",
+        example: "PORTS",
+    },
+    Entry {
         names: &["SYS"],
         usage: "SYS",
         what: "sysop rights over RF (password)",

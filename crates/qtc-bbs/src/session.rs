@@ -8,10 +8,12 @@ use qtc_mail::{
     MAX_SUBJECT_LEN,
 };
 
+use crate::ask::Ask;
 use crate::command::{self, Command, CommandError, ListStatus, ListWhat, SendCmd};
 use crate::lines::{Line, LineReader};
 use crate::{help, view};
 
+mod node;
 mod paging;
 
 use paging::{ListPager, Pager, ReadPager};
@@ -87,6 +89,13 @@ pub enum Event {
         /// Whether the user is a BBS.
         bbs: bool,
     },
+    /// `T`: the user pages the sysop; the daemon shows it on every sysop session and logs it.
+    PageSysop {
+        /// Who pages.
+        from: String,
+        /// What they said (bounded).
+        text: String,
+    },
     /// Close the connection once the output is sent.
     Close,
 }
@@ -105,6 +114,8 @@ enum State {
     Body(Draft),
     /// Output paused at `More?`.
     More(Pager),
+    /// Waiting for the daemon's [`Session::answer`].
+    Asking,
     /// `PW`: the current password, then the new one twice.
     PwOld,
     PwNew,
@@ -142,6 +153,10 @@ pub struct Session {
     expert: bool,
     /// The message read last, for `SR`.
     last_read: Option<u64>,
+    /// A question for the daemon, until it takes it.
+    asking: Option<Ask>,
+    /// Lines typed while the daemon's answer was pending.
+    deferred: VecDeque<Line>,
 }
 
 /// The most lines one listing shows.
@@ -172,6 +187,8 @@ impl Session {
             page_len,
             expert: false,
             last_read: None,
+            asking: None,
+            deferred: VecDeque::new(),
         }
     }
 
@@ -194,16 +211,22 @@ impl Session {
         let mut lines = Vec::new();
         self.lines.push(input, |l| lines.push(l));
         for line in lines {
-            match self.state {
-                State::Closed => return,
-                State::Handover => {
-                    if let Line::Text(t) = line {
-                        self.unconsumed.extend_from_slice(&t);
-                        self.unconsumed.push(b'\r');
-                    }
+            self.feed(line, store, now);
+        }
+    }
+
+    fn feed(&mut self, line: Line, store: &mut dyn MessageStore, now: i64) {
+        match self.state {
+            State::Closed => {}
+            State::Handover => {
+                if let Line::Text(t) = line {
+                    self.unconsumed.extend_from_slice(&t);
+                    self.unconsumed.push(b'\r');
                 }
-                _ => self.handle_line(line, store, now),
             }
+            // Bounded by what one input chunk holds: the daemon answers before reading more.
+            State::Asking => self.deferred.push_back(line),
+            _ => self.handle_line(line, store, now),
         }
     }
 
@@ -295,7 +318,7 @@ impl Session {
             State::PwAgain { new } => self.pw_again(new, &text, store),
             State::Subject { cmd } => self.got_subject(cmd, text),
             State::Body(draft) => self.body_line(draft, text, store, now),
-            s @ (State::Handover | State::Closed) => self.state = s,
+            s @ (State::Handover | State::Closed | State::Asking) => self.state = s,
         }
     }
 
@@ -478,6 +501,22 @@ impl Session {
             }
             Command::List(what) => self.list(what, store),
             Command::Categories => self.categories(store),
+            Command::Users => {
+                self.ask(Ask::Users);
+                Ok(())
+            }
+            Command::Heard => {
+                self.ask(Ask::Heard);
+                Ok(())
+            }
+            Command::Ports => {
+                self.ask(Ask::Ports);
+                Ok(())
+            }
+            Command::Talk(text) => {
+                self.page_sysop(text);
+                Ok(())
+            }
             Command::Reply(n) => self.reply(n, store),
             Command::PageLength(n) => {
                 if let Some(n) = n {

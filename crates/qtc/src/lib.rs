@@ -12,6 +12,7 @@ pub mod housekeeping;
 mod import;
 mod link;
 mod metrics;
+mod online;
 pub mod radio;
 pub mod service;
 mod store_thread;

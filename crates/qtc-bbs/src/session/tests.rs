@@ -494,3 +494,38 @@ fn reply_expert_and_password() {
     assert!(u.send(&mut bbs, "n3w").contains("Password changed."));
     assert!(bbs.store.check_password("N0USR", "n3w").unwrap());
 }
+
+#[test]
+fn node_questions_wait_for_the_daemon_and_keep_typed_ahead_lines() {
+    use crate::ask::{Answer, Ask, OnlineUser};
+    let mut bbs = Bbs::new();
+    let mut u = bbs.rf("N0USR");
+    // U and, typed ahead in the same chunk, I: I's output must follow U's answer.
+    u.s.handle_input(b"U\rI\r", &mut bbs.store, NOW);
+    assert_eq!(u.s.take_output(), b"");
+    assert_eq!(u.s.pending_ask(), Some(Ask::Users));
+    let who = vec![OnlineUser {
+        call: "N0USR".into(),
+        via: "vhf".into(),
+    }];
+    u.s.answer(Answer::Users(who), &mut bbs.store, NOW);
+    let out = String::from_utf8(u.s.take_output()).unwrap();
+    assert!(
+        out.starts_with("1 online:\rN0USR     vhf\rde N0CALL>\rN0CALL BBS"),
+        "{out}"
+    );
+    assert!(u
+        .send(&mut bbs, "T hello sysop")
+        .contains("The sysop has been paged."));
+    assert_eq!(
+        std::iter::from_fn(|| u.s.poll_event()).last(),
+        Some(Event::PageSysop {
+            from: "N0USR".into(),
+            text: "hello sysop".into()
+        })
+    );
+    u.send(&mut bbs, "PORTS");
+    assert_eq!(u.s.pending_ask(), Some(Ask::Ports));
+    u.s.answer(Answer::Ports(Vec::new()), &mut bbs.store, NOW);
+    assert!(String::from_utf8_lossy(&u.s.take_output()).contains("No radio ports."));
+}
