@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
-use qtc_bbs::{Access, Config, Event, Session};
+use qtc_bbs::{Access, Answer, Ask, Config, Event, OnlineUser, Session};
 use qtc_mail::{MessageStore, MsgStatus, MsgType, NewMessage};
 use qtc_store::{Durability, Station, Store, DB_FILE};
 
@@ -177,6 +177,17 @@ fuzz_target!(|data: &[u8]| {
     let step = usize::from(*step % 64).max(1);
     for chunk in input.chunks(step) {
         s.handle_input(chunk, store, now);
+        // The daemon answers every question (U, J, PORTS) before reading more.
+        while let Some(ask) = s.pending_ask() {
+            let answer = match ask {
+                Ask::Users => Answer::Users(vec![OnlineUser {
+                    call: "N0USR".into(),
+                    via: "telnet".into(),
+                }]),
+                Ask::Heard | Ask::Ports => Answer::Ports(Vec::new()),
+            };
+            s.answer(answer, store, now);
+        }
         drain(&mut s, store, now, &mut closed);
         let _ = (s.user().is_some(), s.is_writing());
         let _ = s.take_unconsumed();

@@ -2,29 +2,48 @@
 
 use qtc_mail::{MsgType, MAX_AT_LEN, MAX_BID_LEN, MAX_TO_LEN};
 
-/// What to list.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ListWhat {
-    /// `L`: new since the user's last `L`.
-    New,
-    /// `LM`: addressed to the user.
-    Mine,
-    /// `LB`, `LP`, `LT`: of one type.
-    Kind(MsgType),
-    /// `LL n`: the newest n.
-    Last(usize),
-    /// `L n-m`, or `L n` (from n up).
-    Range(u64, u64),
-    /// `L< CALL`: from a sender.
-    From(String),
-    /// `L> CALL`: to an addressee.
-    To(String),
-    /// `L@ AREA`: at a BBS or distribution area.
-    At(String),
+/// Which messages by status a listing wants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListStatus {
+    /// `LN`: unread, addressed to the user.
+    UnreadMine,
+    /// `LY`: read.
+    Read,
     /// `LH`: held (sysop).
     Held,
     /// `LK`: killed (sysop).
     Killed,
+}
+
+/// What to list: the `L` family, whose letters and arguments combine as on MBL, FBB and BPQ
+/// (`LB 100-200`, `LB > ALL`, `LR 3`, `L> N0CALL @ WW`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListWhat {
+    /// `LM`: addressed to the user.
+    pub mine: bool,
+    /// `LB`, `LP`, `LT`: of one type.
+    pub kind: Option<MsgType>,
+    /// `LN`, `LY`, `LH`, `LK`.
+    pub status: Option<ListStatus>,
+    /// `LL n`: the newest n.
+    pub last: Option<usize>,
+    /// `L n-m`, or `L n` (from n up).
+    pub range: Option<(u64, u64)>,
+    /// `L< CALL`: from a sender.
+    pub from: Option<String>,
+    /// `L> CALL`: to an addressee.
+    pub to: Option<String>,
+    /// `L@ AREA`: at a BBS or distribution area.
+    pub at: Option<String>,
+    /// `LR`: oldest first.
+    pub oldest_first: bool,
+}
+
+impl ListWhat {
+    /// Plain `L`: what is new since the user's last `L`.
+    pub fn is_new_since_last(&self) -> bool {
+        *self == ListWhat::default()
+    }
 }
 
 /// A parsed `S` command.
@@ -51,6 +70,8 @@ pub enum Command {
     Help(Option<String>),
     /// The `L` family.
     List(ListWhat),
+    /// `LC`: the bulletin categories (addressees) and how many of each.
+    Categories,
     /// `R n [n...]`, or `V n [n...]` with `verbose` (R: lines shown).
     Read {
         /// Message numbers.
@@ -58,8 +79,26 @@ pub enum Command {
         /// Show the R: routing lines too.
         verbose: bool,
     },
-    /// `RM`: read my unread mail.
+    /// `RM`, `RN`: read my unread mail.
     ReadMine,
+    /// `SR [n]`: reply to message n, or to the one read last.
+    Reply(Option<u64>),
+    /// `OP [n]`: lines per page (0: no paging); without n, show it.
+    PageLength(Option<usize>),
+    /// `A`: abort output (at the command prompt there is none left).
+    Abort,
+    /// `X`: expert mode (short prompt) on or off.
+    Expert,
+    /// `PW`, `PASS`: change the telnet password.
+    Password,
+    /// `U`: who is online.
+    Users,
+    /// `J`, `MH`: stations heard on the radio ports.
+    Heard,
+    /// `PORTS`: the radio ports.
+    Ports,
+    /// `T text`: page the sysop.
+    Talk(String),
     /// `K n [n...]`.
     Kill(Vec<u64>),
     /// `KM`: kill my read mail.
@@ -103,13 +142,15 @@ pub enum CommandError {
 }
 
 /// Usage lines, also used by the help text.
-pub(crate) const USAGE_LIST: &str =
-    "L | LM | LB | LP | LT | LL n | L n[-m] | L< call | L> call | L@ area";
+pub(crate) const USAGE_LIST: &str = "L[M|N|Y|B|P|T|R] [n[-m]] [< call] [> call] [@ area] | LL n";
 pub(crate) const USAGE_READ: &str = "R n [n...] | RM | V n";
 pub(crate) const USAGE_KILL: &str = "K n [n...] | KM";
 pub(crate) const USAGE_SEND: &str = "S[P|B|T] to[@bbs] [< from] [$bid]";
 pub(crate) const USAGE_NAME: &str = "N name | NH homebbs";
 pub(crate) const USAGE_WP: &str = "WP call";
+pub(crate) const USAGE_REPLY: &str = "SR [n]";
+pub(crate) const USAGE_PAGE: &str = "OP [n]";
+pub(crate) const USAGE_TALK: &str = "T text";
 
 fn numbers(args: &[&str], usage: &'static str) -> Result<Vec<u64>, CommandError> {
     if args.is_empty() {
@@ -128,64 +169,68 @@ fn one_arg(args: &[&str], usage: &'static str) -> Result<String, CommandError> {
 }
 
 fn parse_list(word: &str, args: &[&str]) -> Result<ListWhat, CommandError> {
-    // `L<CALL`, `L< CALL` and `L < CALL` all mean the same.
-    let (op, rest): (Option<char>, Vec<&str>) = match word[1..].chars().next() {
-        Some(c @ ('<' | '>' | '@')) => {
-            let attached = &word[2..];
-            let mut rest = Vec::new();
-            if !attached.is_empty() {
-                rest.push(attached);
-            }
-            rest.extend_from_slice(args);
-            (Some(c), rest)
-        }
-        None => match args.first().and_then(|a| a.chars().next()) {
-            Some(c @ ('<' | '>' | '@')) => {
-                let attached = &args[0][1..];
-                let mut rest = Vec::new();
-                if !attached.is_empty() {
-                    rest.push(attached);
-                }
-                rest.extend_from_slice(&args[1..]);
-                (Some(c), rest)
-            }
-            _ => (None, args.to_vec()),
-        },
-        _ => (None, args.to_vec()),
-    };
-    if let Some(op) = op {
-        let arg = one_arg(&rest, USAGE_LIST)?;
-        return Ok(match op {
-            '<' => ListWhat::From(arg),
-            '>' => ListWhat::To(arg),
-            _ => ListWhat::At(arg),
-        });
-    }
+    let usage = || CommandError::Usage(USAGE_LIST);
     let upper = word.to_ascii_uppercase();
-    match (upper.as_str(), rest.as_slice()) {
-        ("L", []) => Ok(ListWhat::New),
-        ("L", [range]) => {
-            let parse = |s: &str| {
-                s.parse::<u64>()
-                    .map_err(|_| CommandError::Usage(USAGE_LIST))
-            };
-            match range.split_once('-') {
-                Some((lo, hi)) => Ok(ListWhat::Range(parse(lo)?, parse(hi)?)),
-                None => Ok(ListWhat::Range(parse(range)?, u64::MAX)),
+    // The letters after L, then any `<`, `>`, `@` filter attached to the word (`L<N0ABC`).
+    let split = upper[1..]
+        .find(['<', '>', '@'])
+        .map_or(upper.len(), |i| i + 1);
+    let mut w = ListWhat::default();
+    let mut count_next = false;
+    let set_status = |w: &mut ListWhat, s| match w.status.replace(s) {
+        None => Ok(()),
+        Some(_) => Err(usage()),
+    };
+    for letter in upper[1..split].chars() {
+        match letter {
+            'M' => w.mine = true,
+            'B' | 'P' | 'T' if w.kind.is_none() => {
+                w.kind = MsgType::from_letter(letter);
             }
+            'N' => set_status(&mut w, ListStatus::UnreadMine)?,
+            'Y' => set_status(&mut w, ListStatus::Read)?,
+            'H' => set_status(&mut w, ListStatus::Held)?,
+            'K' => set_status(&mut w, ListStatus::Killed)?,
+            'R' => w.oldest_first = true,
+            'L' if !count_next => count_next = true,
+            _ => return Err(CommandError::Unknown(word.to_string())),
         }
-        ("LM", []) => Ok(ListWhat::Mine),
-        ("LB", []) => Ok(ListWhat::Kind(MsgType::Bulletin)),
-        ("LP", []) => Ok(ListWhat::Kind(MsgType::Personal)),
-        ("LT", []) => Ok(ListWhat::Kind(MsgType::Traffic)),
-        ("LH", []) => Ok(ListWhat::Held),
-        ("LK", []) => Ok(ListWhat::Killed),
-        ("LL", [n]) => n
-            .parse::<usize>()
-            .map(ListWhat::Last)
-            .map_err(|_| CommandError::Usage(USAGE_LIST)),
-        _ => Err(CommandError::Usage(USAGE_LIST)),
     }
+    let mut tokens: Vec<&str> = Vec::new();
+    if split < upper.len() {
+        tokens.push(&word[split..]);
+    }
+    tokens.extend_from_slice(args);
+    let mut tokens = tokens.into_iter();
+    while let Some(tok) = tokens.next() {
+        let op = tok.chars().next().unwrap_or(' ');
+        if matches!(op, '<' | '>' | '@') {
+            let value = match &tok[1..] {
+                "" => tokens.next().ok_or_else(usage)?,
+                attached => attached,
+            };
+            let value = Some(value.to_ascii_uppercase());
+            match op {
+                '<' => w.from = value,
+                '>' => w.to = value,
+                _ => w.at = value,
+            }
+        } else if count_next && w.last.is_none() {
+            w.last = Some(tok.parse().map_err(|_| usage())?);
+        } else if w.range.is_none() {
+            let num = |s: &str| s.parse::<u64>().map_err(|_| usage());
+            w.range = Some(match tok.split_once('-') {
+                Some((lo, hi)) => (num(lo)?, num(hi)?),
+                None => (num(tok)?, u64::MAX),
+            });
+        } else {
+            return Err(usage());
+        }
+    }
+    if count_next && w.last.is_none() {
+        return Err(usage());
+    }
+    Ok(w)
 }
 
 fn check_len(field: &'static str, value: &str, max: usize) -> Result<(), CommandError> {
@@ -255,8 +300,10 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
     };
     let args: Vec<&str> = words.collect();
     let upper = word.to_ascii_uppercase();
-    let list_word = upper.len() <= 2 || matches!(upper.as_bytes()[1], b'<' | b'>' | b'@');
-    if upper.starts_with('L') && list_word {
+    if upper == "LC" && args.is_empty() {
+        return Ok(Command::Categories);
+    }
+    if upper.starts_with('L') {
         return parse_list(word, &args).map(Command::List);
     }
     match upper.as_str() {
@@ -265,7 +312,31 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
             numbers,
             verbose: false,
         }),
-        "RM" if args.is_empty() => Ok(Command::ReadMine),
+        "RM" | "RN" if args.is_empty() => Ok(Command::ReadMine),
+        "SR" => match args.as_slice() {
+            [] => Ok(Command::Reply(None)),
+            [n] => n
+                .parse()
+                .map(|n| Command::Reply(Some(n)))
+                .map_err(|_| CommandError::Usage(USAGE_REPLY)),
+            _ => Err(CommandError::Usage(USAGE_REPLY)),
+        },
+        "OP" => match args.as_slice() {
+            [] => Ok(Command::PageLength(None)),
+            [n] => n
+                .parse()
+                .map(|n| Command::PageLength(Some(n)))
+                .map_err(|_| CommandError::Usage(USAGE_PAGE)),
+            _ => Err(CommandError::Usage(USAGE_PAGE)),
+        },
+        "A" | "ABORT" => Ok(Command::Abort),
+        "X" => Ok(Command::Expert),
+        "PW" | "PASS" => Ok(Command::Password),
+        "U" | "USERS" => Ok(Command::Users),
+        "J" | "MH" => Ok(Command::Heard),
+        "PORTS" => Ok(Command::Ports),
+        "T" | "TALK" if !args.is_empty() => Ok(Command::Talk(args.join(" "))),
+        "T" | "TALK" => Err(CommandError::Usage(USAGE_TALK)),
         "V" if args.is_empty() => Ok(Command::Version),
         "V" => numbers(&args, USAGE_READ).map(|numbers| Command::Read {
             numbers,
@@ -283,7 +354,7 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
         "SYS" => Ok(Command::Sys),
         "I" => Ok(Command::Info),
         "B" | "BYE" => Ok(Command::Bye),
-        "RM" | "KM" => Err(CommandError::Usage(if upper == "RM" {
+        "RM" | "RN" | "KM" => Err(CommandError::Usage(if upper != "KM" {
             USAGE_READ
         } else {
             USAGE_KILL
@@ -296,39 +367,55 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
 mod tests {
     use super::*;
 
+    fn list(line: &str) -> ListWhat {
+        match parse(line) {
+            Ok(Command::List(w)) => w,
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+
     #[test]
     fn list_forms() {
-        assert_eq!(parse("l").unwrap(), Command::List(ListWhat::New));
-        assert_eq!(parse("LL 20").unwrap(), Command::List(ListWhat::Last(20)));
-        assert_eq!(
-            parse("L 5-9").unwrap(),
-            Command::List(ListWhat::Range(5, 9))
-        );
-        assert_eq!(
-            parse("L 5").unwrap(),
-            Command::List(ListWhat::Range(5, u64::MAX))
-        );
+        assert!(list("l").is_new_since_last());
+        assert_eq!(list("LL 20").last, Some(20));
+        assert_eq!(list("L 5-9").range, Some((5, 9)));
+        assert_eq!(list("L 5").range, Some((5, u64::MAX)));
         for l in ["L< n0abc", "L<N0ABC", "L < N0ABC", "l <n0abc"] {
-            assert_eq!(
-                parse(l).unwrap(),
-                Command::List(ListWhat::From("N0ABC".into())),
-                "{l}"
-            );
+            assert_eq!(list(l).from.as_deref(), Some("N0ABC"), "{l}");
         }
-        assert_eq!(
-            parse("L> N0X").unwrap(),
-            Command::List(ListWhat::To("N0X".into()))
-        );
-        assert_eq!(
-            parse("L@ ww").unwrap(),
-            Command::List(ListWhat::At("WW".into()))
-        );
-        assert_eq!(
-            parse("LB").unwrap(),
-            Command::List(ListWhat::Kind(MsgType::Bulletin))
-        );
+        assert_eq!(list("L> N0X").to.as_deref(), Some("N0X"));
+        assert_eq!(list("L@ ww").at.as_deref(), Some("WW"));
+        assert_eq!(list("LB").kind, Some(MsgType::Bulletin));
+        assert!(list("LM").mine);
+        assert_eq!(list("LN").status, Some(ListStatus::UnreadMine));
+        assert_eq!(list("LY").status, Some(ListStatus::Read));
+        assert_eq!(list("LK").status, Some(ListStatus::Killed));
+        assert!(list("LR").oldest_first);
+        assert_eq!(parse("LC"), Ok(Command::Categories));
         assert!(matches!(parse("LL x"), Err(CommandError::Usage(_))));
+        assert!(matches!(parse("LL"), Err(CommandError::Usage(_))));
         assert!(matches!(parse("L<"), Err(CommandError::Usage(_))));
+        assert!(matches!(parse("L 1 2"), Err(CommandError::Usage(_))));
+        assert!(matches!(parse("LNY"), Err(CommandError::Usage(_))));
+        assert!(matches!(parse("LQ"), Err(CommandError::Unknown(_))));
+    }
+
+    #[test]
+    fn list_filters_combine() {
+        let w = list("LB 100-200 > ALL @WW");
+        assert_eq!(w.kind, Some(MsgType::Bulletin));
+        assert_eq!(w.range, Some((100, 200)));
+        assert_eq!(w.to.as_deref(), Some("ALL"));
+        assert_eq!(w.at.as_deref(), Some("WW"));
+        let w = list("LBR 3");
+        assert!(w.oldest_first && w.range == Some((3, u64::MAX)));
+        let w = list("LL 5 < N0ABC");
+        assert_eq!((w.last, w.from.as_deref()), (Some(5), Some("N0ABC")));
+        let w = list("L>N0X 7");
+        assert_eq!(
+            (w.to.as_deref(), w.range),
+            (Some("N0X"), Some((7, u64::MAX)))
+        );
     }
 
     #[test]
@@ -393,5 +480,22 @@ mod tests {
         assert!(matches!(parse("WP"), Err(CommandError::Usage(_))));
         assert!(matches!(parse("R x"), Err(CommandError::Usage(_))));
         assert!(matches!(parse("XYZZY"), Err(CommandError::Unknown(_))));
+        assert_eq!(parse("rn").unwrap(), Command::ReadMine);
+        assert_eq!(parse("SR").unwrap(), Command::Reply(None));
+        assert_eq!(parse("SR 7").unwrap(), Command::Reply(Some(7)));
+        assert_eq!(parse("OP 5").unwrap(), Command::PageLength(Some(5)));
+        assert_eq!(parse("op").unwrap(), Command::PageLength(None));
+        assert!(matches!(parse("OP x"), Err(CommandError::Usage(_))));
+        assert_eq!(parse("a").unwrap(), Command::Abort);
+        assert_eq!(parse("X").unwrap(), Command::Expert);
+        assert_eq!(parse("PASS").unwrap(), Command::Password);
+        assert_eq!(parse("u").unwrap(), Command::Users);
+        assert_eq!(parse("MH").unwrap(), Command::Heard);
+        assert_eq!(parse("ports").unwrap(), Command::Ports);
+        assert_eq!(
+            parse("T are you there").unwrap(),
+            Command::Talk("are you there".into())
+        );
+        assert!(matches!(parse("T"), Err(CommandError::Usage(_))));
     }
 }

@@ -10,15 +10,19 @@
 //! 3. For every chunk received: [`Session::handle_input`].
 //! 4. After each call: send [`Session::take_output`] (text with CR or CR LF line ends; the
 //!    transport converts them to its own) and act on every [`Session::poll_event`].
+//!    When [`Session::pending_ask`] returns a question (`U`, `J`, `PORTS`), answer it with
+//!    [`Session::answer`] before feeding more input.
 //! 5. Stop when an [`Event::Close`] arrives.
 #![forbid(unsafe_code)]
 
+mod ask;
 mod command;
 mod help;
 mod lines;
 mod session;
 mod view;
 
-pub use command::{parse, Command, CommandError, ListWhat, SendCmd};
+pub use ask::{Answer, Ask, HeardStation, OnlineUser, PortInfo};
+pub use command::{parse, Command, CommandError, ListStatus, ListWhat, SendCmd};
 pub use lines::{Line, LineReader};
 pub use session::{Access, Config, Event, Session};

@@ -74,22 +74,28 @@ impl LineReader {
     }
 
     fn extend(&mut self, bytes: &[u8]) {
-        if self.overflow {
-            return;
-        }
         if bytes
             .iter()
             .any(|b| matches!(*b, BS | DEL | CTRL_U | CTRL_W))
         {
+            // Byte by byte, so that where a chunk ends never changes what is kept.
             for &b in bytes {
                 self.edit(b);
             }
         } else {
-            self.buf.extend_from_slice(bytes);
+            self.keep(bytes);
         }
-        if self.buf.len() > self.max {
+    }
+
+    fn keep(&mut self, bytes: &[u8]) {
+        if self.overflow {
+            return;
+        }
+        if self.buf.len() + bytes.len() > self.max {
             self.overflow = true;
             self.buf = Vec::new();
+        } else {
+            self.buf.extend_from_slice(bytes);
         }
     }
 
@@ -111,7 +117,7 @@ impl LineReader {
                     .map_or(0, |i| i + 1);
                 self.buf.truncate(start);
             }
-            _ => self.buf.push(b),
+            _ => self.keep(&[b]),
         }
     }
 }

@@ -8,7 +8,8 @@ use qtc_mail::{
     MAX_SUBJECT_LEN,
 };
 
-use crate::command::{self, Command, CommandError, ListWhat, SendCmd};
+use crate::ask::Ask;
+use crate::command::{self, Command, CommandError, ListStatus, ListWhat, SendCmd};
 use crate::lines::{Line, LineReader};
 use crate::{help, view};
 
@@ -16,6 +17,11 @@ use crate::{help, view};
 /// reads up to CR and matches `callsign` / `password`) and the old daemons' scripts expect.
 const CALLSIGN_PROMPT: &str = "Callsign:";
 const PASSWORD_PROMPT: &str = "Password:";
+
+mod node;
+mod paging;
+
+use paging::{ListPager, Pager, ReadPager};
 
 /// What every session of one BBS shares.
 #[derive(Clone, Debug)]
@@ -34,6 +40,10 @@ pub struct Config {
     pub info: String,
     /// Software version shown by `V`.
     pub version: String,
+    /// Lines per page before `More?` for telnet users (0: no paging); `OP n` changes it.
+    pub page_len_telnet: usize,
+    /// Lines per page for AX.25 users, where a long listing takes minutes at 1200 baud.
+    pub page_len_radio: usize,
 }
 
 impl Config {
@@ -47,6 +57,8 @@ impl Config {
             max_login_attempts: 3,
             info: String::new(),
             version: String::from("qtc"),
+            page_len_telnet: 0,
+            page_len_radio: 20,
         }
     }
 
@@ -92,6 +104,13 @@ pub enum Event {
         /// Whether the user is a BBS.
         bbs: bool,
     },
+    /// `T`: the user pages the sysop; the daemon shows it on every sysop session and logs it.
+    PageSysop {
+        /// Who pages.
+        from: String,
+        /// What they said (bounded).
+        text: String,
+    },
     /// Close the connection once the output is sent.
     Close,
 }
@@ -113,6 +132,16 @@ enum State {
         cmd: SendCmd,
     },
     Body(Draft),
+    /// Output paused at `More?`.
+    More(Pager),
+    /// Waiting for the daemon's [`Session::answer`].
+    Asking,
+    /// `PW`: the current password, then the new one twice.
+    PwOld,
+    PwNew,
+    PwAgain {
+        new: Vec<u8>,
+    },
     /// A BBS logged in: its lines are for the forwarding session now.
     Handover,
     Closed,
@@ -140,6 +169,14 @@ pub struct Session {
     waiting: VecDeque<Line>,
     /// A sysop who came in over RF (no password) gets sysop rights only after `SYS`.
     sysop_pending: bool,
+    /// Lines per page (0: no paging), from the config, changed by `OP n`.
+    page_len: usize,
+    /// `X`: short prompts.
+    expert: bool,
+    /// The message read last, for `SR`.
+    last_read: Option<u64>,
+    /// A question for the daemon, until it takes it.
+    asking: Option<Ask>,
 }
 
 /// The most lines one listing shows.
@@ -152,6 +189,10 @@ impl Session {
     /// A new session; nothing is sent until [`Session::start`].
     pub fn new(cfg: Arc<Config>, access: Access) -> Session {
         let lines = LineReader::new(cfg.max_line);
+        let page_len = match access {
+            Access::Password => cfg.page_len_telnet,
+            Access::Callsign(_) => cfg.page_len_radio,
+        };
         Session {
             cfg,
             access,
@@ -164,6 +205,10 @@ impl Session {
             unconsumed: Vec::new(),
             waiting: VecDeque::new(),
             sysop_pending: false,
+            page_len,
+            expert: false,
+            last_read: None,
+            asking: None,
         }
     }
 
@@ -208,7 +253,13 @@ impl Session {
         } else {
             self.login_checked(call, result, store);
         }
-        while !matches!(self.state, State::Verifying { .. }) {
+        self.take_waiting(store, now);
+    }
+
+    /// Interprets the lines typed while the session waited for the daemon, in order, until one
+    /// makes it wait again.
+    fn take_waiting(&mut self, store: &mut dyn MessageStore, now: i64) {
+        while !matches!(self.state, State::Verifying { .. } | State::Asking) {
             let Some(line) = self.waiting.pop_front() else {
                 break;
             };
@@ -225,7 +276,8 @@ impl Session {
                     self.unconsumed.push(b'\r');
                 }
             }
-            State::Verifying { .. } => self.waiting.push_back(line),
+            // Bounded by what one input chunk holds: the daemon answers before reading more.
+            State::Verifying { .. } | State::Asking => self.waiting.push_back(line),
             _ => self.handle_line(line, store, now),
         }
     }
@@ -264,8 +316,12 @@ impl Session {
     }
 
     fn prompt(&mut self) {
-        let p = self.cfg.prompt();
-        self.say(&p);
+        if self.expert {
+            self.say(">\r");
+        } else {
+            let p = self.cfg.prompt();
+            self.say(&p);
+        }
     }
 
     fn close(&mut self) {
@@ -302,9 +358,22 @@ impl Session {
                     self.prompt();
                 }
             }
+            State::More(pager) => {
+                if let Err(e) = self.more(pager, &text, store) {
+                    self.store_failed(&e);
+                }
+                if matches!(self.state, State::Command) {
+                    self.prompt();
+                }
+            }
+            State::PwOld => self.pw_old(&text, store),
+            State::PwNew => self.pw_new(text),
+            State::PwAgain { new } => self.pw_again(new, &text, store),
             State::Subject { cmd } => self.got_subject(cmd, text),
             State::Body(draft) => self.body_line(draft, text, store, now),
-            s @ (State::Handover | State::Closed | State::Verifying { .. }) => self.state = s,
+            s @ (State::Handover | State::Closed | State::Verifying { .. } | State::Asking) => {
+                self.state = s
+            }
         }
     }
 
@@ -511,6 +580,52 @@ impl Session {
                 Ok(())
             }
             Command::List(what) => self.list(what, store),
+            Command::Categories => self.categories(store),
+            Command::Users => {
+                self.ask(Ask::Users);
+                Ok(())
+            }
+            Command::Heard => {
+                self.ask(Ask::Heard);
+                Ok(())
+            }
+            Command::Ports => {
+                self.ask(Ask::Ports);
+                Ok(())
+            }
+            Command::Talk(text) => {
+                self.page_sysop(text);
+                Ok(())
+            }
+            Command::Reply(n) => self.reply(n, store),
+            Command::PageLength(n) => {
+                if let Some(n) = n {
+                    self.page_len = n;
+                }
+                match self.page_len {
+                    0 => self.say("Paging off.\r"),
+                    n => self.say(&format!("{n} lines per page.\r")),
+                }
+                Ok(())
+            }
+            Command::Abort => {
+                self.say("Nothing to abort.\r");
+                Ok(())
+            }
+            Command::Expert => {
+                self.expert = !self.expert;
+                self.say(if self.expert {
+                    "Expert mode: short prompts.\r"
+                } else {
+                    "Expert mode off.\r"
+                });
+                Ok(())
+            }
+            Command::Password => {
+                self.ask_hidden("Old password: ");
+                self.state = State::PwOld;
+                Ok(())
+            }
             Command::Read { numbers, verbose } => self.read(&numbers, verbose, store),
             Command::ReadMine => self.read_mine(store),
             Command::Kill(numbers) => self.kill(&numbers, store),
@@ -552,61 +667,94 @@ impl Session {
 
     fn list(&mut self, what: ListWhat, store: &mut dyn MessageStore) -> Result<(), StoreError> {
         let (me, sysop, _) = self.me();
+        let update_last = what.is_new_since_last();
         let mut f = ListFilter {
             visible_to: (!sysop).then(|| me.clone()),
+            kind: what.kind,
+            range: what.range,
+            from: what.from,
+            to: what.to,
+            at: what.at,
+            oldest_first: what.oldest_first,
             ..Default::default()
         };
-        let mut update_last = false;
-        match what {
-            ListWhat::New => {
-                f.after = self.user.as_ref().map(|u| u.last_listed);
-                update_last = true;
-            }
-            ListWhat::Mine => f.to = Some(me.clone()),
-            ListWhat::Kind(k) => f.kind = Some(k),
-            ListWhat::Last(n) => f.last = Some(n),
-            ListWhat::Range(lo, hi) => f.range = Some((lo, hi)),
-            ListWhat::From(c) => f.from = Some(c),
-            ListWhat::To(c) => f.to = Some(c),
-            ListWhat::At(a) => f.at = Some(a),
-            ListWhat::Held | ListWhat::Killed if !sysop => {
+        if update_last {
+            f.after = self.user.as_ref().map(|u| u.last_listed);
+        }
+        if what.mine {
+            f.to = Some(me.clone());
+        }
+        match what.status {
+            None => {}
+            Some(ListStatus::Held | ListStatus::Killed) if !sysop => {
                 self.say("*** Only the sysop may list held or killed messages.\r");
                 return Ok(());
             }
-            ListWhat::Held => f.status = Some(MsgStatus::Held),
-            ListWhat::Killed => f.status = Some(MsgStatus::Killed),
+            Some(ListStatus::UnreadMine) => {
+                f.to = Some(me);
+                f.status = Some(MsgStatus::New);
+            }
+            Some(ListStatus::Read) => f.status = Some(MsgStatus::Read),
+            Some(ListStatus::Held) => f.status = Some(MsgStatus::Held),
+            Some(ListStatus::Killed) => f.status = Some(MsgStatus::Killed),
         }
         // A listing is bounded: a new user's first L on a big store must not hold the store
         // thread (and every other user) for seconds.
-        let capped = f.last.map_or(true, |n| n > MAX_LIST);
-        if capped {
-            f.last = Some(MAX_LIST);
+        let (left, capped) = match what.last {
+            Some(n) if n <= MAX_LIST => (n, false),
+            _ => (MAX_LIST, true),
+        };
+        let pager = ListPager {
+            filter: f,
+            cursor: None,
+            left,
+            capped,
+            update_last,
+        };
+        self.page(Pager::List(pager), store)
+    }
+
+    /// Plain `L` listed messages up to `highest`: the next plain `L` starts above it.
+    fn listed_up_to(&mut self, highest: u64, store: &mut dyn MessageStore) {
+        let Some(user) = self.user.as_mut() else {
+            return;
+        };
+        if highest <= user.last_listed {
+            return;
         }
-        let headers = store.list(&f)?;
-        if headers.is_empty() {
-            self.say("No messages.\r");
+        user.last_listed = highest;
+        let user = user.clone();
+        if let Err(e) = store.update_user(&user) {
+            // A guest from RF has no record to update; nothing is lost.
+            tracing::debug!(error = %e, "last listed not saved");
+        }
+    }
+
+    /// `LC`: bulletin addressees (categories) among the newest bulletins, with counts.
+    fn categories(&mut self, store: &mut dyn MessageStore) -> Result<(), StoreError> {
+        let f = ListFilter {
+            kind: Some(MsgType::Bulletin),
+            last: Some(MAX_LIST),
+            ..Default::default()
+        };
+        let mut counts = std::collections::BTreeMap::<String, usize>::new();
+        for h in store.list(&f)? {
+            *counts.entry(h.to).or_default() += 1;
+        }
+        if counts.is_empty() {
+            self.say("No bulletins.\r");
             return Ok(());
         }
-        self.say(view::LIST_HEADER);
-        for h in &headers {
-            self.say(&view::list_line(h));
+        let cells: Vec<String> = counts
+            .iter()
+            .map(|(to, n)| format!("{to:<6} {n:>4}"))
+            .collect();
+        // Six to a line: 72 columns.
+        for row in cells.chunks(6) {
+            self.say(&row.join(" "));
+            self.say("\r");
         }
-        if capped && headers.len() == MAX_LIST {
-            self.say(&format!(
-                "(The newest {MAX_LIST} are shown; L n-m lists others.)\r"
-            ));
-        }
-        if update_last {
-            let highest = headers.iter().map(|h| h.number).max().unwrap_or(0);
-            if let Some(user) = self.user.as_mut() {
-                user.last_listed = user.last_listed.max(highest);
-                let user = user.clone();
-                if let Err(e) = store.update_user(&user) {
-                    // A guest from RF has no record to update; nothing is lost.
-                    tracing::debug!(error = %e, "last listed not saved");
-                }
-            }
-        }
+        self.say("LB > name lists one category.\r");
         Ok(())
     }
 
@@ -623,19 +771,36 @@ impl Session {
         verbose: bool,
         store: &mut dyn MessageStore,
     ) -> Result<(), StoreError> {
+        let pager = ReadPager {
+            numbers: numbers.iter().copied().collect(),
+            verbose,
+            text: Vec::new(),
+            at: 0,
+        };
+        self.page(Pager::Read(pager), store)
+    }
+
+    /// Renders message `n` into `text` if this user may read it, and marks it read if it is
+    /// theirs. False: no such message for this user.
+    fn open_message(
+        &mut self,
+        n: u64,
+        verbose: bool,
+        text: &mut Vec<u8>,
+        store: &mut dyn MessageStore,
+    ) -> Result<bool, StoreError> {
         let (me, _, _) = self.me();
-        for &n in numbers {
-            match store.message(n)? {
-                Some(m) if self.may_read(&m.header) || m.copies.contains(&me) => {
-                    view::message(&m, verbose, &mut self.out);
-                    if m.header.to == me {
-                        store.mark_read(n)?;
-                    }
+        match store.message(n)? {
+            Some(m) if self.may_read(&m.header) || m.copies.contains(&me) => {
+                view::message(&m, verbose, text);
+                if m.header.to == me {
+                    store.mark_read(n)?;
                 }
-                _ => self.say(&format!("No message #{n} for you.\r")),
+                self.last_read = Some(n);
+                Ok(true)
             }
+            _ => Ok(false),
         }
-        Ok(())
     }
 
     fn read_mine(&mut self, store: &mut dyn MessageStore) -> Result<(), StoreError> {
@@ -643,15 +808,114 @@ impl Session {
         let f = ListFilter {
             to: Some(me),
             status: Some(MsgStatus::New),
+            oldest_first: true,
             ..Default::default()
         };
-        let mut numbers: Vec<u64> = store.list(&f)?.iter().map(|h| h.number).collect();
+        let numbers: Vec<u64> = store.list(&f)?.iter().map(|h| h.number).collect();
         if numbers.is_empty() {
             self.say("You have no unread messages.\r");
             return Ok(());
         }
-        numbers.reverse();
         self.read(&numbers, false, store)
+    }
+
+    /// `SR`: a personal reply to the sender of message `n` (or of the one read last), with the
+    /// subject `Re: ...`; the text follows at once.
+    fn reply(&mut self, n: Option<u64>, store: &mut dyn MessageStore) -> Result<(), StoreError> {
+        let Some(n) = n.or(self.last_read) else {
+            self.say("Read a message first, or give its number: SR n\r");
+            return Ok(());
+        };
+        let m = match store.message(n)? {
+            Some(m) if self.may_read(&m.header) => m,
+            _ => {
+                self.say(&format!("No message #{n} for you.\r"));
+                return Ok(());
+            }
+        };
+        let mut subject = b"Re: ".to_vec();
+        let original = &m.header.subject;
+        subject.extend_from_slice(original.strip_prefix(b"Re: ").unwrap_or(original));
+        subject.truncate(MAX_SUBJECT_LEN);
+        let cmd = SendCmd {
+            kind: MsgType::Personal,
+            to: m.header.from.clone(),
+            at: String::new(),
+            from: None,
+            bid: None,
+        };
+        self.say(&format!(
+            "To {}, subject: {}\r",
+            cmd.to,
+            String::from_utf8_lossy(&subject)
+        ));
+        self.say("Enter message, end with /EX or ^Z:\r");
+        self.state = State::Body(Draft {
+            cmd,
+            subject,
+            body: Vec::new(),
+            too_large: false,
+        });
+        Ok(())
+    }
+
+    /// A prompt whose answer the client should not show.
+    fn ask_hidden(&mut self, prompt: &str) {
+        self.events.push_back(Event::HideInput(true));
+        self.say(prompt);
+    }
+
+    /// The hidden answer arrived: the client shows input again.
+    fn hidden_answered(&mut self) {
+        self.events.push_back(Event::HideInput(false));
+        self.say("\r");
+    }
+
+    fn pw_old(&mut self, text: &[u8], store: &mut dyn MessageStore) {
+        self.hidden_answered();
+        let (me, _, _) = self.me();
+        match store.check_password(&me, &String::from_utf8_lossy(text)) {
+            Ok(true) => {
+                self.ask_hidden("New password: ");
+                self.state = State::PwNew;
+            }
+            Ok(false) => {
+                self.say("Wrong password: not changed.\r");
+                self.prompt();
+            }
+            Err(e) => {
+                self.store_failed(&e);
+                self.prompt();
+            }
+        }
+    }
+
+    fn pw_new(&mut self, new: Vec<u8>) {
+        self.hidden_answered();
+        if new.trim_ascii().is_empty() {
+            self.say("Empty password: not changed.\r");
+            self.prompt();
+            return;
+        }
+        self.ask_hidden("Again: ");
+        self.state = State::PwAgain { new };
+    }
+
+    fn pw_again(&mut self, new: Vec<u8>, again: &[u8], store: &mut dyn MessageStore) {
+        self.hidden_answered();
+        let (me, _, _) = self.me();
+        if new != again {
+            self.say("The two differ: not changed.\r");
+        } else {
+            match store.set_password(&me, &String::from_utf8_lossy(&new)) {
+                Ok(()) => {
+                    tracing::info!(call = %me, "password changed by the user");
+                    self.say("Password changed.\r");
+                }
+                Err(e) => self.store_failed(&e),
+            }
+        }
+        self.prompt();
     }
 
     fn kill(&mut self, numbers: &[u64], store: &mut dyn MessageStore) -> Result<(), StoreError> {

@@ -191,8 +191,10 @@ pub struct ListFilter {
     pub from: Option<String>,
     /// Only where the `@` field's first element or whole value matches (upper case).
     pub at: Option<String>,
-    /// Only the newest n.
+    /// Only the newest n (the oldest n with `oldest_first`).
     pub last: Option<usize>,
+    /// Oldest first; newest first otherwise.
+    pub oldest_first: bool,
     /// Restrict to what this user may see: bulletins, and personal mail to or from them.
     /// `None`: everything (sysop).
     pub visible_to: Option<String>,

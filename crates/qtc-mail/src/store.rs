@@ -50,6 +50,8 @@ pub trait MessageStore {
     fn user(&mut self, call: &str) -> Result<Option<User>, StoreError>;
     /// Checks a password against the stored hash; false for unknown users and users without one.
     fn check_password(&mut self, call: &str, password: &str) -> Result<bool, StoreError>;
+    /// Sets `call`'s login password (`PW`).
+    fn set_password(&mut self, call: &str, password: &str) -> Result<(), StoreError>;
     /// Saves the profile fields of a user (name, home BBS, last listed).
     fn update_user(&mut self, user: &User) -> Result<(), StoreError>;
     /// Stores a message and returns its number. `bbs_call` names this BBS for a generated BID.

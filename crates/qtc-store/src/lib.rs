@@ -305,6 +305,10 @@ impl MessageStore for Store {
         users::check_password(&self.conn, &mut self.argon2, call, password)
     }
 
+    fn set_password(&mut self, call: &str, password: &str) -> Result<(), StoreError> {
+        Store::set_password(self, call, password)
+    }
+
     fn update_user(&mut self, user: &User) -> Result<(), StoreError> {
         users::update_profile(&self.conn, user)?;
         wp::learn(&self.conn, &user.call, &user.home_bbs, wp::Source::User, 0)
@@ -579,12 +583,15 @@ impl Where {
 
 fn list_query(f: &ListFilter) -> (String, Vec<rusqlite::types::Value>) {
     let mut w = Where::default();
+    // Message numbers are stored as SQLite integers; a bound past i64::MAX (`L n` is n to
+    // u64::MAX) means "no upper bound", not a negative number.
+    let number = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
     if let Some(after) = f.after {
-        let p = w.bind(after as i64);
+        let p = w.bind(number(after));
         w.push(format!("number > {p}"));
     }
     if let Some((lo, hi)) = f.range {
-        let (lo, hi) = (w.bind(lo as i64), w.bind(hi as i64));
+        let (lo, hi) = (w.bind(number(lo)), w.bind(number(hi)));
         w.push(format!("number BETWEEN {lo} AND {hi}"));
     }
     if let Some(kind) = f.kind {
@@ -624,7 +631,11 @@ fn list_query(f: &ListFilter) -> (String, Vec<rusqlite::types::Value>) {
         sql.push_str(" WHERE ");
         sql.push_str(&w.conds.join(" AND "));
     }
-    sql.push_str(" ORDER BY number DESC");
+    sql.push_str(if f.oldest_first {
+        " ORDER BY number ASC"
+    } else {
+        " ORDER BY number DESC"
+    });
     if let Some(n) = f.last {
         let p = w.bind(n as i64);
         sql.push_str(&format!(" LIMIT {p}"));

@@ -94,6 +94,18 @@ fn list_filters() {
         ..Default::default()
     };
     assert_eq!(numbers(&mut s, range), vec![3]);
+    // `L n`: from n to the top of the u64 range (bound as i64::MAX, not as -1).
+    let up = ListFilter {
+        range: Some((3, u64::MAX)),
+        ..Default::default()
+    };
+    assert_eq!(numbers(&mut s, up), vec![4, 3]);
+    let oldest = ListFilter {
+        last: Some(2),
+        oldest_first: true,
+        ..Default::default()
+    };
+    assert_eq!(numbers(&mut s, oldest), vec![1, 2]);
     s.set_status(1, MsgStatus::Killed).unwrap();
     let from = ListFilter {
         from: Some("n0abc".into()),

@@ -46,6 +46,8 @@ pub struct Shared {
     pub forwarder: Arc<Forwarder>,
     /// Password checks, off this thread and the store's.
     pub passwords: crate::passwords::Passwords,
+    /// Who is on, the radio ports, the sysop's pager (`U`, `J`, `PORTS`, `T`).
+    pub online: Arc<crate::online::Online>,
 }
 
 /// Which port a connection came in on.
@@ -181,6 +183,7 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
         throttle_ip: Some(peer.ip()),
         partners_only: kind == PortKind::Forward,
         initial: net,
+        via: "telnet".to_string(),
     };
     serve_user(stream, codec, opts, &shared, shutdown).await;
 }
@@ -195,6 +198,8 @@ pub struct UserOpts {
     pub partners_only: bool,
     /// Bytes to send before the banner (telnet's opening negotiation).
     pub initial: Vec<u8>,
+    /// How the user came in, as `U` shows it: `telnet` or the radio port's name.
+    pub via: String,
 }
 
 /// Serves one user over any byte stream: a TCP connection (telnet or raw) or an AX.25 link's
@@ -213,7 +218,10 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
         throttle_ip,
         partners_only,
         initial,
+        via,
     } = opts;
+    let mut _presence = None;
+    let mut pages = shared.online.pages();
     let mut net = initial;
     let session = Session::new(shared.bbs.clone(), access);
     let mut step = match shared
@@ -255,6 +263,9 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                         shared.throttle.succeeded(ip);
                     }
                     tracing::info!(%call, "logged in");
+                    if !bbs && !partners_only {
+                        _presence = Some(shared.online.join(&call, &via));
+                    }
                     if bbs {
                         partner = Some(call);
                     } else if partners_only {
@@ -265,6 +276,7 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                         closing = true;
                     }
                 }
+                Event::PageSysop { from, text } => shared.online.page_sysop(&from, &text),
                 Event::Close => closing = true,
             }
         }
@@ -329,6 +341,19 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                 Ok(0) | Err(_) => break,
                 Ok(n) => n,
             },
+            page = pages.recv() => {
+                // Only a sysop sees pages; a lagging receiver just skips the oldest.
+                if let Ok(text) = page {
+                    if step.session.user().is_some_and(|u| u.sysop) {
+                        step.session.notice(&text);
+                        let out = step.session.take_output();
+                        codec.encode_text(&out, &mut net);
+                    }
+                }
+                step.out.clear();
+                step.events.clear();
+                continue;
+            },
             _ = shutdown.changed() => {
                 let mut bye = Vec::new();
                 codec.encode_text(b"\r\n*** The BBS is shutting down. 73!\r\n", &mut bye);
@@ -352,11 +377,18 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
         }
         let input = std::mem::take(&mut app);
         let session = step.session;
+        let online = shared.online.clone();
         step = match shared
             .store
             .call(move |s| {
                 let now = clock::unix_now();
-                let mut step = Step::run(session, |sess| sess.handle_input(&input, s, now));
+                let mut step = Step::run(session, |sess| {
+                    sess.handle_input(&input, s, now);
+                    // U, J, PORTS: answered here, before the next input.
+                    while let Some(ask) = sess.pending_ask() {
+                        sess.answer(online.answer(&ask), s, now);
+                    }
+                });
                 step.input = input;
                 step
             })

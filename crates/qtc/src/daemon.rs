@@ -164,6 +164,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             idle_timeout: c.user_idle,
             forwarder: forwarder.clone(),
             passwords: passwords.clone(),
+            online: Arc::default(),
         });
         let (stop_tx, stop_rx) = watch::channel(false);
         let tasks = TaskTracker::new();
@@ -257,9 +258,15 @@ fn start_radios(
         .iter()
         .filter_map(|&ssid| qtc_ax25::Callsign::new(&c.cfg.station.callsign, ssid).ok())
         .collect();
+    let mut ports = Vec::new();
     for p in &c.radio_ports {
         let (tx, rx) = tokio::sync::mpsc::channel(16);
         let heard = radio::Heard::default();
+        ports.push(crate::online::Port {
+            name: p.name.clone(),
+            what: radio::describe(&p.kind),
+            heard: heard.clone(),
+        });
         let (sh, st, tk, name) = (shared.clone(), stop.clone(), tasks.clone(), p.name.clone());
         let on_incoming: radio::Incoming = Arc::new(move |stream, _local, remote| {
             let span = tracing::info_span!("ax25", port = %name, %remote);
@@ -269,6 +276,7 @@ fn start_radios(
                 throttle_ip: None,
                 partners_only: false,
                 initial: Vec::new(),
+                via: name.clone(),
             };
             tk.spawn(
                 async move {
@@ -290,6 +298,7 @@ fn start_radios(
         ));
         handles.insert(p.name.clone(), RadioHandle { cmd: tx, heard });
     }
+    shared.online.set_ports(ports);
     Radios::new(handles)
 }
 

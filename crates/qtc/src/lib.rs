@@ -13,6 +13,7 @@ pub mod housekeeping;
 mod import;
 mod link;
 mod metrics;
+mod online;
 mod passwords;
 pub mod radio;
 pub mod service;

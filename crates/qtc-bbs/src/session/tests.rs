@@ -22,6 +22,8 @@ impl Bbs {
         let mut cfg = Config::new("N0CALL");
         cfg.max_line = 80;
         cfg.max_message = 1000;
+        // Paging has its own tests; the others see whole listings.
+        cfg.page_len_radio = 0;
         Bbs {
             _dir: dir,
             store,
@@ -431,4 +433,151 @@ fn listings_are_bounded() {
         &out[out.len() - 200..]
     );
     assert!(u.send(&mut bbs, "LL 3").matches("Many").count() == 3);
+}
+
+/// Twenty bulletins, numbered 1 to 20.
+fn twenty(bbs: &mut Bbs) {
+    let m = NewMessage {
+        kind: MsgType::Bulletin,
+        status: MsgStatus::New,
+        to: "ALL".into(),
+        at: "WW".into(),
+        from: "N0OTH".into(),
+        bid: None,
+        subject: b"Bull".to_vec(),
+        rlines: Vec::new(),
+        body: b"one\r\ntwo\r\nthree\r\n".to_vec(),
+    };
+    bbs.store.insert_many(&vec![m; 20], NOW).unwrap();
+}
+
+fn numbers_listed(out: &str) -> Vec<u64> {
+    out.split('\r')
+        .filter(|l| l.contains("Bull"))
+        .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn list_from_n_up_and_combined_filters() {
+    let mut bbs = Bbs::new();
+    twenty(&mut bbs);
+    let mut u = bbs.rf("N0USR");
+    let l3 = numbers_listed(&u.send(&mut bbs, "L 3"));
+    assert_eq!(l3, (3..=20).rev().collect::<Vec<_>>());
+    assert_eq!(numbers_listed(&u.send(&mut bbs, "L 5-7")), vec![7, 6, 5]);
+    assert_eq!(numbers_listed(&u.send(&mut bbs, "LL 2")), vec![20, 19]);
+    assert_eq!(numbers_listed(&u.send(&mut bbs, "LR 18")), vec![18, 19, 20]);
+    assert_eq!(
+        numbers_listed(&u.send(&mut bbs, "LB 10-11 > ALL @ WW")),
+        vec![11, 10]
+    );
+    assert!(u.send(&mut bbs, "LP 10").contains("No messages."));
+    assert!(u.send(&mut bbs, "L 19995").contains("No messages."));
+    let lc = u.send(&mut bbs, "LC");
+    assert!(lc.contains("ALL      20"), "{lc}");
+}
+
+#[test]
+fn paging_with_more_abort_and_next_message() {
+    let mut bbs = Bbs::new();
+    twenty(&mut bbs);
+    let mut u = bbs.rf("N0USR");
+    assert!(u.send(&mut bbs, "OP 5").contains("5 lines per page."));
+    let page = u.send(&mut bbs, "L");
+    assert_eq!(page.matches('\r').count(), 6, "{page:?}");
+    assert!(page.ends_with(paging::MORE), "{page:?}");
+    assert_eq!(numbers_listed(&page), vec![20, 19, 18, 17]);
+    let next = u.send(&mut bbs, "");
+    assert_eq!(numbers_listed(&next), vec![16, 15, 14, 13, 12]);
+    assert!(next.ends_with(paging::MORE));
+    // A stops it: the prompt, nothing more.
+    assert_eq!(u.send(&mut bbs, "A"), "de N0CALL>\r");
+    // Plain L remembers what was shown: 12 and up, so the next L starts below nothing new.
+    assert!(u.send(&mut bbs, "L").contains("No messages."));
+    // A read pages too; n skips to the next message.
+    let read = u.send(&mut bbs, "R 1 2");
+    assert!(
+        read.contains("Msg #1") && read.ends_with(paging::MORE),
+        "{read}"
+    );
+    let next = u.send(&mut bbs, "n");
+    assert!(next.contains("Msg #2") && !next.contains("#1"), "{next}");
+    // Anything else at More? ends the output and runs as a command.
+    u.send(&mut bbs, "L 1");
+    assert!(u.send(&mut bbs, "OP 0").contains("Paging off."));
+    assert_eq!(numbers_listed(&u.send(&mut bbs, "L 1")).len(), 20);
+    assert!(u.send(&mut bbs, "A").contains("Nothing to abort."));
+}
+
+#[test]
+fn reply_expert_and_password() {
+    let mut bbs = Bbs::new();
+    post(
+        &mut bbs,
+        "N0OTH",
+        "SP N0USR",
+        "Antenna",
+        &["Up at last.", "/EX"],
+    );
+    let mut u = bbs.rf("N0USR");
+    assert!(u.send(&mut bbs, "SR").contains("Read a message first"));
+    u.send(&mut bbs, "R 1");
+    let sr = u.send(&mut bbs, "SR");
+    assert!(sr.contains("To N0OTH, subject: Re: Antenna"), "{sr}");
+    let stored = u.send(&mut bbs, "Congrats!\r/EX");
+    assert!(stored.contains("Message #2 stored"), "{stored}");
+    let m = bbs.store.message(2).unwrap().unwrap();
+    assert_eq!(
+        (m.header.to.as_str(), &m.header.subject[..]),
+        ("N0OTH", &b"Re: Antenna"[..])
+    );
+
+    assert!(u
+        .send(&mut bbs, "X")
+        .ends_with("Expert mode: short prompts.\r>\r"));
+    assert!(u.send(&mut bbs, "X").ends_with("de N0CALL>\r"));
+
+    assert!(u.send(&mut bbs, "PW").contains("Old password: "));
+    assert!(u.send(&mut bbs, "wrong").contains("Wrong password"));
+    u.send(&mut bbs, "PASS");
+    assert!(u.send(&mut bbs, "pw").contains("New password: "));
+    assert!(u.send(&mut bbs, "n3w").contains("Again: "));
+    assert!(u.send(&mut bbs, "n3w").contains("Password changed."));
+    assert!(bbs.store.check_password("N0USR", "n3w").unwrap());
+}
+
+#[test]
+fn node_questions_wait_for_the_daemon_and_keep_typed_ahead_lines() {
+    use crate::ask::{Answer, Ask, OnlineUser};
+    let mut bbs = Bbs::new();
+    let mut u = bbs.rf("N0USR");
+    // U and, typed ahead in the same chunk, I: I's output must follow U's answer.
+    u.s.handle_input(b"U\rI\r", &mut bbs.store, NOW);
+    assert_eq!(u.s.take_output(), b"");
+    assert_eq!(u.s.pending_ask(), Some(Ask::Users));
+    let who = vec![OnlineUser {
+        call: "N0USR".into(),
+        via: "vhf".into(),
+    }];
+    u.s.answer(Answer::Users(who), &mut bbs.store, NOW);
+    let out = String::from_utf8(u.s.take_output()).unwrap();
+    assert!(
+        out.starts_with("1 online:\rN0USR     vhf\rde N0CALL>\rN0CALL BBS"),
+        "{out}"
+    );
+    assert!(u
+        .send(&mut bbs, "T hello sysop")
+        .contains("The sysop has been paged."));
+    assert_eq!(
+        std::iter::from_fn(|| u.s.poll_event()).last(),
+        Some(Event::PageSysop {
+            from: "N0USR".into(),
+            text: "hello sysop".into()
+        })
+    );
+    u.send(&mut bbs, "PORTS");
+    assert_eq!(u.s.pending_ask(), Some(Ask::Ports));
+    u.s.answer(Answer::Ports(Vec::new()), &mut bbs.store, NOW);
+    assert!(String::from_utf8_lossy(&u.s.take_output()).contains("No radio ports."));
 }

@@ -1,0 +1,52 @@
+//! Questions only the daemon can answer (who else is on, what the radio ports heard), and the
+//! answers it gives back. The interpreter asks through [`crate::Session::pending_ask`] and gets
+//! the answer through [`crate::Session::answer`]; it never sees another session or a port.
+
+/// What a command needs from outside the session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ask {
+    /// `U`: the users online.
+    Users,
+    /// `J` / `MH`: the stations heard on each radio port.
+    Heard,
+    /// `PORTS`: the radio ports.
+    Ports,
+}
+
+/// One user online, for `U`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OnlineUser {
+    /// Callsign.
+    pub call: String,
+    /// How they came in: `telnet` or the radio port's name.
+    pub via: String,
+}
+
+/// One station heard, for `J`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeardStation {
+    /// Callsign with SSID.
+    pub call: String,
+    /// When it was last heard (Unix seconds).
+    pub last: i64,
+}
+
+/// One radio port, for `PORTS` and `J`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortInfo {
+    /// Its name in the config.
+    pub name: String,
+    /// What it is attached to (`kiss-tcp 127.0.0.1:8001`).
+    pub what: String,
+    /// Stations heard, most recent first (only for [`Ask::Heard`]).
+    pub heard: Vec<HeardStation>,
+}
+
+/// The daemon's answer to an [`Ask`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// For [`Ask::Users`].
+    Users(Vec<OnlineUser>),
+    /// For [`Ask::Heard`] and [`Ask::Ports`].
+    Ports(Vec<PortInfo>),
+}

@@ -1,0 +1,72 @@
+//! Commands about the node rather than the mail: who is on (`U`), what the radio ports heard
+//! (`J`), the ports (`PORTS`) and paging the sysop (`T`). The session asks; the daemon answers.
+
+use qtc_mail::{MessageStore, Utc};
+
+use super::{Event, Session, State};
+use crate::ask::{Answer, Ask};
+
+/// The longest page to the sysop kept (a line on the sysop's screen).
+const MAX_PAGE_TEXT: usize = 60;
+
+/// Heard stations shown per port: enough for 1200 baud.
+const HEARD_SHOWN: usize = 10;
+
+impl Session {
+    /// Stops at the command until the daemon answers `ask`.
+    pub(super) fn ask(&mut self, ask: Ask) {
+        self.asking = Some(ask);
+        self.state = State::Asking;
+    }
+
+    /// The question waiting for the daemon, if any; the daemon must then call
+    /// [`Session::answer`] before feeding more input.
+    pub fn pending_ask(&mut self) -> Option<Ask> {
+        self.asking.take()
+    }
+
+    /// The daemon's answer to the last [`Session::pending_ask`]: shown, then the session goes
+    /// on with any lines typed meanwhile.
+    pub fn answer(&mut self, answer: Answer, store: &mut dyn MessageStore, now: i64) {
+        if !matches!(self.state, State::Asking) {
+            return;
+        }
+        self.state = State::Command;
+        match answer {
+            Answer::Users(users) => {
+                self.say(&format!("{} online:\r", users.len()));
+                for u in users {
+                    self.say(&format!("{:<9} {}\r", u.call, u.via));
+                }
+            }
+            Answer::Ports(ports) if ports.is_empty() => self.say("No radio ports.\r"),
+            Answer::Ports(ports) => {
+                for p in ports {
+                    self.say(&format!("{:<8} {}\r", p.name, p.what));
+                    for h in p.heard.iter().take(HEARD_SHOWN) {
+                        let t = Utc::from_unix(h.last);
+                        self.say(&format!(
+                            "  {:<9} {:02}/{:02} {:02}:{:02}\r",
+                            h.call, t.month, t.day, t.hour, t.minute
+                        ));
+                    }
+                }
+            }
+        }
+        self.prompt();
+        self.take_waiting(store, now);
+    }
+
+    /// `T text`: a line for every sysop session and the log.
+    pub(super) fn page_sysop(&mut self, text: String) {
+        let (call, _, _) = self.me();
+        let text: String = text.chars().take(MAX_PAGE_TEXT).collect();
+        self.events.push_back(Event::PageSysop { from: call, text });
+        self.say("The sysop has been paged.\r");
+    }
+
+    /// A line from the daemon for this user (a page, for a sysop), shown at once.
+    pub fn notice(&mut self, text: &str) {
+        self.say(&format!("\r*** {text}\r"));
+    }
+}

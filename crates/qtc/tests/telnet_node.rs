@@ -1,0 +1,83 @@
+//! The node commands across sessions: a user on AX.25 (AXUDP on loopback, with `qtc call`) and
+//! users on telnet share one daemon. `U` shows both and how they came in, `J` the port's heard
+//! list, `PORTS` the port, and `T` from the radio user reaches the sysop's telnet session.
+
+mod common;
+mod radio_util;
+
+use common::{Client, Daemon};
+use radio_util::{free_udp_port, Call};
+
+/// The BBS N0BBB with an AXUDP port "udp", and a radio user N0ZZZ calling it.
+fn bbs_with_radio_user() -> (Daemon, Call) {
+    let (port, user) = (free_udp_port(), free_udp_port());
+    let d = Daemon::start_bbs(
+        "N0BBB",
+        &[
+            ("N0ZZZ", "pw", ""),
+            ("N0USR", "pw", ""),
+            ("N0SYS", "root", "--sysop"),
+        ],
+        &format!(
+            "[[port]]\nname = \"udp\"\nkind = \"axudp\"\nlisten = \"127.0.0.1:{port}\"\n\
+             peers = [{{ callsign = \"N0ZZZ\", address = \"127.0.0.1:{user}\" }}]\n"
+        ),
+    );
+    let mut c = Call::start(
+        &format!("axudp:127.0.0.1:{user}:127.0.0.1:{port}"),
+        "N0ZZZ",
+        "N0BBB",
+    );
+    c.expect("de N0BBB>");
+    (d, c)
+}
+
+fn login(d: &Daemon, call: &str, pw: &str) -> Client {
+    let mut c = d.connect();
+    c.expect("Callsign: ");
+    c.send(call);
+    c.expect("Password: ");
+    c.send(pw);
+    c.expect("de N0BBB>");
+    c
+}
+
+fn ask(c: &mut Client, line: &str) -> String {
+    c.send(line);
+    c.expect("de N0BBB>")
+}
+
+#[test]
+fn u_lists_users_and_how_they_came_in() {
+    let (d, _radio) = bbs_with_radio_user();
+    let mut u = login(&d, "N0USR", "pw");
+    let who = ask(&mut u, "U");
+    assert!(who.contains("2 online:"), "{who}");
+    assert!(who.contains("N0ZZZ     udp"), "{who}");
+    assert!(who.contains("N0USR     telnet"), "{who}");
+}
+
+#[test]
+fn j_shows_the_heard_list_and_ports_the_port() {
+    let (d, _radio) = bbs_with_radio_user();
+    let mut u = login(&d, "N0USR", "pw");
+    let heard = ask(&mut u, "J");
+    assert!(heard.contains("udp      axudp"), "{heard}");
+    assert!(heard.contains("  N0ZZZ"), "{heard}");
+    let ports = ask(&mut u, "PORTS");
+    assert!(ports.contains("udp      axudp"), "{ports}");
+    assert!(!ports.contains("  N0ZZZ"), "no heard list: {ports}");
+}
+
+#[test]
+fn t_pages_the_sysop_on_every_sysop_session() {
+    let (d, mut radio) = bbs_with_radio_user();
+    let mut sysop = login(&d, "N0SYS", "root");
+    let mut user = login(&d, "N0USR", "pw");
+    radio.send("T QSY to 145.50?");
+    radio.expect("The sysop has been paged.");
+    sysop.expect("*** N0ZZZ pages the sysop: QSY to 145.50?");
+    // Not shown to other users: their next answer is clean.
+    assert!(!ask(&mut user, "V").contains("pages the sysop"));
+    assert!(d.log().contains("the sysop is paged"), "{}", d.log());
+}
