@@ -117,6 +117,18 @@ fn open(c: &Loaded) -> anyhow::Result<Store> {
     Ok(store)
 }
 
+/// Opens the store for a command that changes it, and says on standard error which store that
+/// is and which configuration chose it: a change to the wrong store is seen at once.
+fn open_to_write(c: &Loaded) -> anyhow::Result<Store> {
+    let store = open(c)?;
+    eprintln!(
+        "qtc: store {} (config: {})",
+        store.path().display(),
+        c.source
+    );
+    Ok(store)
+}
+
 fn read_password(call: &str) -> anyhow::Result<String> {
     let stdin = std::io::stdin();
     let pw = if stdin.is_terminal() {
@@ -156,7 +168,7 @@ pub fn user(c: &Loaded, cmd: UserCmd) -> anyhow::Result<()> {
                 Some(p) => p,
                 None => read_password(&call)?,
             };
-            open(c)?.add_user(&call, Some(&pw), sysop, bbs)?;
+            open_to_write(c)?.add_user(&call, Some(&pw), sysop, bbs)?;
             println!(
                 "added {call}{}{}",
                 if sysop { " (sysop)" } else { "" },
@@ -184,17 +196,17 @@ pub fn user(c: &Loaded, cmd: UserCmd) -> anyhow::Result<()> {
             if sysop.is_none() && bbs.is_none() {
                 bail!("give --sysop true|false and/or --bbs true|false");
             }
-            open(c)?.set_flags(&call, sysop, bbs)?;
+            open_to_write(c)?.set_flags(&call, sysop, bbs)?;
             println!("{call} updated");
         }
         UserCmd::Del { call } => {
             let call = user_call(&call)?;
-            open(c)?.delete_user(&call)?;
+            open_to_write(c)?.delete_user(&call)?;
             println!("deleted {call}");
         }
         UserCmd::Passwd { call } => {
             let call = user_call(&call)?;
-            let mut store = open(c)?;
+            let mut store = open_to_write(c)?;
             if store.user(&call)?.is_none() {
                 bail!("no user {call}");
             }
@@ -208,7 +220,11 @@ pub fn user(c: &Loaded, cmd: UserCmd) -> anyhow::Result<()> {
 
 /// `qtc msg ...`.
 pub fn msg(c: &Loaded, cmd: MsgCmd) -> anyhow::Result<()> {
-    let mut store = open(c)?;
+    let changes = matches!(
+        cmd,
+        MsgCmd::Kill { .. } | MsgCmd::Release { .. } | MsgCmd::Import { .. }
+    );
+    let mut store = if changes { open_to_write(c)? } else { open(c)? };
     match cmd {
         MsgCmd::List { json } => {
             let all = ListFilter {

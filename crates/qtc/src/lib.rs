@@ -5,6 +5,7 @@ mod bbs_port;
 pub mod cli;
 mod clock;
 pub mod config;
+pub mod config_file;
 mod ctl;
 pub mod daemon;
 mod forward;

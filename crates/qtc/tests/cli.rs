@@ -158,3 +158,57 @@ fn check_warns_about_a_partner_called_without_a_password() {
     );
     assert!(!text.contains("partner N0FBB: connect"), "{text}");
 }
+
+#[test]
+fn every_command_finds_its_config_by_one_rule_and_names_the_store_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("station-data");
+    std::fs::write(
+        config_path(dir.path()),
+        BASE_CONFIG.replace(
+            "[store]\n",
+            &format!("[store]\ndir = \"{}\"\n", data.display()),
+        ),
+    )
+    .unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        qtc()
+            .args(args)
+            .current_dir(elsewhere.path())
+            .env("QTC_CONFIG", config_path(dir.path()))
+            .output()
+            .unwrap()
+    };
+    // $QTC_CONFIG without -c: the user lands in the configured store, which is named.
+    let out = run(&["user", "add", "N0ENV", "--password", "pw"]);
+    assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(&format!("store {}", data.join("qtc.sqlite").display()))
+            && said.contains(&format!("config: {}", config_path(dir.path()).display())),
+        "{said}"
+    );
+    assert!(!elsewhere.path().join("qtc-data").exists());
+    let listed = run(&["user", "list"]);
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("N0ENV"));
+    // Reading says nothing about the store.
+    assert!(listed.stderr.is_empty(), "{listed:?}");
+
+    // Neither -c nor $QTC_CONFIG nor /etc/qtc/qtc.toml: the built-in defaults, named too.
+    if !std::path::Path::new("/etc/qtc/qtc.toml").exists() {
+        let out = qtc()
+            .args(["user", "add", "N0DEF", "--password", "pw"])
+            .current_dir(elsewhere.path())
+            .env_remove("QTC_CONFIG")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            said.contains("qtc-data/qtc.sqlite (config: built-in defaults)"),
+            "{said}"
+        );
+        assert!(elsewhere.path().join("qtc-data/qtc.sqlite").exists());
+    }
+}
