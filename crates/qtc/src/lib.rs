@@ -1,6 +1,9 @@
 //! The qtc daemon and its sysop commands, as a library: the `qtc` binary (main.rs) parses the
 //! command line and calls in here; the fuzz crate reaches the configuration checks through it.
 
+#[macro_use]
+mod out;
+
 mod bbs_port;
 pub mod cli;
 mod clock;
@@ -13,6 +16,7 @@ pub mod housekeeping;
 mod import;
 mod link;
 mod metrics;
+pub use out::closed_pipe;
 pub mod radio;
 pub mod service;
 mod store_thread;

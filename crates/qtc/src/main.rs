@@ -93,6 +93,8 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of our output has gone (`qtc fwd queue | head -1`): nothing to report.
+        Err(e) if qtc::closed_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("qtc: {e:#}");
             ExitCode::FAILURE
