@@ -499,7 +499,7 @@ impl Session {
         }
         // A listing is bounded: a new user's first L on a big store must not hold the store
         // thread (and every other user) for seconds.
-        let capped = f.last.map_or(true, |n| n > MAX_LIST);
+        let capped = f.last.is_none_or(|n| n > MAX_LIST);
         if capped {
             f.last = Some(MAX_LIST);
         }

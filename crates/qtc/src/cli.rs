@@ -279,7 +279,7 @@ pub fn msg(c: &Loaded, cmd: MsgCmd) -> anyhow::Result<()> {
             let listed = store.list(&filter)?;
             let wanted = listed
                 .into_iter()
-                .filter(|h| oldest.map_or(true, |t| h.created >= t))
+                .filter(|h| oldest.is_none_or(|t| h.created >= t))
                 .take(limit.unwrap_or(usize::MAX));
             for h in wanted {
                 let subject = String::from_utf8_lossy(&h.subject);
