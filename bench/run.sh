@@ -6,6 +6,7 @@
 # usage: bench/run.sh [--quick] [--only idle,forward,telnet,faults,scale,lzhuf,radio] [--modes fbb,b1,b2]
 #                     [--durability full|normal] [--log-level LEVEL] [--out FILE] ...
 # Full run: under 10 minutes on 2 cores; --quick: under 2 minutes. Needs strace.
+# BENCH_PROFILE=profiling bench/run.sh ...: measure target/profiling/qtc (symbols for perf).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 command -v strace >/dev/null || { echo "strace is needed: apt-get install strace" >&2; exit 2; }
@@ -19,7 +20,10 @@ for a in "$@"; do
   [ "$a" = "--out" ] && out=""
 done
 
-cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p qtc
+# The measured daemon: the shipped release build, or with BENCH_PROFILE=profiling the same code
+# with line tables, for `perf record -p` on the daemons a row starts (docs/performance.md).
+profile=${BENCH_PROFILE:-release}
+cargo build --profile "$profile" --quiet --manifest-path "$root/Cargo.toml" -p qtc
 cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p qtc-bench
 driver="$root/target/release/qtc-bench"
 # Row 6 times qtc's LZHUF (the qtc-lzhuf `timing` example) against the C LZHUF core
@@ -35,6 +39,6 @@ if [ "$want_lzhuf" = 1 ]; then
   "$root/bench/lzhuf-c.sh" >/dev/null || echo "no C LZHUF core: row 6 will say so" >&2
 fi
 
-args=(--qtc "$root/target/release/qtc")
+args=(--qtc "$root/target/$profile/qtc")
 [ -n "$out" ] && args+=(--out "$out")
 exec "$driver" "${args[@]}" "$@"

@@ -20,7 +20,7 @@ sed -e 's|^dir = "qtc-data"|dir = "/var/lib/qtc"|' crates/qtc/qtc.example.toml >
 grep -q '^dir = "/var/lib/qtc"$' "$target/qtc-deb/qtc.toml"
 
 echo "== cargo deb"
-# --strip: the release profile keeps line tables for backtraces; the package need not.
+# --strip: the release profile keeps symbol names for backtraces; the package need not.
 # Its output goes to a file first: `tee /dev/stderr` would reopen (and truncate) a log file
 # that standard error is redirected to.
 cargo deb -p qtc --strip --output "$target/debian/" >"$target/qtc-deb/cargo-deb.log" 2>&1 \

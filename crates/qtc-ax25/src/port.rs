@@ -201,7 +201,7 @@ impl Port {
         }
         let key = (addr.dest, addr.src);
         if let Some(&id) = self.by_pair.get(&key) {
-            let closed = self.links.get(&id).map_or(true, Link::is_closed);
+            let closed = self.links.get(&id).is_none_or(Link::is_closed);
             if !closed {
                 if let Some(link) = self.links.get_mut(&id) {
                     if let Err(e) = link.handle_bytes(now, bytes) {

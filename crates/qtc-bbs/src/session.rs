@@ -529,8 +529,9 @@ impl Session {
         match greeting {
             Ok((mine, (_, latest))) => {
                 let new = mine.iter().filter(|h| h.status == MsgStatus::New).count();
+                let s = if mine.len() == 1 { "" } else { "s" };
                 self.say(&format!(
-                    "You have {} messages, {new} new. Latest message is {latest}, last listed is {}.\r",
+                    "You have {} message{s}, {new} new. Latest message is {latest}, last listed is {}.\r",
                     mine.len(),
                     user.last_listed
                 ));

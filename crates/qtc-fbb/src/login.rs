@@ -251,7 +251,7 @@ impl Script {
                         None
                     };
                     match (hit, skip) {
-                        (Some(end), s) if s.map_or(true, |s| end <= s) => {
+                        (Some(end), s) if s.is_none_or(|s| end <= s) => {
                             self.buf.drain(..end);
                             self.last_matched = true;
                         }

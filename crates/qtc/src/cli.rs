@@ -6,10 +6,11 @@ use std::path::Path;
 
 use anyhow::{bail, Context};
 use clap::Subcommand;
-use qtc_mail::{Callsign, ListFilter, MessageStore, MsgStatus, Utc};
+use qtc_mail::{Callsign, ListFilter, MessageStore, MsgStatus, MsgType, Utc};
 use qtc_store::Store;
 
 use crate::config::{Loaded, EXAMPLE};
+use crate::out::plural;
 
 /// `qtc user ...`: the sysop manages users.
 #[derive(Subcommand)]
@@ -60,23 +61,47 @@ pub enum UserCmd {
 /// `qtc msg ...`: the sysop lists, reads and kills messages.
 #[derive(Subcommand)]
 pub enum MsgCmd {
-    /// List messages, newest first.
+    /// List messages, newest first (killed ones too, unless --status says otherwise).
     ///
-    /// Example: qtc msg list --json | jq .subject
+    /// Example: qtc msg list --type B --at WW --since 2d --limit 20
     List {
         /// One JSON object per line.
         #[arg(long)]
         json: bool,
+        /// Only this type: P (personal), B (bulletin) or T (NTS traffic).
+        #[arg(long = "type", value_name = "P|B|T", value_parser = parse_type)]
+        kind: Option<MsgType>,
+        /// Only this status: N new, Y read, F forwarded, K killed, H held...
+        #[arg(long, value_name = "LETTER", value_parser = parse_status)]
+        status: Option<MsgStatus>,
+        /// Only from this callsign.
+        #[arg(long, value_name = "CALL")]
+        from: Option<String>,
+        /// Only to this callsign or bulletin category.
+        #[arg(long, value_name = "CALL")]
+        to: Option<String>,
+        /// Only `@` this BBS or area (its first element or the whole address).
+        #[arg(long, value_name = "AT")]
+        at: Option<String>,
+        /// Only messages stored within this time: 30m, 12h, 2d.
+        #[arg(long, value_name = "AGE", value_parser = parse_age)]
+        since: Option<std::time::Duration>,
+        /// At most this many (the newest).
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
     },
     /// Show one message: headers, R: lines and body.
     Show {
         /// Message number.
         number: u64,
     },
-    /// Kill a message.
+    /// Kill messages: numbers and ranges.
+    ///
+    /// Example: qtc msg kill 12 15-20
     Kill {
-        /// Message number.
-        number: u64,
+        /// Message numbers (`12`) or ranges (`15-20`).
+        #[arg(required = true, value_name = "N|FROM-TO", value_parser = parse_numbers)]
+        numbers: Vec<(u64, u64)>,
     },
     /// Release a held message: it becomes new and is queued for forwarding.
     Release {
@@ -104,7 +129,7 @@ pub fn init(file: Option<&Path>) -> anyhow::Result<()> {
                 bail!("{} exists already; not overwritten", p.display());
             }
             std::fs::write(p, EXAMPLE).with_context(|| format!("cannot write {}", p.display()))?;
-            println!("wrote {}", p.display());
+            outln!("wrote {}", p.display());
         }
     }
     Ok(())
@@ -114,6 +139,18 @@ fn open(c: &Loaded) -> anyhow::Result<Store> {
     let mut store = Store::open(&c.data_dir, c.durability)
         .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
     store.set_max_size(c.cfg.store.max_mb * 1024 * 1024)?;
+    Ok(store)
+}
+
+/// Opens the store for a command that changes it, and says on standard error which store that
+/// is and which configuration chose it: a change to the wrong store is seen at once.
+fn open_to_write(c: &Loaded) -> anyhow::Result<Store> {
+    let store = open(c)?;
+    eprintln!(
+        "qtc: store {} (config: {})",
+        store.path().display(),
+        c.source
+    );
     Ok(store)
 }
 
@@ -156,20 +193,23 @@ pub fn user(c: &Loaded, cmd: UserCmd) -> anyhow::Result<()> {
                 Some(p) => p,
                 None => read_password(&call)?,
             };
-            open(c)?.add_user(&call, Some(&pw), sysop, bbs)?;
-            println!(
+            open_to_write(c)?.add_user(&call, Some(&pw), sysop, bbs)?;
+            outln!(
                 "added {call}{}{}",
                 if sysop { " (sysop)" } else { "" },
                 if bbs { " (bbs)" } else { "" }
             );
         }
         UserCmd::List => {
-            println!(
+            outln!(
                 "{:<8} {:<5} {:<5} {:<12} HOME BBS",
-                "CALL", "SYSOP", "BBS", "NAME"
+                "CALL",
+                "SYSOP",
+                "BBS",
+                "NAME"
             );
             for u in open(c)?.users()? {
-                println!(
+                outln!(
                     "{:<8} {:<5} {:<5} {:<12} {}",
                     u.call,
                     if u.sysop { "yes" } else { "" },
@@ -184,23 +224,23 @@ pub fn user(c: &Loaded, cmd: UserCmd) -> anyhow::Result<()> {
             if sysop.is_none() && bbs.is_none() {
                 bail!("give --sysop true|false and/or --bbs true|false");
             }
-            open(c)?.set_flags(&call, sysop, bbs)?;
-            println!("{call} updated");
+            open_to_write(c)?.set_flags(&call, sysop, bbs)?;
+            outln!("{call} updated");
         }
         UserCmd::Del { call } => {
             let call = user_call(&call)?;
-            open(c)?.delete_user(&call)?;
-            println!("deleted {call}");
+            open_to_write(c)?.delete_user(&call)?;
+            outln!("deleted {call}");
         }
         UserCmd::Passwd { call } => {
             let call = user_call(&call)?;
-            let mut store = open(c)?;
+            let mut store = open_to_write(c)?;
             if store.user(&call)?.is_none() {
                 bail!("no user {call}");
             }
             let pw = read_password(&call)?;
             store.set_password(&call, &pw)?;
-            println!("password of {call} changed");
+            outln!("password of {call} changed");
         }
     }
     Ok(())
@@ -208,15 +248,40 @@ pub fn user(c: &Loaded, cmd: UserCmd) -> anyhow::Result<()> {
 
 /// `qtc msg ...`.
 pub fn msg(c: &Loaded, cmd: MsgCmd) -> anyhow::Result<()> {
-    let mut store = open(c)?;
+    let changes = matches!(
+        cmd,
+        MsgCmd::Kill { .. } | MsgCmd::Release { .. } | MsgCmd::Import { .. }
+    );
+    let mut store = if changes { open_to_write(c)? } else { open(c)? };
     match cmd {
-        MsgCmd::List { json } => {
-            let all = ListFilter {
-                include_killed: true,
+        MsgCmd::List {
+            json,
+            kind,
+            status,
+            from,
+            to,
+            at,
+            since,
+            limit,
+        } => {
+            let upper = |s: Option<String>| s.map(|s| s.to_ascii_uppercase());
+            let filter = ListFilter {
+                kind,
+                status,
+                from: upper(from),
+                to: upper(to),
+                at: upper(at),
+                include_killed: status.is_none(),
                 ..Default::default()
             };
+            let oldest = since.map(|age| crate::clock::unix_now() - age.as_secs() as i64);
             let mut out = std::io::stdout().lock();
-            for h in store.list(&all)? {
+            let listed = store.list(&filter)?;
+            let wanted = listed
+                .into_iter()
+                .filter(|h| oldest.is_none_or(|t| h.created >= t))
+                .take(limit.unwrap_or(usize::MAX));
+            for h in wanted {
                 let subject = String::from_utf8_lossy(&h.subject);
                 if json {
                     let v = serde_json::json!({
@@ -299,23 +364,96 @@ pub fn msg(c: &Loaded, cmd: MsgCmd) -> anyhow::Result<()> {
                     ),
                 }
             }
-            println!("imported {stored} of {} messages", msgs.len());
+            outln!("imported {stored} of {}", plural(msgs.len(), "message"));
         }
         MsgCmd::Release { number } => {
             store.set_station(c.station());
             if !store.release(number, crate::clock::unix_now())? {
                 bail!("no held message #{number}");
             }
-            println!("message #{number} released");
+            outln!("message #{number} released");
         }
-        MsgCmd::Kill { number } => {
-            if !store.set_status(number, MsgStatus::Killed)? {
-                bail!("no message #{number}");
+        MsgCmd::Kill { numbers } => {
+            let mut killed = 0;
+            let mut missing = Vec::new();
+            for (first, last) in numbers {
+                let mut any = false;
+                for number in first..=last {
+                    if store.set_status(number, MsgStatus::Killed)? {
+                        outln!("message #{number} killed");
+                        killed += 1;
+                        any = true;
+                    }
+                }
+                if !any {
+                    missing.push(if first == last {
+                        format!("#{first}")
+                    } else {
+                        format!("#{first}-{last}")
+                    });
+                }
             }
-            println!("message #{number} killed");
+            if !missing.is_empty() {
+                bail!(
+                    "no message {} ({} killed)",
+                    missing.join(", "),
+                    plural(killed, "message")
+                );
+            }
+            if killed > 1 {
+                outln!("{} killed", plural(killed, "message"));
+            }
         }
     }
     Ok(())
+}
+
+/// Longest range `qtc msg kill` takes at once: a typo such as `1-99999999` is refused, not run.
+const MAX_KILL_RANGE: u64 = 100_000;
+
+fn parse_numbers(text: &str) -> Result<(u64, u64), String> {
+    let number = |t: &str| {
+        t.trim()
+            .trim_start_matches('#')
+            .parse::<u64>()
+            .map_err(|_| {
+                format!("expected a message number or a range such as 15-20, got {text:?}")
+            })
+    };
+    let (first, last) = match text.split_once('-') {
+        Some((a, b)) => (number(a)?, number(b)?),
+        None => (number(text)?, number(text)?),
+    };
+    if first > last {
+        return Err(format!("the range {text} runs backwards"));
+    }
+    if last - first >= MAX_KILL_RANGE {
+        return Err(format!("the range {text} is longer than {MAX_KILL_RANGE}"));
+    }
+    Ok((first, last))
+}
+
+fn parse_type(text: &str) -> Result<MsgType, String> {
+    let mut chars = text.chars();
+    match (chars.next().and_then(MsgType::from_letter), chars.next()) {
+        (Some(t), None) => Ok(t),
+        _ => Err(format!("expected P, B or T, got {text:?}")),
+    }
+}
+
+fn parse_status(text: &str) -> Result<MsgStatus, String> {
+    let mut chars = text.chars();
+    match (chars.next().and_then(MsgStatus::from_letter), chars.next()) {
+        (Some(s), None) => Ok(s),
+        _ => Err(format!(
+            "expected a status letter (N, Y, F, K, H...), got {text:?}"
+        )),
+    }
+}
+
+fn parse_age(text: &str) -> Result<std::time::Duration, String> {
+    crate::config::parse_duration(text)
+        .ok_or_else(|| format!("expected an age such as 30m, 12h or 2d, got {text:?}"))
 }
 
 /// `qtc ctl ...`: commands sent to the running daemon over its control socket.
@@ -361,7 +499,7 @@ pub fn ctl(c: &Loaded, cmd: CtlCmd) -> anyhow::Result<()> {
         CtlCmd::Housekeep => "housekeep".to_string(),
     };
     let answer = crate::ctl::client(&c.data_dir, &request)?;
-    print!("{answer}");
+    std::io::stdout().write_all(answer.as_bytes())?;
     if answer.starts_with("error:") {
         bail!("the daemon reported an error");
     }
@@ -373,16 +511,23 @@ pub fn fwd(c: &Loaded, cmd: FwdCmd) -> anyhow::Result<()> {
     let FwdCmd::Queue { call } = cmd;
     let call = call.as_deref().map(user_call).transpose()?;
     let queue = open(c)?.queue(call.as_deref())?;
-    println!(
+    outln!(
         "{:<8} {:>6} {:<12} {:<6} AT",
-        "PARTNER", "MSG#", "BID", "TO"
+        "PARTNER",
+        "MSG#",
+        "BID",
+        "TO"
     );
     for q in &queue {
-        println!(
+        outln!(
             "{:<8} {:>6} {:<12} {:<6} {}",
-            q.partner, q.number, q.bid, q.to, q.at
+            q.partner,
+            q.number,
+            q.bid,
+            q.to,
+            q.at
         );
     }
-    println!("{} queued", queue.len());
+    outln!("{} queued", queue.len());
     Ok(())
 }

@@ -110,7 +110,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
         }
         let ctl_listener = ctl::bind(&c.data_dir)?;
         let web_listener = crate::web::bind(&c).await?;
-        println!(
+        outln!(
             "qtc {}: {} BBS ({}), config: {}",
             env!("CARGO_PKG_VERSION"),
             c.cfg.station.callsign,
@@ -124,19 +124,19 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
                 (PortKind::Telnet, true) => "telnet-tls",
                 (PortKind::Forward, true) => "forward-tls",
             };
-            println!("{what}: listening on {}", l.local_addr()?);
+            outln!("{what}: listening on {}", l.local_addr()?);
         }
         for p in &c.partners {
-            println!("partner: {}", p.describe());
+            outln!("partner: {}", p.describe());
         }
         for p in &c.radio_ports {
-            println!("radio: {} {}", p.name, crate::radio::describe(&p.kind));
+            outln!("radio: {} {}", p.name, crate::radio::describe(&p.kind));
         }
-        println!("control: {}", ctl::path(&c.data_dir).display());
+        outln!("control: {}", ctl::path(&c.data_dir).display());
         if let Some(l) = &web_listener {
-            println!("web: listening on {}", l.local_addr()?);
+            outln!("web: listening on {}", l.local_addr()?);
         }
-        println!("data: {}", db_path.display());
+        outln!("data: {}", db_path.display());
         tracing::info!("ready");
 
         let mut fbb = qtc_fbb::Config::new(c.cfg.station.callsign.clone());

@@ -172,11 +172,11 @@ pub fn store_cmd(c: &crate::config::Loaded, cmd: StoreCmd) -> anyhow::Result<()>
         .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
     let problems = store.check()?;
     if problems.is_empty() {
-        println!("ok: {} is consistent", store.path().display());
+        outln!("ok: {} is consistent", store.path().display());
         return Ok(());
     }
     for p in &problems {
-        println!("{p}");
+        outln!("{p}");
     }
     anyhow::bail!(
         "{}: {} problem(s) found by the integrity check",

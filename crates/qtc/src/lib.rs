@@ -1,11 +1,15 @@
 //! The qtc daemon and its sysop commands, as a library: the `qtc` binary (main.rs) parses the
 //! command line and calls in here; the fuzz crate reaches the configuration checks through it.
 
+#[macro_use]
+mod out;
+
 mod bbs_port;
 pub mod cli;
 mod clock;
 pub mod config;
 mod cpu_pool;
+pub mod config_file;
 mod ctl;
 pub mod daemon;
 mod forward;
@@ -15,6 +19,7 @@ mod link;
 mod metrics;
 mod online;
 mod passwords;
+pub use out::closed_pipe;
 pub mod radio;
 pub mod service;
 mod store_thread;

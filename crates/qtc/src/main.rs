@@ -1,6 +1,6 @@
 //! `qtc`: the packet-radio BBS daemon and its sysop command line.
 
-use qtc::{cli, config, daemon, housekeeping, radio, service};
+use qtc::{cli, config_file, daemon, housekeeping, radio, service};
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,7 +11,8 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(version, about, long_about = None)]
 struct Cli {
-    /// Configuration file (TOML). Without it qtc runs on its built-in defaults.
+    /// Configuration file (TOML). Without it: $QTC_CONFIG, else /etc/qtc/qtc.toml if it exists,
+    /// else the built-in defaults (data in ./qtc-data).
     #[arg(short, long, global = true, value_name = "FILE")]
     config: Option<PathBuf>,
     #[command(subcommand)]
@@ -75,17 +76,17 @@ enum Cmd {
 
 fn main() -> ExitCode {
     let args = Cli::parse();
+    let config = args.config;
+    let load = move || config_file::load(config);
     let result = match args.command {
         Cmd::Init { file } => cli::init(file.as_deref()),
-        Cmd::Run => config::load(args.config.as_deref()).and_then(daemon::run),
-        Cmd::User(cmd) => config::load(args.config.as_deref()).and_then(|c| cli::user(&c, cmd)),
-        Cmd::Msg(cmd) => config::load(args.config.as_deref()).and_then(|c| cli::msg(&c, cmd)),
-        Cmd::Ctl(cmd) => config::load(args.config.as_deref()).and_then(|c| cli::ctl(&c, cmd)),
-        Cmd::Fwd(cmd) => config::load(args.config.as_deref()).and_then(|c| cli::fwd(&c, cmd)),
-        Cmd::Store(cmd) => {
-            config::load(args.config.as_deref()).and_then(|c| housekeeping::store_cmd(&c, cmd))
-        }
-        Cmd::Check => config::load(args.config.as_deref()).and_then(|c| service::check(&c)),
+        Cmd::Run => load().and_then(daemon::run),
+        Cmd::User(cmd) => load().and_then(|c| cli::user(&c, cmd)),
+        Cmd::Msg(cmd) => load().and_then(|c| cli::msg(&c, cmd)),
+        Cmd::Ctl(cmd) => load().and_then(|c| cli::ctl(&c, cmd)),
+        Cmd::Fwd(cmd) => load().and_then(|c| cli::fwd(&c, cmd)),
+        Cmd::Store(cmd) => load().and_then(|c| housekeeping::store_cmd(&c, cmd)),
+        Cmd::Check => load().and_then(|c| service::check(&c)),
         Cmd::Call {
             port,
             mycall,
@@ -96,6 +97,8 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of our output has gone (`qtc fwd queue | head -1`): nothing to report.
+        Err(e) if qtc::closed_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("qtc: {e:#}");
             ExitCode::FAILURE

@@ -216,43 +216,43 @@ fn partner_warnings(partners: &[config::PartnerCfg]) -> Vec<String> {
 /// `qtc check`: the configuration is loaded and checked (nothing is bound or opened); prints
 /// what qtc would listen on.
 pub fn check(c: &Loaded) -> anyhow::Result<()> {
-    println!(
+    outln!(
         "ok: {} ({}), config: {}",
         c.cfg.station.callsign,
         c.haddr(),
         c.source
     );
     for a in &c.telnet_listen {
-        println!("telnet: would listen on {a}");
+        outln!("telnet: would listen on {a}");
     }
     for a in &c.forward_listen {
-        println!("forward: would listen on {a}");
+        outln!("forward: would listen on {a}");
     }
     for (what, addrs) in [
         ("telnet-tls", &c.telnet_tls_listen),
         ("forward-tls", &c.forward_tls_listen),
     ] {
         for a in addrs {
-            println!("{what}: would listen on {a}");
+            outln!("{what}: would listen on {a}");
         }
     }
     if let Ok(Some(a)) = c.cfg.web.addr() {
-        println!("web: would listen on {a}");
+        outln!("web: would listen on {a}");
     }
     for p in &c.radio_ports {
-        println!("radio: {} {}", p.name, crate::radio::describe(&p.kind));
+        outln!("radio: {} {}", p.name, crate::radio::describe(&p.kind));
     }
     for p in &c.partners {
-        println!("partner: {}", p.describe());
+        outln!("partner: {}", p.describe());
     }
     for w in partner_warnings(&c.cfg.partner) {
-        println!("warning: {w}");
+        outln!("warning: {w}");
     }
-    println!(
+    outln!(
         "housekeeping: daily at {:02}:00 UTC",
         c.cfg.housekeeping.hour
     );
-    println!("control: {}", crate::ctl::path(&c.data_dir).display());
-    println!("data: {}", c.data_dir.join("qtc.sqlite").display());
+    outln!("control: {}", crate::ctl::path(&c.data_dir).display());
+    outln!("data: {}", c.data_dir.join("qtc.sqlite").display());
     Ok(())
 }

@@ -158,3 +158,151 @@ fn check_warns_about_a_partner_called_without_a_password() {
     );
     assert!(!text.contains("partner N0FBB: connect"), "{text}");
 }
+
+#[test]
+fn every_command_finds_its_config_by_one_rule_and_names_the_store_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("station-data");
+    std::fs::write(
+        config_path(dir.path()),
+        BASE_CONFIG.replace(
+            "[store]\n",
+            &format!("[store]\ndir = \"{}\"\n", data.display()),
+        ),
+    )
+    .unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        qtc()
+            .args(args)
+            .current_dir(elsewhere.path())
+            .env("QTC_CONFIG", config_path(dir.path()))
+            .output()
+            .unwrap()
+    };
+    // $QTC_CONFIG without -c: the user lands in the configured store, which is named.
+    let out = run(&["user", "add", "N0ENV", "--password", "pw"]);
+    assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(&format!("store {}", data.join("qtc.sqlite").display()))
+            && said.contains(&format!("config: {}", config_path(dir.path()).display())),
+        "{said}"
+    );
+    assert!(!elsewhere.path().join("qtc-data").exists());
+    let listed = run(&["user", "list"]);
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("N0ENV"));
+    // Reading says nothing about the store.
+    assert!(listed.stderr.is_empty(), "{listed:?}");
+
+    // Neither -c nor $QTC_CONFIG nor /etc/qtc/qtc.toml: the built-in defaults, named too.
+    if !std::path::Path::new("/etc/qtc/qtc.toml").exists() {
+        let out = qtc()
+            .args(["user", "add", "N0DEF", "--password", "pw"])
+            .current_dir(elsewhere.path())
+            .env_remove("QTC_CONFIG")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            said.contains("qtc-data/qtc.sqlite (config: built-in defaults)"),
+            "{said}"
+        );
+        assert!(elsewhere.path().join("qtc-data/qtc.sqlite").exists());
+    }
+}
+
+/// A store with `n` bulletins queued for N0BBB: enough that a listing outgrows a pipe's buffer.
+fn many_messages(n: usize) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        config_path(dir.path()),
+        format!("{BASE_CONFIG}[[partner]]\ncallsign = \"N0BBB\"\nroutes = [\"WW\"]\n"),
+    )
+    .unwrap();
+    let file = dir.path().join("in.txt");
+    let text: String = (0..n)
+        .map(|i| format!("SB ALL @ WW < N0ABC\nBulletin {i}\nbody\n/EX\n"))
+        .collect();
+    std::fs::write(&file, text).unwrap();
+    let out = cli(dir.path(), &["msg", "import", file.to_str().unwrap()], "");
+    assert!(out.status.success(), "{out:?}");
+    dir
+}
+
+#[test]
+fn a_reader_that_stops_early_ends_the_listing_quietly() {
+    let dir = many_messages(3000);
+    for cmd in ["fwd queue", "msg list", "msg list --json"] {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "set -o pipefail; '{}' -c '{}' {cmd} | head -1",
+                env!("CARGO_BIN_EXE_qtc"),
+                config_path(dir.path()).display()
+            ))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{cmd}: {out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
+        assert!(out.stderr.is_empty(), "{cmd}: {out:?}");
+    }
+}
+
+#[test]
+fn msg_list_filters_and_kill_takes_numbers_and_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(config_path(dir.path()), BASE_CONFIG).unwrap();
+    let file = dir.path().join("in.txt");
+    std::fs::write(
+        &file,
+        "SB ALL @ WW < N0ABC\nOne\nx\n/EX\nSP N0USR < N0ABC\nTwo\nx\n/EX\n\
+         SB ALL @ EU < N0XYZ\nThree\nx\n/EX\nSP N0OTH < N0XYZ\nFour\nx\n/EX\nSB ALL @ WW < N0XYZ\nFive\nx\n/EX\n",
+    )
+    .unwrap();
+    let out = cli(dir.path(), &["msg", "import", file.to_str().unwrap()], "");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("imported 5 of 5 messages"));
+    let list = |args: &[&str]| -> Vec<u64> {
+        let mut all = vec!["msg", "list", "--json"];
+        all.extend_from_slice(args);
+        let out = cli(dir.path(), &all, "");
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["number"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect()
+    };
+    assert_eq!(list(&[]), [5, 4, 3, 2, 1]);
+    assert_eq!(list(&["--type", "P"]), [4, 2]);
+    assert_eq!(list(&["--from", "n0xyz", "--type", "b"]), [5, 3]);
+    assert_eq!(list(&["--to", "N0USR"]), [2]);
+    assert_eq!(list(&["--at", "WW"]), [5, 1]);
+    assert_eq!(list(&["--limit", "2"]), [5, 4]);
+    assert_eq!(list(&["--since", "1h"]).len(), 5);
+    assert!(!cli(dir.path(), &["msg", "list", "--type", "X"], "")
+        .status
+        .success());
+
+    let out = cli(dir.path(), &["msg", "kill", "1", "3-4"], "");
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).ends_with("3 messages killed\n"),
+        "{out:?}"
+    );
+    assert_eq!(list(&["--status", "K"]), [4, 3, 1]);
+    assert_eq!(list(&["--status", "N"]), [5, 2]);
+    let out = cli(dir.path(), &["msg", "kill", "5", "40-45"], "");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no message #40-45 (1 message killed)"),
+        "{out:?}"
+    );
+    assert!(!cli(dir.path(), &["msg", "kill", "9-2"], "")
+        .status
+        .success());
+}

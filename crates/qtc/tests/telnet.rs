@@ -44,10 +44,7 @@ fn send_list_read_kill_over_telnet() {
     usr.expect("Password: ");
     usr.send("pw");
     let greeting = usr.expect("de N0CALL>");
-    assert!(
-        greeting.contains("You have 1 messages, 1 new"),
-        "{greeting}"
-    );
+    assert!(greeting.contains("You have 1 message, 1 new"), "{greeting}");
 
     usr.send("L");
     let list = usr.expect("de N0CALL>");

@@ -217,10 +217,7 @@ fn send_list_read_kill() {
 
     let mut u = bbs.rf("N0USR");
     let greeting = String::from_utf8_lossy(&u.first).into_owned();
-    assert!(
-        greeting.contains("You have 1 messages, 1 new"),
-        "{greeting}"
-    );
+    assert!(greeting.contains("You have 1 message, 1 new"), "{greeting}");
     let list = u.send(&mut bbs, "L");
     assert!(list.contains("Msg#   TSLD   Size To     @BBS    From   Date/Time Subject"));
     assert!(

@@ -357,7 +357,7 @@ mod test {
     #[test]
     fn unpadded_offset_and_256_blocks() {
         let mut t = vec![SOH, 5, b'T', 0, b'1', b'2', 0, STX, 0];
-        t.extend(std::iter::repeat(1u8).take(256));
+        t.extend(std::iter::repeat_n(1u8, 256));
         t.extend([EOT, 0]);
         let (_, f) = decode_chunked(&t, 5).unwrap();
         match f {

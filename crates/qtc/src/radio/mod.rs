@@ -115,10 +115,10 @@ impl Radios {
             v.sort_by_key(|e| std::cmp::Reverse(e.1.last));
             for (call, e) in v {
                 out.push_str(&format!(
-                    "  {:<9} {} {} frames\n",
+                    "  {:<9} {} {}\n",
                     call.to_string(),
                     qtc_mail::Utc::from_unix(e.last).rfc3339(),
-                    e.frames
+                    crate::out::plural(e.frames as usize, "frame")
                 ));
             }
         }
