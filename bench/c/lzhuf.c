@@ -273,8 +273,9 @@ static size_t encode(const uint8_t *src, size_t size, uint8_t *dst, size_t cap) 
     put_count = 0;
     huff_start();
     tree_init();
+    /* spaces behind the start, zeros (the original's fresh static buffer) from it on */
     memset(ring, ' ', N - F);
-    memset(ring + N - F, 0, F - 1);
+    memset(ring + N - F, 0, sizeof ring - (N - F));
     for (len = 0; len < F && (c = next_byte()) >= 0; len++) ring[r + len] = (uint8_t)c;
     for (i = 1; i <= F; i++) tree_insert(r - i);
     tree_insert(r);
@@ -365,6 +366,7 @@ static size_t decode(const uint8_t *src, size_t size, uint8_t *dst) {
     get_count = 0;
     huff_start();
     memset(ring, ' ', N - F);
+    memset(ring + N - F, 0, sizeof ring - (N - F));
     while (done < total) {
         c = decode_symbol();
         if (c < 256) {

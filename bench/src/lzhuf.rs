@@ -177,8 +177,7 @@ pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
         }
     }
     notes.push(format!(
-        "Row 6: load average {load_before} before, {} after (the ratios hold under load better \
-         than the MB/s do).",
+        "Row 6: load average {load_before} before, {} after.",
         load_average()
     ));
     (rows, notes)
