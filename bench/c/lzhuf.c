@@ -168,6 +168,16 @@ static void put_code(int len, unsigned code) {
     }
 }
 
+/* Node q takes node p's place under p's parent; p leaves the tree. */
+static void take_place(int p, int q) {
+    dad[q] = dad[p];
+    if (rson[dad[p]] == p)
+        rson[dad[p]] = q;
+    else
+        lson[dad[p]] = q;
+    dad[p] = NIL;
+}
+
 static void tree_init(void) {
     int i;
     for (i = N + 1; i <= N + 256; i++) rson[i] = NIL;
@@ -203,17 +213,12 @@ static void tree_insert(int r) {
             match_position = (int)dist;
         }
     }
-    /* a full-length match: r takes p's place */
-    dad[r] = dad[p];
+    /* a full-length match: r takes p's place, children included */
     lson[r] = lson[p];
     rson[r] = rson[p];
     dad[lson[p]] = r;
     dad[rson[p]] = r;
-    if (rson[dad[p]] == p)
-        rson[dad[p]] = r;
-    else
-        lson[dad[p]] = r;
-    dad[p] = NIL;
+    take_place(p, r);
 }
 
 static void tree_delete(int p) {
@@ -235,12 +240,7 @@ static void tree_delete(int p) {
         rson[q] = rson[p];
         dad[rson[p]] = q;
     }
-    dad[q] = dad[p];
-    if (rson[dad[p]] == p)
-        rson[dad[p]] = q;
-    else
-        lson[dad[p]] = q;
-    dad[p] = NIL;
+    take_place(p, q);
 }
 
 static void encode_symbol(int sym) {
@@ -273,8 +273,9 @@ static size_t encode(const uint8_t *src, size_t size, uint8_t *dst, size_t cap) 
     put_count = 0;
     huff_start();
     tree_init();
+    /* spaces behind the start, zeros (the original's fresh static buffer) from it on */
     memset(ring, ' ', N - F);
-    memset(ring + N - F, 0, F - 1);
+    memset(ring + N - F, 0, sizeof ring - (N - F));
     for (len = 0; len < F && (c = next_byte()) >= 0; len++) ring[r + len] = (uint8_t)c;
     for (i = 1; i <= F; i++) tree_insert(r - i);
     tree_insert(r);
@@ -312,7 +313,8 @@ static size_t encode(const uint8_t *src, size_t size, uint8_t *dst, size_t cap) 
 static unsigned get_word; /* buffered bits, left-aligned in 16 */
 static int get_count;
 
-static int get_bit(void) {
+/* Top up to more than 8 buffered bits; past the end of the input the bits are zeros. */
+static void fill_bits(void) {
     int c;
     while (get_count <= 8) {
         c = next_byte();
@@ -320,6 +322,11 @@ static int get_bit(void) {
         get_word |= (unsigned)c << (8 - get_count);
         get_count += 8;
     }
+}
+
+static int get_bit(void) {
+    int c;
+    fill_bits();
     c = (get_word >> 15) & 1;
     get_word = (get_word << 1) & 0xffff;
     get_count--;
@@ -328,12 +335,7 @@ static int get_bit(void) {
 
 static int get_byte(void) {
     int c;
-    while (get_count <= 8) {
-        c = next_byte();
-        if (c < 0) c = 0;
-        get_word |= (unsigned)c << (8 - get_count);
-        get_count += 8;
-    }
+    fill_bits();
     c = (int)(get_word >> 8);
     get_word = (get_word << 8) & 0xffff;
     get_count -= 8;
@@ -365,6 +367,7 @@ static size_t decode(const uint8_t *src, size_t size, uint8_t *dst) {
     get_count = 0;
     huff_start();
     memset(ring, ' ', N - F);
+    memset(ring + N - F, 0, sizeof ring - (N - F));
     while (done < total) {
         c = decode_symbol();
         if (c < 256) {
