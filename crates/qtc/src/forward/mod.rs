@@ -373,6 +373,7 @@ impl Driver {
                         hold: false,
                         recipients: Vec::new(),
                         files: Vec::new(),
+                        charset: String::new(),
                     }),
                 };
                 match msg {
@@ -391,6 +392,7 @@ impl Driver {
                             hold: true,
                             recipients: Vec::new(),
                             files: Vec::new(),
+                            charset: String::new(),
                         });
                     }
                 }
