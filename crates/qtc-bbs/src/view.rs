@@ -64,8 +64,12 @@ pub(crate) fn message(m: &Message, verbose: bool, out: &mut Vec<u8>) {
     if verbose {
         out.extend_from_slice(&m.rlines);
     }
-    // Bodies go out exactly as stored; the transport maps their line ends.
-    out.extend_from_slice(&m.body);
+    // Bodies go out as stored (the transport maps their line ends), unless the sender declared
+    // an 8-bit charset (Winlink `Content-Type`): then they are shown decoded, as UTF-8.
+    match m.charset.as_str() {
+        "" | "UTF-8" | "US-ASCII" => out.extend_from_slice(&m.body),
+        cs => out.extend_from_slice(charset::decode_charset(cs, &m.body).as_bytes()),
+    }
     if !m.body.is_empty() && !m.body.ends_with(b"\n") && !m.body.ends_with(b"\r") {
         out.push(b'\r');
     }

@@ -140,6 +140,8 @@ pub struct Message {
     pub copies: Vec<String>,
     /// Its attachments (Winlink `File:` parts), name and size.
     pub files: Vec<FileInfo>,
+    /// The body's charset as the sender declared it (Winlink `Content-Type`); empty: unknown.
+    pub charset: String,
 }
 
 /// One attachment as a listing shows it.

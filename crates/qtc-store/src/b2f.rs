@@ -134,7 +134,20 @@ pub fn decode(text: &[u8]) -> Option<Incoming> {
             Vec::new()
         },
         files,
+        charset: declared_charset(m.get("Content-Type").unwrap_or_default()),
     })
+}
+
+/// The `charset=` parameter of a `Content-Type` value (`text/plain; charset="ISO-8859-1"`),
+/// upper case; empty when there is none.
+fn declared_charset(content_type: &[u8]) -> String {
+    let text = String::from_utf8_lossy(content_type);
+    text.split(';')
+        .filter_map(|p| p.trim().split_once('='))
+        .find(|(k, _)| k.trim().eq_ignore_ascii_case("charset"))
+        .map(|(_, v)| v.trim().trim_matches('"').to_ascii_uppercase())
+        .filter(|v| v.len() <= 40 && v.bytes().all(|b| b.is_ascii_graphic()))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -207,5 +220,8 @@ Body: 4\r\nFile: 3 a.bin\r\nFile: 2 b c.txt\r\n\r\nK\xf6ln\r\n\x00\xff\x01\r\nhi
         );
         let back = decode(&out).unwrap();
         assert_eq!((back.recipients, back.files), (m.recipients, m.files));
+        assert_eq!(back.charset, "ISO-8859-1");
+        assert_eq!(declared_charset(b"text/plain; charset=\"utf-8\""), "UTF-8");
+        assert_eq!(declared_charset(b"text/plain"), "");
     }
 }

@@ -34,6 +34,8 @@ pub struct Incoming {
     pub recipients: Vec<Recipient>,
     /// B2F: the attachments.
     pub files: Vec<Attachment>,
+    /// B2F: the body's charset as its `Content-Type` declares it (empty: not declared).
+    pub charset: String,
 }
 
 /// What became of one received message.
@@ -202,6 +204,7 @@ impl Store {
                 let route = (*status != MsgStatus::Held).then_some(&query);
                 let parts = (m.recipients.as_slice(), m.files.as_slice());
                 parts::keep(&tx, *number, parts, route, &station, &self.queued, now)?;
+                parts::keep_charset(&tx, *number, &m.charset)?;
             }
             // Whatever became of it, a kept partial transfer of it is done with.
             tx.prepare_cached("DELETE FROM partials WHERE bid = ?1")

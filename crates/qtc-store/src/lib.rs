@@ -333,7 +333,8 @@ impl MessageStore for Store {
         self.conn
             .query_row(
                 &format!(
-                    "SELECT {HEADER_COLUMNS}, rlines, body, read_count FROM messages WHERE number = ?1"
+                    "SELECT {HEADER_COLUMNS}, rlines, body, read_count, charset FROM messages \
+                     WHERE number = ?1"
                 ),
                 [number as i64],
                 |row| {
@@ -344,6 +345,7 @@ impl MessageStore for Store {
                         read_count: row.get::<_, i64>(12)? as u64,
                         copies: Vec::new(),
                         files: Vec::new(),
+                        charset: row.get(13)?,
                     })
                 },
             )

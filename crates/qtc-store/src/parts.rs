@@ -82,6 +82,21 @@ pub(crate) fn keep(
     Ok(())
 }
 
+/// Keeps the body's declared charset of message `number` (nothing when none was declared).
+pub(crate) fn keep_charset(
+    tx: &Transaction<'_>,
+    number: u64,
+    charset: &str,
+) -> Result<(), StoreError> {
+    if charset.is_empty() {
+        return Ok(());
+    }
+    tx.prepare_cached("UPDATE messages SET charset = ?1 WHERE number = ?2")
+        .and_then(|mut st| st.execute(params![charset, number as i64]))
+        .map_err(db_err)?;
+    Ok(())
+}
+
 fn recipients(conn: &rusqlite::Connection, number: u64) -> Result<Vec<Recipient>, StoreError> {
     conn.prepare_cached("SELECT cc, addr FROM recipients WHERE number = ?1 ORDER BY pos")
         .and_then(|mut st| {

@@ -73,9 +73,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         number  INTEGER PRIMARY KEY REFERENCES messages (number) ON DELETE CASCADE,
         payload BLOB NOT NULL
      );",
-    // 5: Winlink B2F parts: every To/Cc recipient of a message (in header order; `call` is the
-    // addressee's callsign for routing and listings), and its attachments, bytes as received.
-    "CREATE TABLE recipients (
+    // 5: Winlink B2F parts: the body's declared charset, every To/Cc recipient of a message (in
+    // header order; `call` is the addressee's callsign for routing and listings), and its
+    // attachments, bytes as received.
+    "ALTER TABLE messages ADD COLUMN charset TEXT NOT NULL DEFAULT '';
+     CREATE TABLE recipients (
         number INTEGER NOT NULL REFERENCES messages (number) ON DELETE CASCADE,
         pos    INTEGER NOT NULL,
         cc     INTEGER NOT NULL,

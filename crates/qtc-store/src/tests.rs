@@ -216,6 +216,7 @@ fn incoming(bid: &str, kind: MsgType, at: &str, text: &[u8]) -> Incoming {
         hold: false,
         recipients: Vec::new(),
         files: Vec::new(),
+        charset: String::new(),
     }
 }
 

@@ -228,7 +228,7 @@ fn pat_sends_its_outbox_and_collects_its_mail_in_one_connect_each() {
     let pat = Pat::new("N0PAT");
     let photo = file(&pat.path("photo.bin"), 3000);
     pat.compose(
-        &["-s", "plain from pat", "N0USR"],
+        &["-s", "Grüße from pat", "N0USR"],
         "Hello from Pat, Grüße\n",
     );
     pat.compose(
@@ -288,6 +288,19 @@ fn pat_sends_its_outbox_and_collects_its_mail_in_one_connect_each() {
         .find(|m| m.subject == "with a file")
         .unwrap();
     let mut usr = login(&d, "N0USR");
+    // Pat sends a non-ASCII subject RFC 2047 encoded; listings show it decoded.
+    usr.send("L");
+    let list = usr.expect("de N0QTC>");
+    assert!(list.contains("Grüße from pat"), "{list}");
+    let plain = listed.iter().find(|m| m.subject.contains("=?")).unwrap();
+    usr.send(&format!("R {}", plain.number));
+    let shown = usr.expect("de N0QTC>");
+    // Pat sends the body in ISO-8859-1 and says so: stored as it came, shown decoded.
+    assert!(
+        shown.contains("Subject: Grüße from pat") && shown.contains("Hello from Pat, Grüße"),
+        "{shown}"
+    );
+    assert!(contains(&d.show_raw(plain.number), b"Gr\xfc\xdfe"));
     usr.send(&format!("R {}", with_file.number));
     let shown = usr.expect("de N0QTC>");
     assert!(shown.contains("photo.bin (3000 bytes)"), "{shown}");

@@ -37,11 +37,12 @@ fn send_list_read_kill_over_telnet() {
     oth.expect_close();
 
     let mut usr = d.connect();
-    usr.expect("Callsign: ");
+    // Prompts are whole lines (wl2k-go reads up to CR and matches the first word).
+    usr.expect("\r\nCallsign:\r\n");
     usr.send("n0usr");
-    // The password prompt asks the client to stop echoing.
-    usr.expect_bytes(&[IAC, WILL, ECHO]);
-    usr.expect("Password: ");
+    // The password prompt asks the client to stop echoing, then starts a line of its own.
+    usr.expect_bytes(&[IAC, WILL, ECHO, b'\r', b'\n']);
+    usr.expect_bytes(b"Password:\r\n");
     usr.send("pw");
     let greeting = usr.expect("de N0CALL>");
     assert!(greeting.contains("You have 1 message, 1 new"), "{greeting}");
@@ -82,9 +83,9 @@ fn bad_passwords_close_the_connection() {
     let d = Daemon::start("");
     let mut c = d.connect();
     for _ in 0..3 {
-        c.expect("Callsign: ");
+        c.expect("Callsign:");
         c.send("N0USR");
-        c.expect("Password: ");
+        c.expect("Password:");
         c.send("guess");
         c.expect("Login incorrect.");
     }

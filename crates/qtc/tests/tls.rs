@@ -90,9 +90,9 @@ fn a_plain_client_on_a_tls_port_gets_nothing_and_the_daemon_goes_on() {
     assert!(!got.contains("Callsign"), "{got}");
     // The ordinary telnet port still serves.
     let mut c = b.connect();
-    c.expect("Callsign: ");
+    c.expect("Callsign:");
     c.send("N0USR");
-    c.expect("Password: ");
+    c.expect("Password:");
     c.send("pw");
     c.expect("de N0BBB>");
 }

@@ -31,6 +31,8 @@ use tracing::{debug, trace, warn};
 const CTRL_Z: u8 = 0x1A;
 /// Longest silence, as caller, between the login and the partner's prompt.
 const PROMPT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+/// At most this many `;FW:` calls are kept (a Winlink station names itself and a few others).
+const MAX_PEER_FORWARDS: usize = 32;
 const PROPOSAL_CHECKSUM_ERROR: &str = "*** Checksum error (Checsum of proposals is wrong.)";
 const MESSAGE_CHECKSUM_ERROR: &str = "*** Checksum error (Checsum of message is wrong.)";
 
@@ -683,7 +685,8 @@ impl Session {
     fn on_line(&mut self, line: Vec<u8>) -> Result<(), Error> {
         if matches!(self.state, State::CallerWaitPrompt | State::CalledWaitSid) {
             if let Some(calls) = forwards_line(&line) {
-                self.peer_forwards.extend(calls);
+                let room = MAX_PEER_FORWARDS.saturating_sub(self.peer_forwards.len());
+                self.peer_forwards.extend(calls.into_iter().take(room));
                 return Ok(());
             }
         }

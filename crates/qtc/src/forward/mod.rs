@@ -484,6 +484,7 @@ impl Driver {
                                 hold: true,
                                 recipients: Vec::new(),
                                 files: Vec::new(),
+                                charset: String::new(),
                             }
                         }
                     },
@@ -499,6 +500,7 @@ impl Driver {
                         hold: false,
                         recipients: Vec::new(),
                         files: Vec::new(),
+                        charset: String::new(),
                     },
                 };
                 self.block.push(msg);
