@@ -164,6 +164,11 @@ fn start_xfbbd(root: &Path) -> Xfbbd {
     // coming (the writer blocks once the pipe is full, and ends when xfbbd does).
     let mut yes = child.stdin.take().unwrap();
     std::thread::spawn(move || while yes.write_all(&b"Y\n".repeat(512)).is_ok() {});
+    // Killed on drop from here on, also when it does not come up.
+    let fbb = Xfbbd {
+        child,
+        console_port,
+    };
     let said = || String::from_utf8_lossy(&std::fs::read(&report).unwrap_or_default()).into_owned();
     // Its report is block-buffered; its console port listening means it is up.
     wait_until(
@@ -171,10 +176,7 @@ fn start_xfbbd(root: &Path) -> Xfbbd {
         || std::net::TcpStream::connect(("127.0.0.1", console_port)).is_ok(),
         || common::tail(&said(), 3000).to_string(),
     );
-    Xfbbd {
-        child,
-        console_port,
-    }
+    fbb
 }
 
 /// Waits until `check` holds, looking again every 100 ms.
