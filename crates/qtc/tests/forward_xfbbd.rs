@@ -108,14 +108,14 @@ fn fbb_tree(root: &Path, telnet_port: u16, qtc_port: u16, pw: &str) {
     )
     .unwrap();
     std::fs::write(conf.join("langue.sys"), "1 1 1\nENGLISH\n").unwrap();
-    // One telnet port (interface 9, port in hex); its forward timer every minute, and this
-    // test starts the forwarding at once with the console's FW command.
+    // One telnet port (interface 9, port in hex); its forward timer once an hour: this test
+    // starts the forwarding with the console's FW command.
     std::fs::write(
         conf.join("port.sys"),
         format!(
             "  1      1\n 1   9   {telnet_port:X}   0\n\
              0   0    0   0        0     0     0     0      00/01   ----  File-fwd.\n\
-             1   4    1   0        250   2     4     10     00/01   TUY   Telnet\n"
+             1   4    1   0        250   2     4     10     00/60   TUY   Telnet\n"
         ),
     )
     .unwrap();
@@ -177,6 +177,63 @@ fn start_xfbbd(root: &Path) -> Xfbbd {
         || common::tail(&said(), 3000).to_string(),
     );
     fbb
+}
+
+/// xfbbd's sysop console (xfbbC), driven line by line.
+struct Console {
+    child: Child,
+    shown: std::path::PathBuf,
+}
+
+impl Console {
+    fn open(root: &Path, port: u16) -> Console {
+        let shown = root.join("console.out");
+        let child = Command::new(XFBBC)
+            .args([
+                "-c",
+                "-r",
+                "-h",
+                "127.0.0.1",
+                "-i",
+                "N0FBB",
+                "-w",
+                "password",
+            ])
+            .args(["-p", &port.to_string()])
+            .stdin(Stdio::piped())
+            .stdout(std::fs::File::create(&shown).unwrap())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start xfbbC");
+        let c = Console { child, shown };
+        c.wait_for("BBS>", 1);
+        c
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&std::fs::read(&self.shown).unwrap_or_default()).into_owned()
+    }
+
+    /// Waits until `what` has been shown `n` times.
+    fn wait_for(&self, what: &str, n: usize) {
+        wait_until(
+            &format!("the console never showed {what:?}"),
+            || self.text().matches(what).count() >= n,
+            || self.text(),
+        );
+    }
+
+    fn say(&mut self, line: &str) {
+        let input = self.child.stdin.as_mut().unwrap();
+        input.write_all(format!("{line}\n").as_bytes()).unwrap();
+    }
+}
+
+impl Drop for Console {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// Waits until `check` holds, looking again every 100 ms.
@@ -262,41 +319,14 @@ fn xfbbd_forwards_b1_both_ways_with_qtc() {
         String::new,
     );
     // The sysop's `FW N0AAA` at the console: forward to N0AAA now.
-    let shown = root.join("console.out");
-    let console = Command::new(XFBBC)
-        .args([
-            "-c",
-            "-r",
-            "-h",
-            "127.0.0.1",
-            "-i",
-            "N0FBB",
-            "-w",
-            "password",
-        ])
-        .args(["-p", &fbb.console_port.to_string()])
-        .stdin(Stdio::piped())
-        .stdout(std::fs::File::create(&shown).unwrap())
-        .stderr(Stdio::null())
-        .spawn();
-    let mut console = console.expect("start xfbbC");
-    let prompt =
-        || String::from_utf8_lossy(&std::fs::read(&shown).unwrap_or_default()).contains("BBS>");
-    wait_until("no console prompt", prompt, String::new);
-    console
-        .stdin
-        .as_mut()
-        .unwrap()
-        .write_all(b"FW N0AAA\n")
-        .unwrap();
+    let mut console = Console::open(root, fbb.console_port);
+    console.say("FW N0AAA");
 
     wait_until(
         "no forwarding session with xfbbd ended",
         || qtc.log().contains("forwarding session ended partner=N0FBB"),
         || common::tail(&qtc.log(), 6000).to_string(),
     );
-    let _ = console.kill();
-    let _ = console.wait();
     let log = qtc.log();
     assert!(
         !log.contains("forwarding session failed"),
@@ -328,5 +358,7 @@ fn xfbbd_forwards_b1_both_ways_with_qtc() {
             stored.len()
         );
     }
+
+    drop(console);
     drop(fbb);
 }
