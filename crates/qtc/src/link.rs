@@ -127,4 +127,30 @@ mod tests {
         c.encode_text(b"\ne", &mut out);
         assert_eq!(out, b"a\rb\rc\rd\re");
     }
+
+    #[test]
+    fn session_output_per_connection_kind() {
+        let session = b"FA P A B C D 1\r\x02\x0d\x00\xff";
+        let mut out = Vec::new();
+        // Telnet before a compressed mode: protocol lines end in CR LF (LinBPQ's telnet port
+        // eats the byte after a bare CR).
+        let mut t = Codec::telnet(qtc_telnet::Role::Client);
+        t.encode_session(b"SP N0XYZ\r", &mut out);
+        assert_eq!(out, b"SP N0XYZ\r\n");
+        // Binary-transparent once B1 is agreed: only 0xFF doubled, CR NUL as it is.
+        out.clear();
+        t.set_binary(true);
+        t.encode_session(session, &mut out);
+        assert_eq!(out, b"FA P A B C D 1\r\x02\x0d\x00\xff\xff");
+        // xfbbd's IAC-escaped raw link, and a plain raw one.
+        out.clear();
+        Codec::iac().encode_session(session, &mut out);
+        assert_eq!(out, b"FA P A B C D 1\r\x02\x0d\x00\xff\xff");
+        out.clear();
+        Codec::raw().encode_session(session, &mut out);
+        assert_eq!(out, session);
+        assert_eq!(Codec::raw().line_end(), b"\r");
+        assert_eq!(Codec::iac().line_end(), b"\r");
+        assert_eq!(t.line_end(), b"\r\n");
+    }
 }

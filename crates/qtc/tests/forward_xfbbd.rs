@@ -1,0 +1,364 @@
+//! The real LinFBB: xfbbd 7.0.11 (Debian package `fbb`) in a private tree calls qtc's raw
+//! forwarding port in B1, and the mail flows both ways in one session: 50 messages each way,
+//! one of 100 KB, with CP437 and UTF-8 text and 0xFF bytes (xfbbd doubles 0xFF on its
+//! outgoing forwarding link: the partner is `iac_escaped`). Skipped when xfbbd is missing,
+//! unless QTC_REQUIRE_XFBBD is set (CI sets it).
+#![allow(clippy::disallowed_methods)]
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{free_port, Daemon, Rng, Shown};
+
+const XFBBD: &str = "/usr/sbin/xfbbd";
+const XFBBC: &str = "/usr/sbin/xfbbC";
+const PER_SIDE: usize = 50;
+const PATIENCE: Duration = Duration::from_secs(120);
+
+/// A message body: CR LF lines of ASCII, CP437 (0x80-0xFF, 0xFF included) or UTF-8 text,
+/// first line a tag that finds it again.
+fn body(rng: &mut Rng, tag: &str, size: usize) -> Vec<u8> {
+    let words: [&[u8]; 8] = [
+        b"packet",
+        b"radio",
+        "Köln".as_bytes(),
+        "☺ €".as_bytes(),
+        b"\x80\x9a\xe1\xfe",
+        b"\xff\xff x",
+        b"73 de",
+        b"0123456789",
+    ];
+    let mut out = format!("{tag}\r\n").into_bytes();
+    let mut line = Vec::new();
+    while out.len() + line.len() < size {
+        line.extend_from_slice(words[rng.range(0, words.len() - 1)]);
+        line.push(b' ');
+        if line.len() > 60 {
+            out.extend_from_slice(&line);
+            out.extend_from_slice(b"\r\n");
+            line.clear();
+        }
+    }
+    line.push(b'.');
+    out.extend_from_slice(&line);
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
+fn sizes(rng: &mut Rng) -> Vec<usize> {
+    (0..PER_SIDE)
+        .map(|i| if i == 7 { 100_000 } else { rng.range(40, 4000) })
+        .collect()
+}
+
+/// xfbbd's configuration and data tree under `root`: one telnet port, N0AAA (qtc) as its
+/// forwarding partner at `qtc_port`, logging in as N0FBB with `pw`.
+fn fbb_tree(root: &Path, telnet_port: u16, qtc_port: u16, pw: &str) {
+    let conf = root.join("conf");
+    let data = root.join("data");
+    for d in ["lang", "fwd"] {
+        std::fs::create_dir_all(conf.join(d)).unwrap();
+    }
+    for d in ["fbbdos/yapp", "docs", "log", "wp", "sat", "oldmail"] {
+        std::fs::create_dir_all(data.join(d)).unwrap();
+    }
+    for i in 0..10 {
+        std::fs::create_dir_all(data.join(format!("mail/mail{i}"))).unwrap();
+        std::fs::create_dir_all(data.join(format!("binmail/mail{i}"))).unwrap();
+    }
+    for f in std::fs::read_dir("/etc/ax25/fbb").unwrap() {
+        let p = f.unwrap().path();
+        if p.extension().is_some_and(|e| e == "sys") {
+            std::fs::copy(&p, conf.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    for f in ["english.txt", "english.hlp", "english.inf"] {
+        std::fs::copy(
+            Path::new("/etc/ax25/fbb/lang").join(f),
+            conf.join("lang").join(f),
+        )
+        .unwrap();
+    }
+    std::fs::copy(
+        "/etc/ax25/fbb/lang/english.ent.sample",
+        conf.join("lang/english.ent"),
+    )
+    .unwrap();
+    let (c, d) = (conf.display(), data.display());
+    // mask 3600: new users are BBSes without paging.
+    std::fs::write(
+        conf.join("fbb.conf"),
+        format!(
+            "version = FBB7.0.11\ncallsign = N0FBB.#NCA.CA.USA.NOAM\nssid = 0\nqraloc = CM87UX\n\
+             city = Test\nname = Test\nsysop = N0FBB\ndata = {d}\nconfig = {c}\n\
+             messages = {d}/mail\ncompressed = {d}/binmail\nfbbdos = *,*,{d}/fbbdos,*,*,*,*,*\n\
+             yapp = {d}/fbbdos/yapp\ndocs = {d}/docs\n\
+             pg = /usr/lib/x86_64-linux-gnu/fbb/pg\nfdir = /usr/lib/x86_64-linux-gnu/fbb/filter\n\
+             sdir = /usr/lib/x86_64-linux-gnu/fbb/server\ntdir = /usr/lib/x86_64-linux-gnu/fbb/tool\n\
+             import = {d}/mail/mail.in\nlogs = OK\ntest = NO\nfbbfwd = OK 160\nfbbcomp = OK 3\n\
+             askinfo = NO\nmask = 3600\nsecurity = 0 4 59\nwarning = 255\nhousekeeping = 2\n\
+             timeout = 10 20\nmaxdownload = 0 0\nlocaltime = 0\nbeacon = 8\n\
+             scroll = 1500 1500 1500\nfwdheader = [$c] $$:$R\nmaxbids = 30000\nlifetime = 30\n\
+             zipcode = 00000\nunprotoes = 500 5 P\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(conf.join("langue.sys"), "1 1 1\nENGLISH\n").unwrap();
+    // One telnet port (interface 9, port in hex); its forward timer once an hour: this test
+    // starts the forwarding with the console's FW command.
+    std::fs::write(
+        conf.join("port.sys"),
+        format!(
+            "  1      1\n 1   9   {telnet_port:X}   0\n\
+             0   0    0   0        0     0     0     0      00/01   ----  File-fwd.\n\
+             1   4    1   0        250   2     4     10     00/60   TUY   Telnet\n"
+        ),
+    )
+    .unwrap();
+    let mut bbs = String::from("01 N0AAA\n");
+    for i in 2..=80 {
+        bbs.push_str(&format!("{i:02} \n"));
+    }
+    std::fs::write(conf.join("bbs.sys"), bbs).unwrap();
+    std::fs::write(
+        conf.join("forward.sys"),
+        format!(
+            "A N0AAA\nP A\nC C N0AAA 127.0.0.1 {qtc_port}\nV N0FBB$W{pw}$W\n\
+             B N0AAA\nF N0AAA\n-------\n"
+        ),
+    )
+    .unwrap();
+}
+
+struct Xfbbd {
+    child: Child,
+    console_port: u16,
+}
+
+impl Drop for Xfbbd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts xfbbd in `root` and waits until it says it runs.
+fn start_xfbbd(root: &Path) -> Xfbbd {
+    let console_port = free_port();
+    // What it reports on standard error, for a failure message.
+    let report = root.join("xfbbd.err");
+    let mut child = Command::new(XFBBD)
+        .args(["-p", &console_port.to_string()])
+        .env("FBBCONF", root.join("conf/fbb.conf"))
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&report).unwrap())
+        .spawn()
+        .expect("start xfbbd");
+    // It asks before creating each of its files, reading standard input buffered: keep "Y"
+    // coming (the writer blocks once the pipe is full, and ends when xfbbd does).
+    let mut yes = child.stdin.take().unwrap();
+    std::thread::spawn(move || while yes.write_all(&b"Y\n".repeat(512)).is_ok() {});
+    // Killed on drop from here on, also when it does not come up.
+    let fbb = Xfbbd {
+        child,
+        console_port,
+    };
+    let said = || String::from_utf8_lossy(&std::fs::read(&report).unwrap_or_default()).into_owned();
+    // Its report is block-buffered; its console port listening means it is up.
+    wait_until(
+        "xfbbd did not start",
+        || std::net::TcpStream::connect(("127.0.0.1", console_port)).is_ok(),
+        || common::tail(&said(), 3000).to_string(),
+    );
+    fbb
+}
+
+/// xfbbd's sysop console (xfbbC), driven line by line.
+struct Console {
+    child: Child,
+    shown: std::path::PathBuf,
+}
+
+impl Console {
+    fn open(root: &Path, port: u16) -> Console {
+        let shown = root.join("console.out");
+        let child = Command::new(XFBBC)
+            .args([
+                "-c",
+                "-r",
+                "-h",
+                "127.0.0.1",
+                "-i",
+                "N0FBB",
+                "-w",
+                "password",
+            ])
+            .args(["-p", &port.to_string()])
+            .stdin(Stdio::piped())
+            .stdout(std::fs::File::create(&shown).unwrap())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start xfbbC");
+        let c = Console { child, shown };
+        c.wait_for("BBS>", 1);
+        c
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&std::fs::read(&self.shown).unwrap_or_default()).into_owned()
+    }
+
+    /// Waits until `what` has been shown `n` times.
+    fn wait_for(&self, what: &str, n: usize) {
+        wait_until(
+            &format!("the console never showed {what:?}"),
+            || self.text().matches(what).count() >= n,
+            || self.text(),
+        );
+    }
+
+    fn say(&mut self, line: &str) {
+        let input = self.child.stdin.as_mut().unwrap();
+        input.write_all(format!("{line}\n").as_bytes()).unwrap();
+    }
+}
+
+impl Drop for Console {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits until `check` holds, looking again every 100 ms.
+fn wait_until(what: &str, mut check: impl FnMut() -> bool, log: impl Fn() -> String) {
+    let deadline = Instant::now() + PATIENCE;
+    while !check() {
+        assert!(Instant::now() < deadline, "{what}\n{}", log());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The files xfbbd stored messages in.
+fn fbb_messages(root: &Path) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for i in 0..10 {
+        let Ok(dir) = std::fs::read_dir(root.join(format!("data/mail/mail{i}"))) else {
+            continue;
+        };
+        for f in dir {
+            let p = f.unwrap().path();
+            if p.extension().is_some_and(|e| e == "mes") {
+                out.push(std::fs::read(p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn xfbbd_forwards_b1_both_ways_with_qtc() {
+    if !Path::new(XFBBD).exists() {
+        assert!(
+            std::env::var_os("QTC_REQUIRE_XFBBD").is_none(),
+            "QTC_REQUIRE_XFBBD is set but {XFBBD} is missing"
+        );
+        eprintln!("skipped: apt-get install fbb to run it");
+        return;
+    }
+    let qtc = Daemon::start_bbs(
+        "N0AAA",
+        &[("N0FBB", "fbbpw", "--bbs"), ("N0USR", "pw", "")],
+        "[forward]\nlisten = [\"127.0.0.1:0\"]\n[[partner]]\ncallsign = \"N0FBB\"\n\
+         iac_escaped = true\nprotocol = \"b1\"\nroutes = [\"N0FBB\"]\n",
+    );
+    let tree = tempfile::tempdir().unwrap();
+    let root = tree.path();
+    fbb_tree(root, free_port(), qtc.fwd_port.unwrap(), "fbbpw");
+
+    // 50 for each side to send: xfbbd imports its own from mail.in (LF line ends).
+    let mut rng = Rng(0x5eed_f00d);
+    let to_qtc: Vec<Vec<u8>> = sizes(&mut rng)
+        .into_iter()
+        .enumerate()
+        .map(|(i, n)| body(&mut rng, &format!("fbb-to-qtc {i}"), n))
+        .collect();
+    let to_fbb: Vec<Vec<u8>> = sizes(&mut rng)
+        .into_iter()
+        .enumerate()
+        .map(|(i, n)| body(&mut rng, &format!("qtc-to-fbb {i}"), n))
+        .collect();
+    let mut mail_in = Vec::new();
+    for (i, b) in to_qtc.iter().enumerate() {
+        mail_in.extend_from_slice(format!("SP N0USR @ N0AAA < N0FBB\nfrom fbb {i}\n").as_bytes());
+        mail_in.extend(b.iter().filter(|&&c| c != b'\r'));
+        mail_in.extend_from_slice(b"/EX\n");
+    }
+    let mail_in_path = root.join("data/mail/mail.in");
+    std::fs::write(&mail_in_path, mail_in).unwrap();
+    let mut import = Vec::new();
+    for (i, b) in to_fbb.iter().enumerate() {
+        import.extend_from_slice(format!("SP N0XYZ @ N0FBB < N0USR\nfrom qtc {i}\n").as_bytes());
+        import.extend_from_slice(b);
+        import.extend_from_slice(b"/EX\r\n");
+    }
+    let import_path = qtc.dir.path().join("to-fbb.txt");
+    std::fs::write(&import_path, import).unwrap();
+    qtc.import(&import_path, PER_SIDE);
+
+    let fbb = start_xfbbd(root);
+    wait_until(
+        "xfbbd did not import mail.in",
+        || !mail_in_path.exists(),
+        String::new,
+    );
+    // The sysop's `FW N0AAA` at the console: forward to N0AAA now.
+    let mut console = Console::open(root, fbb.console_port);
+    console.say("FW N0AAA");
+
+    wait_until(
+        "no forwarding session with xfbbd ended",
+        || qtc.log().contains("forwarding session ended partner=N0FBB"),
+        || common::tail(&qtc.log(), 6000).to_string(),
+    );
+    let log = qtc.log();
+    assert!(
+        !log.contains("forwarding session failed"),
+        "{}",
+        common::tail(&log, 6000)
+    );
+    assert!(log.contains("mode=B1"), "{}", common::tail(&log, 6000));
+
+    // Everything xfbbd sent is here, byte for byte (after the header lines xfbbd adds).
+    let listed = qtc.listed();
+    let from_fbb: Vec<_> = listed.iter().filter(|m| m.from == "N0FBB").collect();
+    assert_eq!(from_fbb.len(), PER_SIDE, "{}", common::tail(&log, 6000));
+    let numbers: Vec<u64> = from_fbb.iter().map(|m| m.number).collect();
+    let shown: Vec<Shown> = qtc.show_many(&numbers);
+    for b in &to_qtc {
+        assert!(
+            shown.iter().any(|s| s.body.ends_with(b)),
+            "not arrived intact: {:?}",
+            String::from_utf8_lossy(&b[..20])
+        );
+    }
+    // And everything qtc sent is in xfbbd's message files.
+    let stored = fbb_messages(root);
+    for b in &to_fbb {
+        assert!(
+            stored.iter().any(|m| m.ends_with(b)),
+            "not in xfbbd intact: {:?} ({} files)",
+            String::from_utf8_lossy(&b[..20]),
+            stored.len()
+        );
+    }
+
+    drop(console);
+    drop(fbb);
+}
