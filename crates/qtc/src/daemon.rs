@@ -54,6 +54,8 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
     bbs.max_login_attempts = c.cfg.limits.login_attempts;
     bbs.info = c.cfg.station.info.replace('\n', "\r");
     bbs.version = env!("CARGO_PKG_VERSION").to_string();
+    bbs.page_len_telnet = c.cfg.telnet.page_lines;
+    bbs.page_len_radio = c.cfg.ax25.page_lines;
 
     // One thread runs every socket and timer; SQLite has its own. A BBS is I/O-bound, and one
     // event thread means no cross-thread wake-ups (measured: futex calls per forwarded message
