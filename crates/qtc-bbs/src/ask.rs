@@ -11,6 +11,16 @@ pub enum Ask {
     Heard,
     /// `PORTS`: the radio ports.
     Ports,
+    /// `C`: connect the user to `call` (through `via`) on a radio port (`None`: the first
+    /// one); answered with [`Answer::Disconnected`] when the link is over.
+    Connect {
+        /// The port's name, as `PORTS` shows it.
+        port: Option<String>,
+        /// The station to call.
+        call: String,
+        /// Digipeaters, in order.
+        via: Vec<String>,
+    },
 }
 
 /// One user online, for `U`.
@@ -49,4 +59,6 @@ pub enum Answer {
     Users(Vec<OnlineUser>),
     /// For [`Ask::Heard`] and [`Ask::Ports`].
     Ports(Vec<PortInfo>),
+    /// For [`Ask::Connect`]: the link is over, or never came up (`Err` says why).
+    Disconnected(Result<(), String>),
 }

@@ -109,6 +109,12 @@ const COMMANDS: &[Entry] = &[
         example: "J",
     },
     Entry {
+        names: &["C", "CONNECT"],
+        usage: "C [port] call [V digi,...]",
+        what: "connect out on a radio port",
+        example: "C vhf N0BBB V N0DIG",
+    },
+    Entry {
         names: &["PORTS"],
         usage: "PORTS",
         what: "the radio ports",

@@ -513,6 +513,10 @@ impl Session {
                 self.ask(Ask::Ports);
                 Ok(())
             }
+            Command::Connect { port, call, via } => {
+                self.connect(port, call, via);
+                Ok(())
+            }
             Command::Talk(text) => {
                 self.page_sysop(text);
                 Ok(())

@@ -297,6 +297,29 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
             .await;
             break;
         }
+        if let Some(ask @ qtc_bbs::Ask::Connect { .. }) = step.session.pending_ask().cloned() {
+            let radios = shared.online.radios();
+            let local = &shared.bbs.callsign;
+            let ended =
+                crate::downlink::run(&radios, &ask, local, &mut stream, &mut codec, &mut shutdown)
+                    .await;
+            let Some(result) = ended else { break };
+            let session = step.session;
+            step = match shared
+                .store
+                .call(move |s| {
+                    Step::run(session, |sess| {
+                        let answer = qtc_bbs::Answer::Disconnected(result);
+                        sess.answer(answer, s, clock::unix_now());
+                    })
+                })
+                .await
+            {
+                Ok(s) => s,
+                Err(_) => break,
+            };
+            continue;
+        }
         if let Some(d) = pause {
             // Slow down password guessing; input typed meanwhile waits in the socket.
             tokio::time::sleep(d).await;
@@ -351,8 +374,8 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                 let mut step = Step::run(session, |sess| {
                     sess.handle_input(&input, s, now);
                     // U, J, PORTS: answered here, before the next input.
-                    while let Some(ask) = sess.pending_ask() {
-                        sess.answer(online.answer(&ask), s, now);
+                    while let Some(answer) = sess.pending_ask().and_then(|a| online.answer(a)) {
+                        sess.answer(answer, s, now);
                     }
                 });
                 step.input = input;

@@ -286,8 +286,9 @@ fn start_radios(
         ));
         handles.insert(p.name.clone(), RadioHandle { cmd: tx, heard });
     }
-    shared.online.set_ports(ports);
-    Radios::new(handles)
+    let radios = Radios::new(handles);
+    shared.online.set_ports(ports, radios.clone());
+    radios
 }
 
 /// Installs the SIGTERM and SIGINT handlers now; the future completes at the first signal.

@@ -7,6 +7,7 @@ mod clock;
 pub mod config;
 mod ctl;
 pub mod daemon;
+mod downlink;
 mod forward;
 pub mod housekeeping;
 mod import;

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use qtc_bbs::{Answer, Ask, HeardStation, OnlineUser, PortInfo};
 use tokio::sync::broadcast;
 
-use crate::radio::Heard;
+use crate::radio::{Heard, Radios};
 
 /// Pages waiting for a slow session; older ones are skipped (a page is a nudge, not mail).
 const PAGE_BACKLOG: usize = 16;
@@ -31,6 +31,7 @@ pub struct Online {
     next_id: AtomicU64,
     pages: broadcast::Sender<String>,
     ports: OnceLock<Vec<Port>>,
+    radios: OnceLock<Radios>,
 }
 
 impl Default for Online {
@@ -40,6 +41,7 @@ impl Default for Online {
             next_id: AtomicU64::new(0),
             pages: broadcast::channel(PAGE_BACKLOG).0,
             ports: OnceLock::new(),
+            radios: OnceLock::new(),
         }
     }
 }
@@ -58,8 +60,14 @@ impl Drop for Presence {
 
 impl Online {
     /// The radio ports, once they are set up (the daemon starts them after the listeners).
-    pub fn set_ports(&self, ports: Vec<Port>) {
+    pub fn set_ports(&self, ports: Vec<Port>, radios: Radios) {
         let _ = self.ports.set(ports);
+        let _ = self.radios.set(radios);
+    }
+
+    /// The running radio ports, for `C` (none before they are set up).
+    pub fn radios(&self) -> Radios {
+        self.radios.get().cloned().unwrap_or_default()
     }
 
     fn users(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, OnlineUser>> {
@@ -80,9 +88,11 @@ impl Online {
         }
     }
 
-    /// The answer to an interpreter's question.
-    pub fn answer(&self, ask: &Ask) -> Answer {
-        match ask {
+    /// The answer to an interpreter's question, if it has one now (`C` is answered when its
+    /// link is over, by the session's task).
+    pub fn answer(&self, ask: &Ask) -> Option<Answer> {
+        Some(match ask {
+            Ask::Connect { .. } => return None,
             Ask::Users => Answer::Users(self.users().values().cloned().collect()),
             Ask::Heard | Ask::Ports => {
                 let with_heard = *ask == Ask::Heard;
@@ -102,7 +112,7 @@ impl Online {
                         .collect(),
                 )
             }
-        }
+        })
     }
 
     /// `T`: `from` pages the sysop. Logged, and a line for every sysop session.
@@ -141,16 +151,16 @@ mod tests {
         let online = Arc::new(Online::default());
         let a = online.join("N0USR", "telnet");
         let _b = online.join("N0OTH", "vhf");
-        let Answer::Users(u) = online.answer(&Ask::Users) else {
+        let Some(Answer::Users(u)) = online.answer(&Ask::Users) else {
             panic!()
         };
         assert_eq!(u.len(), 2);
         drop(a);
-        let Answer::Users(u) = online.answer(&Ask::Users) else {
+        let Some(Answer::Users(u)) = online.answer(&Ask::Users) else {
             panic!()
         };
         assert_eq!((u.len(), u[0].call.as_str()), (1, "N0OTH"));
-        assert_eq!(online.answer(&Ask::Ports), Answer::Ports(Vec::new()));
+        assert_eq!(online.answer(&Ask::Ports), Some(Answer::Ports(Vec::new())));
     }
 
     #[test]

@@ -503,7 +503,7 @@ fn node_questions_wait_for_the_daemon_and_keep_typed_ahead_lines() {
     // U and, typed ahead in the same chunk, I: I's output must follow U's answer.
     u.s.handle_input(b"U\rI\r", &mut bbs.store, NOW);
     assert_eq!(u.s.take_output(), b"");
-    assert_eq!(u.s.pending_ask(), Some(Ask::Users));
+    assert_eq!(u.s.pending_ask(), Some(&Ask::Users));
     let who = vec![OnlineUser {
         call: "N0USR".into(),
         via: "vhf".into(),
@@ -525,7 +525,24 @@ fn node_questions_wait_for_the_daemon_and_keep_typed_ahead_lines() {
         })
     );
     u.send(&mut bbs, "PORTS");
-    assert_eq!(u.s.pending_ask(), Some(Ask::Ports));
+    assert_eq!(u.s.pending_ask(), Some(&Ask::Ports));
     u.s.answer(Answer::Ports(Vec::new()), &mut bbs.store, NOW);
     assert!(String::from_utf8_lossy(&u.s.take_output()).contains("No radio ports."));
+    assert!(u
+        .send(&mut bbs, "C N0BBB")
+        .contains("Connecting to N0BBB..."));
+    assert!(matches!(u.s.pending_ask(), Some(Ask::Connect { .. })));
+    u.s.answer(Answer::Disconnected(Ok(())), &mut bbs.store, NOW);
+    let back = String::from_utf8(u.s.take_output()).unwrap();
+    assert_eq!(
+        back,
+        "*** Disconnected from N0BBB. Back at N0CALL.\rde N0CALL>\r"
+    );
+    u.send(&mut bbs, "C N0BBB");
+    u.s.answer(
+        Answer::Disconnected(Err("busy".into())),
+        &mut bbs.store,
+        NOW,
+    );
+    assert!(String::from_utf8_lossy(&u.s.take_output()).contains("*** Failure with N0BBB: busy"));
 }
