@@ -170,6 +170,7 @@ fuzz_target!(|data: &[u8]| {
         while let Some(ask) = s.pending_ask() {
             let answer = match ask {
                 Ask::Connect { .. } => Answer::Disconnected(Err("no radio".into())),
+                Ask::Conv { .. } => Answer::ConvEnded,
                 Ask::Users => Answer::Users(vec![OnlineUser {
                     call: "N0USR".into(),
                     via: "telnet".into(),

@@ -11,6 +11,12 @@ pub enum Ask {
     Heard,
     /// `PORTS`: the radio ports.
     Ports,
+    /// `CONV [n]`: the user enters the conference on channel n; answered with
+    /// [`Answer::ConvEnded`] when they leave it.
+    Conv {
+        /// The channel.
+        channel: u16,
+    },
     /// `C`: connect the user to `call` (through `via`) on a radio port (`None`: the first
     /// one); answered with [`Answer::Disconnected`] when the link is over.
     Connect {
@@ -59,6 +65,8 @@ pub enum Answer {
     Users(Vec<OnlineUser>),
     /// For [`Ask::Heard`] and [`Ask::Ports`].
     Ports(Vec<PortInfo>),
+    /// For [`Ask::Conv`]: the user left the conference.
+    ConvEnded,
     /// For [`Ask::Connect`]: the link is over, or never came up (`Err` says why).
     Disconnected(Result<(), String>),
 }

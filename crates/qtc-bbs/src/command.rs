@@ -99,6 +99,8 @@ pub enum Command {
     Ports,
     /// `T text`: page the sysop.
     Talk(String),
+    /// `CONV [n]`, `CHAT [n]`: the conference, channel n (0 if not given).
+    Conv(u16),
     /// `C [port] call [V|VIA digi...]`: connect out through a radio port.
     Connect {
         /// The port (`None`: the first).
@@ -160,6 +162,7 @@ pub(crate) const USAGE_WP: &str = "WP call";
 pub(crate) const USAGE_REPLY: &str = "SR [n]";
 pub(crate) const USAGE_PAGE: &str = "OP [n]";
 pub(crate) const USAGE_TALK: &str = "T text";
+pub(crate) const USAGE_CONV: &str = "CONV [channel]";
 pub(crate) const USAGE_CONNECT: &str = "C [port] call [V digi...]";
 
 /// `C [port] call [V|VIA digi[,digi]...]`.
@@ -373,6 +376,14 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
         "J" | "MH" => Ok(Command::Heard),
         "PORTS" => Ok(Command::Ports),
         "C" | "CONNECT" => parse_connect(&args),
+        "CONV" | "CHAT" => match args.as_slice() {
+            [] => Ok(Command::Conv(0)),
+            [n] => n
+                .parse()
+                .map(Command::Conv)
+                .map_err(|_| CommandError::Usage(USAGE_CONV)),
+            _ => Err(CommandError::Usage(USAGE_CONV)),
+        },
         "T" | "TALK" if !args.is_empty() => Ok(Command::Talk(args.join(" "))),
         "T" | "TALK" => Err(CommandError::Usage(USAGE_TALK)),
         "V" if args.is_empty() => Ok(Command::Version),
@@ -552,6 +563,9 @@ mod tests {
             }
         );
         assert!(matches!(parse("C"), Err(CommandError::Usage(_))));
+        assert_eq!(parse("conv").unwrap(), Command::Conv(0));
+        assert_eq!(parse("CHAT 5").unwrap(), Command::Conv(5));
+        assert!(matches!(parse("CONV x"), Err(CommandError::Usage(_))));
         assert!(matches!(parse("C N0BBB V"), Err(CommandError::Usage(_))));
     }
 }

@@ -115,6 +115,12 @@ const COMMANDS: &[Entry] = &[
         example: "C vhf N0BBB V N0DIG",
     },
     Entry {
+        names: &["CONV", "CHAT"],
+        usage: "CONV [n] | CHAT [n]",
+        what: "conference, channel n; /W who, /Q quit",
+        example: "CONV 1",
+    },
+    Entry {
         names: &["PORTS"],
         usage: "PORTS",
         what: "the radio ports",

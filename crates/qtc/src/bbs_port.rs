@@ -297,6 +297,31 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
             .await;
             break;
         }
+        if let Some(&qtc_bbs::Ask::Conv { channel }) = step.session.pending_ask() {
+            let call = step
+                .session
+                .user()
+                .map(|u| u.call.clone())
+                .unwrap_or_default();
+            let back = crate::conference::run(
+                &shared.online,
+                &call,
+                channel,
+                shared.bbs.max_line,
+                &mut stream,
+                &mut codec,
+                &mut shutdown,
+            )
+            .await;
+            if !back {
+                break;
+            }
+            match Step::answer(step.session, qtc_bbs::Answer::ConvEnded, shared).await {
+                Some(s) => step = s,
+                None => break,
+            }
+            continue;
+        }
         if let Some(ask @ qtc_bbs::Ask::Connect { .. }) = step.session.pending_ask().cloned() {
             let radios = shared.online.radios();
             let local = &shared.bbs.callsign;
@@ -304,20 +329,10 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                 crate::downlink::run(&radios, &ask, local, &mut stream, &mut codec, &mut shutdown)
                     .await;
             let Some(result) = ended else { break };
-            let session = step.session;
-            step = match shared
-                .store
-                .call(move |s| {
-                    Step::run(session, |sess| {
-                        let answer = qtc_bbs::Answer::Disconnected(result);
-                        sess.answer(answer, s, clock::unix_now());
-                    })
-                })
-                .await
-            {
-                Ok(s) => s,
-                Err(_) => break,
-            };
+            match Step::answer(step.session, qtc_bbs::Answer::Disconnected(result), shared).await {
+                Some(s) => step = s,
+                None => break,
+            }
             continue;
         }
         if let Some(d) = pause {
@@ -402,6 +417,16 @@ struct Step {
 }
 
 impl Step {
+    /// Gives the session the daemon's late answer (after `C` or `CONV`), on the store thread
+    /// (lines typed meanwhile may need it). `None`: the store thread is gone.
+    async fn answer(session: Session, answer: qtc_bbs::Answer, shared: &Shared) -> Option<Step> {
+        shared
+            .store
+            .call(move |s| Step::run(session, |sess| sess.answer(answer, s, clock::unix_now())))
+            .await
+            .ok()
+    }
+
     fn run(mut session: Session, f: impl FnOnce(&mut Session)) -> Step {
         f(&mut session);
         let out = session.take_output();

@@ -4,6 +4,7 @@
 mod bbs_port;
 pub mod cli;
 mod clock;
+mod conference;
 pub mod config;
 mod ctl;
 pub mod daemon;

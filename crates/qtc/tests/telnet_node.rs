@@ -119,3 +119,31 @@ fn c_connects_out_through_a_radio_port_and_comes_back() {
     u.expect("*** Failure with N0BBB: no radio port \"nosuch\" is running");
     u.expect("de N0AAA>");
 }
+
+/// `CONV` across telnet and AX.25: join notices, lines both ways, `/W`, `/Q` back to the BBS,
+/// and the leave notice.
+#[test]
+fn conv_joins_telnet_and_ax25_users() {
+    let (d, mut radio) = bbs_with_radio_user();
+    let mut u = login(&d, "N0USR", "pw");
+    u.send("CONV");
+    u.expect("*** Conference channel 0.");
+    radio.send("CHAT");
+    radio.expect("*** Conference channel 0.");
+    u.expect("*** N0ZZZ joined");
+    u.send("hello from telnet");
+    radio.expect("<N0USR>: hello from telnet");
+    radio.send("hello from the air");
+    u.expect("<N0ZZZ>: hello from the air");
+    u.send("/W");
+    u.expect("*** Channel 0: ");
+    let who = u.expect("\r\n");
+    assert!(who.contains("N0USR") && who.contains("N0ZZZ"), "{who}");
+    radio.send("/Q");
+    radio.expect("*** Left the conference.");
+    radio.expect("de N0BBB>");
+    u.expect("*** N0ZZZ left");
+    u.send("/q");
+    u.expect("*** Left the conference.");
+    u.expect("de N0BBB>");
+}

@@ -52,6 +52,7 @@ impl Session {
                     }
                 }
             }
+            Answer::ConvEnded => self.say("*** Left the conference.\r"),
             Answer::Disconnected(result) => {
                 let call = match ask {
                     Ask::Connect { call, .. } => call,
