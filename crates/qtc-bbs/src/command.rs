@@ -201,6 +201,18 @@ fn numbers(args: &[&str], usage: &'static str) -> Result<Vec<u64>, CommandError>
         .collect()
 }
 
+/// No argument, or one number.
+fn optional_number<T: std::str::FromStr>(
+    args: &[&str],
+    usage: &'static str,
+) -> Result<Option<T>, CommandError> {
+    match args {
+        [] => Ok(None),
+        [n] => n.parse().map(Some).map_err(|_| CommandError::Usage(usage)),
+        _ => Err(CommandError::Usage(usage)),
+    }
+}
+
 fn one_arg(args: &[&str], usage: &'static str) -> Result<String, CommandError> {
     match args {
         [a] => Ok(a.to_ascii_uppercase()),
@@ -353,22 +365,8 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
             verbose: false,
         }),
         "RM" | "RN" if args.is_empty() => Ok(Command::ReadMine),
-        "SR" => match args.as_slice() {
-            [] => Ok(Command::Reply(None)),
-            [n] => n
-                .parse()
-                .map(|n| Command::Reply(Some(n)))
-                .map_err(|_| CommandError::Usage(USAGE_REPLY)),
-            _ => Err(CommandError::Usage(USAGE_REPLY)),
-        },
-        "OP" => match args.as_slice() {
-            [] => Ok(Command::PageLength(None)),
-            [n] => n
-                .parse()
-                .map(|n| Command::PageLength(Some(n)))
-                .map_err(|_| CommandError::Usage(USAGE_PAGE)),
-            _ => Err(CommandError::Usage(USAGE_PAGE)),
-        },
+        "SR" => optional_number(&args, USAGE_REPLY).map(Command::Reply),
+        "OP" => optional_number(&args, USAGE_PAGE).map(Command::PageLength),
         "A" | "ABORT" => Ok(Command::Abort),
         "X" => Ok(Command::Expert),
         "PW" | "PASS" => Ok(Command::Password),
@@ -376,14 +374,9 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
         "J" | "MH" => Ok(Command::Heard),
         "PORTS" => Ok(Command::Ports),
         "C" | "CONNECT" => parse_connect(&args),
-        "CONV" | "CHAT" => match args.as_slice() {
-            [] => Ok(Command::Conv(0)),
-            [n] => n
-                .parse()
-                .map(Command::Conv)
-                .map_err(|_| CommandError::Usage(USAGE_CONV)),
-            _ => Err(CommandError::Usage(USAGE_CONV)),
-        },
+        "CONV" | "CHAT" => {
+            optional_number(&args, USAGE_CONV).map(|n| Command::Conv(n.unwrap_or(0)))
+        }
         "T" | "TALK" if !args.is_empty() => Ok(Command::Talk(args.join(" "))),
         "T" | "TALK" => Err(CommandError::Usage(USAGE_TALK)),
         "V" if args.is_empty() => Ok(Command::Version),

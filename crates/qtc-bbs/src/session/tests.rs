@@ -359,17 +359,7 @@ fn rf_sysop_needs_sys_and_the_password() {
 #[test]
 fn listings_are_bounded() {
     let mut bbs = Bbs::new();
-    let m = NewMessage {
-        kind: MsgType::Bulletin,
-        status: MsgStatus::New,
-        to: "ALL".into(),
-        at: "WW".into(),
-        from: "N0OTH".into(),
-        bid: None,
-        subject: b"Many".to_vec(),
-        rlines: Vec::new(),
-        body: b"x\r\n".to_vec(),
-    };
+    let m = bulletin("Many", b"x\r\n");
     let many = vec![m; MAX_LIST + 5];
     bbs.store.insert_many(&many, NOW).unwrap();
     let mut u = bbs.rf("N0USR");
@@ -383,19 +373,24 @@ fn listings_are_bounded() {
     assert!(u.send(&mut bbs, "LL 3").matches("Many").count() == 3);
 }
 
-/// Twenty bulletins, numbered 1 to 20.
-fn twenty(bbs: &mut Bbs) {
-    let m = NewMessage {
+/// A bulletin to ALL @ WW from N0OTH.
+fn bulletin(subject: &str, body: &[u8]) -> NewMessage {
+    NewMessage {
         kind: MsgType::Bulletin,
         status: MsgStatus::New,
         to: "ALL".into(),
         at: "WW".into(),
         from: "N0OTH".into(),
         bid: None,
-        subject: b"Bull".to_vec(),
+        subject: subject.as_bytes().to_vec(),
         rlines: Vec::new(),
-        body: b"one\r\ntwo\r\nthree\r\n".to_vec(),
-    };
+        body: body.to_vec(),
+    }
+}
+
+/// Twenty bulletins, numbered 1 to 20.
+fn twenty(bbs: &mut Bbs) {
+    let m = bulletin("Bull", b"one\r\ntwo\r\nthree\r\n");
     bbs.store.insert_many(&vec![m; 20], NOW).unwrap();
 }
 
