@@ -180,6 +180,8 @@ fuzz_target!(|data: &[u8]| {
         // The daemon answers every question (U, J, PORTS) before reading more.
         while let Some(ask) = s.pending_ask() {
             let answer = match ask {
+                Ask::Connect { .. } => Answer::Disconnected(Err("no radio".into())),
+                Ask::Conv { .. } => Answer::ConvEnded,
                 Ask::Users => Answer::Users(vec![OnlineUser {
                     call: "N0USR".into(),
                     via: "telnet".into(),

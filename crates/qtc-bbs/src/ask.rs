@@ -11,6 +11,22 @@ pub enum Ask {
     Heard,
     /// `PORTS`: the radio ports.
     Ports,
+    /// `CONV [n]`: the user enters the conference on channel n; answered with
+    /// [`Answer::ConvEnded`] when they leave it.
+    Conv {
+        /// The channel.
+        channel: u16,
+    },
+    /// `C`: connect the user to `call` (through `via`) on a radio port (`None`: the first
+    /// one); answered with [`Answer::Disconnected`] when the link is over.
+    Connect {
+        /// The port's name, as `PORTS` shows it.
+        port: Option<String>,
+        /// The station to call.
+        call: String,
+        /// Digipeaters, in order.
+        via: Vec<String>,
+    },
 }
 
 /// One user online, for `U`.
@@ -49,4 +65,8 @@ pub enum Answer {
     Users(Vec<OnlineUser>),
     /// For [`Ask::Heard`] and [`Ask::Ports`].
     Ports(Vec<PortInfo>),
+    /// For [`Ask::Conv`]: the user left the conference.
+    ConvEnded,
+    /// For [`Ask::Connect`]: the link is over, or never came up (`Err` says why).
+    Disconnected(Result<(), String>),
 }

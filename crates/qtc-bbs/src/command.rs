@@ -99,6 +99,17 @@ pub enum Command {
     Ports,
     /// `T text`: page the sysop.
     Talk(String),
+    /// `CONV [n]`, `CHAT [n]`: the conference, channel n (0 if not given).
+    Conv(u16),
+    /// `C [port] call [V|VIA digi...]`: connect out through a radio port.
+    Connect {
+        /// The port (`None`: the first).
+        port: Option<String>,
+        /// Station to call, upper case.
+        call: String,
+        /// Digipeaters, upper case.
+        via: Vec<String>,
+    },
     /// `K n [n...]`.
     Kill(Vec<u64>),
     /// `KM`: kill my read mail.
@@ -151,6 +162,35 @@ pub(crate) const USAGE_WP: &str = "WP call";
 pub(crate) const USAGE_REPLY: &str = "SR [n]";
 pub(crate) const USAGE_PAGE: &str = "OP [n]";
 pub(crate) const USAGE_TALK: &str = "T text";
+pub(crate) const USAGE_CONV: &str = "CONV [channel]";
+pub(crate) const USAGE_CONNECT: &str = "C [port] call [V digi...]";
+
+/// `C [port] call [V|VIA digi[,digi]...]`.
+fn parse_connect(args: &[&str]) -> Result<Command, CommandError> {
+    let usage = || CommandError::Usage(USAGE_CONNECT);
+    let upper: Vec<String> = args.iter().map(|a| a.to_ascii_uppercase()).collect();
+    let split = upper
+        .iter()
+        .position(|a| a == "V" || a == "VIA")
+        .unwrap_or(upper.len());
+    let via: Vec<String> = upper
+        .get(split + 1..)
+        .unwrap_or_default()
+        .iter()
+        .flat_map(|d| d.split(','))
+        .filter(|d| !d.is_empty())
+        .map(str::to_string)
+        .collect();
+    if split < upper.len() && via.is_empty() {
+        return Err(usage());
+    }
+    let (port, call) = match &args[..split] {
+        [call] => (None, call.to_ascii_uppercase()),
+        [port, call] => (Some(port.to_string()), call.to_ascii_uppercase()),
+        _ => return Err(usage()),
+    };
+    Ok(Command::Connect { port, call, via })
+}
 
 fn numbers(args: &[&str], usage: &'static str) -> Result<Vec<u64>, CommandError> {
     if args.is_empty() {
@@ -159,6 +199,18 @@ fn numbers(args: &[&str], usage: &'static str) -> Result<Vec<u64>, CommandError>
     args.iter()
         .map(|a| a.parse::<u64>().map_err(|_| CommandError::Usage(usage)))
         .collect()
+}
+
+/// No argument, or one number.
+fn optional_number<T: std::str::FromStr>(
+    args: &[&str],
+    usage: &'static str,
+) -> Result<Option<T>, CommandError> {
+    match args {
+        [] => Ok(None),
+        [n] => n.parse().map(Some).map_err(|_| CommandError::Usage(usage)),
+        _ => Err(CommandError::Usage(usage)),
+    }
 }
 
 fn one_arg(args: &[&str], usage: &'static str) -> Result<String, CommandError> {
@@ -313,28 +365,18 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
             verbose: false,
         }),
         "RM" | "RN" if args.is_empty() => Ok(Command::ReadMine),
-        "SR" => match args.as_slice() {
-            [] => Ok(Command::Reply(None)),
-            [n] => n
-                .parse()
-                .map(|n| Command::Reply(Some(n)))
-                .map_err(|_| CommandError::Usage(USAGE_REPLY)),
-            _ => Err(CommandError::Usage(USAGE_REPLY)),
-        },
-        "OP" => match args.as_slice() {
-            [] => Ok(Command::PageLength(None)),
-            [n] => n
-                .parse()
-                .map(|n| Command::PageLength(Some(n)))
-                .map_err(|_| CommandError::Usage(USAGE_PAGE)),
-            _ => Err(CommandError::Usage(USAGE_PAGE)),
-        },
+        "SR" => optional_number(&args, USAGE_REPLY).map(Command::Reply),
+        "OP" => optional_number(&args, USAGE_PAGE).map(Command::PageLength),
         "A" | "ABORT" => Ok(Command::Abort),
         "X" => Ok(Command::Expert),
         "PW" | "PASS" => Ok(Command::Password),
         "U" | "USERS" => Ok(Command::Users),
         "J" | "MH" => Ok(Command::Heard),
         "PORTS" => Ok(Command::Ports),
+        "C" | "CONNECT" => parse_connect(&args),
+        "CONV" | "CHAT" => {
+            optional_number(&args, USAGE_CONV).map(|n| Command::Conv(n.unwrap_or(0)))
+        }
         "T" | "TALK" if !args.is_empty() => Ok(Command::Talk(args.join(" "))),
         "T" | "TALK" => Err(CommandError::Usage(USAGE_TALK)),
         "V" if args.is_empty() => Ok(Command::Version),
@@ -497,5 +539,26 @@ mod tests {
             Command::Talk("are you there".into())
         );
         assert!(matches!(parse("T"), Err(CommandError::Usage(_))));
+        assert_eq!(
+            parse("c vhf n0bbb v wide1-1,n0dig").unwrap(),
+            Command::Connect {
+                port: Some("vhf".into()),
+                call: "N0BBB".into(),
+                via: vec!["WIDE1-1".into(), "N0DIG".into()]
+            }
+        );
+        assert_eq!(
+            parse("C N0BBB").unwrap(),
+            Command::Connect {
+                port: None,
+                call: "N0BBB".into(),
+                via: Vec::new()
+            }
+        );
+        assert!(matches!(parse("C"), Err(CommandError::Usage(_))));
+        assert_eq!(parse("conv").unwrap(), Command::Conv(0));
+        assert_eq!(parse("CHAT 5").unwrap(), Command::Conv(5));
+        assert!(matches!(parse("CONV x"), Err(CommandError::Usage(_))));
+        assert!(matches!(parse("C N0BBB V"), Err(CommandError::Usage(_))));
     }
 }

@@ -109,6 +109,18 @@ const COMMANDS: &[Entry] = &[
         example: "J",
     },
     Entry {
+        names: &["C", "CONNECT"],
+        usage: "C [port] call [V digi,...]",
+        what: "connect out on a radio port",
+        example: "C vhf N0BBB V N0DIG",
+    },
+    Entry {
+        names: &["CONV", "CHAT"],
+        usage: "CONV [n] | CHAT [n]",
+        what: "conference, channel n; /W who, /Q quit",
+        example: "CONV 1",
+    },
+    Entry {
         names: &["PORTS"],
         usage: "PORTS",
         what: "the radio ports",

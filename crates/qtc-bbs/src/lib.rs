@@ -17,6 +17,7 @@
 
 mod ask;
 mod command;
+mod conv;
 mod help;
 mod lines;
 mod session;
@@ -24,5 +25,6 @@ mod view;
 
 pub use ask::{Answer, Ask, HeardStation, OnlineUser, PortInfo};
 pub use command::{parse, Command, CommandError, ListStatus, ListWhat, SendCmd};
+pub use conv::{said, Conv, ConvEvent};
 pub use lines::{Line, LineReader};
 pub use session::{Access, Config, Event, Session};

@@ -594,6 +594,14 @@ impl Session {
                 self.ask(Ask::Ports);
                 Ok(())
             }
+            Command::Conv(channel) => {
+                self.ask(Ask::Conv { channel });
+                Ok(())
+            }
+            Command::Connect { port, call, via } => {
+                self.connect(port, call, via);
+                Ok(())
+            }
             Command::Talk(text) => {
                 self.page_sysop(text);
                 Ok(())

@@ -314,6 +314,44 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
             .await;
             break;
         }
+        if let Some(&qtc_bbs::Ask::Conv { channel }) = step.session.pending_ask() {
+            let call = step
+                .session
+                .user()
+                .map(|u| u.call.clone())
+                .unwrap_or_default();
+            let back = crate::conference::run(
+                &shared.online,
+                &call,
+                channel,
+                shared.bbs.max_line,
+                &mut stream,
+                &mut codec,
+                &mut shutdown,
+            )
+            .await;
+            if !back {
+                break;
+            }
+            match Step::answer(step.session, qtc_bbs::Answer::ConvEnded, shared).await {
+                Some(s) => step = s,
+                None => break,
+            }
+            continue;
+        }
+        if let Some(ask @ qtc_bbs::Ask::Connect { .. }) = step.session.pending_ask().cloned() {
+            let radios = shared.online.radios();
+            let local = &shared.bbs.callsign;
+            let ended =
+                crate::downlink::run(&radios, &ask, local, &mut stream, &mut codec, &mut shutdown)
+                    .await;
+            let Some(result) = ended else { break };
+            match Step::answer(step.session, qtc_bbs::Answer::Disconnected(result), shared).await {
+                Some(s) => step = s,
+                None => break,
+            }
+            continue;
+        }
         if let Some(d) = pause {
             // Slow down password guessing; input typed meanwhile waits in the socket.
             tokio::time::sleep(d).await;
@@ -385,8 +423,8 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                 let mut step = Step::run(session, |sess| {
                     sess.handle_input(&input, s, now);
                     // U, J, PORTS: answered here, before the next input.
-                    while let Some(ask) = sess.pending_ask() {
-                        sess.answer(online.answer(&ask), s, now);
+                    while let Some(answer) = sess.pending_ask().and_then(|a| online.answer(a)) {
+                        sess.answer(answer, s, now);
                     }
                 });
                 step.input = input;
@@ -413,6 +451,16 @@ struct Step {
 }
 
 impl Step {
+    /// Gives the session the daemon's late answer (after `C` or `CONV`), on the store thread
+    /// (lines typed meanwhile may need it). `None`: the store thread is gone.
+    async fn answer(session: Session, answer: qtc_bbs::Answer, shared: &Shared) -> Option<Step> {
+        shared
+            .store
+            .call(move |s| Step::run(session, |sess| sess.answer(answer, s, clock::unix_now())))
+            .await
+            .ok()
+    }
+
     fn run(mut session: Session, f: impl FnOnce(&mut Session)) -> Step {
         f(&mut session);
         let out = session.take_output();

@@ -49,11 +49,16 @@ pub struct Config {
 pub struct Ax25Cfg {
     /// SSIDs of `[station] callsign` that connect to the BBS.
     pub bbs_ssids: Vec<u8>,
+    /// Lines per page before `More?` for users on the air (0: no paging); `OP n` changes it.
+    pub page_lines: usize,
 }
 
 impl Default for Ax25Cfg {
     fn default() -> Self {
-        Ax25Cfg { bbs_ssids: vec![0] }
+        Ax25Cfg {
+            bbs_ssids: vec![0],
+            page_lines: 20,
+        }
     }
 }
 
@@ -201,6 +206,8 @@ pub struct TelnetCfg {
     pub max_per_address: usize,
     /// Listen addresses speaking TLS (needs `[tls]`).
     pub tls_listen: Vec<String>,
+    /// Lines per page before `More?` for telnet users (0: no paging); `OP n` changes it.
+    pub page_lines: usize,
 }
 
 /// `[tls]`: our certificate, for the TLS listeners.
@@ -308,6 +315,7 @@ impl Default for TelnetCfg {
             max_sessions: 100,
             max_per_address: 10,
             tls_listen: Vec::new(),
+            page_lines: 0,
         }
     }
 }

@@ -60,6 +60,8 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
     bbs.max_login_attempts = c.cfg.limits.login_attempts;
     bbs.info = c.cfg.station.info.replace('\n', "\r");
     bbs.version = env!("CARGO_PKG_VERSION").to_string();
+    bbs.page_len_telnet = c.cfg.telnet.page_lines;
+    bbs.page_len_radio = c.cfg.ax25.page_lines;
 
     // One thread runs every socket and timer; SQLite has its own. A BBS is I/O-bound, and one
     // event thread means no cross-thread wake-ups (measured: futex calls per forwarded message
@@ -298,8 +300,9 @@ fn start_radios(
         ));
         handles.insert(p.name.clone(), RadioHandle { cmd: tx, heard });
     }
-    shared.online.set_ports(ports);
-    Radios::new(handles)
+    let radios = Radios::new(handles);
+    shared.online.set_ports(ports, radios.clone());
+    radios
 }
 
 /// Installs the SIGTERM and SIGINT handlers now; the future completes at the first signal.

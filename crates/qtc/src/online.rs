@@ -10,10 +10,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use qtc_bbs::{Answer, Ask, HeardStation, OnlineUser, PortInfo};
 use tokio::sync::broadcast;
 
-use crate::radio::Heard;
+use crate::radio::{Heard, Radios};
 
 /// Pages waiting for a slow session; older ones are skipped (a page is a nudge, not mail).
 const PAGE_BACKLOG: usize = 16;
+
+/// Conference lines waiting for a slow reader (a 1200-baud user); past this the oldest are
+/// skipped and the reader is told.
+const CONV_BACKLOG: usize = 64;
 
 /// A radio port as `PORTS` and `J` show it.
 pub struct Port {
@@ -31,6 +35,80 @@ pub struct Online {
     next_id: AtomicU64,
     pages: broadcast::Sender<String>,
     ports: OnceLock<Vec<Port>>,
+    radios: OnceLock<Radios>,
+    /// Who is in the conference, on which channel, by membership id.
+    conv: Mutex<BTreeMap<u64, (String, u16)>>,
+    said: broadcast::Sender<ConvLine>,
+}
+
+/// A line for one conference channel, already formatted; not shown to its sender.
+#[derive(Clone, Debug)]
+pub struct ConvLine {
+    /// The channel.
+    pub channel: u16,
+    /// The membership it came from.
+    pub from: u64,
+    /// The text, CR-ended.
+    pub text: String,
+}
+
+/// A user's place in the conference; leaving it (drop) tells the channel.
+pub struct Member {
+    online: Arc<Online>,
+    id: u64,
+}
+
+impl Member {
+    /// This membership's id (to skip one's own lines).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Says `text` (formatted) on the member's channel.
+    pub fn say(&self, text: String) {
+        let channel = self.entry().1;
+        self.online.send_conv(channel, self.id, text);
+    }
+
+    /// Moves to `channel`, with the notices on both.
+    pub fn join(&self, channel: u16) {
+        let (call, old) = self.entry();
+        self.online
+            .send_conv(old, self.id, format!("*** {call} left\r"));
+        if let Some(e) = self.online.conv().get_mut(&self.id) {
+            e.1 = channel;
+        }
+        self.online
+            .send_conv(channel, self.id, format!("*** {call} joined\r"));
+    }
+
+    /// Who is on the member's channel.
+    pub fn who(&self) -> Vec<String> {
+        let channel = self.entry().1;
+        self.online
+            .conv()
+            .values()
+            .filter(|(_, c)| *c == channel)
+            .map(|(call, _)| call.clone())
+            .collect()
+    }
+
+    fn entry(&self) -> (String, u16) {
+        self.online
+            .conv()
+            .get(&self.id)
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Member {
+    fn drop(&mut self) {
+        let (call, channel) = self.entry();
+        self.online.conv().remove(&self.id);
+        self.online
+            .send_conv(channel, self.id, format!("*** {call} left\r"));
+    }
 }
 
 impl Default for Online {
@@ -40,6 +118,9 @@ impl Default for Online {
             next_id: AtomicU64::new(0),
             pages: broadcast::channel(PAGE_BACKLOG).0,
             ports: OnceLock::new(),
+            radios: OnceLock::new(),
+            conv: Mutex::default(),
+            said: broadcast::channel(CONV_BACKLOG).0,
         }
     }
 }
@@ -58,8 +139,14 @@ impl Drop for Presence {
 
 impl Online {
     /// The radio ports, once they are set up (the daemon starts them after the listeners).
-    pub fn set_ports(&self, ports: Vec<Port>) {
+    pub fn set_ports(&self, ports: Vec<Port>, radios: Radios) {
         let _ = self.ports.set(ports);
+        let _ = self.radios.set(radios);
+    }
+
+    /// The running radio ports, for `C` (none before they are set up).
+    pub fn radios(&self) -> Radios {
+        self.radios.get().cloned().unwrap_or_default()
     }
 
     fn users(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, OnlineUser>> {
@@ -80,9 +167,11 @@ impl Online {
         }
     }
 
-    /// The answer to an interpreter's question.
-    pub fn answer(&self, ask: &Ask) -> Answer {
-        match ask {
+    /// The answer to an interpreter's question, if it has one now (`C` and `CONV` are
+    /// answered when the link or the conference is over, by the session's task).
+    pub fn answer(&self, ask: &Ask) -> Option<Answer> {
+        Some(match ask {
+            Ask::Connect { .. } | Ask::Conv { .. } => return None,
             Ask::Users => Answer::Users(self.users().values().cloned().collect()),
             Ask::Heard | Ask::Ports => {
                 let with_heard = *ask == Ask::Heard;
@@ -102,7 +191,36 @@ impl Online {
                         .collect(),
                 )
             }
+        })
+    }
+
+    fn conv(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, (String, u16)>> {
+        self.conv.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn send_conv(&self, channel: u16, from: u64, text: String) {
+        // Nobody listening is fine.
+        let _ = self.said.send(ConvLine {
+            channel,
+            from,
+            text,
+        });
+    }
+
+    /// `call` enters the conference on `channel`; the channel is told.
+    pub fn enter_conv(self: &Arc<Self>, call: &str, channel: u16) -> Member {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        self.conv().insert(id, (call.to_string(), channel));
+        self.send_conv(channel, id, format!("*** {call} joined\r"));
+        Member {
+            online: self.clone(),
+            id,
         }
+    }
+
+    /// Conference lines from now on (subscribe before entering, to miss nothing).
+    pub fn conv_lines(&self) -> broadcast::Receiver<ConvLine> {
+        self.said.subscribe()
     }
 
     /// `T`: `from` pages the sysop. Logged, and a line for every sysop session.
@@ -141,16 +259,16 @@ mod tests {
         let online = Arc::new(Online::default());
         let a = online.join("N0USR", "telnet");
         let _b = online.join("N0OTH", "vhf");
-        let Answer::Users(u) = online.answer(&Ask::Users) else {
+        let Some(Answer::Users(u)) = online.answer(&Ask::Users) else {
             panic!()
         };
         assert_eq!(u.len(), 2);
         drop(a);
-        let Answer::Users(u) = online.answer(&Ask::Users) else {
+        let Some(Answer::Users(u)) = online.answer(&Ask::Users) else {
             panic!()
         };
         assert_eq!((u.len(), u[0].call.as_str()), (1, "N0OTH"));
-        assert_eq!(online.answer(&Ask::Ports), Answer::Ports(Vec::new()));
+        assert_eq!(online.answer(&Ask::Ports), Some(Answer::Ports(Vec::new())));
     }
 
     #[test]

@@ -81,3 +81,69 @@ fn t_pages_the_sysop_on_every_sysop_session() {
     assert!(!ask(&mut user, "V").contains("pages the sysop"));
     assert!(d.log().contains("the sysop is paged"), "{}", d.log());
 }
+
+/// `C` over AX.25 between two instances (AXUDP on loopback): a telnet user on N0AAA connects
+/// to the BBS N0BBB through A's radio port, uses it, and is back at A's prompt when B says bye.
+#[test]
+fn c_connects_out_through_a_radio_port_and_comes_back() {
+    let (pa, pb) = (free_udp_port(), free_udp_port());
+    let port = |listen: u16, peer: &str, at: u16| {
+        format!(
+            "[[port]]\nname = \"udp\"\nkind = \"axudp\"\nlisten = \"127.0.0.1:{listen}\"\n\
+             peers = [{{ callsign = \"{peer}\", address = \"127.0.0.1:{at}\" }}]\n"
+        )
+    };
+    let _b = Daemon::start_bbs("N0BBB", &[], &port(pb, "N0AAA", pa));
+    let a = Daemon::start_bbs("N0AAA", &[("N0USR", "pw", "")], &port(pa, "N0BBB", pb));
+    let mut u = a.connect();
+    u.expect("Callsign: ");
+    u.send("N0USR");
+    u.expect("Password: ");
+    u.send("pw");
+    u.expect("de N0AAA>");
+    u.send("C udp N0BBB");
+    u.expect("Connecting to N0BBB...");
+    u.expect("*** Connected to N0BBB");
+    // B's prompt, over the air; B sees A's station callsign.
+    u.expect("de N0BBB>");
+    u.send("V");
+    u.expect("de N0BBB>");
+    u.send("B");
+    u.expect("*** Disconnected from N0BBB. Back at N0AAA.");
+    u.expect("de N0AAA>");
+    // A is the BBS again.
+    u.send("V");
+    u.expect("de N0AAA>");
+    // A port that does not exist: a clear failure, the prompt.
+    u.send("C nosuch N0BBB");
+    u.expect("*** Failure with N0BBB: no radio port \"nosuch\" is running");
+    u.expect("de N0AAA>");
+}
+
+/// `CONV` across telnet and AX.25: join notices, lines both ways, `/W`, `/Q` back to the BBS,
+/// and the leave notice.
+#[test]
+fn conv_joins_telnet_and_ax25_users() {
+    let (d, mut radio) = bbs_with_radio_user();
+    let mut u = login(&d, "N0USR", "pw");
+    u.send("CONV");
+    u.expect("*** Conference channel 0.");
+    radio.send("CHAT");
+    radio.expect("*** Conference channel 0.");
+    u.expect("*** N0ZZZ joined");
+    u.send("hello from telnet");
+    radio.expect("<N0USR>: hello from telnet");
+    radio.send("hello from the air");
+    u.expect("<N0ZZZ>: hello from the air");
+    u.send("/W");
+    u.expect("*** Channel 0: ");
+    let who = u.expect("\r\n");
+    assert!(who.contains("N0USR") && who.contains("N0ZZZ"), "{who}");
+    radio.send("/Q");
+    radio.expect("*** Left the conference.");
+    radio.expect("de N0BBB>");
+    u.expect("*** N0ZZZ left");
+    u.send("/q");
+    u.expect("*** Left the conference.");
+    u.expect("de N0BBB>");
+}

@@ -19,18 +19,18 @@ impl Session {
         self.state = State::Asking;
     }
 
-    /// The question waiting for the daemon, if any; the daemon must then call
-    /// [`Session::answer`] before feeding more input.
-    pub fn pending_ask(&mut self) -> Option<Ask> {
-        self.asking.take()
+    /// The question waiting for the daemon, if any; the daemon must call [`Session::answer`]
+    /// (for [`Ask::Connect`], once the link is over) before feeding more input.
+    pub fn pending_ask(&self) -> Option<&Ask> {
+        self.asking.as_ref()
     }
 
     /// The daemon's answer to the last [`Session::pending_ask`]: shown, then the session goes
     /// on with any lines typed meanwhile.
     pub fn answer(&mut self, answer: Answer, store: &mut dyn MessageStore, now: i64) {
-        if !matches!(self.state, State::Asking) {
+        let Some(ask) = self.asking.take() else {
             return;
-        }
+        };
         self.state = State::Command;
         match answer {
             Answer::Users(users) => {
@@ -52,9 +52,29 @@ impl Session {
                     }
                 }
             }
+            Answer::ConvEnded => self.say("*** Left the conference.\r"),
+            Answer::Disconnected(result) => {
+                let call = match ask {
+                    Ask::Connect { call, .. } => call,
+                    _ => String::new(),
+                };
+                match result {
+                    Ok(()) => self.say(&format!(
+                        "*** Disconnected from {call}. Back at {}.\r",
+                        self.cfg.callsign
+                    )),
+                    Err(why) => self.say(&format!("*** Failure with {call}: {why}\r")),
+                }
+            }
         }
         self.prompt();
         self.take_waiting(store, now);
+    }
+
+    /// `C [port] call [via digi...]`: the daemon links the user through; we say so first.
+    pub(super) fn connect(&mut self, port: Option<String>, call: String, via: Vec<String>) {
+        self.say(&format!("Connecting to {call}...\r"));
+        self.ask(Ask::Connect { port, call, via });
     }
 
     /// `T text`: a line for every sysop session and the log.

@@ -408,17 +408,7 @@ fn rf_sysop_needs_sys_and_the_password() {
 #[test]
 fn listings_are_bounded() {
     let mut bbs = Bbs::new();
-    let m = NewMessage {
-        kind: MsgType::Bulletin,
-        status: MsgStatus::New,
-        to: "ALL".into(),
-        at: "WW".into(),
-        from: "N0OTH".into(),
-        bid: None,
-        subject: b"Many".to_vec(),
-        rlines: Vec::new(),
-        body: b"x\r\n".to_vec(),
-    };
+    let m = bulletin("Many", b"x\r\n");
     let many = vec![m; MAX_LIST + 5];
     bbs.store.insert_many(&many, NOW).unwrap();
     let mut u = bbs.rf("N0USR");
@@ -432,19 +422,24 @@ fn listings_are_bounded() {
     assert!(u.send(&mut bbs, "LL 3").matches("Many").count() == 3);
 }
 
-/// Twenty bulletins, numbered 1 to 20.
-fn twenty(bbs: &mut Bbs) {
-    let m = NewMessage {
+/// A bulletin to ALL @ WW from N0OTH.
+fn bulletin(subject: &str, body: &[u8]) -> NewMessage {
+    NewMessage {
         kind: MsgType::Bulletin,
         status: MsgStatus::New,
         to: "ALL".into(),
         at: "WW".into(),
         from: "N0OTH".into(),
         bid: None,
-        subject: b"Bull".to_vec(),
+        subject: subject.as_bytes().to_vec(),
         rlines: Vec::new(),
-        body: b"one\r\ntwo\r\nthree\r\n".to_vec(),
-    };
+        body: body.to_vec(),
+    }
+}
+
+/// Twenty bulletins, numbered 1 to 20.
+fn twenty(bbs: &mut Bbs) {
+    let m = bulletin("Bull", b"one\r\ntwo\r\nthree\r\n");
     bbs.store.insert_many(&vec![m; 20], NOW).unwrap();
 }
 
@@ -552,7 +547,7 @@ fn node_questions_wait_for_the_daemon_and_keep_typed_ahead_lines() {
     // U and, typed ahead in the same chunk, I: I's output must follow U's answer.
     u.s.handle_input(b"U\rI\r", &mut bbs.store, NOW);
     assert_eq!(u.s.take_output(), b"");
-    assert_eq!(u.s.pending_ask(), Some(Ask::Users));
+    assert_eq!(u.s.pending_ask(), Some(&Ask::Users));
     let who = vec![OnlineUser {
         call: "N0USR".into(),
         via: "vhf".into(),
@@ -574,7 +569,24 @@ fn node_questions_wait_for_the_daemon_and_keep_typed_ahead_lines() {
         })
     );
     u.send(&mut bbs, "PORTS");
-    assert_eq!(u.s.pending_ask(), Some(Ask::Ports));
+    assert_eq!(u.s.pending_ask(), Some(&Ask::Ports));
     u.s.answer(Answer::Ports(Vec::new()), &mut bbs.store, NOW);
     assert!(String::from_utf8_lossy(&u.s.take_output()).contains("No radio ports."));
+    assert!(u
+        .send(&mut bbs, "C N0BBB")
+        .contains("Connecting to N0BBB..."));
+    assert!(matches!(u.s.pending_ask(), Some(Ask::Connect { .. })));
+    u.s.answer(Answer::Disconnected(Ok(())), &mut bbs.store, NOW);
+    let back = String::from_utf8(u.s.take_output()).unwrap();
+    assert_eq!(
+        back,
+        "*** Disconnected from N0BBB. Back at N0CALL.\rde N0CALL>\r"
+    );
+    u.send(&mut bbs, "C N0BBB");
+    u.s.answer(
+        Answer::Disconnected(Err("busy".into())),
+        &mut bbs.store,
+        NOW,
+    );
+    assert!(String::from_utf8_lossy(&u.s.take_output()).contains("*** Failure with N0BBB: busy"));
 }

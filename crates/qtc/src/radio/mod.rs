@@ -73,6 +73,11 @@ impl Radios {
         }
     }
 
+    /// The ports' names, in order.
+    pub fn names(&self) -> impl Iterator<Item = String> + '_ {
+        self.ports.keys().cloned()
+    }
+
     /// Calls `remote` via `via` from `local` on port `name`; the link's stream once it is up.
     pub async fn connect(
         &self,
