@@ -282,7 +282,8 @@ impl Store {
     }
 
     /// Keeps the compressed forms `packed` of messages (number, payload), made once and reused
-    /// for every partner; one transaction for all.
+    /// for every partner; one transaction for all, not synced on its own (a form lost to a
+    /// power cut is made again at the next send).
     pub fn cache_compressed(
         &mut self,
         packed: Packed,
@@ -291,12 +292,29 @@ impl Store {
         if items.is_empty() {
             return Ok(());
         }
-        let tx = self.conn.transaction().map_err(db_err)?;
-        for (number, payload) in items {
-            packed.keep(&tx, *number, payload)?;
-        }
-        tx.commit().map_err(db_err)?;
-        Ok(())
+        self.unsynced(|s| {
+            let tx = s.conn.transaction().map_err(db_err)?;
+            for (number, payload) in items {
+                packed.keep(&tx, *number, payload)?;
+            }
+            tx.commit().map_err(db_err)
+        })
+    }
+
+    /// Runs `f` with `synchronous = NORMAL`: its commit goes to disk with the next synced one.
+    /// Only for writes that may be lost to a power cut without losing or doubling mail.
+    fn unsynced<T>(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.conn
+            .pragma_update(None, "synchronous", "NORMAL")
+            .map_err(db_err)?;
+        let r = f(self);
+        self.conn
+            .pragma_update(None, "synchronous", self.durability.synchronous())
+            .map_err(db_err)?;
+        r
     }
 
     /// For each proposed BID (and whether it comes compressed): is it known here, and the
@@ -341,14 +359,7 @@ impl Store {
         outcomes: &[(u64, FwdOutcome)],
         now: i64,
     ) -> Result<(), StoreError> {
-        self.conn
-            .pragma_update(None, "synchronous", "NORMAL")
-            .map_err(db_err)?;
-        let r = self.record_forwarded(partner, outcomes, now);
-        self.conn
-            .pragma_update(None, "synchronous", self.durability.synchronous())
-            .map_err(db_err)?;
-        r
+        self.unsynced(|s| s.record_forwarded(partner, outcomes, now))
     }
 
     fn record_forwarded(

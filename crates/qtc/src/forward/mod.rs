@@ -629,6 +629,9 @@ impl Driver {
                 Ok(r) => r,
                 Err(e) => return Ok(Err(e)),
             };
+            // Only compressing goes to another thread; plain FBB, and forms already kept, are
+            // sent as stored.
+            let to_pack = packed.is_some() && pending.iter().any(|p| p.compressed.is_none());
             let convert = move || {
                 let mut made = Vec::new();
                 let out: Vec<Outgoing> = pending
@@ -637,13 +640,13 @@ impl Driver {
                     .collect();
                 (out, made)
             };
-            // Plain FBB sends the stored text as it is: nothing to hand to another thread.
-            let (out, made) = match mode {
-                Some(Mode::B0 | Mode::B1 | Mode::B2) => packer
+            let (out, made) = if to_pack {
+                packer
                     .run(convert)
                     .await
-                    .map_err(|_| crate::store_thread::StoreGone)?,
-                _ => convert(),
+                    .map_err(|_| crate::store_thread::StoreGone)?
+            } else {
+                convert()
             };
             if let Some(form) = packed.filter(|_| !made.is_empty()) {
                 let _ = store.submit(move |s| {
