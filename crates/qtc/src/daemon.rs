@@ -182,6 +182,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             stop_rx.clone(),
             tasks.clone(),
             housekeeper.clone(),
+            c.cfg.store.max_mb * 1024 * 1024,
         ));
         if let Some(l) = web_listener {
             let web = crate::web::Web::new(&c, forwarder.clone(), radios.clone(), stop_rx.clone());
@@ -246,6 +247,7 @@ fn start_radios(
     for p in &c.radio_ports {
         let (tx, rx) = tokio::sync::mpsc::channel(16);
         let heard = radio::Heard::default();
+        let health = std::sync::Arc::<radio::PortHealth>::default();
         let (sh, st, tk, name) = (shared.clone(), stop.clone(), tasks.clone(), p.name.clone());
         let on_incoming: radio::Incoming = Arc::new(move |stream, _local, remote| {
             let span = tracing::info_span!("ax25", port = %name, %remote);
@@ -270,11 +272,19 @@ fn start_radios(
                 accept: true,
                 on_incoming: Some(on_incoming),
                 heard: heard.clone(),
+                health: health.clone(),
             },
             rx,
             stop.clone(),
         ));
-        handles.insert(p.name.clone(), RadioHandle { cmd: tx, heard });
+        handles.insert(
+            p.name.clone(),
+            RadioHandle {
+                cmd: tx,
+                heard,
+                health,
+            },
+        );
     }
     Radios::new(handles)
 }

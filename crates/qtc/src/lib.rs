@@ -12,6 +12,7 @@ pub mod config_file;
 mod ctl;
 pub mod daemon;
 mod forward;
+mod health;
 pub mod housekeeping;
 mod import;
 mod link;

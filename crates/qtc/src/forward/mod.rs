@@ -90,6 +90,8 @@ pub struct Forwarder {
     active: Mutex<HashMap<String, Active>>,
     /// Partner -> how its last session ended.
     last: Mutex<HashMap<String, LastResult>>,
+    /// Partner -> when its schedule calls it next (Unix seconds).
+    next_calls: Mutex<HashMap<String, i64>>,
 }
 
 impl Forwarder {
@@ -110,6 +112,7 @@ impl Forwarder {
             in_flight: Mutex::new(HashMap::new()),
             active: Mutex::new(HashMap::new()),
             last: Mutex::new(HashMap::new()),
+            next_calls: Mutex::new(HashMap::new()),
         }
     }
 
@@ -153,6 +156,20 @@ impl Forwarder {
     pub fn last_result(&self, partner: &str) -> Option<LastResult> {
         let map = self.last.lock().unwrap_or_else(|e| e.into_inner());
         map.get(&partner.to_ascii_uppercase()).cloned()
+    }
+
+    /// Notes when the schedule calls `partner` next.
+    pub fn set_next_call(&self, partner: &str, at: i64) {
+        self.next_calls
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(partner.to_ascii_uppercase(), at);
+    }
+
+    /// When the schedule calls `partner` next, if it has one.
+    pub fn next_call(&self, partner: &str) -> Option<i64> {
+        let map = self.next_calls.lock().unwrap_or_else(|e| e.into_inner());
+        map.get(&partner.to_ascii_uppercase()).copied()
     }
 
     /// Reserves the partner for one session; false when it already has one.
