@@ -466,8 +466,15 @@ pub enum CtlCmd {
         /// The partner's callsign.
         call: String,
     },
-    /// Forwarding sessions in progress and the queue per partner.
-    Status,
+    /// The station's health: forwarding sessions, each partner's queue, last result and next
+    /// call, radio ports (up or down, retry, frames, heard), telnet users, the store's size.
+    ///
+    /// Example: qtc ctl status --json | jq '.ports[] | {name, up}'
+    Status {
+        /// One JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Stations heard on each radio port, most recent first.
     ///
     /// Example: qtc ctl heard
@@ -494,7 +501,8 @@ pub enum FwdCmd {
 pub fn ctl(c: &Loaded, cmd: CtlCmd) -> anyhow::Result<()> {
     let request = match cmd {
         CtlCmd::Forward { call } => format!("forward {}", user_call(&call)?),
-        CtlCmd::Status => "status".to_string(),
+        CtlCmd::Status { json: false } => "status".to_string(),
+        CtlCmd::Status { json: true } => "status json".to_string(),
         CtlCmd::Heard => "heard".to_string(),
         CtlCmd::Housekeep => "housekeep".to_string(),
     };

@@ -43,7 +43,7 @@ pub fn bind(data_dir: &Path) -> anyhow::Result<UnixListener> {
     Ok(l)
 }
 
-/// Answers control requests until shutdown.
+/// Answers control requests until shutdown; `quota` is the store's cap in bytes, for `status`.
 pub async fn serve(
     listener: UnixListener,
     fwd: Arc<Forwarder>,
@@ -51,6 +51,7 @@ pub async fn serve(
     mut shutdown: watch::Receiver<bool>,
     tasks: TaskTracker,
     housekeeper: Arc<crate::housekeeping::Housekeeper>,
+    quota: u64,
 ) {
     loop {
         let conn = tokio::select! {
@@ -65,6 +66,7 @@ pub async fn serve(
                     radios.clone(),
                     shutdown.clone(),
                     housekeeper.clone(),
+                    quota,
                 ));
             }
             Err(e) => {
@@ -81,6 +83,7 @@ async fn request(
     radios: Radios,
     shutdown: watch::Receiver<bool>,
     housekeeper: Arc<crate::housekeeping::Housekeeper>,
+    quota: u64,
 ) {
     let mut buf = Vec::with_capacity(MAX_REQUEST);
     let mut chunk = [0u8; MAX_REQUEST];
@@ -98,14 +101,17 @@ async fn request(
             let s = call::call(fwd.clone(), &radios, &partner, shutdown).await;
             format!("{}\n", forward_answer(&partner, &s))
         }
-        ["status"] => status(&fwd).await,
+        ["status"] => status(&fwd, &radios, quota, false).await,
+        ["status", "json"] => status(&fwd, &radios, quota, true).await,
         ["heard"] => radios.heard_report(),
         ["housekeep"] => match housekeeper.run_now().await {
             Ok(line) => format!("ok: {line}\n"),
             Err(e) => format!("error: {e}\n"),
         },
-        _ => "error: unknown request; try `forward CALL`, `status`, `heard` or `housekeep`\n"
-            .to_string(),
+        _ => {
+            "error: unknown request; try `forward CALL`, `status [json]`, `heard` or `housekeep`\n"
+                .to_string()
+        }
     };
     let _ = stream.write_all(answer.as_bytes()).await;
 }
@@ -133,49 +139,14 @@ pub fn forward_answer(partner: &str, s: &Summary) -> String {
     }
 }
 
-async fn status(fwd: &Forwarder) -> String {
-    let mut out = String::from("sessions:\n");
-    let active = fwd.active();
-    if active.is_empty() {
-        out.push_str("  none\n");
-    }
-    for (partner, a) in active {
-        out.push_str(&format!(
-            "  {partner:<8} {:?} since {} mode {}\n",
-            a.role,
-            qtc_mail::Utc::from_unix(a.since).rfc3339(),
-            a.mode.map_or("-".to_string(), |m| m.to_string())
-        ));
-    }
-    out.push_str("queues:\n");
-    let counts = fwd.store.call(|s| s.queue_counts()).await;
-    let counts = match counts {
-        Ok(Ok(c)) => c,
-        _ => return format!("{out}error: the store is not available\n"),
-    };
-    let mut partners: Vec<String> = fwd.partners.iter().map(|p| p.call.clone()).collect();
-    for (p, _) in &counts {
-        if !partners.contains(p) {
-            partners.push(p.clone());
+async fn status(fwd: &Forwarder, radios: &Radios, quota: u64, json: bool) -> String {
+    match crate::health::gather(fwd, radios, quota).await {
+        Ok(h) if json => {
+            serde_json::to_string(&h).map_or_else(|e| format!("error: {e}\n"), |j| j + "\n")
         }
+        Ok(h) => h.text(),
+        Err(e) => format!("error: {e}\n"),
     }
-    for p in partners {
-        let n = counts.iter().find(|(c, _)| *c == p).map_or(0, |(_, n)| *n);
-        out.push_str(&format!("  {p:<8} {n} queued"));
-        if let Some(last) = fwd.last_result(&p) {
-            let who = match last.role {
-                qtc_fbb::Role::Caller => "we called",
-                qtc_fbb::Role::Called => "it called",
-            };
-            out.push_str(&format!(
-                "; last: {who} at {}: {}",
-                qtc_mail::Utc::from_unix(last.at).rfc3339(),
-                forward_answer(&p, &last.summary)
-            ));
-        }
-        out.push('\n');
-    }
-    out
 }
 
 /// Sends one request to the daemon running on `data_dir` and returns its answer.

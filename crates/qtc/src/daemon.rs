@@ -193,6 +193,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             stop_rx.clone(),
             tasks.clone(),
             housekeeper.clone(),
+            c.cfg.store.max_mb * 1024 * 1024,
         ));
         if let Some(l) = web_listener {
             let web = crate::web::Web::new(
@@ -269,6 +270,7 @@ fn start_radios(
             what: radio::describe(&p.kind),
             heard: heard.clone(),
         });
+        let health = std::sync::Arc::<radio::PortHealth>::default();
         let (sh, st, tk, name) = (shared.clone(), stop.clone(), tasks.clone(), p.name.clone());
         let on_incoming: radio::Incoming = Arc::new(move |stream, _local, remote| {
             let span = tracing::info_span!("ax25", port = %name, %remote);
@@ -294,11 +296,19 @@ fn start_radios(
                 accept: true,
                 on_incoming: Some(on_incoming),
                 heard: heard.clone(),
+                health: health.clone(),
             },
             rx,
             stop.clone(),
         ));
-        handles.insert(p.name.clone(), RadioHandle { cmd: tx, heard });
+        handles.insert(
+            p.name.clone(),
+            RadioHandle {
+                cmd: tx,
+                heard,
+                health,
+            },
+        );
     }
     let radios = Radios::new(handles);
     shared.online.set_ports(ports, radios.clone());

@@ -15,6 +15,7 @@ mod ctl;
 pub mod daemon;
 mod downlink;
 mod forward;
+mod health;
 pub mod housekeeping;
 mod import;
 mod link;

@@ -161,6 +161,11 @@ fn gauge(kind: SessionKind) -> &'static AtomicI64 {
     }
 }
 
+/// Telnet connections open now.
+pub fn telnet_sessions() -> i64 {
+    gauge(SessionKind::Telnet).load(Ordering::Relaxed)
+}
+
 /// A failed login (any port).
 pub fn login_failed() {
     METRICS.login_failures.fetch_add(1, Ordering::Relaxed);

@@ -325,6 +325,16 @@ fn forward_now_calls_the_partner() {
         a.log()
     );
     assert_eq!(b.messages().len(), 1);
+    // The Status page keeps the call as the partner's last result (the health model).
+    let st = http(port, "GET", "/status", &cookie, "");
+    assert!(
+        st.status == 200
+            && st.body.contains("ok: N0BBB: 0 received, 1 sent")
+            && st.body.contains("on demand")
+            && st.body.contains("1 telnet, 0 forwarding"),
+        "{}",
+        st.body
+    );
     let m = http(port, "GET", "/metrics", "", "");
     for line in [
         "qtc_forwarded_messages_total{partner=\"N0BBB\",direction=\"out\"} 1",

@@ -250,6 +250,7 @@ pub async fn schedule(
     mut shutdown: watch::Receiver<bool>,
 ) {
     loop {
+        fwd.set_next_call(&partner, clock::unix_now() + interval.as_secs() as i64);
         tokio::select! {
             _ = tokio::time::sleep(interval) => {}
             _ = shutdown.changed() => return,

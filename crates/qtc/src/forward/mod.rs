@@ -96,6 +96,8 @@ pub struct Forwarder {
     /// Partners a session failed with while our resumed transfer was unacknowledged: they get
     /// whole messages from then on (until restart). 64-bit LinFBB refuses every resume.
     no_resume: Mutex<HashSet<String>>,
+    /// Partner -> when its schedule calls it next (Unix seconds).
+    next_calls: Mutex<HashMap<String, i64>>,
 }
 
 impl Forwarder {
@@ -120,6 +122,7 @@ impl Forwarder {
             active: Mutex::new(HashMap::new()),
             last: Mutex::new(HashMap::new()),
             no_resume: Mutex::new(HashSet::new()),
+            next_calls: Mutex::new(HashMap::new()),
         }
     }
 
@@ -168,6 +171,20 @@ impl Forwarder {
     pub fn last_result(&self, partner: &str) -> Option<LastResult> {
         let map = self.last.lock().unwrap_or_else(|e| e.into_inner());
         map.get(&partner.to_ascii_uppercase()).cloned()
+    }
+
+    /// Notes when the schedule calls `partner` next.
+    pub fn set_next_call(&self, partner: &str, at: i64) {
+        self.next_calls
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(partner.to_ascii_uppercase(), at);
+    }
+
+    /// When the schedule calls `partner` next, if it has one.
+    pub fn next_call(&self, partner: &str) -> Option<i64> {
+        let map = self.next_calls.lock().unwrap_or_else(|e| e.into_inner());
+        map.get(&partner.to_ascii_uppercase()).copied()
     }
 
     /// Reserves the partner for one session; false when it already has one.

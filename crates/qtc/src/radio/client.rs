@@ -91,6 +91,7 @@ pub fn run(port: &str, mycall: &str, remote: &str, via: &[String]) -> anyhow::Re
             beacon: None,
         };
         let heard = super::Heard::default();
+        let health = std::sync::Arc::<super::PortHealth>::default();
         let (tx, rx) = mpsc::channel(4);
         let (stop_tx, stop_rx) = watch::channel(false);
         let task = tokio::spawn(run_port(
@@ -100,13 +101,18 @@ pub fn run(port: &str, mycall: &str, remote: &str, via: &[String]) -> anyhow::Re
                 accept: false,
                 on_incoming: None,
                 heard: heard.clone(),
+                health: health.clone(),
             },
             rx,
             stop_rx,
         ));
         let radios = Radios::new(BTreeMap::from([(
             "call".to_string(),
-            RadioHandle { cmd: tx, heard },
+            RadioHandle {
+                cmd: tx,
+                heard,
+                health,
+            },
         )]));
         eprintln!("*** calling {remote_call} from {mycall}");
         let result = match radios.connect("call", mycall, remote_call, via).await {

@@ -12,6 +12,7 @@ mod port;
 pub mod pty;
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use qtc_ax25::Callsign;
@@ -50,6 +51,94 @@ pub struct HeardEntry {
 /// Stations heard on a port, by callsign.
 pub type Heard = Arc<Mutex<BTreeMap<Callsign, HeardEntry>>>;
 
+/// A port's device as its task last saw it, for `qtc ctl status` and the web.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct DeviceState {
+    /// The device (TNC connection, pty, serial line, UDP socket) is open.
+    pub up: bool,
+    /// Since when it has been up or down (Unix seconds).
+    pub since: i64,
+    /// Why it is down.
+    pub reason: Option<String>,
+    /// When the task tries to open it again (Unix seconds), while down.
+    pub next_retry: Option<i64>,
+}
+
+/// What a port task publishes about itself: its device's state and its frame counts.
+#[derive(Debug)]
+pub struct PortHealth {
+    state: Mutex<DeviceState>,
+    frames_in: AtomicU64,
+    frames_out: AtomicU64,
+}
+
+impl Default for PortHealth {
+    fn default() -> Self {
+        PortHealth {
+            state: Mutex::new(DeviceState {
+                up: false,
+                since: crate::clock::unix_now(),
+                reason: Some("opening".into()),
+                next_retry: None,
+            }),
+            frames_in: AtomicU64::new(0),
+            frames_out: AtomicU64::new(0),
+        }
+    }
+}
+
+impl PortHealth {
+    /// The device opened.
+    pub fn up(&self, now: i64) {
+        self.set(DeviceState {
+            up: true,
+            since: now,
+            reason: None,
+            next_retry: None,
+        });
+    }
+
+    /// The device failed or closed; the task tries again at `retry`.
+    pub fn down(&self, now: i64, why: &str, retry: i64) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        // A failed reopen keeps the time the device went down.
+        let since = if st.up { now } else { st.since };
+        *st = DeviceState {
+            up: false,
+            since,
+            reason: Some(why.to_string()),
+            next_retry: Some(retry),
+        };
+    }
+
+    fn set(&self, state: DeviceState) {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = state;
+    }
+
+    /// A frame came in from the device.
+    pub fn frame_in(&self) {
+        self.frames_in.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A frame went to the device.
+    pub fn frame_out(&self) {
+        self.frames_out.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The device's state now.
+    pub fn state(&self) -> DeviceState {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Frames in and out since start.
+    pub fn frames(&self) -> (u64, u64) {
+        (
+            self.frames_in.load(Ordering::Relaxed),
+            self.frames_out.load(Ordering::Relaxed),
+        )
+    }
+}
+
 /// A running port, as the rest of the daemon sees it.
 #[derive(Clone)]
 pub struct RadioHandle {
@@ -57,6 +146,24 @@ pub struct RadioHandle {
     pub cmd: mpsc::Sender<PortCmd>,
     /// Its heard list.
     pub heard: Heard,
+    /// Its device state and counters.
+    pub health: Arc<PortHealth>,
+}
+
+/// One radio port's health, as `qtc ctl status --json` shows it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PortReport {
+    /// The port's name.
+    pub name: String,
+    /// Its device.
+    #[serde(flatten)]
+    pub device: DeviceState,
+    /// Frames received from the device since start.
+    pub frames_in: u64,
+    /// Frames sent to the device since start.
+    pub frames_out: u64,
+    /// Stations in its heard list.
+    pub heard: usize,
 }
 
 /// Every running radio port, by name.
@@ -102,6 +209,23 @@ impl Radios {
             .map_err(|_| format!("radio port {name} has stopped"))?;
         rx.await
             .map_err(|_| format!("radio port {name} has stopped"))?
+    }
+
+    /// Every port's health, by name.
+    pub fn health(&self) -> Vec<PortReport> {
+        self.ports
+            .iter()
+            .map(|(name, h)| {
+                let (frames_in, frames_out) = h.health.frames();
+                PortReport {
+                    name: name.clone(),
+                    device: h.health.state(),
+                    frames_in,
+                    frames_out,
+                    heard: h.heard.lock().unwrap_or_else(|e| e.into_inner()).len(),
+                }
+            })
+            .collect()
     }
 
     /// The heard lists, as `qtc ctl heard` prints them.

@@ -48,6 +48,8 @@ pub struct PortSetup {
     pub on_incoming: Option<Incoming>,
     /// The heard list to fill.
     pub heard: Heard,
+    /// Where the task publishes its device state and frame counts.
+    pub health: Arc<super::PortHealth>,
 }
 
 struct LinkIo {
@@ -105,6 +107,7 @@ struct Task {
     rx: Vec<u8>,
     frames: Vec<Vec<u8>>,
     heard: Heard,
+    health: Arc<super::PortHealth>,
     on_incoming: Option<Incoming>,
     dropped: u64,
     mycall: Option<Callsign>,
@@ -133,6 +136,7 @@ pub async fn run_port(
         accept,
         on_incoming,
         heard,
+        health,
     } = setup;
     let mut port = qtc_ax25::Port::new(cfg.link.clone());
     for c in &locals {
@@ -151,6 +155,7 @@ pub async fn run_port(
         rx: vec![0u8; device::READ_BUF],
         frames: Vec::new(),
         heard,
+        health,
         on_incoming,
         dropped: 0,
         mycall: locals.first().copied(),
@@ -221,6 +226,7 @@ impl Task {
             DevState::Up(d, _) => {
                 let bytes = f.to_bytes();
                 self.bytes.sent(bytes.len());
+                self.health.frame_out();
                 if !d.queue(&bytes) {
                     self.dropped += 1;
                     tracing::debug!(port = %self.name, dropped = self.dropped, "device queue full, frame dropped");
@@ -375,6 +381,7 @@ impl Task {
                     match r {
                         Ok(d) => {
                             tracing::info!(port = %self.name, "device open");
+                            self.health.up(clock::unix_now());
                             self.dev = DevState::Up(d, Instant::now());
                         }
                         Err(e) => down = Some(format!("cannot open: {e}")),
@@ -411,12 +418,16 @@ impl Task {
                 }
             }
             tracing::warn!(port = %self.name, reason = %why, retry_in = ?self.backoff, "device down");
+            let unix = clock::unix_now();
+            self.health
+                .down(unix, &why, unix + self.backoff.as_secs() as i64);
             self.dev = DevState::Waiting(Box::pin(tokio::time::sleep(self.backoff)));
             self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
         }
         let unix = clock::unix_now();
         for f in self.frames.drain(..) {
             self.bytes.received(f.len());
+            self.health.frame_in();
             if let Ok((a, _)) = Address::parse(&f) {
                 heard(&self.heard, a.src, unix);
             }
@@ -647,6 +658,7 @@ mod tests {
                 accept: true,
                 on_incoming: Some(on),
                 heard: Heard::default(),
+                health: Default::default(),
             },
             rx,
             stop_rx,

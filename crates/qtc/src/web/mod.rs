@@ -40,6 +40,7 @@ impl WebCfg {
 mod attachments;
 mod pages;
 pub mod session;
+mod status;
 
 use std::sync::Arc;
 
@@ -90,6 +91,8 @@ pub struct Web {
     sessions: Sessions,
     /// Failed web logins per address, as on telnet.
     throttle: crate::throttle::Throttle,
+    /// The store's cap in bytes, for the Status page.
+    quota: u64,
 }
 
 impl Web {
@@ -124,6 +127,7 @@ impl Web {
             web_addr: std::sync::OnceLock::new(),
             sessions: Sessions::default(),
             throttle: crate::throttle::Throttle::new(c.cfg.limits.lockout_after),
+            quota: c.cfg.store.max_mb * 1024 * 1024,
         })
     }
 
@@ -157,6 +161,7 @@ fn router(web: Arc<Web>) -> Router {
         .route("/login", get(login_form).post(login))
         .route("/logout", post(logout))
         .route("/", get(overview))
+        .route("/status", get(status::status))
         .route("/forward", post(forward_now))
         .route("/messages", get(messages))
         .route("/messages/{n}", get(message).post(message_action))

@@ -40,16 +40,16 @@ fn head(title: &str) -> String {
     )
 }
 
-fn csrf(s: &WebSession) -> String {
+pub(super) fn csrf(s: &WebSession) -> String {
     format!(
         "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
         esc(&s.csrf)
     )
 }
 
-fn page(s: &WebSession, title: &str, body: &str) -> String {
+pub(super) fn page(s: &WebSession, title: &str, body: &str) -> String {
     format!(
-        "{}<header><b>qtc</b><a href=\"/\">Overview</a><a href=\"/messages\">Messages</a>\
+        "{}<header><b>qtc</b><a href=\"/\">Overview</a><a href=\"/status\">Status</a><a href=\"/messages\">Messages</a>\
          <a href=\"/users\">Users</a><span style=\"flex:1\"></span><span>{}</span>\
          <form class=\"inline\" method=\"post\" action=\"/logout\">{}<button>Log out</button></form>\
          </header><main><h1>{}</h1>{body}</main></body></html>",

@@ -1,0 +1,229 @@
+//! The station's health in one model, for `qtc ctl status` (text and `--json`) and the web:
+//! each radio port's device state and traffic, each partner's queue, last session and next
+//! call, the sessions in progress, and the store's size against its quota.
+
+use serde::Serialize;
+
+use crate::forward::{Forwarder, LastResult};
+use crate::radio::{PortReport, Radios};
+
+/// Everything `qtc ctl status` shows.
+#[derive(Debug, Serialize)]
+pub struct Health {
+    /// Radio ports, by name.
+    pub ports: Vec<PortReport>,
+    /// Configured partners, and any other with queued mail.
+    pub partners: Vec<PartnerReport>,
+    /// Forwarding sessions in progress.
+    pub sessions: Vec<SessionReport>,
+    /// Telnet connections open now.
+    pub telnet_sessions: i64,
+    /// The message store.
+    pub store: StoreReport,
+}
+
+/// One partner.
+#[derive(Debug, Serialize)]
+pub struct PartnerReport {
+    /// Its callsign.
+    pub call: String,
+    /// Messages waiting for it.
+    pub queued: u64,
+    /// How its last session (or call attempt) since start ended.
+    pub last: Option<LastReport>,
+    /// When the schedule calls it next (Unix seconds); none: only on demand.
+    pub next_call: Option<i64>,
+}
+
+/// How a session ended.
+#[derive(Debug, Serialize)]
+pub struct LastReport {
+    /// When (Unix seconds).
+    pub at: i64,
+    /// `called` (we called) or `answered` (it called us).
+    pub role: &'static str,
+    /// The `qtc ctl forward` line for it.
+    pub result: String,
+    /// Whether it ended well.
+    pub ok: bool,
+    /// Messages received.
+    pub received: usize,
+    /// Messages delivered.
+    pub sent: usize,
+    /// Messages the partner refused.
+    pub refused: usize,
+}
+
+/// A forwarding session in progress.
+#[derive(Debug, Serialize)]
+pub struct SessionReport {
+    /// The partner.
+    pub partner: String,
+    /// `called` or `answered`.
+    pub role: &'static str,
+    /// Since when (Unix seconds).
+    pub since: i64,
+    /// The agreed mode, once known.
+    pub mode: Option<String>,
+}
+
+/// The store's size.
+#[derive(Debug, Serialize)]
+pub struct StoreReport {
+    /// Its file.
+    pub path: String,
+    /// The database and its write-ahead log, in bytes.
+    pub bytes: u64,
+    /// `[store] max_mb` in bytes; 0: no quota.
+    pub quota_bytes: u64,
+}
+
+fn role(r: qtc_fbb::Role) -> &'static str {
+    match r {
+        qtc_fbb::Role::Caller => "called",
+        qtc_fbb::Role::Called => "answered",
+    }
+}
+
+fn last_report(partner: &str, l: LastResult) -> LastReport {
+    LastReport {
+        at: l.at,
+        role: role(l.role),
+        result: crate::ctl::forward_answer(partner, &l.summary),
+        ok: l.summary.error.is_none(),
+        received: l.summary.received,
+        sent: l.summary.sent,
+        refused: l.summary.refused,
+    }
+}
+
+/// Reads the model now; `quota` is the store's cap in bytes.
+pub async fn gather(fwd: &Forwarder, radios: &Radios, quota: u64) -> Result<Health, String> {
+    let (counts, path) = fwd
+        .store
+        .call(|s| s.queue_counts().map(|c| (c, s.path().to_path_buf())))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("the store is not available: {e}"))?;
+    let mut calls: Vec<String> = fwd.partners.iter().map(|p| p.call.clone()).collect();
+    for (p, _) in &counts {
+        if !calls.contains(p) {
+            calls.push(p.clone());
+        }
+    }
+    let partners = calls
+        .into_iter()
+        .map(|call| PartnerReport {
+            queued: counts
+                .iter()
+                .find(|(c, _)| *c == call)
+                .map_or(0, |(_, n)| *n),
+            last: fwd.last_result(&call).map(|l| last_report(&call, l)),
+            next_call: fwd.next_call(&call),
+            call,
+        })
+        .collect();
+    let sessions = fwd
+        .active()
+        .into_iter()
+        .map(|(partner, a)| SessionReport {
+            partner,
+            role: role(a.role),
+            since: a.since,
+            mode: a.mode.map(|m| m.to_string()),
+        })
+        .collect();
+    let size = |suffix: &str| {
+        let mut p = path.clone().into_os_string();
+        p.push(suffix);
+        std::fs::metadata(p).map_or(0, |m| m.len())
+    };
+    Ok(Health {
+        ports: radios.health(),
+        partners,
+        sessions,
+        telnet_sessions: crate::metrics::telnet_sessions(),
+        store: StoreReport {
+            bytes: size("") + size("-wal"),
+            path: path.display().to_string(),
+            quota_bytes: quota,
+        },
+    })
+}
+
+/// A Unix time as RFC 3339 UTC.
+pub fn time(t: i64) -> String {
+    qtc_mail::Utc::from_unix(t).rfc3339()
+}
+
+impl Health {
+    /// The text `qtc ctl status` prints.
+    pub fn text(&self) -> String {
+        let mut out = String::from("sessions:\n");
+        if self.sessions.is_empty() {
+            out.push_str("  none\n");
+        }
+        for s in &self.sessions {
+            out.push_str(&format!(
+                "  {:<8} {} since {} mode {}\n",
+                s.partner,
+                s.role,
+                time(s.since),
+                s.mode.as_deref().unwrap_or("-")
+            ));
+        }
+        out.push_str(&format!("telnet users: {}\n", self.telnet_sessions));
+        out.push_str("queues:\n");
+        for p in &self.partners {
+            out.push_str(&format!("  {:<8} {} queued", p.call, p.queued));
+            if let Some(l) = &p.last {
+                let who = if l.role == "called" {
+                    "we called"
+                } else {
+                    "it called"
+                };
+                out.push_str(&format!("; last: {who} at {}: {}", time(l.at), l.result));
+            }
+            if let Some(t) = p.next_call {
+                out.push_str(&format!("; next call {}", time(t)));
+            }
+            out.push('\n');
+        }
+        if !self.ports.is_empty() {
+            out.push_str("radio ports:\n");
+        }
+        for p in &self.ports {
+            let state = if p.device.up {
+                format!("up since {}", time(p.device.since))
+            } else {
+                format!(
+                    "DOWN since {} ({}){}",
+                    time(p.device.since),
+                    p.device.reason.as_deref().unwrap_or("?"),
+                    p.device
+                        .next_retry
+                        .map(|t| format!(", retry at {}", time(t)))
+                        .unwrap_or_default()
+                )
+            };
+            out.push_str(&format!(
+                "  {:<8} {state}; frames in {} out {}; {} heard\n",
+                p.name,
+                p.frames_in,
+                p.frames_out,
+                crate::out::plural(p.heard, "station")
+            ));
+        }
+        let quota = if self.store.quota_bytes == 0 {
+            "no quota".to_string()
+        } else {
+            format!("of {} KiB", self.store.quota_bytes / 1024)
+        };
+        out.push_str(&format!(
+            "store: {} KiB {quota} ({})\n",
+            self.store.bytes / 1024,
+            self.store.path
+        ));
+        out
+    }
+}

@@ -1,0 +1,115 @@
+//! The Status page: the health model `qtc ctl status` prints (crate::health), as HTML: radio
+//! ports up or down, each partner's queue, last result, next call and a Forward now button,
+//! the sessions in progress and the store's size.
+
+use std::fmt::Write;
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::{Html, IntoResponse};
+
+use super::pages::{csrf, esc, page};
+use super::{need_login, store_down, Page, Web};
+use crate::health::{time, Health};
+
+/// `GET /status`.
+pub async fn status(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
+    let s = need_login(&web, &headers)?;
+    let h = crate::health::gather(&web.fwd, &web.radios, web.quota)
+        .await
+        .map_err(|_| store_down())?;
+    Ok(Html(page(&s, "Status", &body(&h, &csrf(&s)))).into_response())
+}
+
+fn body(h: &Health, csrf: &str) -> String {
+    let mut b = String::from("<h2>Radio ports</h2>");
+    if h.ports.is_empty() {
+        b.push_str("<p>None configured.</p>");
+    } else {
+        b.push_str(
+            "<table><tr><th>Port</th><th>State</th><th>Frames in/out</th><th>Heard</th></tr>",
+        );
+        for p in &h.ports {
+            let state = if p.device.up {
+                format!("up since {}", time(p.device.since))
+            } else {
+                format!(
+                    "<b class=\"err\">down</b> since {} ({}){}",
+                    time(p.device.since),
+                    esc(p.device.reason.as_deref().unwrap_or("?")),
+                    p.device
+                        .next_retry
+                        .map(|t| format!(", retry at {}", time(t)))
+                        .unwrap_or_default()
+                )
+            };
+            let _ = write!(
+                b,
+                "<tr><td>{}</td><td>{state}</td><td>{} / {}</td><td>{}</td></tr>",
+                esc(&p.name),
+                p.frames_in,
+                p.frames_out,
+                p.heard
+            );
+        }
+        b.push_str("</table>");
+    }
+    b.push_str("<h2>Partners</h2>");
+    if h.partners.is_empty() {
+        b.push_str("<p>None configured.</p>");
+    } else {
+        b.push_str(
+            "<table><tr><th>Partner</th><th>Queued</th><th>Last session</th><th>Next call</th><th></th></tr>",
+        );
+        for p in &h.partners {
+            let last = p.last.as_ref().map_or("none since start".to_string(), |l| {
+                let class = if l.ok { "" } else { " class=\"err\"" };
+                format!("{}<br><span{class}>{}</span>", time(l.at), esc(&l.result))
+            });
+            let next = p.next_call.map_or("on demand".to_string(), time);
+            let _ = write!(
+                b,
+                "<tr><td>{}</td><td>{}</td><td>{last}</td><td>{next}</td><td>\
+                 <form class=\"inline\" method=\"post\" action=\"/forward\">{csrf}\
+                 <input type=\"hidden\" name=\"partner\" value=\"{}\">\
+                 <button>Forward now</button></form></td></tr>",
+                esc(&p.call),
+                p.queued,
+                esc(&p.call)
+            );
+        }
+        b.push_str("</table>");
+    }
+    let _ = write!(
+        b,
+        "<h2>Sessions</h2><p>{} telnet, {} forwarding</p>",
+        h.telnet_sessions,
+        h.sessions.len()
+    );
+    if !h.sessions.is_empty() {
+        b.push_str("<table><tr><th>Partner</th><th>Role</th><th>Since</th><th>Mode</th></tr>");
+        for s in &h.sessions {
+            let _ = write!(
+                b,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&s.partner),
+                s.role,
+                time(s.since),
+                esc(s.mode.as_deref().unwrap_or("-"))
+            );
+        }
+        b.push_str("</table>");
+    }
+    let quota = if h.store.quota_bytes == 0 {
+        "no quota".to_string()
+    } else {
+        format!("of {} KiB", h.store.quota_bytes / 1024)
+    };
+    let _ = write!(
+        b,
+        "<h2>Store</h2><p>{} KiB {quota}</p>",
+        h.store.bytes / 1024
+    );
+    b
+}
