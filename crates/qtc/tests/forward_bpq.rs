@@ -49,9 +49,9 @@ fn qtc_calling_bpq(protocol: &str, port: u16) -> Daemon {
 
 fn queue_one(d: &Daemon) {
     let mut c = d.connect();
-    c.expect("Callsign: ");
+    c.expect("Callsign:");
     c.send("N0USR");
-    c.expect("Password: ");
+    c.expect("Password:");
     c.send("pw");
     c.expect("de N0AAA>");
     c.send("SP N0XYZ @ N0BPQ");

@@ -258,19 +258,19 @@ fn logins_cost_the_daemon_no_argon2_memory_and_non_callsigns_are_never_logged() 
     let d = Daemon::start("");
     let mut c = d.connect();
     // A password typed a line early, at `Callsign:`: refused without echo or log.
-    c.expect("Callsign: ");
+    c.expect("Callsign:");
     c.send("MySecretPassw0rd!");
     c.expect("not a callsign");
     // An unknown callsign is asked for a password and checked (against a dummy hash) like a
     // real one.
-    c.expect("Callsign: ");
+    c.expect("Callsign:");
     c.send("N9ZZZ");
-    c.expect("Password: ");
+    c.expect("Password:");
     c.send("pw");
     c.expect("Login incorrect.");
-    c.expect("Callsign: ");
+    c.expect("Callsign:");
     c.send("N0USR");
-    c.expect("Password: ");
+    c.expect("Password:");
     c.send("pw");
     c.expect("de N0CALL>");
     let log = d.log();

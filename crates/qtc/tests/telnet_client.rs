@@ -118,9 +118,9 @@ fn daemon_with_bulletin() -> Daemon {
 /// Logs in, types `LX` Backspace `B` and a subject with backspaces; checks what ran and was
 /// stored, and that the screen is clean.
 fn type_like_a_user(d: &Daemon, mut t: Terminal) -> String {
-    t.expect("Callsign: ");
+    t.expect("Callsign:");
     t.type_keys(b"N0USR\r");
-    t.expect("Password: ");
+    t.expect("Password:");
     t.type_keys(b"pw\r");
     let login = t.expect("de N0CALL>");
     assert!(!login.contains("pw"), "the password was shown: {login:?}");

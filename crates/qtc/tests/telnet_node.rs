@@ -34,9 +34,9 @@ fn bbs_with_radio_user() -> (Daemon, Call) {
 
 fn login(d: &Daemon, call: &str, pw: &str) -> Client {
     let mut c = d.connect();
-    c.expect("Callsign: ");
+    c.expect("Callsign:");
     c.send(call);
-    c.expect("Password: ");
+    c.expect("Password:");
     c.send(pw);
     c.expect("de N0BBB>");
     c
@@ -96,9 +96,9 @@ fn c_connects_out_through_a_radio_port_and_comes_back() {
     let _b = Daemon::start_bbs("N0BBB", &[], &port(pb, "N0AAA", pa));
     let a = Daemon::start_bbs("N0AAA", &[("N0USR", "pw", "")], &port(pa, "N0BBB", pb));
     let mut u = a.connect();
-    u.expect("Callsign: ");
+    u.expect("Callsign:");
     u.send("N0USR");
-    u.expect("Password: ");
+    u.expect("Password:");
     u.send("pw");
     u.expect("de N0AAA>");
     u.send("C udp N0BBB");
