@@ -473,6 +473,9 @@ impl Driver {
     async fn on_event(&mut self, ev: Event) {
         match ev {
             Event::Connected { peer_sid, mode } => {
+                // The session is under way: whatever the partner sends now is not a login
+                // answer (an MBL prompt without a line end never ends the watch by itself).
+                self.greeting = None;
                 tracing::info!(partner = %self.partner, ?mode, sid = ?peer_sid.map(|s| format!("{}-{}", s.name, s.version)), "forwarding mode agreed");
                 self.fwd.set_mode(&self.partner, mode);
                 self.queue_collected().await;
