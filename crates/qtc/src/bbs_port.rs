@@ -10,10 +10,11 @@ use std::time::Duration;
 use qtc_bbs::{Access, Event, Session};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
+use crate::admission::{AcceptErrors, Admission, Place};
 use crate::clock;
 use crate::forward::{self, Forwarder};
 use crate::link::Codec;
@@ -32,16 +33,14 @@ pub struct Shared {
     pub bbs: Arc<qtc_bbs::Config>,
     /// The store thread.
     pub store: StoreHandle,
-    /// Login failure tracking.
-    pub throttle: Throttle,
-    /// Session slots.
-    pub slots: Arc<Semaphore>,
-    /// The session limit, for the refusal message.
-    pub max_sessions: usize,
-    /// Connections per source address.
-    pub per_address: crate::throttle::AddressSlots,
-    /// A user who sends nothing for this long is disconnected (`None`: never).
+    /// Login attempt counts.
+    pub throttle: Arc<Throttle>,
+    /// Places for connections and sessions.
+    pub admission: Admission,
+    /// A user who sends no complete line for this long is disconnected (`None`: never).
     pub idle_timeout: Option<Duration>,
+    /// A connection that has not logged in this long after connecting is closed.
+    pub login_timeout: Duration,
     /// Forwarding, for partners logging in.
     pub forwarder: Arc<Forwarder>,
 }
@@ -71,6 +70,7 @@ pub async fn serve(
         (PortKind::Forward, Err(_)) => "forward".to_string(),
     };
     let bytes = crate::metrics::port_bytes(&name);
+    let mut errors = AcceptErrors::default();
     loop {
         let accepted = tokio::select! {
             a = listener.accept() => a,
@@ -115,8 +115,7 @@ pub async fn serve(
             }
             Err(e) => {
                 // Out of file descriptors and the like: back off instead of spinning on accept.
-                tracing::warn!(error = %e, "accept failed");
-                crate::metrics::error("accept");
+                errors.failed(&name, &e);
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
         }
@@ -143,18 +142,8 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
         )
         .await;
     }
-    let Ok(_slot) = shared.slots.clone().try_acquire_owned() else {
-        tracing::warn!(max = shared.max_sessions, "refused: all sessions in use");
-        return refuse(
-            stream,
-            &format!(
-                "Sorry, all {} sessions are in use. Try again later.\r\n",
-                shared.max_sessions
-            ),
-        )
-        .await;
-    };
-    let Some(_address_slot) = shared.per_address.take(peer.ip()) else {
+    // The address cap comes first: one host cannot take the places of the others.
+    let Some(_address_slot) = shared.admission.per_address.take(peer.ip()) else {
         tracing::warn!("refused: too many connections from this address");
         return refuse(
             stream,
@@ -162,6 +151,7 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
         )
         .await;
     };
+    let login_place = shared.admission.enter_login(peer.ip());
     let _counted = (kind == PortKind::Telnet)
         .then(|| crate::metrics::SessionGuard::new(crate::metrics::SessionKind::Telnet));
     tracing::info!("connected");
@@ -179,6 +169,7 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
         throttle_ip: Some(peer.ip()),
         partners_only: kind == PortKind::Forward,
         initial: net,
+        login_place: Some(login_place),
     };
     serve_user(stream, codec, opts, &shared, shutdown).await;
 }
@@ -193,6 +184,8 @@ pub struct UserOpts {
     pub partners_only: bool,
     /// Bytes to send before the banner (telnet's opening negotiation).
     pub initial: Vec<u8>,
+    /// The connection's place among those logging in (TCP only), given up at login.
+    pub login_place: Option<Place>,
 }
 
 /// Serves one user over any byte stream: a TCP connection (telnet or raw) or an AX.25 link's
@@ -211,6 +204,7 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
         throttle_ip,
         partners_only,
         initial,
+        mut login_place,
     } = opts;
     let mut net = initial;
     let session = Session::new(shared.bbs.clone(), access);
@@ -228,8 +222,19 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
     let mut buf = vec![0u8; READ_BUF];
     let mut app = Vec::with_capacity(READ_BUF);
     let mut idle = clock::Timer::new();
+    idle.set(shared.idle_timeout.map(|d| clock::now() + d));
+    // Connect to completed login: bounded, however the bytes trickle in.
+    let mut login_deadline = clock::Timer::new();
+    login_deadline.set(
+        login_place
+            .is_some()
+            .then(|| clock::now() + shared.login_timeout),
+    );
+    let mut _seat = None;
     loop {
         let mut closing = false;
+        // A refusal replaces what the session said (a greeting, a prompt).
+        let mut refused: Option<String> = None;
         let mut pause = None;
         let mut partner = None;
         for ev in step.events.drain(..) {
@@ -238,14 +243,27 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                 Event::LoginFailed { call } => {
                     tracing::warn!(%call, "login failed");
                     crate::metrics::login_failed();
-                    if let Some(ip) = throttle_ip {
-                        pause = Some(shared.throttle.failed(ip, clock::now()));
+                    pause = Some(shared.throttle.delay(throttle_ip, clock::now()));
+                    if throttle_ip.is_some_and(|ip| shared.throttle.locked_out(ip, clock::now())) {
+                        refused = Some(
+                            "Login incorrect.\rToo many failed logins from your address. \
+                             Try again later.\r"
+                                .to_string(),
+                        );
                     }
                 }
                 Event::LoggedIn { call, bbs } => {
-                    if let Some(ip) = throttle_ip {
-                        shared.throttle.succeeded(ip);
+                    let sysop = step.session.user().is_some_and(|u| u.sysop);
+                    match shared.admission.seat(sysop, bbs) {
+                        Ok(seat) => _seat = Some(seat),
+                        Err(refusal) => {
+                            tracing::warn!(%call, "refused at login: {refusal}");
+                            refused = Some(format!("{refusal}\r"));
+                            continue;
+                        }
                     }
+                    login_place = None;
+                    login_deadline.set(None);
                     tracing::info!(%call, "logged in");
                     if bbs {
                         partner = Some(call);
@@ -260,8 +278,15 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                 Event::Close => closing = true,
             }
         }
-        // After the events: a password prompt follows the request to stop echoing.
-        codec.encode_text(&step.out, &mut net);
+        // After the events: a password prompt follows the request to stop echoing. A refused
+        // login says no more than the refusal.
+        match &refused {
+            None => codec.encode_text(&step.out, &mut net),
+            Some(text) => {
+                codec.encode_text(text.as_bytes(), &mut net);
+                closing = true;
+            }
+        }
         if !net.is_empty() {
             if stream.write_all(&net).await.is_err() {
                 break;
@@ -289,7 +314,6 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
             // Slow down password guessing; input typed meanwhile waits in the socket.
             tokio::time::sleep(d).await;
         }
-        idle.set(shared.idle_timeout.map(|d| clock::now() + d));
         let n = tokio::select! {
             r = stream.read(&mut buf) => match r {
                 Ok(0) | Err(_) => break,
@@ -301,7 +325,27 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                 let _ = stream.write_all(&bye).await;
                 break;
             }
-            // Moved on after every input: only a silent session ever sees it fire.
+            _ = login_deadline.fired() => {
+                tracing::info!("no login in time: disconnected");
+                let mut bye = Vec::new();
+                codec.encode_text(b"\r\n*** Login timed out. 73!\r\n", &mut bye);
+                let _ = stream.write_all(&bye).await;
+                break;
+            }
+            _ = async {
+                match login_place.as_mut() {
+                    Some(p) => p.closed().await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                tracing::info!("not logged in, and its place was needed: disconnected");
+                let mut bye = Vec::new();
+                codec.encode_text(b"\r\n*** Too many connections logging in. 73!\r\n", &mut bye);
+                let _ = stream.write_all(&bye).await;
+                break;
+            }
+            // Moved on after every complete line: a session that trickles bytes without ever
+            // finishing a line is as silent as one that sends nothing.
             _ = idle.fired() => {
                 tracing::info!("idle for too long: disconnected");
                 let mut bye = Vec::new();
@@ -312,17 +356,29 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
         };
         app.clear();
         codec.decode(&buf[..n], &mut app, &mut net);
+        if app.iter().any(|&b| b == b'\r' || b == b'\n') {
+            idle.set(shared.idle_timeout.map(|d| clock::now() + d));
+        }
         if app.is_empty() {
             step.out.clear();
             continue;
         }
         let input = std::mem::take(&mut app);
         let session = step.session;
+        let throttle = shared.throttle.clone();
         step = match shared
             .store
             .call(move |s| {
                 let now = clock::unix_now();
-                let mut step = Step::run(session, |sess| sess.handle_input(&input, s, now));
+                // Password checks are counted, and refused unchecked while locked out.
+                let mut guarded = crate::throttle::Guarded {
+                    store: s,
+                    throttle: &throttle,
+                    ip: throttle_ip,
+                    now: clock::now(),
+                };
+                let mut step =
+                    Step::run(session, |sess| sess.handle_input(&input, &mut guarded, now));
                 step.input = input;
                 step
             })

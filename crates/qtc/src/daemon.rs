@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use anyhow::Context;
 use tokio::net::TcpListener;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
 
+use crate::admission::{Admission, Sizes};
 use crate::bbs_port::{self, PortKind, Shared};
 use crate::config::Loaded;
 use crate::ctl;
@@ -37,6 +38,7 @@ fn init_logging(level: &str, json: bool) {
 /// Runs the daemon until a stop signal.
 pub fn run(c: Loaded) -> anyhow::Result<()> {
     init_logging(&c.cfg.log.filter(), c.cfg.log.format == "json");
+    raise_fd_limit();
     let mut store = qtc_store::Store::open(&c.data_dir, c.durability)
         .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
     store.set_station(c.station());
@@ -150,11 +152,15 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
         let shared = Arc::new(Shared {
             bbs: Arc::new(bbs),
             store: store.clone(),
-            throttle: Throttle::new(c.cfg.limits.lockout_after),
-            slots: Arc::new(Semaphore::new(c.cfg.telnet.max_sessions)),
-            max_sessions: c.cfg.telnet.max_sessions,
-            per_address: crate::throttle::AddressSlots::new(c.cfg.telnet.max_per_address),
+            throttle: Arc::new(Throttle::new(c.cfg.limits.lockout_after)),
+            admission: Admission::new(Sizes {
+                users: c.cfg.telnet.max_sessions,
+                partners: c.cfg.telnet.max_partner_sessions,
+                logins: c.cfg.telnet.max_logins,
+                per_address: c.cfg.telnet.max_per_address,
+            }),
             idle_timeout: c.user_idle,
+            login_timeout: c.login_timeout,
             forwarder: forwarder.clone(),
         });
         let (stop_tx, stop_rx) = watch::channel(false);
@@ -255,6 +261,7 @@ fn start_radios(
                 throttle_ip: None,
                 partners_only: false,
                 initial: Vec::new(),
+                login_place: None,
             };
             tk.spawn(
                 async move {
@@ -277,6 +284,20 @@ fn start_radios(
         handles.insert(p.name.clone(), RadioHandle { cmd: tx, heard });
     }
     Radios::new(handles)
+}
+
+/// Raises the open-file limit to its hard limit: every connection is a descriptor, and the
+/// usual soft limit of 1024 let idle web connections starve every listener.
+fn raise_fd_limit() {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    match getrlimit(Resource::RLIMIT_NOFILE) {
+        Ok((soft, hard)) if soft < hard => match setrlimit(Resource::RLIMIT_NOFILE, hard, hard) {
+            Ok(()) => tracing::info!(from = soft, to = hard, "open-file limit raised"),
+            Err(e) => tracing::warn!(error = %e, soft, hard, "cannot raise the open-file limit"),
+        },
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "cannot read the open-file limit"),
+    }
 }
 
 /// Installs the SIGTERM and SIGINT handlers now; the future completes at the first signal.

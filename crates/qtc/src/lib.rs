@@ -1,6 +1,7 @@
 //! The qtc daemon and its sysop commands, as a library: the `qtc` binary (main.rs) parses the
 //! command line and calls in here; the fuzz crate reaches the configuration checks through it.
 
+mod admission;
 mod bbs_port;
 pub mod cli;
 mod clock;

