@@ -283,3 +283,213 @@ fn a_daemon_started_with_few_descriptors_raises_its_limit_and_logs_emfile_once()
     assert!(!d.log().contains("accept failed"), "{}", d.log());
     drop(held);
 }
+
+/// A telnet client connecting from `ip` (any 127.x.y.z).
+fn connect_from(ip: [u8; 4], port: u16) -> Client {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let stream = rt.block_on(async {
+        let sock = tokio::net::TcpSocket::new_v4().unwrap();
+        sock.bind(SocketAddr::from((ip, 0))).unwrap();
+        let s = sock
+            .connect(SocketAddr::from(([127, 0, 0, 1], port)))
+            .await
+            .unwrap();
+        s.into_std().unwrap()
+    });
+    stream.set_nonblocking(false).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_millis(200)))
+        .unwrap();
+    Client {
+        stream,
+        seen: Vec::new(),
+    }
+}
+
+/// Sends a callsign and password on a fresh connection from `ip`; returns the client after
+/// the password went out.
+fn try_login(d: &Daemon, ip: [u8; 4], call: &str, pw: &str) -> Client {
+    let mut c = connect_from(ip, d.port);
+    c.expect("Callsign: ");
+    c.send(call);
+    c.expect("Password: ");
+    c.send(pw);
+    c
+}
+
+#[test]
+fn parallel_telnet_guesses_are_counted_before_they_are_checked() {
+    let d = Daemon::start("max_per_address = 20\n");
+    // Twelve guesses at once from one address: ten are checked, two are refused unchecked.
+    let mut guesses: Vec<Client> = (0..12)
+        .map(|_| {
+            let mut c = connect_from([127, 0, 0, 1], d.port);
+            c.expect("Callsign: ");
+            c.send("N0SYS");
+            c.expect("Password: ");
+            c
+        })
+        .collect();
+    for c in &mut guesses {
+        c.send("guess");
+    }
+    for c in &mut guesses {
+        c.expect("Login incorrect");
+    }
+    let log = d.log();
+    assert_eq!(log.matches("login refused unchecked").count(), 2, "{log}");
+    // The account is locked too: its right password from another address is refused.
+    let mut c = try_login(&d, [127, 0, 0, 2], "N0SYS", "root");
+    let out = c.expect("Login incorrect");
+    assert!(!out.contains("de N0CALL>"), "{out}");
+    // And the guessing address gets no prompt at all.
+    let mut c = connect_from([127, 0, 0, 1], d.port);
+    let out = c.expect_close();
+    assert!(out.contains("Too many failed logins"), "{out}");
+}
+
+#[test]
+fn a_good_login_on_another_account_does_not_reset_the_lockout() {
+    let d = Daemon::start("[limits]\nlockout_after = 3\n");
+    for _ in 0..2 {
+        try_login(&d, [127, 0, 0, 1], "N0SYS", "guess").expect("Login incorrect");
+    }
+    // The attacker's own account logs in fine from the same address...
+    try_login(&d, [127, 0, 0, 1], "N0USR", "pw").expect("de N0CALL>");
+    // ...and the next wrong guess still completes the lockout.
+    let out = try_login(&d, [127, 0, 0, 1], "N0SYS", "guess").expect_close();
+    assert!(
+        out.contains("Too many failed logins from your address"),
+        "{out}"
+    );
+    let out = connect_from([127, 0, 0, 1], d.port).expect_close();
+    assert!(out.contains("Too many failed logins"), "{out}");
+}
+
+#[test]
+fn a_thousand_parallel_web_guesses_check_at_most_ten_and_lock_the_right_one_out() {
+    raise_fd_limit();
+    let d = Daemon::start(
+        "[web]\nlisten = \"127.0.0.1:0\"\nmax_connections = 1100\nmax_per_address = 1100\n",
+    );
+    let web = d.web_port();
+    let (token, cookie) = login_token(web);
+    let wrong = post_request(
+        "/login",
+        &cookie,
+        &format!("call=N0SYS&password=guess&csrf={token}"),
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let refused = rt.block_on(async {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        // All 1,000 sent before any answer is read.
+        let mut set = tokio::task::JoinSet::new();
+        for _ in 0..1000 {
+            let mut s = tokio::net::TcpStream::connect(("127.0.0.1", web))
+                .await
+                .unwrap();
+            s.write_all(wrong.as_bytes()).await.unwrap();
+            set.spawn(async move {
+                let mut raw = Vec::new();
+                let _ = s.read_to_end(&mut raw).await;
+                String::from_utf8_lossy(&raw).contains(" 429 ")
+            });
+        }
+        // The refusals come at once; the checked ones wait out their back-off (not awaited).
+        let mut refused = 0;
+        while refused < 990 {
+            match tokio::time::timeout(PATIENCE, set.join_next()).await {
+                Ok(Some(Ok(true))) => refused += 1,
+                Ok(Some(_)) => {}
+                Ok(None) | Err(_) => break,
+            }
+        }
+        refused
+    });
+    assert!(
+        refused >= 990,
+        "only {refused} of 1000 refused before the check"
+    );
+    let checked = d.metric("qtc_login_failures_total").unwrap_or(0);
+    assert!(checked <= 10, "{checked} guesses were checked");
+    // The right password is refused while the lockout lasts.
+    assert_eq!(web_login(web, "N0SYS", "root"), Err(429));
+}
+
+#[test]
+fn web_sessions_end_when_the_user_is_deleted_demoted_or_given_a_new_password() {
+    let d = Daemon::start("[web]\nlisten = \"127.0.0.1:0\"\n");
+    let web = d.web_port();
+    let logged_in = |cookie: &str| get(web, "/", cookie).0 == 200;
+    let ok = |args: &[&str], stdin: &str| {
+        let out = common::cli(d.dir.path(), args, stdin);
+        assert!(out.status.success(), "{out:?}");
+    };
+
+    let s = web_login(web, "N0SYS", "root").unwrap();
+    assert!(logged_in(&s));
+    ok(&["user", "passwd", "N0SYS"], "new-root\n");
+    assert!(!logged_in(&s), "a new password ends the session");
+
+    let s = web_login(web, "N0SYS", "new-root").unwrap();
+    ok(&["user", "set", "N0SYS", "--sysop", "false"], "");
+    assert!(!logged_in(&s), "demotion ends the session");
+
+    ok(
+        &["user", "add", "N0SY2", "--password", "two", "--sysop"],
+        "",
+    );
+    let s = web_login(web, "N0SY2", "two").unwrap();
+    assert!(logged_in(&s));
+    ok(&["user", "del", "N0SY2"], "");
+    assert!(!logged_in(&s), "deleting the user ends the session");
+    // Deleted and recreated with the same call: the old session stays ended.
+    ok(
+        &["user", "add", "N0SY2", "--password", "two", "--sysop"],
+        "",
+    );
+    assert!(!logged_in(&s));
+}
+
+#[test]
+fn the_dashboard_cannot_be_framed_and_answers_only_its_own_host_names() {
+    let d = Daemon::start("[web]\nlisten = \"127.0.0.1:0\"\n");
+    let web = d.web_port();
+    let (status, text) = get(web, "/login", "");
+    assert_eq!(status, 200);
+    let head = text.to_ascii_lowercase();
+    assert!(head.contains("x-frame-options: deny"), "{text}");
+    assert!(
+        head.contains("content-security-policy: frame-ancestors 'none'"),
+        "{text}"
+    );
+    // DNS rebinding: a name that now points at 127.0.0.1 reaches neither the form nor /metrics.
+    for path in ["/login", "/metrics"] {
+        let (status, text) = http(
+            web,
+            &format!(
+                "GET {path} HTTP/1.1\r\nHost: attacker.example:{web}\r\nConnection: close\r\n\r\n"
+            ),
+        );
+        assert_eq!(status, 421, "{text}");
+        assert!(text.to_ascii_lowercase().contains("x-frame-options: deny"));
+    }
+    // A configured name is accepted, and then only it.
+    let d = Daemon::start("[web]\nlisten = \"127.0.0.1:0\"\nhosts = [\"bbs.example.org\"]\n");
+    let web = d.web_port();
+    let req = |host: &str| {
+        http(
+            web,
+            &format!("GET /login HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"),
+        )
+        .0
+    };
+    assert_eq!(req(&format!("bbs.example.org:{web}")), 200);
+    assert_eq!(req(&format!("127.0.0.1:{web}")), 421);
+}
