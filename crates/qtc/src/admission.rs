@@ -197,7 +197,7 @@ impl AcceptErrors {
     pub fn failed(&mut self, listener: &str, e: &std::io::Error) {
         crate::metrics::error("accept");
         let now = crate::clock::now();
-        if self.last.is_none_or(|t| now.duration_since(t) >= QUIET) {
+        if !matches!(self.last, Some(t) if now.duration_since(t) < QUIET) {
             tracing::warn!(%listener, error = %e, "accept failed; backing off (not logged again until a minute without failures)");
         }
         self.last = Some(now);
