@@ -365,6 +365,8 @@ impl Session {
         }
         let mine = ListFilter {
             to: Some(user.call.clone()),
+            // Held mail is not counted for anyone but the sysop.
+            visible_to: (!user.sysop).then(|| user.call.clone()),
             ..Default::default()
         };
         let greeting = store.list(&mine).and_then(|m| Ok((m, store.counts()?)));
@@ -532,8 +534,9 @@ impl Session {
 
     fn may_read(&self, h: &qtc_mail::MessageHeader) -> bool {
         let (me, sysop, _) = self.me();
+        // Held mail is the sysop's alone until released, even for its sender and addressee.
         sysop
-            || (h.status != MsgStatus::Killed
+            || (!matches!(h.status, MsgStatus::Killed | MsgStatus::Held)
                 && (h.kind != MsgType::Personal || h.to == me || h.from == me))
     }
 
@@ -580,6 +583,9 @@ impl Session {
             match store.message(n)? {
                 Some(m) if m.header.status == MsgStatus::Killed => {
                     self.say(&format!("Message #{n} is already killed.\r"));
+                }
+                Some(m) if !sysop && m.header.status == MsgStatus::Held => {
+                    self.say(&format!("No message #{n} for you.\r"));
                 }
                 Some(m) if sysop || m.header.to == me || m.header.from == me => {
                     store.set_status(n, MsgStatus::Killed)?;

@@ -180,7 +180,8 @@ pub struct ListFilter {
     pub at: Option<String>,
     /// Only the newest n.
     pub last: Option<usize>,
-    /// Restrict to what this user may see: bulletins, and personal mail to or from them.
+    /// Restrict to what this user may see: bulletins, and personal mail to or from them, none
+    /// of it held.
     /// `None`: everything (sysop).
     pub visible_to: Option<String>,
     /// Include killed messages (sysop `LK`); otherwise they are hidden unless `status` asks for them.

@@ -639,6 +639,8 @@ fn list_query(f: &ListFilter) -> (String, Vec<rusqlite::types::Value>) {
     if let Some(viewer) = &f.visible_to {
         let p = w.bind(viewer.to_ascii_uppercase());
         w.push(format!("(kind != 'P' OR to_call = {p} OR from_call = {p})"));
+        // Held mail waits for the sysop: nobody else sees it until it is released.
+        w.push("status != 'H'".into());
     }
     let mut sql = format!("SELECT {HEADER_COLUMNS} FROM messages");
     if !w.conds.is_empty() {

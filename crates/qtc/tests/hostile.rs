@@ -493,3 +493,49 @@ fn the_dashboard_cannot_be_framed_and_answers_only_its_own_host_names() {
     assert_eq!(req(&format!("bbs.example.org:{web}")), 200);
     assert_eq!(req(&format!("127.0.0.1:{web}")), 421);
 }
+
+/// Sends a bulletin as a logged-in user; returns what the BBS answered.
+fn send_bulletin(c: &mut Client, subject: &str, body: &str) -> String {
+    c.send("SB ALL @ WW");
+    c.expect("Subject:");
+    c.send(subject);
+    c.expect("Enter message");
+    c.send_raw(body.as_bytes());
+    c.send("/EX");
+    c.expect("de N0CALL>")
+}
+
+#[test]
+fn held_mail_is_the_sysops_alone_until_released() {
+    let d =
+        Daemon::start("[[rule]]\naction = \"hold\"\nfield = \"subject\"\npattern = \"*secret*\"\n");
+    let mut author = d.login("N0USR", "pw");
+    send_bulletin(&mut author, "top secret", "held body\r\n");
+    // Nobody but the sysop lists or reads it, not even its author.
+    for (call, pw) in [("N0OTH", "x"), ("N0USR", "pw")] {
+        let mut c = d.login(call, pw);
+        for cmd in ["LB", "L", "LL 10"] {
+            c.send(cmd);
+            let out = c.expect("de N0CALL>");
+            assert!(!out.contains("top secret"), "{call} {cmd}: {out}");
+        }
+        c.send("R 1");
+        let out = c.expect("de N0CALL>");
+        assert!(out.contains("No message #1 for you"), "{out}");
+        assert!(!out.contains("held body"), "{out}");
+        c.send("K 1");
+        let out = c.expect("de N0CALL>");
+        assert!(out.contains("No message #1 for you"), "{out}");
+    }
+    let mut s = d.login("N0SYS", "root");
+    s.send("LH");
+    assert!(s.expect("de N0CALL>").contains("top secret"));
+    s.send("R 1");
+    assert!(s.expect("de N0CALL>").contains("held body"));
+    // Released, it is everybody's bulletin.
+    let out = d.cli(&["msg", "release", "1"]);
+    assert!(out.status.success(), "{out:?}");
+    let mut c = d.login("N0OTH", "x");
+    c.send("LB");
+    assert!(c.expect("de N0CALL>").contains("top secret"));
+}
