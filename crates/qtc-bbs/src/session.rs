@@ -3,6 +3,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use qtc_mail::text::visible_line;
 use qtc_mail::{
     Callsign, ListFilter, MessageStore, MsgStatus, MsgType, NewMessage, StoreError, User,
     MAX_SUBJECT_LEN,
@@ -29,6 +30,9 @@ pub struct Config {
     pub info: String,
     /// Software version shown by `V`.
     pub version: String,
+    /// Message bodies go out as stored, escape sequences included (ANSI art); otherwise their
+    /// control characters are shown as visible escapes like every other field.
+    pub raw_bodies: bool,
 }
 
 impl Config {
@@ -42,6 +46,7 @@ impl Config {
             max_login_attempts: 3,
             info: String::new(),
             version: String::from("qtc"),
+            raw_bodies: false,
         }
     }
 
@@ -373,7 +378,7 @@ impl Session {
         let name = if user.name.is_empty() {
             user.call.clone()
         } else {
-            user.name.clone()
+            visible_line(&user.name).into_owned()
         };
         self.say(&format!(
             "Hello {name}, welcome to {} BBS.\r",
@@ -441,7 +446,7 @@ impl Session {
             Command::Name(name) => self.set_profile(store, |u| u.name = name),
             Command::HomeBbs(h) => self.set_profile(store, |u| u.home_bbs = h),
             Command::WhitePages(call) => store.home_bbs(&call).map(|home| match home {
-                Some(h) => self.say(&format!("{call}: home BBS {h}\r")),
+                Some(h) => self.say(&format!("{call}: home BBS {}\r", visible_line(&h))),
                 None => self.say(&format!("No white pages entry for {call}.\r")),
             }),
             Command::Sys => {
@@ -550,7 +555,7 @@ impl Session {
         for &n in numbers {
             match store.message(n)? {
                 Some(m) if self.may_read(&m.header) => {
-                    view::message(&m, verbose, &mut self.out);
+                    view::message(&m, verbose, self.cfg.raw_bodies, &mut self.out);
                     if m.header.to == me {
                         store.mark_read(n)?;
                     }

@@ -1,5 +1,7 @@
-//! How listings and messages look on the user's screen.
+//! How listings and messages look on the user's screen. Every field written by someone else
+//! goes through `qtc_mail::text`, so no escape sequence reaches the user's terminal.
 
+use qtc_mail::text::{visible_bytes, visible_line, visible_line_bytes};
 use qtc_mail::{Message, MessageHeader, Utc};
 
 /// The listing's column header.
@@ -10,7 +12,10 @@ pub(crate) fn list_line(h: &MessageHeader) -> String {
     let at = match h.at.split('.').next() {
         Some(first) if !first.is_empty() => {
             // Seven columns, counted in characters (stored addresses may hold any bytes).
-            format!("@{first}").chars().take(7).collect()
+            format!("@{}", visible_line(first))
+                .chars()
+                .take(7)
+                .collect()
         }
         _ => String::new(),
     };
@@ -20,16 +25,17 @@ pub(crate) fn list_line(h: &MessageHeader) -> String {
         h.kind.letter(),
         h.status.letter(),
         h.size,
-        h.to,
+        visible_line(&h.to),
         at,
-        h.from,
+        visible_line(&h.from),
         Utc::from_unix(h.created).list_stamp(),
-        String::from_utf8_lossy(&h.subject),
+        visible_line(&String::from_utf8_lossy(&h.subject)),
     )
 }
 
-/// The text shown by `R` (and `V`, with the R: lines).
-pub(crate) fn message(m: &Message, verbose: bool, out: &mut Vec<u8>) {
+/// The text shown by `R` (and `V`, with the R: lines). `raw_bodies`: the body goes out as
+/// stored (the station allows ANSI art).
+pub(crate) fn message(m: &Message, verbose: bool, raw_bodies: bool, out: &mut Vec<u8>) {
     let h = &m.header;
     let t = Utc::from_unix(h.created);
     let to = if h.at.is_empty() {
@@ -43,26 +49,37 @@ pub(crate) fn message(m: &Message, verbose: bool, out: &mut Vec<u8>) {
             h.number,
             h.kind.letter(),
             h.status.letter(),
-            to,
-            h.from,
+            visible_line(&to),
+            visible_line(&h.from),
             t.year,
             t.month,
             t.day,
             t.hour,
             t.minute,
-            h.bid
+            visible_line(&h.bid)
         )
         .as_bytes(),
     );
-    out.extend_from_slice(&h.subject);
+    out.extend_from_slice(&visible_line_bytes(&h.subject));
     out.extend_from_slice(b"\r\r");
     if verbose {
-        out.extend_from_slice(&m.rlines);
+        out.extend_from_slice(&visible_bytes(&m.rlines));
     }
-    // Bodies go out exactly as stored; the transport maps their line ends.
-    out.extend_from_slice(&m.body);
+    // The transport maps the body's line ends.
+    if raw_bodies {
+        out.extend_from_slice(&m.body);
+    } else {
+        out.extend_from_slice(&visible_bytes(&m.body));
+    }
     if !m.body.is_empty() && !m.body.ends_with(b"\n") && !m.body.ends_with(b"\r") {
         out.push(b'\r');
     }
-    out.extend_from_slice(format!("[End of message #{} from {}]\r", h.number, h.from).as_bytes());
+    out.extend_from_slice(
+        format!(
+            "[End of message #{} from {}]\r",
+            h.number,
+            visible_line(&h.from)
+        )
+        .as_bytes(),
+    );
 }

@@ -49,24 +49,29 @@ pub fn visible_line(s: &str) -> Cow<'_, str> {
 }
 
 /// [`visible`] for bytes that may not be UTF-8 (bodies in Latin-1 or CP437): valid UTF-8 is
-/// treated as characters; a stray byte 0x80-0x9F (an 8-bit C1 control) is escaped, other
-/// bytes pass.
+/// treated as characters (its C1 controls escaped); a byte that is not UTF-8 passes as it is,
+/// since 0x80-0x9F are letters in CP437 (Ç, ü, é...) and a UTF-8 terminal does not act on them.
 pub fn visible_bytes(b: &[u8]) -> Cow<'_, [u8]> {
-    let risky =
-        |&x: &u8| (x < 0x20 && !matches!(x, b'\r' | b'\n' | b'\t')) || (0x7F..=0x9F).contains(&x);
+    neutralise_bytes(b, true)
+}
+
+/// [`visible_line`] for bytes that may not be UTF-8 (a subject from the wire).
+pub fn visible_line_bytes(b: &[u8]) -> Cow<'_, [u8]> {
+    neutralise_bytes(b, false)
+}
+
+fn neutralise_bytes(b: &[u8], keep_lines: bool) -> Cow<'_, [u8]> {
+    // ESC and the other C0 controls, DEL, and the lead byte of a UTF-8 C1 control.
+    let risky = |&x: &u8| {
+        (x < 0x20 && !(keep_lines && matches!(x, b'\r' | b'\n' | b'\t'))) || x == 0x7F || x == 0xC2
+    };
     if !b.iter().any(risky) {
         return Cow::Borrowed(b);
     }
     let mut out = Vec::with_capacity(b.len() + 8);
     for chunk in b.utf8_chunks() {
-        out.extend_from_slice(visible(chunk.valid()).as_bytes());
-        for &x in chunk.invalid() {
-            if (0x80..=0x9F).contains(&x) {
-                out.extend_from_slice(format!("\\x{x:02X}").as_bytes());
-            } else {
-                out.push(x);
-            }
-        }
+        out.extend_from_slice(neutralise(chunk.valid(), keep_lines).as_bytes());
+        out.extend_from_slice(chunk.invalid());
     }
     Cow::Owned(out)
 }
@@ -87,7 +92,8 @@ mod tests {
         assert!(matches!(visible("clean"), Cow::Borrowed(_)));
         assert_eq!(
             &*visible_bytes(b"caf\xe9 \x1b[31m \x9b \xc2\x9b\r\n"),
-            b"caf\xe9 \\x1B[31m \\x9B \\u{9B}\r\n"
+            b"caf\xe9 \\x1B[31m \x9b \\u{9B}\r\n"
         );
+        assert_eq!(&*visible_line_bytes(b"a\rb\xe9"), b"a\\x0Db\xe9");
     }
 }

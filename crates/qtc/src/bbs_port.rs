@@ -241,6 +241,7 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
             match ev {
                 Event::HideInput(h) => codec.hide_input(h, &mut net),
                 Event::LoginFailed { call } => {
+                    let call = qtc_mail::text::visible_line(&call);
                     tracing::warn!(%call, "login failed");
                     crate::metrics::login_failed();
                     pause = Some(shared.throttle.delay(throttle_ip, clock::now()));

@@ -170,6 +170,8 @@ pub struct Station {
     pub haddr: String,
     /// Text for the I command.
     pub info: String,
+    /// Message bodies go to terminals as stored, escape sequences included (ANSI art).
+    pub raw_bodies: bool,
 }
 
 /// `[store]`
@@ -286,6 +288,7 @@ impl Default for Station {
             callsign: "N0CALL".into(),
             haddr: String::new(),
             info: String::new(),
+            raw_bodies: false,
         }
     }
 }

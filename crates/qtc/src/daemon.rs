@@ -56,6 +56,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
     bbs.max_login_attempts = c.cfg.limits.login_attempts;
     bbs.info = c.cfg.station.info.replace('\n', "\r");
     bbs.version = env!("CARGO_PKG_VERSION").to_string();
+    bbs.raw_bodies = c.cfg.station.raw_bodies;
 
     // One thread runs every socket and timer; SQLite has its own. A BBS is I/O-bound, and one
     // event thread means no cross-thread wake-ups (measured: futex calls per forwarded message

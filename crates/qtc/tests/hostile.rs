@@ -539,3 +539,66 @@ fn held_mail_is_the_sysops_alone_until_released() {
     c.send("LB");
     assert!(c.expect("de N0CALL>").contains("top secret"));
 }
+
+#[test]
+fn escape_sequences_from_other_people_never_reach_a_terminal_raw() {
+    const CLEAR: &str = "\x1b[2J";
+    const TITLE: &str = "\x1b]0;pwned\x07";
+    const CLIPBOARD: &str = "\x1b]52;c;cm0gLXJmIH4=\x07";
+    let d = Daemon::start("");
+    let mut evil = d.login("N0OTH", "x");
+    evil.send(&format!("N Eve{CLEAR}"));
+    evil.expect("de N0CALL>");
+    evil.send(&format!("NH N0BBB{TITLE}"));
+    evil.expect("de N0CALL>");
+    send_bulletin(
+        &mut evil,
+        &format!("hello{TITLE}"),
+        &format!("body{CLEAR}{CLIPBOARD}\u{9b}31m\r\n"),
+    );
+    // A failed login with an escape sequence for a callsign, for the log.
+    let mut c = d.connect();
+    c.expect("Callsign: ");
+    c.send(&format!("N0{CLEAR}"));
+    c.expect("Callsign: ");
+
+    let mut reader = d.login("N0USR", "pw");
+    for cmd in ["LB", "R 1", "V 1"] {
+        reader.send(cmd);
+        let out = reader.expect("de N0CALL>");
+        assert!(
+            !out.contains('\x1b') && !out.contains('\u{9b}'),
+            "{cmd}: {out:?}"
+        );
+        assert!(out.contains("\\x1B"), "{cmd}: {out:?}");
+    }
+    // The sysop's command line and the log.
+    for args in [&["msg", "list"][..], &["user", "list"]] {
+        let out = d.cli(args);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(!text.contains('\x1b'), "{args:?}: {text:?}");
+    }
+    assert!(String::from_utf8_lossy(&d.cli(&["user", "list"]).stdout).contains("Eve\\x1B[2J"));
+    let log = d.log();
+    assert!(!log.contains('\x1b'), "{log:?}");
+}
+
+#[test]
+fn a_station_may_allow_ansi_art_in_bodies() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = common::BASE_CONFIG.replace("[station]\n", "[station]\nraw_bodies = true\n");
+    std::fs::write(common::config_path(dir.path()), config).unwrap();
+    for (call, pw) in [("N0OTH", "x"), ("N0USR", "pw")] {
+        let out = common::cli(dir.path(), &["user", "add", call, "--password", pw], "");
+        assert!(out.status.success(), "{out:?}");
+    }
+    let d = Daemon::start_in(dir);
+    let mut artist = d.login("N0OTH", "x");
+    send_bulletin(&mut artist, "art\x1b[5m", "\x1b[31mred\x1b[0m\r\n");
+    let mut reader = d.login("N0USR", "pw");
+    reader.send("R 1");
+    let out = reader.expect("de N0CALL>");
+    // The body as drawn; the subject still neutralised.
+    assert!(out.contains("\x1b[31mred\x1b[0m"), "{out:?}");
+    assert!(out.contains("art\\x1B[5m"), "{out:?}");
+}
