@@ -123,6 +123,40 @@ fn db_err(e: rusqlite::Error) -> StoreError {
     }
 }
 
+/// Private mail and password hashes: the data directory and the database are the owner's
+/// alone (0700, 0600 when created), whatever the umask; group and other bits found on them
+/// are taken away.
+fn private(dir: &Path, db: &Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    owner_only(dir)?;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(db)
+        .map_err(|e| StoreError::Database(format!("cannot create {}: {e}", db.display())))?;
+    owner_only(db)
+}
+
+/// Takes the group and other permission bits off a path, when it exists and has any.
+fn owner_only(path: &Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let mode = meta.permissions().mode();
+    if mode & 0o077 == 0 {
+        return Ok(());
+    }
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode & !0o077)).map_err(|e| {
+        StoreError::Database(format!(
+            "cannot make {} private to its owner: {e}",
+            path.display()
+        ))
+    })
+}
+
 impl Store {
     /// Opens (creating if needed) the store in `dir`, migrating its schema to the current version.
     pub fn open(dir: &Path, durability: Durability) -> Result<Store, StoreError> {
@@ -133,6 +167,7 @@ impl Store {
             ))
         })?;
         let path = dir.join(DB_FILE);
+        private(dir, &path)?;
         let conn = Connection::open(&path)
             .map_err(|e| StoreError::Database(format!("cannot open {}: {e}", path.display())))?;
         // Another process (the sysop CLI or the daemon) may hold the write lock briefly.
@@ -158,6 +193,13 @@ impl Store {
             argon2: users::Argon2Memory::default(),
         };
         schema::migrate(&mut store.conn)?;
+        // SQLite gives the WAL and shared-memory files the database's mode; ones left by an
+        // older qtc are fixed here.
+        for suffix in ["-wal", "-shm"] {
+            let mut side = store.path.clone().into_os_string();
+            side.push(suffix);
+            owner_only(Path::new(&side))?;
+        }
         Ok(store)
     }
 

@@ -104,7 +104,18 @@ pub fn init(file: Option<&Path>) -> anyhow::Result<()> {
             if p.exists() {
                 bail!("{} exists already; not overwritten", p.display());
             }
-            std::fs::write(p, EXAMPLE).with_context(|| format!("cannot write {}", p.display()))?;
+            // Partner passwords go in here: the owner's alone, whatever the umask.
+            let mut f = {
+                use std::os::unix::fs::OpenOptionsExt;
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(p)
+            }
+            .with_context(|| format!("cannot write {}", p.display()))?;
+            f.write_all(EXAMPLE.as_bytes())
+                .with_context(|| format!("cannot write {}", p.display()))?;
             println!("wrote {}", p.display());
         }
     }

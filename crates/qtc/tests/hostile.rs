@@ -602,3 +602,57 @@ fn a_station_may_allow_ansi_art_in_bodies() {
     assert!(out.contains("\x1b[31mred\x1b[0m"), "{out:?}");
     assert!(out.contains("art\\x1B[5m"), "{out:?}");
 }
+
+/// The permission bits of a path.
+fn mode(p: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn the_store_and_a_new_config_are_private_whatever_the_umask() {
+    // `sh -c 'umask 000; exec qtc ARGS'`: the most open umask there is.
+    const UMASK_000: [&str; 3] = ["sh", "-c", "umask 000; exec \"$0\" \"$@\""];
+    let run = |dir: &std::path::Path, args: &[&str]| {
+        let out = std::process::Command::new(UMASK_000[0])
+            .args(&UMASK_000[1..])
+            .arg(env!("CARGO_BIN_EXE_qtc"))
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    let init = tempfile::tempdir().unwrap();
+    run(init.path(), &["init", "qtc.toml"]);
+    assert_eq!(mode(&init.path().join("qtc.toml")), 0o600);
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(common::config_path(dir.path()), common::BASE_CONFIG).unwrap();
+    run(
+        dir.path(),
+        &["-c", "qtc.toml", "user", "add", "N0USR", "--password", "pw"],
+    );
+    let data = dir.path().join("qtc-data");
+    let db = data.join("qtc.sqlite");
+    assert_eq!(mode(&data), 0o700);
+    assert_eq!(mode(&db), 0o600);
+    // A store left readable by an older version is made private when next opened.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    // The daemon, under the same umask, writing mail: the WAL is private too.
+    let d = Daemon::start_wrapped(dir, &UMASK_000);
+    let mut c = d.login("N0USR", "pw");
+    send_bulletin(&mut c, "into the WAL", "text\r\n");
+    assert_eq!(mode(&data_of(&d)), 0o700);
+    for f in ["qtc.sqlite", "qtc.sqlite-wal", "qtc.sqlite-shm"] {
+        assert_eq!(mode(&data_of(&d).join(f)), 0o600, "{f}");
+    }
+}
+
+fn data_of(d: &Daemon) -> std::path::PathBuf {
+    d.dir.path().join("qtc-data")
+}
