@@ -221,6 +221,29 @@ impl Store {
         Ok(())
     }
 
+    /// Bytes the `[store] max_mb` quota still leaves (free pages included); `u64::MAX`-ish
+    /// without a quota.
+    pub fn quota_room(&mut self) -> Result<u64, StoreError> {
+        let get = |conn: &Connection, pragma: &str| -> Result<u64, StoreError> {
+            conn.query_row(&format!("PRAGMA {pragma}"), [], |r| r.get::<_, i64>(0))
+                .map(|n| n.max(0) as u64)
+                .map_err(db_err)
+        };
+        let page = get(&self.conn, "page_size")?;
+        let max = get(&self.conn, "max_page_count")?;
+        let used =
+            get(&self.conn, "page_count")?.saturating_sub(get(&self.conn, "freelist_count")?);
+        Ok(max.saturating_sub(used).saturating_mul(page))
+    }
+
+    /// Copies the WAL into the database and truncates it, giving its disk space back: when the
+    /// disk is nearly full, the next message then needs only its own room.
+    pub fn shrink_wal(&mut self) -> Result<(), StoreError> {
+        self.conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .map_err(db_err)
+    }
+
     /// The marks that move when a message is queued for a partner (shared with the caller).
     pub fn queue_marks(&self) -> QueueMarks {
         self.queued.clone()

@@ -14,6 +14,7 @@ mod import;
 mod link;
 mod metrics;
 pub mod radio;
+mod room;
 pub mod service;
 mod store_thread;
 mod throttle;

@@ -1,0 +1,40 @@
+//! Whether the store has room for a message before any of it moves: a partner's proposal the
+//! store could not keep is deferred (FBB/B1/B2F `=`, MBL `LATER`), so the partner keeps it and
+//! offers it again, instead of sending it all to have it dropped.
+
+use qtc_store::Store;
+
+/// Room kept beyond a message's own: indexes, the R: lines, the WAL's frame headers.
+const MARGIN: u64 = 64 * 1024;
+
+/// Bytes the store can still take: the smaller of the `[store] max_mb` quota's room and the
+/// free space of the disk it is on. When that is short the WAL is checkpointed and truncated
+/// first, so the space it held counts.
+pub fn room(store: &mut Store, want: u64) -> u64 {
+    let measure = |store: &mut Store| {
+        let quota = store.quota_room().unwrap_or(u64::MAX);
+        let dir = store
+            .path()
+            .parent()
+            .map(|p| p.to_path_buf())
+            .unwrap_or_default();
+        let disk = nix::sys::statvfs::statvfs(&dir)
+            .map(|v| (v.blocks_available() as u64).saturating_mul(v.fragment_size() as u64))
+            .unwrap_or(u64::MAX);
+        quota.min(disk)
+    };
+    let room = measure(store);
+    if room >= want {
+        return room;
+    }
+    if let Err(e) = store.shrink_wal() {
+        tracing::debug!(error = %e, "WAL checkpoint failed");
+    }
+    measure(store)
+}
+
+/// What a message of `size` bytes needs: itself, its compressed form kept for forwarding, and
+/// the margin.
+pub fn need(size: u64) -> u64 {
+    size.saturating_mul(2).saturating_add(MARGIN)
+}
