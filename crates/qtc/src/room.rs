@@ -18,6 +18,8 @@ pub fn room(store: &mut Store, want: u64) -> u64 {
             .parent()
             .map(|p| p.to_path_buf())
             .unwrap_or_default();
+        // The statvfs field types differ between platforms (32-bit on some ARM boards).
+        #[allow(clippy::unnecessary_cast)]
         let disk = nix::sys::statvfs::statvfs(&dir)
             .map(|v| (v.blocks_available() as u64).saturating_mul(v.fragment_size() as u64))
             .unwrap_or(u64::MAX);
