@@ -744,6 +744,9 @@ impl Session {
             Err(StoreError::Rejected(_)) => {
                 self.say("*** This BBS does not accept that message: not stored.\r");
             }
+            Err(StoreError::OverLimit(why)) => {
+                self.say(&format!("*** {why}: message not stored.\r"));
+            }
             Err(e) => self.store_failed(&e),
         }
     }

@@ -37,6 +37,8 @@ pub struct Shared {
     pub throttle: Arc<Throttle>,
     /// Places for connections and sessions.
     pub admission: Admission,
+    /// Messages per hour and bytes per day for each user.
+    pub user_limits: Arc<crate::user_limits::UserLimits>,
     /// A user who sends no complete line for this long is disconnected (`None`: never).
     pub idle_timeout: Option<Duration>,
     /// A connection that has not logged in this long after connecting is closed.
@@ -366,7 +368,7 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
         }
         let input = std::mem::take(&mut app);
         let session = step.session;
-        let throttle = shared.throttle.clone();
+        let (throttle, limits) = (shared.throttle.clone(), shared.user_limits.clone());
         step = match shared
             .store
             .call(move |s| {
@@ -377,6 +379,7 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                     throttle: &throttle,
                     ip: throttle_ip,
                     now: clock::now(),
+                    limits: &limits,
                 };
                 let mut step =
                     Step::run(session, |sess| sess.handle_input(&input, &mut guarded, now));

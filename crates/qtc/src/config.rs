@@ -230,6 +230,10 @@ pub struct Limits {
     pub idle_timeout: String,
     /// A connection must have logged in this long after connecting ("60s").
     pub login_timeout: String,
+    /// Messages a user may enter per hour (sysops and BBSes exempt; 0: no limit).
+    pub messages_per_hour: u32,
+    /// KiB of messages a user may enter per day (sysops and BBSes exempt; 0: no limit).
+    pub kb_per_day: u64,
 }
 
 /// `[log]`
@@ -325,6 +329,8 @@ impl Default for Limits {
             lockout_after: 10,
             idle_timeout: "30m".into(),
             login_timeout: "60s".into(),
+            messages_per_hour: 30,
+            kb_per_day: 10 * 1024,
         }
     }
 }

@@ -42,8 +42,19 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
     let mut store = qtc_store::Store::open(&c.data_dir, c.durability)
         .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
     store.set_station(c.station());
+    let quota = match c.cfg.store.max_mb {
+        0 => {
+            let q = crate::room::default_quota(&store);
+            tracing::info!(
+                mib = q / (1024 * 1024),
+                "store quota from the free disk space"
+            );
+            q
+        }
+        mb => mb * 1024 * 1024,
+    };
     store
-        .set_max_size(c.cfg.store.max_mb * 1024 * 1024)
+        .set_max_size(quota)
         .map_err(|e| anyhow::anyhow!("{e} ([store] max_mb in {})", c.source))?;
     let db_path = store.path().to_path_buf();
     let (store, store_thread) =
@@ -160,6 +171,10 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
                 logins: c.cfg.telnet.max_logins,
                 per_address: c.cfg.telnet.max_per_address,
             }),
+            user_limits: Arc::new(crate::user_limits::UserLimits::new(
+                c.cfg.limits.messages_per_hour,
+                c.cfg.limits.kb_per_day * 1024,
+            )),
             idle_timeout: c.user_idle,
             login_timeout: c.login_timeout,
             forwarder: forwarder.clone(),

@@ -19,4 +19,5 @@ pub mod service;
 mod store_thread;
 mod throttle;
 mod tls;
+mod user_limits;
 mod web;

@@ -2,7 +2,8 @@
 //! account. An attempt is counted BEFORE the password is checked, so parallel guesses cannot
 //! outrun the count; a good login only takes back its own attempt, so an attacker's login on
 //! one account never clears the failures against another. No timer: entries are aged whenever
-//! they are looked at.
+//! they are looked at. [`Guarded`] is the store as a user session sees it, with these checks
+//! and the per-user allowances applied.
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -10,6 +11,7 @@ use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::user_limits::UserLimits;
 use qtc_mail::{
     ListFilter, Message, MessageHeader, MessageStore, MsgStatus, NewMessage, StoreError, User,
 };
@@ -160,6 +162,8 @@ pub struct Guarded<'a> {
     pub ip: Option<IpAddr>,
     /// The time of the attempt.
     pub now: Instant,
+    /// What each user may send.
+    pub limits: &'a UserLimits,
 }
 
 impl MessageStore for Guarded<'_> {
@@ -186,6 +190,18 @@ impl MessageStore for Guarded<'_> {
         bbs_call: &str,
         now: i64,
     ) -> Result<u64, StoreError> {
+        // Sysops and BBS accounts are exempt from the per-user allowances.
+        let exempt = self
+            .store
+            .user(&msg.from)?
+            .is_some_and(|u| u.sysop || u.bbs);
+        if !exempt {
+            let size = (msg.body.len() + msg.subject.len()) as u64;
+            if let Err(why) = self.limits.take(&msg.from, size, self.now) {
+                tracing::warn!(from = %msg.from, "message refused: {why}");
+                return Err(StoreError::OverLimit(why));
+            }
+        }
         self.store.insert_message(msg, bbs_call, now)
     }
     fn message(&mut self, number: u64) -> Result<Option<Message>, StoreError> {

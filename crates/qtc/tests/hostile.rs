@@ -203,13 +203,15 @@ fn a_trickle_of_bytes_keeps_no_connection() {
     let mut c = d.connect();
     c.expect("Callsign: ");
     trickle(c.stream.try_clone().unwrap());
-    let out = c.expect_close();
-    assert!(out.contains("Login timed out"), "{out}");
+    // (The goodbye line may be lost to the reset a trickled byte after the close causes: the
+    // log says why the daemon closed.)
+    c.expect_close();
+    assert!(d.log().contains("no login in time"), "{}", d.log());
     // Logged in: bytes without a line end do not count as activity.
     let mut c = d.login("N0USR", "pw");
     trickle(c.stream.try_clone().unwrap());
-    let out = c.expect_close();
-    assert!(out.contains("idle for too long"), "{out}");
+    c.expect_close();
+    assert!(d.log().contains("idle for too long"), "{}", d.log());
 }
 
 #[test]
@@ -655,4 +657,33 @@ fn the_store_and_a_new_config_are_private_whatever_the_umask() {
 
 fn data_of(d: &Daemon) -> std::path::PathBuf {
     d.dir.path().join("qtc-data")
+}
+
+#[test]
+fn a_user_cannot_fill_the_store_but_the_sysop_is_exempt() {
+    let d = Daemon::start("[limits]\nmessages_per_hour = 2\nkb_per_day = 4\n");
+    let mut u = d.login("N0USR", "pw");
+    for i in 0..2 {
+        assert!(send_bulletin(&mut u, &format!("n{i}"), "short\r\n").contains("stored"));
+    }
+    let out = send_bulletin(&mut u, "n2", "short\r\n");
+    assert!(
+        out.contains(
+            "You have sent 2 messages this hour, the most allowed here: message not stored"
+        ),
+        "{out}"
+    );
+    let mut o = d.login("N0OTH", "x");
+    let out = send_bulletin(&mut o, "big", &"0123456789abcdef\r\n".repeat(300));
+    assert!(out.contains("allowance of 4 KB a day"), "{out}");
+    let mut s = d.login("N0SYS", "root");
+    for i in 0..3 {
+        let out = send_bulletin(
+            &mut s,
+            &format!("s{i}"),
+            &"0123456789abcdef\r\n".repeat(200),
+        );
+        assert!(out.contains("stored"), "{out}");
+    }
+    assert_eq!(d.messages().len(), 5);
 }
