@@ -190,7 +190,8 @@ fn floods_that_never_log_in_keep_out_no_user_partner_or_sysop() {
 
 #[test]
 fn a_trickle_of_bytes_keeps_no_connection() {
-    let d = Daemon::start("[limits]\nlogin_timeout = \"1s\"\nidle_timeout = \"1s\"\n");
+    // The login deadline comes before the idle timeout, so it is the one that fires first.
+    let d = Daemon::start("[limits]\nlogin_timeout = \"1s\"\nidle_timeout = \"2s\"\n");
     // Before login: one byte at a time, never a whole line, is closed at the login deadline.
     let trickle = |mut s: TcpStream| {
         std::thread::spawn(move || {
