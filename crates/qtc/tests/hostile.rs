@@ -233,9 +233,8 @@ fn partners_have_their_own_places() {
     assert!(!out.contains("in use"), "{out}");
 }
 
-#[test]
-fn a_daemon_started_with_few_descriptors_raises_its_limit_and_logs_emfile_once() {
-    // The hard limit is the soft one: the daemon cannot raise it and runs out.
+/// A daemon with user N0USR/pw and room for 1,000 logins, started under `prlimit LIMIT`.
+fn daemon_with_nofile(limit: &str) -> Daemon {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         common::config_path(dir.path()),
@@ -248,7 +247,13 @@ fn a_daemon_started_with_few_descriptors_raises_its_limit_and_logs_emfile_once()
         "",
     );
     assert!(out.status.success(), "{out:?}");
-    let d = Daemon::start_wrapped(dir, &["prlimit", "--nofile=64:64", "--"]);
+    Daemon::start_wrapped(dir, &["prlimit", limit, "--"])
+}
+
+#[test]
+fn a_daemon_started_with_few_descriptors_raises_its_limit_and_logs_emfile_once() {
+    // The hard limit is the soft one: the daemon cannot raise it and runs out.
+    let d = daemon_with_nofile("--nofile=64:64");
     let held = flood(d.port, 1, 10, 10, b"");
     // A user waits in the backlog while accept fails; once the flood ends they get in.
     let mut u = Client::connect(d.port);
@@ -267,19 +272,7 @@ fn a_daemon_started_with_few_descriptors_raises_its_limit_and_logs_emfile_once()
     assert_eq!(log.matches("accept failed").count(), 1, "{log}");
 
     // With room under the hard limit, the daemon raises its soft limit and holds the flood.
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        common::config_path(dir.path()),
-        format!("{}max_logins = 1000\n", common::BASE_CONFIG),
-    )
-    .unwrap();
-    let out = common::cli(
-        dir.path(),
-        &["user", "add", "N0USR", "--password", "pw"],
-        "",
-    );
-    assert!(out.status.success(), "{out:?}");
-    let d = Daemon::start_wrapped(dir, &["prlimit", "--nofile=64:4096", "--"]);
+    let d = daemon_with_nofile("--nofile=64:4096");
     let held = flood(d.port, 1, 20, 10, b"");
     let _u = d.login("N0USR", "pw");
     assert!(d.log().contains("open-file limit raised"), "{}", d.log());
