@@ -3,6 +3,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use qtc_mail::text::visible_line;
 use qtc_mail::{
     Callsign, ListFilter, MessageStore, MsgStatus, MsgType, NewMessage, StoreError, User,
     MAX_SUBJECT_LEN,
@@ -44,6 +45,9 @@ pub struct Config {
     pub page_len_telnet: usize,
     /// Lines per page for AX.25 users, where a long listing takes minutes at 1200 baud.
     pub page_len_radio: usize,
+    /// Message bodies go out as stored, escape sequences included (ANSI art); otherwise their
+    /// control characters are shown as visible escapes like every other field.
+    pub raw_bodies: bool,
 }
 
 impl Config {
@@ -59,6 +63,7 @@ impl Config {
             version: String::from("qtc"),
             page_len_telnet: 0,
             page_len_radio: 20,
+            raw_bodies: false,
         }
     }
 
@@ -514,13 +519,15 @@ impl Session {
         }
         let mine = ListFilter {
             to: Some(user.call.clone()),
+            // Held mail is not counted for anyone but the sysop.
+            visible_to: (!user.sysop).then(|| user.call.clone()),
             ..Default::default()
         };
         let greeting = store.list(&mine).and_then(|m| Ok((m, store.counts()?)));
         let name = if user.name.is_empty() {
             user.call.clone()
         } else {
-            user.name.clone()
+            visible_line(&user.name).into_owned()
         };
         self.say(&format!(
             "Hello {name}, welcome to {} BBS.\r",
@@ -643,7 +650,7 @@ impl Session {
             Command::Name(name) => self.set_profile(store, |u| u.name = name),
             Command::HomeBbs(h) => self.set_profile(store, |u| u.home_bbs = h),
             Command::WhitePages(call) => store.home_bbs(&call).map(|home| match home {
-                Some(h) => self.say(&format!("{call}: home BBS {h}\r")),
+                Some(h) => self.say(&format!("{call}: home BBS {}\r", visible_line(&h))),
                 None => self.say(&format!("No white pages entry for {call}.\r")),
             }),
             Command::Sys => {
@@ -769,8 +776,9 @@ impl Session {
 
     fn may_read(&self, h: &qtc_mail::MessageHeader) -> bool {
         let (me, sysop, _) = self.me();
+        // Held mail is the sysop's alone until released, even for its sender and addressee.
         sysop
-            || (h.status != MsgStatus::Killed
+            || (!matches!(h.status, MsgStatus::Killed | MsgStatus::Held)
                 && (h.kind != MsgType::Personal || h.to == me || h.from == me))
     }
 
@@ -801,7 +809,7 @@ impl Session {
         let (me, _, _) = self.me();
         match store.message(n)? {
             Some(m) if self.may_read(&m.header) || m.copies.contains(&me) => {
-                view::message(&m, verbose, text);
+                view::message(&m, verbose, self.cfg.raw_bodies, text);
                 if m.header.to == me {
                     store.mark_read(n)?;
                 }
@@ -933,6 +941,9 @@ impl Session {
             match store.message(n)? {
                 Some(m) if m.header.status == MsgStatus::Killed => {
                     self.say(&format!("Message #{n} is already killed.\r"));
+                }
+                Some(m) if !sysop && m.header.status == MsgStatus::Held => {
+                    self.say(&format!("No message #{n} for you.\r"));
                 }
                 Some(m) if sysop || m.header.to == me || m.header.from == me => {
                     store.set_status(n, MsgStatus::Killed)?;
@@ -1085,6 +1096,9 @@ impl Session {
             }
             Err(StoreError::Rejected(_)) => {
                 self.say("*** This BBS does not accept that message: not stored.\r");
+            }
+            Err(StoreError::OverLimit(why)) => {
+                self.say(&format!("*** {why}: message not stored.\r"));
             }
             Err(e) => self.store_failed(&e),
         }

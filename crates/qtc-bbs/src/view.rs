@@ -1,5 +1,7 @@
-//! How listings and messages look on the user's screen.
+//! How listings and messages look on the user's screen. Every field written by someone else
+//! goes through `qtc_mail::text`, so no escape sequence reaches the user's terminal.
 
+use qtc_mail::text::{visible, visible_bytes, visible_line};
 use qtc_mail::{charset, Message, MessageHeader, Utc};
 
 /// The listing's column header.
@@ -10,7 +12,10 @@ pub(crate) fn list_line(h: &MessageHeader) -> String {
     let at = match h.at.split('.').next() {
         Some(first) if !first.is_empty() => {
             // Seven columns, counted in characters (stored addresses may hold any bytes).
-            format!("@{first}").chars().take(7).collect()
+            format!("@{}", visible_line(first))
+                .chars()
+                .take(7)
+                .collect()
         }
         _ => String::new(),
     };
@@ -20,16 +25,17 @@ pub(crate) fn list_line(h: &MessageHeader) -> String {
         h.kind.letter(),
         h.status.letter(),
         h.size,
-        h.to,
+        visible_line(&h.to),
         at,
-        h.from,
+        visible_line(&h.from),
         Utc::from_unix(h.created).list_stamp(),
-        charset::decode_header(&h.subject),
+        visible_line(&charset::decode_header(&h.subject)),
     )
 }
 
-/// The text shown by `R` (and `V`, with the R: lines).
-pub(crate) fn message(m: &Message, verbose: bool, out: &mut Vec<u8>) {
+/// The text shown by `R` (and `V`, with the R: lines). `raw_bodies`: the body goes out as
+/// stored (the station allows ANSI art).
+pub(crate) fn message(m: &Message, verbose: bool, raw_bodies: bool, out: &mut Vec<u8>) {
     let h = &m.header;
     let t = Utc::from_unix(h.created);
     let to = if h.at.is_empty() {
@@ -43,32 +49,40 @@ pub(crate) fn message(m: &Message, verbose: bool, out: &mut Vec<u8>) {
             h.number,
             h.kind.letter(),
             h.status.letter(),
-            to,
-            h.from,
+            visible_line(&to),
+            visible_line(&h.from),
             t.year,
             t.month,
             t.day,
             t.hour,
             t.minute,
-            h.bid
+            visible_line(&h.bid)
         )
         .as_bytes(),
     );
     // Winlink subjects may be RFC 2047 encoded: shown decoded (stored as received).
-    out.extend_from_slice(charset::decode_header(&h.subject).as_bytes());
+    out.extend_from_slice(visible_line(&charset::decode_header(&h.subject)).as_bytes());
     out.push(b'\r');
     if !m.copies.is_empty() {
-        out.extend_from_slice(format!("Copies to: {}\r", m.copies.join(" ")).as_bytes());
+        let copies = m.copies.join(" ");
+        out.extend_from_slice(format!("Copies to: {}\r", visible_line(&copies)).as_bytes());
     }
     out.push(b'\r');
     if verbose {
-        out.extend_from_slice(&m.rlines);
+        out.extend_from_slice(&visible_bytes(&m.rlines));
     }
     // Bodies go out as stored (the transport maps their line ends), unless the sender declared
-    // an 8-bit charset (Winlink `Content-Type`): then they are shown decoded, as UTF-8.
-    match m.charset.as_str() {
-        "" | "UTF-8" | "US-ASCII" => out.extend_from_slice(&m.body),
-        cs => out.extend_from_slice(charset::decode_charset(cs, &m.body).as_bytes()),
+    // an 8-bit charset (Winlink `Content-Type`): then they are shown decoded, as UTF-8. Control
+    // characters are made visible unless the station allows ANSI art.
+    let decoded = match m.charset.as_str() {
+        "" | "UTF-8" | "US-ASCII" => None,
+        cs => Some(charset::decode_charset(cs, &m.body)),
+    };
+    match (decoded, raw_bodies) {
+        (None, true) => out.extend_from_slice(&m.body),
+        (None, false) => out.extend_from_slice(&visible_bytes(&m.body)),
+        (Some(text), true) => out.extend_from_slice(text.as_bytes()),
+        (Some(text), false) => out.extend_from_slice(visible(&text).as_bytes()),
     }
     if !m.body.is_empty() && !m.body.ends_with(b"\n") && !m.body.ends_with(b"\r") {
         out.push(b'\r');
@@ -78,8 +92,16 @@ pub(crate) fn message(m: &Message, verbose: bool, out: &mut Vec<u8>) {
         out.extend_from_slice(format!("Attachments ({}):\r", m.files.len()).as_bytes());
         for f in &m.files {
             let name = charset::decode_8bit(&f.name);
+            let name = visible_line(&name);
             out.extend_from_slice(format!("  {name} ({} bytes)\r", f.size).as_bytes());
         }
     }
-    out.extend_from_slice(format!("[End of message #{} from {}]\r", h.number, h.from).as_bytes());
+    out.extend_from_slice(
+        format!(
+            "[End of message #{} from {}]\r",
+            h.number,
+            visible_line(&h.from)
+        )
+        .as_bytes(),
+    );
 }

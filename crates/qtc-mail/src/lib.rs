@@ -11,6 +11,7 @@ mod message;
 pub mod route;
 pub mod rules;
 mod store;
+pub mod text;
 mod utc;
 
 pub use callsign::{Callsign, CallsignError};

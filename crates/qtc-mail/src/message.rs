@@ -197,7 +197,8 @@ pub struct ListFilter {
     pub last: Option<usize>,
     /// Oldest first; newest first otherwise.
     pub oldest_first: bool,
-    /// Restrict to what this user may see: bulletins, and personal mail to or from them.
+    /// Restrict to what this user may see: bulletins, and personal mail to or from them, none
+    /// of it held.
     /// `None`: everything (sysop).
     pub visible_to: Option<String>,
     /// Include killed messages (sysop `LK`); otherwise they are hidden unless `status` asks for them.

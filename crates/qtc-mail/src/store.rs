@@ -35,6 +35,10 @@ pub enum StoreError {
     /// The user exists already.
     #[error("user {0} exists already")]
     UserExists(String),
+    /// The sender has used up their allowance (messages per hour, bytes per day); holds what
+    /// to tell them.
+    #[error("{0}")]
+    OverLimit(String),
     /// The store is full (the disk, or the `[store] max_mb` quota): nothing was written.
     #[error("the message store is full")]
     Full,

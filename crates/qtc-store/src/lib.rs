@@ -122,6 +122,40 @@ fn db_err(e: rusqlite::Error) -> StoreError {
     }
 }
 
+/// Private mail and password hashes: the data directory and the database are the owner's
+/// alone (0700, 0600 when created), whatever the umask; group and other bits found on them
+/// are taken away.
+fn private(dir: &Path, db: &Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    owner_only(dir)?;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(db)
+        .map_err(|e| StoreError::Database(format!("cannot create {}: {e}", db.display())))?;
+    owner_only(db)
+}
+
+/// Takes the group and other permission bits off a path, when it exists and has any.
+fn owner_only(path: &Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let mode = meta.permissions().mode();
+    if mode & 0o077 == 0 {
+        return Ok(());
+    }
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode & !0o077)).map_err(|e| {
+        StoreError::Database(format!(
+            "cannot make {} private to its owner: {e}",
+            path.display()
+        ))
+    })
+}
+
 impl Store {
     /// Opens (creating if needed) the store in `dir`, migrating its schema to the current version.
     pub fn open(dir: &Path, durability: Durability) -> Result<Store, StoreError> {
@@ -132,6 +166,7 @@ impl Store {
             ))
         })?;
         let path = dir.join(DB_FILE);
+        private(dir, &path)?;
         let conn = Connection::open(&path)
             .map_err(|e| StoreError::Database(format!("cannot open {}: {e}", path.display())))?;
         // Another process (the sysop CLI or the daemon) may hold the write lock briefly.
@@ -157,6 +192,13 @@ impl Store {
             argon2: users::Argon2Memory::default(),
         };
         schema::migrate(&mut store.conn)?;
+        // SQLite gives the WAL and shared-memory files the database's mode; ones left by an
+        // older qtc are fixed here.
+        for suffix in ["-wal", "-shm"] {
+            let mut side = store.path.clone().into_os_string();
+            side.push(suffix);
+            owner_only(Path::new(&side))?;
+        }
         Ok(store)
     }
 
@@ -176,6 +218,29 @@ impl Store {
             .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))
             .map_err(db_err)?;
         Ok(())
+    }
+
+    /// Bytes the `[store] max_mb` quota still leaves (free pages included); `u64::MAX`-ish
+    /// without a quota.
+    pub fn quota_room(&mut self) -> Result<u64, StoreError> {
+        let get = |conn: &Connection, pragma: &str| -> Result<u64, StoreError> {
+            conn.query_row(&format!("PRAGMA {pragma}"), [], |r| r.get::<_, i64>(0))
+                .map(|n| n.max(0) as u64)
+                .map_err(db_err)
+        };
+        let page = get(&self.conn, "page_size")?;
+        let max = get(&self.conn, "max_page_count")?;
+        let used =
+            get(&self.conn, "page_count")?.saturating_sub(get(&self.conn, "freelist_count")?);
+        Ok(max.saturating_sub(used).saturating_mul(page))
+    }
+
+    /// Copies the WAL into the database and truncates it, giving its disk space back: when the
+    /// disk is nearly full, the next message then needs only its own room.
+    pub fn shrink_wal(&mut self) -> Result<(), StoreError> {
+        self.conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .map_err(db_err)
     }
 
     /// The marks that move when a message is queued for a partner (shared with the caller).
@@ -627,6 +692,8 @@ fn list_query(f: &ListFilter) -> (String, Vec<rusqlite::types::Value>) {
             "(kind != 'P' OR to_call = {p} OR from_call = {p} \
              OR number IN (SELECT number FROM recipients WHERE call = {p}))"
         ));
+        // Held mail waits for the sysop: nobody else sees it until it is released.
+        w.push("status != 'H'".into());
     }
     let mut sql = format!("SELECT {HEADER_COLUMNS} FROM messages");
     if !w.conds.is_empty() {

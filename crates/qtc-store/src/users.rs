@@ -286,6 +286,22 @@ impl Store {
         Ok(())
     }
 
+    /// What a web session of `call` was opened with: the stored password hash while `call` is a
+    /// sysop with a password, else `None`. A session whose stamp no longer matches (the user
+    /// was deleted, demoted, or given a new password) has ended.
+    pub fn sysop_stamp(&mut self, call: &str) -> Result<Option<String>, StoreError> {
+        let row: Option<Option<String>> = self
+            .conn
+            .query_row(
+                "SELECT password FROM users WHERE call = ?1 AND sysop",
+                [call.to_ascii_uppercase()],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(db_err)?;
+        Ok(row.flatten())
+    }
+
     /// Every user, sorted by callsign.
     pub fn users(&mut self) -> Result<Vec<User>, StoreError> {
         let mut stmt = self

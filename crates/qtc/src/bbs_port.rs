@@ -10,10 +10,11 @@ use std::time::Duration;
 use qtc_bbs::{Access, Event, Session};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
+use crate::admission::{AcceptErrors, Admission, Place};
 use crate::clock;
 use crate::forward::{self, Forwarder};
 use crate::link::Codec;
@@ -32,16 +33,16 @@ pub struct Shared {
     pub bbs: Arc<qtc_bbs::Config>,
     /// The store thread.
     pub store: StoreHandle,
-    /// Login failure tracking.
-    pub throttle: Throttle,
-    /// Session slots.
-    pub slots: Arc<Semaphore>,
-    /// The session limit, for the refusal message.
-    pub max_sessions: usize,
-    /// Connections per source address.
-    pub per_address: crate::throttle::AddressSlots,
-    /// A user who sends nothing for this long is disconnected (`None`: never).
+    /// Login attempt counts.
+    pub throttle: Arc<Throttle>,
+    /// Places for connections and sessions.
+    pub admission: Admission,
+    /// Messages per hour and bytes per day for each user.
+    pub user_limits: Arc<crate::user_limits::UserLimits>,
+    /// A user who sends no complete line for this long is disconnected (`None`: never).
     pub idle_timeout: Option<Duration>,
+    /// A connection that has not logged in this long after connecting is closed.
+    pub login_timeout: Duration,
     /// Forwarding, for partners logging in.
     pub forwarder: Arc<Forwarder>,
     /// Password checks, off this thread and the store's.
@@ -75,6 +76,7 @@ pub async fn serve(
         (PortKind::Forward, Err(_)) => "forward".to_string(),
     };
     let bytes = crate::metrics::port_bytes(&name);
+    let mut errors = AcceptErrors::default();
     loop {
         let accepted = tokio::select! {
             a = listener.accept() => a,
@@ -119,8 +121,7 @@ pub async fn serve(
             }
             Err(e) => {
                 // Out of file descriptors and the like: back off instead of spinning on accept.
-                tracing::warn!(error = %e, "accept failed");
-                crate::metrics::error("accept");
+                errors.failed(&name, &e);
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
         }
@@ -147,18 +148,8 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
         )
         .await;
     }
-    let Ok(_slot) = shared.slots.clone().try_acquire_owned() else {
-        tracing::warn!(max = shared.max_sessions, "refused: all sessions in use");
-        return refuse(
-            stream,
-            &format!(
-                "Sorry, all {} sessions are in use. Try again later.\r\n",
-                shared.max_sessions
-            ),
-        )
-        .await;
-    };
-    let Some(_address_slot) = shared.per_address.take(peer.ip()) else {
+    // The address cap comes first: one host cannot take the places of the others.
+    let Some(_address_slot) = shared.admission.per_address.take(peer.ip()) else {
         tracing::warn!("refused: too many connections from this address");
         return refuse(
             stream,
@@ -166,6 +157,7 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
         )
         .await;
     };
+    let login_place = shared.admission.enter_login(peer.ip());
     let _counted = (kind == PortKind::Telnet)
         .then(|| crate::metrics::SessionGuard::new(crate::metrics::SessionKind::Telnet));
     tracing::info!("connected");
@@ -184,6 +176,7 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
         partners_only: kind == PortKind::Forward,
         initial: net,
         via: "telnet".to_string(),
+        login_place: Some(login_place),
     };
     serve_user(stream, codec, opts, &shared, shutdown).await;
 }
@@ -200,6 +193,8 @@ pub struct UserOpts {
     pub initial: Vec<u8>,
     /// How the user came in, as `U` shows it: `telnet` or the radio port's name.
     pub via: String,
+    /// The connection's place among those logging in (TCP only), given up at login.
+    pub login_place: Option<Place>,
 }
 
 /// Serves one user over any byte stream: a TCP connection (telnet or raw) or an AX.25 link's
@@ -219,6 +214,7 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
         partners_only,
         initial,
         via,
+        mut login_place,
     } = opts;
     let mut _presence = None;
     let mut pages = shared.online.pages();
@@ -238,8 +234,19 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
     let mut buf = vec![0u8; READ_BUF];
     let mut app = Vec::with_capacity(READ_BUF);
     let mut idle = clock::Timer::new();
+    idle.set(shared.idle_timeout.map(|d| clock::now() + d));
+    // Connect to completed login: bounded, however the bytes trickle in.
+    let mut login_deadline = clock::Timer::new();
+    login_deadline.set(
+        login_place
+            .is_some()
+            .then(|| clock::now() + shared.login_timeout),
+    );
+    let mut _seat = None;
     loop {
         let mut closing = false;
+        // A refusal replaces what the session said (a greeting, a prompt).
+        let mut refused: Option<String> = None;
         let mut pause = None;
         let mut partner = None;
         let mut check = None;
@@ -254,14 +261,27 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                         None => tracing::warn!("login failed: not a callsign"),
                     }
                     crate::metrics::login_failed();
-                    if let Some(ip) = throttle_ip {
-                        pause = Some(shared.throttle.failed(ip, clock::now()));
+                    pause = Some(shared.throttle.delay(throttle_ip, clock::now()));
+                    if throttle_ip.is_some_and(|ip| shared.throttle.locked_out(ip, clock::now())) {
+                        refused = Some(
+                            "Login incorrect.\rToo many failed logins from your address. \
+                             Try again later.\r"
+                                .to_string(),
+                        );
                     }
                 }
                 Event::LoggedIn { call, bbs } => {
-                    if let Some(ip) = throttle_ip {
-                        shared.throttle.succeeded(ip);
+                    let sysop = step.session.user().is_some_and(|u| u.sysop);
+                    match shared.admission.seat(sysop, bbs) {
+                        Ok(seat) => _seat = Some(seat),
+                        Err(refusal) => {
+                            tracing::warn!(%call, "refused at login: {refusal}");
+                            refused = Some(format!("{refusal}\r"));
+                            continue;
+                        }
                     }
+                    login_place = None;
+                    login_deadline.set(None);
                     tracing::info!(%call, "logged in");
                     if !bbs && !partners_only {
                         _presence = Some(shared.online.join(&call, &via));
@@ -280,8 +300,15 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                 Event::Close => closing = true,
             }
         }
-        // After the events: a password prompt follows the request to stop echoing.
-        codec.encode_text(&step.out, &mut net);
+        // After the events: a password prompt follows the request to stop echoing. A refused
+        // login says no more than the refusal.
+        match &refused {
+            None => codec.encode_text(&step.out, &mut net),
+            Some(text) => {
+                codec.encode_text(text.as_bytes(), &mut net);
+                closing = true;
+            }
+        }
         if !net.is_empty() {
             if stream.write_all(&net).await.is_err() {
                 break;
@@ -357,13 +384,35 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
             tokio::time::sleep(d).await;
         }
         if let Some((call, password)) = check {
-            let ok = shared.passwords.check(&shared.store, &call, password).await;
+            // Counted before the check: parallel guesses cannot outrun the lockout, and while
+            // the address or the account is locked out not even the right password is checked.
+            let ok = match shared.throttle.attempt(throttle_ip, &call, clock::now()) {
+                None => {
+                    tracing::warn!("login refused unchecked: locked out after repeated failures");
+                    Ok(false)
+                }
+                Some(attempt) => {
+                    let ok = shared.passwords.check(&shared.store, &call, password).await;
+                    if matches!(ok, Ok(true)) {
+                        shared.throttle.succeeded(attempt);
+                    }
+                    ok
+                }
+            };
             let session = step.session;
+            let (throttle, limits) = (shared.throttle.clone(), shared.user_limits.clone());
             step = match shared
                 .store
                 .call(move |s| {
+                    let mut guarded = crate::throttle::Guarded {
+                        store: s,
+                        throttle: &throttle,
+                        ip: throttle_ip,
+                        now: clock::now(),
+                        limits: &limits,
+                    };
                     Step::run(session, |sess| {
-                        sess.password_checked(ok, s, clock::unix_now())
+                        sess.password_checked(ok, &mut guarded, clock::unix_now())
                     })
                 })
                 .await
@@ -373,7 +422,6 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
             };
             continue;
         }
-        idle.set(shared.idle_timeout.map(|d| clock::now() + d));
         let n = tokio::select! {
             r = stream.read(&mut buf) => match r {
                 Ok(0) | Err(_) => break,
@@ -398,7 +446,27 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                 let _ = stream.write_all(&bye).await;
                 break;
             }
-            // Moved on after every input: only a silent session ever sees it fire.
+            _ = login_deadline.fired() => {
+                tracing::info!("no login in time: disconnected");
+                let mut bye = Vec::new();
+                codec.encode_text(b"\r\n*** Login timed out. 73!\r\n", &mut bye);
+                let _ = stream.write_all(&bye).await;
+                break;
+            }
+            _ = async {
+                match login_place.as_mut() {
+                    Some(p) => p.closed().await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                tracing::info!("not logged in, and its place was needed: disconnected");
+                let mut bye = Vec::new();
+                codec.encode_text(b"\r\n*** Too many connections logging in. 73!\r\n", &mut bye);
+                let _ = stream.write_all(&bye).await;
+                break;
+            }
+            // Moved on after every complete line: a session that trickles bytes without ever
+            // finishing a line is as silent as one that sends nothing.
             _ = idle.fired() => {
                 tracing::info!("idle for too long: disconnected");
                 let mut bye = Vec::new();
@@ -409,6 +477,9 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
         };
         app.clear();
         codec.decode(&buf[..n], &mut app, &mut net);
+        if app.iter().any(|&b| b == b'\r' || b == b'\n') {
+            idle.set(shared.idle_timeout.map(|d| clock::now() + d));
+        }
         if app.is_empty() {
             step.out.clear();
             continue;
@@ -416,15 +487,24 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
         let input = std::mem::take(&mut app);
         let session = step.session;
         let online = shared.online.clone();
+        let (throttle, limits) = (shared.throttle.clone(), shared.user_limits.clone());
         step = match shared
             .store
             .call(move |s| {
                 let now = clock::unix_now();
+                // Password checks are counted, and refused unchecked while locked out.
+                let mut guarded = crate::throttle::Guarded {
+                    store: s,
+                    throttle: &throttle,
+                    ip: throttle_ip,
+                    now: clock::now(),
+                    limits: &limits,
+                };
                 let mut step = Step::run(session, |sess| {
-                    sess.handle_input(&input, s, now);
+                    sess.handle_input(&input, &mut guarded, now);
                     // U, J, PORTS: answered here, before the next input.
                     while let Some(answer) = sess.pending_ask().and_then(|a| online.answer(a)) {
-                        sess.answer(answer, s, now);
+                        sess.answer(answer, &mut guarded, now);
                     }
                 });
                 step.input = input;

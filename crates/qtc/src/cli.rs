@@ -6,6 +6,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context};
 use clap::Subcommand;
+use qtc_mail::text::{visible_bytes, visible_line, visible_line_bytes};
 use qtc_mail::{Callsign, ListFilter, MessageStore, MsgStatus, MsgType, Utc};
 use qtc_store::Store;
 
@@ -128,7 +129,18 @@ pub fn init(file: Option<&Path>) -> anyhow::Result<()> {
             if p.exists() {
                 bail!("{} exists already; not overwritten", p.display());
             }
-            std::fs::write(p, EXAMPLE).with_context(|| format!("cannot write {}", p.display()))?;
+            // Partner passwords go in here: the owner's alone, whatever the umask.
+            let mut f = {
+                use std::os::unix::fs::OpenOptionsExt;
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(p)
+            }
+            .with_context(|| format!("cannot write {}", p.display()))?;
+            f.write_all(EXAMPLE.as_bytes())
+                .with_context(|| format!("cannot write {}", p.display()))?;
             outln!("wrote {}", p.display());
         }
     }
@@ -214,8 +226,8 @@ pub fn user(c: &Loaded, cmd: UserCmd) -> anyhow::Result<()> {
                     u.call,
                     if u.sysop { "yes" } else { "" },
                     if u.bbs { "yes" } else { "" },
-                    u.name,
-                    u.home_bbs
+                    visible_line(&u.name),
+                    visible_line(&u.home_bbs)
                 );
             }
         }
@@ -305,12 +317,12 @@ pub fn msg(c: &Loaded, cmd: MsgCmd) -> anyhow::Result<()> {
                         h.kind.letter(),
                         h.status.letter(),
                         h.size,
-                        h.to,
-                        h.at,
-                        h.from,
-                        h.bid,
+                        visible_line(&h.to),
+                        visible_line(&h.at),
+                        visible_line(&h.from),
+                        visible_line(&h.bid),
                         Utc::from_unix(h.created).rfc3339(),
-                        subject
+                        visible_line(&subject)
                     )?;
                 }
             }
@@ -326,19 +338,26 @@ pub fn msg(c: &Loaded, cmd: MsgCmd) -> anyhow::Result<()> {
             writeln!(
                 out,
                 "To:      {}{}{}",
-                h.to,
+                visible_line(&h.to),
                 if h.at.is_empty() { "" } else { "@" },
-                h.at
+                visible_line(&h.at)
             )?;
-            writeln!(out, "From:    {}", h.from)?;
-            writeln!(out, "BID:     {}", h.bid)?;
+            writeln!(out, "From:    {}", visible_line(&h.from))?;
+            writeln!(out, "BID:     {}", visible_line(&h.bid))?;
             writeln!(out, "Date:    {}", Utc::from_unix(h.created).rfc3339())?;
             writeln!(out, "Size:    {}", h.size)?;
             out.write_all(b"Subject: ")?;
-            out.write_all(&h.subject)?;
+            out.write_all(&visible_line_bytes(&h.subject))?;
             out.write_all(b"\n\n")?;
-            out.write_all(&m.rlines)?;
-            out.write_all(&m.body)?;
+            // On a terminal, escape sequences in the text are shown, not acted on; piped
+            // (to a file, a script) the text goes out byte for byte.
+            if out.is_terminal() {
+                out.write_all(&visible_bytes(&m.rlines))?;
+                out.write_all(&visible_bytes(&m.body))?;
+            } else {
+                out.write_all(&m.rlines)?;
+                out.write_all(&m.body)?;
+            }
         }
         MsgCmd::Import { file } => {
             let data = if file.as_os_str() == "-" {

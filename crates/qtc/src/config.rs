@@ -180,6 +180,8 @@ pub struct Station {
     pub haddr: String,
     /// Text for the I command.
     pub info: String,
+    /// Message bodies go to terminals as stored, escape sequences included (ANSI art).
+    pub raw_bodies: bool,
 }
 
 /// `[store]`
@@ -204,6 +206,10 @@ pub struct TelnetCfg {
     pub max_sessions: usize,
     /// Most connections from one address at once (telnet and forwarding ports).
     pub max_per_address: usize,
+    /// Most forwarding partners logged in at once (their own pool, apart from users').
+    pub max_partner_sessions: usize,
+    /// Most connections not yet logged in at once; beyond it the longest waiting is closed.
+    pub max_logins: usize,
     /// Listen addresses speaking TLS (needs `[tls]`).
     pub tls_listen: Vec<String>,
     /// Lines per page before `More?` for telnet users (0: no paging); `OP n` changes it.
@@ -236,6 +242,12 @@ pub struct Limits {
     pub idle_timeout: String,
     /// Password checks (argon2, 19 MiB each) run at once at most; 0: one per core.
     pub password_checks: usize,
+    /// A connection must have logged in this long after connecting ("60s").
+    pub login_timeout: String,
+    /// Messages a user may enter per hour (sysops and BBSes exempt; 0: no limit).
+    pub messages_per_hour: u32,
+    /// KiB of messages a user may enter per day (sysops and BBSes exempt; 0: no limit).
+    pub kb_per_day: u64,
 }
 
 /// `[log]`
@@ -294,6 +306,7 @@ impl Default for Station {
             callsign: "N0CALL".into(),
             haddr: String::new(),
             info: String::new(),
+            raw_bodies: false,
         }
     }
 }
@@ -314,6 +327,8 @@ impl Default for TelnetCfg {
             listen: vec!["127.0.0.1:6300".into()],
             max_sessions: 100,
             max_per_address: 10,
+            max_partner_sessions: 20,
+            max_logins: 200,
             tls_listen: Vec::new(),
             page_lines: 0,
         }
@@ -329,6 +344,9 @@ impl Default for Limits {
             lockout_after: 10,
             idle_timeout: "30m".into(),
             password_checks: 0,
+            login_timeout: "60s".into(),
+            messages_per_hour: 30,
+            kb_per_day: 10 * 1024,
         }
     }
 }
@@ -362,6 +380,8 @@ pub struct Loaded {
     pub forward_idle: Duration,
     /// User session idle timeout; `None`: never.
     pub user_idle: Option<Duration>,
+    /// Connect to completed login, at most.
+    pub login_timeout: Duration,
     /// Our certificate and key for TLS listeners, resolved.
     pub tls: Option<(PathBuf, PathBuf)>,
     /// Telnet listeners speaking TLS.
@@ -669,11 +689,28 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         )
     })?;
     let user_idle = (!user_idle.is_zero()).then_some(user_idle);
-    if cfg.telnet.max_per_address == 0 {
-        return Err(key_err(
-            "[telnet] max_per_address",
-            "expected at least 1".into(),
-        ));
+    let login_timeout = parse_duration(&cfg.limits.login_timeout)
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| {
+            key_err(
+                "[limits] login_timeout",
+                format!(
+                    "expected a duration such as \"60s\" or \"2m\", got {:?}",
+                    cfg.limits.login_timeout
+                ),
+            )
+        })?;
+    for (key, n) in [
+        ("[telnet] max_per_address", cfg.telnet.max_per_address),
+        (
+            "[telnet] max_partner_sessions",
+            cfg.telnet.max_partner_sessions,
+        ),
+        ("[telnet] max_logins", cfg.telnet.max_logins),
+    ] {
+        if n == 0 {
+            return Err(key_err(key, "expected at least 1".into()));
+        }
     }
     if !(1..=5).contains(&cfg.forward.max_proposals) {
         return Err(key_err("[forward] max_proposals", "expected 1 to 5".into()));
@@ -729,6 +766,7 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         forward_listen,
         forward_idle,
         user_idle,
+        login_timeout,
         tls,
         telnet_tls_listen,
         forward_tls_listen,

@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use anyhow::Context;
 use tokio::net::TcpListener;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
 
+use crate::admission::{Admission, Sizes};
 use crate::bbs_port::{self, PortKind, Shared};
 use crate::config::Loaded;
 use crate::ctl;
@@ -37,11 +38,23 @@ fn init_logging(level: &str, json: bool) {
 /// Runs the daemon until a stop signal.
 pub fn run(c: Loaded) -> anyhow::Result<()> {
     init_logging(&c.cfg.log.filter(), c.cfg.log.format == "json");
+    raise_fd_limit();
     let mut store = qtc_store::Store::open(&c.data_dir, c.durability)
         .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
     store.set_station(c.station());
+    let quota = match c.cfg.store.max_mb {
+        0 => {
+            let q = crate::room::default_quota(&store);
+            tracing::info!(
+                mib = q / (1024 * 1024),
+                "store quota from the free disk space"
+            );
+            q
+        }
+        mb => mb * 1024 * 1024,
+    };
     store
-        .set_max_size(c.cfg.store.max_mb * 1024 * 1024)
+        .set_max_size(quota)
         .map_err(|e| anyhow::anyhow!("{e} ([store] max_mb in {})", c.source))?;
     let db_path = store.path().to_path_buf();
     let (store, store_thread) =
@@ -62,6 +75,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
     bbs.version = env!("CARGO_PKG_VERSION").to_string();
     bbs.page_len_telnet = c.cfg.telnet.page_lines;
     bbs.page_len_radio = c.cfg.ax25.page_lines;
+    bbs.raw_bodies = c.cfg.station.raw_bodies;
 
     // One thread runs every socket and timer; SQLite has its own. A BBS is I/O-bound, and one
     // event thread means no cross-thread wake-ups (measured: futex calls per forwarded message
@@ -159,11 +173,19 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
         let shared = Arc::new(Shared {
             bbs: Arc::new(bbs),
             store: store.clone(),
-            throttle: Throttle::new(c.cfg.limits.lockout_after),
-            slots: Arc::new(Semaphore::new(c.cfg.telnet.max_sessions)),
-            max_sessions: c.cfg.telnet.max_sessions,
-            per_address: crate::throttle::AddressSlots::new(c.cfg.telnet.max_per_address),
+            throttle: Arc::new(Throttle::new(c.cfg.limits.lockout_after)),
+            admission: Admission::new(Sizes {
+                users: c.cfg.telnet.max_sessions,
+                partners: c.cfg.telnet.max_partner_sessions,
+                logins: c.cfg.telnet.max_logins,
+                per_address: c.cfg.telnet.max_per_address,
+            }),
+            user_limits: Arc::new(crate::user_limits::UserLimits::new(
+                c.cfg.limits.messages_per_hour,
+                c.cfg.limits.kb_per_day * 1024,
+            )),
             idle_timeout: c.user_idle,
+            login_timeout: c.login_timeout,
             forwarder: forwarder.clone(),
             passwords: passwords.clone(),
             online: Arc::default(),
@@ -281,6 +303,7 @@ fn start_radios(
                 partners_only: false,
                 initial: Vec::new(),
                 via: name.clone(),
+                login_place: None,
             };
             tk.spawn(
                 async move {
@@ -313,6 +336,20 @@ fn start_radios(
     let radios = Radios::new(handles);
     shared.online.set_ports(ports, radios.clone());
     radios
+}
+
+/// Raises the open-file limit to its hard limit: every connection is a descriptor, and the
+/// usual soft limit of 1024 let idle web connections starve every listener.
+fn raise_fd_limit() {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    match getrlimit(Resource::RLIMIT_NOFILE) {
+        Ok((soft, hard)) if soft < hard => match setrlimit(Resource::RLIMIT_NOFILE, hard, hard) {
+            Ok(()) => tracing::info!(from = soft, to = hard, "open-file limit raised"),
+            Err(e) => tracing::warn!(error = %e, soft, hard, "cannot raise the open-file limit"),
+        },
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "cannot read the open-file limit"),
+    }
 }
 
 /// Installs the SIGTERM and SIGINT handlers now; the future completes at the first signal.

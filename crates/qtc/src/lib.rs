@@ -4,13 +4,14 @@
 #[macro_use]
 mod out;
 
+mod admission;
 mod bbs_port;
 pub mod cli;
 mod clock;
 mod conference;
 pub mod config;
-mod cpu_pool;
 pub mod config_file;
+mod cpu_pool;
 mod ctl;
 pub mod daemon;
 mod downlink;
@@ -24,10 +25,12 @@ mod online;
 mod passwords;
 pub use out::closed_pipe;
 pub mod radio;
+mod room;
 pub mod service;
 mod store_thread;
 mod throttle;
 mod tls;
+mod user_limits;
 mod web;
 
 /// `qtc password-helper` (hidden): one argon2 check or hash for the daemon, in a process of its

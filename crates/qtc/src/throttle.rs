@@ -1,83 +1,232 @@
-//! Slows down and then locks out addresses that keep failing to log in. No timer: entries are
-//! aged whenever they are looked at.
+//! Slows down and then locks out password guessing, per source address and per target
+//! account. An attempt is counted BEFORE the password is checked, so parallel guesses cannot
+//! outrun the count; a good login only takes back its own attempt, so an attacker's login on
+//! one account never clears the failures against another. No timer: entries are aged whenever
+//! they are looked at. [`Guarded`] is the store as a user session sees it, with these checks
+//! and the per-user allowances applied.
 
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Failures older than this are forgotten; a lockout lasts this long after the last failure.
+use crate::user_limits::UserLimits;
+use qtc_mail::{
+    ListFilter, Message, MessageHeader, MessageStore, MsgStatus, NewMessage, StoreError, User,
+};
+
+/// Attempts older than this are forgotten; a lockout lasts this long after the last attempt.
 pub const WINDOW: Duration = Duration::from_secs(15 * 60);
 /// The longest pause imposed after a failed login.
 pub const MAX_DELAY: Duration = Duration::from_secs(16);
-/// Addresses remembered at most; the oldest are dropped beyond it.
+/// Keys remembered at most per table; the oldest are dropped beyond it.
 const MAX_ENTRIES: usize = 10_000;
 
 #[derive(Clone, Copy)]
 struct Record {
-    failures: u32,
+    attempts: u32,
     last: Instant,
 }
 
-/// Per-address login failure counts.
-pub struct Throttle {
-    lockout_after: u32,
-    records: Mutex<HashMap<IpAddr, Record>>,
+/// Attempt counts per key (an address or an account), aged on every look.
+struct Counts<K> {
+    map: Mutex<HashMap<K, Record>>,
 }
 
-impl Throttle {
-    /// Locks an address out after `lockout_after` failures within [`WINDOW`].
-    pub fn new(lockout_after: u32) -> Throttle {
-        Throttle {
-            lockout_after,
-            records: Mutex::new(HashMap::new()),
+impl<K: Hash + Eq + Clone> Counts<K> {
+    fn new() -> Counts<K> {
+        Counts {
+            map: Mutex::new(HashMap::new()),
         }
     }
 
-    fn live(&self, ip: IpAddr, now: Instant) -> Option<Record> {
-        let mut map = self.records.lock().unwrap_or_else(|e| e.into_inner());
-        match map.get(&ip) {
-            Some(r) if now.duration_since(r.last) < WINDOW => Some(*r),
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<K, Record>> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn live(map: &mut HashMap<K, Record>, key: &K, now: Instant) -> u32 {
+        match map.get(key) {
+            Some(r) if now.duration_since(r.last) < WINDOW => r.attempts,
             Some(_) => {
-                map.remove(&ip);
-                None
+                map.remove(key);
+                0
             }
-            None => None,
+            None => 0,
+        }
+    }
+
+    fn get(&self, key: &K, now: Instant) -> u32 {
+        Self::live(&mut self.lock(), key, now)
+    }
+
+    fn add(map: &mut HashMap<K, Record>, key: &K, now: Instant) {
+        let attempts = Self::live(map, key, now) + 1;
+        if map.len() >= MAX_ENTRIES {
+            map.retain(|_, r| now.duration_since(r.last) < WINDOW);
+        }
+        if map.len() < MAX_ENTRIES || map.contains_key(key) {
+            map.insert(
+                key.clone(),
+                Record {
+                    attempts,
+                    last: now,
+                },
+            );
+        }
+    }
+
+    fn take_back(&self, key: &K) {
+        let mut map = self.lock();
+        if let Some(r) = map.get_mut(key) {
+            r.attempts = r.attempts.saturating_sub(1);
+            if r.attempts == 0 {
+                map.remove(key);
+            }
+        }
+    }
+}
+
+/// Login attempt counts per source address and per target account.
+pub struct Throttle {
+    lockout_after: u32,
+    addresses: Counts<IpAddr>,
+    accounts: Counts<String>,
+}
+
+/// One counted attempt, to hand back with [`Throttle::succeeded`] when the password was right.
+#[derive(Debug)]
+pub struct Attempt {
+    ip: Option<IpAddr>,
+    account: String,
+}
+
+impl Throttle {
+    /// Locks an address or an account out after `lockout_after` attempts within [`WINDOW`].
+    pub fn new(lockout_after: u32) -> Throttle {
+        Throttle {
+            lockout_after,
+            addresses: Counts::new(),
+            accounts: Counts::new(),
         }
     }
 
     /// True when the address must not even get a login prompt.
     pub fn locked_out(&self, ip: IpAddr, now: Instant) -> bool {
-        self.live(ip, now)
-            .is_some_and(|r| r.failures >= self.lockout_after)
+        self.addresses.get(&ip, now) >= self.lockout_after
     }
 
-    /// Records a failure; returns how long to wait before the next prompt (doubling, capped).
-    pub fn failed(&self, ip: IpAddr, now: Instant) -> Duration {
-        let failures = self.live(ip, now).map_or(0, |r| r.failures) + 1;
-        let mut map = self.records.lock().unwrap_or_else(|e| e.into_inner());
-        if map.len() >= MAX_ENTRIES {
-            map.retain(|_, r| now.duration_since(r.last) < WINDOW);
+    /// Counts an attempt on `account` from `ip` (none for a radio link) before its password is
+    /// checked; `None` when the address or the account is locked out: then do not check it.
+    pub fn attempt(&self, ip: Option<IpAddr>, account: &str, now: Instant) -> Option<Attempt> {
+        let account = account.to_ascii_uppercase();
+        // Both tables under their locks at once, so parallel attempts are counted one by one.
+        let mut addresses = self.addresses.lock();
+        let mut accounts = self.accounts.lock();
+        let by_ip = ip.map_or(0, |ip| Counts::live(&mut addresses, &ip, now));
+        let by_account = Counts::live(&mut accounts, &account, now);
+        if by_ip >= self.lockout_after || by_account >= self.lockout_after {
+            return None;
         }
-        if map.len() < MAX_ENTRIES {
-            map.insert(
-                ip,
-                Record {
-                    failures,
-                    last: now,
-                },
-            );
+        if let Some(ip) = ip {
+            Counts::add(&mut addresses, &ip, now);
         }
-        let secs = 1u64 << (failures - 1).min(4);
-        Duration::from_secs(secs).min(MAX_DELAY)
+        Counts::add(&mut accounts, &account, now);
+        Some(Attempt { ip, account })
     }
 
-    /// Forgets the address's failures after a good login.
-    pub fn succeeded(&self, ip: IpAddr) {
-        self.records
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&ip);
+    /// The password was right: the attempt does not count against anyone.
+    pub fn succeeded(&self, attempt: Attempt) {
+        if let Some(ip) = attempt.ip {
+            self.addresses.take_back(&ip);
+        }
+        self.accounts.take_back(&attempt.account);
+    }
+
+    /// How long to wait before the next prompt after a failure from `ip` (doubling, capped).
+    pub fn delay(&self, ip: Option<IpAddr>, now: Instant) -> Duration {
+        let n = ip.map_or(1, |ip| self.addresses.get(&ip, now)).max(1);
+        Duration::from_secs(1u64 << (n - 1).min(4)).min(MAX_DELAY)
+    }
+}
+
+/// The store as a login sees it: every password check is first counted by the throttle, and
+/// not made at all while the address or the account is locked out. Everything else passes
+/// through.
+pub struct Guarded<'a> {
+    /// The real store.
+    pub store: &'a mut dyn MessageStore,
+    /// The counts.
+    pub throttle: &'a Throttle,
+    /// Where the attempt comes from (none for a radio link).
+    pub ip: Option<IpAddr>,
+    /// The time of the attempt.
+    pub now: Instant,
+    /// What each user may send.
+    pub limits: &'a UserLimits,
+}
+
+impl MessageStore for Guarded<'_> {
+    fn check_password(&mut self, call: &str, password: &str) -> Result<bool, StoreError> {
+        let Some(attempt) = self.throttle.attempt(self.ip, call, self.now) else {
+            tracing::warn!("login refused unchecked: locked out after repeated failures");
+            return Ok(false);
+        };
+        let ok = self.store.check_password(call, password)?;
+        if ok {
+            self.throttle.succeeded(attempt);
+        }
+        Ok(ok)
+    }
+    fn user(&mut self, call: &str) -> Result<Option<User>, StoreError> {
+        self.store.user(call)
+    }
+    fn update_user(&mut self, user: &User) -> Result<(), StoreError> {
+        self.store.update_user(user)
+    }
+    fn set_password(&mut self, call: &str, password: &str) -> Result<(), StoreError> {
+        self.store.set_password(call, password)
+    }
+    fn insert_message(
+        &mut self,
+        msg: &NewMessage,
+        bbs_call: &str,
+        now: i64,
+    ) -> Result<u64, StoreError> {
+        // Sysops and BBS accounts are exempt from the per-user allowances.
+        let exempt = self
+            .store
+            .user(&msg.from)?
+            .is_some_and(|u| u.sysop || u.bbs);
+        if !exempt {
+            let size = (msg.body.len() + msg.subject.len()) as u64;
+            if let Err(why) = self.limits.take(&msg.from, size, self.now) {
+                tracing::warn!(from = %msg.from, "message refused: {why}");
+                return Err(StoreError::OverLimit(why));
+            }
+        }
+        self.store.insert_message(msg, bbs_call, now)
+    }
+    fn message(&mut self, number: u64) -> Result<Option<Message>, StoreError> {
+        self.store.message(number)
+    }
+    fn list(&mut self, filter: &ListFilter) -> Result<Vec<MessageHeader>, StoreError> {
+        self.store.list(filter)
+    }
+    fn set_status(&mut self, number: u64, status: MsgStatus) -> Result<bool, StoreError> {
+        self.store.set_status(number, status)
+    }
+    fn mark_read(&mut self, number: u64) -> Result<(), StoreError> {
+        self.store.mark_read(number)
+    }
+    fn bid_known(&mut self, bid: &str) -> Result<bool, StoreError> {
+        self.store.bid_known(bid)
+    }
+    fn counts(&mut self) -> Result<(u64, u64), StoreError> {
+        self.store.counts()
+    }
+    fn home_bbs(&mut self, call: &str) -> Result<Option<String>, StoreError> {
+        self.store.home_bbs(call)
     }
 }
 
@@ -146,18 +295,26 @@ mod tests {
     }
 
     #[test]
-    fn backs_off_then_locks_out_then_forgets() {
+    fn counts_before_the_check_and_locks_address_and_account() {
         let t = Throttle::new(3);
         let ip: IpAddr = "192.0.2.1".parse().unwrap();
         let t0 = crate::clock::now();
-        assert_eq!(t.failed(ip, t0), Duration::from_secs(1));
-        assert_eq!(t.failed(ip, t0), Duration::from_secs(2));
-        assert!(!t.locked_out(ip, t0));
-        assert_eq!(t.failed(ip, t0), Duration::from_secs(4));
+        // Three attempts in flight at once: the fourth is refused before any is checked.
+        let held: Vec<_> = (0..3)
+            .map(|_| t.attempt(Some(ip), "N0SYS", t0).unwrap())
+            .collect();
+        assert!(t.attempt(Some(ip), "N0SYS", t0).is_none());
         assert!(t.locked_out(ip, t0));
+        // Another address is refused too: the account is locked.
+        let other: IpAddr = "192.0.2.2".parse().unwrap();
+        assert!(t.attempt(Some(other), "n0sys", t0).is_none());
+        // A good login on another account takes back only its own attempt.
+        let mine = t.attempt(Some(other), "N0USR", t0).unwrap();
+        t.succeeded(mine);
+        assert!(t.locked_out(ip, t0));
+        assert_eq!(t.delay(Some(ip), t0), Duration::from_secs(4));
+        drop(held);
         assert!(!t.locked_out(ip, t0 + WINDOW));
-        t.failed(ip, t0);
-        t.succeeded(ip);
-        assert!(!t.locked_out(ip, t0));
+        assert!(t.attempt(Some(ip), "N0SYS", t0 + WINDOW).is_some());
     }
 }

@@ -212,12 +212,19 @@ fn a_full_store_refuses_a_message_and_the_bbs_goes_on() {
 }
 
 #[test]
-fn session_limit_refuses_politely() {
+fn session_limit_refuses_politely_and_keeps_a_place_for_the_sysop() {
     let d = Daemon::start("max_sessions = 1\n");
     let _first = d.login("N0USR", "pw");
     let mut second = Client::connect(d.port);
+    second.expect("Callsign: ");
+    second.send("N0OTH");
+    second.expect("Password: ");
+    second.send("x");
     let out = second.expect_close();
     assert!(out.contains("all 1 sessions are in use"), "{out}");
+    assert!(!out.contains("de N0CALL>"), "{out}");
+    // Every user place is taken, but the sysop still gets in.
+    let _sysop = d.login("N0SYS", "root");
 }
 
 #[test]

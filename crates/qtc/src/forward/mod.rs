@@ -694,8 +694,21 @@ impl Driver {
                 )
             })
             .collect();
-        let known = self.fwd.store.call(move |s| s.proposal_info(&bids)).await;
-        let known = match known {
+        // The largest proposal decides whether the store is asked to make room.
+        let largest = ps
+            .iter()
+            .map(|p| u64::from(p.size.max(p.compressed_size.unwrap_or(0))))
+            .max()
+            .unwrap_or(0);
+        let known = self
+            .fwd
+            .store
+            .call(move |s| {
+                let room = crate::room::room(s, crate::room::need(largest));
+                s.proposal_info(&bids).map(|k| (k, room))
+            })
+            .await;
+        let (known, mut room) = match known {
             Ok(Ok(k)) => k,
             _ => {
                 // No store: ask for everything later rather than lose or refuse anything.
@@ -734,12 +747,21 @@ impl Driver {
                     "proposal refused: larger than [limits] max_message"
                 );
                 Answer::RejectedByRule
+            } else if crate::room::need(u64::from(p.size)) > room {
+                // A full store refuses before the transfer: the partner keeps the message.
+                tracing::warn!(
+                    partner = %partner, %bid, size = p.size, room,
+                    "proposal deferred: the message store is full"
+                );
+                Answer::Later
             } else if bid.is_empty() {
+                room -= crate::room::need(u64::from(p.size));
                 Answer::Accept
             } else if !self.fwd.take_bid(&bid, &partner) {
                 Answer::Later
             } else {
                 self.taken.insert(bid.clone());
+                room -= crate::room::need(u64::from(p.size));
                 match partial {
                     Some(prefix) if prefix.len() > 6 => Answer::AcceptFrom {
                         offset: prefix.len() as u32,

@@ -15,7 +15,7 @@ pub(super) async fn download(
     headers: HeaderMap,
     Path((n, i)): Path<(u64, usize)>,
 ) -> Page {
-    need_login(&web, &headers)?;
+    need_login(&web, &headers).await?;
     let file = web
         .fwd
         .store

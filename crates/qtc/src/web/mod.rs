@@ -7,17 +7,59 @@ use std::net::SocketAddr;
 use serde::Deserialize;
 
 /// `[web]`: off unless `listen` is set.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct WebCfg {
     /// "IP:PORT" for the dashboard and `/metrics`; empty: no web listener.
     pub listen: String,
+    /// Host names the dashboard answers to; empty: IP addresses and `localhost` only.
+    pub hosts: Vec<String>,
+    /// A connection with no response for this long is closed ("60s").
+    pub idle_timeout: String,
+    /// Most web connections at once.
+    pub max_connections: usize,
+    /// Most web connections from one address at once.
+    pub max_per_address: usize,
+}
+
+impl Default for WebCfg {
+    fn default() -> Self {
+        WebCfg {
+            listen: String::new(),
+            hosts: Vec::new(),
+            idle_timeout: "60s".into(),
+            max_connections: 256,
+            max_per_address: 10,
+        }
+    }
 }
 
 impl WebCfg {
     /// Checks the values; the error names the key.
     pub fn check(&self) -> Result<(), (&'static str, String)> {
+        self.idle()?;
+        if self.max_connections == 0 {
+            return Err(("max_connections", "expected at least 1".into()));
+        }
+        if self.max_per_address == 0 {
+            return Err(("max_per_address", "expected at least 1".into()));
+        }
         self.addr().map(|_| ())
+    }
+
+    /// `idle_timeout`, parsed.
+    pub fn idle(&self) -> Result<std::time::Duration, (&'static str, String)> {
+        crate::config::parse_duration(&self.idle_timeout)
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| {
+                (
+                    "idle_timeout",
+                    format!(
+                        "expected a duration such as \"60s\", got {:?}",
+                        self.idle_timeout
+                    ),
+                )
+            })
     }
 
     /// The listen address, `None` when the web listener is off.
@@ -38,6 +80,8 @@ impl WebCfg {
 }
 
 mod attachments;
+mod guard;
+pub mod listener;
 mod pages;
 pub mod session;
 mod status;
@@ -89,10 +133,14 @@ pub struct Web {
     /// This listener's bound address, set by [`serve`].
     web_addr: std::sync::OnceLock<String>,
     sessions: Sessions,
-    /// Failed web logins per address, as on telnet.
+    /// Web login attempts per address and account, as on telnet.
     throttle: crate::throttle::Throttle,
     /// The store's cap in bytes, for the Status page.
     quota: u64,
+    /// `[web] hosts`.
+    hosts: Arc<guard::Hosts>,
+    /// `[web]` connection caps and idle timeout.
+    caps: (usize, usize, std::time::Duration),
 }
 
 impl Web {
@@ -128,13 +176,35 @@ impl Web {
             sessions: Sessions::default(),
             throttle: crate::throttle::Throttle::new(c.cfg.limits.lockout_after),
             quota: c.cfg.store.max_mb * 1024 * 1024,
+            hosts: Arc::new(guard::Hosts::new(&c.cfg.web.hosts)),
+            caps: (
+                c.cfg.web.max_connections,
+                c.cfg.web.max_per_address,
+                c.cfg
+                    .web
+                    .idle()
+                    .unwrap_or(std::time::Duration::from_secs(60)),
+            ),
         })
     }
 
-    fn session(&self, headers: &HeaderMap) -> Option<WebSession> {
+    /// The live session of the request, checked against the store: a sysop who was deleted,
+    /// demoted or given a new password since the login has no session any more.
+    async fn session(&self, headers: &HeaderMap) -> Option<WebSession> {
         let h = headers.get(header::COOKIE)?.to_str().ok()?;
         let id = session::cookie(h, session::COOKIE)?;
-        self.sessions.get(id, crate::clock::now())
+        let s = self.sessions.get(id, crate::clock::now())?;
+        let call = s.call.clone();
+        let stamp = self.fwd.store.call(move |st| st.sysop_stamp(&call)).await;
+        match stamp {
+            Ok(Ok(Some(now))) if session::same(&now, &s.stamp) => Some(s),
+            Ok(Ok(_)) => {
+                tracing::info!(call = %s.call, "web: session ended: the sysop was deleted, demoted or given a new password");
+                self.sessions.remove(id);
+                None
+            }
+            Ok(Err(_)) | Err(_) => None,
+        }
     }
 }
 
@@ -143,7 +213,9 @@ pub async fn serve(listener: TcpListener, web: Arc<Web>, mut stop: watch::Receiv
     if let Ok(a) = listener.local_addr() {
         let _ = web.web_addr.set(format!("web {a}"));
     }
-    let app = router(web).into_make_service_with_connect_info::<SocketAddr>();
+    let (max, per_address, idle) = web.caps;
+    let listener = listener::WebListener::new(listener, max, per_address, idle);
+    let app = router(web).into_make_service_with_connect_info::<listener::Peer>();
     let r = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             let _ = stop.changed().await;
@@ -156,6 +228,7 @@ pub async fn serve(listener: TcpListener, web: Arc<Web>, mut stop: watch::Receiv
 }
 
 fn router(web: Arc<Web>) -> Router {
+    let hosts = web.hosts.clone();
     Router::new()
         .route("/metrics", get(metrics))
         .route("/login", get(login_form).post(login))
@@ -169,6 +242,7 @@ fn router(web: Arc<Web>) -> Router {
         .route("/users", get(users).post(user_add))
         .route("/users/{call}", post(user_action))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_FORM))
+        .layer(axum::middleware::from_fn_with_state(hosts, guard::guard))
         .with_state(web)
 }
 
@@ -185,14 +259,15 @@ fn store_down() -> Response {
 }
 
 /// The session of a page view, or a redirect to the login form.
-fn need_login(web: &Web, headers: &HeaderMap) -> Result<WebSession, Response> {
+async fn need_login(web: &Web, headers: &HeaderMap) -> Result<WebSession, Response> {
     web.session(headers)
+        .await
         .ok_or_else(|| Redirect::to("/login").into_response())
 }
 
 /// The session of a form post whose CSRF token matches, or a refusal.
-fn need_csrf(web: &Web, headers: &HeaderMap, csrf: &str) -> Result<WebSession, Response> {
-    let s = web.session(headers).ok_or_else(|| {
+async fn need_csrf(web: &Web, headers: &HeaderMap, csrf: &str) -> Result<WebSession, Response> {
+    let s = web.session(headers).await.ok_or_else(|| {
         (
             StatusCode::FORBIDDEN,
             Html(pages::error_page("Not logged in.")),
@@ -255,19 +330,22 @@ struct LoginForm {
 
 async fn login(
     State(web): State<Arc<Web>>,
-    axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<SocketAddr>,
+    axum::extract::ConnectInfo(listener::Peer(peer)): axum::extract::ConnectInfo<listener::Peer>,
     headers: HeaderMap,
     Form(f): Form<LoginForm>,
 ) -> Page {
-    if web.throttle.locked_out(peer.ip(), crate::clock::now()) {
+    let locked = || {
         tracing::warn!(%peer, "web: login refused: locked out after repeated failures");
-        return Err((
+        (
             StatusCode::TOO_MANY_REQUESTS,
             Html(pages::error_page(
-                "Too many failed logins from your address. Try again later.",
+                "Too many failed logins from your address or for this account. Try again later.",
             )),
         )
-            .into_response());
+            .into_response()
+    };
+    if web.throttle.locked_out(peer.ip(), crate::clock::now()) {
+        return Err(locked());
     }
     // The login form's token must match the cookie set with the form (double submit).
     let pre = headers
@@ -285,26 +363,24 @@ async fn login(
             .into_response());
     }
     let call = f.call.trim().to_ascii_uppercase();
+    // Counted before the check: parallel guesses cannot outrun the lockout.
+    let attempt = web
+        .throttle
+        .attempt(Some(peer.ip()), &call, crate::clock::now())
+        .ok_or_else(locked)?;
     let c2 = call.clone();
-    let sysop = web
-        .fwd
-        .store
-        .call(move |s| {
-            use qtc_mail::MessageStore;
-            s.user(&c2).map(|u| u.is_some_and(|u| u.sysop))
-        })
-        .await;
+    let stamp = web.fwd.store.call(move |s| s.sysop_stamp(&c2)).await;
     // Checked whoever it is (a dummy check for an unknown call), so that the time taken tells
     // nothing about which callsigns exist or are sysops.
     let checked = web.passwords.check(&web.fwd.store, &call, f.password).await;
-    let ok = match (sysop, checked) {
-        (Ok(Ok(sysop)), Ok(ok)) => Ok(Ok(sysop && ok)),
+    let ok = match (stamp, checked) {
+        (Ok(Ok(stamp)), Ok(ok)) => Ok(Ok(stamp.filter(|_| ok))),
         (Err(e), _) => Err(e),
         (Ok(Err(e)), _) | (_, Err(e)) => Ok(Err(e)),
     };
-    match ok {
-        Ok(Ok(true)) => {}
-        Ok(Ok(false)) | Ok(Err(_)) => {
+    let stamp = match ok {
+        Ok(Ok(Some(stamp))) => stamp,
+        Ok(Ok(None)) | Ok(Err(_)) => {
             crate::metrics::login_failed();
             // What was typed as the callsign is logged only if it is one: it may be a password.
             match qtc_mail::Callsign::parse(&call) {
@@ -312,7 +388,7 @@ async fn login(
                 Err(_) => tracing::warn!(%peer, "web: login failed (not a callsign)"),
             }
             // Slow down guessing: the answer waits 1, 2, 4... up to 16 s, as on telnet.
-            let pause = web.throttle.failed(peer.ip(), crate::clock::now());
+            let pause = web.throttle.delay(Some(peer.ip()), crate::clock::now());
             tokio::time::sleep(pause).await;
             let t = session::token().map_err(|_| store_down())?;
             return Err(login_page(
@@ -321,12 +397,12 @@ async fn login(
             ));
         }
         Err(_) => return Err(store_down()),
-    }
+    };
+    web.throttle.succeeded(attempt);
     let id = web
         .sessions
-        .create(&call, crate::clock::now())
+        .create(&call, stamp, crate::clock::now())
         .map_err(|_| store_down())?;
-    web.throttle.succeeded(peer.ip());
     tracing::info!(%call, "web: sysop logged in");
     let mut r = Redirect::to("/").into_response();
     let cookie = format!(
@@ -345,7 +421,7 @@ struct CsrfOnly {
 }
 
 async fn logout(State(web): State<Arc<Web>>, headers: HeaderMap, Form(f): Form<CsrfOnly>) -> Page {
-    need_csrf(&web, &headers, &f.csrf)?;
+    need_csrf(&web, &headers, &f.csrf).await?;
     if let Some(id) = headers
         .get(header::COOKIE)
         .and_then(|h| h.to_str().ok())
@@ -362,7 +438,7 @@ async fn logout(State(web): State<Arc<Web>>, headers: HeaderMap, Form(f): Form<C
 }
 
 async fn overview(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
-    let s = need_login(&web, &headers)?;
+    let s = need_login(&web, &headers).await?;
     let counts = web
         .fwd
         .store
@@ -427,7 +503,7 @@ async fn forward_now(
     headers: HeaderMap,
     Form(f): Form<ForwardForm>,
 ) -> Page {
-    let s = need_csrf(&web, &headers, &f.csrf)?;
+    let s = need_csrf(&web, &headers, &f.csrf).await?;
     let partner = f.partner.trim().to_ascii_uppercase();
     tracing::info!(call = %s.call, %partner, "web: forward now");
     // The same call as `qtc ctl forward`, waited for.
@@ -437,7 +513,7 @@ async fn forward_now(
 }
 
 async fn messages(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
-    let s = need_login(&web, &headers)?;
+    let s = need_login(&web, &headers).await?;
     let list = web
         .fwd
         .store
@@ -457,7 +533,7 @@ async fn messages(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
 }
 
 async fn message(State(web): State<Arc<Web>>, headers: HeaderMap, Path(n): Path<u64>) -> Page {
-    let s = need_login(&web, &headers)?;
+    let s = need_login(&web, &headers).await?;
     let m = web
         .fwd
         .store
@@ -491,7 +567,7 @@ async fn message_action(
     Path(n): Path<u64>,
     Form(f): Form<ActionForm>,
 ) -> Page {
-    let s = need_csrf(&web, &headers, &f.csrf)?;
+    let s = need_csrf(&web, &headers, &f.csrf).await?;
     let action = f.action.clone();
     let r = web
         .fwd
@@ -528,7 +604,7 @@ async fn message_action(
 }
 
 async fn users(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
-    let s = need_login(&web, &headers)?;
+    let s = need_login(&web, &headers).await?;
     let list = web
         .fwd
         .store
@@ -556,7 +632,7 @@ async fn user_add(
     headers: HeaderMap,
     Form(f): Form<UserForm>,
 ) -> Page {
-    let s = need_csrf(&web, &headers, &f.csrf)?;
+    let s = need_csrf(&web, &headers, &f.csrf).await?;
     let call = match qtc_mail::Callsign::parse(f.call.trim()) {
         Ok(c) => c.base().to_string(),
         Err(e) => {
@@ -602,7 +678,7 @@ async fn user_action(
     Path(call): Path<String>,
     Form(f): Form<ActionForm>,
 ) -> Page {
-    let s = need_csrf(&web, &headers, &f.csrf)?;
+    let s = need_csrf(&web, &headers, &f.csrf).await?;
     let call = call.to_ascii_uppercase();
     if f.action != "delete" {
         return Ok(Html(pages::result(

@@ -23,6 +23,9 @@ pub struct WebSession {
     pub call: String,
     /// The token every form of this session carries.
     pub csrf: String,
+    /// The sysop's stored password hash at login ([`qtc_store::Store::sysop_stamp`]): every
+    /// request compares it with the store's, so a delete, demotion or new password ends it.
+    pub stamp: String,
     created: Instant,
 }
 
@@ -57,12 +60,13 @@ pub struct Sessions {
 }
 
 impl Sessions {
-    /// Starts a session for `call`; returns its cookie token.
-    pub fn create(&self, call: &str, now: Instant) -> std::io::Result<String> {
+    /// Starts a session for `call`, whose sysop stamp is `stamp`; returns its cookie token.
+    pub fn create(&self, call: &str, stamp: String, now: Instant) -> std::io::Result<String> {
         let id = token()?;
         let s = WebSession {
             call: call.to_string(),
             csrf: token()?,
+            stamp,
             created: now,
         };
         let mut m = self.map.lock().unwrap_or_else(|e| e.into_inner());
@@ -123,7 +127,7 @@ mod tests {
         assert_eq!(cookie("qtc_sessionx=1", COOKIE), None);
         let s = Sessions::default();
         let t0 = crate::clock::now();
-        let id = s.create("N0SYS", t0).unwrap();
+        let id = s.create("N0SYS", "stamp".into(), t0).unwrap();
         assert_eq!(s.get(&id, t0).unwrap().call, "N0SYS");
         assert!(s.get(&id, t0 + LIFETIME).is_none());
         assert!(s.get(&id, t0).is_none());

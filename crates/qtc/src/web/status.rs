@@ -15,7 +15,7 @@ use crate::health::{time, Health};
 
 /// `GET /status`.
 pub async fn status(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
-    let s = need_login(&web, &headers)?;
+    let s = need_login(&web, &headers).await?;
     let h = crate::health::gather(&web.fwd, &web.radios, web.quota)
         .await
         .map_err(|_| store_down())?;

@@ -95,7 +95,18 @@ impl Daemon {
 
     /// Starts qtc on an existing directory holding qtc.toml.
     pub fn start_in(dir: tempfile::TempDir) -> Daemon {
-        let mut child = qtc()
+        Self::start_with(dir, qtc())
+    }
+
+    /// Starts qtc on an existing directory under a wrapper command (`prlimit ... --`).
+    pub fn start_wrapped(dir: tempfile::TempDir, wrapper: &[&str]) -> Daemon {
+        let mut cmd = Command::new(wrapper[0]);
+        cmd.args(&wrapper[1..]).arg(env!("CARGO_BIN_EXE_qtc"));
+        Self::start_with(dir, cmd)
+    }
+
+    fn start_with(dir: tempfile::TempDir, mut cmd: Command) -> Daemon {
+        let mut child = cmd
             .arg("-c")
             .arg(config_path(dir.path()))
             .arg("run")

@@ -1,0 +1,56 @@
+//! Whether the store has room for a message before any of it moves: a partner's proposal the
+//! store could not keep is deferred (FBB/B1/B2F `=`, MBL `LATER`), so the partner keeps it and
+//! offers it again, instead of sending it all to have it dropped.
+
+use qtc_store::Store;
+
+/// Room kept beyond a message's own: indexes, the R: lines, the WAL's frame headers.
+const MARGIN: u64 = 64 * 1024;
+
+/// Bytes the store can still take: the smaller of the `[store] max_mb` quota's room and the
+/// free space of the disk it is on. When that is short the WAL is checkpointed and truncated
+/// first, so the space it held counts.
+pub fn room(store: &mut Store, want: u64) -> u64 {
+    let measure = |store: &mut Store| store.quota_room().unwrap_or(u64::MAX).min(disk_free(store));
+    let room = measure(store);
+    if room >= want {
+        return room;
+    }
+    if let Err(e) = store.shrink_wal() {
+        tracing::debug!(error = %e, "WAL checkpoint failed");
+    }
+    measure(store)
+}
+
+/// The quota `[store] max_mb = 0` stands for: the database as it is plus the disk's free
+/// space, less a tenth of that space (at least 64 MiB) kept for the system, the logs and the
+/// WAL, so a full store never fills the disk. 0 (no cap) when the free space is unknown.
+pub fn default_quota(store: &Store) -> u64 {
+    let used = std::fs::metadata(store.path()).map_or(0, |m| m.len());
+    let free = disk_free(store);
+    if free == u64::MAX {
+        // Unknown: no cap, as before.
+        return 0;
+    }
+    let keep = (free / 10).max(64 * 1024 * 1024);
+    used + free.saturating_sub(keep)
+}
+
+fn disk_free(store: &Store) -> u64 {
+    let dir = store
+        .path()
+        .parent()
+        .map(|p| p.to_path_buf())
+        .unwrap_or_default();
+    // The statvfs field types differ between platforms (32-bit on some ARM boards).
+    #[allow(clippy::unnecessary_cast)]
+    nix::sys::statvfs::statvfs(&dir)
+        .map(|v| (v.blocks_available() as u64).saturating_mul(v.fragment_size() as u64))
+        .unwrap_or(u64::MAX)
+}
+
+/// What a message of `size` bytes needs: itself, its compressed form kept for forwarding, and
+/// the margin.
+pub fn need(size: u64) -> u64 {
+    size.saturating_mul(2).saturating_add(MARGIN)
+}
