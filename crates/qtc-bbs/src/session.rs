@@ -775,11 +775,19 @@ impl Session {
     }
 
     fn may_read(&self, h: &qtc_mail::MessageHeader) -> bool {
+        self.may_read_copy(h, &[])
+    }
+
+    /// [`Session::may_read`], where `copies` are the message's other recipients (Winlink Cc).
+    fn may_read_copy(&self, h: &qtc_mail::MessageHeader, copies: &[String]) -> bool {
         let (me, sysop, _) = self.me();
-        // Held mail is the sysop's alone until released, even for its sender and addressee.
+        // Held mail is the sysop's alone until released, even for its sender and addressees.
         sysop
             || (!matches!(h.status, MsgStatus::Killed | MsgStatus::Held)
-                && (h.kind != MsgType::Personal || h.to == me || h.from == me))
+                && (h.kind != MsgType::Personal
+                    || h.to == me
+                    || h.from == me
+                    || copies.contains(&me)))
     }
 
     fn read(
@@ -808,7 +816,7 @@ impl Session {
     ) -> Result<bool, StoreError> {
         let (me, _, _) = self.me();
         match store.message(n)? {
-            Some(m) if self.may_read(&m.header) || m.copies.contains(&me) => {
+            Some(m) if self.may_read_copy(&m.header, &m.copies) => {
                 view::message(&m, verbose, self.cfg.raw_bodies, text);
                 if m.header.to == me {
                     store.mark_read(n)?;
