@@ -85,9 +85,10 @@ impl Conv {
     }
 }
 
-/// How a line from `call` shows on the others' screens.
+/// How a line from `call` shows on the others' screens: control characters made visible, so no
+/// escape sequence reaches another user's terminal.
 pub fn said(call: &str, text: &str) -> String {
-    format!("<{call}>: {text}\r")
+    format!("<{call}>: {}\r", qtc_mail::text::visible_line(text))
 }
 
 #[cfg(test)]
@@ -111,5 +112,7 @@ mod tests {
         assert_eq!(c.channel(), 7);
         assert!(String::from_utf8_lossy(&out).contains("Unknown /X"));
         assert_eq!(said("N0USR", "hi"), "<N0USR>: hi\r");
+        // Another user's escape sequence never reaches a terminal raw.
+        assert!(!said("N0USR", "\x1b[2Jhi").contains('\x1b'));
     }
 }

@@ -85,8 +85,9 @@ impl Session {
         self.say("The sysop has been paged.\r");
     }
 
-    /// A line from the daemon for this user (a page, for a sysop), shown at once.
+    /// A line from the daemon for this user (a page, for a sysop), shown at once; another
+    /// user's words in it are shown with their control characters made visible.
     pub fn notice(&mut self, text: &str) {
-        self.say(&format!("\r*** {text}\r"));
+        self.say(&format!("\r*** {}\r", qtc_mail::text::visible_line(text)));
     }
 }
