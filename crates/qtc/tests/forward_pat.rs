@@ -191,7 +191,7 @@ fn cookie(head: &str, name: &str) -> String {
 fn download(d: &Daemon, n: u64, i: usize) -> (String, Vec<u8>) {
     let port = d.web_port();
     let get = |path: &str, cookie: &str| {
-        format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nCookie: {cookie}\r\n\r\n")
+        format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nCookie: {cookie}\r\n\r\n")
     };
     let (head, _) = http(port, &get("/login", ""));
     let token = cookie(&head, "qtc_login");
@@ -199,7 +199,7 @@ fn download(d: &Daemon, n: u64, i: usize) -> (String, Vec<u8>) {
     let (head, _) = http(
         port,
         &format!(
-            "POST /login HTTP/1.1\r\nHost: x\r\nConnection: close\r\nCookie: qtc_login={token}\r\n\
+            "POST /login HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nCookie: qtc_login={token}\r\n\
              Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{form}",
             form.len()
         ),
