@@ -11,7 +11,7 @@ import json, sys
 m = json.load(sys.stdin)
 pkgs = {p["id"]: p for p in m["packages"]}
 nodes = {n["id"]: n for n in m["resolve"]["nodes"]}
-ver = lambda s: tuple(int(x) for x in s.split("."))
+ver = lambda s: tuple(int(x) for x in (s.split(".") + ["0", "0"])[:3])
 members = [i for i in m["workspace_members"] if pkgs[i]["name"] != "qtc-bench"]
 declared = {pkgs[i]["rust_version"] for i in members}
 if None in declared or len(declared) != 1:

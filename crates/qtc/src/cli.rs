@@ -383,7 +383,7 @@ pub fn msg(c: &Loaded, cmd: MsgCmd) -> anyhow::Result<()> {
                     ),
                 }
             }
-            outln!("imported {stored} of {}", plural(msgs.len(), "message"));
+            outln!("imported {stored} of {} messages", msgs.len());
         }
         MsgCmd::Release { number } => {
             store.set_station(c.station());
