@@ -174,7 +174,7 @@ pub struct Session {
     waiting: VecDeque<Line>,
     /// A sysop who came in over RF (no password) gets sysop rights only after `SYS`.
     sysop_pending: bool,
-    /// Lines per page (0: no paging), from the config, changed by `OP n`.
+    /// Lines per page (0: no paging), from the config or the user's record, changed by `OP n`.
     page_len: usize,
     /// `X`: short prompts.
     expert: bool,
@@ -494,6 +494,7 @@ impl Session {
                 sysop: false,
                 bbs: false,
                 last_listed: 0,
+                page_len: None,
             },
             Err(e) => {
                 self.store_failed(&e);
@@ -512,6 +513,9 @@ impl Session {
             return;
         }
         let mut user = user;
+        if let Some(n) = user.page_len {
+            self.page_len = n;
+        }
         if user.sysop && matches!(self.access, Access::Callsign(_)) {
             // The link callsign is no proof: sysop rights wait for SYS and a password.
             user.sysop = false;
@@ -617,6 +621,10 @@ impl Session {
             Command::PageLength(n) => {
                 if let Some(n) = n {
                     self.page_len = n;
+                    if let Some(user) = self.user.as_mut() {
+                        user.page_len = Some(n);
+                        self.save_user(store);
+                    }
                 }
                 match self.page_len {
                     0 => self.say("Paging off.\r"),
@@ -739,10 +747,18 @@ impl Session {
             return;
         }
         user.last_listed = highest;
-        let user = user.clone();
+        self.save_user(store);
+    }
+
+    /// Keeps what the session changed in the user's record (last listed, page length) for the
+    /// next session, without a word to the user.
+    fn save_user(&mut self, store: &mut dyn MessageStore) {
+        let Some(user) = self.user.clone() else {
+            return;
+        };
         if let Err(e) = store.update_user(&user) {
             // A guest from RF has no record to update; nothing is lost.
-            tracing::debug!(error = %e, "last listed not saved");
+            tracing::debug!(error = %e, "user record not saved");
         }
     }
 

@@ -17,6 +17,8 @@ pub struct User {
     pub bbs: bool,
     /// Highest message number this user has listed with `L`.
     pub last_listed: u64,
+    /// Lines per page the user chose with `OP n` (0: no paging); `None`: the port's default.
+    pub page_len: Option<usize>,
 }
 
 /// Why a store operation failed.

@@ -93,6 +93,8 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         data   BLOB    NOT NULL,
         PRIMARY KEY (number, pos)
      );",
+    // 6: each user's page length (`OP n`), kept across sessions; NULL: the port's default.
+    "ALTER TABLE users ADD COLUMN page_len INTEGER;",
 ];
 
 /// The schema version this build writes.

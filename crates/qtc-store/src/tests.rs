@@ -135,6 +135,8 @@ fn users_and_passwords() {
     let mut u = s.user("N0USR").unwrap().unwrap();
     u.name = "Ann".into();
     u.last_listed = 9;
+    assert_eq!(u.page_len, None, "a new user pages at the port's default");
+    u.page_len = Some(5);
     s.update_user(&u).unwrap();
     assert_eq!(s.user("n0usr").unwrap().unwrap(), u);
     assert_eq!(s.users().unwrap().len(), 1);

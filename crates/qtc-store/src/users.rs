@@ -18,10 +18,14 @@ fn user_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<User> {
         sysop: r.get(3)?,
         bbs: r.get(4)?,
         last_listed: r.get::<_, i64>(5)? as u64,
+        // A value no page length can be (edited by hand) falls back to the port's default.
+        page_len: r
+            .get::<_, Option<i64>>(6)?
+            .and_then(|n| usize::try_from(n).ok()),
     })
 }
 
-const USER_COLUMNS: &str = "call, name, home_bbs, sysop, bbs, last_listed";
+const USER_COLUMNS: &str = "call, name, home_bbs, sysop, bbs, last_listed, page_len";
 
 pub(crate) fn get(conn: &Connection, call: &str) -> Result<Option<User>, StoreError> {
     conn.query_row(
@@ -170,11 +174,13 @@ pub(crate) fn check_password(
 pub(crate) fn update_profile(conn: &Connection, user: &User) -> Result<(), StoreError> {
     let n = conn
         .execute(
-            "UPDATE users SET name = ?1, home_bbs = ?2, last_listed = ?3 WHERE call = ?4",
+            "UPDATE users SET name = ?1, home_bbs = ?2, last_listed = ?3, page_len = ?4 \
+             WHERE call = ?5",
             params![
                 user.name,
                 user.home_bbs,
                 user.last_listed as i64,
+                user.page_len.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
                 user.call.to_ascii_uppercase()
             ],
         )

@@ -296,7 +296,9 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                         closing = true;
                     }
                 }
-                Event::PageSysop { from, text } => shared.online.page_sysop(&from, &text),
+                Event::PageSysop { from, text } => {
+                    shared.online.page_sysop(&from, &text, clock::unix_now())
+                }
                 Event::Close => closing = true,
             }
         }

@@ -224,6 +224,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
                 radios.clone(),
                 passwords.clone(),
                 stop_rx.clone(),
+                shared.online.clone(),
             );
             tasks.spawn(crate::web::serve(l, web, stop_rx.clone()));
         }

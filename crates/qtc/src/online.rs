@@ -1,9 +1,10 @@
 //! Who is on this node right now, and the sysop's pager: the little shared state the BBS
 //! sessions have in common. Sessions register while logged in ([`Online::join`]) and answer
 //! their interpreter's questions ([`qtc_bbs::Ask`]) from here; pages to the sysop go out on a
-//! broadcast channel every session listens to (woken only when one is sent).
+//! broadcast channel every session listens to (woken only when one is sent), and the last few
+//! are kept for the web dashboard's Status page.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -14,6 +15,9 @@ use crate::radio::{Heard, Radios};
 
 /// Pages waiting for a slow session; older ones are skipped (a page is a nudge, not mail).
 const PAGE_BACKLOG: usize = 16;
+
+/// Pages kept for the Status page; older ones drop off.
+const RECENT_PAGES: usize = 20;
 
 /// Conference lines waiting for a slow reader (a 1200-baud user); past this the oldest are
 /// skipped and the reader is told.
@@ -29,11 +33,24 @@ pub struct Port {
     pub heard: Heard,
 }
 
+/// A page to the sysop, as the user typed it (neutralise it to show it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SysopPage {
+    /// When, Unix seconds.
+    pub at: i64,
+    /// Who paged.
+    pub from: String,
+    /// What they said.
+    pub text: String,
+}
+
 /// The sessions online and the sysop's pager.
 pub struct Online {
     users: Mutex<BTreeMap<u64, OnlineUser>>,
     next_id: AtomicU64,
     pages: broadcast::Sender<String>,
+    /// The last [`RECENT_PAGES`] pages, newest first.
+    recent_pages: Mutex<VecDeque<SysopPage>>,
     ports: OnceLock<Vec<Port>>,
     radios: OnceLock<Radios>,
     /// Who is in the conference, on which channel, by membership id.
@@ -117,6 +134,7 @@ impl Default for Online {
             users: Mutex::default(),
             next_id: AtomicU64::new(0),
             pages: broadcast::channel(PAGE_BACKLOG).0,
+            recent_pages: Mutex::default(),
             ports: OnceLock::new(),
             radios: OnceLock::new(),
             conv: Mutex::default(),
@@ -223,11 +241,27 @@ impl Online {
         self.said.subscribe()
     }
 
-    /// `T`: `from` pages the sysop. Logged, and a line for every sysop session.
-    pub fn page_sysop(&self, from: &str, text: &str) {
-        tracing::warn!(%from, %text, "the sysop is paged");
+    /// `T`: `from` pages the sysop at `at` (Unix seconds). Logged, a line for every sysop
+    /// session, and kept for the Status page.
+    pub fn page_sysop(&self, from: &str, text: &str, at: i64) {
+        tracing::warn!(%from, text = %qtc_mail::text::visible_line(text), "the sysop is paged");
+        {
+            let mut recent = self.recent_pages.lock().unwrap_or_else(|e| e.into_inner());
+            recent.truncate(RECENT_PAGES - 1);
+            recent.push_front(SysopPage {
+                at,
+                from: from.to_string(),
+                text: text.to_string(),
+            });
+        }
         // No receiver (no session at all) is not an error.
         let _ = self.pages.send(format!("{from} pages the sysop: {text}"));
+    }
+
+    /// The last pages to the sysop, newest first.
+    pub fn recent_pages(&self) -> Vec<SysopPage> {
+        let recent = self.recent_pages.lock().unwrap_or_else(|e| e.into_inner());
+        recent.iter().cloned().collect()
     }
 
     /// Pages to the sysop from now on.
@@ -275,7 +309,19 @@ mod tests {
     fn pages_reach_every_listener() {
         let online = Online::default();
         let mut rx = online.pages();
-        online.page_sysop("N0USR", "hi");
+        online.page_sysop("N0USR", "hi", 7);
         assert_eq!(rx.try_recv().unwrap(), "N0USR pages the sysop: hi");
+    }
+
+    #[test]
+    fn recent_pages_are_bounded_newest_first() {
+        let online = Online::default();
+        for i in 0..RECENT_PAGES as i64 + 5 {
+            online.page_sysop("N0USR", &format!("page {i}"), i);
+        }
+        let recent = online.recent_pages();
+        assert_eq!(recent.len(), RECENT_PAGES);
+        assert_eq!(recent[0].text, format!("page {}", RECENT_PAGES + 4));
+        assert_eq!(recent[RECENT_PAGES - 1].at, 5);
     }
 }

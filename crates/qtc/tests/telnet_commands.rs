@@ -75,6 +75,21 @@ fn op_pages_and_a_aborts() {
 }
 
 #[test]
+fn op_is_kept_across_sessions() {
+    let d = Daemon::start("");
+    bulletins(&d, 20);
+    let mut u = d.login("N0USR", "pw");
+    assert!(ask(&mut u, "OP 5").contains("5 lines per page."));
+    u.send("B");
+    u.expect_close();
+    // Logged in again: L pages at 5 without a new OP.
+    let mut u = d.login("N0USR", "pw");
+    u.send("L");
+    let page = u.expect("More?");
+    assert_eq!(listed(&page), vec![20, 19, 18, 17]);
+}
+
+#[test]
 fn lr_lists_oldest_first_and_ly_lists_read() {
     let d = Daemon::start("");
     personal(&d, "First");

@@ -363,3 +363,24 @@ fn repeated_login_failures_lock_the_address_out() {
         d.log()
     );
 }
+
+#[test]
+fn a_page_from_telnet_shows_on_the_status_page() {
+    let d = Daemon::start("[web]\nlisten = \"127.0.0.1:0\"\n");
+    let port = d.web_port();
+    let cookie = login(port, "N0SYS", "root").unwrap();
+    let st = http(port, "GET", "/status", &cookie, "");
+    assert!(st.body.contains("None since start."), "{}", st.body);
+    let mut u = d.login("N0USR", "pw");
+    u.send("T hello <b>sysop</b>");
+    u.expect("The sysop has been paged.");
+    let st = http(port, "GET", "/status", &cookie, "");
+    assert!(
+        st.status == 200
+            && st
+                .body
+                .contains("<td>N0USR</td><td>hello &lt;b&gt;sysop&lt;/b&gt;</td>"),
+        "{}",
+        st.body
+    );
+}

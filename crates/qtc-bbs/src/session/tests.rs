@@ -376,6 +376,7 @@ fn white_pages_learn_from_nh_and_route_mail_without_at() {
             sysop: false,
             bbs: false,
             last_listed: 0,
+            page_len: None,
         })
         .unwrap();
     bbs.store.delete_user("N0OTH").unwrap();
@@ -500,6 +501,20 @@ fn paging_with_more_abort_and_next_message() {
     assert!(u.send(&mut bbs, "OP 0").contains("Paging off."));
     assert_eq!(numbers_listed(&u.send(&mut bbs, "L 1")).len(), 20);
     assert!(u.send(&mut bbs, "A").contains("Nothing to abort."));
+}
+
+#[test]
+fn page_length_is_kept_for_the_next_session() {
+    let mut bbs = Bbs::new();
+    twenty(&mut bbs);
+    let mut u = bbs.rf("N0USR");
+    assert!(u.send(&mut bbs, "OP 5").contains("5 lines per page."));
+    drop(u);
+    let mut again = bbs.rf("N0USR");
+    assert!(again.send(&mut bbs, "OP").contains("5 lines per page."));
+    // Another user still pages at the port's default (off in these tests).
+    let mut other = bbs.rf("N0OTH");
+    assert!(other.send(&mut bbs, "OP").contains("Paging off."));
 }
 
 #[test]

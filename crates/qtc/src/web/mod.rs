@@ -141,6 +141,8 @@ pub struct Web {
     hosts: Arc<guard::Hosts>,
     /// `[web]` connection caps and idle timeout.
     caps: (usize, usize, std::time::Duration),
+    /// The sysop's pager, for the pages on the Status page.
+    online: Arc<crate::online::Online>,
 }
 
 impl Web {
@@ -151,6 +153,7 @@ impl Web {
         radios: Radios,
         passwords: crate::passwords::Passwords,
         stop: watch::Receiver<bool>,
+        online: Arc<crate::online::Online>,
     ) -> Arc<Web> {
         let mut listeners = Vec::new();
         for a in &c.telnet_listen {
@@ -185,6 +188,7 @@ impl Web {
                     .idle()
                     .unwrap_or(std::time::Duration::from_secs(60)),
             ),
+            online,
         })
     }
 

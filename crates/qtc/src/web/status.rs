@@ -1,6 +1,6 @@
 //! The Status page: the health model `qtc ctl status` prints (crate::health), as HTML: radio
 //! ports up or down, each partner's queue, last result, next call and a Forward now button,
-//! the sessions in progress and the store's size.
+//! the sessions in progress, the store's size and the last pages to the sysop (`T`).
 
 use std::fmt::Write;
 use std::sync::Arc;
@@ -8,10 +8,12 @@ use std::sync::Arc;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{Html, IntoResponse};
+use qtc_mail::text::visible_line;
 
 use super::pages::{csrf, esc, page};
 use super::{need_login, store_down, Page, Web};
 use crate::health::{time, Health};
+use crate::online::SysopPage;
 
 /// `GET /status`.
 pub async fn status(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
@@ -19,7 +21,31 @@ pub async fn status(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
     let h = crate::health::gather(&web.fwd, &web.radios, web.quota)
         .await
         .map_err(|_| store_down())?;
-    Ok(Html(page(&s, "Status", &body(&h, &csrf(&s)))).into_response())
+    let mut b = body(&h, &csrf(&s));
+    b.push_str(&pages(&web.online.recent_pages()));
+    Ok(Html(page(&s, "Status", &b)).into_response())
+}
+
+/// The last pages to the sysop, newest first; a user's words shown as text, never as markup
+/// or control characters.
+fn pages(pages: &[SysopPage]) -> String {
+    let mut b = String::from("<h2>Pages to the sysop</h2>");
+    if pages.is_empty() {
+        b.push_str("<p>None since start.</p>");
+        return b;
+    }
+    b.push_str("<table><tr><th>Time</th><th>From</th><th>Text</th></tr>");
+    for p in pages {
+        let _ = write!(
+            b,
+            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+            time(p.at),
+            esc(&visible_line(&p.from)),
+            esc(&visible_line(&p.text))
+        );
+    }
+    b.push_str("</table>");
+    b
 }
 
 fn body(h: &Health, csrf: &str) -> String {
@@ -112,4 +138,24 @@ fn body(h: &Health, csrf: &str) -> String {
         h.store.bytes / 1024
     );
     b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_shows_as_text() {
+        let p = SysopPage {
+            at: 0,
+            from: "N0USR".into(),
+            text: "<b>hi</b>\x1b[2J".into(),
+        };
+        let html = pages(&[p]);
+        assert!(
+            html.contains("<td>N0USR</td><td>&lt;b&gt;hi&lt;/b&gt;\\x1B[2J</td>"),
+            "{html}"
+        );
+        assert!(pages(&[]).contains("None since start."));
+    }
 }
