@@ -584,7 +584,11 @@ impl Daemon {
         let out = self.cli(&["msg", "import", file.to_str().unwrap()]);
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(
-            out.status.success() && text.contains(&format!("imported {n} of {n} messages")),
+            out.status.success()
+                && text.contains(&format!(
+                    "imported {n} of {n} message{}",
+                    if n == 1 { "" } else { "s" }
+                )),
             "import: {text} {}",
             String::from_utf8_lossy(&out.stderr)
         );
