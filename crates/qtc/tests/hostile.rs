@@ -7,6 +7,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod common;
+mod radio_util;
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
@@ -363,6 +364,42 @@ fn a_good_login_on_another_account_does_not_reset_the_lockout() {
     );
     let out = connect_from([127, 0, 0, 1], d.port).expect_close();
     assert!(out.contains("Too many failed logins"), "{out}");
+}
+
+#[test]
+fn sys_guesses_over_ax25_lock_the_sysop_account_out() {
+    // An RF caller is identified by its callsign alone; SYS asks the sysop's password.
+    let (ours, theirs) = (radio_util::free_udp_port(), radio_util::free_udp_port());
+    let d = Daemon::start(&format!(
+        "[limits]\nlockout_after = 2\n\
+         [[port]]\nname = \"udp\"\nkind = \"axudp\"\nlisten = \"127.0.0.1:{ours}\"\n\
+         peers = [{{ callsign = \"N0SYS\", address = \"127.0.0.1:{theirs}\" }}]\nfrack = \"2s\"\n"
+    ));
+    let spec = format!("axudp:127.0.0.1:{theirs}:127.0.0.1:{ours}");
+    let sys = |c: &mut radio_util::Call, password: &str| -> String {
+        c.send("SYS");
+        c.expect("Password:");
+        c.send(password);
+        c.expect("de N0CALL>")
+    };
+    let mut c = radio_util::Call::start(&spec, "N0SYS", "N0CALL");
+    c.expect("de N0CALL>");
+    for _ in 0..2 {
+        let out = sys(&mut c, "guess");
+        assert!(out.contains("Wrong password."), "{out}");
+    }
+    c.send("B");
+    assert!(c.finish().success());
+    // The account is locked, not the link: on a new link the right password is refused
+    // unchecked.
+    let mut c = radio_util::Call::start(&spec, "N0SYS", "N0CALL");
+    c.expect("de N0CALL>");
+    let out = sys(&mut c, "root");
+    assert!(out.contains("Wrong password."), "{out}");
+    assert!(!out.contains("granted"), "{out}");
+    let log = d.log();
+    assert_eq!(log.matches("login refused unchecked").count(), 1, "{log}");
+    assert_eq!(log.matches("SYS: wrong password").count(), 3, "{log}");
 }
 
 #[test]
