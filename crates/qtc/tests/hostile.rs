@@ -47,9 +47,9 @@ fn flood(port: u16, net: u8, addresses: u8, per_address: usize, first: &[u8]) ->
 /// Logs in on `d`'s telnet port; returns the client at the prompt.
 fn login(d: &Daemon, call: &str, pw: &str) -> Client {
     let mut c = d.connect();
-    c.expect("Callsign: ");
+    c.expect("Callsign:");
     c.send(call);
-    c.expect("Password: ");
+    c.expect("Password:");
     c.send(pw);
     c.expect(">\r\n");
     c
@@ -203,7 +203,7 @@ fn a_trickle_of_bytes_keeps_no_connection() {
         })
     };
     let mut c = d.connect();
-    c.expect("Callsign: ");
+    c.expect("Callsign:");
     trickle(c.stream.try_clone().unwrap());
     // (The goodbye line may be lost to the reset a trickled byte after the close causes: the
     // log says why the daemon closed.)
@@ -226,9 +226,9 @@ fn partners_have_their_own_places() {
     let _user = d.login("N0USR", "pw");
     // Every user place is taken; the partner still logs in (and gets the SID).
     let mut p = d.connect();
-    p.expect("Callsign: ");
+    p.expect("Callsign:");
     p.send("N0BBB");
-    p.expect("Password: ");
+    p.expect("Password:");
     p.send("fwd");
     let out = p.expect("[QTC");
     assert!(!out.contains("in use"), "{out}");
@@ -264,9 +264,9 @@ fn a_daemon_started_with_few_descriptors_raises_its_limit_and_logs_emfile_once()
         std::thread::yield_now();
     }
     drop(held);
-    u.expect("Callsign: ");
+    u.expect("Callsign:");
     u.send("N0USR");
-    u.expect("Password: ");
+    u.expect("Password:");
     u.send("pw");
     u.expect("de N0CALL>");
     let log = d.log();
@@ -310,9 +310,9 @@ fn connect_from(ip: [u8; 4], port: u16) -> Client {
 /// the password went out.
 fn try_login(d: &Daemon, ip: [u8; 4], call: &str, pw: &str) -> Client {
     let mut c = connect_from(ip, d.port);
-    c.expect("Callsign: ");
+    c.expect("Callsign:");
     c.send(call);
-    c.expect("Password: ");
+    c.expect("Password:");
     c.send(pw);
     c
 }
@@ -324,9 +324,9 @@ fn parallel_telnet_guesses_are_counted_before_they_are_checked() {
     let mut guesses: Vec<Client> = (0..12)
         .map(|_| {
             let mut c = connect_from([127, 0, 0, 1], d.port);
-            c.expect("Callsign: ");
+            c.expect("Callsign:");
             c.send("N0SYS");
-            c.expect("Password: ");
+            c.expect("Password:");
             c
         })
         .collect();
@@ -591,9 +591,9 @@ fn escape_sequences_from_other_people_never_reach_a_terminal_raw() {
     );
     // A failed login with an escape sequence for a callsign, for the log.
     let mut c = d.connect();
-    c.expect("Callsign: ");
+    c.expect("Callsign:");
     c.send(&format!("N0{CLEAR}"));
-    c.expect("Callsign: ");
+    c.expect("Callsign:");
 
     let mut reader = d.login("N0USR", "pw");
     for cmd in ["LB", "R 1", "V 1"] {
