@@ -216,9 +216,9 @@ fn session_limit_refuses_politely_and_keeps_a_place_for_the_sysop() {
     let d = Daemon::start("max_sessions = 1\n");
     let _first = d.login("N0USR", "pw");
     let mut second = Client::connect(d.port);
-    second.expect("Callsign: ");
+    second.expect("Callsign:");
     second.send("N0OTH");
-    second.expect("Password: ");
+    second.expect("Password:");
     second.send("x");
     let out = second.expect_close();
     assert!(out.contains("all 1 sessions are in use"), "{out}");
