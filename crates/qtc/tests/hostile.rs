@@ -718,3 +718,26 @@ fn a_user_cannot_fill_the_store_but_the_sysop_is_exempt() {
     }
     assert_eq!(d.messages().len(), 5);
 }
+
+#[test]
+fn the_default_quota_from_the_free_disk_is_the_one_status_shows() {
+    // `[store] max_mb = 0`, the default: a cap derived from the disk, not "no quota".
+    let d = Daemon::start("[web]\nlisten = \"127.0.0.1:0\"\n");
+    let status = d.ctl(&["status"]);
+    let store = status
+        .lines()
+        .find(|l| l.starts_with("store:"))
+        .unwrap_or_else(|| panic!("{status}"));
+    assert!(
+        store.contains(" KiB of ") && !store.contains("no quota"),
+        "{store}"
+    );
+    let web = d.web_port();
+    let cookie = web_login(web, "N0SYS", "root").unwrap();
+    let (code, page) = get(web, "/status", &cookie);
+    assert_eq!(code, 200, "{page}");
+    assert!(
+        page.contains(" KiB of ") && !page.contains("no quota"),
+        "{page}"
+    );
+}
