@@ -19,7 +19,7 @@ use crate::clock;
 use crate::forward::{self, Forwarder};
 use crate::link::Codec;
 use crate::store_thread::StoreHandle;
-use crate::throttle::Throttle;
+use crate::throttle::{AddressSlot, Throttle};
 
 /// A TLS client gets this long to finish its handshake.
 const TLS_HANDSHAKE: Duration = Duration::from_secs(30);
@@ -90,23 +90,47 @@ pub async fn serve(
                 };
                 let _ = stream.set_nodelay(true);
                 let stream = crate::metrics::Counted::new(stream, bytes.clone());
+                // The address cap and a place among the connections logging in are taken
+                // before any TLS handshake: a host that opens handshakes and never finishes
+                // them holds no more places than one that never logs in.
+                let admitted = match span.in_scope(|| admit(&shared, peer.ip())) {
+                    Ok(a) => a,
+                    // A TLS client could not read a plain refusal: it is just closed, before
+                    // its handshake costs anything.
+                    Err(refusal) if tls.is_none() => {
+                        tasks.spawn(refuse(stream, refusal).instrument(span));
+                        continue;
+                    }
+                    Err(_) => continue,
+                };
                 let (shared, shutdown) = (shared.clone(), shutdown.clone());
                 match tls.clone() {
                     None => {
                         tasks.spawn(
-                            connection(stream, peer, kind, shared, shutdown).instrument(span),
+                            connection(stream, peer, kind, admitted, shared, shutdown)
+                                .instrument(span),
                         );
                     }
                     Some(acceptor) => {
                         tasks.spawn(
                             async move {
-                                // The handshake gets a bounded time; the session's own idle
-                                // timeout takes over after it.
-                                match tokio::time::timeout(TLS_HANDSHAKE, acceptor.accept(stream))
-                                    .await
-                                {
+                                let mut admitted = admitted;
+                                // The handshake gets a bounded time, and gives up its place
+                                // when a newer connection needs it, like a login; the
+                                // session's own timers take over after it.
+                                let shake =
+                                    tokio::time::timeout(TLS_HANDSHAKE, acceptor.accept(stream));
+                                let shook = tokio::select! {
+                                    r = shake => r,
+                                    _ = admitted.login_place.closed() => {
+                                        tracing::info!("TLS handshake unfinished, and its place was needed");
+                                        return;
+                                    }
+                                };
+                                match shook {
                                     Ok(Ok(tls)) => {
-                                        connection(tls, peer, kind, shared, shutdown).await
+                                        connection(tls, peer, kind, admitted, shared, shutdown)
+                                            .await
                                     }
                                     Ok(Err(e)) => {
                                         tracing::info!(error = %e, "TLS handshake failed")
@@ -133,31 +157,43 @@ async fn refuse<S: AsyncWrite + Unpin>(mut stream: S, text: &str) {
     let _ = stream.shutdown().await;
 }
 
+/// A connection's places, taken at connect.
+struct Admitted {
+    /// Counts against the connection's address while it is open.
+    _address_slot: AddressSlot,
+    /// Given up at login.
+    login_place: Place,
+}
+
+/// The places for a new connection from `ip`, or the line that refuses it: a locked-out
+/// address gets none, and one host cannot take the places of the others.
+fn admit(shared: &Shared, ip: IpAddr) -> Result<Admitted, &'static str> {
+    if shared.throttle.locked_out(ip, clock::now()) {
+        tracing::warn!("refused: locked out after repeated login failures");
+        return Err("Too many failed logins from your address. Try again later.\r\n");
+    }
+    let Some(slot) = shared.admission.per_address.take(ip) else {
+        tracing::warn!("refused: too many connections from this address");
+        return Err("Too many connections from your address. Try again later.\r\n");
+    };
+    Ok(Admitted {
+        _address_slot: slot,
+        login_place: shared.admission.enter_login(ip),
+    })
+}
+
 async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
     stream: S,
     peer: SocketAddr,
     kind: PortKind,
+    admitted: Admitted,
     shared: Arc<Shared>,
     shutdown: watch::Receiver<bool>,
 ) {
-    if shared.throttle.locked_out(peer.ip(), clock::now()) {
-        tracing::warn!("refused: locked out after repeated login failures");
-        return refuse(
-            stream,
-            "Too many failed logins from your address. Try again later.\r\n",
-        )
-        .await;
-    }
-    // The address cap comes first: one host cannot take the places of the others.
-    let Some(_address_slot) = shared.admission.per_address.take(peer.ip()) else {
-        tracing::warn!("refused: too many connections from this address");
-        return refuse(
-            stream,
-            "Too many connections from your address. Try again later.\r\n",
-        )
-        .await;
-    };
-    let login_place = shared.admission.enter_login(peer.ip());
+    let Admitted {
+        _address_slot,
+        login_place,
+    } = admitted;
     let _counted = (kind == PortKind::Telnet)
         .then(|| crate::metrics::SessionGuard::new(crate::metrics::SessionKind::Telnet));
     tracing::info!("connected");

@@ -215,7 +215,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             stop_rx.clone(),
             tasks.clone(),
             housekeeper.clone(),
-            c.cfg.store.max_mb * 1024 * 1024,
+            quota,
         ));
         if let Some(l) = web_listener {
             let web = crate::web::Web::new(
@@ -225,6 +225,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
                 passwords.clone(),
                 stop_rx.clone(),
                 shared.online.clone(),
+                quota,
             );
             tasks.spawn(crate::web::serve(l, web, stop_rx.clone()));
         }

@@ -74,7 +74,7 @@ pub struct StoreReport {
     pub path: String,
     /// The database and its write-ahead log, in bytes.
     pub bytes: u64,
-    /// `[store] max_mb` in bytes; 0: no quota.
+    /// The store's cap in bytes (`[store] max_mb`, or derived from the disk); 0: no quota.
     pub quota_bytes: u64,
 }
 

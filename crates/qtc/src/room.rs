@@ -27,14 +27,22 @@ pub fn room(store: &mut Store, want: u64) -> u64 {
 /// WAL, so a full store never fills the disk. 0 (no cap) when the free space is unknown.
 pub fn default_quota(store: &Store) -> u64 {
     let used = std::fs::metadata(store.path()).map_or(0, |m| m.len());
-    let free = disk_free(store);
+    quota_from(used, disk_free(store))
+}
+
+/// [`default_quota`] from the database's size and the disk's free space (`u64::MAX`: unknown).
+fn quota_from(used: u64, free: u64) -> u64 {
     if free == u64::MAX {
         // Unknown: no cap, as before.
         return 0;
     }
-    let keep = (free / 10).max(64 * 1024 * 1024);
-    used + free.saturating_sub(keep)
+    let keep = (free / 10).max(KEEP_AT_LEAST);
+    // At least 1: 0 would mean no cap at all.
+    used.saturating_add(free.saturating_sub(keep)).max(1)
 }
+
+/// The least free space a default quota leaves on the disk.
+const KEEP_AT_LEAST: u64 = 64 * 1024 * 1024;
 
 fn disk_free(store: &Store) -> u64 {
     let dir = store
@@ -53,4 +61,30 @@ fn disk_free(store: &Store) -> u64 {
 /// the margin.
 pub fn need(size: u64) -> u64 {
     size.saturating_mul(2).saturating_add(MARGIN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1024 * 1024;
+    const GIB: u64 = 1024 * MIB;
+
+    #[test]
+    fn the_default_quota_leaves_a_tenth_of_the_free_space_and_at_least_64_mib() {
+        // A large disk: the store may grow by nine tenths of the free space.
+        assert_eq!(quota_from(100 * MIB, 10 * GIB), 100 * MIB + 9 * GIB);
+        // A small one: 64 MiB stay free whatever a tenth is.
+        assert_eq!(quota_from(5 * MIB, 100 * MIB), 5 * MIB + 36 * MIB);
+        assert_eq!(quota_from(5 * MIB, 640 * MIB), 5 * MIB + 576 * MIB);
+        // Less free than that: the store keeps what it has and takes no more.
+        assert_eq!(quota_from(5 * MIB, 10 * MIB), 5 * MIB);
+        // Even an empty store on a full disk gets a cap (0 would be none).
+        assert_eq!(quota_from(0, 0), 1);
+    }
+
+    #[test]
+    fn an_unknown_free_space_sets_no_quota() {
+        assert_eq!(quota_from(5 * MIB, u64::MAX), 0);
+    }
 }

@@ -7,6 +7,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod common;
+mod radio_util;
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
@@ -366,6 +367,42 @@ fn a_good_login_on_another_account_does_not_reset_the_lockout() {
 }
 
 #[test]
+fn sys_guesses_over_ax25_lock_the_sysop_account_out() {
+    // An RF caller is identified by its callsign alone; SYS asks the sysop's password.
+    let (ours, theirs) = (radio_util::free_udp_port(), radio_util::free_udp_port());
+    let d = Daemon::start(&format!(
+        "[limits]\nlockout_after = 2\n\
+         [[port]]\nname = \"udp\"\nkind = \"axudp\"\nlisten = \"127.0.0.1:{ours}\"\n\
+         peers = [{{ callsign = \"N0SYS\", address = \"127.0.0.1:{theirs}\" }}]\nfrack = \"2s\"\n"
+    ));
+    let spec = format!("axudp:127.0.0.1:{theirs}:127.0.0.1:{ours}");
+    let sys = |c: &mut radio_util::Call, password: &str| -> String {
+        c.send("SYS");
+        c.expect("Password:");
+        c.send(password);
+        c.expect("de N0CALL>")
+    };
+    let mut c = radio_util::Call::start(&spec, "N0SYS", "N0CALL");
+    c.expect("de N0CALL>");
+    for _ in 0..2 {
+        let out = sys(&mut c, "guess");
+        assert!(out.contains("Wrong password."), "{out}");
+    }
+    c.send("B");
+    assert!(c.finish().success());
+    // The account is locked, not the link: on a new link the right password is refused
+    // unchecked.
+    let mut c = radio_util::Call::start(&spec, "N0SYS", "N0CALL");
+    c.expect("de N0CALL>");
+    let out = sys(&mut c, "root");
+    assert!(out.contains("Wrong password."), "{out}");
+    assert!(!out.contains("granted"), "{out}");
+    let log = d.log();
+    assert_eq!(log.matches("login refused unchecked").count(), 1, "{log}");
+    assert_eq!(log.matches("SYS: wrong password").count(), 3, "{log}");
+}
+
+#[test]
 fn a_thousand_parallel_web_guesses_check_at_most_ten_and_lock_the_right_one_out() {
     raise_fd_limit();
     let d = Daemon::start(
@@ -680,4 +717,27 @@ fn a_user_cannot_fill_the_store_but_the_sysop_is_exempt() {
         assert!(out.contains("stored"), "{out}");
     }
     assert_eq!(d.messages().len(), 5);
+}
+
+#[test]
+fn the_default_quota_from_the_free_disk_is_the_one_status_shows() {
+    // `[store] max_mb = 0`, the default: a cap derived from the disk, not "no quota".
+    let d = Daemon::start("[web]\nlisten = \"127.0.0.1:0\"\n");
+    let status = d.ctl(&["status"]);
+    let store = status
+        .lines()
+        .find(|l| l.starts_with("store:"))
+        .unwrap_or_else(|| panic!("{status}"));
+    assert!(
+        store.contains(" KiB of ") && !store.contains("no quota"),
+        "{store}"
+    );
+    let web = d.web_port();
+    let cookie = web_login(web, "N0SYS", "root").unwrap();
+    let (code, page) = get(web, "/status", &cookie);
+    assert_eq!(code, 200, "{page}");
+    assert!(
+        page.contains(" KiB of ") && !page.contains("no quota"),
+        "{page}"
+    );
 }

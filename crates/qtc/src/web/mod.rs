@@ -146,7 +146,8 @@ pub struct Web {
 }
 
 impl Web {
-    /// The dashboard's state for this daemon.
+    /// The dashboard's state for this daemon; `quota` is the store's cap in bytes (derived
+    /// from the disk when `[store] max_mb` is 0).
     pub fn new(
         c: &Loaded,
         fwd: Arc<Forwarder>,
@@ -154,6 +155,7 @@ impl Web {
         passwords: crate::passwords::Passwords,
         stop: watch::Receiver<bool>,
         online: Arc<crate::online::Online>,
+        quota: u64,
     ) -> Arc<Web> {
         let mut listeners = Vec::new();
         for a in &c.telnet_listen {
@@ -178,7 +180,7 @@ impl Web {
             web_addr: std::sync::OnceLock::new(),
             sessions: Sessions::default(),
             throttle: crate::throttle::Throttle::new(c.cfg.limits.lockout_after),
-            quota: c.cfg.store.max_mb * 1024 * 1024,
+            quota,
             hosts: Arc::new(guard::Hosts::new(&c.cfg.web.hosts)),
             caps: (
                 c.cfg.web.max_connections,
