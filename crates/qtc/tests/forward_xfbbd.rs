@@ -356,7 +356,11 @@ fn forward_both_ways(protocol: &str, mode: &str, per_side: usize) {
         "{}",
         common::tail(&log, 6000)
     );
-    assert!(log.contains(&format!("mode={mode}")), "{}", common::tail(&log, 6000));
+    assert!(
+        log.contains(&format!("mode={mode}")),
+        "{}",
+        common::tail(&log, 6000)
+    );
 
     // Everything xfbbd sent is here, byte for byte (after the header lines xfbbd adds).
     let listed = qtc.listed();
@@ -376,7 +380,9 @@ fn forward_both_ways(protocol: &str, mode: &str, per_side: usize) {
     for b in &to_fbb {
         // The tag line, CR LF included ("... 1" is not "... 19").
         let tag = &b[..=b.iter().position(|&c| c == b'\n').unwrap()];
-        let as_stored = stored.iter().find(|m| m.windows(tag.len()).any(|w| w == tag));
+        let as_stored = stored
+            .iter()
+            .find(|m| m.windows(tag.len()).any(|w| w == tag));
         assert!(
             as_stored.is_some_and(|m| m.ends_with(b)),
             "not in xfbbd intact: {:?}, stored as {:?}",
