@@ -522,7 +522,7 @@ impl Session {
             self.sysop_pending = true;
         }
         let mine = ListFilter {
-            to: Some(user.call.clone()),
+            to_or_copy: Some(user.call.clone()),
             // Held mail is not counted for anyone but the sysop.
             visible_to: (!user.sysop).then(|| user.call.clone()),
             ..Default::default()
@@ -706,7 +706,7 @@ impl Session {
             f.after = self.user.as_ref().map(|u| u.last_listed);
         }
         if what.mine {
-            f.to = Some(me.clone());
+            f.to_or_copy = Some(me.clone());
         }
         match what.status {
             None => {}
@@ -715,7 +715,7 @@ impl Session {
                 return Ok(());
             }
             Some(ListStatus::UnreadMine) => {
-                f.to = Some(me);
+                f.to_or_copy = Some(me);
                 f.status = Some(MsgStatus::New);
             }
             Some(ListStatus::Read) => f.status = Some(MsgStatus::Read),
@@ -847,7 +847,7 @@ impl Session {
     fn read_mine(&mut self, store: &mut dyn MessageStore) -> Result<(), StoreError> {
         let (me, _, _) = self.me();
         let f = ListFilter {
-            to: Some(me),
+            to_or_copy: Some(me),
             status: Some(MsgStatus::New),
             oldest_first: true,
             ..Default::default()
@@ -984,6 +984,7 @@ impl Session {
 
     fn kill_mine(&mut self, store: &mut dyn MessageStore) -> Result<(), StoreError> {
         let (me, _, _) = self.me();
+        // The addressee's alone: a copy's reader killing it would kill it for the addressee.
         let f = ListFilter {
             to: Some(me),
             status: Some(MsgStatus::Read),

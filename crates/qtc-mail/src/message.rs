@@ -189,6 +189,9 @@ pub struct ListFilter {
     pub status: Option<MsgStatus>,
     /// Only to this addressee (exact, upper case).
     pub to: Option<String>,
+    /// Only where this callsign is the addressee or one of the other recipients (Winlink
+    /// To/Cc): a user's own mail, copies included.
+    pub to_or_copy: Option<String>,
     /// Only from this sender.
     pub from: Option<String>,
     /// Only where the `@` field's first element or whole value matches (upper case).

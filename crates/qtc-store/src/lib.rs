@@ -677,6 +677,12 @@ fn list_query(f: &ListFilter) -> (String, Vec<rusqlite::types::Value>) {
         let p = w.bind(to.to_ascii_uppercase());
         w.push(format!("to_call = {p}"));
     }
+    if let Some(call) = &f.to_or_copy {
+        let p = w.bind(call.to_ascii_uppercase());
+        w.push(format!(
+            "(to_call = {p} OR number IN (SELECT number FROM recipients WHERE call = {p}))"
+        ));
+    }
     if let Some(from) = &f.from {
         let p = w.bind(from.to_ascii_uppercase());
         w.push(format!("from_call = {p}"));

@@ -668,6 +668,15 @@ fn every_b2f_recipient_is_routed_and_sees_it_and_attachments_are_kept() {
         ..Default::default()
     };
     assert_eq!(s.list(&f).unwrap().len(), 1);
+    // It is N0OTH's own unread mail (`RM`, `LM`), and still N0USR's; nobody else's.
+    for (call, mine) in [("N0OTH", 1), ("N0USR", 1), ("N0ABC", 0)] {
+        let f = ListFilter {
+            to_or_copy: Some(call.into()),
+            status: Some(MsgStatus::New),
+            ..Default::default()
+        };
+        assert_eq!(s.list(&f).unwrap().len(), mine, "{call}");
+    }
     let got = s.message(n).unwrap().unwrap();
     assert_eq!(got.copies, ["N0XYZ", "N0OTH"]);
     assert_eq!(got.files[0].size, 3);

@@ -1,8 +1,9 @@
 //! The real LinFBB: xfbbd 7.0.11 (Debian package `fbb`) in a private tree calls qtc's raw
-//! forwarding port in B1, and the mail flows both ways in one session: 50 messages each way,
-//! one of 100 KB, with CP437 and UTF-8 text and 0xFF bytes (xfbbd doubles 0xFF on its
-//! outgoing forwarding link: the partner is `iac_escaped`). Skipped when xfbbd is missing,
-//! unless QTC_REQUIRE_XFBBD is set (CI sets it).
+//! forwarding port, and the mail flows both ways in one session: in B1 50 messages each way,
+//! one of 100 KB; in FBB ASCII and MBL (what xfbbd falls back to when qtc's SID, set by the
+//! partner's `protocol`, offers no more) 5 each way. Every body carries CP437 and 0xFF bytes,
+//! some UTF-8 text (xfbbd doubles 0xFF on its outgoing forwarding link: the partner is
+//! `iac_escaped`). Skipped when xfbbd is missing, unless QTC_REQUIRE_XFBBD is set (CI sets it).
 #![allow(clippy::disallowed_methods)]
 
 mod common;
@@ -16,7 +17,6 @@ use common::{free_port, Daemon, Rng, Shown};
 
 const XFBBD: &str = "/usr/sbin/xfbbd";
 const XFBBC: &str = "/usr/sbin/xfbbC";
-const PER_SIDE: usize = 50;
 const PATIENCE: Duration = Duration::from_secs(120);
 
 /// A message body: CR LF lines of ASCII, CP437 (0x80-0xFF, 0xFF included) or UTF-8 text,
@@ -28,11 +28,15 @@ fn body(rng: &mut Rng, tag: &str, size: usize) -> Vec<u8> {
         "Köln".as_bytes(),
         "☺ €".as_bytes(),
         b"\x80\x9a\xe1\xfe",
-        b"\xff\xff x",
+        // Not first on a line: xfbbd drops the two bytes after a line-initial 0xFF 0xFF in
+        // FBB ASCII and MBL (docs/forwarding.md, LinFBB).
+        b"x \xff\xff",
         b"73 de",
         b"0123456789",
     ];
+    // CP437 and 0xFF in every message, whatever the random words are.
     let mut out = format!("{tag}\r\n").into_bytes();
+    out.extend_from_slice(b"CP437 \x80\x9a\xe1 \xff\xff\r\n");
     let mut line = Vec::new();
     while out.len() + line.len() < size {
         line.extend_from_slice(words[rng.range(0, words.len() - 1)]);
@@ -49,8 +53,9 @@ fn body(rng: &mut Rng, tag: &str, size: usize) -> Vec<u8> {
     out
 }
 
-fn sizes(rng: &mut Rng) -> Vec<usize> {
-    (0..PER_SIDE)
+/// `n` body sizes; the 8th (when there are that many) is 100 KB.
+fn sizes(rng: &mut Rng, n: usize) -> Vec<usize> {
+    (0..n)
         .map(|i| if i == 7 { 100_000 } else { rng.range(40, 4000) })
         .collect()
 }
@@ -264,6 +269,22 @@ fn fbb_messages(root: &Path) -> Vec<Vec<u8>> {
 
 #[test]
 fn xfbbd_forwards_b1_both_ways_with_qtc() {
+    forward_both_ways("b1", "B1", 50);
+}
+
+#[test]
+fn xfbbd_forwards_fbb_ascii_both_ways_with_qtc() {
+    forward_both_ways("fbb", "FbbAscii", 5);
+}
+
+#[test]
+fn xfbbd_forwards_mbl_both_ways_with_qtc() {
+    forward_both_ways("mbl", "Mbl", 5);
+}
+
+/// xfbbd calls qtc, whose partner entry for it says `protocol`, and `per_side` messages go each
+/// way in a session qtc logs as `mode` (its debug name).
+fn forward_both_ways(protocol: &str, mode: &str, per_side: usize) {
     if !Path::new(XFBBD).exists() {
         assert!(
             std::env::var_os("QTC_REQUIRE_XFBBD").is_none(),
@@ -275,21 +296,23 @@ fn xfbbd_forwards_b1_both_ways_with_qtc() {
     let qtc = Daemon::start_bbs(
         "N0AAA",
         &[("N0FBB", "fbbpw", "--bbs"), ("N0USR", "pw", "")],
-        "[forward]\nlisten = [\"127.0.0.1:0\"]\n[[partner]]\ncallsign = \"N0FBB\"\n\
-         iac_escaped = true\nprotocol = \"b1\"\nroutes = [\"N0FBB\"]\n",
+        &format!(
+            "[forward]\nlisten = [\"127.0.0.1:0\"]\n[[partner]]\ncallsign = \"N0FBB\"\n\
+             iac_escaped = true\nprotocol = \"{protocol}\"\nroutes = [\"N0FBB\"]\n"
+        ),
     );
     let tree = tempfile::tempdir().unwrap();
     let root = tree.path();
     fbb_tree(root, free_port(), qtc.fwd_port.unwrap(), "fbbpw");
 
-    // 50 for each side to send: xfbbd imports its own from mail.in (LF line ends).
+    // The mail for each side to send: xfbbd imports its own from mail.in (LF line ends).
     let mut rng = Rng(0x5eed_f00d);
-    let to_qtc: Vec<Vec<u8>> = sizes(&mut rng)
+    let to_qtc: Vec<Vec<u8>> = sizes(&mut rng, per_side)
         .into_iter()
         .enumerate()
         .map(|(i, n)| body(&mut rng, &format!("fbb-to-qtc {i}"), n))
         .collect();
-    let to_fbb: Vec<Vec<u8>> = sizes(&mut rng)
+    let to_fbb: Vec<Vec<u8>> = sizes(&mut rng, per_side)
         .into_iter()
         .enumerate()
         .map(|(i, n)| body(&mut rng, &format!("qtc-to-fbb {i}"), n))
@@ -310,7 +333,7 @@ fn xfbbd_forwards_b1_both_ways_with_qtc() {
     }
     let import_path = qtc.dir.path().join("to-fbb.txt");
     std::fs::write(&import_path, import).unwrap();
-    qtc.import(&import_path, PER_SIDE);
+    qtc.import(&import_path, per_side);
 
     let fbb = start_xfbbd(root);
     wait_until(
@@ -333,12 +356,16 @@ fn xfbbd_forwards_b1_both_ways_with_qtc() {
         "{}",
         common::tail(&log, 6000)
     );
-    assert!(log.contains("mode=B1"), "{}", common::tail(&log, 6000));
+    assert!(
+        log.contains(&format!("mode={mode}")),
+        "{}",
+        common::tail(&log, 6000)
+    );
 
     // Everything xfbbd sent is here, byte for byte (after the header lines xfbbd adds).
     let listed = qtc.listed();
     let from_fbb: Vec<_> = listed.iter().filter(|m| m.from == "N0FBB").collect();
-    assert_eq!(from_fbb.len(), PER_SIDE, "{}", common::tail(&log, 6000));
+    assert_eq!(from_fbb.len(), per_side, "{}", common::tail(&log, 6000));
     let numbers: Vec<u64> = from_fbb.iter().map(|m| m.number).collect();
     let shown: Vec<Shown> = qtc.show_many(&numbers);
     for b in &to_qtc {
@@ -351,11 +378,16 @@ fn xfbbd_forwards_b1_both_ways_with_qtc() {
     // And everything qtc sent is in xfbbd's message files.
     let stored = fbb_messages(root);
     for b in &to_fbb {
+        // The tag line, CR LF included ("... 1" is not "... 19").
+        let tag = &b[..=b.iter().position(|&c| c == b'\n').unwrap()];
+        let as_stored = stored
+            .iter()
+            .find(|m| m.windows(tag.len()).any(|w| w == tag));
         assert!(
-            stored.iter().any(|m| m.ends_with(b)),
-            "not in xfbbd intact: {:?} ({} files)",
-            String::from_utf8_lossy(&b[..20]),
-            stored.len()
+            as_stored.is_some_and(|m| m.ends_with(b)),
+            "not in xfbbd intact: {:?}, stored as {:?}",
+            String::from_utf8_lossy(b),
+            as_stored.map(|m| String::from_utf8_lossy(m))
         );
     }
 

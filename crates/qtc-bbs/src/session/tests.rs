@@ -605,3 +605,33 @@ fn node_questions_wait_for_the_daemon_and_keep_typed_ahead_lines() {
     );
     assert!(String::from_utf8_lossy(&u.s.take_output()).contains("*** Failure with N0BBB: busy"));
 }
+
+#[test]
+fn a_copy_is_the_cc_recipients_own_mail_but_not_theirs_to_kill() {
+    let mut bbs = Bbs::new();
+    // A Winlink message to N0OTH with N0USR as a copy, as a B2 partner delivers it.
+    let copy = |cc, addr: &str| qtc_store::Recipient {
+        cc,
+        addr: addr.into(),
+    };
+    let m = qtc_store::Incoming {
+        kind: MsgType::Personal,
+        from: "N0XYZ".into(),
+        to: "N0OTH".into(),
+        at: String::new(),
+        bid: "WL2KCC1".into(),
+        title: b"Copied".to_vec(),
+        text: b"hi\r\n".to_vec(),
+        hold: false,
+        recipients: vec![copy(false, "N0OTH"), copy(true, "N0USR")],
+        files: Vec::new(),
+        charset: String::new(),
+    };
+    bbs.store.store_received("N0BBB", &[m], NOW).unwrap();
+    let mut u = bbs.rf("N0USR");
+    assert!(u.send(&mut bbs, "LN").contains("Copied"));
+    assert!(u.send(&mut bbs, "RM").contains("Subject: Copied"));
+    assert!(u.send(&mut bbs, "LM").contains("Copied"));
+    assert!(u.send(&mut bbs, "KM").contains("no read messages to kill"));
+    assert!(bbs.rf("N0OTH").send(&mut bbs, "LM").contains("Copied"));
+}
