@@ -432,7 +432,7 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                 Some(attempt) => {
                     let ok = shared.passwords.check(&shared.store, &call, password).await;
                     if matches!(ok, Ok(true)) {
-                        shared.throttle.succeeded(attempt);
+                        shared.throttle.succeeded(attempt, clock::now());
                     }
                     ok
                 }

@@ -22,6 +22,9 @@ pub const WINDOW: Duration = Duration::from_secs(15 * 60);
 pub const MAX_DELAY: Duration = Duration::from_secs(16);
 /// Keys remembered at most per table; the oldest are dropped beyond it.
 const MAX_ENTRIES: usize = 10_000;
+/// An address a user logged in from stays theirs this long: a lock on their account (guessing
+/// from elsewhere) does not keep them out of it.
+pub const TRUSTED_FOR: Duration = Duration::from_secs(30 * 24 * 3600);
 
 #[derive(Clone, Copy)]
 struct Record {
@@ -92,6 +95,8 @@ pub struct Throttle {
     lockout_after: u32,
     addresses: Counts<IpAddr>,
     accounts: Counts<String>,
+    /// (account, address) pairs with a good login within [`TRUSTED_FOR`].
+    trusted: Mutex<HashMap<(String, IpAddr), Instant>>,
 }
 
 /// One counted attempt, to hand back with [`Throttle::succeeded`] when the password was right.
@@ -108,6 +113,7 @@ impl Throttle {
             lockout_after,
             addresses: Counts::new(),
             accounts: Counts::new(),
+            trusted: Mutex::new(HashMap::new()),
         }
     }
 
@@ -117,7 +123,9 @@ impl Throttle {
     }
 
     /// Counts an attempt on `account` from `ip` (none for a radio link) before its password is
-    /// checked; `None` when the address or the account is locked out: then do not check it.
+    /// checked; `None` when the address or the account is locked out: then do not check it. An
+    /// account lock does not apply at an address the account logged in from before, so nobody
+    /// can lock a user out of their own places by guessing from elsewhere.
     pub fn attempt(&self, ip: Option<IpAddr>, account: &str, now: Instant) -> Option<Attempt> {
         let account = account.to_ascii_uppercase();
         // Both tables under their locks at once, so parallel attempts are counted one by one.
@@ -125,7 +133,8 @@ impl Throttle {
         let mut accounts = self.accounts.lock();
         let by_ip = ip.map_or(0, |ip| Counts::live(&mut addresses, &ip, now));
         let by_account = Counts::live(&mut accounts, &account, now);
-        if by_ip >= self.lockout_after || by_account >= self.lockout_after {
+        let account_locked = by_account >= self.lockout_after && !self.trusted(&account, ip, now);
+        if by_ip >= self.lockout_after || account_locked {
             return None;
         }
         if let Some(ip) = ip {
@@ -135,12 +144,31 @@ impl Throttle {
         Some(Attempt { ip, account })
     }
 
-    /// The password was right: the attempt does not count against anyone.
-    pub fn succeeded(&self, attempt: Attempt) {
+    /// The password was right: the attempt does not count against anyone, and the address is
+    /// the account's own from now on.
+    pub fn succeeded(&self, attempt: Attempt, now: Instant) {
         if let Some(ip) = attempt.ip {
             self.addresses.take_back(&ip);
+            let mut trusted = self.trusted.lock().unwrap_or_else(|e| e.into_inner());
+            if trusted.len() >= MAX_ENTRIES {
+                trusted.retain(|_, at| now.duration_since(*at) < TRUSTED_FOR);
+            }
+            if trusted.len() < MAX_ENTRIES {
+                trusted.insert((attempt.account.clone(), ip), now);
+            }
         }
         self.accounts.take_back(&attempt.account);
+    }
+
+    /// Whether `account` logged in from `ip` within [`TRUSTED_FOR`] (never for a radio link).
+    fn trusted(&self, account: &str, ip: Option<IpAddr>, now: Instant) -> bool {
+        let Some(ip) = ip else {
+            return false;
+        };
+        let trusted = self.trusted.lock().unwrap_or_else(|e| e.into_inner());
+        trusted
+            .get(&(account.to_string(), ip))
+            .is_some_and(|at| now.duration_since(*at) < TRUSTED_FOR)
     }
 
     /// How long to wait before the next prompt after a failure from `ip` (doubling, capped).
@@ -174,7 +202,7 @@ impl MessageStore for Guarded<'_> {
         };
         let ok = self.store.check_password(call, password)?;
         if ok {
-            self.throttle.succeeded(attempt);
+            self.throttle.succeeded(attempt, self.now);
         }
         Ok(ok)
     }
@@ -283,6 +311,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_account_lock_keeps_out_new_addresses_but_not_the_users_own() {
+        let t = Throttle::new(3);
+        let now = crate::clock::now();
+        let (home, attacker, stranger): (IpAddr, IpAddr, IpAddr) = (
+            "10.0.0.1".parse().unwrap(),
+            "10.0.0.2".parse().unwrap(),
+            "10.0.0.3".parse().unwrap(),
+        );
+        // The user logs in from home once.
+        let a = t.attempt(Some(home), "n0usr", now).unwrap();
+        t.succeeded(a, now);
+        // Someone else guesses the account's password until it locks.
+        for _ in 0..3 {
+            assert!(t.attempt(Some(attacker), "N0USR", now).is_some());
+        }
+        assert!(t.attempt(Some(attacker), "N0USR", now).is_none());
+        assert!(t.attempt(Some(stranger), "N0USR", now).is_none());
+        assert!(
+            t.attempt(None, "N0USR", now).is_none(),
+            "a radio link has no address to trust"
+        );
+        // The user still gets in from home.
+        assert!(t.attempt(Some(home), "N0USR", now).is_some());
+        // Until the trust runs out.
+        let later = now + TRUSTED_FOR + Duration::from_secs(1);
+        for _ in 0..3 {
+            t.attempt(Some(attacker), "N0USR", later);
+        }
+        assert!(t.attempt(Some(home), "N0USR", later).is_none());
+    }
+
+    #[test]
     fn address_slots_are_counted_and_given_back() {
         let s = AddressSlots::new(2);
         let ip: IpAddr = "192.0.2.9".parse().unwrap();
@@ -310,7 +370,7 @@ mod tests {
         assert!(t.attempt(Some(other), "n0sys", t0).is_none());
         // A good login on another account takes back only its own attempt.
         let mine = t.attempt(Some(other), "N0USR", t0).unwrap();
-        t.succeeded(mine);
+        t.succeeded(mine, t0);
         assert!(t.locked_out(ip, t0));
         assert_eq!(t.delay(Some(ip), t0), Duration::from_secs(4));
         drop(held);

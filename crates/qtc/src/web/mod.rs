@@ -404,7 +404,7 @@ async fn login(
         }
         Err(_) => return Err(store_down()),
     };
-    web.throttle.succeeded(attempt);
+    web.throttle.succeeded(attempt, crate::clock::now());
     let id = web
         .sessions
         .create(&call, stamp, crate::clock::now())
