@@ -234,7 +234,7 @@ impl Telnet {
     /// `CR NUL` -> `CR`, subnegotiations dropped; `CR LF` passes unchanged. Negotiation answers
     /// (and the [`AYT_REPLY`]) are appended to `to_net`. Decoder state is kept across calls.
     pub fn receive(&mut self, input: &[u8], to_app: &mut Vec<u8>, to_net: &mut Vec<u8>) {
-        let typed_from = to_app.len();
+        let mut typed_from = to_app.len();
         // Fast path for the common case: copy runs of plain data in one go.
         let mut rest = input;
         while let Some((&b, tail)) = rest.split_first() {
@@ -250,17 +250,29 @@ impl Telnet {
                     continue;
                 }
             }
+            if b == IAC || self.rx != Rx::Data {
+                // A command may turn echo on or off: what was typed before it is echoed (or
+                // not) as things stood then, however the input was split into reads.
+                self.echo_typed(&to_app[typed_from..], to_net);
+                typed_from = to_app.len();
+            }
             self.step(b, to_app, to_net);
             rest = tail;
         }
-        if self.echoing() {
-            let mut echo = Vec::new();
-            self.editor.keys(&to_app[typed_from..], &mut echo);
-            for b in echo {
-                self.put(b, to_net);
-            }
-            self.tx_line_cr = false;
+        self.echo_typed(&to_app[typed_from..], to_net);
+    }
+
+    /// Echoes `typed` when in character mode with input shown.
+    fn echo_typed(&mut self, typed: &[u8], to_net: &mut Vec<u8>) {
+        if typed.is_empty() || !self.echoing() {
+            return;
         }
+        let mut echo = Vec::new();
+        self.editor.keys(typed, &mut echo);
+        for b in echo {
+            self.put(b, to_net);
+        }
+        self.tx_line_cr = false;
     }
 
     /// In character mode: the client agreed to SGA and to our ECHO.

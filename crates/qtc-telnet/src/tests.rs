@@ -591,3 +591,19 @@ fn errors_display() {
     };
     assert!(e.to_string().contains("256"));
 }
+
+#[test]
+fn what_was_typed_before_echo_was_agreed_is_not_echoed_however_the_reads_fall() {
+    // A client asks for character mode, types "hel" before it agrees to our ECHO, then "lo".
+    // Found by the telnet_codec fuzz target: echo followed the option state at the end of a
+    // read, so one read echoed "hel" and two reads did not.
+    let input: &[u8] = b"\xff\xfd\x03hel\xff\xfd\x01lo";
+    let mut whole = server();
+    let (_, net_whole) = rx(&mut whole, input);
+    let mut split = server();
+    let (_, mut net_split) = rx(&mut split, &input[..6]);
+    net_split.extend(rx(&mut split, &input[6..]).1);
+    assert_eq!(net_whole, net_split);
+    assert!(net_whole.ends_with(b"lo"));
+    assert!(!net_whole.windows(3).any(|w| w == b"hel"));
+}
