@@ -19,7 +19,7 @@ use crate::clock;
 use crate::forward::{self, Forwarder};
 use crate::link::Codec;
 use crate::store_thread::StoreHandle;
-use crate::throttle::{AddressSlot, Throttle};
+use crate::throttle::{AddressSlot, Guarded, Throttle};
 
 /// A TLS client gets this long to finish its handshake.
 const TLS_HANDSHAKE: Duration = Duration::from_secs(30);
@@ -442,13 +442,7 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
             step = match shared
                 .store
                 .call(move |s| {
-                    let mut guarded = crate::throttle::Guarded {
-                        store: s,
-                        throttle: &throttle,
-                        ip: throttle_ip,
-                        now: clock::now(),
-                        limits: &limits,
-                    };
+                    let mut guarded = Guarded::new(s, &throttle, throttle_ip, &limits);
                     Step::run(session, |sess| {
                         sess.password_checked(ok, &mut guarded, clock::unix_now())
                     })
@@ -530,14 +524,9 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
             .store
             .call(move |s| {
                 let now = clock::unix_now();
-                // Password checks are counted, and refused unchecked while locked out.
-                let mut guarded = crate::throttle::Guarded {
-                    store: s,
-                    throttle: &throttle,
-                    ip: throttle_ip,
-                    now: clock::now(),
-                    limits: &limits,
-                };
+                // Messages entered count against the user's allowances; a password checked
+                // in the store (PW's old one) counts as a login attempt.
+                let mut guarded = Guarded::new(s, &throttle, throttle_ip, &limits);
                 let mut step = Step::run(session, |sess| {
                     sess.handle_input(&input, &mut guarded, now);
                     // U, J, PORTS: answered here, before the next input.

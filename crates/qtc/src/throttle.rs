@@ -194,6 +194,24 @@ pub struct Guarded<'a> {
     pub limits: &'a UserLimits,
 }
 
+impl<'a> Guarded<'a> {
+    /// The store as a session from `ip` (none for a radio link) sees it now.
+    pub fn new(
+        store: &'a mut dyn MessageStore,
+        throttle: &'a Throttle,
+        ip: Option<IpAddr>,
+        limits: &'a UserLimits,
+    ) -> Guarded<'a> {
+        Guarded {
+            store,
+            throttle,
+            ip,
+            now: crate::clock::now(),
+            limits,
+        }
+    }
+}
+
 impl MessageStore for Guarded<'_> {
     fn check_password(&mut self, call: &str, password: &str) -> Result<bool, StoreError> {
         let Some(attempt) = self.throttle.attempt(self.ip, call, self.now) else {
