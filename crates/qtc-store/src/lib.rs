@@ -253,6 +253,15 @@ impl Store {
         self.station = station;
     }
 
+    /// What the hold/reject rules say of a message, under the station's rules as last set:
+    /// the one copy of the rules, so a reload reaches the forwarder's check of proposals too.
+    pub fn rule_action(
+        &self,
+        input: &qtc_mail::rules::RuleInput<'_>,
+    ) -> Option<qtc_mail::rules::RuleAction> {
+        qtc_mail::rules::check(&self.station.rules, input).map(|r| r.action)
+    }
+
     /// Stores many messages written here in one transaction (an import). A known BID fails
     /// only its own message; any other error stores nothing.
     pub fn insert_many(

@@ -166,7 +166,6 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             store.clone(),
             &c.cfg.station.callsign,
             c.partners.clone(),
-            c.rules.clone(),
             fbb,
             packer,
         ));

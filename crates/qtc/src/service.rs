@@ -187,11 +187,6 @@ pub fn restart_needed(old: &Loaded, new: &Loaded) -> Vec<&'static str> {
     if strip(&a.partner) != strip(&b.partner) {
         v.push("[[partner]] connection settings");
     }
-    if a.rule != b.rule {
-        // The store applies them to every message from now on; the forwarder's check of
-        // incoming proposals keeps the old ones until a restart.
-        v.push("[[rule]] (for proposals before transfer; stored mail uses the new rules now)");
-    }
     v
 }
 

@@ -1,7 +1,8 @@
 //! The limits a forwarding partner meets, on qtc's raw forwarding port, each with the answer
 //! the partner gets: a proposal larger than `[limits] max_message` is refused (`FS R`) before
 //! any of it moves, and the rest of the block still arrives; more proposals in one block than
-//! FBB allows (5) is a protocol error that names the limit and ends the session.
+//! FBB allows (5) is a protocol error that names the limit and ends the session. A hold/reject
+//! rule added by a reload (SIGHUP) applies at the BBS prompt and to proposals alike.
 
 mod common;
 
@@ -79,4 +80,55 @@ fn more_than_five_proposals_is_a_protocol_error() {
         "{said:?}"
     );
     assert!(d.listed().is_empty());
+}
+
+#[test]
+fn a_rule_added_by_sighup_applies_to_users_and_partners_alike() {
+    let d = bbs();
+    let path = common::config_path(d.dir.path());
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str("[[rule]]\naction = \"reject\"\nfield = \"to\"\npattern = \"N0BAD\"\n");
+    std::fs::write(&path, text).unwrap();
+    let pid = d.child.id().to_string();
+    let kill = std::process::Command::new("kill")
+        .args(["-HUP", &pid])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    // Waits on the daemon's own word that the reload is applied.
+    let deadline = std::time::Instant::now() + common::PATIENCE;
+    while !d.log().contains("configuration reloaded") {
+        assert!(std::time::Instant::now() < deadline, "{}", d.log());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Entered at the BBS prompt: refused by the new rule.
+    let mut u = d.connect();
+    u.expect("Callsign:");
+    u.send("N0USR");
+    u.expect("Password:");
+    u.send("pw");
+    u.expect("de N0BBS>");
+    u.send("SP N0BAD");
+    u.expect("Subject:");
+    u.send("hello");
+    u.expect("/EX");
+    u.send("body");
+    u.send("/EX");
+    assert!(u
+        .expect("de N0BBS>")
+        .contains("does not accept that message"));
+    // Proposed by a partner: refused by the same rule before it moves.
+    let mut c = login(&d);
+    c.send_raw(&block(&[
+        "FB P N0PTR N0BBS N0BAD BAD1_N0PTR 20".into(),
+        "FB P N0PTR N0BBS N0USR OK1_N0PTR 20".into(),
+    ]));
+    c.expect("FS R+\r");
+    c.send_raw(b"Small one\rbody line\r\x1a\r");
+    c.expect("FF\r");
+    c.send_raw(b"FF\r");
+    c.expect("FQ\r");
+    c.expect_close();
+    let bids: Vec<String> = d.listed().into_iter().map(|m| m.bid).collect();
+    assert_eq!(bids, ["OK1_N0PTR"]);
 }

@@ -82,8 +82,6 @@ pub struct Forwarder {
     pub call: String,
     /// Configured partners.
     pub partners: Vec<Partner>,
-    /// Hold and reject rules, applied to proposals before anything is transferred.
-    rules: Vec<qtc_mail::rules::Rule>,
     /// Where compressed forms are made: neither the event thread nor the store thread.
     packer: CpuPool,
     base: qtc_fbb::Config,
@@ -107,7 +105,6 @@ impl Forwarder {
         store: StoreHandle,
         call: &str,
         partners: Vec<Partner>,
-        rules: Vec<qtc_mail::rules::Rule>,
         base: qtc_fbb::Config,
         packer: CpuPool,
     ) -> Self {
@@ -115,7 +112,6 @@ impl Forwarder {
             store,
             call: call.to_string(),
             partners,
-            rules,
             packer,
             base,
             in_flight: Mutex::new(HashMap::new()),
@@ -700,15 +696,32 @@ impl Driver {
             .map(|p| u64::from(p.size.max(p.compressed_size.unwrap_or(0))))
             .max()
             .unwrap_or(0);
+        let addressed: Vec<[String; 3]> = ps
+            .iter()
+            .map(|p| [p.from.clone(), p.to.clone(), p.at.clone()])
+            .collect();
         let known = self
             .fwd
             .store
             .call(move |s| {
                 let room = crate::room::room(s, crate::room::need(largest));
-                s.proposal_info(&bids).map(|k| (k, room))
+                let verdicts: Vec<_> = addressed
+                    .iter()
+                    .zip(&bids)
+                    .map(|([from, to, at], (bid, _))| {
+                        s.rule_action(&qtc_mail::rules::RuleInput {
+                            from,
+                            to,
+                            at,
+                            bid,
+                            subject: b"",
+                        })
+                    })
+                    .collect();
+                s.proposal_info(&bids).map(|k| (k, room, verdicts))
             })
             .await;
-        let (known, mut room) = match known {
+        let (known, mut room, verdicts) = match known {
             Ok(Ok(k)) => k,
             _ => {
                 // No store: ask for everything later rather than lose or refuse anything.
@@ -719,19 +732,8 @@ impl Driver {
         };
         let mut seen_here = HashSet::new();
         let mut answers = Vec::with_capacity(ps.len());
-        for (p, (known, partial)) in ps.iter().zip(known) {
+        for ((p, (known, partial)), verdict) in ps.iter().zip(known).zip(verdicts) {
             let bid = p.bid.to_ascii_uppercase();
-            let verdict = qtc_mail::rules::check(
-                &self.fwd.rules,
-                &qtc_mail::rules::RuleInput {
-                    from: &p.from,
-                    to: &p.to,
-                    at: &p.at,
-                    bid: &bid,
-                    subject: b"",
-                },
-            )
-            .map(|r| r.action);
             let max = self.fwd.base.max_message_size;
             let too_large =
                 p.size as usize > max || p.compressed_size.is_some_and(|c| c as usize > max);
