@@ -95,12 +95,7 @@ fn a_rule_added_by_sighup_applies_to_users_and_partners_alike() {
         .status()
         .unwrap();
     assert!(kill.success());
-    // Waits on the daemon's own word that the reload is applied.
-    let deadline = std::time::Instant::now() + common::PATIENCE;
-    while !d.log().contains("configuration reloaded") {
-        assert!(std::time::Instant::now() < deadline, "{}", d.log());
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    d.wait_for_log("configuration reloaded");
     // Entered at the BBS prompt: refused by the new rule.
     let mut u = d.connect();
     u.expect("Callsign:");

@@ -170,6 +170,19 @@ impl Daemon {
         text
     }
 
+    /// Waits until the daemon's log says `what` (its word that something happened).
+    pub fn wait_for_log(&self, what: &str) {
+        let deadline = Instant::now() + PATIENCE;
+        while !self.log().contains(what) {
+            assert!(
+                Instant::now() < deadline,
+                "no {what:?} in the log:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     pub fn connect(&self) -> Client {
         Client::connect(self.port)
     }
