@@ -5,6 +5,7 @@
 //! caller reports the partner's protocol acknowledgement ([`Store::forwarded`]); a received
 //! block is committed before the session acknowledges anything after it.
 
+use qtc_fbb::Mode;
 use qtc_mail::{route, MsgStatus, MsgType, NewMessage, StoreError};
 use rusqlite::{params, OptionalExtension};
 
@@ -81,54 +82,47 @@ pub struct Pending {
     pub files: Vec<Attachment>,
 }
 
-/// A compressed form of a message, made when a partner's session first sends the message in
-/// that form (never while it is received and stored) and kept for every other partner that
-/// takes it: they are sent stored bytes, and a message no partner takes compressed is never
-/// compressed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Packed {
-    /// LZHUF (with CRC) of the text as FBB sends it: B0 and B1 partners.
-    B1,
-    /// LZHUF (with CRC) of the B2F message: B2 partners.
-    B2,
+/// A compressed form of a message is named by the mode it is made for ([`Mode::packed`]: B1,
+/// LZHUF of the text as FBB sends it, for B0 and B1 partners; B2, LZHUF of the B2F message).
+/// It is made when a partner's session first sends the message in that form (never while it
+/// is received and stored) and kept for every other partner that takes it: they are sent
+/// stored bytes, and a message no partner takes compressed is never compressed.
+///
+/// Makes the form `form` of `p`; `mbo` is our callsign (B2F `Mbo:`).
+pub fn pack(form: Mode, p: &Pending, mbo: &str) -> Vec<u8> {
+    match form {
+        Mode::B2 => qtc_lzhuf::compress_with_crc(&crate::b2f::encode(p, mbo)),
+        _ => qtc_lzhuf::compress_with_crc(&qtc_lzhuf::fbb_text(&p.text)),
+    }
 }
 
-impl Packed {
-    /// Makes this form of `p`; `mbo` is our callsign (B2F `Mbo:`).
-    pub fn make(self, p: &Pending, mbo: &str) -> Vec<u8> {
-        match self {
-            Packed::B1 => qtc_lzhuf::compress_with_crc(&qtc_lzhuf::fbb_text(&p.text)),
-            Packed::B2 => qtc_lzhuf::compress_with_crc(&crate::b2f::encode(p, mbo)),
-        }
-    }
+/// Every compressed form kept, in the order their tables were added.
+pub(crate) const PACKED_FORMS: [Mode; 2] = [Mode::B1, Mode::B2];
 
-    /// Every form, in the order their tables were added.
-    pub(crate) const ALL: [Packed; 2] = [Packed::B1, Packed::B2];
-
-    /// The table holding this form (number, payload).
-    pub(crate) fn table(self) -> &'static str {
-        match self {
-            Packed::B1 => "compressed",
-            Packed::B2 => "compressed_b2",
-        }
+/// The table holding the compressed form `form` (number, payload).
+pub(crate) fn packed_table(form: Mode) -> &'static str {
+    match form {
+        Mode::B2 => "compressed_b2",
+        _ => "compressed",
     }
+}
 
-    /// Keeps `payload` as this form of message `number`, inside the caller's transaction.
-    pub(crate) fn keep(
-        self,
-        tx: &rusqlite::Transaction<'_>,
-        number: u64,
-        payload: &[u8],
-    ) -> Result<(), StoreError> {
-        let sql = format!(
-            "INSERT OR REPLACE INTO {} (number, payload) VALUES (?1, ?2)",
-            self.table()
-        );
-        tx.prepare_cached(&sql)
-            .and_then(|mut st| st.execute(params![number as i64, payload]))
-            .map_err(db_err)?;
-        Ok(())
-    }
+/// Keeps `payload` as the compressed form `form` of message `number`, inside the caller's
+/// transaction.
+fn keep_packed(
+    form: Mode,
+    tx: &rusqlite::Transaction<'_>,
+    number: u64,
+    payload: &[u8],
+) -> Result<(), StoreError> {
+    let sql = format!(
+        "INSERT OR REPLACE INTO {} (number, payload) VALUES (?1, ?2)",
+        packed_table(form)
+    );
+    tx.prepare_cached(&sql)
+        .and_then(|mut st| st.execute(params![number as i64, payload]))
+        .map_err(db_err)?;
+    Ok(())
 }
 
 /// One queue entry: a message waiting for a partner.
@@ -233,7 +227,7 @@ impl Store {
         partner: &str,
         limit: usize,
         after: u64,
-        packed: Option<Packed>,
+        packed: Option<Mode>,
     ) -> Result<Vec<Pending>, StoreError> {
         const QUEUED: &str = "FROM fwd_queue q JOIN messages m ON m.number = q.number";
         const WHERE: &str = "WHERE q.partner = ?1 AND q.state = 'Q' AND q.number > ?3 \
@@ -244,7 +238,7 @@ impl Store {
             None => format!("{COLUMNS}, NULL {QUEUED} {WHERE}"),
             Some(form) => format!(
                 "{COLUMNS}, c.payload {QUEUED} LEFT JOIN {} c ON c.number = m.number {WHERE}",
-                form.table()
+                packed_table(form)
             ),
         };
         let mut stmt = self.conn.prepare_cached(&sql).map_err(db_err)?;
@@ -286,7 +280,7 @@ impl Store {
     /// power cut is made again at the next send).
     pub fn cache_compressed(
         &mut self,
-        packed: Packed,
+        packed: Mode,
         items: &[(u64, &[u8])],
     ) -> Result<(), StoreError> {
         if items.is_empty() {
@@ -295,7 +289,7 @@ impl Store {
         self.unsynced(|s| {
             let tx = s.conn.transaction().map_err(db_err)?;
             for (number, payload) in items {
-                packed.keep(&tx, *number, payload)?;
+                keep_packed(packed, &tx, *number, payload)?;
             }
             tx.commit().map_err(db_err)
         })

@@ -120,13 +120,13 @@ impl Store {
                 .execute("DELETE FROM partials WHERE updated < ?1", params![before])
                 .map_err(db_err)? as u64;
         }
-        for form in crate::Packed::ALL {
+        for form in crate::forward::PACKED_FORMS {
             done.compressed += tx
                 .execute(
                     &format!(
                         "DELETE FROM {} WHERE number NOT IN \
                          (SELECT number FROM fwd_queue WHERE state = 'Q')",
-                        form.table()
+                        crate::forward::packed_table(form)
                     ),
                     [],
                 )

@@ -18,7 +18,7 @@ mod users;
 mod winlink;
 mod wp;
 
-pub use forward::{FwdOutcome, Incoming, Packed, Pending, ProposalInfo, Queued, Stored};
+pub use forward::{pack, FwdOutcome, Incoming, Pending, ProposalInfo, Queued, Stored};
 pub use housekeep::{Housekept, Lifetimes};
 pub use parts::{Attachment, Recipient};
 pub use users::{hash_password, verify_password, DUMMY_HASH};
@@ -605,7 +605,7 @@ fn insert_in(
             seen: &seen,
         };
         // Its compressed forms are made when a partner's session first sends it (see
-        // [`Packed`]), not here: receiving and storing costs no compression.
+        // [`pack`]), not here: receiving and storing costs no compression.
         queue_in(tx, number, &query, station, queued, now)?;
     }
     Ok((number, status))

@@ -5,7 +5,7 @@
 use qtc_mail::{route, FileInfo, StoreError};
 use rusqlite::{params, OptionalExtension, Transaction};
 
-use crate::{db_err, queue_in, Packed, Pending, QueueMarks, Station, Store};
+use crate::{db_err, queue_in, Pending, QueueMarks, Station, Store};
 
 /// One addressee of a B2F message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -133,10 +133,10 @@ pub(crate) fn complete(
     conn: &rusqlite::Connection,
     pending: &mut [Pending],
     partner: &str,
-    packed: Option<Packed>,
+    packed: Option<qtc_fbb::Mode>,
     station: &Station,
 ) -> Result<(), StoreError> {
-    let b2 = packed == Some(Packed::B2);
+    let b2 = packed == Some(qtc_fbb::Mode::B2);
     let routes_here = |p: &Pending, to: &str, at: &str| {
         let q = route::RouteQuery {
             kind: p.kind,

@@ -238,7 +238,7 @@ fn local_messages_get_our_rline_and_are_queued_by_route() {
         s.queue_counts().unwrap(),
         vec![("N0BBB".into(), 1), ("N0CCC".into(), 1)]
     );
-    let p = s.pending("N0BBB", 5, 0, Some(Packed::B1)).unwrap();
+    let p = s.pending("N0BBB", 5, 0, Some(qtc_fbb::Mode::B1)).unwrap();
     assert_eq!(p.len(), 1);
     assert!(p[0].text.starts_with(b"R:261202/1231Z"));
     assert!(p[0].text.ends_with(&m.body));
@@ -256,7 +256,9 @@ fn local_messages_get_our_rline_and_are_queued_by_route() {
     p.at = "N0QQQ.USA".into();
     let n = s.insert_message(&p, "N0AAA", 0).unwrap();
     assert_eq!((marks.get("N0BBB"), marks.get("N0CCC")), (2, 1));
-    let p = s.pending("N0BBB", 5, n - 1, Some(Packed::B1)).unwrap();
+    let p = s
+        .pending("N0BBB", 5, n - 1, Some(qtc_fbb::Mode::B1))
+        .unwrap();
     assert_eq!((p[0].number, p[0].compressed.as_deref()), (n, None));
     assert!(l < n);
 }
@@ -273,10 +275,10 @@ fn bulletin_for_two(now: i64) -> (tempfile::TempDir, Store, u64) {
 }
 
 /// Makes and keeps `form` of the one message pending for `partner`, as a sending session does.
-fn pack_for(s: &mut Store, partner: &str, form: Packed) -> Vec<u8> {
+fn pack_for(s: &mut Store, partner: &str, form: qtc_fbb::Mode) -> Vec<u8> {
     let p = s.pending(partner, 5, 0, Some(form)).unwrap();
     assert_eq!(p[0].compressed, None, "made before it was sent");
-    let packed = form.make(&p[0], "N0AAA");
+    let packed = pack(form, &p[0], "N0AAA");
     s.cache_compressed(form, &[(p[0].number, &packed[..])])
         .unwrap();
     packed
@@ -286,8 +288,8 @@ fn pack_for(s: &mut Store, partner: &str, form: Packed) -> Vec<u8> {
 fn each_compressed_form_is_made_when_first_sent_and_kept_for_every_partner() {
     let (_d, mut s, n) = bulletin_for_two(1_796_214_665);
     // B2 (N0BBB): the B2F message (Date: when stored, Mbo: us), compressed; it decodes back.
-    let packed = pack_for(&mut s, "N0BBB", Packed::B2);
-    let p = s.pending("N0BBB", 5, 0, Some(Packed::B2)).unwrap();
+    let packed = pack_for(&mut s, "N0BBB", qtc_fbb::Mode::B2);
+    let p = s.pending("N0BBB", 5, 0, Some(qtc_fbb::Mode::B2)).unwrap();
     assert_eq!((p[0].number, p[0].created), (n, 1_796_214_665));
     let b2f = crate::b2f::encode(&p[0], "N0AAA");
     assert!(b2f.starts_with(b"Mid: 1_N0AAA\r\nDate: 2026/12/02 12:31\r\n"));
@@ -300,9 +302,9 @@ fn each_compressed_form_is_made_when_first_sent_and_kept_for_every_partner() {
     assert_eq!(crate::b2f::decode(&b2f).unwrap().bid, "1_N0AAA");
     // Another partner taking B2 gets the kept bytes; B1 is a form of its own, from the text as
     // it goes on the wire.
-    let p = s.pending("N0CCC", 5, 0, Some(Packed::B2)).unwrap();
+    let p = s.pending("N0CCC", 5, 0, Some(qtc_fbb::Mode::B2)).unwrap();
     assert_eq!(p[0].compressed.as_deref(), Some(&packed[..]));
-    let b1 = pack_for(&mut s, "N0CCC", Packed::B1);
+    let b1 = pack_for(&mut s, "N0CCC", qtc_fbb::Mode::B1);
     let want = qtc_lzhuf::compress_with_crc(&qtc_lzhuf::fbb_text(&p[0].text));
     assert_eq!(b1, want);
     // No form asked, none read.
@@ -371,19 +373,30 @@ fn acknowledgements_empty_the_queue() {
     let mut p = msg(MsgType::Personal, "N0QQQ", "N0USR", None);
     p.at = "N0QQQ.USA".into();
     let n = s.insert_message(&p, "N0AAA", 0).unwrap();
-    s.cache_compressed(Packed::B1, &[(n, &b"zip"[..])]).unwrap();
+    s.cache_compressed(qtc_fbb::Mode::B1, &[(n, &b"zip"[..])])
+        .unwrap();
     assert_eq!(
-        s.pending("N0BBB", 5, 0, Some(Packed::B1)).unwrap()[0]
+        s.pending("N0BBB", 5, 0, Some(qtc_fbb::Mode::B1)).unwrap()[0]
             .compressed
             .as_deref(),
         Some(&b"zip"[..])
     );
-    assert_eq!(s.pending("N0BBB", 5, n, Some(Packed::B1)).unwrap().len(), 0);
+    assert_eq!(
+        s.pending("N0BBB", 5, n, Some(qtc_fbb::Mode::B1))
+            .unwrap()
+            .len(),
+        0
+    );
     s.forwarded("N0BBB", &[(n, FwdOutcome::Later)], 1).unwrap();
-    assert_eq!(s.pending("N0BBB", 5, 0, Some(Packed::B1)).unwrap().len(), 1);
+    assert_eq!(
+        s.pending("N0BBB", 5, 0, Some(qtc_fbb::Mode::B1))
+            .unwrap()
+            .len(),
+        1
+    );
     s.forwarded("N0BBB", &[(n, FwdOutcome::Sent)], 2).unwrap();
     assert!(s
-        .pending("N0BBB", 5, 0, Some(Packed::B1))
+        .pending("N0BBB", 5, 0, Some(qtc_fbb::Mode::B1))
         .unwrap()
         .is_empty());
     assert_eq!(
@@ -507,8 +520,8 @@ fn housekeeping_expires_by_type_and_keeps_held_mail() {
 #[test]
 fn housekeeping_drops_compressed_forms_once_every_partner_has_the_message() {
     let (_d, mut s, n) = bulletin_for_two(0);
-    pack_for(&mut s, "N0BBB", Packed::B2);
-    pack_for(&mut s, "N0CCC", Packed::B1);
+    pack_for(&mut s, "N0BBB", qtc_fbb::Mode::B2);
+    pack_for(&mut s, "N0CCC", qtc_fbb::Mode::B1);
     let l = Lifetimes::default();
     assert_eq!(s.housekeep(1, &l).unwrap().compressed, 0);
     s.forwarded("N0BBB", &[(n, FwdOutcome::Sent)], 2).unwrap();
@@ -688,11 +701,11 @@ fn every_b2f_recipient_is_routed_and_sees_it_and_attachments_are_kept() {
         })
     );
     // The B2 form carries every recipient and the file.
-    let p = s.pending("N0BBB", 5, 0, Some(Packed::B2)).unwrap();
+    let p = s.pending("N0BBB", 5, 0, Some(qtc_fbb::Mode::B2)).unwrap();
     assert_eq!(p[0].recipients.len(), 3);
     assert_eq!(p[0].files.len(), 1);
     // A one-addressee (B1) partner gets it addressed to the copy behind it.
-    let p = s.pending("N0BBB", 5, 0, Some(Packed::B1)).unwrap();
+    let p = s.pending("N0BBB", 5, 0, Some(qtc_fbb::Mode::B1)).unwrap();
     assert_eq!((p[0].to.as_str(), p[0].at.as_str()), ("N0XYZ", "N0BBB"));
     assert!(p[0].files.is_empty());
 }

@@ -895,19 +895,21 @@ fn check_partner(
             ),
         ));
     };
-    let max_mode = match p.protocol.to_ascii_lowercase().as_str() {
-        "mbl" => qtc_fbb::Mode::Mbl,
-        "fbb" => qtc_fbb::Mode::FbbAscii,
-        "b0" => qtc_fbb::Mode::B0,
-        "b1" => qtc_fbb::Mode::B1,
-        "b2" => qtc_fbb::Mode::B2,
-        other => {
-            return Err((
-                "protocol",
-                format!("expected mbl, fbb, b0, b1 or b2, got {other:?}"),
-            ))
-        }
-    };
+    let max_mode = qtc_fbb::Mode::from_name(&p.protocol).ok_or_else(|| {
+        let names: Vec<String> = qtc_fbb::Mode::ALL
+            .iter()
+            .map(|m| m.name().to_ascii_lowercase())
+            .collect();
+        let (last, rest) = names.split_last().expect("modes");
+        (
+            "protocol",
+            format!(
+                "expected {} or {last}, got {:?}",
+                rest.join(", "),
+                p.protocol.to_ascii_lowercase()
+            ),
+        )
+    })?;
     let interval = parse_duration(&p.interval).ok_or_else(|| {
         (
             "interval",

@@ -75,14 +75,6 @@ enum State {
     Closed,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Codec {
-    Text,
-    B0,
-    B1,
-    B2,
-}
-
 #[derive(Debug)]
 struct OutMsg {
     msg: Outgoing,
@@ -93,7 +85,6 @@ struct OutMsg {
 #[derive(Debug)]
 struct RxMsg {
     proposal: Proposal,
-    codec: Codec,
     prefix: Option<Bytes>,
 }
 
@@ -535,7 +526,7 @@ impl Session {
             return;
         };
         let Some(rx) = self.rx.front() else { return };
-        if !matches!(rx.codec, Codec::B1 | Codec::B2) {
+        if !rx.proposal.mode.is_resumable() {
             return;
         }
         let Some((_, offset)) = dec.header() else {
@@ -548,7 +539,7 @@ impl Session {
                 let head = prefix.len().min(6);
                 if data[..head] == prefix[..head] {
                     [prefix, &data[6..]].concat()
-                } else if rx.codec == Codec::B1 {
+                } else if rx.proposal.mode == Mode::B1 {
                     // FBB's 6 check bytes say the partner's file is not the one we kept a
                     // piece of: drop it (an empty partial), so the next try starts from 0.
                     Vec::new()
@@ -1226,10 +1217,10 @@ impl Session {
                     ));
                 }
                 Proposal {
-                    format: if f.compressed {
-                        ProposalFormat::Compressed
+                    mode: if f.compressed {
+                        mode.fa_travels_as()
                     } else {
-                        ProposalFormat::Plain
+                        Mode::FbbAscii
                     },
                     kind: f.kind,
                     from: f.from.to_owned(),
@@ -1245,7 +1236,7 @@ impl Session {
                     return Err(Error::protocol(line, "FC proposal but B2 not agreed"));
                 }
                 Proposal {
-                    format: ProposalFormat::B2 { cms: b.cms },
+                    mode: Mode::B2,
                     kind: MsgType::Personal,
                     from: String::new(),
                     at: String::new(),
@@ -1286,20 +1277,10 @@ impl Session {
         }
     }
 
-    fn codec_for(&self, p: &Proposal) -> Codec {
-        match p.format {
-            ProposalFormat::Mbl | ProposalFormat::Plain => Codec::Text,
-            ProposalFormat::Compressed if self.mode == Some(Mode::B0) => Codec::B0,
-            ProposalFormat::Compressed => Codec::B1,
-            ProposalFormat::B2 { .. } => Codec::B2,
-        }
-    }
-
     fn answer_fbb(&mut self, proposals: Vec<Proposal>, answers: Vec<Answer>) {
         let mut codes = Vec::with_capacity(answers.len());
         for (p, a) in proposals.into_iter().zip(answers) {
-            let codec = self.codec_for(&p);
-            let resumable = matches!(codec, Codec::B1 | Codec::B2);
+            let resumable = p.mode.is_resumable();
             let (code, prefix) = match a {
                 Answer::Accept => (AnswerCode::Accept, None),
                 Answer::AcceptFrom { offset, prefix }
@@ -1319,7 +1300,6 @@ impl Session {
             if code.sends() {
                 self.rx.push_back(RxMsg {
                     proposal: p,
-                    codec,
                     prefix,
                 });
             }
@@ -1354,7 +1334,7 @@ impl Session {
         let Some(rx) = self.rx.front() else {
             return Err(Error::InvalidCall("receiving with nothing accepted"));
         };
-        if rx.codec == Codec::Text {
+        if !rx.proposal.mode.is_compressed() {
             return self.step_receive_text();
         }
         if self.rx_cur.is_none() {
@@ -1409,8 +1389,8 @@ impl Session {
             return Err(Error::InvalidCall("no message being received"));
         };
         let limits = qtc_lzhuf::Limits::new(self.cfg.max_message_size);
-        let decode = |file: &[u8]| match rx.codec {
-            Codec::B0 => qtc_lzhuf::decompress(file, &limits),
+        let decode = |file: &[u8]| match rx.proposal.mode {
+            Mode::B0 => qtc_lzhuf::decompress(file, &limits),
             _ => qtc_lzhuf::decompress_with_crc(file, &limits),
         };
         let text = match (&rx.prefix, offset) {
@@ -1442,7 +1422,7 @@ impl Session {
         };
         let mut proposal = rx.proposal.clone();
         let mut title = title;
-        if rx.codec == Codec::B2 {
+        if rx.proposal.mode == Mode::B2 {
             match b2f::Message::parse(&text) {
                 Ok(m) => {
                     if title.is_empty() {
@@ -1566,7 +1546,7 @@ impl Session {
         if SendLine::is_send_line(l) {
             let s = SendLine::parse(l).map_err(|e| Error::protocol(&line, e.to_string()))?;
             self.incoming = vec![Proposal {
-                format: ProposalFormat::Mbl,
+                mode: Mode::Mbl,
                 kind: s.kind,
                 from: s.from.unwrap_or_default().to_owned(),
                 at: s.at.unwrap_or_default().to_owned(),
@@ -1615,7 +1595,6 @@ impl Session {
             if ans == MblAnswer::Ok {
                 self.rx.push_back(RxMsg {
                     proposal: p,
-                    codec: Codec::Text,
                     prefix: None,
                 });
             }

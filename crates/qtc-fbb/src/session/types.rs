@@ -100,27 +100,12 @@ pub struct Outgoing {
     pub compressed: Option<Bytes>,
 }
 
-/// How a proposal's message will travel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ProposalFormat {
-    /// MBL/RLI `S` line, plain text.
-    Mbl,
-    /// `FB`: plain text.
-    Plain,
-    /// `FA`: compressed (B0 or B1 by the negotiated mode).
-    Compressed,
-    /// `FC`: B2F payload.
-    B2 {
-        /// `CM` instead of `EM`.
-        cms: bool,
-    },
-}
-
 /// A message the peer proposes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Proposal {
-    /// Wire form.
-    pub format: ProposalFormat,
+    /// How its message travels: MBL (`S` line) or FBB (`FB`), plain; B0 or B1 (`FA`),
+    /// compressed; B2 (`FC`), a compressed B2F message.
+    pub mode: Mode,
     /// Type (B2: Personal).
     pub kind: MsgType,
     /// Sender (empty for B2 and MBL lines without `<`).

@@ -3,7 +3,7 @@
 //! ends with `*** DONE` and a disconnect.
 
 use super::util::*;
-use crate::{Answer, Event, Mode, MsgType, Outgoing, ProposalFormat, Role, Session};
+use crate::{Answer, Event, Mode, MsgType, Outgoing, Role, Session};
 use bytes::Bytes;
 
 const BPQ_HELLO: &[u8] = b"[BPQ-6.0.25.23-B12FWIHJM$]\rHello from N0BPQ's BBS\rde N0BPQ>\r";
@@ -48,7 +48,7 @@ fn take_bpq_message(s: &mut Session) {
     let [Event::Proposals(ps)] = &evs[..] else {
         panic!("{evs:?}")
     };
-    assert_eq!(ps[0].format, ProposalFormat::Mbl);
+    assert_eq!(ps[0].mode, Mode::Mbl);
     assert_eq!(ps[0].bid, "B5_N0BPQ");
     s.answer(now, vec![Answer::Accept]).unwrap();
     assert_eq!(tx(s), b"OK\r");

@@ -1,9 +1,7 @@
 //! Our sessions against the bytes xfbbd 7.0.12 sent and received (tests/data/*transcript*).
 
 use super::util::*;
-use crate::{
-    Answer, Error, Event, Mode, MsgType, Outcome, Outgoing, ProposalFormat, Role, Session,
-};
+use crate::{Answer, Error, Event, Mode, MsgType, Outcome, Outgoing, Role, Session};
 use bytes::Bytes;
 
 const XFBBD_GREETING: &[u8] = b"[FBB-7.0.12-AB1FHMRX$]\rN0BBS BBS, QTH FN31PR.\rHello [TST-1.0-B1F, you are now on channel 1.\rHere are 3 active messages, 103 is last message and \r83 is the last you have listed.\r\rAssigned channels:\rCh. 1   (TELNET) :  N0PTR-0  - Wed 02/12/26 12:31\r\r\r**********************************************************\rThis is the content of /etc/ax25/fbb/lang/english.ent file\r**********************************************************\r\r(1) N0BBS BBS (H for help) >\r";
@@ -85,7 +83,7 @@ fn called_answers_fs_plus_minus_plus() {
         (ps[2].kind, ps[2].at.as_str(), ps[2].size),
         (MsgType::Bulletin, "WW", 30)
     );
-    assert_eq!(ps[0].format, ProposalFormat::Plain);
+    assert_eq!(ps[0].mode, Mode::FbbAscii);
     s.answer(now, vec![Answer::Accept, Answer::Reject, Answer::Accept])
         .unwrap();
     assert_eq!(tx(&mut s), b"FS +-+\r");
@@ -140,7 +138,7 @@ fn called_answers_fs_ny_and_takes_can() {
     let [Event::Proposals(ps)] = &ev[..] else {
         panic!("{ev:?}")
     };
-    assert_eq!(ps[1].format, ProposalFormat::Compressed);
+    assert_eq!(ps[1].mode, Mode::B1);
     s.answer(now, vec![Answer::Reject, Answer::Accept]).unwrap();
     assert_eq!(tx(&mut s), b"FS NY\r");
     assert!(transcript_has(b"FS NY\\r"));

@@ -261,7 +261,10 @@ impl fmt::Display for Sid<'_> {
     }
 }
 
-/// Forwarding mode agreed for a session, from least to most capable.
+/// Forwarding mode agreed for a session, from least to most capable. It is also the one table
+/// of what each mode means: its name in the config, how a message travels in it (a
+/// proposal's mode), whether a transfer can resume and which stored compressed form it sends.
+/// A new mode is a variant here, its wire handling in the session, and its stored form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Mode {
     /// MBL/RLI: `S` lines, one message at a time.
@@ -277,6 +280,27 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// Every mode, from least to most capable.
+    pub const ALL: [Mode; 5] = [Mode::Mbl, Mode::FbbAscii, Mode::B0, Mode::B1, Mode::B2];
+
+    /// The name a sysop writes in `protocol = "..."`, upper case: MBL, FBB, B0, B1, B2.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Mbl => "MBL",
+            Mode::FbbAscii => "FBB",
+            Mode::B0 => "B0",
+            Mode::B1 => "B1",
+            Mode::B2 => "B2",
+        }
+    }
+
+    /// The mode a sysop names (any case), if there is one.
+    pub fn from_name(name: &str) -> Option<Mode> {
+        Mode::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(name))
+    }
+
     /// Negotiate the highest mode both flag sets offer, capped at `max` (spec §2).
     pub fn negotiate(ours: &Flags, theirs: &Flags, max: Mode) -> Mode {
         let f = ours.fbb && theirs.fbb;
@@ -302,18 +326,39 @@ impl Mode {
     pub fn is_batch(self) -> bool {
         self >= Mode::FbbAscii
     }
+
+    /// Whether a message travelling in this mode carries a CRC and can resume a broken
+    /// transfer from an offset.
+    pub fn is_resumable(self) -> bool {
+        matches!(self, Mode::B1 | Mode::B2)
+    }
+
+    /// How a message proposed with `FA` travels in a session agreed on this mode: B0 in a B0
+    /// session, B1 otherwise.
+    pub fn fa_travels_as(self) -> Mode {
+        if self == Mode::B0 {
+            Mode::B0
+        } else {
+            Mode::B1
+        }
+    }
+
+    /// The stored compressed form this mode sends, named by the mode it was made for: B0 and
+    /// B1 send the B1 form (LZHUF of the FBB text), B2 the B2 form (LZHUF of the B2F
+    /// message); the plain modes none.
+    pub fn packed(self) -> Option<Mode> {
+        match self {
+            Mode::Mbl | Mode::FbbAscii => None,
+            Mode::B0 | Mode::B1 => Some(Mode::B1),
+            Mode::B2 => Some(Mode::B2),
+        }
+    }
 }
 
-/// The name a sysop writes in `protocol = "..."`, upper case: MBL, FBB, B0, B1, B2.
+/// [`Mode::name`].
 impl fmt::Display for Mode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Mode::Mbl => "MBL",
-            Mode::FbbAscii => "FBB",
-            Mode::B0 => "B0",
-            Mode::B1 => "B1",
-            Mode::B2 => "B2",
-        })
+        f.write_str(self.name())
     }
 }
 
@@ -394,8 +439,16 @@ mod test {
     }
 
     #[test]
+    fn names_round_trip() {
+        for m in Mode::ALL {
+            assert_eq!(Mode::from_name(&m.name().to_ascii_lowercase()), Some(m));
+        }
+        assert_eq!(Mode::from_name("b3"), None);
+    }
+
+    #[test]
     fn ours_round_trips() {
-        for m in [Mode::Mbl, Mode::FbbAscii, Mode::B0, Mode::B1, Mode::B2] {
+        for m in Mode::ALL {
             let sid = Sid {
                 name: "QTC",
                 version: "0.1.0",

@@ -12,7 +12,7 @@ mod greeting;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use qtc_fbb::{Answer, Event, Mode, Outcome, Outgoing, ProposalFormat, Role, Session};
+use qtc_fbb::{Answer, Event, Mode, Outcome, Outgoing, Role, Session};
 use qtc_store::{FwdOutcome, Incoming, Pending, Stored};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::watch;
@@ -483,8 +483,8 @@ impl Driver {
                 title,
                 text,
             } => {
-                let msg = match proposal.format {
-                    ProposalFormat::B2 { .. } => match qtc_store::b2f::decode(&text) {
+                let msg = match proposal.mode {
+                    Mode::B2 => match qtc_store::b2f::decode(&text) {
                         Some(m) => m,
                         None => {
                             // Never lost, never refused again: kept whole and held for the sysop.
@@ -628,7 +628,7 @@ impl Driver {
         let partner = self.partner.clone();
         let after = self.offered_max;
         let mode = self.session.mode();
-        let packed = packed_form(mode);
+        let packed = mode.and_then(Mode::packed);
         let read = self.fwd.store.start(move |s| {
             // Read before the query: a message queued after it moves the mark.
             let mark = marks.get(&partner);
@@ -686,7 +686,7 @@ impl Driver {
             .map(|p| {
                 (
                     p.bid.to_ascii_uppercase(),
-                    matches!(p.format, ProposalFormat::Compressed),
+                    matches!(p.mode, Mode::B0 | Mode::B1),
                 )
             })
             .collect();
@@ -947,15 +947,6 @@ fn fbb_type(t: qtc_mail::MsgType) -> qtc_fbb::MsgType {
     }
 }
 
-/// The compressed form a session in `mode` sends.
-pub fn packed_form(mode: Option<Mode>) -> Option<qtc_store::Packed> {
-    match mode {
-        Some(Mode::B0 | Mode::B1) => Some(qtc_store::Packed::B1),
-        Some(Mode::B2) => Some(qtc_store::Packed::B2),
-        _ => None,
-    }
-}
-
 /// A queued message in the session's terms. Its compressed form is made once (by the first
 /// session that sends it in that form), kept in the store and reused for every partner: forms
 /// made here are pushed to `made` for keeping.
@@ -965,14 +956,16 @@ fn outgoing(
     mbo: &str,
     made: &mut Vec<(u64, qtc_fbb::Bytes)>,
 ) -> Outgoing {
-    let compressed = packed_form(mode).map(|form| match p.compressed.take() {
-        Some(c) => qtc_fbb::Bytes::from(c),
-        None => {
-            let c = qtc_fbb::Bytes::from(form.make(&p, mbo));
-            made.push((p.number, c.clone()));
-            c
-        }
-    });
+    let compressed = mode
+        .and_then(Mode::packed)
+        .map(|form| match p.compressed.take() {
+            Some(c) => qtc_fbb::Bytes::from(c),
+            None => {
+                let c = qtc_fbb::Bytes::from(qtc_store::pack(form, &p, mbo));
+                made.push((p.number, c.clone()));
+                c
+            }
+        });
     let text = match mode {
         Some(Mode::B2) => qtc_fbb::Bytes::from(qtc_store::b2f::encode(&p, mbo)),
         _ => qtc_fbb::Bytes::from(p.text),
