@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 
+use crate::metrics::Metrics;
 use crate::throttle::AddressSlots;
 
 /// The sizes of the pools, from the configuration.
@@ -40,11 +41,11 @@ pub struct Admission {
 pub type Seat = OwnedSemaphorePermit;
 
 impl Admission {
-    /// Pools of the given sizes.
-    pub fn new(sizes: Sizes) -> Admission {
+    /// Pools of the given sizes; closed places are counted in `metrics`.
+    pub fn new(sizes: Sizes, metrics: Arc<Metrics>) -> Admission {
         Admission {
             per_address: AddressSlots::new(sizes.per_address),
-            logins: Places::new(sizes.logins),
+            logins: Places::new(sizes.logins, metrics),
             users: Arc::new(Semaphore::new(sizes.users)),
             sysop: Arc::new(Semaphore::new(1)),
             partners: Arc::new(Semaphore::new(sizes.partners)),
@@ -91,6 +92,7 @@ impl Admission {
 pub struct Places {
     max: usize,
     waiting: Arc<Mutex<Waiting>>,
+    metrics: Arc<Metrics>,
 }
 
 #[derive(Default)]
@@ -132,11 +134,12 @@ pub struct Place {
 }
 
 impl Places {
-    /// `max` places.
-    pub fn new(max: usize) -> Places {
+    /// `max` places; each one closed to make room is counted in `metrics`.
+    pub fn new(max: usize, metrics: Arc<Metrics>) -> Places {
         Places {
             max: max.max(1),
             waiting: Default::default(),
+            metrics,
         }
     }
 
@@ -147,7 +150,7 @@ impl Places {
             // Dropping its sender tells the chosen connection to go.
             let Some(id) = w.victim() else { break };
             w.remove(id);
-            crate::metrics::error("places_full");
+            self.metrics.error("places_full");
         }
         let (tx, evicted) = oneshot::channel();
         let id = w.next;
@@ -187,15 +190,23 @@ const QUIET: std::time::Duration = std::time::Duration::from_secs(60);
 /// Logs failing `accept` calls once per run of failures (out of file descriptors, say) instead
 /// of once per call: while descriptors are short, accept fails, works once, fails again, so a
 /// run ends only after a minute without failures. Every failure is counted in the metrics.
-#[derive(Default)]
 pub struct AcceptErrors {
     last: Option<std::time::Instant>,
+    metrics: Arc<Metrics>,
 }
 
 impl AcceptErrors {
+    /// No failures yet; they will be counted in `metrics`.
+    pub fn new(metrics: Arc<Metrics>) -> AcceptErrors {
+        AcceptErrors {
+            last: None,
+            metrics,
+        }
+    }
+
     /// An accept failed: the first of a run is logged as a warning.
     pub fn failed(&mut self, listener: &str, e: &std::io::Error) {
-        crate::metrics::error("accept");
+        self.metrics.error("accept");
         let now = crate::clock::now();
         if !matches!(self.last, Some(t) if now.duration_since(t) < QUIET) {
             tracing::warn!(%listener, error = %e, "accept failed; backing off (not logged again until a minute without failures)");
@@ -210,7 +221,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_busiest_address_makes_room() {
-        let pool = Places::new(3);
+        let pool = Places::new(3, Arc::default());
         let (user, flood): (IpAddr, IpAddr) =
             ("192.0.2.1".parse().unwrap(), "192.0.2.66".parse().unwrap());
         let mut mine = pool.enter(user);
@@ -233,12 +244,15 @@ mod tests {
 
     #[test]
     fn users_partners_and_the_sysop_have_their_own_places() {
-        let a = Admission::new(Sizes {
-            users: 1,
-            partners: 1,
-            logins: 4,
-            per_address: 4,
-        });
+        let a = Admission::new(
+            Sizes {
+                users: 1,
+                partners: 1,
+                logins: 4,
+                per_address: 4,
+            },
+            Arc::default(),
+        );
         let _user = a.seat(false, false).unwrap();
         assert!(a.seat(false, false).unwrap_err().contains("all 1 sessions"));
         let _partner = a.seat(false, true).unwrap();

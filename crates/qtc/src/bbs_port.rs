@@ -49,6 +49,8 @@ pub struct Shared {
     pub passwords: crate::passwords::Passwords,
     /// Who is on, the radio ports, the sysop's pager (`U`, `J`, `PORTS`, `T`).
     pub online: Arc<crate::online::Online>,
+    /// The daemon's counters.
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 /// Which port a connection came in on.
@@ -75,8 +77,8 @@ pub async fn serve(
         (PortKind::Telnet, Err(_)) => "telnet".to_string(),
         (PortKind::Forward, Err(_)) => "forward".to_string(),
     };
-    let bytes = crate::metrics::port_bytes(&name);
-    let mut errors = AcceptErrors::default();
+    let bytes = shared.metrics.port_bytes(&name);
+    let mut errors = AcceptErrors::new(shared.metrics.clone());
     loop {
         let accepted = tokio::select! {
             a = listener.accept() => a,
@@ -194,8 +196,9 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
         _address_slot,
         login_place,
     } = admitted;
-    let _counted = (kind == PortKind::Telnet)
-        .then(|| crate::metrics::SessionGuard::new(crate::metrics::SessionKind::Telnet));
+    let _counted = (kind == PortKind::Telnet).then(|| {
+        crate::metrics::SessionGuard::new(&shared.metrics, crate::metrics::SessionKind::Telnet)
+    });
     tracing::info!("connected");
     let mut net = Vec::with_capacity(READ_BUF);
     let codec = match kind {
@@ -296,7 +299,7 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                         Some(call) => tracing::warn!(%call, "login failed"),
                         None => tracing::warn!("login failed: not a callsign"),
                     }
-                    crate::metrics::login_failed();
+                    shared.metrics.login_failed();
                     pause = Some(shared.throttle.delay(throttle_ip, clock::now()));
                     if throttle_ip.is_some_and(|ip| shared.throttle.locked_out(ip, clock::now())) {
                         refused = Some(

@@ -162,23 +162,28 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
         fbb.max_message_size = c.cfg.limits.max_message;
         fbb.max_proposals = c.cfg.forward.max_proposals;
         fbb.block_budget = c.cfg.forward.block_bytes;
+        let metrics = Arc::new(crate::metrics::Metrics::default());
         let forwarder = Arc::new(Forwarder::new(
             store.clone(),
             &c.cfg.station.callsign,
             c.partners.clone(),
             fbb,
             packer,
+            metrics.clone(),
         ));
         let shared = Arc::new(Shared {
             bbs: Arc::new(bbs),
             store: store.clone(),
             throttle: Arc::new(Throttle::new(c.cfg.limits.lockout_after)),
-            admission: Admission::new(Sizes {
-                users: c.cfg.telnet.max_sessions,
-                partners: c.cfg.telnet.max_partner_sessions,
-                logins: c.cfg.telnet.max_logins,
-                per_address: c.cfg.telnet.max_per_address,
-            }),
+            admission: Admission::new(
+                Sizes {
+                    users: c.cfg.telnet.max_sessions,
+                    partners: c.cfg.telnet.max_partner_sessions,
+                    logins: c.cfg.telnet.max_logins,
+                    per_address: c.cfg.telnet.max_per_address,
+                },
+                metrics.clone(),
+            ),
             user_limits: Arc::new(crate::user_limits::UserLimits::new(
                 c.cfg.limits.messages_per_hour,
                 c.cfg.limits.kb_per_day * 1024,
@@ -188,6 +193,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             forwarder: forwarder.clone(),
             passwords: passwords.clone(),
             online: Arc::default(),
+            metrics: metrics.clone(),
         });
         let (stop_tx, stop_rx) = watch::channel(false);
         let tasks = TaskTracker::new();
@@ -205,6 +211,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
         let housekeeper = Arc::new(crate::housekeeping::Housekeeper::new(
             store.clone(),
             c.cfg.housekeeping.clone(),
+            metrics.clone(),
         ));
         tasks.spawn(housekeeper.clone().schedule(stop_rx.clone()));
         tasks.spawn(ctl::serve(
@@ -321,6 +328,7 @@ fn start_radios(
                 on_incoming: Some(on_incoming),
                 heard: heard.clone(),
                 health: health.clone(),
+                metrics: shared.metrics.clone(),
             },
             rx,
             stop.clone(),

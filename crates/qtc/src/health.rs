@@ -142,7 +142,7 @@ pub async fn gather(fwd: &Forwarder, radios: &Radios, quota: u64) -> Result<Heal
         ports: radios.health(),
         partners,
         sessions,
-        telnet_sessions: crate::metrics::telnet_sessions(),
+        telnet_sessions: fwd.metrics.telnet_sessions(),
         store: StoreReport {
             bytes: size("") + size("-wal"),
             path: path.display().to_string(),

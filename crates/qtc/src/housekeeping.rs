@@ -89,15 +89,22 @@ pub struct Housekeeper {
     cfg: Mutex<HousekeepingCfg>,
     /// Wakes the schedule to re-arm its timer after [`Housekeeper::set`].
     changed: tokio::sync::Notify,
+    /// Where a failed run is counted.
+    metrics: std::sync::Arc<crate::metrics::Metrics>,
 }
 
 impl Housekeeper {
-    /// A housekeeper for `store` with these settings.
-    pub fn new(store: StoreHandle, cfg: HousekeepingCfg) -> Housekeeper {
+    /// A housekeeper for `store` with these settings; failures are counted in `metrics`.
+    pub fn new(
+        store: StoreHandle,
+        cfg: HousekeepingCfg,
+        metrics: std::sync::Arc<crate::metrics::Metrics>,
+    ) -> Housekeeper {
         Housekeeper {
             store,
             cfg: Mutex::new(cfg),
             changed: tokio::sync::Notify::new(),
+            metrics,
         }
     }
 
@@ -130,7 +137,7 @@ impl Housekeeper {
                 Ok(line)
             }
             Ok(Err(e)) => {
-                crate::metrics::error("store");
+                self.metrics.error("store");
                 tracing::error!(error = %e, "housekeeping failed");
                 Err(format!("housekeeping failed: {e}"))
             }

@@ -12,9 +12,11 @@ use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use crate::forward::Forwarder;
+use crate::store_thread::StoreHandle;
 
-/// The daemon's counters.
+/// The daemon's counters: one set per daemon, made in `daemon.rs` and handed (as an
+/// `Arc<Metrics>`) to what counts.
+#[derive(Default)]
 pub struct Metrics {
     telnet_sessions: AtomicI64,
     forward_sessions: AtomicI64,
@@ -27,17 +29,6 @@ pub struct Metrics {
     /// Radio port -> its AX.25 links' counters (links gone and live), as the port last saw them.
     ax25: Mutex<BTreeMap<String, qtc_ax25::LinkStats>>,
 }
-
-/// The one set of counters of this process.
-pub static METRICS: Metrics = Metrics {
-    telnet_sessions: AtomicI64::new(0),
-    forward_sessions: AtomicI64::new(0),
-    login_failures: AtomicU64::new(0),
-    forwarded: Mutex::new(BTreeMap::new()),
-    errors: Mutex::new(BTreeMap::new()),
-    ports: Mutex::new(BTreeMap::new()),
-    ax25: Mutex::new(BTreeMap::new()),
-};
 
 /// Bytes a port moved: counted where they are read and written (an atomic add, no system call).
 #[derive(Debug, Default)]
@@ -58,23 +49,24 @@ impl PortBytes {
     }
 }
 
-/// The byte counters of the port called `name` (a listener's `telnet:ADDR` or `forward:ADDR`,
-/// `tcp-out` for our calls to partners, a radio port's name).
-pub fn port_bytes(name: &str) -> Arc<PortBytes> {
-    METRICS
-        .ports
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(name.to_string())
-        .or_default()
-        .clone()
-}
+impl Metrics {
+    /// The byte counters of the port called `name` (a listener's `telnet:ADDR` or
+    /// `forward:ADDR`, `tcp-out` for our calls to partners, a radio port's name).
+    pub fn port_bytes(&self, name: &str) -> Arc<PortBytes> {
+        self.ports
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(name.to_string())
+            .or_default()
+            .clone()
+    }
 
-/// A radio port's AX.25 counters as of now (they only grow).
-pub fn ax25(port: &str, stats: qtc_ax25::LinkStats) {
-    let mut m = METRICS.ax25.lock().unwrap_or_else(|e| e.into_inner());
-    if m.get(port) != Some(&stats) {
-        m.insert(port.to_string(), stats);
+    /// A radio port's AX.25 counters as of now (they only grow).
+    pub fn ax25(&self, port: &str, stats: qtc_ax25::LinkStats) {
+        let mut m = self.ax25.lock().unwrap_or_else(|e| e.into_inner());
+        if m.get(port) != Some(&stats) {
+            m.insert(port.to_string(), stats);
+        }
     }
 }
 
@@ -138,58 +130,60 @@ pub enum SessionKind {
 }
 
 /// Counts one session while it lives.
-pub struct SessionGuard(SessionKind);
+pub struct SessionGuard(Arc<Metrics>, SessionKind);
 
 impl SessionGuard {
-    /// Counts a session of `kind` until the guard is dropped.
-    pub fn new(kind: SessionKind) -> SessionGuard {
-        gauge(kind).fetch_add(1, Ordering::Relaxed);
-        SessionGuard(kind)
+    /// Counts a session of `kind` in `metrics` until the guard is dropped.
+    pub fn new(metrics: &Arc<Metrics>, kind: SessionKind) -> SessionGuard {
+        metrics.gauge(kind).fetch_add(1, Ordering::Relaxed);
+        SessionGuard(metrics.clone(), kind)
     }
 }
 
 impl Drop for SessionGuard {
     fn drop(&mut self) {
-        gauge(self.0).fetch_sub(1, Ordering::Relaxed);
+        self.0.gauge(self.1).fetch_sub(1, Ordering::Relaxed);
     }
 }
 
-fn gauge(kind: SessionKind) -> &'static AtomicI64 {
-    match kind {
-        SessionKind::Telnet => &METRICS.telnet_sessions,
-        SessionKind::Forward => &METRICS.forward_sessions,
+impl Metrics {
+    fn gauge(&self, kind: SessionKind) -> &AtomicI64 {
+        match kind {
+            SessionKind::Telnet => &self.telnet_sessions,
+            SessionKind::Forward => &self.forward_sessions,
+        }
     }
-}
 
-/// Telnet connections open now.
-pub fn telnet_sessions() -> i64 {
-    gauge(SessionKind::Telnet).load(Ordering::Relaxed)
-}
-
-/// A failed login (any port).
-pub fn login_failed() {
-    METRICS.login_failures.fetch_add(1, Ordering::Relaxed);
-}
-
-/// An error of `kind` ("store", "forward", "accept", ...).
-pub fn error(kind: &'static str) {
-    *METRICS
-        .errors
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(kind)
-        .or_default() += 1;
-}
-
-/// Messages received from (`received`) and delivered to (`sent`) `partner`.
-pub fn forwarded(partner: &str, received: u64, sent: u64) {
-    if received == 0 && sent == 0 {
-        return;
+    /// Telnet connections open now.
+    pub fn telnet_sessions(&self) -> i64 {
+        self.gauge(SessionKind::Telnet).load(Ordering::Relaxed)
     }
-    let mut m = METRICS.forwarded.lock().unwrap_or_else(|e| e.into_inner());
-    let e = m.entry(partner.to_string()).or_default();
-    e.0 += received;
-    e.1 += sent;
+
+    /// A failed login (any port).
+    pub fn login_failed(&self) {
+        self.login_failures.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// An error of `kind` ("store", "forward", "accept", ...).
+    pub fn error(&self, kind: &'static str) {
+        *self
+            .errors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(kind)
+            .or_default() += 1;
+    }
+
+    /// Messages received from (`received`) and delivered to (`sent`) `partner`.
+    pub fn forwarded(&self, partner: &str, received: u64, sent: u64) {
+        if received == 0 && sent == 0 {
+            return;
+        }
+        let mut m = self.forwarded.lock().unwrap_or_else(|e| e.into_inner());
+        let e = m.entry(partner.to_string()).or_default();
+        e.0 += received;
+        e.1 += sent;
+    }
 }
 
 fn label(v: &str) -> String {
@@ -201,8 +195,10 @@ fn label(v: &str) -> String {
 /// An AX.25 counter's name, help text and where it is in the link counters.
 type Ax25Series = (&'static str, &'static str, fn(&qtc_ax25::LinkStats) -> u64);
 
-/// The Prometheus text exposition (format 0.0.4) of everything.
-pub async fn render(fwd: &Forwarder) -> String {
+/// The Prometheus text exposition (format 0.0.4) of everything in `metrics`; `partners` (the
+/// configured ones) are listed even before they forward anything, and `store` is asked for
+/// its counts.
+pub async fn render(metrics: &Metrics, partners: &[String], store: &StoreHandle) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "# HELP qtc_build_info The running qtc version.");
     let _ = writeln!(o, "# TYPE qtc_build_info gauge");
@@ -216,21 +212,21 @@ pub async fn render(fwd: &Forwarder) -> String {
     let _ = writeln!(
         o,
         "qtc_sessions{{kind=\"telnet\"}} {}",
-        METRICS.telnet_sessions.load(Ordering::Relaxed)
+        metrics.telnet_sessions.load(Ordering::Relaxed)
     );
     let _ = writeln!(
         o,
         "qtc_sessions{{kind=\"forward\"}} {}",
-        METRICS.forward_sessions.load(Ordering::Relaxed)
+        metrics.forward_sessions.load(Ordering::Relaxed)
     );
     let _ = writeln!(o, "# HELP qtc_login_failures_total Failed logins.");
     let _ = writeln!(o, "# TYPE qtc_login_failures_total counter");
     let _ = writeln!(
         o,
         "qtc_login_failures_total {}",
-        METRICS.login_failures.load(Ordering::Relaxed)
+        metrics.login_failures.load(Ordering::Relaxed)
     );
-    let fwd_counts = METRICS
+    let fwd_counts = metrics
         .forwarded
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -240,7 +236,7 @@ pub async fn render(fwd: &Forwarder) -> String {
         "# HELP qtc_forwarded_messages_total Messages forwarded, by partner and direction."
     );
     let _ = writeln!(o, "# TYPE qtc_forwarded_messages_total counter");
-    let mut partners: Vec<String> = fwd.partners.iter().map(|p| p.call.clone()).collect();
+    let mut partners: Vec<String> = partners.to_vec();
     for p in fwd_counts.keys() {
         if !partners.contains(p) {
             partners.push(p.clone());
@@ -258,7 +254,7 @@ pub async fn render(fwd: &Forwarder) -> String {
             "qtc_forwarded_messages_total{{partner=\"{l}\",direction=\"out\"}} {tx}"
         );
     }
-    let errors = METRICS
+    let errors = metrics
         .errors
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -274,7 +270,7 @@ pub async fn render(fwd: &Forwarder) -> String {
             let _ = writeln!(o, "qtc_errors_total{{kind=\"{}\"}} {n}", label(kind));
         }
     }
-    let ports: Vec<(String, u64, u64)> = METRICS
+    let ports: Vec<(String, u64, u64)> = metrics
         .ports
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -304,7 +300,7 @@ pub async fn render(fwd: &Forwarder) -> String {
             "qtc_port_bytes_total{{port=\"{l}\",direction=\"out\"}} {tx}"
         );
     }
-    let ax25 = METRICS
+    let ax25 = metrics
         .ax25
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -343,8 +339,7 @@ pub async fn render(fwd: &Forwarder) -> String {
         }
     }
     // Read from the store at scrape time.
-    let from_store = fwd
-        .store
+    let from_store = store
         .call(|s| {
             use qtc_mail::MessageStore;
             let all = qtc_mail::ListFilter {
@@ -390,7 +385,7 @@ pub async fn render(fwd: &Forwarder) -> String {
             let _ = writeln!(o, "qtc_store_up 1");
         }
         _ => {
-            error("store");
+            metrics.error("store");
             let _ = writeln!(o, "# TYPE qtc_store_up gauge");
             let _ = writeln!(o, "qtc_store_up 0");
         }

@@ -59,7 +59,7 @@ async fn connect_and_run(
             match tokio::time::timeout(ANSWER_TIME, TcpStream::connect(a)).await {
                 Ok(Ok(s)) => {
                     let _ = s.set_nodelay(true);
-                    let s = crate::metrics::Counted::new(s, crate::metrics::port_bytes("tcp-out"));
+                    let s = crate::metrics::Counted::new(s, fwd.metrics.port_bytes("tcp-out"));
                     Box::new(s)
                 }
                 Ok(Err(e)) => return Err(format!("cannot connect to {addr}: {e}")),
@@ -68,7 +68,12 @@ async fn connect_and_run(
         }
         Connect::Tls { addr: a, name, ca } => {
             tracing::info!(partner = %p.call, addr = %a, "calling over TLS");
-            match tokio::time::timeout(ANSWER_TIME, tls_connect(a, name, ca)).await {
+            match tokio::time::timeout(
+                ANSWER_TIME,
+                tls_connect(a, name, ca, fwd.metrics.port_bytes("tcp-out")),
+            )
+            .await
+            {
                 Ok(Ok(s)) => Box::new(s),
                 Ok(Err(e)) => return Err(format!("cannot connect to {addr} over TLS: {e:#}")),
                 Err(_) => return Err(silent()),
@@ -136,12 +141,13 @@ async fn tls_connect(
     addr: &str,
     name: &str,
     ca: &std::path::Path,
+    bytes: std::sync::Arc<crate::metrics::PortBytes>,
 ) -> anyhow::Result<tokio_rustls::client::TlsStream<crate::metrics::Counted<TcpStream>>> {
     let connector = crate::tls::connector(ca)?;
     let server = crate::tls::server_name(name)?;
     let tcp = TcpStream::connect(addr).await?;
     let _ = tcp.set_nodelay(true);
-    let tcp = crate::metrics::Counted::new(tcp, crate::metrics::port_bytes("tcp-out"));
+    let tcp = crate::metrics::Counted::new(tcp, bytes);
     Ok(connector.connect(server, tcp).await?)
 }
 

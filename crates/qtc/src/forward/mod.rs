@@ -96,17 +96,20 @@ pub struct Forwarder {
     no_resume: Mutex<HashSet<String>>,
     /// Partner -> when its schedule calls it next (Unix seconds).
     next_calls: Mutex<HashMap<String, i64>>,
+    /// The daemon's counters.
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl Forwarder {
     /// Shared state for forwarding with `partners`; `base` holds the session settings, `packer`
-    /// makes compressed forms.
+    /// makes compressed forms, `metrics` counts sessions, messages and errors.
     pub fn new(
         store: StoreHandle,
         call: &str,
         partners: Vec<Partner>,
         base: qtc_fbb::Config,
         packer: CpuPool,
+        metrics: Arc<crate::metrics::Metrics>,
     ) -> Self {
         Forwarder {
             store,
@@ -119,6 +122,7 @@ impl Forwarder {
             last: Mutex::new(HashMap::new()),
             no_resume: Mutex::new(HashSet::new()),
             next_calls: Mutex::new(HashMap::new()),
+            metrics,
         }
     }
 
@@ -278,7 +282,8 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
             )
         }),
     };
-    let _counted = crate::metrics::SessionGuard::new(crate::metrics::SessionKind::Forward);
+    let _counted =
+        crate::metrics::SessionGuard::new(&fwd.metrics, crate::metrics::SessionKind::Forward);
     tracing::info!(%partner, ?role, "forwarding session started");
     d.session.start(clock::now());
     if !initial.is_empty() {
@@ -293,9 +298,10 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
     // are recorded.
     let _ = fwd.store.call(|_| ()).await;
     fwd.release(&partner, &d.taken);
-    crate::metrics::forwarded(&partner, d.summary.received as u64, d.summary.sent as u64);
+    fwd.metrics
+        .forwarded(&partner, d.summary.received as u64, d.summary.sent as u64);
     if d.summary.error.is_some() {
-        crate::metrics::error("forward");
+        fwd.metrics.error("forward");
         if d.session.resumed_unacked() {
             tracing::warn!(%partner, "the session failed during a transfer we resumed at its request: sending it whole messages from now on");
             fwd.no_resume

@@ -102,6 +102,7 @@ pub fn run(port: &str, mycall: &str, remote: &str, via: &[String]) -> anyhow::Re
                 on_incoming: None,
                 heard: heard.clone(),
                 health: health.clone(),
+                metrics: Default::default(),
             },
             rx,
             stop_rx,

@@ -50,6 +50,8 @@ pub struct PortSetup {
     pub heard: Heard,
     /// Where the task publishes its device state and frame counts.
     pub health: Arc<super::PortHealth>,
+    /// The daemon's counters (the port's bytes and AX.25 link counts).
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 struct LinkIo {
@@ -113,6 +115,7 @@ struct Task {
     mycall: Option<Callsign>,
     /// AX.25 frame bytes in and out, for /metrics.
     bytes: std::sync::Arc<crate::metrics::PortBytes>,
+    metrics: Arc<crate::metrics::Metrics>,
 }
 
 fn opening(kind: &Kind, kiss_port: u8) -> Opening {
@@ -137,6 +140,7 @@ pub async fn run_port(
         on_incoming,
         heard,
         health,
+        metrics,
     } = setup;
     let mut port = qtc_ax25::Port::new(cfg.link.clone());
     for c in &locals {
@@ -159,7 +163,8 @@ pub async fn run_port(
         on_incoming,
         dropped: 0,
         mycall: locals.first().copied(),
-        bytes: crate::metrics::port_bytes(&cfg.name),
+        bytes: metrics.port_bytes(&cfg.name),
+        metrics,
     };
     let mut timer = Box::pin(tokio::time::sleep_until(Instant::now()));
     let mut armed: Option<std::time::Instant> = None;
@@ -218,7 +223,7 @@ impl Task {
                 break;
             }
         }
-        crate::metrics::ax25(&self.name, self.port.stats());
+        self.metrics.ax25(&self.name, self.port.stats());
     }
 
     fn send_frame(&mut self, f: &Frame) {
@@ -659,6 +664,7 @@ mod tests {
                 on_incoming: Some(on),
                 heard: Heard::default(),
                 health: Default::default(),
+                metrics: Default::default(),
             },
             rx,
             stop_rx,

@@ -6,6 +6,7 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -15,6 +16,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::admission::{AcceptErrors, Place, Places};
+use crate::metrics::Metrics;
 use crate::throttle::{AddressSlot, AddressSlots};
 
 /// Accepts web connections within the caps.
@@ -24,18 +26,27 @@ pub struct WebListener {
     places: Places,
     idle: Duration,
     errors: AcceptErrors,
+    metrics: Arc<Metrics>,
 }
 
 impl WebListener {
     /// `max` places (the oldest connection makes room for a new one), at most `per_address`
     /// from one address, each closed after `idle` without a response.
-    pub fn new(inner: TcpListener, max: usize, per_address: usize, idle: Duration) -> Self {
+    /// Refusals and failures are counted in `metrics`.
+    pub fn new(
+        inner: TcpListener,
+        max: usize,
+        per_address: usize,
+        idle: Duration,
+        metrics: Arc<Metrics>,
+    ) -> Self {
         WebListener {
             inner,
             per_address: AddressSlots::new(per_address),
-            places: Places::new(max),
+            places: Places::new(max, metrics.clone()),
             idle,
-            errors: AcceptErrors::default(),
+            errors: AcceptErrors::new(metrics.clone()),
+            metrics,
         }
     }
 }
@@ -57,7 +68,7 @@ impl Listener for WebListener {
             };
             let Some(slot) = self.per_address.take(peer.ip()) else {
                 tracing::debug!(%peer, "web: refused: too many connections from this address");
-                crate::metrics::error("web_refused");
+                self.metrics.error("web_refused");
                 continue;
             };
             let place = self.places.enter(peer.ip());

@@ -143,6 +143,8 @@ pub struct Web {
     caps: (usize, usize, std::time::Duration),
     /// The sysop's pager, for the pages on the Status page.
     online: Arc<crate::online::Online>,
+    /// The daemon's counters: `/metrics` shows them, the handlers count in them.
+    metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl Web {
@@ -172,7 +174,6 @@ impl Web {
             ));
         }
         Arc::new(Web {
-            fwd,
             radios,
             passwords,
             stop,
@@ -191,6 +192,8 @@ impl Web {
                     .unwrap_or(std::time::Duration::from_secs(60)),
             ),
             online,
+            metrics: fwd.metrics.clone(),
+            fwd,
         })
     }
 
@@ -220,7 +223,9 @@ pub async fn serve(listener: TcpListener, web: Arc<Web>, mut stop: watch::Receiv
         let _ = web.web_addr.set(format!("web {a}"));
     }
     let (max, per_address, idle) = web.caps;
-    let listener = listener::WebListener::new(listener, max, per_address, idle);
+    let web_metrics = web.metrics.clone();
+    let listener =
+        listener::WebListener::new(listener, max, per_address, idle, web.metrics.clone());
     let app = router(web).into_make_service_with_connect_info::<listener::Peer>();
     let r = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
@@ -228,7 +233,7 @@ pub async fn serve(listener: TcpListener, web: Arc<Web>, mut stop: watch::Receiv
         })
         .await;
     if let Err(e) = r {
-        crate::metrics::error("web");
+        web_metrics.error("web");
         tracing::warn!(error = %e, "web listener failed");
     }
 }
@@ -249,6 +254,10 @@ fn router(web: Arc<Web>) -> Router {
         .route("/users/{call}", post(user_action))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_FORM))
         .layer(axum::middleware::from_fn_with_state(hosts, guard::guard))
+        .layer(axum::middleware::from_fn_with_state(
+            web.metrics.clone(),
+            count_store_down,
+        ))
         .with_state(web)
 }
 
@@ -256,12 +265,24 @@ fn router(web: Arc<Web>) -> Router {
 type Page = Result<Response, Response>;
 
 fn store_down() -> Response {
-    crate::metrics::error("store");
     (
         StatusCode::SERVICE_UNAVAILABLE,
         Html(pages::error_page("The message store is not available.")),
     )
         .into_response()
+}
+
+/// Counts each [`store_down`] answer (the only 503) as a store error.
+async fn count_store_down(
+    State(metrics): State<Arc<crate::metrics::Metrics>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let response = next.run(request).await;
+    if response.status() == StatusCode::SERVICE_UNAVAILABLE {
+        metrics.error("store");
+    }
+    response
 }
 
 /// The session of a page view, or a redirect to the login form.
@@ -294,7 +315,8 @@ async fn need_csrf(web: &Web, headers: &HeaderMap, csrf: &str) -> Result<WebSess
 }
 
 async fn metrics(State(web): State<Arc<Web>>) -> Response {
-    let body = crate::metrics::render(&web.fwd).await;
+    let partners: Vec<String> = web.fwd.partners.iter().map(|p| p.call.clone()).collect();
+    let body = crate::metrics::render(&web.metrics, &partners, &web.fwd.store).await;
     (
         [(
             header::CONTENT_TYPE,
@@ -387,7 +409,7 @@ async fn login(
     let stamp = match ok {
         Ok(Ok(Some(stamp))) => stamp,
         Ok(Ok(None)) | Ok(Err(_)) => {
-            crate::metrics::login_failed();
+            web.metrics.login_failed();
             // What was typed as the callsign is logged only if it is one: it may be a password.
             match qtc_mail::Callsign::parse(&call) {
                 Ok(_) => tracing::warn!(%call, %peer, "web: login failed"),
