@@ -9,6 +9,7 @@ use anyhow::{bail, Context};
 use serde::Deserialize;
 
 pub mod housekeeping;
+pub mod radio;
 pub mod web;
 
 /// The commented example written by `qtc init`; it holds exactly the defaults.
@@ -39,7 +40,7 @@ pub struct Config {
     /// `[ax25]`
     pub ax25: Ax25Cfg,
     /// `[[port]]`, one per radio port (see docs/radio.md).
-    pub port: Vec<crate::radio::config::PortCfg>,
+    pub port: Vec<radio::PortCfg>,
     /// `[housekeeping]`: the daily run and message lifetimes.
     pub housekeeping: housekeeping::HousekeepingCfg,
     /// `[web]`: the sysop's dashboard and `/metrics`.
@@ -396,7 +397,7 @@ pub struct Loaded {
     /// Hold and reject rules, checked.
     pub rules: Vec<qtc_mail::rules::Rule>,
     /// Radio ports, checked.
-    pub radio_ports: Vec<crate::radio::config::RadioPort>,
+    pub radio_ports: Vec<radio::RadioPort>,
 }
 
 /// How to reach a partner.
@@ -737,8 +738,8 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
     cfg.web
         .check()
         .map_err(|(key, m)| key_err(&format!("[web] {key}"), m))?;
-    let radio_ports = crate::radio::config::check(&cfg)
-        .map_err(|(key, m): (String, String)| key_err(key.as_str(), m))?;
+    let radio_ports =
+        radio::check(&cfg).map_err(|(key, m): (String, String)| key_err(key.as_str(), m))?;
     for (i, p) in partners.iter().enumerate() {
         if let Connect::Ax25 { port, .. } = &p.connect {
             if !radio_ports.iter().any(|r| &r.name == port) {
@@ -880,7 +881,7 @@ fn check_partner(
             ca: base.join(&p.tls_ca),
         }
     } else if let Some(rest) = p.connect.strip_prefix("ax25:") {
-        crate::radio::config::parse_ax25_connect(rest).map_err(|m| {
+        radio::parse_ax25_connect(rest).map_err(|m| {
             (
                 "connect",
                 format!(

@@ -9,8 +9,8 @@ use qtc_ax25::Callsign;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};
 
-use super::config::{Kind, RadioPort};
 use super::{run_port, PortSetup, RadioHandle, Radios};
+use crate::config::radio::{Kind, RadioPort};
 
 /// Parses `kiss-tcp:HOST:PORT`, `axudp:LISTEN:PEER`, `kiss-pty:PATH` or
 /// `kiss-serial:PATH:BAUD`. The AXUDP peer is taken to be `remote`.
@@ -45,7 +45,7 @@ pub fn parse_port(spec: &str, remote: Callsign) -> anyhow::Result<Kind> {
         "kiss-serial" => {
             let (dev, baud) = rest.rsplit_once(':').ok_or_else(bad)?;
             let baud: u32 = baud.parse().map_err(|_| bad())?;
-            if super::pty::baud_rate(baud).is_none() {
+            if crate::config::radio::baud_rate(baud).is_none() {
                 bail!("--port: unsupported baud rate {baud}");
             }
             Kind::Serial {

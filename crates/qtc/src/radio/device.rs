@@ -12,8 +12,8 @@ use qtc_ax25::Callsign;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::UdpSocket;
 
-use super::config::Kind;
 use super::pty::TtyIo;
+use crate::config::radio::Kind;
 
 /// Most bytes of encoded KISS waiting for the device; frames beyond it are dropped.
 pub const MAX_KISS_QUEUE: usize = 32 * 1024;

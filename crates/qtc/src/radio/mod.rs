@@ -6,7 +6,6 @@
 //! or the one timer armed at the earliest link deadline (none while no link has a timer) wakes it.
 
 pub mod client;
-pub mod config;
 mod device;
 mod port;
 pub mod pty;
@@ -272,8 +271,8 @@ fn heard(list: &Heard, call: Callsign, now: i64) {
 }
 
 /// One line saying what a port is attached to, for the start-up report.
-pub fn describe(kind: &config::Kind) -> String {
-    use config::Kind;
+pub fn describe(kind: &crate::config::radio::Kind) -> String {
+    use crate::config::radio::Kind;
     match kind {
         Kind::KissTcp(a) => format!("kiss-tcp {a}"),
         Kind::Axudp { listen, peers } => {

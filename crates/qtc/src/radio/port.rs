@@ -17,10 +17,10 @@ use tokio::io::{AsyncRead, AsyncWrite, DuplexStream, ReadBuf};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::{Instant, Sleep};
 
-use super::config::{Kind, RadioPort};
 use super::device::{self, Dev};
 use super::{heard, Heard, PortCmd};
 use crate::clock;
+use crate::config::radio::{Kind, RadioPort};
 
 /// Bytes buffered inside each link's duplex stream, each way.
 pub const DUPLEX_BUF: usize = 4096;
@@ -542,7 +542,7 @@ impl Task {
 mod tests {
     //! The port task over AXUDP on loopback against a peer `qtc_ax25::Port` driven here.
     use super::*;
-    use crate::radio::config::RadioPort;
+    use crate::config::radio::RadioPort;
     use std::sync::Mutex;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::UdpSocket;

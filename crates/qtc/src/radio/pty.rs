@@ -11,7 +11,9 @@ use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
-use nix::sys::termios::{self, BaudRate, SetArg};
+use nix::sys::termios::{self, SetArg};
+
+use crate::config::radio::baud_rate;
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
@@ -31,21 +33,6 @@ impl Drop for TtyIo {
             let _ = std::fs::remove_file(l);
         }
     }
-}
-
-/// The termios speed for a baud rate, if supported.
-pub fn baud_rate(baud: u32) -> Option<BaudRate> {
-    Some(match baud {
-        1200 => BaudRate::B1200,
-        2400 => BaudRate::B2400,
-        4800 => BaudRate::B4800,
-        9600 => BaudRate::B9600,
-        19200 => BaudRate::B19200,
-        38400 => BaudRate::B38400,
-        57600 => BaudRate::B57600,
-        115200 => BaudRate::B115200,
-        _ => return None,
-    })
 }
 
 fn raw_mode(fd: &impl std::os::fd::AsFd, baud: Option<u32>) -> io::Result<()> {

@@ -4,10 +4,11 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use nix::sys::termios::BaudRate;
 use qtc_ax25::Callsign;
 use serde::Deserialize;
 
-use crate::config::{parse_duration, Config, Connect};
+use super::{parse_duration, Config, Connect};
 
 /// One AXUDP peer: who is at which address.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -230,7 +231,7 @@ pub fn check(cfg: &Config) -> Result<Vec<RadioPort>, (String, String)> {
                         "a kiss-serial port needs device = PATH".into(),
                     ));
                 }
-                if super::pty::baud_rate(p.baud).is_none() {
+                if baud_rate(p.baud).is_none() {
                     return Err((key("baud"), format!("unsupported baud rate {}", p.baud)));
                 }
                 Kind::Serial {
@@ -330,6 +331,21 @@ pub fn parse_ax25_connect(rest: &str) -> Result<Connect, String> {
         port: port.to_string(),
         call,
         via,
+    })
+}
+
+/// The termios speed for a baud rate, if supported.
+pub fn baud_rate(baud: u32) -> Option<BaudRate> {
+    Some(match baud {
+        1200 => BaudRate::B1200,
+        2400 => BaudRate::B2400,
+        4800 => BaudRate::B4800,
+        9600 => BaudRate::B9600,
+        19200 => BaudRate::B19200,
+        38400 => BaudRate::B38400,
+        57600 => BaudRate::B57600,
+        115200 => BaudRate::B115200,
+        _ => return None,
     })
 }
 
