@@ -175,7 +175,7 @@ pub fn restart_needed(old: &Loaded, new: &Loaded) -> Vec<&'static str> {
     }
     // Routes are applied; anything else about a partner (connect, login, protocol, interval,
     // a partner added or removed) is held by the running forwarder.
-    let strip = |ps: &[config::PartnerCfg]| {
+    let strip = |ps: &[config::forward::PartnerCfg]| {
         ps.iter()
             .map(|p| {
                 let mut p = p.clone();
@@ -192,7 +192,7 @@ pub fn restart_needed(old: &Loaded, new: &Loaded) -> Vec<&'static str> {
 
 /// What is allowed but probably wrong about the partners: one that we call over TCP or TLS with
 /// the default login and no password answers every password prompt with an empty line.
-fn partner_warnings(partners: &[config::PartnerCfg]) -> Vec<String> {
+fn partner_warnings(partners: &[config::forward::PartnerCfg]) -> Vec<String> {
     partners
         .iter()
         .filter(|p| {

@@ -8,7 +8,8 @@ use nix::sys::termios::BaudRate;
 use qtc_ax25::Callsign;
 use serde::Deserialize;
 
-use super::{parse_duration, Config, Connect};
+use super::forward::Connect;
+use super::{parse_duration, Config};
 
 /// One AXUDP peer: who is at which address.
 #[derive(Debug, Clone, Deserialize, PartialEq)]

@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use super::greeting::{self, FAILURE_TEXTS};
 use super::{Forwarder, Summary};
 use crate::clock;
-use crate::config::Connect;
+use crate::config::forward::Connect;
 use crate::link::Codec;
 use crate::radio::Radios;
 

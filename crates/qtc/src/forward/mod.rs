@@ -18,7 +18,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::watch;
 
 use crate::clock;
-use crate::config::Partner;
+use crate::config::forward::Partner;
 use crate::cpu_pool::CpuPool;
 use crate::link::Codec;
 use crate::store_thread::StoreHandle;

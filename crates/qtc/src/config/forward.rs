@@ -1,0 +1,380 @@
+//! `[forward]`, `[[partner]]` and `[[rule]]`: forwarding settings, the partners as written
+//! and checked into [`Partner`]s, and the hold/reject rules.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::parse_duration;
+
+/// `[forward]`
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ForwardCfg {
+    /// Raw forwarding TCP ports (no telnet escaping, like LinBPQ's FBBPORT).
+    pub listen: Vec<String>,
+    /// Silence from a partner longer than this ends the session ("5m", "90s").
+    pub idle_timeout: String,
+    /// Proposals per block (1 to 5).
+    pub max_proposals: usize,
+    /// A block stops growing past this many bytes.
+    pub block_bytes: usize,
+    /// Raw forwarding ports speaking TLS (needs `[tls]`).
+    pub tls_listen: Vec<String>,
+}
+
+impl Default for ForwardCfg {
+    fn default() -> Self {
+        ForwardCfg {
+            listen: Vec::new(),
+            idle_timeout: "5m".into(),
+            max_proposals: 5,
+            block_bytes: 10_000,
+            tls_listen: Vec::new(),
+        }
+    }
+}
+
+/// `[[rule]]`: hold or reject mail whose field matches a pattern.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RuleCfg {
+    /// "hold" or "reject".
+    pub action: String,
+    /// "from", "to", "at", "bid" or "subject".
+    pub field: String,
+    /// Glob pattern: `*` any run, `?` one character, case-insensitive.
+    pub pattern: String,
+}
+
+/// One step of a partner login script.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptStep {
+    /// Wait for this text (case-insensitive substring).
+    pub expect: Option<String>,
+    /// Then send this line.
+    pub send: Option<String>,
+}
+
+/// `[[partner]]`: a neighbour BBS we exchange mail with.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PartnerCfg {
+    /// Its callsign (no SSID).
+    pub callsign: String,
+    /// How to reach it: "tcp:HOST:PORT"; empty: it only calls us.
+    #[serde(default)]
+    pub connect: String,
+    /// Telnet port (IAC escaping) instead of a raw forwarding port.
+    #[serde(default)]
+    pub telnet: bool,
+    /// Its bytes on a raw TCP link are IAC-escaped (0xFF doubled) with no telnet negotiation,
+    /// as xfbbd's outgoing forwarding always is: qtc undoes and applies the doubling when it
+    /// calls us on the raw forwarding port and when we call it with `telnet = false`.
+    #[serde(default)]
+    pub iac_escaped: bool,
+    /// What we answer to its callsign/login/user prompt (default: our callsign).
+    #[serde(default)]
+    pub login: String,
+    /// What we answer to its password prompt (never logged).
+    #[serde(default)]
+    pub password: String,
+    /// The secret for its login challenges (FBB `SYS` numbers or MD5 form, Winlink `;PQ`);
+    /// empty: the password.
+    #[serde(default)]
+    pub secret: String,
+    /// The highest mode we offer it: mbl, fbb, b0, b1 or b2.
+    #[serde(default = "default_protocol")]
+    pub protocol: String,
+    /// `@` elements it takes (its call, regions, countries, WW...).
+    #[serde(default)]
+    pub routes: Vec<String>,
+    /// How often we call it ("10m", "1h"); "0": only on demand.
+    #[serde(default = "default_interval")]
+    pub interval: String,
+    /// A login script replacing the default one.
+    #[serde(default)]
+    pub script: Vec<ScriptStep>,
+    /// Log every protocol line exchanged with this partner (at info, target `qtc::trace`).
+    #[serde(default)]
+    pub trace: bool,
+    /// For `connect = "tls:..."`: PEM file with the certificate(s) to trust for this partner.
+    #[serde(default)]
+    pub tls_ca: PathBuf,
+    /// For `connect = "tls:..."`: the name its certificate must carry (default: the host).
+    #[serde(default)]
+    pub tls_name: String,
+}
+
+fn default_protocol() -> String {
+    "b1".into()
+}
+
+fn default_interval() -> String {
+    "0".into()
+}
+
+/// How to reach a partner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Connect {
+    /// It only calls us.
+    None,
+    /// TCP to `host:port`.
+    Tcp(String),
+    /// TLS over TCP to `addr`, checking the certificate against `ca` for `name`.
+    Tls {
+        /// `host:port`.
+        addr: String,
+        /// The name the certificate must carry.
+        name: String,
+        /// Trusted certificates.
+        ca: PathBuf,
+    },
+    /// AX.25 on a radio port: `ax25:PORT:CALL[,DIGI...]`.
+    Ax25 {
+        /// The `[[port]]` name.
+        port: String,
+        /// The partner's callsign with SSID.
+        call: qtc_ax25::Callsign,
+        /// Digipeaters, in order.
+        via: Vec<qtc_ax25::Callsign>,
+    },
+}
+
+/// As a sysop writes it in `connect = "..."`; a partner that only calls us: "calls us".
+impl std::fmt::Display for Connect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Connect::None => f.write_str("calls us"),
+            Connect::Tcp(addr) => write!(f, "tcp:{addr}"),
+            Connect::Tls { addr, name, ca } => {
+                write!(
+                    f,
+                    "tls:{addr} (certificate for {name} from {})",
+                    ca.display()
+                )
+            }
+            Connect::Ax25 { port, call, via } => {
+                write!(f, "ax25:{port}:{call}")?;
+                via.iter().try_for_each(|d| write!(f, ",{d}"))
+            }
+        }
+    }
+}
+
+/// A checked `[[partner]]`.
+#[derive(Debug, Clone)]
+pub struct Partner {
+    /// Callsign, upper case.
+    pub call: String,
+    /// How to reach it.
+    pub connect: Connect,
+    /// IAC escaping on the link.
+    pub telnet: bool,
+    /// 0xFF doubled on its raw TCP links, nothing negotiated.
+    pub iac_escaped: bool,
+    /// The login script.
+    pub script: Vec<qtc_fbb::login::Step>,
+    /// The highest mode offered.
+    pub max_mode: qtc_fbb::Mode,
+    /// Routes, upper case.
+    pub routes: Vec<String>,
+    /// Call interval; `None`: only on demand.
+    pub interval: Option<Duration>,
+    /// Log every protocol line with this partner.
+    pub trace: bool,
+    /// The secret for its login challenges, if any.
+    pub secret: Option<String>,
+}
+
+impl Partner {
+    /// One line for the start-up report and `qtc check`: how it is reached, the highest mode
+    /// we offer and when we call it.
+    pub fn describe(&self) -> String {
+        let when = self.interval.map_or("on demand".to_string(), |i| {
+            format!("every {}s", i.as_secs())
+        });
+        format!(
+            "{} ({}, up to {}, {when})",
+            self.call, self.connect, self.max_mode
+        )
+    }
+}
+
+pub(super) fn check_rule(r: &RuleCfg) -> Result<qtc_mail::rules::Rule, String> {
+    use qtc_mail::rules::{Rule, RuleAction, RuleField};
+    let action = match r.action.to_ascii_lowercase().as_str() {
+        "hold" => RuleAction::Hold,
+        "reject" => RuleAction::Reject,
+        other => {
+            return Err(format!(
+                "action: expected \"hold\" or \"reject\", got {other:?}"
+            ))
+        }
+    };
+    let field = match r.field.to_ascii_lowercase().as_str() {
+        "from" => RuleField::From,
+        "to" => RuleField::To,
+        "at" => RuleField::At,
+        "bid" => RuleField::Bid,
+        "subject" => RuleField::Subject,
+        other => {
+            return Err(format!(
+                "field: expected from, to, at, bid or subject, got {other:?}"
+            ))
+        }
+    };
+    if r.pattern.is_empty() || r.pattern.len() > 80 {
+        return Err("pattern: expected 1 to 80 characters".into());
+    }
+    Ok(Rule {
+        action,
+        field,
+        pattern: r.pattern.clone(),
+    })
+}
+
+pub(super) fn check_partner(
+    p: &PartnerCfg,
+    own: &str,
+    base: &Path,
+) -> Result<Partner, (&'static str, String)> {
+    use qtc_fbb::login::Step;
+    let call = qtc_mail::Callsign::parse(&p.callsign).map_err(|e| ("callsign", e.to_string()))?;
+    let call = call.base().to_string();
+    let connect = if p.connect.is_empty() {
+        Connect::None
+    } else if let Some(addr) = p.connect.strip_prefix("tcp:") {
+        if addr
+            .rsplit_once(':')
+            .and_then(|(_, port)| port.parse::<u16>().ok())
+            .is_none()
+        {
+            return Err((
+                "connect",
+                format!("expected \"tcp:HOST:PORT\", got {:?}", p.connect),
+            ));
+        }
+        Connect::Tcp(addr.to_string())
+    } else if let Some(addr) = p.connect.strip_prefix("tls:") {
+        let Some((host, _)) = addr
+            .rsplit_once(':')
+            .filter(|(_, port)| port.parse::<u16>().is_ok())
+        else {
+            return Err((
+                "connect",
+                format!("expected \"tls:HOST:PORT\", got {:?}", p.connect),
+            ));
+        };
+        if p.tls_ca.as_os_str().is_empty() {
+            return Err((
+                "tls_ca",
+                "a tls: partner needs tls_ca = \"FILE\": the PEM certificate(s) to trust for it"
+                    .into(),
+            ));
+        }
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        Connect::Tls {
+            addr: addr.to_string(),
+            name: if p.tls_name.is_empty() {
+                host.to_string()
+            } else {
+                p.tls_name.clone()
+            },
+            ca: base.join(&p.tls_ca),
+        }
+    } else if let Some(rest) = p.connect.strip_prefix("ax25:") {
+        super::radio::parse_ax25_connect(rest).map_err(|m| {
+            (
+                "connect",
+                format!(
+                    "expected \"ax25:PORTNAME:CALL[,DIGI1,DIGI2]\" ({m}), got {:?}",
+                    p.connect
+                ),
+            )
+        })?
+    } else {
+        return Err((
+            "connect",
+            format!(
+                "expected \"tcp:HOST:PORT\" or \"ax25:PORTNAME:CALL[,DIGI...]\", got {:?}",
+                p.connect
+            ),
+        ));
+    };
+    let max_mode = qtc_fbb::Mode::from_name(&p.protocol).ok_or_else(|| {
+        let names: Vec<String> = qtc_fbb::Mode::ALL
+            .iter()
+            .map(|m| m.name().to_ascii_lowercase())
+            .collect();
+        let (last, rest) = names.split_last().expect("modes");
+        (
+            "protocol",
+            format!(
+                "expected {} or {last}, got {:?}",
+                rest.join(", "),
+                p.protocol.to_ascii_lowercase()
+            ),
+        )
+    })?;
+    let interval = parse_duration(&p.interval).ok_or_else(|| {
+        (
+            "interval",
+            format!(
+                "expected a duration such as \"10m\" or \"0\", got {:?}",
+                p.interval
+            ),
+        )
+    })?;
+    let login = if p.login.is_empty() {
+        own.to_string()
+    } else {
+        p.login.clone()
+    };
+    let script = if p.script.is_empty() && matches!(connect, Connect::Ax25 { .. }) {
+        // Over AX.25 the link's source callsign is the login: no prompts to answer.
+        Vec::new()
+    } else if p.script.is_empty() {
+        vec![
+            Step::Expect(vec!["callsign".into(), "login:".into(), "user:".into()]),
+            Step::Send(login),
+            Step::ExpectOptional(vec!["password".into()]),
+            Step::SendIfMatched(p.password.clone()),
+        ]
+    } else {
+        let mut steps = Vec::new();
+        for s in &p.script {
+            if let Some(e) = &s.expect {
+                steps.push(Step::Expect(vec![e.clone()]));
+            }
+            match &s.send {
+                Some(text) => steps.push(Step::Send(
+                    text.replace("{login}", &login)
+                        .replace("{password}", &p.password),
+                )),
+                None if s.expect.is_none() => {
+                    return Err(("script", "each step needs expect, send or both".into()))
+                }
+                None => {}
+            }
+        }
+        steps
+    };
+    Ok(Partner {
+        call,
+        connect,
+        telnet: p.telnet,
+        iac_escaped: p.iac_escaped,
+        script,
+        max_mode,
+        routes: p.routes.iter().map(|r| r.to_ascii_uppercase()).collect(),
+        interval: (!interval.is_zero()).then_some(interval),
+        trace: p.trace,
+        secret: [&p.secret, &p.password]
+            .into_iter()
+            .find(|s| !s.is_empty())
+            .cloned(),
+    })
+}
