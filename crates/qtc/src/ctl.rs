@@ -13,7 +13,7 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
 
-use crate::forward::{call, Forwarder, Summary};
+use crate::forward::{call, forward_answer, Forwarder};
 use crate::radio::Radios;
 
 /// The socket's file name inside the data directory.
@@ -114,29 +114,6 @@ async fn request(
         }
     };
     let _ = stream.write_all(answer.as_bytes()).await;
-}
-
-/// The one-line answer to a forward request, for `qtc ctl forward` and the web's Forward now:
-/// `ok: CALL: counts` or `error: CALL why` (with the counts when something moved first).
-pub fn forward_answer(partner: &str, s: &Summary) -> String {
-    let counts = Summary {
-        error: None,
-        ..s.clone()
-    };
-    let Some(e) = &s.error else {
-        return format!("ok: {partner}: {counts}");
-    };
-    // Reasons from the call name the partner already ("N0BBB refused our login").
-    let why = if e.starts_with(partner) {
-        e.clone()
-    } else {
-        format!("{partner}: {e}")
-    };
-    if s.received + s.sent + s.refused == 0 {
-        format!("error: {why}")
-    } else {
-        format!("error: {why} (after {counts})")
-    }
 }
 
 async fn status(fwd: &Forwarder, radios: &Radios, quota: u64, json: bool) -> String {

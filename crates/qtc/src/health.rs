@@ -89,7 +89,7 @@ fn last_report(partner: &str, l: LastResult) -> LastReport {
     LastReport {
         at: l.at,
         role: role(l.role),
-        result: crate::ctl::forward_answer(partner, &l.summary),
+        result: crate::forward::forward_answer(partner, &l.summary),
         ok: l.summary.error.is_none(),
         received: l.summary.received,
         sent: l.summary.sent,

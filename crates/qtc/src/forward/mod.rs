@@ -63,6 +63,29 @@ impl std::fmt::Display for Summary {
     }
 }
 
+/// The one-line answer to a forward request, for `qtc ctl forward` and the web's Forward now:
+/// `ok: CALL: counts` or `error: CALL why` (with the counts when something moved first).
+pub fn forward_answer(partner: &str, s: &Summary) -> String {
+    let counts = Summary {
+        error: None,
+        ..s.clone()
+    };
+    let Some(e) = &s.error else {
+        return format!("ok: {partner}: {counts}");
+    };
+    // Reasons from the call name the partner already ("N0BBB refused our login").
+    let why = if e.starts_with(partner) {
+        e.clone()
+    } else {
+        format!("{partner}: {e}")
+    };
+    if s.received + s.sent + s.refused == 0 {
+        format!("error: {why}")
+    } else {
+        format!("error: {why} (after {counts})")
+    }
+}
+
 /// How the last session (or call attempt) with a partner ended.
 #[derive(Clone, Debug)]
 pub struct LastResult {

@@ -459,7 +459,7 @@ async fn forward_now(
     tracing::info!(call = %s.call, %partner, "web: forward now");
     // The same call as `qtc ctl forward`, waited for.
     let r = call::call(web.fwd.clone(), &web.radios, &partner, web.stop.clone()).await;
-    let line = crate::ctl::forward_answer(&partner, &r);
+    let line = crate::forward::forward_answer(&partner, &r);
     Ok(Html(pages::result(&s, "Forward now", &line, "/")).into_response())
 }
 
