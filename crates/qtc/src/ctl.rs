@@ -13,8 +13,8 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
 
-use crate::forward::{call, forward_answer, Forwarder};
-use crate::radio::Radios;
+use crate::forward::forward_answer;
+use crate::health::Sources;
 
 /// The socket's file name inside the data directory.
 pub const SOCKET: &str = "qtc.ctl";
@@ -43,15 +43,13 @@ pub fn bind(data_dir: &Path) -> anyhow::Result<UnixListener> {
     Ok(l)
 }
 
-/// Answers control requests until shutdown; `quota` is the store's cap in bytes, for `status`.
+/// Answers control requests from `sources` and `housekeeper` until shutdown.
 pub async fn serve(
     listener: UnixListener,
-    fwd: Arc<Forwarder>,
-    radios: Radios,
+    sources: Sources,
     mut shutdown: watch::Receiver<bool>,
     tasks: TaskTracker,
     housekeeper: Arc<crate::housekeeping::Housekeeper>,
-    quota: u64,
 ) {
     loop {
         let conn = tokio::select! {
@@ -60,14 +58,7 @@ pub async fn serve(
         };
         match conn {
             Ok((stream, _)) => {
-                tasks.spawn(request(
-                    stream,
-                    fwd.clone(),
-                    radios.clone(),
-                    shutdown.clone(),
-                    housekeeper.clone(),
-                    quota,
-                ));
+                tasks.spawn(request(stream, sources.clone(), housekeeper.clone()));
             }
             Err(e) => {
                 tracing::warn!(error = %e, "control socket accept failed");
@@ -79,11 +70,8 @@ pub async fn serve(
 
 async fn request(
     mut stream: UnixStream,
-    fwd: Arc<Forwarder>,
-    radios: Radios,
-    shutdown: watch::Receiver<bool>,
+    sources: Sources,
     housekeeper: Arc<crate::housekeeping::Housekeeper>,
-    quota: u64,
 ) {
     let mut buf = Vec::with_capacity(MAX_REQUEST);
     let mut chunk = [0u8; MAX_REQUEST];
@@ -98,12 +86,12 @@ async fn request(
     let answer = match words.as_slice() {
         ["forward", partner] => {
             let partner = partner.to_ascii_uppercase();
-            let s = call::call(fwd.clone(), &radios, &partner, shutdown).await;
+            let s = sources.forward.forward_now(&partner).await;
             format!("{}\n", forward_answer(&partner, &s))
         }
-        ["status"] => status(&fwd, &radios, quota, false).await,
-        ["status", "json"] => status(&fwd, &radios, quota, true).await,
-        ["heard"] => radios.heard_report(),
+        ["status"] => status(&sources, false).await,
+        ["status", "json"] => status(&sources, true).await,
+        ["heard"] => sources.radios.heard_report(),
         ["housekeep"] => match housekeeper.run_now().await {
             Ok(line) => format!("ok: {line}\n"),
             Err(e) => format!("error: {e}\n"),
@@ -116,8 +104,8 @@ async fn request(
     let _ = stream.write_all(answer.as_bytes()).await;
 }
 
-async fn status(fwd: &Forwarder, radios: &Radios, quota: u64, json: bool) -> String {
-    match crate::health::gather(fwd, radios, quota).await {
+async fn status(sources: &Sources, json: bool) -> String {
+    match crate::health::gather(sources).await {
         Ok(h) if json => {
             serde_json::to_string(&h).map_or_else(|e| format!("error: {e}\n"), |j| j + "\n")
         }

@@ -12,7 +12,7 @@ use crate::admission::{Admission, Sizes};
 use crate::bbs_port::{self, PortKind, Shared};
 use crate::config::Loaded;
 use crate::ctl;
-use crate::forward::{call, Forwarder};
+use crate::forward::{call, ForwardHandle, Forwarder};
 use crate::link::Codec;
 use crate::radio::Radios;
 use crate::store_thread::StoreHandle;
@@ -214,25 +214,23 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             metrics.clone(),
         ));
         tasks.spawn(housekeeper.clone().schedule(stop_rx.clone()));
+        // What the sysop's tools (ctl, web) answer from.
+        let sources = crate::health::Sources {
+            forward: ForwardHandle::new(forwarder.clone(), radios.clone(), stop_rx.clone()),
+            store: store.clone(),
+            radios: radios.clone(),
+            metrics: metrics.clone(),
+            quota,
+        };
         tasks.spawn(ctl::serve(
             ctl_listener,
-            forwarder.clone(),
-            radios.clone(),
+            sources.clone(),
             stop_rx.clone(),
             tasks.clone(),
             housekeeper.clone(),
-            quota,
         ));
         if let Some(l) = web_listener {
-            let web = crate::web::Web::new(
-                &c,
-                forwarder.clone(),
-                radios.clone(),
-                passwords.clone(),
-                stop_rx.clone(),
-                shared.online.clone(),
-                quota,
-            );
+            let web = crate::web::Web::new(&c, sources, passwords.clone(), shared.online.clone());
             tasks.spawn(crate::web::serve(l, web, stop_rx.clone()));
         }
         crate::service::start(

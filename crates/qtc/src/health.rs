@@ -2,10 +2,14 @@
 //! each radio port's device state and traffic, each partner's queue, last session and next
 //! call, the sessions in progress, and the store's size against its quota.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
-use crate::forward::{Forwarder, LastResult};
+use crate::forward::{ForwardHandle, LastResult};
+use crate::metrics::Metrics;
 use crate::radio::{PortReport, Radios};
+use crate::store_thread::StoreHandle;
 
 /// Everything `qtc ctl status` shows.
 #[derive(Debug, Serialize)]
@@ -97,15 +101,37 @@ fn last_report(partner: &str, l: LastResult) -> LastReport {
     }
 }
 
-/// Reads the model now; `quota` is the store's cap in bytes.
-pub async fn gather(fwd: &Forwarder, radios: &Radios, quota: u64) -> Result<Health, String> {
-    let (counts, path) = fwd
-        .store
+/// Where the model is read from; made in `daemon.rs`.
+#[derive(Clone)]
+pub struct Sources {
+    /// Forwarding: partners, sessions, last results.
+    pub forward: ForwardHandle,
+    /// The store: queues, its file.
+    pub store: StoreHandle,
+    /// The radio ports.
+    pub radios: Radios,
+    /// The counters (telnet sessions).
+    pub metrics: Arc<Metrics>,
+    /// The store's cap in bytes.
+    pub quota: u64,
+}
+
+/// Reads the model now.
+pub async fn gather(sources: &Sources) -> Result<Health, String> {
+    let Sources {
+        forward: fwd,
+        store,
+        radios,
+        metrics,
+        quota,
+    } = sources;
+    let quota = *quota;
+    let (counts, path) = store
         .call(|s| s.queue_counts().map(|c| (c, s.path().to_path_buf())))
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| format!("the store is not available: {e}"))?;
-    let mut calls: Vec<String> = fwd.partners.iter().map(|p| p.call.clone()).collect();
+    let mut calls: Vec<String> = fwd.partners().iter().map(|p| p.call.clone()).collect();
     for (p, _) in &counts {
         if !calls.contains(p) {
             calls.push(p.clone());
@@ -142,7 +168,7 @@ pub async fn gather(fwd: &Forwarder, radios: &Radios, quota: u64) -> Result<Heal
         ports: radios.health(),
         partners,
         sessions,
-        telnet_sessions: fwd.metrics.telnet_sessions(),
+        telnet_sessions: metrics.telnet_sessions(),
         store: StoreReport {
             bytes: size("") + size("-wal"),
             path: path.display().to_string(),

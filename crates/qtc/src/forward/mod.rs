@@ -8,6 +8,9 @@
 
 pub mod call;
 mod greeting;
+mod handle;
+
+pub use handle::ForwardHandle;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};

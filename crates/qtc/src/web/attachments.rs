@@ -17,7 +17,6 @@ pub(super) async fn download(
 ) -> Page {
     need_login(&web, &headers).await?;
     let file = web
-        .fwd
         .store
         .call(move |s| s.attachment(n, i))
         .await

@@ -21,8 +21,9 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::config::Loaded;
-use crate::forward::{call, Forwarder};
-use crate::radio::Radios;
+use crate::forward::ForwardHandle;
+use crate::health::Sources;
+use crate::store_thread::StoreHandle;
 use session::{Sessions, WebSession};
 
 /// Longest form body accepted.
@@ -46,11 +47,14 @@ pub async fn bind(c: &Loaded) -> anyhow::Result<Option<TcpListener>> {
 
 /// What the web handlers share.
 pub struct Web {
-    fwd: Arc<Forwarder>,
-    radios: Radios,
+    /// Forwarding: the partners, sessions, Forward now.
+    fwd: ForwardHandle,
+    /// The store thread.
+    store: StoreHandle,
+    /// What the Status page reads.
+    health: Sources,
     /// Password checks and hashes, off the event and store threads.
     passwords: crate::passwords::Passwords,
-    stop: watch::Receiver<bool>,
     /// What the overview lists as listeners.
     listeners: Vec<String>,
     /// This listener's bound address, set by [`serve`].
@@ -58,8 +62,6 @@ pub struct Web {
     sessions: Sessions,
     /// Web login attempts per address and account, as on telnet.
     throttle: crate::throttle::Throttle,
-    /// The store's cap in bytes, for the Status page.
-    quota: u64,
     /// `[web] hosts`.
     hosts: Arc<guard::Hosts>,
     /// `[web]` connection caps and idle timeout.
@@ -71,16 +73,12 @@ pub struct Web {
 }
 
 impl Web {
-    /// The dashboard's state for this daemon; `quota` is the store's cap in bytes (derived
-    /// from the disk when `[store] max_mb` is 0).
+    /// The dashboard's state for this daemon, answering from `sources`.
     pub fn new(
         c: &Loaded,
-        fwd: Arc<Forwarder>,
-        radios: Radios,
+        sources: Sources,
         passwords: crate::passwords::Passwords,
-        stop: watch::Receiver<bool>,
         online: Arc<crate::online::Online>,
-        quota: u64,
     ) -> Arc<Web> {
         let mut listeners = Vec::new();
         for a in &c.telnet_listen {
@@ -97,14 +95,15 @@ impl Web {
             ));
         }
         Arc::new(Web {
-            radios,
+            fwd: sources.forward.clone(),
+            store: sources.store.clone(),
+            metrics: sources.metrics.clone(),
+            health: sources,
             passwords,
-            stop,
             listeners,
             web_addr: std::sync::OnceLock::new(),
             sessions: Sessions::default(),
             throttle: crate::throttle::Throttle::new(c.cfg.limits.lockout_after),
-            quota,
             hosts: Arc::new(guard::Hosts::new(&c.cfg.web.hosts)),
             caps: (
                 c.cfg.web.max_connections,
@@ -115,8 +114,6 @@ impl Web {
                     .unwrap_or(std::time::Duration::from_secs(60)),
             ),
             online,
-            metrics: fwd.metrics.clone(),
-            fwd,
         })
     }
 
@@ -127,7 +124,7 @@ impl Web {
         let id = session::cookie(h, session::COOKIE)?;
         let s = self.sessions.get(id, crate::clock::now())?;
         let call = s.call.clone();
-        let stamp = self.fwd.store.call(move |st| st.sysop_stamp(&call)).await;
+        let stamp = self.store.call(move |st| st.sysop_stamp(&call)).await;
         match stamp {
             Ok(Ok(Some(now))) if session::same(&now, &s.stamp) => Some(s),
             Ok(Ok(_)) => {
@@ -238,8 +235,8 @@ async fn need_csrf(web: &Web, headers: &HeaderMap, csrf: &str) -> Result<WebSess
 }
 
 async fn metrics(State(web): State<Arc<Web>>) -> Response {
-    let partners: Vec<String> = web.fwd.partners.iter().map(|p| p.call.clone()).collect();
-    let body = crate::metrics::render(&web.metrics, &partners, &web.fwd.store).await;
+    let partners: Vec<String> = web.fwd.partners().iter().map(|p| p.call.clone()).collect();
+    let body = crate::metrics::render(&web.metrics, &partners, &web.store).await;
     (
         [(
             header::CONTENT_TYPE,
@@ -320,10 +317,10 @@ async fn login(
         .attempt(Some(peer.ip()), &call, crate::clock::now())
         .ok_or_else(locked)?;
     let c2 = call.clone();
-    let stamp = web.fwd.store.call(move |s| s.sysop_stamp(&c2)).await;
+    let stamp = web.store.call(move |s| s.sysop_stamp(&c2)).await;
     // Checked whoever it is (a dummy check for an unknown call), so that the time taken tells
     // nothing about which callsigns exist or are sysops.
-    let checked = web.passwords.check(&web.fwd.store, &call, f.password).await;
+    let checked = web.passwords.check(&web.store, &call, f.password).await;
     let ok = match (stamp, checked) {
         (Ok(Ok(stamp)), Ok(ok)) => Ok(Ok(stamp.filter(|_| ok))),
         (Err(e), _) => Err(e),
@@ -391,7 +388,6 @@ async fn logout(State(web): State<Arc<Web>>, headers: HeaderMap, Form(f): Form<C
 async fn overview(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
     let s = need_login(&web, &headers).await?;
     let counts = web
-        .fwd
         .store
         .call(|s| s.queue_counts())
         .await
@@ -400,7 +396,7 @@ async fn overview(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
         .ok_or_else(store_down)?;
     let mut partners: Vec<(String, String, u64)> = web
         .fwd
-        .partners
+        .partners()
         .iter()
         .map(|p| {
             let n = counts
@@ -435,7 +431,7 @@ async fn overview(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
     listeners.extend(web.web_addr.get().cloned());
     Ok(Html(pages::overview(
         &s,
-        &web.fwd.call,
+        web.fwd.call(),
         &listeners,
         &partners,
         &active,
@@ -458,7 +454,7 @@ async fn forward_now(
     let partner = f.partner.trim().to_ascii_uppercase();
     tracing::info!(call = %s.call, %partner, "web: forward now");
     // The same call as `qtc ctl forward`, waited for.
-    let r = call::call(web.fwd.clone(), &web.radios, &partner, web.stop.clone()).await;
+    let r = web.fwd.forward_now(&partner).await;
     let line = crate::forward::forward_answer(&partner, &r);
     Ok(Html(pages::result(&s, "Forward now", &line, "/")).into_response())
 }
@@ -466,7 +462,6 @@ async fn forward_now(
 async fn messages(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
     let s = need_login(&web, &headers).await?;
     let list = web
-        .fwd
         .store
         .call(|s| {
             use qtc_mail::MessageStore;
@@ -486,7 +481,6 @@ async fn messages(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
 async fn message(State(web): State<Arc<Web>>, headers: HeaderMap, Path(n): Path<u64>) -> Page {
     let s = need_login(&web, &headers).await?;
     let m = web
-        .fwd
         .store
         .call(move |s| {
             use qtc_mail::MessageStore;
@@ -521,7 +515,6 @@ async fn message_action(
     let s = need_csrf(&web, &headers, &f.csrf).await?;
     let action = f.action.clone();
     let r = web
-        .fwd
         .store
         .call(move |st| {
             use qtc_mail::{MessageStore, MsgStatus};
@@ -557,7 +550,6 @@ async fn message_action(
 async fn users(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
     let s = need_login(&web, &headers).await?;
     let list = web
-        .fwd
         .store
         .call(|s| s.users())
         .await
@@ -605,8 +597,7 @@ async fn user_add(
     let r = match web.passwords.hash(f.password).await {
         Ok(hash) => {
             let c2 = call.clone();
-            web.fwd
-                .store
+            web.store
                 .call(move |st| st.add_user_hashed(&c2, Some(&hash), sysop, bbs))
                 .await
                 .map_err(|_| store_down())?
@@ -651,7 +642,6 @@ async fn user_action(
     }
     let c2 = call.clone();
     let r = web
-        .fwd
         .store
         .call(move |st| st.delete_user(&c2))
         .await

@@ -18,7 +18,7 @@ use crate::online::SysopPage;
 /// `GET /status`.
 pub async fn status(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
     let s = need_login(&web, &headers).await?;
-    let h = crate::health::gather(&web.fwd, &web.radios, web.quota)
+    let h = crate::health::gather(&web.health)
         .await
         .map_err(|_| store_down())?;
     let mut b = body(&h, &csrf(&s));

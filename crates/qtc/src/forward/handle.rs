@@ -1,0 +1,57 @@
+//! What the sysop's tools (`qtc ctl`, the web dashboard, the health model) may do with
+//! forwarding: read each partner's state and call one now. Made in `daemon.rs`; the
+//! forwarding internals (BIDs in flight, the packer, session settings) stay behind it.
+
+use std::sync::Arc;
+
+use tokio::sync::watch;
+
+use super::{call, Active, Forwarder, LastResult, Summary};
+use crate::config::forward::Partner;
+use crate::radio::Radios;
+
+/// A handle on forwarding for the sysop's tools.
+#[derive(Clone)]
+pub struct ForwardHandle {
+    fwd: Arc<Forwarder>,
+    radios: Radios,
+    stop: watch::Receiver<bool>,
+}
+
+impl ForwardHandle {
+    /// Forwarding through `fwd`; calls go out over TCP or `radios` and end at `stop`.
+    pub fn new(fwd: Arc<Forwarder>, radios: Radios, stop: watch::Receiver<bool>) -> Self {
+        ForwardHandle { fwd, radios, stop }
+    }
+
+    /// Our callsign.
+    pub fn call(&self) -> &str {
+        &self.fwd.call
+    }
+
+    /// The configured partners.
+    pub fn partners(&self) -> &[Partner] {
+        &self.fwd.partners
+    }
+
+    /// The last result of a partner's sessions since the daemon started.
+    pub fn last_result(&self, partner: &str) -> Option<LastResult> {
+        self.fwd.last_result(partner)
+    }
+
+    /// When the schedule calls `partner` next, if it has one.
+    pub fn next_call(&self, partner: &str) -> Option<i64> {
+        self.fwd.next_call(partner)
+    }
+
+    /// Sessions in progress, by partner.
+    pub fn active(&self) -> Vec<(String, Active)> {
+        self.fwd.active()
+    }
+
+    /// Calls `partner` now and waits until the session ends (`qtc ctl forward`, the web's
+    /// Forward now).
+    pub async fn forward_now(&self, partner: &str) -> Summary {
+        call::call(self.fwd.clone(), &self.radios, partner, self.stop.clone()).await
+    }
+}
