@@ -42,12 +42,12 @@ fn block(lines: &[String]) -> Vec<u8> {
     out
 }
 
-#[test]
-fn an_oversized_proposal_is_refused_before_it_moves() {
-    let d = bbs();
-    let mut c = login(&d);
+/// N0PTR proposes `refused`, then a small message for N0USR: the first is refused (`FS R+`)
+/// before it moves, and only the second is stored.
+fn only_the_second_is_taken(d: &Daemon, refused: &str) {
+    let mut c = login(d);
     c.send_raw(&block(&[
-        "FB P N0PTR N0BBS N0USR BIG1_N0PTR 20000".into(),
+        refused.into(),
         "FB P N0PTR N0BBS N0USR OK1_N0PTR 20".into(),
     ]));
     c.expect("FS R+\r");
@@ -58,6 +58,12 @@ fn an_oversized_proposal_is_refused_before_it_moves() {
     c.expect_close();
     let bids: Vec<String> = d.listed().into_iter().map(|m| m.bid).collect();
     assert_eq!(bids, ["OK1_N0PTR"]);
+}
+
+#[test]
+fn an_oversized_proposal_is_refused_before_it_moves() {
+    let d = bbs();
+    only_the_second_is_taken(&d, "FB P N0PTR N0BBS N0USR BIG1_N0PTR 20000");
     let log = d.log();
     assert!(
         log.contains("proposal refused: larger than [limits] max_message")
@@ -113,17 +119,5 @@ fn a_rule_added_by_sighup_applies_to_users_and_partners_alike() {
         .expect("de N0BBS>")
         .contains("does not accept that message"));
     // Proposed by a partner: refused by the same rule before it moves.
-    let mut c = login(&d);
-    c.send_raw(&block(&[
-        "FB P N0PTR N0BBS N0BAD BAD1_N0PTR 20".into(),
-        "FB P N0PTR N0BBS N0USR OK1_N0PTR 20".into(),
-    ]));
-    c.expect("FS R+\r");
-    c.send_raw(b"Small one\rbody line\r\x1a\r");
-    c.expect("FF\r");
-    c.send_raw(b"FF\r");
-    c.expect("FQ\r");
-    c.expect_close();
-    let bids: Vec<String> = d.listed().into_iter().map(|m| m.bid).collect();
-    assert_eq!(bids, ["OK1_N0PTR"]);
+    only_the_second_is_taken(&d, "FB P N0PTR N0BBS N0BAD BAD1_N0PTR 20");
 }

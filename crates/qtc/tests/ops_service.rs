@@ -7,21 +7,8 @@ mod common;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::net::UnixDatagram;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use common::{cli, config_path, qtc, Daemon, BASE_CONFIG, PATIENCE};
-
-fn wait_for_log(d: &Daemon, what: &str) {
-    let deadline = Instant::now() + PATIENCE;
-    while !d.log().contains(what) {
-        assert!(
-            Instant::now() < deadline,
-            "no {what:?} in the log:\n{}",
-            d.log()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 #[test]
 fn check_validates_the_config_without_binding() {
@@ -87,7 +74,7 @@ fn store_check_and_housekeep_now() {
         answer.starts_with("ok: housekeeping: 0 expired, 0 removed"),
         "{answer}"
     );
-    wait_for_log(&d, "housekeeping: 0 expired");
+    d.wait_for_log("housekeeping: 0 expired");
     assert!(d.stop().success());
 
     // A damaged file is reported, exit 1.
@@ -119,8 +106,8 @@ fn sighup_reloads_routes_and_says_what_needs_a_restart() {
         .status()
         .unwrap()
         .success());
-    wait_for_log(&d, "configuration reloaded");
-    wait_for_log(&d, "[telnet] changed");
+    d.wait_for_log("configuration reloaded");
+    d.wait_for_log("[telnet] changed");
     assert!(d.log().contains("routes_changed=true"), "{}", d.log());
     // The new route is in use: a bulletin @WW is queued for N0BBB.
     let mut c = d.login("N0USR", "pw");
@@ -140,7 +127,7 @@ fn sighup_reloads_routes_and_says_what_needs_a_restart() {
         .status()
         .unwrap()
         .success());
-    wait_for_log(&d, "reload failed");
+    d.wait_for_log("reload failed");
     assert!(d.child.try_wait().unwrap().is_none(), "qtc exited");
     assert!(d.stop().success());
 }
