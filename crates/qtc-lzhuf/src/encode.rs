@@ -166,8 +166,10 @@ impl Encoder {
     }
 
     /// Insert the string at `r` into the tree, leaving the longest (then nearest) match in
-    /// `match_length` / `match_position`. A full-length match replaces the older node.
-    fn insert_node(&mut self, r: usize) {
+    /// `match_length` / `match_position` if `MATCH` (the strings inside a match are inserted
+    /// only to keep the tree as the reference has it; their matches are not used). A
+    /// full-length match replaces the older node.
+    fn insert_node<const MATCH: bool>(&mut self, r: usize) {
         let a = load64(&self.text, r + 1);
         self.key[r & (N - 1)] = a;
         self.kids[r & TREE_MASK] = BOTH_NIL;
@@ -198,10 +200,14 @@ impl Encoder {
                 } else {
                     self.compare_tail(r, p)
                 };
-                let pos = (r.wrapping_sub(p) & (N - 1)).wrapping_sub(1);
-                best = best.max((i << 12) | (4095 - pos));
+                if MATCH {
+                    let pos = (r.wrapping_sub(p) & (N - 1)).wrapping_sub(1);
+                    best = best.max((i << 12) | (4095 - pos));
+                }
                 if i >= F {
-                    self.set_best(best);
+                    if MATCH {
+                        self.set_best(best);
+                    }
                     self.replace_node(p, r);
                     return;
                 }
@@ -221,7 +227,20 @@ impl Encoder {
         }
         self.set_kid(p, dir, r);
         self.set_d(r, p);
-        self.set_best(best);
+        if MATCH {
+            self.set_best(best);
+        }
+    }
+
+    /// [`Encoder::insert_node`], keeping the match found only for the `last` string of a match
+    /// or literal (the next symbol's).
+    #[inline(always)]
+    fn insert(&mut self, r: usize, last: bool) {
+        if last {
+            self.insert_node::<true>(r);
+        } else {
+            self.insert_node::<false>(r);
+        }
     }
 
     /// Node `r` takes the place of node `p` (same string), which leaves the tree.
@@ -342,9 +361,9 @@ impl Encoder {
         self.text[r..r + len].copy_from_slice(&data[..len]);
         let mut next_in = len;
         for i in 1..=F {
-            self.insert_node(r - i);
+            self.insert_node::<false>(r - i);
         }
-        self.insert_node(r);
+        self.insert_node::<true>(r);
         loop {
             if self.match_length > len {
                 self.match_length = len;
@@ -369,7 +388,7 @@ impl Encoder {
                 }
                 s = (s + 1) & (N - 1);
                 r = (r + 1) & (N - 1);
-                self.insert_node(r);
+                self.insert(r, i + 1 == last);
                 i += 1;
             }
             while i < last {
@@ -379,7 +398,7 @@ impl Encoder {
                 r = (r + 1) & (N - 1);
                 len -= 1;
                 if len != 0 {
-                    self.insert_node(r);
+                    self.insert(r, i == last);
                 }
             }
             if len == 0 {
