@@ -268,6 +268,7 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
         session: Session::new(role, fwd.session_config(&partner)),
         offered_max: 0,
         queue_dry_at: None,
+        room: crate::room::Estimate::default(),
         next_offer: None,
         acks: Vec::new(),
         trace: fwd.partner(&partner).is_some_and(|p| p.trace),
@@ -340,6 +341,8 @@ struct Driver {
     /// there is nothing new to offer, and the receiving side of a long transfer skips a store
     /// call and a read transaction at each of its turns.
     queue_dry_at: Option<u64>,
+    /// The store's room as this session last knew it (measured again now and then).
+    room: crate::room::Estimate,
     /// The next block of our messages (for NeedOutgoing of this size), already being read.
     next_offer: Option<(usize, NextOffer)>,
     /// Acknowledgements not yet recorded: written in one transaction per batch of events.
@@ -700,16 +703,18 @@ impl Driver {
             .map(|p| u64::from(p.size.max(p.compressed_size.unwrap_or(0))))
             .max()
             .unwrap_or(0);
+        let need = crate::room::need(largest);
+        let measure = self.room.must_measure(need);
         let known = self
             .fwd
             .store
             .call(move |s| {
-                let room = crate::room::room(s, crate::room::need(largest));
+                let room = measure.then(|| crate::room::room(s, need));
                 s.proposal_info(&bids).map(|k| (k, room))
             })
             .await;
         let (known, mut room) = match known {
-            Ok(Ok(k)) => k,
+            Ok(Ok((known, measured))) => (known, self.room.begin_block(measured)),
             _ => {
                 // No store: ask for everything later rather than lose or refuse anything.
                 let later = vec![Answer::Later; ps.len()];
@@ -773,6 +778,7 @@ impl Driver {
             tracing::debug!(partner = %partner, %bid, answer = ?a, "proposal");
             answers.push(a);
         }
+        self.room.end_block(room);
         if let Err(e) = self.session.answer(clock::now(), answers) {
             tracing::error!(error = %e, "forwarding session refused our answers");
         }
