@@ -67,7 +67,8 @@ struct Encoder {
     /// Bytes 1 to 8 of node `p`'s string as a big-endian word. A string in the tree never changes
     /// (the ring is only written F bytes ahead of the newest node), so this is set once on
     /// insertion, and the search loads it together with the children instead of after them.
-    key: [u64; N],
+    /// Sized like `kids` (only nodes `0..N` are used) so that one masked index serves both loads.
+    key: [u64; TREE],
     dad: [u16; TREE],
     match_length: usize,
     match_position: usize,
@@ -88,7 +89,7 @@ impl Encoder {
         let mut e = Box::new(Encoder {
             text: [0; BUF + 8],
             kids: [0; TREE],
-            key: [0; N],
+            key: [0; TREE],
             dad: [0; TREE],
             match_length: 0,
             match_position: 0,
@@ -171,7 +172,7 @@ impl Encoder {
     /// full-length match replaces the older node.
     fn insert_node<const MATCH: bool>(&mut self, r: usize) {
         let a = load64(&self.text, r + 1);
-        self.key[r & (N - 1)] = a;
+        self.key[r & TREE_MASK] = a;
         self.kids[r & TREE_MASK] = BOTH_NIL;
         // Longest match first, then the smallest position: the best candidate has the largest
         // `length << 12 | (4095 - position)`. Lengths up to THRESHOLD may win here too; the
@@ -184,14 +185,14 @@ impl Encoder {
         if next != NIL {
             // The search is a chain of dependent loads. Fetch each node's key word and children
             // one level early, for both children, so that choosing a child is a register select.
-            let mut b = self.key[next & (N - 1)];
+            let mut b = self.key[next & TREE_MASK];
             let mut kids = self.kids[next & TREE_MASK];
             loop {
                 p = next;
                 let lk = (kids & 0xffff) as usize;
                 let rk = (kids >> 16) as usize;
-                let (bl, kl) = (self.key[lk & (N - 1)], self.kids[lk & TREE_MASK]);
-                let (br, kr) = (self.key[rk & (N - 1)], self.kids[rk & TREE_MASK]);
+                let (bl, kl) = (self.key[lk & TREE_MASK], self.kids[lk & TREE_MASK]);
+                let (br, kr) = (self.key[rk & TREE_MASK], self.kids[rk & TREE_MASK]);
                 let (i, d) = if a != b {
                     (
                         1 + ((a ^ b).leading_zeros() / 8) as usize,
