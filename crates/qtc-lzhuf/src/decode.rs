@@ -1,7 +1,7 @@
 //! Decoder: walks the adaptive Huffman tree with bits peeked from a 64-bit buffer, copies
 //! matches straight out of the output (which doubles as the ring buffer).
 
-use crate::huff::{Model, D_CODE, R, T};
+use crate::huff::{node_symbol, Model, D_CODE, R, T};
 use crate::{Error, F, N, THRESHOLD};
 
 /// Zero bytes the reader may supply past the end of the stream before decoding gives up early.
@@ -74,7 +74,7 @@ impl<'a> BitReader<'a> {
 
 /// Code bits decoded from one refill (at least 56 are valid); deeper codes never happen,
 /// [`decode_symbol_plain`] handles them anyway.
-const MAX_FAST_BITS: usize = 54;
+const MAX_FAST_BITS: u32 = 54;
 
 /// How the decoder updates the model; both ways give the same tree.
 ///
@@ -140,32 +140,39 @@ fn decode_symbol_fused(model: &mut Model<true>, rd: &mut BitReader<'_>) -> (usiz
     let mut used = 0;
     let mut broken = model.bump(R, 1);
     let mut c = model.son(R);
-    loop {
-        // Two levels per load: the jump entry gives the node two bits down (or the leaf one
-        // bit down) and the slot in between. No branch on which of the two it was.
-        let two = (bits >> 62) as usize;
-        let e = model.jump(c, two);
-        let one = (e >> 31) as usize;
-        broken |= model.bump(c + (two >> 1), 1);
-        broken |= model.bump(((e >> 16) & 0x7fff) as usize, 1 - one as u16);
-        used += 2 - one;
-        bits <<= 2 - one;
-        c = (e & 0xffff) as usize;
-        if c >= T {
-            break;
-        }
+    // Two levels per load: the jump entry gives the node two bits down (or the leaf one bit
+    // down) and the slot in between. The first steps run whatever the code's length (a leaf
+    // node stays put), so short codes cost no branch on their depth.
+    let mut step = |c: usize, bits: &mut u64, used: &mut u32, broken: &mut bool| {
+        let (next, n, broke) = model.descend_two(c, (*bits >> 62) as usize);
+        *broken |= broke;
+        *used += n;
+        *bits <<= n;
+        next
+    };
+    for _ in 0..UNCONDITIONAL_STEPS {
+        c = step(c, &mut bits, &mut used, &mut broken);
+    }
+    while c < T {
         if used >= MAX_FAST_BITS {
             undo_bumps(model, rd.acc, used);
             return (decode_symbol_plain(model, rd), true);
         }
+        c = step(c, &mut bits, &mut used, &mut broken);
     }
+    let sym = node_symbol(c);
     if broken {
         undo_bumps(model, rd.acc, used);
-        model.update(c - T);
+        model.update(sym);
     }
-    rd.consume(used as u32);
-    (c - T, broken)
+    rd.consume(used);
+    (sym, broken)
 }
+
+/// Descent steps taken before checking for a leaf (one covers codes of up to 2 bits, the
+/// commonest match lengths). Measured on the 3.1 MB text on a quiet machine: 1 step 19.2 ms,
+/// 2 steps 20.0, 3 steps 20.3, none (the loop alone) 20.4.
+const UNCONDITIONAL_STEPS: usize = 1;
 
 /// [`decode_symbol_fused`]'s counterpart for data that breaks the order often: descend one bit
 /// at a time remembering the slots (no jump table), then update along them
@@ -181,7 +188,7 @@ fn decode_symbol_path(model: &mut Model<true>, rd: &mut BitReader<'_>) -> (usize
     let mut used = 0;
     let mut c = model.son(R);
     while c < T {
-        if used >= MAX_FAST_BITS {
+        if used >= MAX_FAST_BITS as usize {
             return (decode_symbol_plain(model, rd), true);
         }
         let slot = c + (bits >> 63) as usize;
@@ -198,7 +205,7 @@ fn decode_symbol_path(model: &mut Model<true>, rd: &mut BitReader<'_>) -> (usize
 /// Take back the increments of a fast descent along the first `used` bits of `bits`. The tree's
 /// shape has not changed, so a plain descent visits the same slots.
 #[cold]
-fn undo_bumps(model: &mut Model<true>, mut bits: u64, used: usize) {
+fn undo_bumps(model: &mut Model<true>, mut bits: u64, used: u32) {
     model.unbump(R);
     let mut c = model.son(R);
     for _ in 0..used {
@@ -269,15 +276,10 @@ pub(crate) fn decode_stream(stream: &[u8], declared: usize) -> Result<Vec<u8>, E
         let count = sym + THRESHOLD + 1 - 256;
         if dist > o {
             copy_from_initial_window(&mut out, o, dist, count)?;
+        } else if dist >= 16 {
+            copy_chunks::<16>(&mut out, o - dist, o, count);
         } else if dist >= 8 {
-            // Chunks never overlap their own source: each reads bytes already final.
-            let mut src = o - dist;
-            let mut dst = o;
-            while dst < o + count {
-                out.copy_within(src..src + 8, dst);
-                src += 8;
-                dst += 8;
-            }
+            copy_chunks::<8>(&mut out, o - dist, o, count);
         } else {
             for k in o..o + count {
                 out[k] = out[k - dist];
@@ -290,6 +292,19 @@ pub(crate) fn decode_stream(stream: &[u8], declared: usize) -> Result<Vec<u8>, E
     }
     out.truncate(declared);
     Ok(out)
+}
+
+/// Copy `count` bytes from `src` to `dst` in chunks of `C` bytes, `dst - src >= C`: a chunk
+/// never overlaps its own source, so each reads bytes already final. Writes up to `C - 1`
+/// bytes past `dst + count` (the output's slack).
+#[inline(always)]
+fn copy_chunks<const C: usize>(out: &mut [u8], mut src: usize, mut dst: usize, count: usize) {
+    let end = dst + count;
+    while dst < end {
+        out.copy_within(src..src + C, dst);
+        src += C;
+        dst += C;
+    }
 }
 
 /// A match reaching back before the first output byte reads the ring buffer's initial contents:

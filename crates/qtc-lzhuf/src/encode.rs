@@ -67,7 +67,8 @@ struct Encoder {
     /// Bytes 1 to 8 of node `p`'s string as a big-endian word. A string in the tree never changes
     /// (the ring is only written F bytes ahead of the newest node), so this is set once on
     /// insertion, and the search loads it together with the children instead of after them.
-    key: [u64; N],
+    /// Sized like `kids` (only nodes `0..N` are used) so that one masked index serves both loads.
+    key: [u64; TREE],
     dad: [u16; TREE],
     match_length: usize,
     match_position: usize,
@@ -88,7 +89,7 @@ impl Encoder {
         let mut e = Box::new(Encoder {
             text: [0; BUF + 8],
             kids: [0; TREE],
-            key: [0; N],
+            key: [0; TREE],
             dad: [0; TREE],
             match_length: 0,
             match_position: 0,
@@ -166,10 +167,12 @@ impl Encoder {
     }
 
     /// Insert the string at `r` into the tree, leaving the longest (then nearest) match in
-    /// `match_length` / `match_position`. A full-length match replaces the older node.
-    fn insert_node(&mut self, r: usize) {
+    /// `match_length` / `match_position` if `MATCH` (the strings inside a match are inserted
+    /// only to keep the tree as the reference has it; their matches are not used). A
+    /// full-length match replaces the older node.
+    fn insert_node<const MATCH: bool>(&mut self, r: usize) {
         let a = load64(&self.text, r + 1);
-        self.key[r & (N - 1)] = a;
+        self.key[r & TREE_MASK] = a;
         self.kids[r & TREE_MASK] = BOTH_NIL;
         // Longest match first, then the smallest position: the best candidate has the largest
         // `length << 12 | (4095 - position)`. Lengths up to THRESHOLD may win here too; the
@@ -182,14 +185,14 @@ impl Encoder {
         if next != NIL {
             // The search is a chain of dependent loads. Fetch each node's key word and children
             // one level early, for both children, so that choosing a child is a register select.
-            let mut b = self.key[next & (N - 1)];
+            let mut b = self.key[next & TREE_MASK];
             let mut kids = self.kids[next & TREE_MASK];
             loop {
                 p = next;
                 let lk = (kids & 0xffff) as usize;
                 let rk = (kids >> 16) as usize;
-                let (bl, kl) = (self.key[lk & (N - 1)], self.kids[lk & TREE_MASK]);
-                let (br, kr) = (self.key[rk & (N - 1)], self.kids[rk & TREE_MASK]);
+                let (bl, kl) = (self.key[lk & TREE_MASK], self.kids[lk & TREE_MASK]);
+                let (br, kr) = (self.key[rk & TREE_MASK], self.kids[rk & TREE_MASK]);
                 let (i, d) = if a != b {
                     (
                         1 + ((a ^ b).leading_zeros() / 8) as usize,
@@ -198,10 +201,14 @@ impl Encoder {
                 } else {
                     self.compare_tail(r, p)
                 };
-                let pos = (r.wrapping_sub(p) & (N - 1)).wrapping_sub(1);
-                best = best.max((i << 12) | (4095 - pos));
+                if MATCH {
+                    let pos = (r.wrapping_sub(p) & (N - 1)).wrapping_sub(1);
+                    best = best.max((i << 12) | (4095 - pos));
+                }
                 if i >= F {
-                    self.set_best(best);
+                    if MATCH {
+                        self.set_best(best);
+                    }
                     self.replace_node(p, r);
                     return;
                 }
@@ -221,7 +228,20 @@ impl Encoder {
         }
         self.set_kid(p, dir, r);
         self.set_d(r, p);
-        self.set_best(best);
+        if MATCH {
+            self.set_best(best);
+        }
+    }
+
+    /// [`Encoder::insert_node`], keeping the match found only for the `last` string of a match
+    /// or literal (the next symbol's).
+    #[inline(always)]
+    fn insert(&mut self, r: usize, last: bool) {
+        if last {
+            self.insert_node::<true>(r);
+        } else {
+            self.insert_node::<false>(r);
+        }
     }
 
     /// Node `r` takes the place of node `p` (same string), which leaves the tree.
@@ -342,9 +362,9 @@ impl Encoder {
         self.text[r..r + len].copy_from_slice(&data[..len]);
         let mut next_in = len;
         for i in 1..=F {
-            self.insert_node(r - i);
+            self.insert_node::<false>(r - i);
         }
-        self.insert_node(r);
+        self.insert_node::<true>(r);
         loop {
             if self.match_length > len {
                 self.match_length = len;
@@ -369,7 +389,7 @@ impl Encoder {
                 }
                 s = (s + 1) & (N - 1);
                 r = (r + 1) & (N - 1);
-                self.insert_node(r);
+                self.insert(r, i + 1 == last);
                 i += 1;
             }
             while i < last {
@@ -379,7 +399,7 @@ impl Encoder {
                 r = (r + 1) & (N - 1);
                 len -= 1;
                 if len != 0 {
-                    self.insert_node(r);
+                    self.insert(r, i == last);
                 }
             }
             if len == 0 {

@@ -25,23 +25,29 @@ const SLOTS: usize = 1024;
 const SLOT_MASK: usize = SLOTS - 1;
 const _: () = assert!(T + N_CHAR <= SLOTS);
 
-/// Flag of a [`Model::jump`] entry: the first of the two bits already reached a leaf.
-const JUMP_ONE_BIT: u32 = 1 << 31;
-const JUMPS: usize = 2 * SLOTS;
+/// A [`Model::jump`] entry: the descent node reached (bits 0-10, see [`leaf_node`]), the
+/// second slot passed (bits 11-20) and the number of bits used (bits 21-22: 0, 1 or 2).
+const JUMP_NODE_MASK: u32 = 0x7ff;
+const JUMP_SLOT_SHIFT: u32 = 11;
+const JUMP_USED_SHIFT: u32 = 21;
+/// Entries: two per slot `0..T` and four per leaf node `T + 2 * symbol`.
+const JUMPS: usize = 4096;
+const _: () = assert!(2 * (T + 2 * N_CHAR) <= JUMPS && T + 2 * N_CHAR <= JUMP_NODE_MASK as usize);
 const JUMP_MASK: usize = JUMPS - 1;
 
 /// Adaptive Huffman tree. With `JUMP` (the decoder's model) it also keeps a two-level jump
 /// table so that the decoder descends two bits per load.
 pub(crate) struct Model<const JUMP: bool> {
-    freq: [u16; SLOTS],
+    freq: [u16; SLOTS + 1],
     son: [u16; SLOTS],
     prnt: [u16; SLOTS],
     /// For a child pair at even slot `c` and two stream bits `b1 b2`, entry `2 * c + b1b2`
-    /// describes the descent from slot `s1 = c + b1`: if `s1` is a leaf, its `son` value
-    /// (symbol + T) with [`JUMP_ONE_BIT`]; otherwise `son[s2]` in the low 16 bits and
-    /// `s2 = son[s1] + b2` in the high ones. Entry `2 * s1 + b2` depends on `son[s1]` and on
-    /// `son[son[s1] + b2]`, so changing `son[x]` invalidates entries `2x`, `2x + 1` and
-    /// `2 * prnt[x] + (x & 1)`: [`Model::swap_up`] refreshes exactly those.
+    /// describes the descent from slot `s1 = c + b1`: if `s1` is a leaf, its node (see
+    /// [`leaf_node`]), one bit used; otherwise the node `son[s2]`, the slot `s2 = son[s1] + b2`
+    /// and two bits used. A leaf node's own four entries lead back to it and use no bits, so a
+    /// descent may take more steps than the code has bits. Entry `2 * s1 + b2` depends on
+    /// `son[s1]` and on `son[son[s1] + b2]`, so changing `son[x]` invalidates entries `2x`,
+    /// `2x + 1` and `2 * prnt[x] + (x & 1)`: [`Model::swap_up`] refreshes exactly those.
     jump: [u32; JUMPS],
     /// Whether `jump` is kept up to date. A decoder whose model is still young (most updates
     /// swap nodes) descends without it and rebuilds it once it switches back to jumps.
@@ -52,7 +58,7 @@ impl<const JUMP: bool> Model<JUMP> {
     /// The initial tree: every symbol with frequency 1, leaves paired up in slot order.
     pub(crate) fn new() -> Self {
         let mut m = Model {
-            freq: [0; SLOTS],
+            freq: [0; SLOTS + 1],
             son: [0; SLOTS],
             prnt: [0; SLOTS],
             jump: [0; JUMPS],
@@ -89,19 +95,26 @@ impl<const JUMP: bool> Model<JUMP> {
         self.jumps_live = live;
     }
 
-    /// Jump-table entry for two bits `two` read at child pair `c` (see [`Model::jump`]).
+    /// One step of the decoder's descent: from node `c` (a child pair, or a leaf node once
+    /// there) with the next two stream bits `two`, bump (see [`Model::bump`]) the slots passed.
+    /// Returns the node reached, the bits used and whether a bump broke the frequency order.
     #[inline(always)]
-    pub(crate) fn jump(&self, c: usize, two: usize) -> u32 {
-        self.jump[(2 * c + two) & JUMP_MASK]
+    pub(crate) fn descend_two(&mut self, c: usize, two: usize) -> (usize, u32, bool) {
+        let e = self.jump[(2 * c + two) & JUMP_MASK];
+        let used = e >> JUMP_USED_SHIFT;
+        // The first slot is bumped if a bit was used, the second if both were.
+        let mut broken = self.bump(c + (two >> 1), ((used + 1) >> 1) as u16);
+        broken |= self.bump((e >> JUMP_SLOT_SHIFT) as usize, (used >> 1) as u16);
+        ((e & JUMP_NODE_MASK) as usize, used, broken)
     }
 
     fn jump_entry(&self, s1: usize, b2: usize) -> u32 {
         let c1 = self.son(s1);
         if c1 >= T {
-            c1 as u32 | JUMP_ONE_BIT
+            leaf_node(c1) as u32 | 1 << JUMP_USED_SHIFT
         } else {
             let s2 = c1 + b2;
-            self.son(s2) as u32 | (s2 as u32) << 16
+            leaf_node(self.son(s2)) as u32 | (s2 as u32) << JUMP_SLOT_SHIFT | 2 << JUMP_USED_SHIFT
         }
     }
 
@@ -121,6 +134,14 @@ impl<const JUMP: bool> Model<JUMP> {
             for s1 in 0..T {
                 for b2 in 0..2 {
                     self.jump[2 * s1 + b2] = self.jump_entry(s1, b2);
+                }
+            }
+            // A descent that reached a leaf stays there: a leaf node's entries use no bits.
+            // (Written here, not in `new`: a 2 KB message's decoder never goes live.)
+            for sym in 0..N_CHAR {
+                let v = leaf_node(sym + T);
+                for two in 0..4 {
+                    self.jump[2 * v + two] = v as u32;
                 }
             }
         }
@@ -164,12 +185,14 @@ impl<const JUMP: bool> Model<JUMP> {
     /// ancestors, and its descendants sit in lower slots, so no check sees another one's
     /// increment. Text breaks the order on under one symbol in ten; then the caller takes the
     /// increments back with [`Model::unbump`] and calls [`Model::update`]. (With `inc == 0`
-    /// nothing changes and, freq being sorted, false comes back.)
+    /// nothing changes, and true comes back only where an earlier bump already broke the order;
+    /// `s` is taken modulo the slots, so the decoder's no-op steps may name any slot.)
     #[inline(always)]
     pub(crate) fn bump(&mut self, s: usize, inc: u16) -> bool {
-        let k = self.freq(s) + inc;
-        self.freq[s & SLOT_MASK] = k;
-        k > self.freq(s + 1)
+        let s = s & SLOT_MASK;
+        let k = self.freq[s] + inc;
+        self.freq[s] = k;
+        k > self.freq[s + 1]
     }
 
     /// Undo a [`Model::bump`] by one.
@@ -277,14 +300,11 @@ impl<const JUMP: bool> Model<JUMP> {
             }
         }
         // Join the two lowest free nodes, inserting the parent so that freq stays sorted
-        // (after any equal counts: the scan stops at the first smaller-or-equal slot).
+        // (after any equal counts, as the reference's downward scan does).
         let mut i = 0;
         for j in N_CHAR..T {
             let f = self.freq[i] + self.freq[i + 1];
-            let mut k = j;
-            while k > 0 && f < self.freq[k - 1] {
-                k -= 1;
-            }
+            let k = self.freq[..j].partition_point(|&x| x <= f);
             self.freq.copy_within(k..j, k + 1);
             self.freq[k] = f;
             self.son.copy_within(k..j, k + 1);
@@ -300,6 +320,22 @@ impl<const JUMP: bool> Model<JUMP> {
         }
         self.rebuild_jumps();
     }
+}
+
+/// The decoder's descent node for a `son` value: an internal child pair as it is, a leaf
+/// (`symbol + T`) as `T + 2 * symbol`, spaced so that each leaf has its own jump entries.
+fn leaf_node(son: usize) -> usize {
+    if son >= T {
+        2 * son - T
+    } else {
+        son
+    }
+}
+
+/// The symbol of a leaf node (`node >= T`) of the decoder's descent.
+#[inline(always)]
+pub(crate) fn node_symbol(node: usize) -> usize {
+    (node - T) / 2
 }
 
 /// Code lengths of the upper 6 position bits: 1 code of 3 bits, 3 of 4, 8 of 5, 12 of 6,
@@ -391,6 +427,15 @@ mod tests {
             for b2 in 0..2 {
                 if m.jumps_live {
                     assert_eq!(m.jump[2 * s + b2], m.jump_entry(s, b2), "jump {s} {b2}");
+                }
+            }
+        }
+        for sym in 0..N_CHAR {
+            let v = leaf_node(sym + T);
+            assert_eq!(node_symbol(v), sym);
+            for two in 0..4 {
+                if m.jumps_live {
+                    assert_eq!(m.jump[2 * v + two], v as u32, "leaf {sym} stays");
                 }
             }
         }

@@ -294,6 +294,7 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
         session: Session::new(role, fwd.session_config(&partner)),
         offered_max: 0,
         queue_dry_at: None,
+        room: crate::room::Estimate::default(),
         next_offer: None,
         acks: Vec::new(),
         trace: fwd.partner(&partner).is_some_and(|p| p.trace),
@@ -368,6 +369,8 @@ struct Driver {
     /// there is nothing new to offer, and the receiving side of a long transfer skips a store
     /// call and a read transaction at each of its turns.
     queue_dry_at: Option<u64>,
+    /// The store's room as this session last knew it (measured again now and then).
+    room: crate::room::Estimate,
     /// The next block of our messages (for NeedOutgoing of this size), already being read.
     next_offer: Option<(usize, NextOffer)>,
     /// Acknowledgements not yet recorded: written in one transaction per batch of events.
@@ -732,11 +735,13 @@ impl Driver {
             .iter()
             .map(|p| [p.from.clone(), p.to.clone(), p.at.clone()])
             .collect();
+        let need = crate::room::need(largest);
+        let measure = self.room.must_measure(need);
         let known = self
             .fwd
             .store
             .call(move |s| {
-                let room = crate::room::room(s, crate::room::need(largest));
+                let room = measure.then(|| crate::room::room(s, need));
                 let verdicts: Vec<_> = addressed
                     .iter()
                     .zip(&bids)
@@ -754,7 +759,9 @@ impl Driver {
             })
             .await;
         let (known, mut room, verdicts) = match known {
-            Ok(Ok(k)) => k,
+            Ok(Ok((known, measured, verdicts))) => {
+                (known, self.room.begin_block(measured), verdicts)
+            }
             _ => {
                 // No store: ask for everything later rather than lose or refuse anything.
                 let later = vec![Answer::Later; ps.len()];
@@ -807,6 +814,7 @@ impl Driver {
             tracing::debug!(partner = %partner, %bid, answer = ?a, "proposal");
             answers.push(a);
         }
+        self.room.end_block(room);
         if let Err(e) = self.session.answer(clock::now(), answers) {
             tracing::error!(error = %e, "forwarding session refused our answers");
         }
