@@ -41,7 +41,10 @@ impl Store {
                 .map_err(db_err)?;
             for row in rows {
                 let (day, n) = row.map_err(db_err)?;
-                if let Some(t) = usize::try_from(day - first).ok().and_then(|i| out.get_mut(i)) {
+                if let Some(t) = usize::try_from(day - first)
+                    .ok()
+                    .and_then(|i| out.get_mut(i))
+                {
                     set(t, n as u64);
                 }
             }
@@ -83,7 +86,8 @@ mod tests {
         let now = 100 * DAY + 3600;
         s.insert_message(&msg("N0A"), "N0BBS", now).unwrap();
         s.insert_message(&msg("N0B"), "N0BBS", now - DAY).unwrap();
-        s.insert_message(&msg("N0C"), "N0BBS", now - 40 * DAY).unwrap();
+        s.insert_message(&msg("N0C"), "N0BBS", now - 40 * DAY)
+            .unwrap();
         let t = s.traffic_per_day(30, now).unwrap();
         assert_eq!(t.len(), 30);
         assert_eq!(t[29].day, 100 * DAY);

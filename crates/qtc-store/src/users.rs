@@ -248,6 +248,12 @@ impl Store {
     /// Sets a user's password.
     pub fn set_password(&mut self, call: &str, password: &str) -> Result<(), StoreError> {
         let hash = hash_in(&mut self.argon2, password)?;
+        self.set_password_hashed(call, &hash)
+    }
+
+    /// Sets a user's password from a hash ([`hash_password`]) made elsewhere (the daemon makes
+    /// it off the store thread). It unlocks a locked user.
+    pub fn set_password_hashed(&mut self, call: &str, hash: &str) -> Result<(), StoreError> {
         let n = self
             .conn
             .execute(

@@ -13,8 +13,7 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
 
-use crate::forward::{call, Forwarder, Summary};
-use crate::radio::Radios;
+use crate::forward::{call, Summary};
 
 /// The socket's file name inside the data directory.
 pub const SOCKET: &str = "qtc.ctl";
@@ -43,15 +42,13 @@ pub fn bind(data_dir: &Path) -> anyhow::Result<UnixListener> {
     Ok(l)
 }
 
-/// Answers control requests until shutdown; `quota` is the store's cap in bytes, for `status`.
+/// Answers control requests until shutdown; `health` is what `status` reports on.
 pub async fn serve(
     listener: UnixListener,
-    fwd: Arc<Forwarder>,
-    radios: Radios,
+    health: crate::health::Sources,
     mut shutdown: watch::Receiver<bool>,
     tasks: TaskTracker,
     housekeeper: Arc<crate::housekeeping::Housekeeper>,
-    quota: u64,
 ) {
     loop {
         let conn = tokio::select! {
@@ -62,11 +59,9 @@ pub async fn serve(
             Ok((stream, _)) => {
                 tasks.spawn(request(
                     stream,
-                    fwd.clone(),
-                    radios.clone(),
+                    health.clone(),
                     shutdown.clone(),
                     housekeeper.clone(),
-                    quota,
                 ));
             }
             Err(e) => {
@@ -79,11 +74,9 @@ pub async fn serve(
 
 async fn request(
     mut stream: UnixStream,
-    fwd: Arc<Forwarder>,
-    radios: Radios,
+    health: crate::health::Sources,
     shutdown: watch::Receiver<bool>,
     housekeeper: Arc<crate::housekeeping::Housekeeper>,
-    quota: u64,
 ) {
     let mut buf = Vec::with_capacity(MAX_REQUEST);
     let mut chunk = [0u8; MAX_REQUEST];
@@ -98,12 +91,12 @@ async fn request(
     let answer = match words.as_slice() {
         ["forward", partner] => {
             let partner = partner.to_ascii_uppercase();
-            let s = call::call(fwd.clone(), &radios, &partner, shutdown).await;
+            let s = call::call(health.fwd.clone(), &health.radios, &partner, shutdown).await;
             format!("{}\n", forward_answer(&partner, &s))
         }
-        ["status"] => status(&fwd, &radios, quota, false).await,
-        ["status", "json"] => status(&fwd, &radios, quota, true).await,
-        ["heard"] => radios.heard_report(),
+        ["status"] => status(&health, false).await,
+        ["status", "json"] => status(&health, true).await,
+        ["heard"] => health.radios.heard_report(),
         ["housekeep"] => match housekeeper.run_now().await {
             Ok(line) => format!("ok: {line}\n"),
             Err(e) => format!("error: {e}\n"),
@@ -139,8 +132,8 @@ pub fn forward_answer(partner: &str, s: &Summary) -> String {
     }
 }
 
-async fn status(fwd: &Forwarder, radios: &Radios, quota: u64, json: bool) -> String {
-    match crate::health::gather(fwd, radios, quota).await {
+async fn status(health: &crate::health::Sources, json: bool) -> String {
+    match health.gather().await {
         Ok(h) if json => {
             serde_json::to_string(&h).map_or_else(|e| format!("error: {e}\n"), |j| j + "\n")
         }

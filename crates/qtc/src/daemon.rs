@@ -208,24 +208,27 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             c.cfg.housekeeping.clone(),
         ));
         tasks.spawn(housekeeper.clone().schedule(stop_rx.clone()));
+        // What `qtc ctl status` and the web's Status page report on.
+        let health = crate::health::Sources {
+            fwd: forwarder.clone(),
+            radios: radios.clone(),
+            online: shared.online.clone(),
+            quota,
+        };
         tasks.spawn(ctl::serve(
             ctl_listener,
-            forwarder.clone(),
-            radios.clone(),
+            health.clone(),
             stop_rx.clone(),
             tasks.clone(),
             housekeeper.clone(),
-            quota,
         ));
         if let Some(l) = web_listener {
             let web = crate::web::Web::new(
                 &c,
-                forwarder.clone(),
-                radios.clone(),
+                health,
                 passwords.clone(),
                 stop_rx.clone(),
-                shared.online.clone(),
-                quota,
+                shared.user_limits.clone(),
             );
             tasks.spawn(crate::web::serve(l, web, stop_rx.clone()));
         }

@@ -16,17 +16,30 @@ pub const LIFETIME: Duration = Duration::from_secs(12 * 3600);
 /// Most sessions kept at once; the oldest goes first.
 pub const MAX_SESSIONS: usize = 64;
 
-/// One logged-in sysop.
+/// One logged-in user.
 #[derive(Clone, Debug)]
 pub struct WebSession {
-    /// The sysop's callsign.
+    /// The user's callsign.
     pub call: String,
     /// The token every form of this session carries.
     pub csrf: String,
-    /// The sysop's stored password hash at login ([`qtc_store::Store::sysop_stamp`]): every
-    /// request compares it with the store's, so a delete, demotion or new password ends it.
+    /// The user's login stamp at login ([`qtc_store::Store::login_stamp`]): every request
+    /// compares it with the store's, so a delete, lock, promotion, demotion or new password
+    /// ends it.
     pub stamp: String,
     created: Instant,
+}
+
+impl WebSession {
+    /// Whether the user is a sysop (as of the login stamp, checked on every request).
+    pub fn sysop(&self) -> bool {
+        is_sysop(&self.stamp)
+    }
+}
+
+/// Whether a login stamp ([`qtc_store::Store::login_stamp`]) is a sysop's.
+pub fn is_sysop(stamp: &str) -> bool {
+    stamp.starts_with("S:")
 }
 
 /// 128 random bits from the kernel, as 32 hex digits.
@@ -60,7 +73,7 @@ pub struct Sessions {
 }
 
 impl Sessions {
-    /// Starts a session for `call`, whose sysop stamp is `stamp`; returns its cookie token.
+    /// Starts a session for `call`, whose login stamp is `stamp`; returns its cookie token.
     pub fn create(&self, call: &str, stamp: String, now: Instant) -> std::io::Result<String> {
         let id = token()?;
         let s = WebSession {
