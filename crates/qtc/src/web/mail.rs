@@ -277,22 +277,26 @@ fn list_body(s: &WebSession, q: &ListQuery, page_no: usize, found: &Found) -> St
         b.push_str("<p id=\"empty\">No messages.</p>");
     } else {
         b.push_str(
-            "<table id=\"messages\"><tr><th>#</th><th>Type</th><th>St</th><th>From</th><th>To</th>\
-             <th>@BBS</th><th>Date</th><th>Subject</th><th>Size</th></tr>",
+            "<table id=\"messages\"><tr><th>#</th><th>Subject</th><th>From</th><th>To</th>\
+             <th>@BBS</th><th>Date</th><th>Type</th><th>St</th><th>Size</th></tr>",
         );
         for h in &found.rows {
             let _ = write!(
                 b,
-                "<tr><td><a href=\"/messages/{n}\">{n}</a></td><td>{}</td><td>{}</td><td>{}</td>\
-                 <td>{}</td><td>{}</td><td>{}</td><td class=\"subj\"><a href=\"/messages/{n}\">{}</a></td>\
-                 <td>{}</td></tr>",
-                h.kind,
-                h.status,
+                "<tr><td><a href=\"/messages/{n}\">{n}</a></td>\
+                 <td class=\"subj\"><a href=\"/messages/{n}\">{}</a></td><td>{}</td><td>{}</td>\
+                 <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                line(&h.subject),
                 line(h.from.as_bytes()),
                 line(h.to.as_bytes()),
                 line(h.at.as_bytes()),
-                Utc::from_unix(h.created).rfc3339().get(..16).unwrap_or(""),
-                line(&h.subject),
+                Utc::from_unix(h.created)
+                    .rfc3339()
+                    .get(..16)
+                    .unwrap_or("")
+                    .replace('T', " "),
+                h.kind,
+                h.status,
                 h.size,
                 n = h.number,
             );

@@ -28,9 +28,10 @@ header{background:#1d3557;color:#fff;padding:.6em 1em;display:flex;flex-wrap:wra
 align-items:center;width:100%}\
 header a{color:#fff;text-decoration:none}header b{font-size:1.1em}header .me{margin-left:auto}\
 main{padding:1em;max-width:70em}\
-table{border-collapse:collapse;background:#fff;margin-bottom:1.2em;display:block;overflow-x:auto;\
-max-width:100%}\
-th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;font-size:.92em;vertical-align:top}\
+table{border-collapse:collapse;margin-bottom:1.2em;display:block;overflow-x:auto;\
+width:max-content;max-width:100%}\
+th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;font-size:.92em;vertical-align:top;\
+background:#fff}\
 th{background:#e9ecef}td.subj{min-width:12em}\
 pre{background:#fff;border:1px solid #ccc;padding:.6em;white-space:pre-wrap;overflow-wrap:anywhere}\
 form.inline{display:inline}button{cursor:pointer}.msg{padding:.6em;background:#fff;border:1px solid #ccc}\

@@ -131,10 +131,17 @@ fn edit_page(s: &WebSession, u: &User, locked: bool) -> String {
         )
     };
     let checked = |v: bool| if v { " checked" } else { "" };
+    let or_none = |v: &str| {
+        if v.is_empty() {
+            "none given".to_string()
+        } else {
+            esc(&qtc_mail::text::visible_line(v))
+        }
+    };
     let mut b = format!(
-        "<p>Name: {}, home BBS: {}; logins {}.</p><h2>Flags</h2>",
-        esc(&qtc_mail::text::visible_line(&u.name)),
-        esc(&qtc_mail::text::visible_line(&u.home_bbs)),
+        "<p>Name: {}; home BBS: {}; logins {}.</p><h2>Flags</h2>",
+        or_none(&u.name),
+        or_none(&u.home_bbs),
         if locked {
             "<b class=\"err\" id=\"locked\">locked</b>"
         } else {
