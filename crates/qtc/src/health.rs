@@ -260,13 +260,7 @@ impl Health {
         }
         out.push_str("queues:\n");
         for p in &self.partners {
-            out.push_str(&format!(
-                "  {:<8} {} queued; {} in, {} out",
-                p.call,
-                p.queued,
-                bytes(p.bytes_in),
-                bytes(p.bytes_out)
-            ));
+            out.push_str(&format!("  {:<8} {} queued", p.call, p.queued));
             if let Some(l) = &p.last {
                 let who = if l.role == "called" {
                     "we called"
@@ -278,7 +272,11 @@ impl Health {
             if let Some(t) = p.next_call {
                 out.push_str(&format!("; next call {}", time(t)));
             }
-            out.push('\n');
+            out.push_str(&format!(
+                "; {} in, {} out\n",
+                bytes(p.bytes_in),
+                bytes(p.bytes_out)
+            ));
         }
         if !self.ports.is_empty() {
             out.push_str("radio ports:\n");
