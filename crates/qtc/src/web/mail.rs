@@ -560,6 +560,59 @@ mod tests {
         ));
     }
 
+    /// A store of `n` bulletins with the subjects "n1" to "nN".
+    fn store_of(n: usize) -> (tempfile::TempDir, qtc_store::Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut st = qtc_store::Store::open(dir.path(), qtc_store::Durability::Normal).unwrap();
+        st.set_station(qtc_store::Station::new("N0BBS"));
+        let msgs: Vec<qtc_mail::NewMessage> = (1..=n)
+            .map(|i| qtc_mail::NewMessage {
+                kind: MsgType::Bulletin,
+                status: MsgStatus::New,
+                to: "ALL".into(),
+                at: String::new(),
+                from: "N0USR".into(),
+                bid: None,
+                subject: format!("n{i}").into_bytes(),
+                rlines: Vec::new(),
+                body: Vec::new(),
+            })
+            .collect();
+        st.insert_many(&msgs, 0).unwrap();
+        (dir, st)
+    }
+
+    #[test]
+    fn a_page_reads_a_bounded_span_of_a_big_store() {
+        let total = (WINDOW * u64::from(MAX_WINDOWS)) as usize + 500;
+        let (_dir, mut st) = store_of(total);
+        // The newest page, then the next by keyset.
+        let f = ListFilter::default();
+        let p1 = scan(&mut st, f.clone(), "", None, 0).unwrap();
+        assert_eq!(p1.rows.len(), PAGE);
+        assert_eq!(p1.rows[0].number, total as u64);
+        let older = p1.older.unwrap();
+        assert_eq!(older, total as u64 - PAGE as u64 + 1);
+        let p2 = scan(&mut st, f.clone(), "", Some(older), 0).unwrap();
+        assert_eq!(p2.rows[0].number, older - 1);
+        // `?page=3` skips two pages.
+        let p3 = scan(&mut st, f.clone(), "", None, 2 * PAGE).unwrap();
+        assert_eq!(p3.rows[0].number, total as u64 - 2 * PAGE as u64);
+        // A text nothing matches stops after the window budget and says where.
+        let none = scan(&mut st, f.clone(), "no such words", None, 0).unwrap();
+        assert!(none.rows.is_empty());
+        let stop = total as u64 - WINDOW * u64::from(MAX_WINDOWS) + 1;
+        assert_eq!((none.stopped_at, none.older), (Some(stop), Some(stop)));
+        // Going on from there reaches the start.
+        let rest = scan(&mut st, f.clone(), "N17", Some(stop), 0).unwrap();
+        let found: Vec<u64> = rest.rows.iter().map(|h| h.number).collect();
+        assert_eq!(
+            found,
+            [179, 178, 177, 176, 175, 174, 173, 172, 171, 170, 17]
+        );
+        assert_eq!((rest.stopped_at, rest.older), (None, None));
+    }
+
     #[test]
     fn links_keep_the_filters() {
         let q = ListQuery {
