@@ -55,18 +55,7 @@ pub async fn show(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
     if h.sessions.is_empty() {
         b.push_str("<p>No forwarding session now.</p>");
     } else {
-        b.push_str("<table><tr><th>Partner</th><th>Role</th><th>Since</th><th>Mode</th></tr>");
-        for x in &h.sessions {
-            let _ = write!(
-                b,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(&x.partner),
-                x.role,
-                time(x.since),
-                esc(x.mode.as_deref().unwrap_or("-"))
-            );
-        }
-        b.push_str("</table>");
+        b.push_str(&super::status::sessions(&h.sessions));
     }
     b.push_str("<h2>History since start</h2>");
     let mut any = false;

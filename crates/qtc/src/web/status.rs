@@ -12,7 +12,7 @@ use qtc_mail::text::visible_line;
 
 use super::pages::{csrf, esc, page};
 use super::{need_sysop, store_down, Page, Web};
-use crate::health::{time, Health};
+use crate::health::{time, Health, SessionReport};
 use crate::online::SysopPage;
 
 /// `GET /status`.
@@ -40,6 +40,24 @@ fn pages(pages: &[SysopPage]) -> String {
             time(p.at),
             esc(&visible_line(&p.from)),
             esc(&visible_line(&p.text))
+        );
+    }
+    b.push_str("</table>");
+    b
+}
+
+/// The forwarding sessions in progress, as a table.
+pub(super) fn sessions(list: &[SessionReport]) -> String {
+    let mut b =
+        String::from("<table><tr><th>Partner</th><th>Role</th><th>Since</th><th>Mode</th></tr>");
+    for s in list {
+        let _ = write!(
+            b,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&s.partner),
+            s.role,
+            time(s.since),
+            esc(s.mode.as_deref().unwrap_or("-"))
         );
     }
     b.push_str("</table>");
@@ -126,18 +144,7 @@ fn body(h: &Health, csrf: &str) -> String {
         b.push_str("</table>");
     }
     if !h.sessions.is_empty() {
-        b.push_str("<table><tr><th>Partner</th><th>Role</th><th>Since</th><th>Mode</th></tr>");
-        for s in &h.sessions {
-            let _ = write!(
-                b,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(&s.partner),
-                s.role,
-                time(s.since),
-                esc(s.mode.as_deref().unwrap_or("-"))
-            );
-        }
-        b.push_str("</table>");
+        b.push_str(&sessions(&h.sessions));
     }
     let quota = if h.store.quota_bytes == 0 {
         "no quota".to_string()
