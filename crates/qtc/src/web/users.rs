@@ -167,7 +167,8 @@ fn edit_page(s: &WebSession, u: &User, locked: bool) -> String {
     ));
     b.push_str(
         "<h2>Lock</h2><p>A locked user cannot log in with a password (telnet, \
-                forwarding port, web) until unlocked; the password is kept.</p>",
+                forwarding port, web, RF <code>SYS</code>) until unlocked; the password is kept. \
+                AX.25 logins by callsign are not affected.</p>",
     );
     b.push_str(&if locked {
         form("unlock", "", "Unlock")
