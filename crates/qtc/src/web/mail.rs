@@ -17,7 +17,7 @@ use qtc_mail::{ListFilter, Message, MessageHeader, MessageStore, MsgStatus, MsgT
 
 use super::pages::{confirm, csrf, esc, line, page, result};
 use super::session::WebSession;
-use super::{need_csrf, need_login, store, Page, Web};
+use super::{need_csrf, need_login, store, ActionForm, Page, Web};
 
 /// Messages on one page.
 pub const PAGE: usize = 50;
@@ -448,16 +448,6 @@ fn message(s: &WebSession, m: &Message) -> String {
     }
     b.push_str("</p>");
     page(s, &format!("Message #{}", h.number), &b)
-}
-
-/// A form post on a message.
-#[derive(serde::Deserialize)]
-pub struct ActionForm {
-    csrf: String,
-    action: String,
-    /// `yes` once the user confirmed a destructive action.
-    #[serde(default)]
-    confirm: String,
 }
 
 /// `POST /messages/{n}`: kill (asked again first), hold, release.

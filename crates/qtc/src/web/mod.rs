@@ -468,6 +468,25 @@ async fn login(
     Ok(r)
 }
 
+/// A button's form post on a message or a user: what to do, and what goes with it.
+#[derive(serde::Deserialize)]
+struct ActionForm {
+    csrf: String,
+    action: String,
+    /// `yes` once the user confirmed a destructive action.
+    #[serde(default)]
+    confirm: String,
+    /// A user's new password.
+    #[serde(default)]
+    password: String,
+    /// A user's sysop flag (a checkbox: present when ticked).
+    #[serde(default)]
+    sysop: Option<String>,
+    /// A user's BBS flag.
+    #[serde(default)]
+    bbs: Option<String>,
+}
+
 #[derive(serde::Deserialize)]
 struct CsrfOnly {
     csrf: String,

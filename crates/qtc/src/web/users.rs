@@ -11,7 +11,7 @@ use qtc_mail::User;
 
 use super::pages::{confirm, csrf, esc, page, result};
 use super::session::WebSession;
-use super::{need_sysop, need_sysop_csrf, store, store_down, Page, Web};
+use super::{need_sysop, need_sysop_csrf, store, store_down, ActionForm, Page, Web};
 
 /// `GET /users`.
 pub async fn list(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
@@ -178,20 +178,6 @@ fn edit_page(s: &WebSession, u: &User, locked: bool) -> String {
     b.push_str("<h2>Delete</h2>");
     b.push_str(&form("delete", "", "Delete…"));
     page(s, &format!("User {}", u.call), &b)
-}
-
-#[derive(serde::Deserialize)]
-pub struct ActionForm {
-    csrf: String,
-    action: String,
-    #[serde(default)]
-    confirm: String,
-    #[serde(default)]
-    password: String,
-    #[serde(default)]
-    sysop: Option<String>,
-    #[serde(default)]
-    bbs: Option<String>,
 }
 
 /// `POST /users/{call}`: flags, password, lock, unlock, delete (asked again).
