@@ -374,6 +374,15 @@ fn web_mail_and_dashboard_in_headless_chromium() {
         assert!(page.contains(title), "{path}: {page}");
         b.shots(name);
     }
+    // Forward now with a partner that only calls us: the result, then the history.
+    b.go(&format!("{base}/forwarding"));
+    b.click("form[action='/forward'] button");
+    let r = b.source_with("id=\"result\"");
+    assert!(r.contains("error: N0BBB"), "{r}");
+    b.go(&format!("{base}/forwarding"));
+    let f = b.source_with("<h3>N0BBB</h3>");
+    assert!(f.contains("<h3>N0BBB</h3>"), "{f}");
+    b.shots("forwarding-history");
     assert!(
         d.messages()
             .iter()

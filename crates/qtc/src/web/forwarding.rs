@@ -76,7 +76,7 @@ pub async fn show(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
                 l.received,
                 l.sent,
                 l.refused,
-                result(l)
+                outcome(l)
             );
         }
         b.push_str("</table>");
@@ -87,8 +87,13 @@ pub async fn show(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
     Ok(Html(page(&s, "Forwarding", &b)).into_response())
 }
 
-/// A session's time and result line, red when it failed.
+/// A session's time and result line.
 fn result(l: &LastReport) -> String {
+    format!("{}<br>{}", time(l.at), outcome(l))
+}
+
+/// A session's result line, red when it failed.
+fn outcome(l: &LastReport) -> String {
     let class = if l.ok { "" } else { " class=\"err\"" };
-    format!("{}<br><span{class}>{}</span>", time(l.at), esc(&l.result))
+    format!("<span{class}>{}</span>", esc(&l.result))
 }

@@ -40,7 +40,8 @@ form.filters{display:flex;flex-wrap:wrap;gap:.4em .8em;align-items:end;margin-bo
 form.filters label{display:flex;flex-direction:column;font-size:.85em}\
 form.filters input{width:8em}.nav{display:flex;gap:1em;margin:.5em 0 1em}\
 .chart{max-width:100%;height:auto;background:#fff;border:1px solid #ccc}\
-.danger{background:#a00;color:#fff;border:1px solid #700;padding:.3em .8em}";
+.danger{background:#a00;color:#fff;border:1px solid #700;padding:.3em .8em}\
+@media(max-width:480px){header{gap:.3em .9em;padding:.5em .8em}main{padding:.6em}h1{font-size:1.5em}}";
 
 fn head(title: &str) -> String {
     format!(
