@@ -14,6 +14,7 @@ mod forward;
 mod housekeep;
 mod parts;
 mod schema;
+mod traffic;
 mod users;
 mod winlink;
 mod wp;
@@ -21,6 +22,7 @@ mod wp;
 pub use forward::{pack, FwdOutcome, Incoming, Pending, ProposalInfo, Queued, Stored};
 pub use housekeep::{Housekept, Lifetimes};
 pub use parts::{Attachment, Recipient};
+pub use traffic::DayTraffic;
 pub use users::{hash_password, verify_password, DUMMY_HASH};
 
 use std::collections::HashMap;

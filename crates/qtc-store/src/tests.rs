@@ -745,3 +745,22 @@ fn a_winlink_partner_collects_mail_for_the_calls_it_announces() {
         MsgStatus::Forwarded
     );
 }
+
+#[test]
+fn a_locked_user_has_no_password_to_check_until_unlocked() {
+    let (_d, mut s) = open();
+    s.add_user("N0USR", Some("pw"), false, false).unwrap();
+    let stamp = s.login_stamp("n0usr").unwrap().unwrap();
+    assert!(stamp.starts_with("U:$argon2"), "{stamp}");
+    assert!(s.set_locked("N0USR", true).unwrap());
+    assert!(!s.set_locked("N0USR", true).unwrap(), "already locked");
+    assert_eq!(s.password_hash("N0USR").unwrap(), None);
+    assert_eq!(s.login_stamp("N0USR").unwrap(), None);
+    assert!(!s.check_password("N0USR", "pw").unwrap());
+    assert_eq!(s.locked_users().unwrap(), vec!["N0USR".to_string()]);
+    assert!(s.set_locked("N0USR", false).unwrap());
+    assert!(s.check_password("N0USR", "pw").unwrap());
+    assert_eq!(s.login_stamp("N0USR").unwrap(), Some(stamp));
+    s.set_flags("N0USR", Some(true), None).unwrap();
+    assert!(s.login_stamp("N0USR").unwrap().unwrap().starts_with("S:"));
+}

@@ -119,12 +119,16 @@ impl Argon2Memory {
     }
 }
 
-/// A user's stored password hash (PHC string); `None` for an unknown user or one without a
-/// password (radio only).
+/// Marks a locked account's stored hash (as in /etc/shadow): no PHC string starts with it, and
+/// unlocking takes it off, so the password survives a lock.
+const LOCKED: &str = "!";
+
+/// A user's stored password hash (PHC string); `None` for an unknown user, one without a
+/// password (radio only) or a locked one: every password login refuses those.
 pub(crate) fn password_hash(conn: &Connection, call: &str) -> Result<Option<String>, StoreError> {
     let hash: Option<Option<String>> = conn
         .query_row(
-            "SELECT password FROM users WHERE call = ?1",
+            "SELECT password FROM users WHERE call = ?1 AND substr(password, 1, 1) != '!'",
             [call.to_ascii_uppercase()],
             |r| r.get(0),
         )
@@ -244,6 +248,12 @@ impl Store {
     /// Sets a user's password.
     pub fn set_password(&mut self, call: &str, password: &str) -> Result<(), StoreError> {
         let hash = hash_in(&mut self.argon2, password)?;
+        self.set_password_hashed(call, &hash)
+    }
+
+    /// Sets a user's password from a hash ([`hash_password`]) made elsewhere (the daemon makes
+    /// it off the store thread). It unlocks a locked user.
+    pub fn set_password_hashed(&mut self, call: &str, hash: &str) -> Result<(), StoreError> {
         let n = self
             .conn
             .execute(
@@ -292,20 +302,52 @@ impl Store {
         Ok(())
     }
 
-    /// What a web session of `call` was opened with: the stored password hash while `call` is a
-    /// sysop with a password, else `None`. A session whose stamp no longer matches (the user
-    /// was deleted, demoted, or given a new password) has ended.
-    pub fn sysop_stamp(&mut self, call: &str) -> Result<Option<String>, StoreError> {
+    /// What a web session of `call` was opened with: `"S:"` or `"U:"` (sysop or not) and the
+    /// stored password hash, while `call` has a password and is not locked. A session whose
+    /// stamp no longer matches (deleted, locked, promoted or demoted, new password) has ended.
+    pub fn login_stamp(&mut self, call: &str) -> Result<Option<String>, StoreError> {
         let row: Option<Option<String>> = self
             .conn
             .query_row(
-                "SELECT password FROM users WHERE call = ?1 AND sysop",
+                "SELECT CASE WHEN sysop THEN 'S:' ELSE 'U:' END || password FROM users \
+                 WHERE call = ?1 AND substr(password, 1, 1) != '!'",
                 [call.to_ascii_uppercase()],
                 |r| r.get(0),
             )
             .optional()
             .map_err(db_err)?;
         Ok(row.flatten())
+    }
+
+    /// Locks or unlocks `call`'s password logins (telnet, forwarding port, web) without losing
+    /// the password. False: the user has no password to lock, or was already so.
+    pub fn set_locked(&mut self, call: &str, locked: bool) -> Result<bool, StoreError> {
+        let sql = if locked {
+            "UPDATE users SET password = ?1 || password \
+             WHERE call = ?2 AND password IS NOT NULL AND substr(password, 1, 1) != ?1"
+        } else {
+            "UPDATE users SET password = substr(password, 2) \
+             WHERE call = ?2 AND substr(password, 1, 1) = ?1"
+        };
+        let n = self
+            .conn
+            .execute(sql, params![LOCKED, call.to_ascii_uppercase()])
+            .map_err(db_err)?;
+        Ok(n > 0)
+    }
+
+    /// The callsigns whose logins are locked, sorted.
+    pub fn locked_users(&mut self) -> Result<Vec<String>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT call FROM users WHERE substr(password, 1, 1) = ?1 ORDER BY call")
+            .map_err(db_err)?;
+        let calls = stmt
+            .query_map([LOCKED], |r| r.get(0))
+            .map_err(db_err)?
+            .collect::<Result<Vec<String>, _>>()
+            .map_err(db_err)?;
+        Ok(calls)
     }
 
     /// Every user, sorted by callsign.

@@ -220,6 +220,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             store: store.clone(),
             radios: radios.clone(),
             metrics: metrics.clone(),
+            online: shared.online.clone(),
             quota,
         };
         tasks.spawn(ctl::serve(
@@ -230,7 +231,8 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             housekeeper.clone(),
         ));
         if let Some(l) = web_listener {
-            let web = crate::web::Web::new(&c, sources, passwords.clone(), shared.online.clone());
+            let web =
+                crate::web::Web::new(&c, sources, passwords.clone(), shared.user_limits.clone());
             tasks.spawn(crate::web::serve(l, web, stop_rx.clone()));
         }
         crate::service::start(

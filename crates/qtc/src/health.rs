@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::forward::{ForwardHandle, LastResult};
 use crate::metrics::Metrics;
+use crate::online::Online;
 use crate::radio::{PortReport, Radios};
 use crate::store_thread::StoreHandle;
 
@@ -22,6 +23,8 @@ pub struct Health {
     pub sessions: Vec<SessionReport>,
     /// Telnet connections open now.
     pub telnet_sessions: i64,
+    /// Users logged in now (telnet and radio).
+    pub users: Vec<UserReport>,
     /// The message store.
     pub store: StoreReport,
 }
@@ -37,10 +40,27 @@ pub struct PartnerReport {
     pub last: Option<LastReport>,
     /// When the schedule calls it next (Unix seconds); none: only on demand.
     pub next_call: Option<i64>,
+    /// Bytes read from it since start, all sessions.
+    pub bytes_in: u64,
+    /// Bytes written to it since start, all sessions.
+    pub bytes_out: u64,
+    /// Its last sessions since start, newest first (the first is `last`).
+    pub history: Vec<LastReport>,
+}
+
+/// A user logged in.
+#[derive(Debug, Serialize)]
+pub struct UserReport {
+    /// Callsign.
+    pub call: String,
+    /// `telnet` or the radio port's name.
+    pub via: String,
+    /// Since when (Unix seconds).
+    pub since: i64,
 }
 
 /// How a session ended.
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct LastReport {
     /// When (Unix seconds).
     pub at: i64,
@@ -112,6 +132,8 @@ pub struct Sources {
     pub radios: Radios,
     /// The counters (telnet sessions).
     pub metrics: Arc<Metrics>,
+    /// Who is logged in.
+    pub online: Arc<Online>,
     /// The store's cap in bytes.
     pub quota: u64,
 }
@@ -123,6 +145,7 @@ pub async fn gather(sources: &Sources) -> Result<Health, String> {
         store,
         radios,
         metrics,
+        online,
         quota,
     } = sources;
     let quota = *quota;
@@ -139,14 +162,25 @@ pub async fn gather(sources: &Sources) -> Result<Health, String> {
     }
     let partners = calls
         .into_iter()
-        .map(|call| PartnerReport {
-            queued: counts
-                .iter()
-                .find(|(c, _)| *c == call)
-                .map_or(0, |(_, n)| *n),
-            last: fwd.last_result(&call).map(|l| last_report(&call, l)),
-            next_call: fwd.next_call(&call),
-            call,
+        .map(|call| {
+            let log = fwd.partner_log(&call);
+            let history: Vec<LastReport> = log
+                .recent
+                .into_iter()
+                .map(|l| last_report(&call, l))
+                .collect();
+            PartnerReport {
+                queued: counts
+                    .iter()
+                    .find(|(c, _)| *c == call)
+                    .map_or(0, |(_, n)| *n),
+                last: history.first().cloned(),
+                next_call: fwd.next_call(&call),
+                bytes_in: log.bytes_in,
+                bytes_out: log.bytes_out,
+                history,
+                call,
+            }
         })
         .collect();
     let sessions = fwd
@@ -169,12 +203,30 @@ pub async fn gather(sources: &Sources) -> Result<Health, String> {
         partners,
         sessions,
         telnet_sessions: metrics.telnet_sessions(),
+        users: online
+            .who()
+            .into_iter()
+            .map(|(u, since)| UserReport {
+                call: u.call,
+                via: u.via,
+                since,
+            })
+            .collect(),
         store: StoreReport {
             bytes: size("") + size("-wal"),
             path: path.display().to_string(),
             quota_bytes: quota,
         },
     })
+}
+
+/// A byte count, short: `512 B`, `12 KiB`, `3 MiB`.
+pub fn bytes(n: u64) -> String {
+    match n {
+        0..1024 => format!("{n} B"),
+        1024..1_048_576 => format!("{} KiB", n / 1024),
+        _ => format!("{} MiB", n / 1_048_576),
+    }
 }
 
 /// A Unix time as RFC 3339 UTC.
@@ -199,6 +251,17 @@ impl Health {
             ));
         }
         out.push_str(&format!("telnet users: {}\n", self.telnet_sessions));
+        if !self.users.is_empty() {
+            out.push_str("users online:\n");
+        }
+        for u in &self.users {
+            out.push_str(&format!(
+                "  {:<8} {} since {}\n",
+                u.call,
+                u.via,
+                time(u.since)
+            ));
+        }
         out.push_str("queues:\n");
         for p in &self.partners {
             out.push_str(&format!("  {:<8} {} queued", p.call, p.queued));
@@ -213,7 +276,11 @@ impl Health {
             if let Some(t) = p.next_call {
                 out.push_str(&format!("; next call {}", time(t)));
             }
-            out.push('\n');
+            out.push_str(&format!(
+                "; {} in, {} out\n",
+                bytes(p.bytes_in),
+                bytes(p.bytes_out)
+            ));
         }
         if !self.ports.is_empty() {
             out.push_str("radio ports:\n");

@@ -46,7 +46,8 @@ pub struct SysopPage {
 
 /// The sessions online and the sysop's pager.
 pub struct Online {
-    users: Mutex<BTreeMap<u64, OnlineUser>>,
+    /// Users logged in, with since when (Unix seconds), by presence id.
+    users: Mutex<BTreeMap<u64, (OnlineUser, i64)>>,
     next_id: AtomicU64,
     pages: broadcast::Sender<String>,
     /// The last [`RECENT_PAGES`] pages, newest first.
@@ -167,7 +168,7 @@ impl Online {
         self.radios.get().cloned().unwrap_or_default()
     }
 
-    fn users(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, OnlineUser>> {
+    fn users(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, (OnlineUser, i64)>> {
         self.users.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -178,7 +179,7 @@ impl Online {
             call: call.to_string(),
             via: via.to_string(),
         };
-        self.users().insert(id, user);
+        self.users().insert(id, (user, crate::clock::unix_now()));
         Presence {
             online: self.clone(),
             id,
@@ -190,7 +191,7 @@ impl Online {
     pub fn answer(&self, ask: &Ask) -> Option<Answer> {
         Some(match ask {
             Ask::Connect { .. } | Ask::Conv { .. } => return None,
-            Ask::Users => Answer::Users(self.users().values().cloned().collect()),
+            Ask::Users => Answer::Users(self.users().values().map(|(u, _)| u.clone()).collect()),
             Ask::Heard | Ask::Ports => {
                 let with_heard = *ask == Ask::Heard;
                 let ports = self.ports.get().map(Vec::as_slice).unwrap_or_default();
@@ -210,6 +211,11 @@ impl Online {
                 )
             }
         })
+    }
+
+    /// Who is logged in now, how, and since when (Unix seconds), in order of arrival.
+    pub fn who(&self) -> Vec<(OnlineUser, i64)> {
+        self.users().values().cloned().collect()
     }
 
     fn conv(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, (String, u16)>> {

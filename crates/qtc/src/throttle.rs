@@ -239,18 +239,7 @@ impl MessageStore for Guarded<'_> {
         bbs_call: &str,
         now: i64,
     ) -> Result<u64, StoreError> {
-        // Sysops and BBS accounts are exempt from the per-user allowances.
-        let exempt = self
-            .store
-            .user(&msg.from)?
-            .is_some_and(|u| u.sysop || u.bbs);
-        if !exempt {
-            let size = (msg.body.len() + msg.subject.len()) as u64;
-            if let Err(why) = self.limits.take(&msg.from, size, self.now) {
-                tracing::warn!(from = %msg.from, "message refused: {why}");
-                return Err(StoreError::OverLimit(why));
-            }
-        }
+        within_allowance(self.store, self.limits, msg, self.now)?;
         self.store.insert_message(msg, bbs_call, now)
     }
     fn message(&mut self, number: u64) -> Result<Option<Message>, StoreError> {
@@ -274,6 +263,25 @@ impl MessageStore for Guarded<'_> {
     fn home_bbs(&mut self, call: &str) -> Result<Option<String>, StoreError> {
         self.store.home_bbs(call)
     }
+}
+
+/// Counts a message a user entered (at the BBS or on the web) against their allowances, or
+/// refuses it; sysops and BBS accounts are exempt.
+pub fn within_allowance(
+    store: &mut dyn MessageStore,
+    limits: &UserLimits,
+    msg: &NewMessage,
+    now: Instant,
+) -> Result<(), StoreError> {
+    let exempt = store.user(&msg.from)?.is_some_and(|u| u.sysop || u.bbs);
+    if !exempt {
+        let size = (msg.body.len() + msg.subject.len()) as u64;
+        if let Err(why) = limits.take(&msg.from, size, now) {
+            tracing::warn!(from = %msg.from, "message refused: {why}");
+            return Err(StoreError::OverLimit(why));
+        }
+    }
+    Ok(())
 }
 
 /// Counts open connections per address, so one host cannot take every session.

@@ -1,6 +1,7 @@
-//! The dashboard in a real browser: headless Chromium driven over WebDriver (chromedriver),
-//! with a plain TCP client. Logs in, looks at the pages, kills a message with its button, and
-//! saves screenshots to target/web-screenshots/. Skipped (with a note) when Debian's
+//! The web in a real browser: headless Chromium driven over WebDriver (chromedriver), with a
+//! plain TCP client. A user logs in with the BBS password, writes to the sysop, reads the
+//! sysop's reply (sent over telnet) and kills it; the sysop looks at every page. Screenshots
+//! of each page at 1280 and 390 px wide go to target/web-screenshots/ (their paths printed). Skipped (with a note) when Debian's
 //! `chromium` and `chromium-driver` are not installed, unless QTC_REQUIRE_CHROMIUM is set.
 #![allow(clippy::disallowed_methods)]
 
@@ -214,8 +215,65 @@ fn base64_decode(s: &str) -> Vec<u8> {
     out
 }
 
+/// Window sizes the screenshots are taken at: a desktop and a phone (390x844).
+const WIDE: (u32, u32) = (1280, 900);
+const PHONE: (u32, u32) = (390, 844);
+
+impl Driver {
+    fn resize(&self, (width, height): (u32, u32)) {
+        self.cmd(
+            "POST",
+            "/window/rect",
+            Some(json!({ "width": width, "height": height })),
+        );
+    }
+
+    /// Runs a script of the test's own in the page (the pages have none).
+    fn script(&self, js: &str) -> Value {
+        self.cmd(
+            "POST",
+            "/execute/sync",
+            Some(json!({ "script": js, "args": [] })),
+        )
+    }
+
+    /// Screenshots of the page at both widths, `NAME-1280.png` and `NAME-390.png`; at the
+    /// phone's width the page must not be wider than the screen (tables scroll in their box).
+    fn shots(&self, name: &str) {
+        for (size, tag) in [(WIDE, "1280"), (PHONE, "390")] {
+            self.resize(size);
+            let p = self.screenshot(&format!("{name}-{tag}.png"));
+            println!("screenshot: {}", p.canonicalize().unwrap_or(p).display());
+            let (page, screen) = (
+                self.script("return document.documentElement.scrollWidth;"),
+                self.script("return document.documentElement.clientWidth;"),
+            );
+            assert!(
+                page.as_u64() <= screen.as_u64(),
+                "{name} at {tag}: page {page} px wide on a {screen} px screen"
+            );
+            let header = self.script(
+                "return document.querySelector('header') ? \
+                 document.querySelector('header').getBoundingClientRect().width : 0;",
+            );
+            assert!(
+                header.as_f64().unwrap_or(0.0) >= screen.as_f64().unwrap_or(0.0) - 1.0,
+                "{name} at {tag}: the header is {header} px on a {screen} px screen"
+            );
+        }
+        self.resize(WIDE);
+    }
+
+    fn log_in(&self, base: &str, call: &str, password: &str) {
+        self.go(&format!("{base}/login"));
+        self.type_in("input[name=call]", call);
+        self.type_in("input[name=password]", password);
+        self.click("form button");
+    }
+}
+
 #[test]
-fn dashboard_in_headless_chromium() {
+fn web_mail_and_dashboard_in_headless_chromium() {
     if !Path::new(CHROMEDRIVER).exists() || !Path::new(CHROMIUM).exists() {
         assert!(
             std::env::var_os("QTC_REQUIRE_CHROMIUM").is_none(),
@@ -227,14 +285,8 @@ fn dashboard_in_headless_chromium() {
     let d = Daemon::start(
         "[web]\nlisten = \"127.0.0.1:0\"\n[[partner]]\ncallsign = \"N0BBB\"\nroutes = [\"WW\"]\n",
     );
-    let port = d
-        .stdout
-        .iter()
-        .find_map(|l| l.strip_prefix("web: listening on "))
-        .and_then(|a| a.rsplit(':').next())
-        .and_then(|p| p.parse::<u16>().ok())
-        .unwrap();
-    let mut c = d.login("N0USR", "pw");
+    let port = d.web_port();
+    let mut c = d.login("N0OTH", "x");
     c.send("SB ALL @ WW");
     c.expect("Subject:");
     c.send("Club meeting Friday");
@@ -246,30 +298,96 @@ fn dashboard_in_headless_chromium() {
 
     let base = format!("http://127.0.0.1:{port}");
     let b = Driver::start();
+    b.resize(WIDE);
+    // A user logs in with the BBS password and writes to the sysop.
     b.go(&format!("{base}/"));
-    assert!(b.source().contains("Sysop login"), "{}", b.source());
-    b.screenshot("login.png");
-    b.type_in("input[name=call]", "N0SYS");
-    b.type_in("input[name=password]", "root");
-    b.click("form button");
-    let home = b.source_with("<h1>Overview</h1>");
-    assert!(home.contains("<h1>Overview</h1>"), "{home}");
-    assert!(home.contains("N0BBB"), "{home}");
-    b.screenshot("overview.png");
+    assert!(b.source().contains("<h1>Log in</h1>"), "{}", b.source());
+    b.shots("login");
+    b.log_in(&base, "N0USR", "pw");
+    let mail = b.source_with("<h1>Mail</h1>");
+    assert!(mail.contains("Club meeting Friday"), "{mail}");
+    b.shots("user-mail");
+    b.click("header a[href='/compose']");
+    b.source_with("<h1>Compose</h1>");
+    b.type_in("#to", "N0SYS");
+    b.type_in("#subject", "Antenna question");
+    b.type_in("#body", "Which coax do you use?\nThanks, Pat");
+    b.shots("compose");
+    b.click("#send");
+    let sent = b.source_with("stored, BID");
+    assert!(sent.contains("Message #2 stored, BID 2_N0CALL."), "{sent}");
+
+    // The sysop answers over telnet.
+    let mut sys = d.login("N0SYS", "root");
+    sys.send("R 2");
+    sys.expect("Which coax do you use?");
+    sys.send("SR");
+    sys.expect("Enter message");
+    sys.send("RG-213, with N connectors.");
+    sys.send("/EX");
+    sys.expect("de N0CALL>");
+
+    // The user reads the reply on the web.
     b.go(&format!("{base}/messages"));
-    assert!(b.source().contains("Club meeting Friday"));
-    b.screenshot("messages.png");
-    b.go(&format!("{base}/messages/1"));
-    b.screenshot("message.png");
-    b.click("form[action='/messages/1'] input[value=kill] + button");
+    let mail = b.source_with("Re: Antenna question");
+    assert!(mail.contains("Re: Antenna question"), "{mail}");
+    b.click("a[href='/messages/3']");
+    let reply = b.source_with("RG-213");
+    assert!(reply.contains("RG-213, with N connectors."), "{reply}");
+    assert!(
+        !reply.contains("R:"),
+        "a user sees no routing lines: {reply}"
+    );
+    b.shots("user-message");
+    // Kill it: asked again first.
+    b.click("form[action='/messages/3'] input[value=kill] + button");
+    let q = b.source_with("id=\"question\"");
+    assert!(q.contains("Kill message #3"), "{q}");
+    b.shots("confirm-kill");
+    b.click("button.danger");
     let done = b.source_with("kill done");
     assert!(done.contains("kill done"), "{done}");
+    b.click("header form button");
+    b.source_with("<h1>Log in</h1>");
+
+    // The sysop's pages.
+    b.log_in(&base, "N0SYS", "root");
+    let home = b.source_with("<h1>Overview</h1>");
+    assert!(home.contains("id=\"traffic\""), "{home}");
+    b.shots("overview");
+    for (path, title, name) in [
+        ("/messages", "<h1>Messages</h1>", "messages"),
+        (
+            "/messages?kind=B",
+            "Club meeting Friday",
+            "messages-filtered",
+        ),
+        ("/messages/2", "Which coax", "message"),
+        ("/forwarding", "<h1>Forwarding</h1>", "forwarding"),
+        ("/status", "<h1>Status</h1>", "status"),
+        ("/users", "<h1>Users</h1>", "users"),
+        ("/users/N0USR", "<h1>User N0USR</h1>", "user-edit"),
+        ("/compose?reply=2", "Re: Antenna question", "sysop-reply"),
+    ] {
+        b.go(&format!("{base}{path}"));
+        let page = b.source_with(title);
+        assert!(page.contains(title), "{path}: {page}");
+        b.shots(name);
+    }
+    // Forward now with a partner that only calls us: the result, then the history.
+    b.go(&format!("{base}/forwarding"));
+    b.click("form[action='/forward'] button");
+    let r = b.source_with("id=\"result\"");
+    assert!(r.contains("error: N0BBB"), "{r}");
+    b.go(&format!("{base}/forwarding"));
+    let f = b.source_with("<h3>N0BBB</h3>");
+    assert!(f.contains("<h3>N0BBB</h3>"), "{f}");
+    b.shots("forwarding-history");
     assert!(
-        d.messages()[0].contains("\"status\":\"K\""),
+        d.messages()
+            .iter()
+            .any(|m| m.contains("\"number\":3,") && m.contains("\"status\":\"K\"")),
         "{:?}",
         d.messages()
     );
-    b.go(&format!("{base}/users"));
-    assert!(b.source().contains("N0SYS"));
-    b.screenshot("users.png");
 }

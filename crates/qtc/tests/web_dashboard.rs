@@ -1,5 +1,6 @@
-//! The sysop's web dashboard and /metrics over real HTTP on loopback: login, CSRF refusal,
-//! killing a message, forward now.
+//! The web over real HTTP on loopback: login, CSRF refusal, web mail for users (visibility,
+//! compose, reply, kill own with confirmation), the sysop's pages (messages paged and
+//! filtered, users edited and locked, forwarding, the traffic chart), forward now, /metrics.
 #![allow(clippy::disallowed_methods)]
 
 mod common;
@@ -130,9 +131,9 @@ fn login_csrf_kill_and_metrics() {
     let r = http(port, "GET", "/", "", "");
     assert_eq!(r.status, 303);
     assert_eq!(r.header("location").as_deref(), Some("/login"));
-    // Wrong password, a non-sysop, and a login post without its cookie are refused.
+    // A wrong password and a login post without its cookie are refused.
     assert_eq!(login(port, "N0SYS", "wrong").unwrap_err().status, 403);
-    assert_eq!(login(port, "N0USR", "pw").unwrap_err().status, 403);
+    assert_eq!(login(port, "N0USR", "nope").unwrap_err().status, 403);
     let r = http(
         port,
         "POST",
@@ -199,12 +200,26 @@ fn login_csrf_kill_and_metrics() {
         &format!("csrf={csrf}&action=release"),
     );
     assert!(r.body.contains("release done"), "{}", r.body);
+    // Kill asks again first; only the confirmed post kills.
     let r = http(
         port,
         "POST",
         "/messages/1",
         &cookie,
         &format!("csrf={csrf}&action=kill"),
+    );
+    assert!(
+        r.status == 200 && r.body.contains("id=\"question\"") && r.body.contains("confirm"),
+        "{}",
+        r.body
+    );
+    assert!(d.messages()[0].contains("\"status\":\"N\""));
+    let r = http(
+        port,
+        "POST",
+        "/messages/1",
+        &cookie,
+        &format!("csrf={csrf}&action=kill&confirm=yes"),
     );
     assert_eq!(r.status, 200);
     assert!(r.body.contains("kill done"), "{}", r.body);
@@ -224,13 +239,25 @@ fn login_csrf_kill_and_metrics() {
     );
     assert!(r.body.contains("added N0NEW"), "{}", r.body);
     let users = http(port, "GET", "/users", &cookie, "");
-    assert!(users.body.contains("<td>N0NEW</td>"), "{}", users.body);
+    assert!(
+        users.body.contains("<a href=\"/users/N0NEW\">N0NEW</a>"),
+        "{}",
+        users.body
+    );
     let r = http(
         port,
         "POST",
         "/users/N0NEW",
         &cookie,
         &format!("csrf={csrf}&action=delete"),
+    );
+    assert!(r.body.contains("Delete user N0NEW?"), "{}", r.body);
+    let r = http(
+        port,
+        "POST",
+        "/users/N0NEW",
+        &cookie,
+        &format!("csrf={csrf}&action=delete&confirm=yes"),
     );
     assert!(r.body.contains("deleted N0NEW"), "{}", r.body);
 
@@ -301,14 +328,21 @@ fn forward_now_calls_the_partner() {
 
     let port = a.web_port();
     let cookie = login(port, "N0SYS", "root").unwrap();
-    let home = http(port, "GET", "/", &cookie, "");
-    assert!(home.body.contains("<td>N0BBB</td>"), "{}", home.body);
+    let fwd = http(port, "GET", "/forwarding", &cookie, "");
     assert!(
-        home.body.contains("<td>1</td>"),
+        fwd.body.contains("<td>N0BBB</td><td>tcp:127.0.0.1:")
+            && fwd
+                .body
+                .contains("</td><td>1</td><td>none since start</td><td>on demand</td>"),
         "one queued: {}",
-        home.body
+        fwd.body
     );
-    let csrf = home.csrf();
+    assert!(
+        fwd.body.contains("No sessions since start."),
+        "{}",
+        fwd.body
+    );
+    let csrf = fwd.csrf();
     let r = http(port, "POST", "/forward", &cookie, "csrf=bad&partner=N0BBB");
     assert_eq!(r.status, 403);
     let r = http(
@@ -331,10 +365,34 @@ fn forward_now_calls_the_partner() {
         st.status == 200
             && st.body.contains("ok: N0BBB: 0 received, 1 sent")
             && st.body.contains("on demand")
-            && st.body.contains("1 telnet, 0 forwarding"),
+            && st.body.contains("1 telnet, 1 logged in, 0 forwarding")
+            && st.body.contains("<td>N0USR</td><td>telnet</td>"),
         "{}",
         st.body
     );
+    // The Forwarding page has the session in its history, with the bytes both ways.
+    let fwd = http(port, "GET", "/forwarding", &cookie, "");
+    assert!(
+        fwd.body.contains("<h3>N0BBB</h3>")
+            && fwd
+                .body
+                .contains("<td>called</td><td>0</td><td>1</td><td>0</td>")
+            && !fwd.body.contains("<td>0 B / 0 B</td>"),
+        "{}",
+        fwd.body
+    );
+    // `qtc ctl status --json` has them too, and who is online.
+    let status: serde_json::Value = serde_json::from_str(&a.ctl(&["status", "--json"])).unwrap();
+    let p = &status["partners"][0];
+    assert!(
+        p["bytes_in"].as_u64().unwrap() > 0 && p["bytes_out"].as_u64().unwrap() > 0,
+        "{status}"
+    );
+    assert_eq!(p["history"].as_array().unwrap().len(), 1, "{status}");
+    assert_eq!(status["users"][0]["call"], "N0USR", "{status}");
+    assert_eq!(status["users"][0]["via"], "telnet", "{status}");
+    assert!(status["users"][0]["since"].as_i64().unwrap() > 0);
+    drop(c);
     let m = http(port, "GET", "/metrics", "", "");
     for line in [
         "qtc_forwarded_messages_total{partner=\"N0BBB\",direction=\"out\"} 1",
@@ -383,4 +441,290 @@ fn a_page_from_telnet_shows_on_the_status_page() {
         "{}",
         st.body
     );
+}
+
+/// A form post with the session's token.
+fn post(port: u16, cookie: &str, csrf: &str, path: &str, form: &str) -> Reply {
+    http(port, "POST", path, cookie, &format!("csrf={csrf}&{form}"))
+}
+
+/// The number in "Message #N stored".
+fn stored_number(r: &Reply) -> u64 {
+    let at = r.body.find("Message #").expect("stored") + 9;
+    r.body[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn users_read_write_reply_and_kill_their_own_mail() {
+    let d = Daemon::start("[web]\nlisten = \"127.0.0.1:0\"\n");
+    let port = d.web_port();
+    let sys = login(port, "N0SYS", "root").unwrap();
+    let sys_csrf = http(port, "GET", "/", &sys, "").csrf();
+    // Mail that N0USR may and may not see.
+    post_message(&d); // #1: N0USR -> N0OTH, over telnet
+    let r = post(
+        port,
+        &sys,
+        &sys_csrf,
+        "/compose",
+        "kind=P&to=N0OTH&at=&subject=private+matter&body=for+N0OTH+only",
+    );
+    let private = stored_number(&r);
+    let r = post(
+        port,
+        &sys,
+        &sys_csrf,
+        "/compose",
+        "kind=B&to=ALL&at=&subject=club+news&body=meeting",
+    );
+    let bulletin = stored_number(&r);
+
+    // The user's web: mail only, the sysop's pages refused.
+    let usr = login(port, "n0usr", "pw").unwrap();
+    let home = http(port, "GET", "/", &usr, "");
+    assert_eq!(home.header("location").as_deref(), Some("/messages"));
+    let list = http(port, "GET", "/messages", &usr, "");
+    assert!(
+        list.body.contains("<h1>Mail</h1>") && !list.body.contains("href=\"/users\""),
+        "{}",
+        list.body
+    );
+    assert!(list.body.contains("web &lt;test&gt;") && list.body.contains("club news"));
+    assert!(!list.body.contains("private matter"), "{}", list.body);
+    for page in ["/users", "/status", "/forwarding", "/users/N0OTH"] {
+        assert_eq!(http(port, "GET", page, &usr, "").status, 403, "{page}");
+    }
+    assert_eq!(
+        http(port, "GET", &format!("/messages/{private}"), &usr, "").status,
+        404
+    );
+    let csrf = list.csrf();
+    let r = post(port, &usr, &csrf, "/forward", "partner=N0BBB");
+    assert_eq!(r.status, 403);
+    // Held mail is the sysop's alone, even for its sender.
+    let r = post(port, &sys, &sys_csrf, "/messages/1", "action=hold");
+    assert!(r.body.contains("hold done"));
+    assert_eq!(http(port, "GET", "/messages/1", &usr, "").status, 404);
+    post(port, &sys, &sys_csrf, "/messages/1", "action=release");
+    // Nor may a user hold, or kill someone else's bulletin.
+    assert_eq!(
+        post(port, &usr, &csrf, "/messages/1", "action=hold").status,
+        403
+    );
+    let r = post(
+        port,
+        &usr,
+        &csrf,
+        &format!("/messages/{bulletin}"),
+        "action=kill&confirm=yes",
+    );
+    assert_eq!(r.status, 403);
+
+    // Compose: the BBS's checks, then stored as the BBS stores it.
+    let r = post(
+        port,
+        &usr,
+        &csrf,
+        "/compose",
+        "kind=P&to=N0SYS+%3C+N0OTH&at=&subject=x&body=y",
+    );
+    assert!(
+        r.status == 422 && r.body.contains("id=\"error\""),
+        "{}",
+        r.body
+    );
+    let r = post(
+        port,
+        &usr,
+        &csrf,
+        "/compose",
+        "kind=P&to=n0sys&at=&subject=Question+%3Cb%3E&body=line+one%0D%0Aline+two",
+    );
+    assert!(r.body.contains("stored, BID"), "{}", r.body);
+    let asked = stored_number(&r);
+    let json = d
+        .messages()
+        .into_iter()
+        .find(|m| m.contains(&format!("\"number\":{asked},")))
+        .unwrap();
+    assert!(
+        json.contains("\"from\":\"N0USR\"")
+            && json.contains(&format!("\"bid\":\"{asked}_N0CALL\"")),
+        "{json}"
+    );
+    // An R: line of this BBS, then the text with CR LF line ends, as the BBS stores it.
+    let shown = String::from_utf8_lossy(&d.show_raw(asked)).into_owned();
+    assert!(
+        shown.contains("\n\nR:") && shown.ends_with("\r\nline one\r\nline two\r\n"),
+        "{shown:?}"
+    );
+
+    // The sysop replies on the web: the form is filled in from the message.
+    let form = http(port, "GET", &format!("/compose?reply={asked}"), &sys, "");
+    assert!(
+        form.body.contains("value=\"N0USR\"")
+            && form.body.contains("value=\"Re: Question &lt;b&gt;\""),
+        "{}",
+        form.body
+    );
+    let r = post(
+        port,
+        &sys,
+        &sys_csrf,
+        "/compose",
+        "kind=P&to=N0USR&at=&subject=Re%3A+Question&body=the+answer",
+    );
+    let reply = stored_number(&r);
+    let one = http(port, "GET", &format!("/messages/{reply}"), &usr, "");
+    assert!(one.body.contains("the answer"), "{}", one.body);
+    assert!(
+        one.body.contains("<td id=\"status\">N</td>"),
+        "shown as it was"
+    );
+    let one = http(port, "GET", &format!("/messages/{reply}"), &usr, "");
+    assert!(
+        one.body.contains("<td id=\"status\">Y</td>"),
+        "read now: {}",
+        one.body
+    );
+
+    // Kill own: asked again, then done; gone from the user's list.
+    let r = post(
+        port,
+        &usr,
+        &csrf,
+        &format!("/messages/{reply}"),
+        "action=kill",
+    );
+    assert!(r.body.contains("Yes, do it"), "{}", r.body);
+    let r = post(
+        port,
+        &usr,
+        &csrf,
+        &format!("/messages/{reply}"),
+        "action=kill&confirm=yes",
+    );
+    assert!(r.body.contains("kill done"), "{}", r.body);
+    let list = http(port, "GET", "/messages", &usr, "");
+    assert!(!list.body.contains("the answer") && !list.body.contains(">Re: Question<"));
+    // Killed and held messages cannot be asked for with a filter either.
+    let list = http(port, "GET", "/messages?status=K", &usr, "");
+    assert!(!list.body.contains(">Re: Question<"), "{}", list.body);
+}
+
+#[test]
+fn the_sysop_pages_filters_and_edits_users() {
+    let d = Daemon::start("[web]\nlisten = \"127.0.0.1:0\"\n");
+    let port = d.web_port();
+    let sys = login(port, "N0SYS", "root").unwrap();
+    let csrf = http(port, "GET", "/", &sys, "").csrf();
+    for i in 1..=60 {
+        let (kind, to) = if i % 10 == 0 {
+            ("B", "ALL")
+        } else {
+            ("P", "N0OTH")
+        };
+        let r = post(
+            port,
+            &sys,
+            &csrf,
+            "/compose",
+            &format!("kind={kind}&to={to}&at=&subject=number+{i}&body=text"),
+        );
+        assert_eq!(stored_number(&r), i);
+    }
+    // Newest first, 50 to a page; Older goes on by keyset, ?page=2 lands on the same page.
+    let p1 = http(port, "GET", "/messages", &sys, "");
+    let first = p1.body.find(">number 60<").unwrap();
+    assert!(first < p1.body.find(">number 59<").unwrap());
+    assert!(p1.body.contains(">number 11<") && !p1.body.contains(">number 10<"));
+    assert!(
+        p1.body.contains("href=\"/messages?before=11&amp;page=2\""),
+        "{}",
+        p1.body
+    );
+    let p2 = http(port, "GET", "/messages?before=11&page=2", &sys, "");
+    let p2b = http(port, "GET", "/messages?page=2", &sys, "");
+    for p in [&p2, &p2b] {
+        assert!(p.body.contains(">number 10<") && p.body.contains(">number 1<"));
+        assert!(!p.body.contains(">number 11<") && !p.body.contains("id=\"older\""));
+        assert!(p.body.contains("Page 2"));
+    }
+    // Filters: kind, text, to; and the links keep them.
+    let b = http(port, "GET", "/messages?kind=B", &sys, "");
+    assert_eq!(
+        b.body.matches("<tr><td><a href=\"/messages/").count(),
+        6,
+        "{}",
+        b.body
+    );
+    let t = http(port, "GET", "/messages?text=NUMBER+5", &sys, "");
+    assert!(t.body.contains(">number 5<") && t.body.contains(">number 59<"));
+    assert!(!t.body.contains(">number 4<"));
+    let none = http(port, "GET", "/messages?to=N0XYZ", &sys, "");
+    assert!(none.body.contains("id=\"empty\""), "{}", none.body);
+
+    // The traffic chart counts today's 60 messages.
+    let home = http(port, "GET", "/", &sys, "");
+    assert!(
+        home.body.contains("<svg class=\"chart\" id=\"traffic\"")
+            && home.body.contains("60 stored, 0 forwarded in 30 days"),
+        "{}",
+        home.body
+    );
+
+    // Users: flags, lock (the user's session ends and logins fail everywhere), unlock,
+    // a new password.
+    let usr = login(port, "N0USR", "pw").unwrap();
+    let edit = http(port, "GET", "/users/n0usr", &sys, "");
+    assert!(edit.body.contains("<h1>User N0USR</h1>"), "{}", edit.body);
+    let r = post(port, &sys, &csrf, "/users/N0USR", "action=flags&bbs=1");
+    assert!(
+        r.body.contains("N0USR: sysop false, BBS true"),
+        "{}",
+        r.body
+    );
+    let r = post(port, &sys, &csrf, "/users/N0USR", "action=lock");
+    assert!(r.body.contains("N0USR: locked"), "{}", r.body);
+    assert_eq!(
+        http(port, "GET", "/messages", &usr, "").status,
+        303,
+        "session ended"
+    );
+    assert_eq!(login(port, "N0USR", "pw").unwrap_err().status, 403);
+    let mut c = d.connect();
+    c.expect("Callsign:");
+    c.send("N0USR");
+    c.expect("Password:");
+    c.send("pw");
+    c.expect("Login incorrect.");
+    let users = http(port, "GET", "/users", &sys, "");
+    assert!(
+        users
+            .body
+            .contains("N0USR</a></td><td></td><td>yes</td><td>yes</td>"),
+        "{}",
+        users.body
+    );
+    post(port, &sys, &csrf, "/users/N0USR", "action=unlock");
+    login(port, "N0USR", "pw").unwrap();
+    let r = post(
+        port,
+        &sys,
+        &csrf,
+        "/users/N0USR",
+        "action=password&password=n3w",
+    );
+    assert!(r.body.contains("new password set"), "{}", r.body);
+    login(port, "N0USR", "n3w").unwrap();
+    // The sysop cannot lock or demote themself while logged in.
+    let r = post(port, &sys, &csrf, "/users/N0SYS", "action=flags");
+    assert!(r
+        .body
+        .contains("error: you cannot take your own sysop flag"));
 }

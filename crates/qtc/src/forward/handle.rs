@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use super::{call, Active, Forwarder, LastResult, Summary};
+use super::{call, Active, Forwarder, PartnerLog, Summary};
 use crate::config::forward::Partner;
 use crate::radio::Radios;
 
@@ -34,9 +34,9 @@ impl ForwardHandle {
         &self.fwd.partners
     }
 
-    /// The last result of a partner's sessions since the daemon started.
-    pub fn last_result(&self, partner: &str) -> Option<LastResult> {
-        self.fwd.last_result(partner)
+    /// A partner's recent sessions (newest first) and byte totals since the daemon started.
+    pub fn partner_log(&self, partner: &str) -> PartnerLog {
+        self.fwd.partner_log(partner)
     }
 
     /// When the schedule calls `partner` next, if it has one.

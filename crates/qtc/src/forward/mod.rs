@@ -51,6 +51,10 @@ pub struct Summary {
     pub refused: usize,
     /// Why it ended badly, if it did.
     pub error: Option<String>,
+    /// Bytes read from the partner's connection.
+    pub bytes_in: u64,
+    /// Bytes written to it.
+    pub bytes_out: u64,
 }
 
 impl std::fmt::Display for Summary {
@@ -100,6 +104,20 @@ pub struct LastResult {
     pub summary: Summary,
 }
 
+/// Sessions kept per partner for its history.
+const HISTORY: usize = 10;
+
+/// A partner's sessions since start.
+#[derive(Clone, Debug, Default)]
+pub struct PartnerLog {
+    /// The last [`HISTORY`] results, newest first.
+    pub recent: std::collections::VecDeque<LastResult>,
+    /// Bytes read from it, all sessions.
+    pub bytes_in: u64,
+    /// Bytes written to it, all sessions.
+    pub bytes_out: u64,
+}
+
 /// What every forwarding session shares.
 pub struct Forwarder {
     /// The store thread.
@@ -115,8 +133,8 @@ pub struct Forwarder {
     in_flight: Mutex<HashMap<String, String>>,
     /// Partner -> its session in progress (at most one each).
     active: Mutex<HashMap<String, Active>>,
-    /// Partner -> how its last session ended.
-    last: Mutex<HashMap<String, LastResult>>,
+    /// Partner -> how its last sessions ended, and its traffic.
+    log: Mutex<HashMap<String, PartnerLog>>,
     /// Partners a session failed with while our resumed transfer was unacknowledged: they get
     /// whole messages from then on (until restart). 64-bit LinFBB refuses every resume.
     no_resume: Mutex<HashSet<String>>,
@@ -145,7 +163,7 @@ impl Forwarder {
             base,
             in_flight: Mutex::new(HashMap::new()),
             active: Mutex::new(HashMap::new()),
-            last: Mutex::new(HashMap::new()),
+            log: Mutex::new(HashMap::new()),
             no_resume: Mutex::new(HashSet::new()),
             next_calls: Mutex::new(HashMap::new()),
             metrics,
@@ -187,16 +205,20 @@ impl Forwarder {
             role,
             summary: summary.clone(),
         };
-        self.last
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(partner.to_ascii_uppercase(), result);
+        let mut map = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        let log = map.entry(partner.to_ascii_uppercase()).or_default();
+        log.bytes_in += summary.bytes_in;
+        log.bytes_out += summary.bytes_out;
+        log.recent.truncate(HISTORY - 1);
+        log.recent.push_front(result);
     }
 
-    /// The last result of a partner's sessions since the daemon started.
-    pub fn last_result(&self, partner: &str) -> Option<LastResult> {
-        let map = self.last.lock().unwrap_or_else(|e| e.into_inner());
-        map.get(&partner.to_ascii_uppercase()).cloned()
+    /// A partner's recent sessions and traffic since the daemon started.
+    pub fn partner_log(&self, partner: &str) -> PartnerLog {
+        let map = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        map.get(&partner.to_ascii_uppercase())
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// Notes when the schedule calls `partner` next.
@@ -435,6 +457,7 @@ impl Driver {
                     self.fail(format!("write: {e}"));
                     return;
                 }
+                self.summary.bytes_out += net.len() as u64;
                 net.clear();
             }
             if self.closed {
@@ -455,6 +478,7 @@ impl Driver {
                         self.session.handle_eof(clock::now());
                     }
                     Ok(n) => {
+                        self.summary.bytes_in += n as u64;
                         app.clear();
                         codec.decode(&buf[..n], &mut app, &mut net);
                         if !app.is_empty() {

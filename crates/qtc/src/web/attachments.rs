@@ -15,7 +15,9 @@ pub(super) async fn download(
     headers: HeaderMap,
     Path((n, i)): Path<(u64, usize)>,
 ) -> Page {
-    need_login(&web, &headers).await?;
+    let s = need_login(&web, &headers).await?;
+    // Only from a message this user may read.
+    super::mail::readable(&web, &s, n, false).await?;
     let file = web
         .store
         .call(move |s| s.attachment(n, i))

@@ -1,18 +1,24 @@
-//! The sysop's web dashboard and the Prometheus `/metrics` endpoint, on `[web] listen`.
+//! The web: mail for every user (log in with the BBS password), the sysop's dashboard, and
+//! the Prometheus `/metrics` endpoint, on `[web] listen`.
 // Handlers answer `Result<Response, Response>`: an early refusal is a whole response.
 #![allow(clippy::result_large_err)]
 
 mod attachments;
+mod chart;
+mod compose;
+mod forwarding;
 mod guard;
 pub mod listener;
+mod mail;
 mod pages;
 pub mod session;
 mod status;
+mod users;
 
 use std::sync::Arc;
 
 use anyhow::Context;
-use axum::extract::{Form, Path, State};
+use axum::extract::{Form, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
@@ -51,7 +57,7 @@ pub struct Web {
     fwd: ForwardHandle,
     /// The store thread.
     store: StoreHandle,
-    /// What the Status page reads.
+    /// What the Status and Forwarding pages read.
     health: Sources,
     /// Password checks and hashes, off the event and store threads.
     passwords: crate::passwords::Passwords,
@@ -66,19 +72,22 @@ pub struct Web {
     hosts: Arc<guard::Hosts>,
     /// `[web]` connection caps and idle timeout.
     caps: (usize, usize, std::time::Duration),
-    /// The sysop's pager, for the pages on the Status page.
-    online: Arc<crate::online::Online>,
     /// The daemon's counters: `/metrics` shows them, the handlers count in them.
     metrics: Arc<crate::metrics::Metrics>,
+    /// The per-user allowances, shared with the BBS.
+    user_limits: Arc<crate::user_limits::UserLimits>,
+    /// `[limits] max_message`: the longest body a user may send.
+    max_message: usize,
 }
 
 impl Web {
-    /// The dashboard's state for this daemon, answering from `sources`.
+    /// The dashboard's state for this daemon, answering from `sources`; `user_limits` are the
+    /// BBS's per-user allowances.
     pub fn new(
         c: &Loaded,
         sources: Sources,
         passwords: crate::passwords::Passwords,
-        online: Arc<crate::online::Online>,
+        user_limits: Arc<crate::user_limits::UserLimits>,
     ) -> Arc<Web> {
         let mut listeners = Vec::new();
         for a in &c.telnet_listen {
@@ -113,22 +122,23 @@ impl Web {
                     .idle()
                     .unwrap_or(std::time::Duration::from_secs(60)),
             ),
-            online,
+            user_limits,
+            max_message: c.cfg.limits.max_message,
         })
     }
 
-    /// The live session of the request, checked against the store: a sysop who was deleted,
-    /// demoted or given a new password since the login has no session any more.
+    /// The live session of the request, checked against the store: a user who was deleted,
+    /// locked, promoted, demoted or given a new password since the login has no session any more.
     async fn session(&self, headers: &HeaderMap) -> Option<WebSession> {
         let h = headers.get(header::COOKIE)?.to_str().ok()?;
         let id = session::cookie(h, session::COOKIE)?;
         let s = self.sessions.get(id, crate::clock::now())?;
         let call = s.call.clone();
-        let stamp = self.store.call(move |st| st.sysop_stamp(&call)).await;
+        let stamp = self.store.call(move |st| st.login_stamp(&call)).await;
         match stamp {
             Ok(Ok(Some(now))) if session::same(&now, &s.stamp) => Some(s),
             Ok(Ok(_)) => {
-                tracing::info!(call = %s.call, "web: session ended: the sysop was deleted, demoted or given a new password");
+                tracing::info!(call = %s.call, "web: session ended: the user was deleted, locked, promoted, demoted or given a new password");
                 self.sessions.remove(id);
                 None
             }
@@ -166,12 +176,14 @@ fn router(web: Arc<Web>) -> Router {
         .route("/logout", post(logout))
         .route("/", get(overview))
         .route("/status", get(status::status))
+        .route("/forwarding", get(forwarding::show))
         .route("/forward", post(forward_now))
-        .route("/messages", get(messages))
-        .route("/messages/{n}", get(message).post(message_action))
+        .route("/messages", get(mail::list))
+        .route("/messages/{n}", get(mail::read).post(mail::action))
         .route("/messages/{n}/files/{i}", get(attachments::download))
-        .route("/users", get(users).post(user_add))
-        .route("/users/{call}", post(user_action))
+        .route("/compose", get(compose::form).post(compose::send))
+        .route("/users", get(users::list).post(users::add))
+        .route("/users/{call}", get(users::edit).post(users::action))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_FORM))
         .layer(axum::middleware::from_fn_with_state(hosts, guard::guard))
         .layer(axum::middleware::from_fn_with_state(
@@ -210,6 +222,50 @@ async fn need_login(web: &Web, headers: &HeaderMap) -> Result<WebSession, Respon
     web.session(headers)
         .await
         .ok_or_else(|| Redirect::to("/login").into_response())
+}
+
+/// A refusal: the page is the sysop's.
+fn sysops_only() -> Response {
+    (
+        StatusCode::FORBIDDEN,
+        Html(pages::error_page("This page is for the sysop.")),
+    )
+        .into_response()
+}
+
+/// The session of a sysop's page view, or a redirect to the login form, or a refusal.
+async fn need_sysop(web: &Web, headers: &HeaderMap) -> Result<WebSession, Response> {
+    let s = need_login(web, headers).await?;
+    if !s.sysop() {
+        return Err(sysops_only());
+    }
+    Ok(s)
+}
+
+/// The session of a sysop's form post whose CSRF token matches, or a refusal.
+async fn need_sysop_csrf(
+    web: &Web,
+    headers: &HeaderMap,
+    csrf: &str,
+) -> Result<WebSession, Response> {
+    let s = need_csrf(web, headers, csrf).await?;
+    if !s.sysop() {
+        return Err(sysops_only());
+    }
+    Ok(s)
+}
+
+/// Runs `f` on the store thread; a store that is not there or fails is a 503 page.
+async fn store<T: Send + 'static>(
+    web: &Web,
+    f: impl FnOnce(&mut qtc_store::Store) -> Result<T, qtc_mail::StoreError> + Send + 'static,
+) -> Result<T, Response> {
+    web.store
+        .call(f)
+        .await
+        .ok()
+        .and_then(|r| r.ok())
+        .ok_or_else(store_down)
 }
 
 /// The session of a form post whose CSRF token matches, or a refusal.
@@ -317,7 +373,7 @@ async fn login(
         .attempt(Some(peer.ip()), &call, crate::clock::now())
         .ok_or_else(locked)?;
     let c2 = call.clone();
-    let stamp = web.store.call(move |s| s.sysop_stamp(&c2)).await;
+    let stamp = web.store.call(move |s| s.login_stamp(&c2)).await;
     // Checked whoever it is (a dummy check for an unknown call), so that the time taken tells
     // nothing about which callsigns exist or are sysops.
     let checked = web.passwords.check(&web.store, &call, f.password).await;
@@ -339,19 +395,16 @@ async fn login(
             let pause = web.throttle.delay(Some(peer.ip()), crate::clock::now());
             tokio::time::sleep(pause).await;
             let t = session::token().map_err(|_| store_down())?;
-            return Err(login_page(
-                &t,
-                Some("Wrong callsign or password, or not a sysop."),
-            ));
+            return Err(login_page(&t, Some("Wrong callsign or password.")));
         }
         Err(_) => return Err(store_down()),
     };
     web.throttle.succeeded(attempt, crate::clock::now());
+    tracing::info!(%call, sysop = session::is_sysop(&stamp), "web: logged in");
     let id = web
         .sessions
         .create(&call, stamp, crate::clock::now())
         .map_err(|_| store_down())?;
-    tracing::info!(%call, "web: sysop logged in");
     let mut r = Redirect::to("/").into_response();
     let cookie = format!(
         "{}={id}; Path=/; HttpOnly; SameSite=Strict",
@@ -361,6 +414,25 @@ async fn login(
         r.headers_mut().append(header::SET_COOKIE, v);
     }
     Ok(r)
+}
+
+/// A button's form post on a message or a user: what to do, and what goes with it.
+#[derive(serde::Deserialize)]
+struct ActionForm {
+    csrf: String,
+    action: String,
+    /// `yes` once the user confirmed a destructive action.
+    #[serde(default)]
+    confirm: String,
+    /// A user's new password.
+    #[serde(default)]
+    password: String,
+    /// A user's sysop flag (a checkbox: present when ticked).
+    #[serde(default)]
+    sysop: Option<String>,
+    /// A user's BBS flag.
+    #[serde(default)]
+    bbs: Option<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -387,54 +459,18 @@ async fn logout(State(web): State<Arc<Web>>, headers: HeaderMap, Form(f): Form<C
 
 async fn overview(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
     let s = need_login(&web, &headers).await?;
-    let counts = web
-        .store
-        .call(|s| s.queue_counts())
-        .await
-        .ok()
-        .and_then(|r| r.ok())
-        .ok_or_else(store_down)?;
-    let mut partners: Vec<(String, String, u64)> = web
-        .fwd
-        .partners()
-        .iter()
-        .map(|p| {
-            let n = counts
-                .iter()
-                .find(|(c, _)| *c == p.call)
-                .map_or(0, |(_, n)| *n);
-            (p.call.clone(), p.connect.to_string(), n)
-        })
-        .collect();
-    for (c, n) in &counts {
-        if !partners.iter().any(|(p, _, _)| p == c) {
-            partners.push((c.clone(), "not configured".into(), *n));
-        }
+    if !s.sysop() {
+        return Ok(Redirect::to("/messages").into_response());
     }
-    let active: Vec<(String, String)> = web
-        .fwd
-        .active()
-        .into_iter()
-        .map(|(p, a)| {
-            (
-                p,
-                format!(
-                    "{:?} since {}, mode {}",
-                    a.role,
-                    qtc_mail::Utc::from_unix(a.since).rfc3339(),
-                    a.mode.map_or("-".to_string(), |m| m.to_string())
-                ),
-            )
-        })
-        .collect();
+    let now = crate::clock::unix_now();
+    let days = store(&web, move |st| st.traffic_per_day(chart::DAYS, now)).await?;
     let mut listeners = web.listeners.clone();
     listeners.extend(web.web_addr.get().cloned());
     Ok(Html(pages::overview(
         &s,
         web.fwd.call(),
         &listeners,
-        &partners,
-        &active,
+        &chart::svg(&days),
     ))
     .into_response())
 }
@@ -450,208 +486,11 @@ async fn forward_now(
     headers: HeaderMap,
     Form(f): Form<ForwardForm>,
 ) -> Page {
-    let s = need_csrf(&web, &headers, &f.csrf).await?;
+    let s = need_sysop_csrf(&web, &headers, &f.csrf).await?;
     let partner = f.partner.trim().to_ascii_uppercase();
     tracing::info!(call = %s.call, %partner, "web: forward now");
     // The same call as `qtc ctl forward`, waited for.
     let r = web.fwd.forward_now(&partner).await;
     let line = crate::forward::forward_answer(&partner, &r);
-    Ok(Html(pages::result(&s, "Forward now", &line, "/")).into_response())
-}
-
-async fn messages(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
-    let s = need_login(&web, &headers).await?;
-    let list = web
-        .store
-        .call(|s| {
-            use qtc_mail::MessageStore;
-            s.list(&qtc_mail::ListFilter {
-                include_killed: true,
-                last: Some(100),
-                ..Default::default()
-            })
-        })
-        .await
-        .ok()
-        .and_then(|r| r.ok())
-        .ok_or_else(store_down)?;
-    Ok(Html(pages::messages(&s, &list)).into_response())
-}
-
-async fn message(State(web): State<Arc<Web>>, headers: HeaderMap, Path(n): Path<u64>) -> Page {
-    let s = need_login(&web, &headers).await?;
-    let m = web
-        .store
-        .call(move |s| {
-            use qtc_mail::MessageStore;
-            s.message(n)
-        })
-        .await
-        .ok()
-        .and_then(|r| r.ok())
-        .ok_or_else(store_down)?;
-    match m {
-        Some(m) => Ok(Html(pages::message(&s, &m)).into_response()),
-        None => Err((
-            StatusCode::NOT_FOUND,
-            Html(pages::error_page(&format!("No message #{n}."))),
-        )
-            .into_response()),
-    }
-}
-
-#[derive(serde::Deserialize)]
-struct ActionForm {
-    csrf: String,
-    action: String,
-}
-
-async fn message_action(
-    State(web): State<Arc<Web>>,
-    headers: HeaderMap,
-    Path(n): Path<u64>,
-    Form(f): Form<ActionForm>,
-) -> Page {
-    let s = need_csrf(&web, &headers, &f.csrf).await?;
-    let action = f.action.clone();
-    let r = web
-        .store
-        .call(move |st| {
-            use qtc_mail::{MessageStore, MsgStatus};
-            match action.as_str() {
-                "kill" => st.set_status(n, MsgStatus::Killed),
-                "hold" => st.set_status(n, MsgStatus::Held),
-                "release" => st.release(n, crate::clock::unix_now()),
-                _ => Ok(false),
-            }
-        })
-        .await
-        .ok()
-        .and_then(|r| r.ok())
-        .ok_or_else(store_down)?;
-    let line = if r {
-        tracing::info!(call = %s.call, number = n, action = %f.action, "web: message changed");
-        format!("message #{n}: {} done", f.action)
-    } else {
-        format!(
-            "message #{n}: cannot {} it (no such message, or not held)",
-            f.action
-        )
-    };
-    Ok(Html(pages::result(
-        &s,
-        "Message",
-        &line,
-        &format!("/messages/{n}"),
-    ))
-    .into_response())
-}
-
-async fn users(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
-    let s = need_login(&web, &headers).await?;
-    let list = web
-        .store
-        .call(|s| s.users())
-        .await
-        .ok()
-        .and_then(|r| r.ok())
-        .ok_or_else(store_down)?;
-    Ok(Html(pages::users(&s, &list)).into_response())
-}
-
-#[derive(serde::Deserialize)]
-struct UserForm {
-    csrf: String,
-    call: String,
-    password: String,
-    #[serde(default)]
-    sysop: Option<String>,
-    #[serde(default)]
-    bbs: Option<String>,
-}
-
-async fn user_add(
-    State(web): State<Arc<Web>>,
-    headers: HeaderMap,
-    Form(f): Form<UserForm>,
-) -> Page {
-    let s = need_csrf(&web, &headers, &f.csrf).await?;
-    let call = match qtc_mail::Callsign::parse(f.call.trim()) {
-        Ok(c) => c.base().to_string(),
-        Err(e) => {
-            return Ok(
-                Html(pages::result(&s, "Users", &format!("error: {e}"), "/users")).into_response(),
-            )
-        }
-    };
-    if f.password.is_empty() {
-        return Ok(Html(pages::result(
-            &s,
-            "Users",
-            "error: empty password",
-            "/users",
-        ))
-        .into_response());
-    }
-    let (sysop, bbs) = (f.sysop.is_some(), f.bbs.is_some());
-    let r = match web.passwords.hash(f.password).await {
-        Ok(hash) => {
-            let c2 = call.clone();
-            web.store
-                .call(move |st| st.add_user_hashed(&c2, Some(&hash), sysop, bbs))
-                .await
-                .map_err(|_| store_down())?
-        }
-        Err(e) => Err(e),
-    };
-    let line = match r {
-        Ok(()) => {
-            tracing::info!(by = %s.call, %call, sysop, bbs, "web: user added");
-            format!("added {call}")
-        }
-        Err(e) => format!("error: {e}"),
-    };
-    Ok(Html(pages::result(&s, "Users", &line, "/users")).into_response())
-}
-
-async fn user_action(
-    State(web): State<Arc<Web>>,
-    headers: HeaderMap,
-    Path(call): Path<String>,
-    Form(f): Form<ActionForm>,
-) -> Page {
-    let s = need_csrf(&web, &headers, &f.csrf).await?;
-    let call = call.to_ascii_uppercase();
-    if f.action != "delete" {
-        return Ok(Html(pages::result(
-            &s,
-            "Users",
-            "error: unknown action",
-            "/users",
-        ))
-        .into_response());
-    }
-    if call == s.call {
-        return Ok(Html(pages::result(
-            &s,
-            "Users",
-            "error: you cannot delete yourself while logged in",
-            "/users",
-        ))
-        .into_response());
-    }
-    let c2 = call.clone();
-    let r = web
-        .store
-        .call(move |st| st.delete_user(&c2))
-        .await
-        .map_err(|_| store_down())?;
-    let line = match r {
-        Ok(()) => {
-            tracing::info!(by = %s.call, %call, "web: user deleted");
-            format!("deleted {call}")
-        }
-        Err(e) => format!("error: {e}"),
-    };
-    Ok(Html(pages::result(&s, "Users", &line, "/users")).into_response())
+    Ok(Html(pages::result(&s, "Forward now", &line, "/forwarding")).into_response())
 }

@@ -14,19 +14,35 @@ pub const PRE_COOKIE: &str = "qtc_login";
 /// A session ends this long after login.
 pub const LIFETIME: Duration = Duration::from_secs(12 * 3600);
 /// Most sessions kept at once; the oldest goes first.
-pub const MAX_SESSIONS: usize = 64;
+pub const MAX_SESSIONS: usize = 1024;
+/// Most sessions of one user; their own oldest goes first, so one account logging in again and
+/// again cannot push anyone else out.
+pub const MAX_PER_USER: usize = 4;
 
-/// One logged-in sysop.
+/// One logged-in user.
 #[derive(Clone, Debug)]
 pub struct WebSession {
-    /// The sysop's callsign.
+    /// The user's callsign.
     pub call: String,
     /// The token every form of this session carries.
     pub csrf: String,
-    /// The sysop's stored password hash at login ([`qtc_store::Store::sysop_stamp`]): every
-    /// request compares it with the store's, so a delete, demotion or new password ends it.
+    /// The user's login stamp at login ([`qtc_store::Store::login_stamp`]): every request
+    /// compares it with the store's, so a delete, lock, promotion, demotion or new password
+    /// ends it.
     pub stamp: String,
     created: Instant,
+}
+
+impl WebSession {
+    /// Whether the user is a sysop (as of the login stamp, checked on every request).
+    pub fn sysop(&self) -> bool {
+        is_sysop(&self.stamp)
+    }
+}
+
+/// Whether a login stamp ([`qtc_store::Store::login_stamp`]) is a sysop's.
+pub fn is_sysop(stamp: &str) -> bool {
+    stamp.starts_with("S:")
 }
 
 /// 128 random bits from the kernel, as 32 hex digits.
@@ -60,7 +76,7 @@ pub struct Sessions {
 }
 
 impl Sessions {
-    /// Starts a session for `call`, whose sysop stamp is `stamp`; returns its cookie token.
+    /// Starts a session for `call`, whose login stamp is `stamp`; returns its cookie token.
     pub fn create(&self, call: &str, stamp: String, now: Instant) -> std::io::Result<String> {
         let id = token()?;
         let s = WebSession {
@@ -71,12 +87,20 @@ impl Sessions {
         };
         let mut m = self.map.lock().unwrap_or_else(|e| e.into_inner());
         m.retain(|_, s| now.duration_since(s.created) < LIFETIME);
-        while m.len() >= MAX_SESSIONS {
-            let oldest = m
-                .iter()
+        let oldest = |m: &HashMap<String, WebSession>, of: Option<&str>| {
+            m.iter()
+                .filter(|(_, s)| of.is_none_or(|c| s.call == c))
                 .min_by_key(|(_, s)| s.created)
-                .map(|(k, _)| k.clone());
-            match oldest {
+                .map(|(k, _)| k.clone())
+        };
+        while m.values().filter(|s| s.call == call).count() >= MAX_PER_USER {
+            match oldest(&m, Some(call)) {
+                Some(k) => m.remove(&k),
+                None => break,
+            };
+        }
+        while m.len() >= MAX_SESSIONS {
+            match oldest(&m, None) {
                 Some(k) => m.remove(&k),
                 None => break,
             };
@@ -131,5 +155,26 @@ mod tests {
         assert_eq!(s.get(&id, t0).unwrap().call, "N0SYS");
         assert!(s.get(&id, t0 + LIFETIME).is_none());
         assert!(s.get(&id, t0).is_none());
+    }
+
+    #[test]
+    fn one_user_logging_in_again_and_again_pushes_out_only_their_own() {
+        let s = Sessions::default();
+        let t0 = crate::clock::now();
+        let sysop = s.create("N0SYS", "S:x".into(), t0).unwrap();
+        let mine: Vec<String> = (1..=MAX_PER_USER as u64 + 3)
+            .map(|i| {
+                s.create("N0USR", "U:x".into(), t0 + Duration::from_secs(i))
+                    .unwrap()
+            })
+            .collect();
+        assert!(s.get(&sysop, t0).is_some());
+        let live = mine.iter().filter(|id| s.get(id, t0).is_some()).count();
+        assert_eq!(live, MAX_PER_USER);
+        assert!(
+            s.get(mine.last().unwrap(), t0).is_some(),
+            "the newest stays"
+        );
+        assert!(s.get(&mine[0], t0).is_none(), "the oldest went");
     }
 }

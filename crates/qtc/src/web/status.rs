@@ -11,18 +11,18 @@ use axum::response::{Html, IntoResponse};
 use qtc_mail::text::visible_line;
 
 use super::pages::{csrf, esc, page};
-use super::{need_login, store_down, Page, Web};
-use crate::health::{time, Health};
+use super::{need_sysop, store_down, Page, Web};
+use crate::health::{time, Health, SessionReport};
 use crate::online::SysopPage;
 
 /// `GET /status`.
 pub async fn status(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
-    let s = need_login(&web, &headers).await?;
+    let s = need_sysop(&web, &headers).await?;
     let h = crate::health::gather(&web.health)
         .await
         .map_err(|_| store_down())?;
     let mut b = body(&h, &csrf(&s));
-    b.push_str(&pages(&web.online.recent_pages()));
+    b.push_str(&pages(&web.health.online.recent_pages()));
     Ok(Html(page(&s, "Status", &b)).into_response())
 }
 
@@ -42,6 +42,24 @@ fn pages(pages: &[SysopPage]) -> String {
             time(p.at),
             esc(&visible_line(&p.from)),
             esc(&visible_line(&p.text))
+        );
+    }
+    b.push_str("</table>");
+    b
+}
+
+/// The forwarding sessions in progress, as a table.
+pub(super) fn sessions(list: &[SessionReport]) -> String {
+    let mut b =
+        String::from("<table><tr><th>Partner</th><th>Role</th><th>Since</th><th>Mode</th></tr>");
+    for s in list {
+        let _ = write!(
+            b,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&s.partner),
+            s.role,
+            time(s.since),
+            esc(s.mode.as_deref().unwrap_or("-"))
         );
     }
     b.push_str("</table>");
@@ -109,23 +127,26 @@ fn body(h: &Health, csrf: &str) -> String {
     }
     let _ = write!(
         b,
-        "<h2>Sessions</h2><p>{} telnet, {} forwarding</p>",
+        "<h2>Sessions</h2><p>{} telnet, {} logged in, {} forwarding</p>",
         h.telnet_sessions,
+        h.users.len(),
         h.sessions.len()
     );
-    if !h.sessions.is_empty() {
-        b.push_str("<table><tr><th>Partner</th><th>Role</th><th>Since</th><th>Mode</th></tr>");
-        for s in &h.sessions {
+    if !h.users.is_empty() {
+        b.push_str("<table id=\"online\"><tr><th>User</th><th>Via</th><th>Since</th></tr>");
+        for u in &h.users {
             let _ = write!(
                 b,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(&s.partner),
-                s.role,
-                time(s.since),
-                esc(s.mode.as_deref().unwrap_or("-"))
+                "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&visible_line(&u.call)),
+                esc(&visible_line(&u.via)),
+                time(u.since)
             );
         }
         b.push_str("</table>");
+    }
+    if !h.sessions.is_empty() {
+        b.push_str(&sessions(&h.sessions));
     }
     let quota = if h.store.quota_bytes == 0 {
         "no quota".to_string()
