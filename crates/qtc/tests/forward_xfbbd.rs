@@ -29,15 +29,15 @@ fn body(rng: &mut Rng, tag: &str, size: usize) -> Vec<u8> {
         "Köln".as_bytes(),
         "☺ €".as_bytes(),
         b"\x80\x9a\xe1\xfe",
-        // Not first on a line: xfbbd drops the two bytes after a line-initial 0xFF 0xFF in
-        // FBB ASCII and MBL (docs/forwarding.md, LinFBB).
         b"x \xff\xff",
         b"73 de",
         b"0123456789",
     ];
-    // CP437 and 0xFF in every message, whatever the random words are.
+    // CP437 and 0xFF in every message, whatever the random words are; a line starting 0xFF
+    // 0xFF, whose next two bytes xfbbd lost in the text modes when qtc ended lines with bare CR
+    // on xfbbd's IAC-escaped link (docs/forwarding.md, LinFBB).
     let mut out = format!("{tag}\r\n").into_bytes();
-    out.extend_from_slice(b"CP437 \x80\x9a\xe1 \xff\xff\r\n");
+    out.extend_from_slice(b"\xff\xff x CP437 \x80\x9a\xe1 \xff\xff\r\n");
     let mut line = Vec::new();
     while out.len() + line.len() < size {
         line.extend_from_slice(words[rng.range(0, words.len() - 1)]);
