@@ -95,6 +95,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
      );",
     // 6: each user's page length (`OP n`), kept across sessions; NULL: the port's default.
     "ALTER TABLE users ADD COLUMN page_len INTEGER;",
+    // 7: each recipient's own read mark (the addressee's is still the message's status). Copies
+    // of mail already read or forwarded keep showing as not new, as they did before.
+    "ALTER TABLE recipients ADD COLUMN read INTEGER NOT NULL DEFAULT 0;
+     UPDATE recipients SET read = 1
+      WHERE number IN (SELECT number FROM messages WHERE status != 'N');",
 ];
 
 /// The schema version this build writes.

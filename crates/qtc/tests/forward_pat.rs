@@ -363,6 +363,58 @@ fn pat_in_send_only_mode_refuses_our_mail_and_the_session_goes_on() {
     assert_eq!(pat.folder("in").len(), 1);
 }
 
+#[test]
+fn the_addressee_and_the_copy_each_have_their_own_read_mark() {
+    if !have_pat() {
+        return;
+    }
+    let d = qtc();
+    let pat = Pat::new("N0PAT");
+    pat.compose(
+        &["-s", "for two", "-c", "N0OTH", "N0USR"],
+        "To one, copy to the other.\n",
+    );
+    pat.connect(d.fwd_port.unwrap(), &[]);
+    // A user's greeting (their new count) and `LN` (their unread mail).
+    let unread = |call: &str| {
+        let mut c = d.connect();
+        c.expect("Callsign:");
+        c.send(call);
+        c.expect("Password:");
+        c.send("pw");
+        let greeting = c.expect("de N0QTC>");
+        c.send("LN");
+        let ln = c.expect("de N0QTC>");
+        (
+            greeting.contains("1 message, 1 new"),
+            ln.contains("for two"),
+            c,
+        )
+    };
+    let (usr_new, usr_ln, mut usr) = unread("N0USR");
+    let (oth_new, oth_ln, oth) = unread("N0OTH");
+    assert!(usr_new && usr_ln && oth_new && oth_ln);
+    drop(oth);
+    // The addressee reads it: the copy is still new to N0OTH.
+    usr.send("RN");
+    assert!(usr
+        .expect("de N0QTC>")
+        .contains("To one, copy to the other."));
+    usr.send("B");
+    let (usr_new, usr_ln, _usr) = unread("N0USR");
+    assert!(!usr_new && !usr_ln);
+    let (oth_new, oth_ln, mut oth) = unread("N0OTH");
+    assert!(oth_new && oth_ln);
+    // N0OTH reads its copy: now it is read for both.
+    oth.send("RN");
+    assert!(oth
+        .expect("de N0QTC>")
+        .contains("To one, copy to the other."));
+    oth.send("B");
+    let (oth_new, oth_ln, _oth) = unread("N0OTH");
+    assert!(!oth_new && !oth_ln);
+}
+
 /// Pat listening (`--listen telnet`) until dropped; its stdin stays open so its interactive
 /// prompt waits.
 struct Listening(std::process::Child);
