@@ -191,6 +191,42 @@ fn mark_read_counts() {
 }
 
 #[test]
+fn copies_of_mail_read_before_the_upgrade_stay_read() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let mut s = Store::open(dir.path(), Durability::Normal).unwrap();
+        s.set_station(station());
+        for (bid, to) in [("OLD1", "N0USR"), ("OLD2", "N0TWO")] {
+            let mut m = incoming(bid, MsgType::Personal, "", b"hi\r\n");
+            m.recipients = [to, "N0OTH"]
+                .iter()
+                .map(|c| Recipient {
+                    cc: *c == "N0OTH",
+                    addr: c.to_string(),
+                })
+                .collect();
+            s.store_received("N0CCC", &[m], 0).unwrap();
+        }
+        s.mark_read(1, "N0USR").unwrap();
+        // Back to the schema before per-recipient marks (the last migration).
+        s.conn
+            .execute_batch(&format!(
+                "ALTER TABLE recipients DROP COLUMN read; PRAGMA user_version = {};",
+                crate::schema::CURRENT_VERSION - 1
+            ))
+            .unwrap();
+    }
+    let mut s = Store::open(dir.path(), Durability::Normal).unwrap();
+    let f = ListFilter {
+        to_or_copy: Some("N0OTH".into()),
+        oldest_first: true,
+        ..Default::default()
+    };
+    let seen: Vec<MsgStatus> = s.list(&f).unwrap().iter().map(|h| h.status).collect();
+    assert_eq!(seen, [MsgStatus::Read, MsgStatus::New]);
+}
+
+#[test]
 fn each_recipient_has_its_own_read_mark() {
     let (_d, mut s) = open();
     s.set_station(station());
