@@ -327,7 +327,7 @@ fn pat_sends_its_outbox_and_collects_its_mail_in_one_connect_each() {
             "N0USR",
             "N0PAU",
         ],
-        "Through qtc.\n",
+        "Through qtc, Grüße.\n",
     );
     pat.connect(port, &[]);
     pau.connect(port, &[]);
@@ -339,6 +339,12 @@ fn pat_sends_its_outbox_and_collects_its_mail_in_one_connect_each() {
         "{head}"
     );
     assert!(contains(&got[0], b"File: 3000 relay.bin\r\n"));
+    // The body in the charset Pat declared it in, declared so again.
+    assert!(contains(&got[0], b"Through qtc, Gr\xfc\xdfe."), "{head}");
+    assert!(
+        contains(&got[0], b"Content-Type: text/plain; charset=ISO-8859-1\r\n"),
+        "{head}"
+    );
     assert!(contains(&got[0], &relayed));
 }
 
