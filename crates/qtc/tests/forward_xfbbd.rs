@@ -309,6 +309,11 @@ fn xfbbd_forwards_mbl_both_ways_with_qtc() {
     forward_both_ways(Caller::Xfbbd, "mbl", "Mbl", 5);
 }
 
+#[test]
+fn qtc_calls_xfbbd_and_forwards_mbl_both_ways() {
+    forward_both_ways(Caller::Qtc, "mbl", "Mbl", 5);
+}
+
 /// Who opens the forwarding session.
 #[derive(Clone, Copy, PartialEq)]
 enum Caller {
