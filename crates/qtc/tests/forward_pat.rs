@@ -397,27 +397,24 @@ fn the_addressee_and_the_copy_each_have_their_own_read_mark() {
             c,
         )
     };
-    let (usr_new, usr_ln, mut usr) = unread("N0USR");
-    let (oth_new, oth_ln, oth) = unread("N0OTH");
+    // A user reads their unread mail and logs out.
+    let read_new = |mut c: common::Client| {
+        c.send("RN");
+        assert!(c.expect("de N0QTC>").contains("To one, copy to the other."));
+        c.send("B");
+    };
+    let (usr_new, usr_ln, usr) = unread("N0USR");
+    let (oth_new, oth_ln, _) = unread("N0OTH");
     assert!(usr_new && usr_ln && oth_new && oth_ln);
-    drop(oth);
     // The addressee reads it: the copy is still new to N0OTH.
-    usr.send("RN");
-    assert!(usr
-        .expect("de N0QTC>")
-        .contains("To one, copy to the other."));
-    usr.send("B");
-    let (usr_new, usr_ln, _usr) = unread("N0USR");
+    read_new(usr);
+    let (usr_new, usr_ln, _) = unread("N0USR");
     assert!(!usr_new && !usr_ln);
-    let (oth_new, oth_ln, mut oth) = unread("N0OTH");
+    let (oth_new, oth_ln, oth) = unread("N0OTH");
     assert!(oth_new && oth_ln);
     // N0OTH reads its copy: now it is read for both.
-    oth.send("RN");
-    assert!(oth
-        .expect("de N0QTC>")
-        .contains("To one, copy to the other."));
-    oth.send("B");
-    let (oth_new, oth_ln, _oth) = unread("N0OTH");
+    read_new(oth);
+    let (oth_new, oth_ln, _) = unread("N0OTH");
     assert!(!oth_new && !oth_ln);
 }
 

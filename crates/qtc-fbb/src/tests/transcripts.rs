@@ -370,24 +370,23 @@ fn caller_in_mbl_against_xfbbd() {
 #[test]
 fn caller_in_mbl_ends_when_xfbbd_hangs_up_after_our_reverse_request() {
     let now = base_time();
-    let mut s = Session::new(Role::Caller, config("N0PTR", Mode::Mbl));
-    s.start(now);
-    s.handle_input(now, XFBBD_GREETING);
-    tx(&mut s);
-    s.handle_input(now, b">\r");
-    events(&mut s);
-    s.offer(now, vec![]).unwrap();
-    assert!(tx(&mut s).ends_with(b"F>\r"));
+    // Our MBL caller with nothing to send, having asked xfbbd for its mail (`F>`).
+    let asking = || {
+        let mut s = Session::new(Role::Caller, config("N0PTR", Mode::Mbl));
+        s.start(now);
+        s.handle_input(now, XFBBD_GREETING);
+        s.handle_input(now, b">\r");
+        s.offer(now, vec![]).unwrap();
+        assert!(tx(&mut s).ends_with(b"F>\r"));
+        events(&mut s);
+        s
+    };
     // xfbbd has nothing for us and disconnects: a normal end.
+    let mut s = asking();
     s.handle_eof(now);
     assert_eq!(events(&mut s), vec![Event::Closed { error: None }]);
     // Cut in the middle of an S line, it is a lost connection.
-    let mut s = Session::new(Role::Caller, config("N0PTR", Mode::Mbl));
-    s.start(now);
-    s.handle_input(now, XFBBD_GREETING);
-    s.handle_input(now, b">\r");
-    s.offer(now, vec![]).unwrap();
-    events(&mut s);
+    let mut s = asking();
     s.handle_input(now, b"SP N0PTR @ N0");
     s.handle_eof(now);
     assert_eq!(
