@@ -821,8 +821,8 @@ impl Session {
         self.page(Pager::Read(pager), store)
     }
 
-    /// Renders message `n` into `text` if this user may read it, and marks it read if it is
-    /// theirs. False: no such message for this user.
+    /// Renders message `n` into `text` if this user may read it, and marks their copy read if
+    /// they are one of its recipients. False: no such message for this user.
     fn open_message(
         &mut self,
         n: u64,
@@ -834,9 +834,8 @@ impl Session {
         match store.message(n)? {
             Some(m) if self.may_read_copy(&m.header, &m.copies) => {
                 view::message(&m, verbose, self.cfg.raw_bodies, text);
-                if m.header.to == me {
-                    store.mark_read(n)?;
-                }
+                // Marks this reader's copy read when they are a recipient.
+                store.mark_read(n, &me)?;
                 self.last_read = Some(n);
                 Ok(true)
             }

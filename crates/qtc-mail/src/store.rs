@@ -74,8 +74,10 @@ pub trait MessageStore {
     fn list(&mut self, filter: &ListFilter) -> Result<Vec<MessageHeader>, StoreError>;
     /// Sets a message's status; false when there is no such message.
     fn set_status(&mut self, number: u64, status: MsgStatus) -> Result<bool, StoreError>;
-    /// Counts one more reading of a message by its addressee, marking it read.
-    fn mark_read(&mut self, number: u64) -> Result<(), StoreError>;
+    /// `reader` read message `number`: when they are its addressee or one of its other
+    /// recipients, counts one more reading and marks their copy read (the addressee's is the
+    /// message's status; each other recipient has their own mark). Nothing for anyone else.
+    fn mark_read(&mut self, number: u64, reader: &str) -> Result<(), StoreError>;
     /// True when the BID has been seen here.
     fn bid_known(&mut self, bid: &str) -> Result<bool, StoreError>;
     /// Number of messages not killed, and the highest message number.

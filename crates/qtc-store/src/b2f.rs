@@ -10,8 +10,7 @@ use qtc_mail::{MsgType, Utc};
 use crate::{Attachment, Incoming, Pending, Recipient};
 
 /// The B2F form of a queued message; `mbo` is our callsign. Its recipients and attachments go
-/// in as received; the body's charset is declared (UTF-8 when it is valid UTF-8, else
-/// ISO-8859-1, the 8-bit set BBS mail is mostly written in).
+/// in as received; the body's charset is declared (see [`body_charset`]).
 pub fn encode(p: &Pending, mbo: &str) -> Vec<u8> {
     let t = Utc::from_unix(p.created);
     let date = format!(
@@ -28,11 +27,7 @@ pub fn encode(p: &Pending, mbo: &str) -> Vec<u8> {
         MsgType::Bulletin => "Bulletin",
         MsgType::Traffic => "Traffic",
     };
-    let charset = if std::str::from_utf8(&p.text).is_ok() {
-        "text/plain; charset=UTF-8"
-    } else {
-        "text/plain; charset=ISO-8859-1"
-    };
+    let charset = format!("text/plain; charset={}", body_charset(p));
     let len = p.text.len().to_string();
     let file_headers: Vec<String> = p
         .files
@@ -138,6 +133,20 @@ pub fn decode(text: &[u8]) -> Option<Incoming> {
     })
 }
 
+/// The charset to declare for a body: the one it came declared in; else UTF-8 when it is
+/// valid UTF-8 (ASCII included); else ISO-8859-1, which Winlink clients assume for a body
+/// declared in none (wl2k-go's `DefaultCharset`: Winlink Express writes bodies in it) and the
+/// 8-bit set BBS mail is mostly written in.
+fn body_charset(p: &Pending) -> &str {
+    if !p.charset.is_empty() {
+        &p.charset
+    } else if std::str::from_utf8(&p.text).is_ok() {
+        "UTF-8"
+    } else {
+        "ISO-8859-1"
+    }
+}
+
 /// The `charset=` parameter of a `Content-Type` value (`text/plain; charset="ISO-8859-1"`),
 /// upper case; empty when there is none.
 fn declared_charset(content_type: &[u8]) -> String {
@@ -169,6 +178,7 @@ mod tests {
             compressed: None,
             recipients: Vec::new(),
             files: Vec::new(),
+            charset: String::new(),
         };
         let b2f = encode(&p, "N0AAA");
         assert!(b2f.starts_with(b"Mid: 3_N0AAA\r\nDate: 2026/12/02 12:31\r\nType: Bulletin\r\n"));
@@ -207,6 +217,7 @@ Body: 4\r\nFile: 3 a.bin\r\nFile: 2 b c.txt\r\n\r\nK\xf6ln\r\n\x00\xff\x01\r\nhi
             compressed: None,
             recipients: m.recipients.clone(),
             files: m.files.clone(),
+            charset: m.charset.clone(),
         };
         let out = encode(&p, "N0QTC");
         let text = String::from_utf8_lossy(&out);
@@ -223,5 +234,33 @@ Body: 4\r\nFile: 3 a.bin\r\nFile: 2 b c.txt\r\n\r\nK\xf6ln\r\n\x00\xff\x01\r\nhi
         assert_eq!(back.charset, "ISO-8859-1");
         assert_eq!(declared_charset(b"text/plain; charset=\"utf-8\""), "UTF-8");
         assert_eq!(declared_charset(b"text/plain"), "");
+    }
+
+    #[test]
+    fn a_body_is_declared_in_the_charset_it_came_in_else_guessed() {
+        let mut p = Pending {
+            number: 1,
+            kind: MsgType::Personal,
+            from: "N0AAA".into(),
+            to: "N0PAT".into(),
+            at: String::new(),
+            bid: "1_N0AAA".into(),
+            subject: b"s".to_vec(),
+            text: "K\u{f6}ln\r\n".as_bytes().to_vec(),
+            created: 0,
+            compressed: None,
+            recipients: Vec::new(),
+            files: Vec::new(),
+            charset: String::new(),
+        };
+        let declared = |p: &Pending| decode(&encode(p, "N0AAA")).unwrap().charset;
+        // Undeclared: UTF-8 when it is, else what Winlink clients assume (ISO-8859-1).
+        assert_eq!(declared(&p), "UTF-8");
+        p.text = b"K\xf6ln\r\n".to_vec();
+        assert_eq!(declared(&p), "ISO-8859-1");
+        // Declared when it came (a Winlink Express message in Windows-1252): relayed as such.
+        p.text = b"5 \x80\r\n".to_vec();
+        p.charset = "WINDOWS-1252".into();
+        assert_eq!(declared(&p), "WINDOWS-1252");
     }
 }

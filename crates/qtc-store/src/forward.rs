@@ -80,6 +80,8 @@ pub struct Pending {
     pub recipients: Vec<Recipient>,
     /// B2F attachments (read only for a B2 form still to be made).
     pub files: Vec<Attachment>,
+    /// The charset its body came declared in (B2F `Content-Type`); empty: none declared.
+    pub charset: String,
 }
 
 /// A compressed form of a message is named by the mode it is made for ([`Mode::packed`]: B1,
@@ -233,7 +235,7 @@ impl Store {
         const WHERE: &str = "WHERE q.partner = ?1 AND q.state = 'Q' AND q.number > ?3 \
                              AND m.status NOT IN ('K', 'H') ORDER BY q.number LIMIT ?2";
         const COLUMNS: &str = "SELECT m.number, m.kind, m.from_call, m.to_call, m.at, m.bid, \
-                               m.subject, m.rlines, m.body, m.created";
+                               m.subject, m.rlines, m.body, m.created, m.charset";
         let sql = match packed {
             None => format!("{COLUMNS}, NULL {QUEUED} {WHERE}"),
             Some(form) => format!(
@@ -262,7 +264,8 @@ impl Store {
                         subject: r.get(6)?,
                         text,
                         created: r.get(9)?,
-                        compressed: r.get(10)?,
+                        charset: r.get(10)?,
+                        compressed: r.get(11)?,
                         recipients: Vec::new(),
                         files: Vec::new(),
                     })

@@ -340,8 +340,21 @@ impl Store {
     }
 }
 
-const HEADER_COLUMNS: &str =
-    "number, kind, status, to_call, at, from_call, bid, subject, size, created";
+/// The columns [`header_from_row`] reads, `status` being the status column or an expression.
+fn header_columns(status: &str) -> String {
+    format!("number, kind, {status}, to_call, at, from_call, bid, subject, size, created")
+}
+
+/// The status of a message as `viewer` (the placeholder of a bound callsign) sees it: their own
+/// read mark when they are one of its other recipients (Cc, a further To) and it is neither held
+/// nor killed; the message's status otherwise (the addressee's mark, or no mark of theirs).
+fn status_seen_by(viewer: &str) -> String {
+    format!(
+        "CASE WHEN to_call = {viewer} OR status IN ('H', 'K') THEN status \
+         ELSE COALESCE((SELECT CASE MIN(r.read) WHEN 0 THEN 'N' ELSE 'Y' END FROM recipients r \
+           WHERE r.number = messages.number AND r.call = {viewer}), status) END"
+    )
+}
 
 fn kind_from_db(s: &str) -> MsgType {
     s.chars()
@@ -409,8 +422,9 @@ impl MessageStore for Store {
         self.conn
             .query_row(
                 &format!(
-                    "SELECT {HEADER_COLUMNS}, rlines, body, read_count, charset FROM messages \
-                     WHERE number = ?1"
+                    "SELECT {}, rlines, body, read_count, charset FROM messages \
+                     WHERE number = ?1",
+                    header_columns("status")
                 ),
                 [number as i64],
                 |row| {
@@ -456,15 +470,24 @@ impl MessageStore for Store {
         Ok(n == 1)
     }
 
-    fn mark_read(&mut self, number: u64) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "UPDATE messages SET read_count = read_count + 1, \
-                 status = CASE status WHEN 'N' THEN 'Y' ELSE status END WHERE number = ?1",
-                [number as i64],
+    fn mark_read(&mut self, number: u64, reader: &str) -> Result<(), StoreError> {
+        let reader = reader.to_ascii_uppercase();
+        let tx = self.conn.transaction().map_err(db_err)?;
+        tx.execute(
+            "UPDATE messages SET read_count = read_count + 1, \
+             status = CASE WHEN status = 'N' AND to_call = ?2 THEN 'Y' ELSE status END \
+             WHERE number = ?1 AND (to_call = ?2 \
+               OR number IN (SELECT number FROM recipients WHERE call = ?2))",
+            params![number as i64, reader],
+        )
+        .and_then(|_| {
+            tx.execute(
+                "UPDATE recipients SET read = 1 WHERE number = ?1 AND call = ?2",
+                params![number as i64, reader],
             )
-            .map_err(db_err)?;
-        Ok(())
+        })
+        .map_err(db_err)?;
+        tx.commit().map_err(db_err)
     }
 
     fn bid_known(&mut self, bid: &str) -> Result<bool, StoreError> {
@@ -661,6 +684,11 @@ impl Where {
 
 fn list_query(f: &ListFilter) -> (String, Vec<rusqlite::types::Value>) {
     let mut w = Where::default();
+    // Whose read marks the status shows: the user whose mail this is, or who lists.
+    let status = match f.to_or_copy.as_ref().or(f.visible_to.as_ref()) {
+        Some(viewer) => status_seen_by(&w.bind(viewer.to_ascii_uppercase())),
+        None => "status".to_string(),
+    };
     // Message numbers are stored as SQLite integers; a bound past i64::MAX (`L n` is n to
     // u64::MAX) means "no upper bound", not a negative number.
     let number = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
@@ -677,9 +705,9 @@ fn list_query(f: &ListFilter) -> (String, Vec<rusqlite::types::Value>) {
         w.push(format!("kind = {p}"));
     }
     match f.status {
-        Some(status) => {
-            let p = w.bind(status.letter().to_string());
-            w.push(format!("status = {p}"));
+        Some(wanted) => {
+            let p = w.bind(wanted.letter().to_string());
+            w.push(format!("{status} = {p}"));
         }
         None if !f.include_killed => w.push("status != 'K'".into()),
         None => {}
@@ -712,7 +740,7 @@ fn list_query(f: &ListFilter) -> (String, Vec<rusqlite::types::Value>) {
         // Held mail waits for the sysop: nobody else sees it until it is released.
         w.push("status != 'H'".into());
     }
-    let mut sql = format!("SELECT {HEADER_COLUMNS} FROM messages");
+    let mut sql = format!("SELECT {} FROM messages", header_columns(&status));
     if !w.conds.is_empty() {
         sql.push_str(" WHERE ");
         sql.push_str(&w.conds.join(" AND "));

@@ -99,6 +99,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // time range; these indexes make that a range scan instead of a pass over the store.
     "CREATE INDEX messages_created ON messages (created);
      CREATE INDEX fwd_done ON fwd_queue (state, updated);",
+    // 8: each recipient's own read mark (the addressee's is still the message's status). Copies
+    // of mail already read or forwarded keep showing as not new, as they did before.
+    "ALTER TABLE recipients ADD COLUMN read INTEGER NOT NULL DEFAULT 0;
+     UPDATE recipients SET read = 1
+      WHERE number IN (SELECT number FROM messages WHERE status != 'N');",
 ];
 
 /// The schema version this build writes.

@@ -181,11 +181,102 @@ fn mark_read_counts() {
     let (_d, mut s) = open();
     s.insert_message(&msg(MsgType::Personal, "N0USR", "N0ABC", None), "N0CALL", 0)
         .unwrap();
-    s.mark_read(1).unwrap();
-    s.mark_read(1).unwrap();
+    s.mark_read(1, "n0usr").unwrap();
+    s.mark_read(1, "N0USR").unwrap();
+    // Someone who is not a recipient (a sysop reading) counts for nothing.
+    s.mark_read(1, "N0SYS").unwrap();
     let m = s.message(1).unwrap().unwrap();
     assert_eq!(m.read_count, 2);
     assert_eq!(m.header.status, MsgStatus::Read);
+}
+
+#[test]
+fn copies_of_mail_read_before_the_upgrade_stay_read() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let mut s = Store::open(dir.path(), Durability::Normal).unwrap();
+        s.set_station(station());
+        for (bid, to) in [("OLD1", "N0USR"), ("OLD2", "N0TWO")] {
+            let mut m = incoming(bid, MsgType::Personal, "", b"hi\r\n");
+            m.recipients = [to, "N0OTH"]
+                .iter()
+                .map(|c| Recipient {
+                    cc: *c == "N0OTH",
+                    addr: c.to_string(),
+                })
+                .collect();
+            s.store_received("N0CCC", &[m], 0).unwrap();
+        }
+        s.mark_read(1, "N0USR").unwrap();
+        // Back to the schema before per-recipient marks (the last migration).
+        s.conn
+            .execute_batch(&format!(
+                "ALTER TABLE recipients DROP COLUMN read; PRAGMA user_version = {};",
+                crate::schema::CURRENT_VERSION - 1
+            ))
+            .unwrap();
+    }
+    let mut s = Store::open(dir.path(), Durability::Normal).unwrap();
+    let f = ListFilter {
+        to_or_copy: Some("N0OTH".into()),
+        oldest_first: true,
+        ..Default::default()
+    };
+    let seen: Vec<MsgStatus> = s.list(&f).unwrap().iter().map(|h| h.status).collect();
+    assert_eq!(seen, [MsgStatus::Read, MsgStatus::New]);
+}
+
+#[test]
+fn each_recipient_has_its_own_read_mark() {
+    let (_d, mut s) = open();
+    s.set_station(station());
+    let mut m = incoming("WL2KMID2", MsgType::Personal, "", b"hi\r\n");
+    m.recipients = ["N0USR", "N0TWO", "N0OTH"]
+        .iter()
+        .enumerate()
+        .map(|(i, c)| Recipient {
+            cc: i == 2,
+            addr: c.to_string(),
+        })
+        .collect();
+    let r = s.store_received("N0CCC", &[m], 0).unwrap();
+    let [forward::Stored::Stored(n)] = r[..] else {
+        panic!("{r:?}")
+    };
+    let seen_by = |s: &mut Store, call: &str| {
+        let mine = ListFilter {
+            to_or_copy: Some(call.into()),
+            ..Default::default()
+        };
+        let unread = ListFilter {
+            status: Some(MsgStatus::New),
+            ..mine.clone()
+        };
+        let listed = ListFilter {
+            visible_to: Some(call.into()),
+            ..Default::default()
+        };
+        (
+            s.list(&mine).unwrap()[0].status,
+            s.list(&unread).unwrap().len(),
+            s.list(&listed).unwrap()[0].status,
+        )
+    };
+    let unread = (MsgStatus::New, 1, MsgStatus::New);
+    let read = (MsgStatus::Read, 0, MsgStatus::Read);
+    // The addressee reads: the Cc and the second To still have it unread.
+    s.mark_read(n, "N0USR").unwrap();
+    assert_eq!(seen_by(&mut s, "N0USR"), read);
+    assert_eq!(seen_by(&mut s, "N0OTH"), unread);
+    assert_eq!(seen_by(&mut s, "N0TWO"), unread);
+    // The Cc reads: only theirs changes.
+    s.mark_read(n, "N0OTH").unwrap();
+    assert_eq!(seen_by(&mut s, "N0OTH"), read);
+    assert_eq!(seen_by(&mut s, "N0TWO"), unread);
+    // Everyone else (and the sysop's listing) sees the message's own status.
+    let all = s.list(&ListFilter::default()).unwrap();
+    assert_eq!(all[0].status, MsgStatus::Read);
+    assert_eq!(s.message(n).unwrap().unwrap().read_count, 2);
 }
 
 fn station() -> Station {
@@ -475,7 +566,7 @@ fn housekeeping_expires_by_type_and_keeps_held_mail() {
     let read = s
         .insert_message(&msg(MsgType::Personal, "N0USR", "N0ABC", None), "N0AAA", 0)
         .unwrap();
-    s.mark_read(read).unwrap();
+    s.mark_read(read, "N0USR").unwrap();
     let unread = s
         .insert_message(&msg(MsgType::Personal, "N0USR", "N0ABC", None), "N0AAA", 0)
         .unwrap();

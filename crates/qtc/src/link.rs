@@ -2,8 +2,8 @@
 //! negotiation stripped and answered, 0xFF doubled), or IAC-escaped (a partner that doubles
 //! 0xFF on a raw port without speaking telnet: xfbbd's outgoing forwarding).
 //!
-//! Line ends follow the connection kind: CR on raw and IAC-escaped links (FBB, LinBPQ, AX.25),
-//! CR LF on telnet (the NVT line end). Once a forwarding session agrees on a compressed mode
+//! Line ends follow the connection kind: CR on raw links (FBB, LinBPQ, AX.25), CR LF on telnet
+//! (the NVT line end) and on IAC-escaped links in a text mode (see [`Codec::encode_session`]). Once a forwarding session agrees on a compressed mode
 //! its telnet link turns binary-transparent: only IAC is escaped, because the NVT CR NUL rule
 //! would corrupt the binary blocks (xfbbd and JNOS send them that way).
 
@@ -19,8 +19,9 @@ pub enum Codec {
     },
     /// RFC 854 telnet.
     Telnet(Box<Telnet>),
-    /// Raw bytes with 0xFF doubled both ways, nothing negotiated.
-    Iac(Box<Telnet>),
+    /// Raw bytes with 0xFF doubled both ways, nothing negotiated; `binary` once a forwarding
+    /// session agreed on a compressed mode.
+    Iac { telnet: Box<Telnet>, binary: bool },
 }
 
 impl Codec {
@@ -38,14 +39,19 @@ impl Codec {
     pub fn iac() -> Codec {
         let mut t = Telnet::new(qtc_telnet::Role::Client);
         t.set_transparent(true);
-        Codec::Iac(Box::new(t))
+        Codec::Iac {
+            telnet: Box::new(t),
+            binary: false,
+        }
     }
 
     /// A forwarding session agreed on its mode: a telnet link carries binary blocks untouched
     /// but for IAC doubling in the compressed modes.
     pub fn set_binary(&mut self, binary: bool) {
-        if let Codec::Telnet(t) = self {
-            t.set_transparent(binary);
+        match self {
+            Codec::Telnet(t) => t.set_transparent(binary),
+            Codec::Iac { binary: b, .. } => *b = binary,
+            Codec::Raw { .. } => {}
         }
     }
 
@@ -54,7 +60,7 @@ impl Codec {
     /// it keeps as part of the password); CR LF on telnet, the NVT line end.
     pub fn line_end(&self) -> &'static [u8] {
         match self {
-            Codec::Raw { .. } | Codec::Iac(_) => b"\r",
+            Codec::Raw { .. } | Codec::Iac { .. } => b"\r",
             Codec::Telnet(_) => b"\r\n",
         }
     }
@@ -63,7 +69,7 @@ impl Codec {
     pub fn decode(&mut self, input: &[u8], app: &mut Vec<u8>, reply: &mut Vec<u8>) {
         match self {
             Codec::Raw { .. } => app.extend_from_slice(input),
-            Codec::Telnet(t) | Codec::Iac(t) => t.receive(input, app, reply),
+            Codec::Telnet(t) | Codec::Iac { telnet: t, .. } => t.receive(input, app, reply),
         }
     }
 
@@ -82,7 +88,7 @@ impl Codec {
                 }
             }
             Codec::Telnet(t) => t.send(data, out),
-            Codec::Iac(t) => t.send_raw(data, out),
+            Codec::Iac { telnet, .. } => telnet.send_raw(data, out),
         }
     }
 
@@ -93,16 +99,23 @@ impl Codec {
                 *after_cr = false;
                 out.extend_from_slice(data);
             }
-            Codec::Telnet(t) | Codec::Iac(t) => t.send_raw(data, out),
+            Codec::Telnet(t) | Codec::Iac { telnet: t, .. } => t.send_raw(data, out),
         }
     }
 
     /// Encodes a forwarding session's output (CR line ends, binary blocks in compressed
-    /// modes): on a telnet link in a text mode CR becomes CR LF, since LinBPQ's telnet port
-    /// swallows the byte after a bare CR; everything else as [`Codec::encode_raw`].
+    /// modes): in a text mode CR becomes CR LF on a telnet link, since LinBPQ's telnet port
+    /// swallows the byte after a bare CR, and on an IAC-escaped one, since xfbbd takes the byte
+    /// after a CR as it is, without undoing the doubling (its telnet driver expects the LF of CR
+    /// LF there: `tcp_trame` in LinFBB's drv_tcp.c), so a line starting 0xFF 0xFF lost its
+    /// next two bytes; everything else as [`Codec::encode_raw`].
     pub fn encode_session(&mut self, data: &[u8], out: &mut Vec<u8>) {
         match self {
             Codec::Telnet(t) if !t.is_transparent() => t.send(data, out),
+            Codec::Iac {
+                telnet,
+                binary: false,
+            } => telnet.send(data, out),
             _ => self.encode_raw(data, out),
         }
     }
@@ -142,9 +155,15 @@ mod tests {
         t.set_binary(true);
         t.encode_session(session, &mut out);
         assert_eq!(out, b"FA P A B C D 1\r\x02\x0d\x00\xff\xff");
-        // xfbbd's IAC-escaped raw link, and a plain raw one.
+        // xfbbd's IAC-escaped raw link: CR LF lines in a text mode (xfbbd reads the byte after
+        // a CR unescaped), binary-transparent in a compressed one; and a plain raw link.
         out.clear();
-        Codec::iac().encode_session(session, &mut out);
+        let mut iac = Codec::iac();
+        iac.encode_session(b"SP N0XYZ\r\xff\xff x\r", &mut out);
+        assert_eq!(out, b"SP N0XYZ\r\n\xff\xff\xff\xff x\r\n");
+        out.clear();
+        iac.set_binary(true);
+        iac.encode_session(session, &mut out);
         assert_eq!(out, b"FA P A B C D 1\r\x02\x0d\x00\xff\xff");
         out.clear();
         Codec::raw().encode_session(session, &mut out);

@@ -251,8 +251,8 @@ impl MessageStore for Guarded<'_> {
     fn set_status(&mut self, number: u64, status: MsgStatus) -> Result<bool, StoreError> {
         self.store.set_status(number, status)
     }
-    fn mark_read(&mut self, number: u64) -> Result<(), StoreError> {
-        self.store.mark_read(number)
+    fn mark_read(&mut self, number: u64, reader: &str) -> Result<(), StoreError> {
+        self.store.mark_read(number, reader)
     }
     fn bid_known(&mut self, bid: &str) -> Result<bool, StoreError> {
         self.store.bid_known(bid)

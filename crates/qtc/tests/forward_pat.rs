@@ -327,7 +327,7 @@ fn pat_sends_its_outbox_and_collects_its_mail_in_one_connect_each() {
             "N0USR",
             "N0PAU",
         ],
-        "Through qtc.\n",
+        "Through qtc, Grüße.\n",
     );
     pat.connect(port, &[]);
     pau.connect(port, &[]);
@@ -339,6 +339,12 @@ fn pat_sends_its_outbox_and_collects_its_mail_in_one_connect_each() {
         "{head}"
     );
     assert!(contains(&got[0], b"File: 3000 relay.bin\r\n"));
+    // The body in the charset Pat declared it in, declared so again.
+    assert!(contains(&got[0], b"Through qtc, Gr\xfc\xdfe."), "{head}");
+    assert!(
+        contains(&got[0], b"Content-Type: text/plain; charset=ISO-8859-1\r\n"),
+        "{head}"
+    );
     assert!(contains(&got[0], &relayed));
 }
 
@@ -361,6 +367,55 @@ fn pat_in_send_only_mode_refuses_our_mail_and_the_session_goes_on() {
     // Without --send-only it comes.
     pat.connect(port, &[]);
     assert_eq!(pat.folder("in").len(), 1);
+}
+
+#[test]
+fn the_addressee_and_the_copy_each_have_their_own_read_mark() {
+    if !have_pat() {
+        return;
+    }
+    let d = qtc();
+    let pat = Pat::new("N0PAT");
+    pat.compose(
+        &["-s", "for two", "-c", "N0OTH", "N0USR"],
+        "To one, copy to the other.\n",
+    );
+    pat.connect(d.fwd_port.unwrap(), &[]);
+    // A user's greeting (their new count) and `LN` (their unread mail).
+    let unread = |call: &str| {
+        let mut c = d.connect();
+        c.expect("Callsign:");
+        c.send(call);
+        c.expect("Password:");
+        c.send("pw");
+        let greeting = c.expect("de N0QTC>");
+        c.send("LN");
+        let ln = c.expect("de N0QTC>");
+        (
+            greeting.contains("1 message, 1 new"),
+            ln.contains("for two"),
+            c,
+        )
+    };
+    // A user reads their unread mail and logs out.
+    let read_new = |mut c: common::Client| {
+        c.send("RN");
+        assert!(c.expect("de N0QTC>").contains("To one, copy to the other."));
+        c.send("B");
+    };
+    let (usr_new, usr_ln, usr) = unread("N0USR");
+    let (oth_new, oth_ln, _) = unread("N0OTH");
+    assert!(usr_new && usr_ln && oth_new && oth_ln);
+    // The addressee reads it: the copy is still new to N0OTH.
+    read_new(usr);
+    let (usr_new, usr_ln, _) = unread("N0USR");
+    assert!(!usr_new && !usr_ln);
+    let (oth_new, oth_ln, oth) = unread("N0OTH");
+    assert!(oth_new && oth_ln);
+    // N0OTH reads its copy: now it is read for both.
+    read_new(oth);
+    let (oth_new, oth_ln, _) = unread("N0OTH");
+    assert!(!oth_new && !oth_ln);
 }
 
 /// Pat listening (`--listen telnet`) until dropped; its stdin stays open so its interactive

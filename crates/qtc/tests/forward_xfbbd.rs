@@ -1,5 +1,6 @@
-//! The real LinFBB: xfbbd 7.0.11 (Debian package `fbb`) in a private tree calls qtc's raw
-//! forwarding port, and the mail flows both ways in one session: in B1 50 messages each way,
+//! The real LinFBB: xfbbd 7.0.11 (Debian package `fbb`) in a private tree, and the mail flows
+//! both ways in one session, whoever calls: xfbbd calling qtc's raw forwarding port, or qtc
+//! calling xfbbd's telnet port (`qtc ctl forward`, `telnet = true`). In B1 50 messages each way,
 //! one of 100 KB; in FBB ASCII and MBL (what xfbbd falls back to when qtc's SID, set by the
 //! partner's `protocol`, offers no more) 5 each way. Every body carries CP437 and 0xFF bytes,
 //! some UTF-8 text (xfbbd doubles 0xFF on its outgoing forwarding link: the partner is
@@ -28,15 +29,15 @@ fn body(rng: &mut Rng, tag: &str, size: usize) -> Vec<u8> {
         "Köln".as_bytes(),
         "☺ €".as_bytes(),
         b"\x80\x9a\xe1\xfe",
-        // Not first on a line: xfbbd drops the two bytes after a line-initial 0xFF 0xFF in
-        // FBB ASCII and MBL (docs/forwarding.md, LinFBB).
         b"x \xff\xff",
         b"73 de",
         b"0123456789",
     ];
-    // CP437 and 0xFF in every message, whatever the random words are.
+    // CP437 and 0xFF in every message, whatever the random words are; a line starting 0xFF
+    // 0xFF, whose next two bytes xfbbd lost in the text modes when qtc ended lines with bare CR
+    // on xfbbd's IAC-escaped link (docs/forwarding.md, LinFBB).
     let mut out = format!("{tag}\r\n").into_bytes();
-    out.extend_from_slice(b"CP437 \x80\x9a\xe1 \xff\xff\r\n");
+    out.extend_from_slice(b"\xff\xff x CP437 \x80\x9a\xe1 \xff\xff\r\n");
     let mut line = Vec::new();
     while out.len() + line.len() < size {
         line.extend_from_slice(words[rng.range(0, words.len() - 1)]);
@@ -62,6 +63,8 @@ fn sizes(rng: &mut Rng, n: usize) -> Vec<usize> {
 
 /// xfbbd's configuration and data tree under `root`: one telnet port, N0AAA (qtc) as its
 /// forwarding partner at `qtc_port`, logging in as N0FBB with `pw`.
+/// `mask` gives new users B (BBS) and M (modem/telnet: without it xfbbd lets a telnet caller in
+/// read-only, "Login in read-only mode"), not P (paging).
 fn fbb_tree(root: &Path, telnet_port: u16, qtc_port: u16, pw: &str) {
     let conf = root.join("conf");
     let data = root.join("data");
@@ -94,7 +97,7 @@ fn fbb_tree(root: &Path, telnet_port: u16, qtc_port: u16, pw: &str) {
     )
     .unwrap();
     let (c, d) = (conf.display(), data.display());
-    // mask 3600: new users are BBSes without paging.
+    // mask 3728 = 2048 + 1024 + 512 + 128 (Modem) + 16 (BBS).
     std::fs::write(
         conf.join("fbb.conf"),
         format!(
@@ -105,7 +108,7 @@ fn fbb_tree(root: &Path, telnet_port: u16, qtc_port: u16, pw: &str) {
              pg = /usr/lib/x86_64-linux-gnu/fbb/pg\nfdir = /usr/lib/x86_64-linux-gnu/fbb/filter\n\
              sdir = /usr/lib/x86_64-linux-gnu/fbb/server\ntdir = /usr/lib/x86_64-linux-gnu/fbb/tool\n\
              import = {d}/mail/mail.in\nlogs = OK\ntest = NO\nfbbfwd = OK 160\nfbbcomp = OK 3\n\
-             askinfo = NO\nmask = 3600\nsecurity = 0 4 59\nwarning = 255\nhousekeeping = 2\n\
+             askinfo = NO\nmask = 3728\nsecurity = 0 4 59\nwarning = 255\nhousekeeping = 2\n\
              timeout = 10 20\nmaxdownload = 0 0\nlocaltime = 0\nbeacon = 8\n\
              scroll = 1500 1500 1500\nfwdheader = [$c] $$:$R\nmaxbids = 30000\nlifetime = 30\n\
              zipcode = 00000\nunprotoes = 500 5 P\n"
@@ -228,6 +231,20 @@ impl Console {
         );
     }
 
+    /// The sysop's `EU call`: a new user (with the flags of `fbb.conf`'s mask) and its
+    /// password (`W`), saved by an empty line.
+    fn add_bbs_user(&mut self, call: &str, pw: &str) {
+        let menu = "zip code. >";
+        self.say(&format!("EU {call}"));
+        self.wait_for("Create it (Y/N) ?", 1);
+        self.say("Y");
+        self.wait_for(menu, 1);
+        self.say(&format!("W {pw}"));
+        self.wait_for(menu, 2);
+        self.say("");
+        self.wait_for("BBS>", 2);
+    }
+
     fn say(&mut self, line: &str) {
         let input = self.child.stdin.as_mut().unwrap();
         input.write_all(format!("{line}\n").as_bytes()).unwrap();
@@ -269,22 +286,65 @@ fn fbb_messages(root: &Path) -> Vec<Vec<u8>> {
 
 #[test]
 fn xfbbd_forwards_b1_both_ways_with_qtc() {
-    forward_both_ways("b1", "B1", 50);
+    forward_both_ways(Caller::Xfbbd, "b1", "B1", 50);
+}
+
+#[test]
+fn qtc_calls_xfbbd_and_forwards_b1_both_ways() {
+    forward_both_ways(Caller::Qtc, "b1", "B1", 50);
 }
 
 #[test]
 fn xfbbd_forwards_fbb_ascii_both_ways_with_qtc() {
-    forward_both_ways("fbb", "FbbAscii", 5);
+    forward_both_ways(Caller::Xfbbd, "fbb", "FbbAscii", 5);
+}
+
+#[test]
+fn qtc_calls_xfbbd_and_forwards_fbb_ascii_both_ways() {
+    forward_both_ways(Caller::Qtc, "fbb", "FbbAscii", 5);
 }
 
 #[test]
 fn xfbbd_forwards_mbl_both_ways_with_qtc() {
-    forward_both_ways("mbl", "Mbl", 5);
+    forward_both_ways(Caller::Xfbbd, "mbl", "Mbl", 5);
 }
 
-/// xfbbd calls qtc, whose partner entry for it says `protocol`, and `per_side` messages go each
-/// way in a session qtc logs as `mode` (its debug name).
-fn forward_both_ways(protocol: &str, mode: &str, per_side: usize) {
+#[test]
+fn qtc_calls_xfbbd_and_forwards_mbl_both_ways() {
+    forward_both_ways(Caller::Qtc, "mbl", "Mbl", 5);
+}
+
+/// Who opens the forwarding session.
+#[derive(Clone, Copy, PartialEq)]
+enum Caller {
+    /// xfbbd calls qtc's raw forwarding port (the sysop's `FW N0AAA` at its console).
+    Xfbbd,
+    /// qtc calls xfbbd's telnet port (`qtc ctl forward N0FBB`), logging in as a user xfbbd's
+    /// sysop made with `EU`, with the B and M flags and a password.
+    Qtc,
+}
+
+/// The partner entry on qtc for xfbbd (N0FBB) when `caller` calls.
+fn partner(caller: Caller, protocol: &str, telnet_port: u16) -> String {
+    let how = match caller {
+        Caller::Xfbbd => "iac_escaped = true\n".to_string(),
+        Caller::Qtc => format!(
+            "connect = \"tcp:127.0.0.1:{telnet_port}\"\npassword = \"{QTC_ON_FBB_PW}\"\n\
+             telnet = true\n"
+        ),
+    };
+    format!(
+        "[forward]\nlisten = [\"127.0.0.1:0\"]\n[[partner]]\ncallsign = \"N0FBB\"\n{how}\
+         protocol = \"{protocol}\"\nroutes = [\"N0FBB\"]\n"
+    )
+}
+
+/// qtc's (N0AAA's) password on xfbbd.
+const QTC_ON_FBB_PW: &str = "qtcpw";
+
+/// xfbbd calls qtc, or qtc calls xfbbd (`caller`), whose partner entry for it says `protocol`,
+/// and `per_side` messages go each way in a session qtc logs as `mode` (its debug name).
+fn forward_both_ways(caller: Caller, protocol: &str, mode: &str, per_side: usize) {
     if !Path::new(XFBBD).exists() {
         assert!(
             std::env::var_os("QTC_REQUIRE_XFBBD").is_none(),
@@ -293,17 +353,15 @@ fn forward_both_ways(protocol: &str, mode: &str, per_side: usize) {
         eprintln!("skipped: apt-get install fbb to run it");
         return;
     }
+    let telnet_port = free_port();
     let qtc = Daemon::start_bbs(
         "N0AAA",
         &[("N0FBB", "fbbpw", "--bbs"), ("N0USR", "pw", "")],
-        &format!(
-            "[forward]\nlisten = [\"127.0.0.1:0\"]\n[[partner]]\ncallsign = \"N0FBB\"\n\
-             iac_escaped = true\nprotocol = \"{protocol}\"\nroutes = [\"N0FBB\"]\n"
-        ),
+        &partner(caller, protocol, telnet_port),
     );
     let tree = tempfile::tempdir().unwrap();
     let root = tree.path();
-    fbb_tree(root, free_port(), qtc.fwd_port.unwrap(), "fbbpw");
+    fbb_tree(root, telnet_port, qtc.fwd_port.unwrap(), "fbbpw");
 
     // The mail for each side to send: xfbbd imports its own from mail.in (LF line ends).
     let mut rng = Rng(0x5eed_f00d);
@@ -341,15 +399,26 @@ fn forward_both_ways(protocol: &str, mode: &str, per_side: usize) {
         || !mail_in_path.exists(),
         String::new,
     );
-    // The sysop's `FW N0AAA` at the console: forward to N0AAA now.
     let mut console = Console::open(root, fbb.console_port);
-    console.say("FW N0AAA");
-
-    wait_until(
-        "no forwarding session with xfbbd ended",
-        || qtc.log().contains("forwarding session ended partner=N0FBB"),
-        || common::tail(&qtc.log(), 6000).to_string(),
-    );
+    match caller {
+        // The sysop's `FW N0AAA` at the console: forward to N0AAA now.
+        Caller::Xfbbd => {
+            console.say("FW N0AAA");
+            wait_until(
+                "no forwarding session with xfbbd ended",
+                || qtc.log().contains("forwarding session ended partner=N0FBB"),
+                || common::tail(&qtc.log(), 6000).to_string(),
+            );
+        }
+        Caller::Qtc => {
+            console.add_bbs_user("N0AAA", QTC_ON_FBB_PW);
+            let out = qtc.forward_ok("N0FBB", &qtc);
+            assert!(
+                out.contains(&format!("{per_side} received, {per_side} sent")),
+                "{out}"
+            );
+        }
+    }
     let log = qtc.log();
     assert!(
         !log.contains("forwarding session failed"),

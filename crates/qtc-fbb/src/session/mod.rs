@@ -283,6 +283,11 @@ impl Session {
         match self.state {
             State::Closed => {}
             State::MblDone => self.close_clean(),
+            // xfbbd, asked for its mail with our `F>`, hangs up when it has no more: nothing
+            // is in flight, so that is the end of the session, as `*** DONE` is from LinBPQ.
+            State::MblWaitSLine if self.role == Role::Caller && self.buffered().is_empty() => {
+                self.close_clean()
+            }
             _ => {
                 self.out.clear();
                 self.out_pos = 0;

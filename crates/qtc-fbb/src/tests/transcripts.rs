@@ -366,6 +366,36 @@ fn caller_in_mbl_against_xfbbd() {
 }
 
 #[test]
+fn caller_in_mbl_ends_when_xfbbd_hangs_up_after_our_reverse_request() {
+    let now = base_time();
+    // Our MBL caller with nothing to send, having asked xfbbd for its mail (`F>`).
+    let asking = || {
+        let mut s = Session::new(Role::Caller, config("N0PTR", Mode::Mbl));
+        s.start(now);
+        s.handle_input(now, XFBBD_GREETING);
+        s.handle_input(now, b">\r");
+        s.offer(now, vec![]).unwrap();
+        assert!(tx(&mut s).ends_with(b"F>\r"));
+        events(&mut s);
+        s
+    };
+    // xfbbd has nothing for us and disconnects: a normal end.
+    let mut s = asking();
+    s.handle_eof(now);
+    assert_eq!(events(&mut s), vec![Event::Closed { error: None }]);
+    // Cut in the middle of an S line, it is a lost connection.
+    let mut s = asking();
+    s.handle_input(now, b"SP N0PTR @ N0");
+    s.handle_eof(now);
+    assert_eq!(
+        events(&mut s),
+        vec![Event::Closed {
+            error: Some(Error::ConnectionLost)
+        }]
+    );
+}
+
+#[test]
 fn called_in_mbl_takes_the_transcript_client() {
     let now = base_time();
     let mut s = called(Mode::B1, b"[TST-1.0-HM$]\r");

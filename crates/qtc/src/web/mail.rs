@@ -335,7 +335,7 @@ fn not_found(n: u64) -> Response {
         .into_response()
 }
 
-/// The message `n` if `s` may read it; marked read when it is addressed to them (as `R` does).
+/// The message `n` if `s` may read it; their copy is marked read (as `R` does).
 pub(super) async fn readable(
     web: &Web,
     s: &WebSession,
@@ -347,8 +347,8 @@ pub(super) async fn readable(
         let m = st.message(n)?;
         match m {
             Some(m) if may_read(&me, sysop, &m.header, &m.copies) => {
-                if mark && m.header.to == me {
-                    st.mark_read(n)?;
+                if mark {
+                    st.mark_read(n, &me)?;
                 }
                 Ok(Some(m))
             }
