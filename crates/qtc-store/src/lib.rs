@@ -10,8 +10,9 @@
 #![forbid(unsafe_code)]
 
 pub mod b2f;
+mod counts;
 mod forward;
-mod housekeep;
+pub mod housekeep;
 mod parts;
 mod schema;
 mod users;
@@ -19,7 +20,7 @@ mod winlink;
 mod wp;
 
 pub use forward::{FwdOutcome, Incoming, Packed, Pending, ProposalInfo, Queued, Stored};
-pub use housekeep::{Housekept, Lifetimes};
+pub use housekeep::{Housekeeping, Housekept, Lifetimes};
 pub use parts::{Attachment, Recipient};
 pub use users::{hash_password, verify_password, DUMMY_HASH};
 
@@ -29,8 +30,8 @@ use std::sync::{Arc, Mutex};
 
 use qtc_mail::route;
 use qtc_mail::{
-    ListFilter, Message, MessageHeader, MessageStore, MsgStatus, MsgType, NewMessage, StoreError,
-    User,
+    GreetingCounts, ListFilter, Message, MessageHeader, MessageStore, MsgStatus, MsgType,
+    NewMessage, StoreError, User,
 };
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
@@ -177,6 +178,11 @@ impl Store {
         // SQLite writes each frame with two pwrite calls (measured in docs/performance.md).
         conn.pragma_update(None, "page_size", PAGE_SIZE)
             .map_err(db_err)?;
+        // Likewise only a new file: housekeeping then gives freed pages back in bounded steps
+        // (`PRAGMA incremental_vacuum`), never with a whole-file VACUUM. An older file is
+        // switched once by `qtc store compact` (docs/operating.md).
+        conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")
+            .map_err(db_err)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(db_err)?;
         conn.pragma_update(None, "synchronous", durability.synchronous())
@@ -309,6 +315,12 @@ impl Store {
         Ok(true)
     }
 
+    /// Messages by type and status letter (`P`/`B`/`T`, `N`/`Y`/`F`/`K`/`H`), from the tallies:
+    /// what /metrics reports, at the same cost on any store size.
+    pub fn message_tallies(&mut self) -> Result<Vec<(char, char, u64)>, StoreError> {
+        counts::by_kind_and_status(&self.conn)
+    }
+
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
@@ -424,7 +436,11 @@ impl MessageStore for Store {
     }
 
     fn list(&mut self, filter: &ListFilter) -> Result<Vec<MessageHeader>, StoreError> {
-        let (sql, args) = list_query(filter);
+        let at = match &filter.at {
+            Some(at) => Some(counts::at_match(&self.conn, at, filter.last)?),
+            None => None,
+        };
+        let (sql, args) = list_query(filter, at.as_ref());
         let mut stmt = self.conn.prepare_cached(&sql).map_err(db_err)?;
         let rows = stmt
             .query_map(params_from_iter(args.iter()), header_from_row)
@@ -465,14 +481,15 @@ impl MessageStore for Store {
     }
 
     fn counts(&mut self) -> Result<(u64, u64), StoreError> {
-        self.conn
-            .query_row(
-                "SELECT (SELECT COUNT(*) FROM messages WHERE status != 'K'), \
-                 (SELECT COALESCE(MAX(number), 0) FROM messages)",
-                [],
-                |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
-            )
-            .map_err(db_err)
+        counts::active_and_latest(&self.conn)
+    }
+
+    fn greeting_counts(&mut self, call: &str, sysop: bool) -> Result<GreetingCounts, StoreError> {
+        counts::greeting(&self.conn, call, sysop)
+    }
+
+    fn categories(&mut self) -> Result<Vec<(String, u64)>, StoreError> {
+        counts::categories(&self.conn)
     }
 }
 
@@ -648,7 +665,14 @@ impl Where {
     }
 }
 
-fn list_query(f: &ListFilter) -> (String, Vec<rusqlite::types::Value>) {
+/// Builds a listing's query. Every filter the BBS and the web use is answered by walking an
+/// index newest first (the table itself by number, or an index whose entries are in number
+/// order for one key), stopping at the LIMIT: see the query-plan tests. Status and type are
+/// written as literals so the planner can use the partial indexes on them.
+fn list_query(
+    f: &ListFilter,
+    at: Option<&counts::AtMatch>,
+) -> (String, Vec<rusqlite::types::Value>) {
     let mut w = Where::default();
     // Message numbers are stored as SQLite integers; a bound past i64::MAX (`L n` is n to
     // u64::MAX) means "no upper bound", not a negative number.
@@ -662,14 +686,10 @@ fn list_query(f: &ListFilter) -> (String, Vec<rusqlite::types::Value>) {
         w.push(format!("number BETWEEN {lo} AND {hi}"));
     }
     if let Some(kind) = f.kind {
-        let p = w.bind(kind.letter().to_string());
-        w.push(format!("kind = {p}"));
+        w.push(format!("kind = '{}'", kind.letter()));
     }
     match f.status {
-        Some(status) => {
-            let p = w.bind(status.letter().to_string());
-            w.push(format!("status = {p}"));
-        }
+        Some(status) => w.push(format!("status = '{}'", status.letter())),
         None if !f.include_killed => w.push("status != 'K'".into()),
         None => {}
     }
@@ -687,17 +707,26 @@ fn list_query(f: &ListFilter) -> (String, Vec<rusqlite::types::Value>) {
         let p = w.bind(from.to_ascii_uppercase());
         w.push(format!("from_call = {p}"));
     }
-    if let Some(at) = &f.at {
-        // Matches any element of the hierarchical address: `L@ USA` finds `N0BBS.#NCA.CA.USA.NOAM`.
-        let p = w.bind(at.to_ascii_uppercase());
-        w.push(format!("('.' || at || '.') LIKE ('%.' || {p} || '.%')"));
+    if let Some(at) = at {
+        // `L@ USA` matches any element of the hierarchical address (`N0BBS.#NCA.CA.USA.NOAM`):
+        // the tallies named the `@` values that match.
+        let values: Vec<String> = at.values.iter().map(|v| w.bind(v.clone())).collect();
+        // A leading `+` keeps the planner off the `at` index when walking by number is cheaper.
+        let column = if at.by_index { "at" } else { "+at" };
+        w.push(format!("{column} IN ({})", values.join(", ")));
     }
     if let Some(viewer) = &f.visible_to {
         let p = w.bind(viewer.to_ascii_uppercase());
-        w.push(format!(
-            "(kind != 'P' OR to_call = {p} OR from_call = {p} \
-             OR number IN (SELECT number FROM recipients WHERE call = {p}))"
-        ));
+        let theirs = format!(
+            "to_call = {p} OR from_call = {p} \
+             OR number IN (SELECT number FROM recipients WHERE call = {p})"
+        );
+        if f.kind == Some(MsgType::Personal) {
+            // Only their own: three index lookups instead of a walk past everyone else's.
+            w.push(format!("({theirs})"));
+        } else {
+            w.push(format!("(kind != 'P' OR {theirs})"));
+        }
         // Held mail waits for the sysop: nobody else sees it until it is released.
         w.push("status != 'H'".into());
     }
@@ -720,3 +749,5 @@ fn list_query(f: &ListFilter) -> (String, Vec<rusqlite::types::Value>) {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_size;
