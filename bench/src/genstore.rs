@@ -29,7 +29,8 @@ pub const MINE_EVERY: usize = 2000;
 pub const SENDER: &str = "K1X013";
 
 /// A daemon for the big store: telnet, web (/metrics), a raw forwarding port taking B1 from
-/// N0AAA.
+/// N0AAA. The burst of logins all comes from 127.0.0.1: the lockout (which counts attempts
+/// in flight, as guesses) is raised so it does not take them for password guessing.
 pub fn spec(max_sessions: usize) -> Spec<'static> {
     Spec {
         call: "N0BIG",
@@ -37,7 +38,8 @@ pub fn spec(max_sessions: usize) -> Spec<'static> {
         forward_listen: true,
         max_sessions,
         extra: "[[partner]]\ncallsign = \"N0AAA\"\nprotocol = \"b1\"\nroutes = [\"N0AAA\"]\n\
-                [web]\nlisten = \"127.0.0.1:0\"\n"
+                [web]\nlisten = \"127.0.0.1:0\"\n\
+                [limits]\nlockout_after = 1000\n"
             .into(),
         ..Spec::default()
     }

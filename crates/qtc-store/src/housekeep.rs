@@ -3,9 +3,9 @@
 //!
 //! A run is a [`Housekeeping`] done in steps of at most [`CHUNK`] rows each, one short
 //! transaction per step, so the daemon runs each step as its own job on the store thread and
-//! everyone else's work goes in between. Every step walks an index from a cursor, so a run
-//! costs what it expires plus what outlived a lifetime (held mail...), not the store's size;
-//! only the BID history is walked whole, in windows.
+//! everyone else's work goes in between. Every step walks an index (or the messages by
+//! number) from a cursor, so a run costs what it expires plus what outlived a lifetime (held
+//! mail...), not the store's size; only the BID history is walked whole, in windows.
 
 use qtc_mail::StoreError;
 use rusqlite::{params, OptionalExtension};
@@ -111,9 +111,9 @@ enum Stage {
     Remove {
         after: i64,
     },
-    /// Killing what reached its lifetime, walking by age from this (created, number).
+    /// Killing what reached its lifetime, walking by number from this one.
     Expire {
-        after: (i64, i64),
+        after: i64,
     },
     /// Forgetting old BIDs of messages no longer here, from this BID on.
     Bids {
@@ -201,9 +201,7 @@ impl Housekeeping {
             .map_err(db_err)?;
         let Some(last) = last else {
             tx.commit().map_err(db_err)?;
-            return Ok(Stage::Expire {
-                after: (i64::MIN, 0),
-            });
+            return Ok(Stage::Expire { after: 0 });
         };
         self.done.removed += tx
             .execute(
@@ -216,9 +214,11 @@ impl Housekeeping {
         Ok(Stage::Remove { after: last })
     }
 
-    /// Walks the messages older than the longest-reaching lifetime, oldest first, killing
-    /// those whose lifetime (by type and status) has passed.
-    fn expire(&mut self, store: &mut Store, after: (i64, i64)) -> Result<Stage, StoreError> {
+    /// Walks the messages from the oldest (lowest number: numbers follow arrival, and a
+    /// message is dated when it arrives), killing those whose lifetime (by type and status)
+    /// has passed. The walk ends at the first step whose messages are all younger than every
+    /// lifetime; a message dated out of order by a clock set wrong is taken at a later run.
+    fn expire(&mut self, store: &mut Store, after: i64) -> Result<Stage, StoreError> {
         let l = &self.lifetimes;
         // A lifetime of 0 (forever) gets a cutoff nothing is older than.
         let at = |days| cutoff(self.now, days).unwrap_or(i64::MIN);
@@ -229,26 +229,16 @@ impl Housekeeping {
             let mut st = tx
                 .prepare_cached(
                     "SELECT number, created, \
-                       (kind != 'B' AND status IN ('Y', 'F') AND created < ?4) \
-                       OR (kind != 'B' AND status = 'N' AND created < ?5) \
-                       OR (kind = 'B' AND status IN ('N', 'Y', 'F') AND created < ?6) \
-                     FROM messages WHERE created < ?1 AND (created, number) > (?2, ?3) \
-                     ORDER BY created, number LIMIT ?7",
+                       (kind != 'B' AND status IN ('Y', 'F') AND created < ?2) \
+                       OR (kind != 'B' AND status = 'N' AND created < ?3) \
+                       OR (kind = 'B' AND status IN ('N', 'Y', 'F') AND created < ?4) \
+                     FROM messages WHERE number > ?1 ORDER BY number LIMIT ?5",
                 )
                 .map_err(db_err)?;
             let rows = st
-                .query_map(
-                    params![
-                        newest,
-                        after.0,
-                        after.1,
-                        read,
-                        unread,
-                        bulletin,
-                        CHUNK as i64
-                    ],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                )
+                .query_map(params![after, read, unread, bulletin, CHUNK as i64], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
                 .map_err(db_err)?
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(db_err)?;
@@ -265,10 +255,11 @@ impl Housekeeping {
             }
         }
         tx.commit().map_err(db_err)?;
+        let all_young = walked.iter().all(|&(_, created, _)| created >= newest);
         Ok(match walked.last() {
-            Some(&(number, created, _)) if walked.len() == CHUNK => Stage::Expire {
-                after: (created, number),
-            },
+            Some(&(number, _, _)) if walked.len() == CHUNK && !all_young => {
+                Stage::Expire { after: number }
+            }
             _ => Stage::Bids {
                 after: String::new(),
             },
@@ -341,10 +332,15 @@ impl Housekeeping {
             self.done.unreturned_pages = free;
             return Ok(Stage::Finish);
         }
-        store
+        // Each step of the statement frees one page: run it to the end.
+        let mut st = store
             .conn
-            .execute_batch(&format!("PRAGMA incremental_vacuum({VACUUM_PAGES})"))
+            .prepare(&format!("PRAGMA incremental_vacuum({VACUUM_PAGES})"))
             .map_err(db_err)?;
+        let mut rows = st.query([]).map_err(db_err)?;
+        while rows.next().map_err(db_err)?.is_some() {}
+        drop(rows);
+        drop(st);
         self.done.returned_pages += free - store.free_pages()?.min(free);
         Ok(Stage::Vacuum)
     }

@@ -323,6 +323,10 @@ fn housekeeping_runs_in_chunks_and_returns_space() {
     let r = s.housekeep(30 * day, &l).unwrap();
     assert_eq!(r.removed, n as u64);
     assert!(r.returned_pages > 0 && r.unreturned_pages == 0, "{r}");
+    assert!(
+        r.steps < 10 + r.returned_pages / 100,
+        "a step gives back many pages: {r}"
+    );
     assert_eq!(s.free_pages().unwrap(), 0);
     let after = std::fs::metadata(s.path()).unwrap().len();
     assert!(after * 2 < before, "{before} -> {after}");
