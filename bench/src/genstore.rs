@@ -70,12 +70,15 @@ pub fn daemon(o: &Opts, n: usize, max_sessions: usize) -> R<(Daemon, f64)> {
     Ok((d, made))
 }
 
-/// target/bench-cache next to the measured binary's target/release.
+/// target/bench-cache for a binary in target/PROFILE; the temporary directory for one
+/// elsewhere (a `--baseline` copied out).
 fn cache_dir(bin: &Path) -> PathBuf {
-    bin.parent()
-        .and_then(Path::parent)
-        .map_or_else(|| PathBuf::from("target"), Path::to_path_buf)
-        .join("bench-cache")
+    match bin.parent().and_then(Path::parent) {
+        Some(target) if target.file_name().is_some_and(|n| n == "target") => {
+            target.join("bench-cache")
+        }
+        _ => std::env::temp_dir().join("qtc-bench-cache"),
+    }
 }
 
 /// Runs SQL through the `sqlite3` shell; returns its output.

@@ -681,13 +681,20 @@ fn list_query(
     // Message numbers are stored as SQLite integers; a bound past i64::MAX (`L n` is n to
     // u64::MAX) means "no upper bound", not a negative number.
     let number = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-    if let Some(after) = f.after {
-        let p = w.bind(number(after));
-        w.push(format!("number > {p}"));
+    // One range on the number: given a lower bound twice (`after` and a page's `range`),
+    // SQLite walks down to the looser one, the whole table for an `L` with nothing new.
+    let lo = f.after.map(|a| a.saturating_add(1));
+    let lo = match (lo, f.range) {
+        (Some(a), Some((r, _))) => Some(a.max(r)),
+        (a, r) => a.or(r.map(|(r, _)| r)),
+    };
+    if let Some(lo) = lo {
+        let p = w.bind(number(lo));
+        w.push(format!("number >= {p}"));
     }
-    if let Some((lo, hi)) = f.range {
-        let (lo, hi) = (w.bind(number(lo)), w.bind(number(hi)));
-        w.push(format!("number BETWEEN {lo} AND {hi}"));
+    if let Some((_, hi)) = f.range {
+        let p = w.bind(number(hi));
+        w.push(format!("number <= {p}"));
     }
     if let Some(kind) = f.kind {
         w.push(format!("kind = '{}'", kind.letter()));

@@ -178,6 +178,36 @@ fn every_listing_is_an_index_walk() {
     }
 }
 
+/// `L` with nothing new, paged: the range starts at the last listed number, not at 0, so the
+/// walk newest first stops at once.
+#[test]
+fn nothing_new_is_found_without_a_walk() {
+    let (_d, mut s) = filled();
+    let f = ListFilter {
+        after: Some(602),
+        range: Some((0, u64::MAX)),
+        visible_to: Some("N1US".into()),
+        last: Some(21),
+        ..Default::default()
+    };
+    let (sql, args) = list_query(&f, None);
+    let mut st = s.conn.prepare(&sql).unwrap();
+    let mut rows = st.query(params_from_iter(args.iter())).unwrap();
+    assert!(rows.next().unwrap().is_none());
+    drop(rows);
+    // Walking the 603 messages would take thousands of VM steps.
+    let steps = st.get_status(rusqlite::StatementStatus::VmStep);
+    assert!(steps < 100, "{steps} steps: {sql}");
+    drop(st);
+    let older = ListFilter {
+        after: Some(590),
+        range: Some((595, 600)),
+        ..Default::default()
+    };
+    let got: Vec<u64> = s.list(&older).unwrap().iter().map(|h| h.number).collect();
+    assert_eq!(got, vec![600, 599, 598, 597, 596, 595]);
+}
+
 /// `L@` reads matching values through the index when they are few, walks when they are many,
 /// and matches any element of the address either way.
 #[test]
