@@ -89,6 +89,9 @@ pub struct Housekeeper {
     cfg: Mutex<HousekeepingCfg>,
     /// Wakes the schedule to re-arm its timer after [`Housekeeper::set`].
     changed: tokio::sync::Notify,
+    /// Held for a whole run: a run asked for while one is going waits for it, rather than
+    /// walking the same rows in steps between its steps.
+    running: tokio::sync::Mutex<()>,
 }
 
 impl Housekeeper {
@@ -98,6 +101,7 @@ impl Housekeeper {
             store,
             cfg: Mutex::new(cfg),
             changed: tokio::sync::Notify::new(),
+            running: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -115,6 +119,7 @@ impl Housekeeper {
     /// [`qtc_store::housekeep::CHUNK`] rows, one transaction) is its own job on the store
     /// thread, so sessions, forwarding and /metrics go on between steps.
     pub async fn run_now(&self) -> Result<String, String> {
+        let _one_at_a_time = self.running.lock().await;
         let lifetimes = self.get().lifetimes();
         let mut run = qtc_store::Housekeeping::new(clock::unix_now(), &lifetimes);
         while !run.finished() {
