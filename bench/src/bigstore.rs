@@ -420,19 +420,7 @@ fn metrics(port: u16) -> R<(f64, usize)> {
 
 /// A partner (a fresh daemon N0AAA) forwards `k` B1 bulletins into `d`; returns msg/s.
 fn forward_into(o: &Opts, d: &Daemon, k: usize, tag: &str) -> R<f64> {
-    let port = d.fwd.ctx("no forwarding port")?;
-    let a = Daemon::create(
-        o,
-        &Spec {
-            call: "N0AAA",
-            users: &[],
-            extra: format!(
-                "[[partner]]\ncallsign = \"N0BIG\"\nconnect = \"tcp:127.0.0.1:{port}\"\n\
-                 password = \"fwdpw\"\nprotocol = \"b1\"\nroutes = [\"N0BIG\", \"WW\"]\n"
-            ),
-            ..Spec::default()
-        },
-    )?;
+    let a = crate::forward::sender(o, d, "b1")?;
     a.import(&bulletins(k, crate::forward::BODY, k as u64, |i| {
         format!("{tag}{i}_N0FWD")
     }))?;
