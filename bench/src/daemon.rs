@@ -69,6 +69,8 @@ pub struct Daemon {
     pub telnet: u16,
     /// Its raw forwarding port, if it has one.
     pub fwd: Option<u16>,
+    /// Its web port (/metrics), if it has one.
+    pub web: Option<u16>,
     /// Its callsign.
     pub call: String,
 }
@@ -100,6 +102,7 @@ impl Daemon {
             stdin: s.stdin,
             telnet: 0,
             fwd: None,
+            web: None,
             call: s.call.to_string(),
         };
         for (call, pw, flags) in s.users {
@@ -169,6 +172,7 @@ impl Daemon {
         // Port 0 in the config: every start gets new ports.
         self.telnet = 0;
         self.fwd = None;
+        self.web = None;
         let port_of = |a: &str| a.rsplit(':').next().and_then(|p| p.parse::<u16>().ok());
         let end = now() + Duration::from_secs(20);
         let mut seen = Vec::new();
@@ -181,6 +185,9 @@ impl Daemon {
                     }
                     if let Some(a) = line.strip_prefix("forward: listening on ") {
                         self.fwd = self.fwd.or(port_of(a));
+                    }
+                    if let Some(a) = line.strip_prefix("web: listening on ") {
+                        self.web = self.web.or(port_of(a));
                     }
                     let done = line.starts_with("data: ");
                     seen.push(line);

@@ -32,20 +32,27 @@ fn pair_with(o: &Opts, mode: &str, more: &str) -> R<(Daemon, Daemon)> {
             ..Spec::default()
         },
     )?;
-    let port = b.fwd.ctx("B has no forwarding port")?;
-    let a = Daemon::create(
+    let a = sender(o, &b, mode)?;
+    Ok((a, b))
+}
+
+/// A sender N0AAA whose partner is `to` (reached on its raw forwarding port, password fwdpw),
+/// taking its own call and WW in `mode`.
+pub fn sender(o: &Opts, to: &Daemon, mode: &str) -> R<Daemon> {
+    let port = to.fwd.ctx("the receiver has no forwarding port")?;
+    Daemon::create(
         o,
         &Spec {
             call: "N0AAA",
             users: &[],
             extra: format!(
-                "[[partner]]\ncallsign = \"N0BBB\"\nconnect = \"tcp:127.0.0.1:{port}\"\n\
-                 password = \"fwdpw\"\nprotocol = \"{mode}\"\nroutes = [\"N0BBB\", \"WW\"]\n"
+                "[[partner]]\ncallsign = \"{call}\"\nconnect = \"tcp:127.0.0.1:{port}\"\n\
+                 password = \"fwdpw\"\nprotocol = \"{mode}\"\nroutes = [\"{call}\", \"WW\"]\n",
+                call = to.call
             ),
             ..Spec::default()
         },
-    )?;
-    Ok((a, b))
+    )
 }
 
 /// Imports `n` bulletins into A and checks they are queued for N0BBB.
@@ -193,7 +200,8 @@ impl Spread {
 }
 
 /// The load averages (1, 5, 15 min), as /proc/loadavg gives them.
-fn load() -> String {
+/// The load average (1, 5, 15 min).
+pub fn load() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|_| "unknown".into())

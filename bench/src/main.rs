@@ -9,10 +9,12 @@
 // The driver measures wall time and waits for daemons: it is not a sans-IO core.
 #![allow(clippy::disallowed_methods)]
 
+mod bigstore;
 mod client;
 mod daemon;
 mod faults;
 mod forward;
+mod genstore;
 mod idle;
 mod lzhuf;
 mod measure;
@@ -64,6 +66,10 @@ pub struct Plan {
     pub paste_small_runs: usize,
     /// 1 MB pastes.
     pub paste_large_runs: usize,
+    /// Messages in the generated store of row 8 (`bigstore`).
+    pub big_n: usize,
+    /// Bulletins a partner forwards into it, unloaded and loaded.
+    pub big_fwd_n: usize,
 }
 
 impl Plan {
@@ -85,6 +91,8 @@ impl Plan {
                 scale_secs: 3,
                 paste_small_runs: 5,
                 paste_large_runs: 1,
+                big_n: 20_000,
+                big_fwd_n: 300,
             }
         } else {
             Plan {
@@ -103,19 +111,21 @@ impl Plan {
                 scale_secs: 10,
                 paste_small_runs: 9,
                 paste_large_runs: 3,
+                big_n: 1_000_000,
+                big_fwd_n: 1_000,
             }
         }
     }
 }
 
 const ROWS: &[&str] = &[
-    "idle", "forward", "telnet", "faults", "scale", "lzhuf", "radio",
+    "idle", "forward", "telnet", "faults", "scale", "lzhuf", "radio", "bigstore",
 ];
 
 const USAGE: &str = "usage: qtc-bench [--quick] [--qtc PATH] [--out FILE] [--only ROW,...] \
 [--modes fbb,b1,b2] [--durability full|normal] [--log-level LEVEL] [--sessions N] [--store N] [--fwd N]
-       [--fwd-runs N] [--baseline PATH (another qtc binary: forwarding rows for both, interleaved)]
-rows: idle, forward, telnet, faults, scale, lzhuf, radio";
+       [--fwd-runs N] [--big N] [--baseline PATH (another qtc binary: forwarding and 1 M store rows for both)]
+rows: idle, forward, telnet, faults, scale, lzhuf, radio, bigstore";
 
 struct Args {
     plan: Plan,
@@ -158,6 +168,7 @@ fn parse_args() -> Result<Args, String> {
             "--log-level" => opts.log_level = val()?,
             "--sessions" => plan.sessions = num(val()?)?,
             "--store" => plan.store_n = num(val()?)?,
+            "--big" => plan.big_n = num(val()?)?.max(1000),
             "--fwd" => {
                 plan.fwd_n = num(val()?)?;
                 plan.fwd_strace_n = plan.fwd_strace_n.min(plan.fwd_n);
@@ -255,6 +266,7 @@ fn main() -> ExitCode {
             "scale" => scale::run(o, plan),
             "lzhuf" => lzhuf::run(o, plan),
             "radio" => radio::run(o, plan),
+            "bigstore" => bigstore::run(o, plan),
             _ => unreachable!("rows are checked when parsed"),
         };
         for r in &rows {

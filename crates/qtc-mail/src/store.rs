@@ -1,6 +1,6 @@
 //! The storage interface the BBS interpreter and the forwarding code use.
 
-use crate::message::{ListFilter, Message, MessageHeader, MsgStatus, NewMessage};
+use crate::message::{ListFilter, Message, MessageHeader, MsgStatus, MsgType, NewMessage};
 
 /// A BBS user (a human or a forwarding partner).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,6 +19,18 @@ pub struct User {
     pub last_listed: u64,
     /// Lines per page the user chose with `OP n` (0: no paging); `None`: the port's default.
     pub page_len: Option<usize>,
+}
+
+/// What the login greeting tells a user: "You have `mine` messages, `new` new. Latest message
+/// is `latest`".
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GreetingCounts {
+    /// Messages to the user (as addressee or copy), not killed; held ones only for a sysop.
+    pub mine: u64,
+    /// Of those, the ones not yet read.
+    pub new: u64,
+    /// The highest message number.
+    pub latest: u64,
 }
 
 /// Why a store operation failed.
@@ -84,4 +96,34 @@ pub trait MessageStore {
     fn counts(&mut self) -> Result<(u64, u64), StoreError>;
     /// The home BBS the white pages know for a callsign.
     fn home_bbs(&mut self, call: &str) -> Result<Option<String>, StoreError>;
+    /// The greeting's counts for `call`; `sysop`: held mail counts too. The default lists the
+    /// user's headers; a store should answer from an index or counters, as qtc-store does.
+    fn greeting_counts(&mut self, call: &str, sysop: bool) -> Result<GreetingCounts, StoreError> {
+        let mine = self.list(&ListFilter {
+            to_or_copy: Some(call.to_owned()),
+            visible_to: (!sysop).then(|| call.to_owned()),
+            ..Default::default()
+        })?;
+        Ok(GreetingCounts {
+            mine: mine.len() as u64,
+            new: mine.iter().filter(|h| h.status == MsgStatus::New).count() as u64,
+            latest: self.counts()?.1,
+        })
+    }
+    /// Bulletin areas (`LC`): each addressee of bulletins neither killed nor held, with how
+    /// many it has, in alphabetical order. The default lists every bulletin; a store should
+    /// keep counts, as qtc-store does.
+    fn categories(&mut self) -> Result<Vec<(String, u64)>, StoreError> {
+        let mut counts = std::collections::BTreeMap::<String, u64>::new();
+        let bulletins = self.list(&ListFilter {
+            kind: Some(MsgType::Bulletin),
+            // Anyone's view: held mail is left out.
+            visible_to: Some(String::new()),
+            ..Default::default()
+        })?;
+        for h in bulletins {
+            *counts.entry(h.to).or_default() += 1;
+        }
+        Ok(counts.into_iter().collect())
+    }
 }

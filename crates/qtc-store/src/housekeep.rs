@@ -1,10 +1,25 @@
 //! Daily housekeeping: message lifetimes by type and status, BID expiry, old partial
-//! transfers, and compaction of the file.
+//! transfers, and giving free pages back to the file system.
+//!
+//! A run is a [`Housekeeping`] done in steps of at most [`CHUNK`] rows each, one short
+//! transaction per step, so the daemon runs each step as its own job on the store thread and
+//! everyone else's work goes in between. Every step walks an index (or the messages by
+//! number) from a cursor, so a run costs what it expires plus what outlived a lifetime (held
+//! mail...), not the store's size; only the BID history is walked whole, in windows.
 
 use qtc_mail::StoreError;
-use rusqlite::params;
+use rusqlite::{params, OptionalExtension};
 
 use crate::{db_err, Store};
+
+/// Rows one step changes (or, for walks, looks at) at most.
+pub const CHUNK: usize = 1000;
+
+/// BIDs one step looks at: a BID row is small and most are kept.
+const BID_WINDOW: usize = 5 * CHUNK;
+
+/// Pages one step gives back with `PRAGMA incremental_vacuum` (4 MB of 8 KB pages).
+const VACUUM_PAGES: u32 = 512;
 
 /// How long things live, in days; 0 means forever.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,8 +65,13 @@ pub struct Housekept {
     /// Compressed forms dropped: every partner has had the message (each is made again at
     /// its next send, should it be queued again).
     pub compressed: u64,
-    /// Whether the file was compacted.
-    pub compacted: bool,
+    /// Free pages given back to the file system (incremental vacuum).
+    pub returned_pages: u64,
+    /// Free pages left in a file made before incremental vacuum (`qtc store compact`
+    /// switches it once); 0 otherwise.
+    pub unreturned_pages: u64,
+    /// Steps (transactions) the run took.
+    pub steps: u64,
 }
 
 impl std::fmt::Display for Housekept {
@@ -59,18 +79,24 @@ impl std::fmt::Display for Housekept {
         write!(
             f,
             "{} expired, {} removed, {} BIDs forgotten, {} partial transfers dropped, \
-             {} compressed forms dropped{}",
+             {} compressed forms dropped, {} free pages given back in {} steps",
             self.expired,
             self.removed,
             self.bids,
             self.partials,
             self.compressed,
-            if self.compacted {
-                ", file compacted"
-            } else {
-                ""
-            }
-        )
+            self.returned_pages,
+            self.steps,
+        )?;
+        if self.unreturned_pages > 0 {
+            write!(
+                f,
+                " ({} free pages stay in the file: `qtc store compact` lets housekeeping give \
+                 them back)",
+                self.unreturned_pages
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -78,50 +104,207 @@ fn cutoff(now: i64, days: u32) -> Option<i64> {
     (days > 0).then(|| now - i64::from(days) * 86_400)
 }
 
-impl Store {
-    /// Runs housekeeping as of `now`. Held mail is never touched: it waits for the sysop.
-    pub fn housekeep(&mut self, now: i64, l: &Lifetimes) -> Result<Housekept, StoreError> {
-        let mut done = Housekept::default();
-        let tx = self.conn.transaction().map_err(db_err)?;
-        // Mail killed before this run is removed first, so what expires now stays (killed)
-        // until the next run and can still be brought back.
-        let before = now - i64::from(l.killed) * 86_400;
-        done.removed = tx
+/// Where a run is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Stage {
+    /// Removing mail killed before this run, from this message number on.
+    Remove {
+        after: i64,
+    },
+    /// Killing what reached its lifetime, walking by number from this one.
+    Expire {
+        after: i64,
+    },
+    /// Forgetting old BIDs of messages no longer here, from this BID on.
+    Bids {
+        after: String,
+    },
+    /// Partial transfers, compressed forms and empty tallies: small tables, one step.
+    Small,
+    /// Giving free pages back.
+    Vacuum,
+    /// Statistics and the WAL file.
+    Finish,
+    Done,
+}
+
+/// One housekeeping run as of `now`, done step by step. Held mail is never touched: it waits
+/// for the sysop.
+#[derive(Clone, Debug)]
+pub struct Housekeeping {
+    now: i64,
+    lifetimes: Lifetimes,
+    stage: Stage,
+    done: Housekept,
+}
+
+impl Housekeeping {
+    /// A run as of `now` (Unix seconds) with these lifetimes.
+    pub fn new(now: i64, lifetimes: &Lifetimes) -> Housekeeping {
+        Housekeeping {
+            now,
+            lifetimes: *lifetimes,
+            stage: Stage::Remove { after: 0 },
+            done: Housekept::default(),
+        }
+    }
+
+    /// What the run has done so far.
+    pub fn done(&self) -> Housekept {
+        self.done
+    }
+
+    /// True when every step has run.
+    pub fn finished(&self) -> bool {
+        self.stage == Stage::Done
+    }
+
+    /// Runs the next step (one transaction of at most [`CHUNK`] rows); returns true while
+    /// steps are left.
+    pub fn step(&mut self, store: &mut Store) -> Result<bool, StoreError> {
+        let next = match std::mem::replace(&mut self.stage, Stage::Done) {
+            Stage::Remove { after } => self.remove(store, after)?,
+            Stage::Expire { after } => self.expire(store, after)?,
+            Stage::Bids { after } => self.forget_bids(store, after)?,
+            Stage::Small => self.small_tables(store)?,
+            Stage::Vacuum => self.vacuum(store)?,
+            Stage::Finish => {
+                // A bounded ANALYZE: statistics for the planner without reading every row.
+                store
+                    .conn
+                    .execute_batch(
+                        "PRAGMA analysis_limit = 400; PRAGMA optimize; \
+                         PRAGMA wal_checkpoint(TRUNCATE);",
+                    )
+                    .map_err(db_err)?;
+                Stage::Done
+            }
+            Stage::Done => Stage::Done,
+        };
+        self.done.steps += 1;
+        self.stage = next;
+        Ok(!self.finished())
+    }
+
+    /// Mail killed before this run is removed first, so what expires now stays (killed)
+    /// until the next run and can still be brought back.
+    fn remove(&mut self, store: &mut Store, after: i64) -> Result<Stage, StoreError> {
+        let before = self.now - i64::from(self.lifetimes.killed) * 86_400;
+        let tx = store.conn.transaction().map_err(db_err)?;
+        let last: Option<i64> = tx
+            .query_row(
+                "SELECT MAX(number) FROM (SELECT number FROM messages \
+                 WHERE status = 'K' AND number > ?1 ORDER BY number LIMIT ?2)",
+                params![after, CHUNK as i64],
+                |r| r.get(0),
+            )
+            .map_err(db_err)?;
+        let Some(last) = last else {
+            tx.commit().map_err(db_err)?;
+            return Ok(Stage::Expire { after: 0 });
+        };
+        self.done.removed += tx
             .execute(
-                "DELETE FROM messages WHERE status = 'K' AND created < ?1",
-                [before],
+                "DELETE FROM messages WHERE status = 'K' AND number > ?1 AND number <= ?2 \
+                 AND created < ?3",
+                params![after, last, before],
             )
             .map_err(db_err)? as u64;
-        let rules: [(&str, u32); 3] = [
-            ("kind != 'B' AND status IN ('Y', 'F')", l.personal_read),
-            ("kind != 'B' AND status = 'N'", l.personal_unread),
-            ("kind = 'B' AND status IN ('N', 'Y', 'F')", l.bulletin),
-        ];
-        for (cond, days) in rules {
-            if let Some(before) = cutoff(now, days) {
-                done.expired += tx
-                    .execute(
-                        &format!("UPDATE messages SET status = 'K' WHERE {cond} AND created < ?1"),
-                        [before],
-                    )
-                    .map_err(db_err)? as u64;
+        tx.commit().map_err(db_err)?;
+        Ok(Stage::Remove { after: last })
+    }
+
+    /// Walks the messages from the oldest (lowest number: numbers follow arrival, and a
+    /// message is dated when it arrives), killing those whose lifetime (by type and status)
+    /// has passed. The walk ends at the first step whose messages are all younger than every
+    /// lifetime; a message dated out of order by a clock set wrong is taken at a later run.
+    fn expire(&mut self, store: &mut Store, after: i64) -> Result<Stage, StoreError> {
+        let l = &self.lifetimes;
+        // A lifetime of 0 (forever) gets a cutoff nothing is older than.
+        let at = |days| cutoff(self.now, days).unwrap_or(i64::MIN);
+        let (read, unread, bulletin) = (at(l.personal_read), at(l.personal_unread), at(l.bulletin));
+        let newest = read.max(unread).max(bulletin);
+        let tx = store.conn.transaction().map_err(db_err)?;
+        let walked: Vec<(i64, i64, bool)> = {
+            let mut st = tx
+                .prepare_cached(
+                    "SELECT number, created, \
+                       (kind != 'B' AND status IN ('Y', 'F') AND created < ?2) \
+                       OR (kind != 'B' AND status = 'N' AND created < ?3) \
+                       OR (kind = 'B' AND status IN ('N', 'Y', 'F') AND created < ?4) \
+                     FROM messages WHERE number > ?1 ORDER BY number LIMIT ?5",
+                )
+                .map_err(db_err)?;
+            let rows = st
+                .query_map(params![after, read, unread, bulletin, CHUNK as i64], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
+                .map_err(db_err)?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(db_err)?;
+            rows
+        };
+        {
+            let mut kill = tx
+                .prepare_cached("UPDATE messages SET status = 'K' WHERE number = ?1")
+                .map_err(db_err)?;
+            for (number, _, expired) in &walked {
+                if *expired {
+                    self.done.expired += kill.execute([number]).map_err(db_err)? as u64;
+                }
             }
         }
-        if let Some(before) = cutoff(now, l.bid) {
-            done.bids = tx
-                .execute(
-                    "DELETE FROM bids WHERE seen < ?1 AND bid NOT IN (SELECT bid FROM messages)",
-                    [before],
-                )
-                .map_err(db_err)? as u64;
-        }
-        if let Some(before) = cutoff(now, l.partial) {
-            done.partials = tx
+        tx.commit().map_err(db_err)?;
+        let all_young = walked.iter().all(|&(_, created, _)| created >= newest);
+        Ok(match walked.last() {
+            Some(&(number, _, _)) if walked.len() == CHUNK && !all_young => {
+                Stage::Expire { after: number }
+            }
+            _ => Stage::Bids {
+                after: String::new(),
+            },
+        })
+    }
+
+    /// Forgets BIDs older than their lifetime whose message is gone, a window at a time.
+    fn forget_bids(&mut self, store: &mut Store, after: String) -> Result<Stage, StoreError> {
+        let Some(before) = cutoff(self.now, self.lifetimes.bid) else {
+            return Ok(Stage::Small);
+        };
+        let tx = store.conn.transaction().map_err(db_err)?;
+        let last: Option<String> = tx
+            .query_row(
+                "SELECT MAX(bid) FROM (SELECT bid FROM bids WHERE bid > ?1 ORDER BY bid LIMIT ?2)",
+                params![after, BID_WINDOW as i64],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(db_err)?
+            .flatten();
+        let Some(last) = last else {
+            tx.commit().map_err(db_err)?;
+            return Ok(Stage::Small);
+        };
+        self.done.bids += tx
+            .execute(
+                "DELETE FROM bids WHERE bid > ?1 AND bid <= ?2 AND seen < ?3 \
+                 AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.bid = bids.bid)",
+                params![after, last, before],
+            )
+            .map_err(db_err)? as u64;
+        tx.commit().map_err(db_err)?;
+        Ok(Stage::Bids { after: last })
+    }
+
+    fn small_tables(&mut self, store: &mut Store) -> Result<Stage, StoreError> {
+        let tx = store.conn.transaction().map_err(db_err)?;
+        if let Some(before) = cutoff(self.now, self.lifetimes.partial) {
+            self.done.partials = tx
                 .execute("DELETE FROM partials WHERE updated < ?1", params![before])
                 .map_err(db_err)? as u64;
         }
         for form in crate::forward::PACKED_FORMS {
-            done.compressed += tx
+            self.done.compressed += tx
                 .execute(
                     &format!(
                         "DELETE FROM {} WHERE number NOT IN \
@@ -132,24 +315,69 @@ impl Store {
                 )
                 .map_err(db_err)? as u64;
         }
+        tx.execute("DELETE FROM tallies WHERE n = 0", [])
+            .map_err(db_err)?;
         tx.commit().map_err(db_err)?;
-        // Compact when a quarter of the file is free pages.
-        let (pages, free): (i64, i64) = self
-            .conn
-            .query_row(
-                "SELECT (SELECT page_count FROM pragma_page_count()), \
-                 (SELECT freelist_count FROM pragma_freelist_count())",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .map_err(db_err)?;
-        if pages > 0 && free * 4 >= pages && free > 256 {
-            self.conn.execute_batch("VACUUM").map_err(db_err)?;
-            done.compacted = true;
+        Ok(Stage::Vacuum)
+    }
+
+    /// Gives free pages back, [`VACUUM_PAGES`] per step, on a file set for incremental
+    /// vacuum; never a whole-file VACUUM (it would hold the writer for seconds on a big store).
+    fn vacuum(&mut self, store: &mut Store) -> Result<Stage, StoreError> {
+        let free = store.free_pages()?;
+        if free == 0 {
+            return Ok(Stage::Finish);
         }
-        self.conn
-            .execute_batch("PRAGMA optimize; PRAGMA wal_checkpoint(TRUNCATE);")
+        if !store.incremental_vacuum()? {
+            self.done.unreturned_pages = free;
+            return Ok(Stage::Finish);
+        }
+        // Each step of the statement frees one page: run it to the end.
+        let mut st = store
+            .conn
+            .prepare(&format!("PRAGMA incremental_vacuum({VACUUM_PAGES})"))
             .map_err(db_err)?;
-        Ok(done)
+        let mut rows = st.query([]).map_err(db_err)?;
+        while rows.next().map_err(db_err)?.is_some() {}
+        drop(rows);
+        drop(st);
+        self.done.returned_pages += free - store.free_pages()?.min(free);
+        Ok(Stage::Vacuum)
+    }
+}
+
+impl Store {
+    /// Runs a whole housekeeping run at once (the sysop CLI, tests); the daemon runs the steps
+    /// of a [`Housekeeping`] as separate jobs instead.
+    pub fn housekeep(&mut self, now: i64, l: &Lifetimes) -> Result<Housekept, StoreError> {
+        let mut run = Housekeeping::new(now, l);
+        while run.step(self)? {}
+        Ok(run.done())
+    }
+
+    /// Free pages in the file.
+    pub fn free_pages(&mut self) -> Result<u64, StoreError> {
+        self.conn
+            .query_row("PRAGMA freelist_count", [], |r| r.get::<_, i64>(0))
+            .map(|n| n.max(0) as u64)
+            .map_err(db_err)
+    }
+
+    /// True when the file gives free pages back in steps (`auto_vacuum = INCREMENTAL`: every
+    /// store made by this qtc, and older ones after `qtc store compact`).
+    pub fn incremental_vacuum(&mut self) -> Result<bool, StoreError> {
+        self.conn
+            .query_row("PRAGMA auto_vacuum", [], |r| r.get::<_, i64>(0))
+            .map(|mode| mode == 2)
+            .map_err(db_err)
+    }
+
+    /// Switches the file to incremental vacuum and compacts it: one whole-file VACUUM, for a
+    /// store made before qtc did this. It rewrites the file (about as long as copying it) and
+    /// holds the write lock meanwhile: run it with the daemon stopped.
+    pub fn compact(&mut self) -> Result<(), StoreError> {
+        self.conn
+            .execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")
+            .map_err(db_err)
     }
 }

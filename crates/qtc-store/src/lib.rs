@@ -10,8 +10,9 @@
 #![forbid(unsafe_code)]
 
 pub mod b2f;
+mod counts;
 mod forward;
-mod housekeep;
+pub mod housekeep;
 mod parts;
 mod schema;
 mod traffic;
@@ -20,7 +21,7 @@ mod winlink;
 mod wp;
 
 pub use forward::{pack, FwdOutcome, Incoming, Pending, ProposalInfo, Queued, Stored};
-pub use housekeep::{Housekept, Lifetimes};
+pub use housekeep::{Housekeeping, Housekept, Lifetimes};
 pub use parts::{Attachment, Recipient};
 pub use traffic::DayTraffic;
 pub use users::{hash_password, verify_password, DUMMY_HASH};
@@ -31,8 +32,8 @@ use std::sync::{Arc, Mutex};
 
 use qtc_mail::route;
 use qtc_mail::{
-    ListFilter, Message, MessageHeader, MessageStore, MsgStatus, MsgType, NewMessage, StoreError,
-    User,
+    GreetingCounts, ListFilter, Message, MessageHeader, MessageStore, MsgStatus, MsgType,
+    NewMessage, StoreError, User,
 };
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
@@ -179,11 +180,20 @@ impl Store {
         // SQLite writes each frame with two pwrite calls (measured in docs/performance.md).
         conn.pragma_update(None, "page_size", PAGE_SIZE)
             .map_err(db_err)?;
+        // Likewise only a new file: housekeeping then gives freed pages back in bounded steps
+        // (`PRAGMA incremental_vacuum`), never with a whole-file VACUUM. An older file is
+        // switched once by `qtc store compact` (docs/operating.md).
+        conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")
+            .map_err(db_err)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(db_err)?;
         conn.pragma_update(None, "synchronous", durability.synchronous())
             .map_err(db_err)?;
         conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(db_err)?;
+        // An INSERT that fires the tally trigger may need a statement journal; on disk it
+        // costs a write per page touched (five times the pwrite calls of a received block).
+        conn.pragma_update(None, "temp_store", "MEMORY")
             .map_err(db_err)?;
         let mut store = Store {
             conn,
@@ -320,6 +330,12 @@ impl Store {
         Ok(true)
     }
 
+    /// Messages by type and status letter (`P`/`B`/`T`, `N`/`Y`/`F`/`K`/`H`), from the tallies:
+    /// what /metrics reports, at the same cost on any store size.
+    pub fn message_tallies(&mut self) -> Result<Vec<(char, char, u64)>, StoreError> {
+        counts::by_kind_and_status(&self.conn)
+    }
+
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
@@ -449,7 +465,11 @@ impl MessageStore for Store {
     }
 
     fn list(&mut self, filter: &ListFilter) -> Result<Vec<MessageHeader>, StoreError> {
-        let (sql, args) = list_query(filter);
+        let at = match &filter.at {
+            Some(at) => Some(counts::at_match(&self.conn, at, filter.last)?),
+            None => None,
+        };
+        let (sql, args) = list_query(filter, at.as_ref());
         let mut stmt = self.conn.prepare_cached(&sql).map_err(db_err)?;
         let rows = stmt
             .query_map(params_from_iter(args.iter()), header_from_row)
@@ -499,14 +519,15 @@ impl MessageStore for Store {
     }
 
     fn counts(&mut self) -> Result<(u64, u64), StoreError> {
-        self.conn
-            .query_row(
-                "SELECT (SELECT COUNT(*) FROM messages WHERE status != 'K'), \
-                 (SELECT COALESCE(MAX(number), 0) FROM messages)",
-                [],
-                |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
-            )
-            .map_err(db_err)
+        counts::active_and_latest(&self.conn)
+    }
+
+    fn greeting_counts(&mut self, call: &str, sysop: bool) -> Result<GreetingCounts, StoreError> {
+        counts::greeting(&self.conn, call, sysop)
+    }
+
+    fn categories(&mut self) -> Result<Vec<(String, u64)>, StoreError> {
+        counts::categories(&self.conn)
     }
 }
 
@@ -682,7 +703,14 @@ impl Where {
     }
 }
 
-fn list_query(f: &ListFilter) -> (String, Vec<rusqlite::types::Value>) {
+/// Builds a listing's query. Every filter the BBS and the web use is answered by walking an
+/// index newest first (the table itself by number, or an index whose entries are in number
+/// order for one key), stopping at the LIMIT: see the query-plan tests. Status and type are
+/// written as literals so the planner can use the partial indexes on them.
+fn list_query(
+    f: &ListFilter,
+    at: Option<&counts::AtMatch>,
+) -> (String, Vec<rusqlite::types::Value>) {
     let mut w = Where::default();
     // Whose read marks the status shows: the user whose mail this is, or who lists.
     let status = match f.to_or_copy.as_ref().or(f.visible_to.as_ref()) {
@@ -692,23 +720,26 @@ fn list_query(f: &ListFilter) -> (String, Vec<rusqlite::types::Value>) {
     // Message numbers are stored as SQLite integers; a bound past i64::MAX (`L n` is n to
     // u64::MAX) means "no upper bound", not a negative number.
     let number = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-    if let Some(after) = f.after {
-        let p = w.bind(number(after));
-        w.push(format!("number > {p}"));
+    // One range on the number: given a lower bound twice (`after` and a page's `range`),
+    // SQLite walks down to the looser one, the whole table for an `L` with nothing new.
+    let lo = f.after.map(|a| a.saturating_add(1));
+    let lo = match (lo, f.range) {
+        (Some(a), Some((r, _))) => Some(a.max(r)),
+        (a, r) => a.or(r.map(|(r, _)| r)),
+    };
+    if let Some(lo) = lo {
+        let p = w.bind(number(lo));
+        w.push(format!("number >= {p}"));
     }
-    if let Some((lo, hi)) = f.range {
-        let (lo, hi) = (w.bind(number(lo)), w.bind(number(hi)));
-        w.push(format!("number BETWEEN {lo} AND {hi}"));
+    if let Some((_, hi)) = f.range {
+        let p = w.bind(number(hi));
+        w.push(format!("number <= {p}"));
     }
     if let Some(kind) = f.kind {
-        let p = w.bind(kind.letter().to_string());
-        w.push(format!("kind = {p}"));
+        w.push(format!("kind = '{}'", kind.letter()));
     }
     match f.status {
-        Some(wanted) => {
-            let p = w.bind(wanted.letter().to_string());
-            w.push(format!("{status} = {p}"));
-        }
+        Some(wanted) => w.push(format!("{status} = '{}'", wanted.letter())),
         None if !f.include_killed => w.push("status != 'K'".into()),
         None => {}
     }
@@ -726,17 +757,26 @@ fn list_query(f: &ListFilter) -> (String, Vec<rusqlite::types::Value>) {
         let p = w.bind(from.to_ascii_uppercase());
         w.push(format!("from_call = {p}"));
     }
-    if let Some(at) = &f.at {
-        // Matches any element of the hierarchical address: `L@ USA` finds `N0BBS.#NCA.CA.USA.NOAM`.
-        let p = w.bind(at.to_ascii_uppercase());
-        w.push(format!("('.' || at || '.') LIKE ('%.' || {p} || '.%')"));
+    if let Some(at) = at {
+        // `L@ USA` matches any element of the hierarchical address (`N0BBS.#NCA.CA.USA.NOAM`):
+        // the tallies named the `@` values that match.
+        let values: Vec<String> = at.values.iter().map(|v| w.bind(v.clone())).collect();
+        // A leading `+` keeps the planner off the `at` index when walking by number is cheaper.
+        let column = if at.by_index { "at" } else { "+at" };
+        w.push(format!("{column} IN ({})", values.join(", ")));
     }
     if let Some(viewer) = &f.visible_to {
         let p = w.bind(viewer.to_ascii_uppercase());
-        w.push(format!(
-            "(kind != 'P' OR to_call = {p} OR from_call = {p} \
-             OR number IN (SELECT number FROM recipients WHERE call = {p}))"
-        ));
+        let theirs = format!(
+            "to_call = {p} OR from_call = {p} \
+             OR number IN (SELECT number FROM recipients WHERE call = {p})"
+        );
+        if f.kind == Some(MsgType::Personal) {
+            // Only their own: three index lookups instead of a walk past everyone else's.
+            w.push(format!("({theirs})"));
+        } else {
+            w.push(format!("(kind != 'P' OR {theirs})"));
+        }
         // Held mail waits for the sysop: nobody else sees it until it is released.
         w.push("status != 'H'".into());
     }
@@ -759,3 +799,5 @@ fn list_query(f: &ListFilter) -> (String, Vec<rusqlite::types::Value>) {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_size;

@@ -99,7 +99,54 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // time range; these indexes make that a range scan instead of a pass over the store.
     "CREATE INDEX messages_created ON messages (created);
      CREATE INDEX fwd_done ON fwd_queue (state, updated);",
-    // 8: each recipient's own read mark (the addressee's is still the message's status). Copies
+    // 8: per-request costs independent of the store's size. `tallies` counts messages by type,
+    // status, bulletin area (`to_call` of a bulletin, '' otherwise) and `@`, kept by triggers
+    // in the writing transaction: the greeting, `I`, `LC` and /metrics read it instead of
+    // counting rows. Indexes for the listings that select few rows (`L<`, `L@`, `LT`, `LK`,
+    // `LH`). Each index or table a received block touches costs a WAL page per commit, so
+    // housekeeping walks by number (messages are numbered in age order) rather than by an
+    // index of its own. The partial indexes cost nothing for the common
+    // insert (a new bulletin or personal message is neither traffic, killed nor held). SQLite
+    // uses a partial index only for a query naming its exact condition: one per status.
+    "CREATE TABLE tallies (
+        kind   TEXT    NOT NULL,
+        status TEXT    NOT NULL,
+        area   TEXT    NOT NULL,
+        at     TEXT    NOT NULL,
+        n      INTEGER NOT NULL,
+        PRIMARY KEY (kind, status, area, at)
+     ) WITHOUT ROWID;
+     INSERT INTO tallies (kind, status, area, at, n)
+        SELECT kind, status, CASE kind WHEN 'B' THEN to_call ELSE '' END, at, COUNT(*)
+        FROM messages GROUP BY 1, 2, 3, 4;
+     CREATE TRIGGER tally_insert AFTER INSERT ON messages BEGIN
+        INSERT INTO tallies (kind, status, area, at, n)
+        VALUES (NEW.kind, NEW.status, CASE NEW.kind WHEN 'B' THEN NEW.to_call ELSE '' END,
+                NEW.at, 1)
+        ON CONFLICT (kind, status, area, at) DO UPDATE SET n = n + 1;
+     END;
+     CREATE TRIGGER tally_delete AFTER DELETE ON messages BEGIN
+        UPDATE tallies SET n = n - 1
+        WHERE kind = OLD.kind AND status = OLD.status
+          AND area = CASE OLD.kind WHEN 'B' THEN OLD.to_call ELSE '' END AND at = OLD.at;
+     END;
+     CREATE TRIGGER tally_update AFTER UPDATE OF kind, status, to_call, at ON messages
+     WHEN OLD.kind IS NOT NEW.kind OR OLD.status IS NOT NEW.status
+       OR OLD.to_call IS NOT NEW.to_call OR OLD.at IS NOT NEW.at BEGIN
+        UPDATE tallies SET n = n - 1
+        WHERE kind = OLD.kind AND status = OLD.status
+          AND area = CASE OLD.kind WHEN 'B' THEN OLD.to_call ELSE '' END AND at = OLD.at;
+        INSERT INTO tallies (kind, status, area, at, n)
+        VALUES (NEW.kind, NEW.status, CASE NEW.kind WHEN 'B' THEN NEW.to_call ELSE '' END,
+                NEW.at, 1)
+        ON CONFLICT (kind, status, area, at) DO UPDATE SET n = n + 1;
+     END;
+     CREATE INDEX messages_from ON messages (from_call);
+     CREATE INDEX messages_at ON messages (at);
+     CREATE INDEX messages_killed ON messages (status) WHERE status = 'K';
+     CREATE INDEX messages_held ON messages (status) WHERE status = 'H';
+     CREATE INDEX messages_traffic ON messages (kind) WHERE kind = 'T';",
+    // 9: each recipient's own read mark (the addressee's is still the message's status). Copies
     // of mail already read or forwarded keep showing as not new, as they did before.
     "ALTER TABLE recipients ADD COLUMN read INTEGER NOT NULL DEFAULT 0;
      UPDATE recipients SET read = 1

@@ -31,6 +31,9 @@ pub struct Housekeeper {
     changed: tokio::sync::Notify,
     /// Where a failed run is counted.
     metrics: std::sync::Arc<crate::metrics::Metrics>,
+    /// Held for a whole run: a run asked for while one is going waits for it, rather than
+    /// walking the same rows in steps between its steps.
+    running: tokio::sync::Mutex<()>,
 }
 
 impl Housekeeper {
@@ -45,6 +48,7 @@ impl Housekeeper {
             cfg: Mutex::new(cfg),
             changed: tokio::sync::Notify::new(),
             metrics,
+            running: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -58,31 +62,37 @@ impl Housekeeper {
         self.cfg.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// Runs it now; returns the summary line (also logged).
+    /// Runs it now; returns the summary line (also logged). Each step (at most
+    /// [`qtc_store::housekeep::CHUNK`] rows, one transaction) is its own job on the store
+    /// thread, so sessions, forwarding and /metrics go on between steps.
     pub async fn run_now(&self) -> Result<String, String> {
+        let _one_at_a_time = self.running.lock().await;
         let lifetimes = self.get().lifetimes();
-        let now = clock::unix_now();
-        let r = self.store.call(move |s| s.housekeep(now, &lifetimes)).await;
-        match r {
-            Ok(Ok(done)) => {
-                let line = format!("housekeeping: {done}");
-                tracing::info!(
-                    expired = done.expired,
-                    removed = done.removed,
-                    bids = done.bids,
-                    partials = done.partials,
-                    compacted = done.compacted,
-                    "{line}"
-                );
-                Ok(line)
-            }
-            Ok(Err(e)) => {
+        let mut run = qtc_store::Housekeeping::new(clock::unix_now(), &lifetimes);
+        while !run.finished() {
+            let r = self
+                .store
+                .call(move |s| run.step(s).map(|_| run))
+                .await
+                .map_err(|e| format!("housekeeping failed: {e}"))?;
+            run = r.map_err(|e| {
                 self.metrics.error("store");
                 tracing::error!(error = %e, "housekeeping failed");
-                Err(format!("housekeeping failed: {e}"))
-            }
-            Err(e) => Err(format!("housekeeping failed: {e}")),
+                format!("housekeeping failed: {e}")
+            })?;
         }
+        let done = run.done();
+        let line = format!("housekeeping: {done}");
+        tracing::info!(
+            expired = done.expired,
+            removed = done.removed,
+            bids = done.bids,
+            partials = done.partials,
+            returned_pages = done.returned_pages,
+            steps = done.steps,
+            "{line}"
+        );
+        Ok(line)
     }
 
     /// Runs every day at the configured UTC hour until shutdown. The only timer is the one
@@ -110,13 +120,31 @@ pub enum StoreCmd {
     ///
     /// Example: qtc -c /etc/qtc/qtc.toml store check
     Check,
+    /// Compact the message store and switch it, once, to incremental vacuum, so housekeeping
+    /// gives free space back in small steps from then on. Needed only for a store made before
+    /// qtc did this; rewrites the whole file (about as long as copying it): stop the daemon
+    /// first.
+    ///
+    /// Example: systemctl stop qtc; qtc -c /etc/qtc/qtc.toml store compact; systemctl start qtc
+    Compact,
 }
 
 /// Runs a `qtc store` command.
 pub fn store_cmd(c: &crate::config::Loaded, cmd: StoreCmd) -> anyhow::Result<()> {
-    let StoreCmd::Check = cmd;
     let mut store = qtc_store::Store::open(&c.data_dir, c.durability)
         .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
+    if let StoreCmd::Compact = cmd {
+        let was = std::fs::metadata(store.path()).map_or(0, |m| m.len());
+        store.compact()?;
+        let now = std::fs::metadata(store.path()).map_or(0, |m| m.len());
+        outln!(
+            "ok: {} compacted ({} MB -> {} MB), housekeeping now gives free space back in steps",
+            store.path().display(),
+            was / 1_000_000,
+            now / 1_000_000
+        );
+        return Ok(());
+    }
     let problems = store.check()?;
     if problems.is_empty() {
         outln!("ok: {} is consistent", store.path().display());

@@ -263,6 +263,16 @@ impl MessageStore for Guarded<'_> {
     fn home_bbs(&mut self, call: &str) -> Result<Option<String>, StoreError> {
         self.store.home_bbs(call)
     }
+    fn greeting_counts(
+        &mut self,
+        call: &str,
+        sysop: bool,
+    ) -> Result<qtc_mail::GreetingCounts, StoreError> {
+        self.store.greeting_counts(call, sysop)
+    }
+    fn categories(&mut self) -> Result<Vec<(String, u64)>, StoreError> {
+        self.store.categories()
+    }
 }
 
 /// Counts a message a user entered (at the BBS or on the web) against their allowances, or

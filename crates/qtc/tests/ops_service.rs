@@ -77,6 +77,11 @@ fn store_check_and_housekeep_now() {
     d.wait_for_log("housekeeping: 0 expired");
     assert!(d.stop().success());
 
+    // Compacting (the daemon stopped) switches the file to incremental vacuum.
+    let out = d.cli(&["store", "compact"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("compacted"));
+
     // A damaged file is reported, exit 1.
     let db = d.dir.path().join("qtc-data/qtc.sqlite");
     let mut bytes = std::fs::read(&db).unwrap();

@@ -1,0 +1,434 @@
+//! Row 8: the "1 M store". Every user command, a login, GET /metrics and housekeeping timed
+//! on a daemon whose store holds a million generated messages (`--quick`: 20,000), then the
+//! loaded scenario: 100 users log in at once while /metrics is scraped every second and
+//! housekeeping expires a third of the store; meanwhile a logged-in user's `LL 1` is timed
+//! and a partner forwards B1 bulletins into the daemon.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::client::Client;
+use crate::daemon::{Daemon, Opts, Spec};
+use crate::genstore::{self, MINE_EVERY, SENDER};
+use crate::measure::{bulletins, rss_mb};
+use crate::report::Row;
+use crate::util::{clk_tck, cpu_ticks_with_children, now, sleep, thousands, Ctx, R};
+use crate::Plan;
+
+/// Users who log in at once in the loaded scenario.
+const BURST: usize = 100;
+/// Timed repetitions of each command (median and max reported).
+const REPEAT: usize = 5;
+/// Logins timed on the empty and on the big store.
+const LOGINS: usize = 5;
+/// Generous limit for one answer; a run past it is broken, not slow.
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// Runs row 8 for the measured qtc and (`--baseline`) another, one after the other.
+pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
+    let mut rows = Vec::new();
+    let mut notes = vec![format!(
+        "Row 8 setup: a store of {} generated messages (bench/src/genstore.rs: 63 % bulletins \
+         in ten areas, 36 % personal mail between thousands of calls, 1 % NTS, 4 % killed, \
+         0.1 % held, spread over 21 days), made by the measured qtc's own schema and filled \
+         with one SQL statement, cached under target/bench-cache. Commands are typed by N0USR \
+         (paging off, `OP 0`) or, for `LK`/`LH`, the sysop N0SYS; each timed from the line \
+         sent to the next prompt read, median and max of {REPEAT}. Load average at the \
+         start: {}.",
+        thousands(p.big_n as u64),
+        crate::forward::load()
+    )];
+    let mut bins = vec![("", o.clone())];
+    if let Some(b) = &p.baseline {
+        let mut ob = o.clone();
+        ob.bin = b.clone();
+        bins.push((" (baseline)", ob));
+        notes.push(format!(
+            "Row 8 baseline: `{}` ({}), run after the measured qtc on its own copy of the \
+             same generated store.",
+            b.display(),
+            crate::revision(b)
+        ));
+    }
+    for (tag, ob) in &bins {
+        match one(ob, p, tag) {
+            Ok((mut r, mut n)) => {
+                rows.append(&mut r);
+                notes.append(&mut n);
+            }
+            Err(e) => rows.push(Row::broken("8", &format!("1 M store{tag}"), &e, "")),
+        }
+    }
+    (rows, notes)
+}
+
+fn one(o: &Opts, p: &Plan, tag: &str) -> R<(Vec<Row>, Vec<String>)> {
+    let n = p.big_n;
+    let nn = thousands(n as u64);
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    eprintln!("  bigstore{tag}: store of {nn} messages");
+    let (d, made) = genstore::daemon(o, n, BURST + 20)?;
+    if made > 0.0 {
+        notes.push(format!(
+            "Row 8{tag}: generating the {nn}-message store took {made:.1} s."
+        ));
+    }
+    let size = crate::measure::dir_mb(&d.data_dir());
+    // Login cost, empty store against this one.
+    let empty = Daemon::create(
+        o,
+        &Spec {
+            call: "N0BIG",
+            users: genstore::USERS,
+            ..Spec::default()
+        },
+    )?;
+    let (e_wall, e_cpu) = login_cost(&empty)?;
+    drop(empty);
+    let (b_wall, b_cpu) = login_cost(&d)?;
+    let within = |a: f64, b: f64| (b - a).abs() <= 0.2 * a.max(1e-9);
+    rows.push(Row::check(
+        "8a",
+        &format!("login on empty vs {nn}-message store{tag}"),
+        format!(
+            "wall {:.1} vs {:.1} ms, daemon CPU {:.1} vs {:.1} ms (median of {LOGINS})",
+            e_wall * 1e3,
+            b_wall * 1e3,
+            e_cpu * 1e3,
+            b_cpu * 1e3
+        ),
+        "same ± 20 % (argon2 included in both)",
+        within(e_wall, b_wall) && within(e_cpu, b_cpu),
+        "connect → Callsign → Password → greeting and prompt; /proc CPU ticks of the daemon",
+    ));
+    // Every command.
+    let prompt = d.prompt();
+    let mut u = d.login("N0USR", "pw")?;
+    timed(&mut u, &prompt, "OP 0")?;
+    // The first `L` lists everything new (up to the listing cap); later ones nothing.
+    let first_l = timed(&mut u, &prompt, "L")?;
+    let mut sys = d.login("N0SYS", "pw")?;
+    timed(&mut sys, &prompt, "OP 0")?;
+    let rare = genstore::rare(n);
+    let commands: Vec<(&str, String)> = vec![
+        ("user", "LL 1".into()),
+        ("user", "LL 20".into()),
+        ("user", "L".into()),
+        ("user", "LM".into()),
+        ("user", "LN".into()),
+        ("user", "LB".into()),
+        ("user", "LP".into()),
+        ("user", format!("L< {SENDER}")),
+        ("user", "L> WX".into()),
+        ("user", "L@ USA".into()),
+        ("user", "L@ RARE".into()),
+        ("user", "LT".into()),
+        ("user", "LC".into()),
+        ("user", "I".into()),
+        ("user", format!("R {}", genstore::some_bulletin(n))),
+        ("user", format!("R {rare}")),
+        ("sysop", "LK".into()),
+        ("sysop", "LH".into()),
+    ];
+    let mut cmd_rows = Vec::new();
+    for (who, cmd) in &commands {
+        let c = if *who == "sysop" { &mut sys } else { &mut u };
+        let mut t = Vec::new();
+        let mut bytes = 0;
+        for _ in 0..REPEAT {
+            let (s, b) = timed(c, &prompt, cmd)?;
+            t.push(s);
+            bytes = b;
+        }
+        cmd_rows.push(format!(
+            "`{cmd}` {} ({:.1} KB)",
+            med_max(&mut t),
+            bytes as f64 / 1e3
+        ));
+    }
+    // Sending a message: the command, subject, text, /EX, to "stored".
+    let mut t = Vec::new();
+    for i in 0..REPEAT {
+        let t0 = now();
+        u.raw(format!("SP N0SYS\r\nbench {i}\r\nhello\r\n/EX\r\n").as_bytes())?;
+        u.skip_to("stored", LIMIT)?;
+        t.push(t0.elapsed().as_secs_f64());
+        u.skip_to(&prompt, LIMIT)?;
+    }
+    cmd_rows.push(format!("`SP` + text + `/EX` {}", med_max(&mut t)));
+    rows.push(Row::info(
+        "8b",
+        &format!("{nn}-message store: every user command{tag}"),
+        cmd_rows.join("; "),
+        "",
+        &format!(
+            "first `L` of the user (lists up to the cap): {:.0} ms; N0USR has about {} \
+             messages (every {MINE_EVERY}th), `L< {SENDER}` about {}, `L@ RARE` one",
+            first_l.0 * 1e3,
+            n / MINE_EVERY,
+            n / 7000
+        ),
+    ));
+    // GET /metrics.
+    let web = d.web.ctx("no web port")?;
+    let rss0 = rss_mb(d.pid())?;
+    let mut t = Vec::new();
+    for _ in 0..REPEAT {
+        t.push(metrics(web)?.0);
+    }
+    let rss1 = rss_mb(d.pid())?;
+    // The median: one scrape on a loaded machine may wait for the scheduler.
+    t.sort_by(|a, b| a.total_cmp(b));
+    let median = t[t.len() / 2];
+    rows.push(Row::check(
+        "8c",
+        &format!("{nn}-message store: GET /metrics{tag}"),
+        format!("{}; RSS {:.1} -> {:.1} MB", med_max(&mut t), rss0, rss1),
+        "≤ 5 ms (median) and ≤ 1 MB more RSS",
+        median <= 0.005 && rss1 - rss0 <= 1.0,
+        "request sent → response read to the end (Connection: close); VmRSS before and after",
+    ));
+    // Housekeeping: the first run expires about a third (and removes what was killed
+    // before), the second removes what the first expired, the third finds nothing to do.
+    let mut runs = Vec::new();
+    for what in ["expiring many", "removing them", "nothing to do"] {
+        let t0 = now();
+        let out = d.ctl(&["housekeep"])?;
+        runs.push(format!(
+            "{what}: {:.2} s ({})",
+            t0.elapsed().as_secs_f64(),
+            out.trim().trim_start_matches("ok: housekeeping: ")
+        ));
+    }
+    rows.push(Row::info(
+        "8d",
+        &format!("{nn}-message store: housekeeping{tag}"),
+        runs.join("; "),
+        "",
+        "`qtc ctl housekeep` wall time, three runs in a row",
+    ));
+    drop((u, sys, d));
+    let (mut r, mut nt) = loaded(o, p, tag, size)?;
+    rows.append(&mut r);
+    notes.append(&mut nt);
+    Ok((rows, notes))
+}
+
+/// The loaded scenario on a fresh copy of the store.
+fn loaded(o: &Opts, p: &Plan, tag: &str, size: f64) -> R<(Vec<Row>, Vec<String>)> {
+    let n = p.big_n;
+    let nn = thousands(n as u64);
+    let (d, _) = genstore::daemon(o, n, BURST + 20)?;
+    let prompt = d.prompt();
+    let web = d.web.ctx("no web port")?;
+    let k = p.big_fwd_n;
+    // Unloaded forwarding rate first.
+    let quiet = forward_into(o, &d, k, "Q")?;
+    let mut user = d.login("N0USR", "pw")?;
+    let stop = Arc::new(AtomicBool::new(false));
+    // The logged-in user types `LL 1` again as soon as each answer is in.
+    let ll = {
+        let stop = stop.clone();
+        let prompt = prompt.clone();
+        std::thread::spawn(move || -> R<Vec<f64>> {
+            let mut t = Vec::new();
+            while !stop.load(Ordering::Relaxed) {
+                t.push(timed(&mut user, &prompt, "LL 1")?.0);
+            }
+            Ok(t)
+        })
+    };
+    // Prometheus: every second.
+    let scraper = {
+        let stop = stop.clone();
+        std::thread::spawn(move || -> R<Vec<f64>> {
+            let mut t = Vec::new();
+            while !stop.load(Ordering::Relaxed) {
+                let t0 = now();
+                t.push(metrics(web)?.0);
+                sleep(Duration::from_secs(1).saturating_sub(t0.elapsed()));
+            }
+            Ok(t)
+        })
+    };
+    let t0 = now();
+    let hk = {
+        let bin = o.bin.clone();
+        let cfg = d.dir.path().join("qtc.toml");
+        std::thread::spawn(move || -> R<(f64, String)> {
+            let t0 = now();
+            let out = crate::daemon::cli(&bin, &cfg, &["ctl", "housekeep"], b"")?;
+            Ok((t0.elapsed().as_secs_f64(), out))
+        })
+    };
+    let telnet = d.telnet;
+    let burst: Vec<_> = (0..BURST)
+        .map(|_| {
+            let prompt = prompt.clone();
+            std::thread::spawn(move || -> R<(f64, Client)> {
+                let t0 = now();
+                let mut c = Client::connect(telnet)?;
+                c.expect_within("Callsign:", LIMIT)?;
+                c.line("N0USR")?;
+                c.expect_within("Password:", LIMIT)?;
+                c.line("pw")?;
+                c.expect_within(&prompt, LIMIT)?;
+                Ok((t0.elapsed().as_secs_f64(), c))
+            })
+        })
+        .collect();
+    let busy = forward_into(o, &d, k, "L")?;
+    let mut logins = Vec::new();
+    let mut held = Vec::new();
+    for b in burst {
+        let (t, c) = b.join().map_err(|_| "a login thread panicked")??;
+        logins.push(t);
+        held.push(c);
+    }
+    let burst_s = t0.elapsed().as_secs_f64();
+    let (hk_s, hk_out) = hk
+        .join()
+        .map_err(|_| "the housekeeping thread panicked")??;
+    stop.store(true, Ordering::Relaxed);
+    let mut ll = ll.join().map_err(|_| "the LL 1 thread panicked")??;
+    let mut scrapes = scraper.join().map_err(|_| "the scraper panicked")??;
+    drop(held);
+    let pct = |v: &mut Vec<f64>, q: f64| {
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[((v.len() as f64 - 1.0) * q).round() as usize]
+    };
+    let (p50, p99) = (pct(&mut ll, 0.5), pct(&mut ll, 0.99));
+    let ratio = busy / quiet;
+    let how = format!(
+        "{BURST} telnet logins started at once (argon2 each), GET /metrics every second, \
+         `qtc ctl housekeep` expiring about a third of the store, and a partner forwarding \
+         {k} B1 bulletins of ~2 KB into the daemon, all together; N0USR, logged in before, \
+         types `LL 1` again as soon as each answer is in ({} answers)",
+        ll.len()
+    );
+    let rows = vec![
+        Row::check(
+            "8e",
+            &format!("{nn}-message store, loaded: a user's `LL 1`{tag}"),
+            format!(
+                "p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+                p50 * 1e3,
+                p99 * 1e3,
+                ll.last().copied().unwrap_or(0.0) * 1e3
+            ),
+            "p99 ≤ 20 ms",
+            p99 <= 0.020,
+            &how,
+        ),
+        Row::check(
+            "8e",
+            &format!("{nn}-message store, loaded: forwarding rate{tag}"),
+            format!(
+                "{:.0} msg/s loaded vs {:.0} unloaded = {:.0} %",
+                busy,
+                quiet,
+                ratio * 100.0
+            ),
+            "≥ 80 % of unloaded",
+            ratio >= 0.8,
+            &how,
+        ),
+        Row::info(
+            "8e",
+            &format!("{nn}-message store, loaded: the rest{tag}"),
+            format!(
+                "{BURST} logins done in {:.2} s (each p50 {:.0} ms, max {:.0} ms); /metrics max \
+                 {:.1} ms over {} scrapes; housekeeping {:.2} s ({}); store {size:.0} MB",
+                burst_s,
+                pct(&mut logins, 0.5) * 1e3,
+                pct(&mut logins, 1.0) * 1e3,
+                pct(&mut scrapes, 1.0) * 1e3,
+                scrapes.len(),
+                hk_s,
+                hk_out.trim()
+            ),
+            "",
+            &how,
+        ),
+    ];
+    Ok((rows, Vec::new()))
+}
+
+/// Median and max of timings in seconds, as "median X ms, max Y ms".
+fn med_max(t: &mut [f64]) -> String {
+    t.sort_by(|a, b| a.total_cmp(b));
+    format!(
+        "{:.2} ms (max {:.2})",
+        t[t.len() / 2] * 1e3,
+        t[t.len() - 1] * 1e3
+    )
+}
+
+/// Sends `cmd`, reads to the prompt; returns (seconds, bytes).
+fn timed(c: &mut Client, prompt: &str, cmd: &str) -> R<(f64, usize)> {
+    let t0 = now();
+    c.line(cmd)?;
+    let n = c.skip_to(prompt, LIMIT)?;
+    Ok((t0.elapsed().as_secs_f64(), n))
+}
+
+/// Median wall time and daemon CPU of a login, in seconds.
+fn login_cost(d: &Daemon) -> R<(f64, f64)> {
+    let tck = clk_tck();
+    let mut wall = Vec::new();
+    let mut cpu = Vec::new();
+    // The first login allocates argon2's memory: not counted.
+    drop(d.login("N0USR", "pw")?);
+    for _ in 0..LOGINS {
+        let c0 = cpu_ticks_with_children(d.pid())?;
+        let t0 = now();
+        let c = d.login("N0USR", "pw")?;
+        wall.push(t0.elapsed().as_secs_f64());
+        cpu.push((cpu_ticks_with_children(d.pid())? - c0) as f64 / tck);
+        drop(c);
+        // Let the session's end be processed before the next CPU reading.
+        sleep(Duration::from_millis(20));
+    }
+    let med = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[v.len() / 2]
+    };
+    Ok((med(&mut wall), med(&mut cpu)))
+}
+
+/// GET /metrics; returns (seconds, bytes).
+fn metrics(port: u16) -> R<(f64, usize)> {
+    let t0 = now();
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ctx("connect to the web port")?;
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .ctx("send GET")?;
+    let mut body = Vec::new();
+    s.read_to_end(&mut body).ctx("read /metrics")?;
+    let t = t0.elapsed().as_secs_f64();
+    if !body.starts_with(b"HTTP/1.1 200") || !body.windows(12).any(|w| w == b"qtc_messages") {
+        return Err(format!(
+            "/metrics answered {:?}",
+            String::from_utf8_lossy(&body[..body.len().min(200)])
+        ));
+    }
+    Ok((t, body.len()))
+}
+
+/// A partner (a fresh daemon N0AAA) forwards `k` B1 bulletins into `d`; returns msg/s.
+fn forward_into(o: &Opts, d: &Daemon, k: usize, tag: &str) -> R<f64> {
+    let a = crate::forward::sender(o, d, "b1")?;
+    a.import(&bulletins(k, crate::forward::BODY, k as u64, |i| {
+        format!("{tag}{i}_N0FWD")
+    }))?;
+    let t0 = now();
+    let out = a.ctl(&["forward", "N0BIG"])?;
+    let wall = t0.elapsed().as_secs_f64();
+    if !out.contains(&format!("{k} sent")) {
+        return Err(format!("forward into the big store: {}", out.trim()));
+    }
+    Ok(k as f64 / wall)
+}

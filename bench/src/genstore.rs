@@ -1,0 +1,159 @@
+//! A large message store made fast: the qtc under test creates an empty store (its own schema,
+//! its users), then one SQL statement run by the `sqlite3` shell fills it, and the file is
+//! kept under target/bench-cache keyed by the schema version and size for the next run.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::daemon::{Daemon, Opts, Spec};
+use crate::util::{now, Ctx, R};
+
+/// Bump when the generated mix changes, so old cached stores are not reused.
+const MIX: u32 = 1;
+
+/// How far back the generated messages go: about a third are older than the 14 days
+/// bulletins live, so a housekeeping run has plenty to expire.
+const SPAN_DAYS: i64 = 21;
+
+/// The users every big-store daemon has: a user, a sysop, a forwarding partner.
+pub const USERS: &[(&str, &str, &str)] = &[
+    ("N0USR", "pw", ""),
+    ("N0SYS", "pw", "--sysop"),
+    ("N0AAA", "fwdpw", "--bbs"),
+];
+
+/// Personal mail goes to N0USR every this many messages.
+pub const MINE_EVERY: usize = 2000;
+
+/// A sender with about 1 in 7,000 of the messages (`L<`).
+pub const SENDER: &str = "K1X013";
+
+/// A daemon for the big store: telnet, web (/metrics), a raw forwarding port taking B1 from
+/// N0AAA. The burst of logins all comes from 127.0.0.1: the lockout (which counts attempts
+/// in flight, as guesses) is raised so it does not take them for password guessing.
+pub fn spec(max_sessions: usize) -> Spec<'static> {
+    Spec {
+        call: "N0BIG",
+        users: USERS,
+        forward_listen: true,
+        max_sessions,
+        extra: "[[partner]]\ncallsign = \"N0AAA\"\nprotocol = \"b1\"\nroutes = [\"N0AAA\"]\n\
+                [web]\nlisten = \"127.0.0.1:0\"\n\
+                [limits]\nlockout_after = 1000\n"
+            .into(),
+        ..Spec::default()
+    }
+}
+
+/// Starts a daemon on a store of `n` generated messages (from the cache when there is one);
+/// returns it and how long making the store took (0 from the cache).
+pub fn daemon(o: &Opts, n: usize, max_sessions: usize) -> R<(Daemon, f64)> {
+    let mut d = Daemon::create(o, &spec(max_sessions))?;
+    d.terminate()?;
+    let db = d.data_dir().join("qtc.sqlite");
+    let version = sql(&db, "PRAGMA user_version;")?;
+    let cache = cache_dir(&o.bin).join(format!("store-v{}-n{n}-mix{MIX}.sqlite", version.trim()));
+    let mut made = 0.0;
+    if !cache.exists() {
+        let t0 = now();
+        fill(&db, n)?;
+        made = t0.elapsed().as_secs_f64();
+        std::fs::create_dir_all(cache.parent().ctx("cache dir")?).ctx("cache dir")?;
+        std::fs::copy(&db, &cache).ctx("cache the store")?;
+    } else {
+        std::fs::copy(&cache, &db).ctx("copy the cached store")?;
+    }
+    for side in ["qtc.sqlite-wal", "qtc.sqlite-shm"] {
+        let _ = std::fs::remove_file(d.data_dir().join(side));
+    }
+    d.start()?;
+    Ok((d, made))
+}
+
+/// target/bench-cache for a binary in target/PROFILE; the temporary directory for one
+/// elsewhere (a `--baseline` copied out).
+fn cache_dir(bin: &Path) -> PathBuf {
+    match bin.parent().and_then(Path::parent) {
+        Some(target) if target.file_name().is_some_and(|n| n == "target") => {
+            target.join("bench-cache")
+        }
+        _ => std::env::temp_dir().join("qtc-bench-cache"),
+    }
+}
+
+/// Runs SQL through the `sqlite3` shell; returns its output.
+pub fn sql(db: &Path, script: &str) -> R<String> {
+    let out = Command::new("sqlite3")
+        .arg("-bail")
+        .arg(db)
+        .arg(script)
+        .output()
+        .ctx("cannot run sqlite3 (apt-get install sqlite3)")?;
+    if !out.status.success() {
+        return Err(format!(
+            "sqlite3: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The one message `@ RARE` (a bulletin: its number ends in 50).
+pub fn rare(n: usize) -> usize {
+    n / 200 * 100 + 50
+}
+
+/// A bulletin in the first third, for `R n`.
+pub fn some_bulletin(n: usize) -> usize {
+    n / 300 * 100 + 60
+}
+
+/// Fills the store: 63 % bulletins in ten areas and six `@` values (one message `@ RARE`), 36 %
+/// personal mail between 7,000 senders and 5,000 addressees (every 2,000th to N0USR), 1 %
+/// NTS traffic; 4 % killed, 0.1 % held; one BID each; numbered in age order over 21 days.
+fn fill(db: &Path, n: usize) -> R<()> {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let span = SPAN_DAYS * 86_400;
+    let filler = "The quick brown fox jumps over the lazy dog; packet radio keeps the mail \
+                  moving when everything else is down.\r\n"
+        .repeat(3);
+    let script = format!(
+        "PRAGMA synchronous = OFF;
+         BEGIN;
+         WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < {n}),
+         g(i, k) AS (SELECT i, CASE WHEN i % 100 = 0 THEN 'T' WHEN i % 100 < 37 THEN 'P'
+                                    ELSE 'B' END FROM c)
+         INSERT INTO messages (number, kind, status, to_call, at, from_call, bid, subject,
+                               rlines, body, size, created, origin)
+         SELECT i, k,
+           CASE WHEN i % 25 = 7 THEN 'K' WHEN i % 997 = 5 THEN 'H'
+                WHEN k = 'B' THEN 'N' ELSE substr('NYF', i % 3 + 1, 1) END,
+           CASE k WHEN 'B' THEN trim(substr('ALL  WX   SALE AMSATDX   KEPS NEWS QST  TECH ARRL ',
+                                            (i % 10) * 5 + 1, 5))
+                  WHEN 'T' THEN printf('%05d', 10000 + i % 89999)
+                  ELSE CASE WHEN i % {MINE_EVERY} = 1 THEN 'N0USR'
+                            ELSE printf('K%dU%03d', i % 5, (i / 7) % 1000) END END,
+           CASE k WHEN 'B' THEN CASE WHEN i = {rare} THEN 'RARE'
+                                     ELSE trim(substr('WW   EU   USA  NOAM ALLUSGBR  ', (i % 6) * 5 + 1, 5))
+                                END
+                  WHEN 'T' THEN 'NTSCA'
+                  ELSE printf('K%dBBS.#R%d.EU', i % 50, i % 5) END,
+           printf('K%dX%03d', i % 7, (i * 13) % 1000),
+           printf('%07d_GEN', i),
+           CAST('Generated message ' || i AS BLOB),
+           x'',
+           CAST('{filler}' || i AS BLOB),
+           {len} + length(i),
+           {stamp} - ({n} - i) * {span} / {n},
+           ''
+         FROM g;
+         INSERT INTO bids (bid, seen) SELECT bid, created FROM messages;
+         COMMIT;
+         PRAGMA wal_checkpoint(TRUNCATE);",
+        rare = rare(n),
+        len = filler.len(),
+    );
+    sql(db, &script).map(|_| ())
+}

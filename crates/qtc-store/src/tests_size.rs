@@ -1,0 +1,390 @@
+//! Costs independent of the store's size: listing query plans, the tallies behind the counts,
+//! housekeeping in chunks and incremental vacuum.
+
+use super::*;
+use crate::housekeep::CHUNK;
+
+fn open() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path(), Durability::Normal).unwrap();
+    store.set_station(Station::new("N0AAA"));
+    (dir, store)
+}
+
+fn new(kind: MsgType, to: &str, at: &str, from: &str) -> NewMessage {
+    NewMessage {
+        kind,
+        status: MsgStatus::New,
+        to: to.into(),
+        at: at.into(),
+        from: from.into(),
+        bid: None,
+        subject: b"Test".to_vec(),
+        rlines: Vec::new(),
+        body: vec![b'x'; 300],
+    }
+}
+
+/// The query plan SQLite picks for a listing, one line per step.
+fn plan(s: &Store, f: &ListFilter) -> String {
+    let at =
+        f.at.as_ref()
+            .map(|at| counts::at_match(&s.conn, at, f.last).unwrap());
+    let (sql, args) = list_query(f, at.as_ref());
+    let mut st = s
+        .conn
+        .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+        .unwrap();
+    let rows = st
+        .query_map(params_from_iter(args.iter()), |r| r.get::<_, String>(3))
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    rows.join("\n")
+}
+
+/// A store with mail of every kind, so the planner sees realistic tables.
+fn filled() -> (tempfile::TempDir, Store) {
+    let (d, mut s) = open();
+    let mut batch = Vec::new();
+    for i in 0..300 {
+        batch.push(new(
+            MsgType::Bulletin,
+            "ALL",
+            "WW",
+            &format!("N{}AB", i % 7),
+        ));
+        batch.push(new(
+            MsgType::Personal,
+            &format!("N{}US", i % 10),
+            "",
+            "N0ABC",
+        ));
+    }
+    batch.push(new(MsgType::Traffic, "12345", "NTSCA", "N0ABC"));
+    batch.push(new(
+        MsgType::Bulletin,
+        "WX",
+        "N0BBS.#NCA.CA.USA.NOAM",
+        "N0ABC",
+    ));
+    s.insert_many(&batch, 0).unwrap();
+    s.set_status(5, MsgStatus::Killed).unwrap();
+    s.set_status(6, MsgStatus::Held).unwrap();
+    (d, s)
+}
+
+/// Every listing the BBS (`L`, `LL n`, `LM`, `L<`, `L>`, `L@`, `LT`, `LB`, `LP`, `LK`, `LH`,
+/// `LN`, paged with a cursor) and the web use walks an index or the table newest first and
+/// stops at its LIMIT: no full scan of the messages, no sort of them. Only a user's own mail
+/// (addressee or copy) and a rare `@` are sorted, and those are read through indexes.
+#[test]
+fn every_listing_is_an_index_walk() {
+    let (_d, s) = filled();
+    let user = |f: ListFilter| ListFilter {
+        visible_to: Some("N1US".into()),
+        last: Some(21),
+        ..f
+    };
+    let sysop = |f: ListFilter| ListFilter {
+        last: Some(21),
+        ..f
+    };
+    let paged = |f: ListFilter| ListFilter {
+        range: Some((0, 400)),
+        ..f
+    };
+    // Walked newest first: dense filters (everything visible, bulletins, one area).
+    let walks = [
+        user(ListFilter::default()),
+        user(ListFilter {
+            after: Some(100),
+            ..Default::default()
+        }),
+        paged(user(ListFilter::default())),
+        user(ListFilter {
+            kind: Some(MsgType::Bulletin),
+            ..Default::default()
+        }),
+        user(ListFilter {
+            at: Some("WW".into()),
+            ..Default::default()
+        }),
+        sysop(ListFilter {
+            include_killed: true,
+            ..Default::default()
+        }),
+    ];
+    // Through an index whose entries are in number order for one key.
+    let indexed = [
+        user(ListFilter {
+            from: Some("N1AB".into()),
+            ..Default::default()
+        }),
+        paged(user(ListFilter {
+            from: Some("N1AB".into()),
+            ..Default::default()
+        })),
+        user(ListFilter {
+            to: Some("ALL".into()),
+            ..Default::default()
+        }),
+        user(ListFilter {
+            kind: Some(MsgType::Traffic),
+            ..Default::default()
+        }),
+        sysop(ListFilter {
+            status: Some(MsgStatus::Killed),
+            ..Default::default()
+        }),
+        paged(sysop(ListFilter {
+            status: Some(MsgStatus::Held),
+            ..Default::default()
+        })),
+    ];
+    // One user's own mail, or a rare `@`: found through indexes, then sorted.
+    let own = [
+        user(ListFilter {
+            to_or_copy: Some("N1US".into()),
+            ..Default::default()
+        }),
+        user(ListFilter {
+            to_or_copy: Some("N1US".into()),
+            status: Some(MsgStatus::New),
+            oldest_first: true,
+            ..Default::default()
+        }),
+        user(ListFilter {
+            kind: Some(MsgType::Personal),
+            ..Default::default()
+        }),
+        user(ListFilter {
+            at: Some("USA".into()),
+            ..Default::default()
+        }),
+    ];
+    for f in walks.iter().chain(&indexed).chain(&own) {
+        let p = plan(&s, f);
+        for line in p.lines() {
+            let bare_scan = line.starts_with("SCAN messages") && !line.contains("INDEX");
+            let walk = walks.contains(f) && line == "SCAN messages";
+            assert!(!bare_scan || walk, "{f:?} scans the messages:\n{p}");
+        }
+        let sorted = p.contains("TEMP B-TREE FOR ORDER BY");
+        assert!(!sorted || own.contains(f), "{f:?} sorts:\n{p}");
+        if indexed.contains(f) {
+            assert!(p.contains("USING INDEX"), "{f:?} has no index:\n{p}");
+        }
+    }
+}
+
+/// `L` with nothing new, paged: the range starts at the last listed number, not at 0, so the
+/// walk newest first stops at once.
+#[test]
+fn nothing_new_is_found_without_a_walk() {
+    let (_d, mut s) = filled();
+    let f = ListFilter {
+        after: Some(602),
+        range: Some((0, u64::MAX)),
+        visible_to: Some("N1US".into()),
+        last: Some(21),
+        ..Default::default()
+    };
+    let (sql, args) = list_query(&f, None);
+    let mut st = s.conn.prepare(&sql).unwrap();
+    let mut rows = st.query(params_from_iter(args.iter())).unwrap();
+    assert!(rows.next().unwrap().is_none());
+    drop(rows);
+    // Walking the 603 messages would take thousands of VM steps.
+    let steps = st.get_status(rusqlite::StatementStatus::VmStep);
+    assert!(steps < 100, "{steps} steps: {sql}");
+    drop(st);
+    let older = ListFilter {
+        after: Some(590),
+        range: Some((595, 600)),
+        ..Default::default()
+    };
+    let got: Vec<u64> = s.list(&older).unwrap().iter().map(|h| h.number).collect();
+    assert_eq!(got, vec![600, 599, 598, 597, 596, 595]);
+}
+
+/// `L@` reads matching values through the index when they are few, walks when they are many,
+/// and matches any element of the address either way.
+#[test]
+fn at_listing_matches_any_element_by_either_plan() {
+    let (_d, mut s) = filled();
+    let rare = ListFilter {
+        at: Some("usa".into()),
+        ..Default::default()
+    };
+    assert!(counts::at_match(&s.conn, "USA", None).unwrap().by_index);
+    assert_eq!(s.list(&rare).unwrap().len(), 1);
+    let dense = ListFilter {
+        at: Some("WW".into()),
+        last: Some(5),
+        ..Default::default()
+    };
+    assert!(!counts::at_match(&s.conn, "WW", Some(5)).unwrap().by_index);
+    let got = s.list(&dense).unwrap();
+    assert_eq!(got.len(), 5);
+    assert!(got.windows(2).all(|w| w[0].number > w[1].number));
+    assert!(s
+        .list(&ListFilter {
+            at: Some("NOWHERE".into()),
+            ..Default::default()
+        })
+        .unwrap()
+        .is_empty());
+}
+
+/// The tallies agree with counting the rows after every kind of write: insert, status
+/// change, read mark, addressee change, removal, housekeeping.
+#[test]
+fn tallies_follow_every_write() {
+    let (_d, mut s) = filled();
+    let agree = |s: &mut Store| {
+        let counted: Vec<(String, String, i64)> = s
+            .conn
+            .prepare(
+                "SELECT kind, status, COUNT(*) FROM messages GROUP BY kind, status \
+                 ORDER BY kind, status",
+            )
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let tallied: Vec<(String, String, i64)> = s
+            .message_tallies()
+            .unwrap()
+            .into_iter()
+            .map(|(k, st, n)| (k.to_string(), st.to_string(), n as i64))
+            .collect();
+        assert_eq!(counted, tallied);
+    };
+    agree(&mut s);
+    let to = s.message(2).unwrap().unwrap().header.to;
+    s.mark_read(2, &to).unwrap();
+    s.set_status(3, MsgStatus::Killed).unwrap();
+    s.set_status(3, MsgStatus::Killed).unwrap();
+    s.conn
+        .execute("UPDATE messages SET to_call = 'WX' WHERE number = 1", [])
+        .unwrap();
+    agree(&mut s);
+    s.conn
+        .execute("DELETE FROM messages WHERE number = 7", [])
+        .unwrap();
+    agree(&mut s);
+    s.housekeep(100 * 86_400, &Lifetimes::default()).unwrap();
+    agree(&mut s);
+    assert_eq!(
+        s.counts().unwrap(),
+        (1, 602),
+        "only the held message is left"
+    );
+}
+
+/// The greeting, `I` and `LC` answer as the listings they replace did.
+#[test]
+fn greeting_and_categories_agree_with_the_listings() {
+    let (_d, mut s) = filled();
+    // A copy to N1US of someone else's message counts as theirs.
+    let mut copy = new(MsgType::Personal, "N2US", "", "N0ABC");
+    copy.body = b"x".to_vec();
+    let n = s.insert_message(&copy, "N0AAA", 0).unwrap();
+    s.conn
+        .execute(
+            "INSERT INTO recipients (number, pos, cc, addr, call) VALUES (?1, 1, 1, 'N1US', 'N1US')",
+            [n as i64],
+        )
+        .unwrap();
+    let to = s.message(2).unwrap().unwrap().header.to;
+    s.mark_read(2, &to).unwrap();
+    s.set_status(4, MsgStatus::Held).unwrap();
+    s.set_status(21, MsgStatus::Held).unwrap();
+    for (call, sysop) in [
+        ("N1US", false),
+        ("N1US", true),
+        ("N6US", false),
+        ("NOBODY", false),
+    ] {
+        let mine = s
+            .list(&ListFilter {
+                to_or_copy: Some(call.into()),
+                visible_to: (!sysop).then(|| call.into()),
+                ..Default::default()
+            })
+            .unwrap();
+        let want = GreetingCounts {
+            mine: mine.len() as u64,
+            new: mine.iter().filter(|h| h.status == MsgStatus::New).count() as u64,
+            latest: n,
+        };
+        assert_eq!(s.greeting_counts(call, sysop).unwrap(), want, "{call}");
+    }
+    let active = s.list(&ListFilter::default()).unwrap().len() as u64;
+    assert_eq!(s.counts().unwrap(), (active, n));
+    assert_eq!(
+        s.categories().unwrap(),
+        vec![("ALL".to_string(), 298), ("WX".to_string(), 1)],
+        "killed and held bulletins are not counted"
+    );
+}
+
+/// Housekeeping works in steps of at most CHUNK rows, and on a new store gives the freed
+/// pages back with incremental vacuum.
+#[test]
+fn housekeeping_runs_in_chunks_and_returns_space() {
+    let (_d, mut s) = open();
+    assert!(s.incremental_vacuum().unwrap());
+    let n = 2 * CHUNK + 10;
+    let mut big = new(MsgType::Bulletin, "ALL", "WW", "N0ABC");
+    big.body = vec![b'y'; 4000];
+    s.insert_many(&vec![big; n], 0).unwrap();
+    let l = Lifetimes::default();
+    let day = 86_400;
+    let mut run = Housekeeping::new(20 * day, &l);
+    let mut steps = 0;
+    while run.step(&mut s).unwrap() {
+        steps += 1;
+    }
+    assert_eq!(run.done().expired, n as u64);
+    assert!(steps >= 3, "{n} expiries in one step");
+    assert_eq!(s.counts().unwrap().0, 0);
+    let before = std::fs::metadata(s.path()).unwrap().len();
+    let r = s.housekeep(30 * day, &l).unwrap();
+    assert_eq!(r.removed, n as u64);
+    assert!(r.returned_pages > 0 && r.unreturned_pages == 0, "{r}");
+    assert!(
+        r.steps < 10 + r.returned_pages / 100,
+        "a step gives back many pages: {r}"
+    );
+    assert_eq!(s.free_pages().unwrap(), 0);
+    let after = std::fs::metadata(s.path()).unwrap().len();
+    assert!(after * 2 < before, "{before} -> {after}");
+    assert!(s.check().unwrap().is_empty());
+}
+
+/// A store made before incremental vacuum keeps its free pages (no whole-file VACUUM on the
+/// live writer) and says so, until `compact` switches it.
+#[test]
+fn an_old_store_is_switched_to_incremental_vacuum_by_compact() {
+    let dir = tempfile::tempdir().unwrap();
+    Connection::open(dir.path().join(DB_FILE))
+        .unwrap()
+        .execute_batch("PRAGMA auto_vacuum = NONE; CREATE TABLE t (x); DROP TABLE t;")
+        .unwrap();
+    let mut s = Store::open(dir.path(), Durability::Normal).unwrap();
+    assert!(!s.incremental_vacuum().unwrap());
+    s.set_station(Station::new("N0AAA"));
+    let mut big = new(MsgType::Bulletin, "ALL", "WW", "N0ABC");
+    big.body = vec![b'y'; 4000];
+    s.insert_many(&vec![big; 50], 0).unwrap();
+    let l = Lifetimes::default();
+    s.housekeep(20 * 86_400, &l).unwrap();
+    let r = s.housekeep(30 * 86_400, &l).unwrap();
+    assert!(r.unreturned_pages > 0 && r.returned_pages == 0, "{r}");
+    s.compact().unwrap();
+    assert!(s.incremental_vacuum().unwrap());
+    assert_eq!(s.free_pages().unwrap(), 0);
+}
