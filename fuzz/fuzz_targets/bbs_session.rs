@@ -130,8 +130,9 @@ fn config() -> Arc<Config> {
     .clone()
 }
 
-/// Drains output and events, answering password checks from the store; notes when the
-/// session asked to close.
+/// Does what the daemon does until the session waits for input: sends its output, answers
+/// password checks, questions (U, J, PORTS...) and store requests, and asks for the next piece
+/// of a long output; notes when the session asked to close.
 fn drain(s: &mut Session, store: &mut dyn MessageStore, now: i64, closed: &mut bool) {
     loop {
         let out = s.take_output();
@@ -146,11 +147,34 @@ fn drain(s: &mut Session, store: &mut dyn MessageStore, now: i64, closed: &mut b
                 _ => {}
             }
         }
-        let Some((call, password)) = check else {
-            return;
-        };
-        let ok = store.check_password(&call, &password);
-        s.password_checked(ok, store, now);
+        if let Some((call, password)) = check {
+            let ok = store.check_password(&call, &password);
+            s.password_checked(ok, now);
+            continue;
+        }
+        if let Some(ask) = s.pending_ask() {
+            let answer = match ask {
+                Ask::Connect { .. } => Answer::Disconnected(Err("no radio".into())),
+                Ask::Conv { .. } => Answer::ConvEnded,
+                Ask::Users => Answer::Users(vec![OnlineUser {
+                    call: "N0USR".into(),
+                    via: "telnet".into(),
+                }]),
+                Ask::Heard | Ask::Ports => Answer::Ports(Vec::new()),
+            };
+            s.answer(answer, now);
+            continue;
+        }
+        if let Some(request) = s.take_request() {
+            let reply = qtc_bbs::apply(request, store);
+            s.store_answered(reply, now);
+            continue;
+        }
+        if s.has_more_output() {
+            s.more_output(now);
+            continue;
+        }
+        return;
     }
 }
 
@@ -172,24 +196,11 @@ fuzz_target!(|data: &[u8]| {
     let now = NOW + i64::from(u16::from_le_bytes([*t0, *t1]));
     let mut s = Session::new(config(), access);
     let mut closed = false;
-    s.start(store);
+    s.start();
     drain(&mut s, store, now, &mut closed);
     let step = usize::from(*step % 64).max(1);
     for chunk in input.chunks(step) {
-        s.handle_input(chunk, store, now);
-        // The daemon answers every question (U, J, PORTS) before reading more.
-        while let Some(ask) = s.pending_ask() {
-            let answer = match ask {
-                Ask::Connect { .. } => Answer::Disconnected(Err("no radio".into())),
-                Ask::Conv { .. } => Answer::ConvEnded,
-                Ask::Users => Answer::Users(vec![OnlineUser {
-                    call: "N0USR".into(),
-                    via: "telnet".into(),
-                }]),
-                Ask::Heard | Ask::Ports => Answer::Ports(Vec::new()),
-            };
-            s.answer(answer, store, now);
-        }
+        s.handle_input(chunk, now);
         drain(&mut s, store, now, &mut closed);
         let _ = (s.user().is_some(), s.is_writing());
         let _ = s.take_unconsumed();

@@ -19,5 +19,5 @@ pub use message::{
     is_valid_bid, FileInfo, ListFilter, Message, MessageHeader, MsgStatus, MsgType, NewMessage,
     MAX_AT_LEN, MAX_BID_LEN, MAX_SUBJECT_LEN, MAX_TO_LEN,
 };
-pub use store::{MessageStore, StoreError, User};
+pub use store::{MailCounts, MessageStore, StoreError, User};
 pub use utc::Utc;

@@ -21,6 +21,17 @@ pub struct User {
     pub page_len: Option<usize>,
 }
 
+/// What the greeting tells a user about their mail.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MailCounts {
+    /// Messages for the user (copies included), not killed, held ones only for the sysop.
+    pub mine: u64,
+    /// How many of those are new (unread).
+    pub new: u64,
+    /// The highest message number.
+    pub latest: u64,
+}
+
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -82,4 +93,38 @@ pub trait MessageStore {
     fn counts(&mut self) -> Result<(u64, u64), StoreError>;
     /// The home BBS the white pages know for a callsign.
     fn home_bbs(&mut self, call: &str) -> Result<Option<String>, StoreError>;
+
+    /// The greeting's counts for `call` (`sysop`: held mail counts too). The default lists the
+    /// user's headers; a store should answer from an index or counters.
+    fn mail_counts(&mut self, call: &str, sysop: bool) -> Result<MailCounts, StoreError> {
+        let mine = self.list(&ListFilter {
+            to_or_copy: Some(call.to_string()),
+            visible_to: (!sysop).then(|| call.to_string()),
+            ..Default::default()
+        })?;
+        let new = mine.iter().filter(|h| h.status == MsgStatus::New).count();
+        let (_, latest) = self.counts()?;
+        Ok(MailCounts {
+            mine: mine.len() as u64,
+            new: new as u64,
+            latest,
+        })
+    }
+    /// A message without its body (`body` empty): what `R` shows before the text, which it
+    /// then reads with [`MessageStore::body_chunk`].
+    fn message_head(&mut self, number: u64) -> Result<Option<Message>, StoreError> {
+        Ok(self.message(number)?.map(|mut m| {
+            m.body = Vec::new();
+            m
+        }))
+    }
+    /// Up to `len` bytes of message `number`'s body from byte `offset`; shorter (or empty) at
+    /// its end and for a message that does not exist.
+    fn body_chunk(&mut self, number: u64, offset: u64, len: usize) -> Result<Vec<u8>, StoreError> {
+        let body = self.message(number)?.map(|m| m.body).unwrap_or_default();
+        let from = usize::try_from(offset)
+            .unwrap_or(usize::MAX)
+            .min(body.len());
+        Ok(body[from..body.len().min(from.saturating_add(len))].to_vec())
+    }
 }

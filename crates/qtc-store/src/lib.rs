@@ -202,6 +202,28 @@ impl Store {
         Ok(store)
     }
 
+    /// Opens an existing store for reading only, beside the daemon's read-write connection:
+    /// in WAL mode it reads the last commit without waiting for the writer. No migration runs;
+    /// the writer has opened (and migrated) the file first.
+    pub fn open_read_only(dir: &Path) -> Result<Store, StoreError> {
+        let path = dir.join(DB_FILE);
+        let conn = Connection::open_with_flags(
+            &path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| StoreError::Database(format!("cannot open {}: {e}", path.display())))?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(db_err)?;
+        Ok(Store {
+            conn,
+            path,
+            station: Station::default(),
+            queued: QueueMarks::default(),
+            durability: Durability::default(),
+            argon2: users::Argon2Memory::default(),
+        })
+    }
+
     /// Caps the database file at about `bytes` (0: no cap). A write that would pass it fails
     /// with [`StoreError::Full`] and changes nothing, as a full disk would.
     pub fn set_max_size(&mut self, bytes: u64) -> Result<(), StoreError> {
@@ -421,6 +443,53 @@ impl MessageStore for Store {
                 Ok(m)
             })
             .transpose()
+    }
+
+    fn message_head(&mut self, number: u64) -> Result<Option<Message>, StoreError> {
+        self.conn
+            .query_row(
+                &format!(
+                    "SELECT {HEADER_COLUMNS}, rlines, read_count, charset FROM messages \
+                     WHERE number = ?1"
+                ),
+                [number as i64],
+                |row| {
+                    Ok(Message {
+                        header: header_from_row(row)?,
+                        rlines: row.get(10)?,
+                        body: Vec::new(),
+                        read_count: row.get::<_, i64>(11)? as u64,
+                        copies: Vec::new(),
+                        files: Vec::new(),
+                        charset: row.get(12)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(db_err)?
+            .map(|mut m| {
+                (m.copies, m.files) = parts::shown(&self.conn, number, &m.header.to)?;
+                Ok(m)
+            })
+            .transpose()
+    }
+
+    fn body_chunk(&mut self, number: u64, offset: u64, len: usize) -> Result<Vec<u8>, StoreError> {
+        // substr on a BLOB counts bytes, and copies only the piece asked for.
+        let chunk: Option<Vec<u8>> = self
+            .conn
+            .query_row(
+                "SELECT substr(body, ?2, ?3) FROM messages WHERE number = ?1",
+                params![
+                    number as i64,
+                    i64::try_from(offset).unwrap_or(i64::MAX - 1) + 1,
+                    len as i64
+                ],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(db_err)?;
+        Ok(chunk.unwrap_or_default())
     }
 
     fn list(&mut self, filter: &ListFilter) -> Result<Vec<MessageHeader>, StoreError> {

@@ -244,6 +244,12 @@ impl Store {
     /// Sets a user's password.
     pub fn set_password(&mut self, call: &str, password: &str) -> Result<(), StoreError> {
         let hash = hash_in(&mut self.argon2, password)?;
+        self.set_password_hash(call, &hash)
+    }
+
+    /// Sets a user's password from a hash ([`hash_password`]) made elsewhere (the daemon makes
+    /// it on its password pool, off the store thread).
+    pub fn set_password_hash(&mut self, call: &str, hash: &str) -> Result<(), StoreError> {
         let n = self
             .conn
             .execute(

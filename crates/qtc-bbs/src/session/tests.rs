@@ -1,6 +1,7 @@
 //! Interpreter tests against a real SQLite store in a temporary directory; no sockets.
 
 use super::*;
+use qtc_mail::{MessageStore, MsgStatus, MsgType, NewMessage};
 use qtc_store::{Durability, Store};
 
 struct Bbs {
@@ -42,7 +43,7 @@ impl Bbs {
     /// A session already logged in over RF as `call`.
     fn rf(&mut self, call: &str) -> User_ {
         let mut s = Session::new(self.cfg.clone(), Access::Callsign(call.into()));
-        s.start(&mut self.store);
+        start(&mut s, &mut self.store);
         let out = s.take_output();
         User_ { s, first: out }
     }
@@ -60,10 +61,42 @@ impl User_ {
     }
 }
 
+/// Answers the session's store requests and asks for its output until it has all of it, as
+/// the daemon does when the reader keeps up.
+fn pump(s: &mut Session, store: &mut Store) {
+    loop {
+        crate::answer_all(s, store, NOW);
+        if !s.has_more_output() {
+            return;
+        }
+        s.more_output(NOW);
+    }
+}
+
+fn start(s: &mut Session, store: &mut Store) {
+    s.start();
+    pump(s, store);
+}
+
+fn input(s: &mut Session, bytes: &[u8], store: &mut Store) {
+    s.handle_input(bytes, NOW);
+    pump(s, store);
+}
+
+fn checked(s: &mut Session, ok: Result<bool, StoreError>, store: &mut Store) {
+    s.password_checked(ok, NOW);
+    pump(s, store);
+}
+
+fn answered(s: &mut Session, answer: crate::Answer, store: &mut Store) {
+    s.answer(answer, NOW);
+    pump(s, store);
+}
+
 /// Feeds `input`, then answers the password checks it asked for from `store`, as the daemon
 /// does (there off its threads); the other events stay queued, in order.
-fn feed(s: &mut Session, input: &[u8], store: &mut Store) {
-    s.handle_input(input, store, NOW);
+fn feed(s: &mut Session, bytes: &[u8], store: &mut Store) {
+    input(s, bytes, store);
     while let Some(i) = s
         .events
         .iter()
@@ -73,7 +106,7 @@ fn feed(s: &mut Session, input: &[u8], store: &mut Store) {
             unreachable!()
         };
         let ok = store.check_password(&call, &password);
-        s.password_checked(ok, store, NOW);
+        checked(s, ok, store);
     }
 }
 
@@ -91,15 +124,15 @@ fn post(bbs: &mut Bbs, who: &str, cmd: &str, subject: &str, body: &[&str]) -> St
 fn telnet_login_asks_and_checks_password() {
     let mut bbs = Bbs::new();
     let mut s = Session::new(bbs.cfg.clone(), Access::Password);
-    s.start(&mut bbs.store);
+    start(&mut s, &mut bbs.store);
     assert!(String::from_utf8_lossy(&s.take_output()).ends_with("\rCallsign:\r"));
-    s.handle_input(b"n0usr\r\n", &mut bbs.store, NOW);
+    input(&mut s, b"n0usr\r\n", &mut bbs.store);
     // Whole lines: wl2k-go (pat) reads the prompt up to CR and matches its first word.
     assert_eq!(s.take_output(), b"\rPassword:\r");
     assert_eq!(s.poll_event(), Some(Event::HideInput(true)));
     // The password is checked outside the interpreter (the daemon does it off its threads);
     // a line typed meanwhile waits for the answer.
-    s.handle_input(b"pw\r\nL\r", &mut bbs.store, NOW);
+    input(&mut s, b"pw\r\nL\r", &mut bbs.store);
     assert_eq!(s.take_output(), b"\r");
     assert_eq!(s.poll_event(), Some(Event::HideInput(false)));
     assert_eq!(
@@ -110,7 +143,7 @@ fn telnet_login_asks_and_checks_password() {
         })
     );
     assert_eq!(s.poll_event(), None);
-    s.password_checked(Ok(true), &mut bbs.store, NOW);
+    checked(&mut s, Ok(true), &mut bbs.store);
     let out = String::from_utf8_lossy(&s.take_output()).into_owned();
     assert_eq!(
         s.poll_event(),
@@ -128,7 +161,7 @@ fn telnet_login_asks_and_checks_password() {
 fn three_bad_passwords_close() {
     let mut bbs = Bbs::new();
     let mut s = Session::new(bbs.cfg.clone(), Access::Password);
-    s.start(&mut bbs.store);
+    start(&mut s, &mut bbs.store);
     for i in 0..3 {
         feed(&mut s, b"N0USR\rwrong\r", &mut bbs.store);
         let out = String::from_utf8_lossy(&s.take_output()).into_owned();
@@ -149,7 +182,7 @@ fn three_bad_passwords_close() {
     );
     assert_eq!(events.last(), Some(&Event::Close));
     // Nothing more is interpreted after the close.
-    s.handle_input(b"N0USR\rpw\r", &mut bbs.store, NOW);
+    input(&mut s, b"N0USR\rpw\r", &mut bbs.store);
     assert!(s.take_output().is_empty());
 }
 
@@ -157,23 +190,23 @@ fn three_bad_passwords_close() {
 fn unknown_user_and_bad_callsign_fail_like_a_bad_password() {
     let mut bbs = Bbs::new();
     let mut s = Session::new(bbs.cfg.clone(), Access::Password);
-    s.start(&mut bbs.store);
+    start(&mut s, &mut bbs.store);
     // A password typed at `Callsign:` is neither echoed nor passed on (the daemon logs the
     // event).
-    s.handle_input(b"MySecretPassw0rd!\r", &mut bbs.store, NOW);
+    input(&mut s, b"MySecretPassw0rd!\r", &mut bbs.store);
     let out = String::from_utf8_lossy(&s.take_output()).into_owned();
     assert!(out.contains("3 to 6"), "{out}");
     assert!(!out.contains("MySecret"), "{out}");
     assert_eq!(s.poll_event(), Some(Event::LoginFailed { call: None }));
     // An unknown callsign is asked for a password and checked like any other (the daemon
     // checks a dummy hash, so it takes as long).
-    s.handle_input(b"N9ZZZ\rpw\r", &mut bbs.store, NOW);
+    input(&mut s, b"N9ZZZ\rpw\r", &mut bbs.store);
     let events: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
     assert!(events.contains(&Event::CheckPassword {
         call: "N9ZZZ".into(),
         password: "pw".into()
     }));
-    s.password_checked(Ok(false), &mut bbs.store, NOW);
+    checked(&mut s, Ok(false), &mut bbs.store);
     let out = String::from_utf8_lossy(&s.take_output()).into_owned();
     assert!(out.contains("Login incorrect."), "{out}");
     assert_eq!(
@@ -188,7 +221,7 @@ fn unknown_user_and_bad_callsign_fail_like_a_bad_password() {
 fn bbs_user_is_handed_over() {
     let mut bbs = Bbs::new();
     let mut s = Session::new(bbs.cfg.clone(), Access::Password);
-    s.start(&mut bbs.store);
+    start(&mut s, &mut bbs.store);
     feed(
         &mut s,
         b".N0BBB\rfwd\r[QTC-0.1-B1FHM$]\rFF\r",
@@ -560,14 +593,14 @@ fn node_questions_wait_for_the_daemon_and_keep_typed_ahead_lines() {
     let mut bbs = Bbs::new();
     let mut u = bbs.rf("N0USR");
     // U and, typed ahead in the same chunk, I: I's output must follow U's answer.
-    u.s.handle_input(b"U\rI\r", &mut bbs.store, NOW);
+    input(&mut u.s, b"U\rI\r", &mut bbs.store);
     assert_eq!(u.s.take_output(), b"");
     assert_eq!(u.s.pending_ask(), Some(&Ask::Users));
     let who = vec![OnlineUser {
         call: "N0USR".into(),
         via: "vhf".into(),
     }];
-    u.s.answer(Answer::Users(who), &mut bbs.store, NOW);
+    answered(&mut u.s, Answer::Users(who), &mut bbs.store);
     let out = String::from_utf8(u.s.take_output()).unwrap();
     assert!(
         out.starts_with("1 online:\rN0USR     vhf\rde N0CALL>\rN0CALL BBS"),
@@ -585,23 +618,23 @@ fn node_questions_wait_for_the_daemon_and_keep_typed_ahead_lines() {
     );
     u.send(&mut bbs, "PORTS");
     assert_eq!(u.s.pending_ask(), Some(&Ask::Ports));
-    u.s.answer(Answer::Ports(Vec::new()), &mut bbs.store, NOW);
+    answered(&mut u.s, Answer::Ports(Vec::new()), &mut bbs.store);
     assert!(String::from_utf8_lossy(&u.s.take_output()).contains("No radio ports."));
     assert!(u
         .send(&mut bbs, "C N0BBB")
         .contains("Connecting to N0BBB..."));
     assert!(matches!(u.s.pending_ask(), Some(Ask::Connect { .. })));
-    u.s.answer(Answer::Disconnected(Ok(())), &mut bbs.store, NOW);
+    answered(&mut u.s, Answer::Disconnected(Ok(())), &mut bbs.store);
     let back = String::from_utf8(u.s.take_output()).unwrap();
     assert_eq!(
         back,
         "*** Disconnected from N0BBB. Back at N0CALL.\rde N0CALL>\r"
     );
     u.send(&mut bbs, "C N0BBB");
-    u.s.answer(
+    answered(
+        &mut u.s,
         Answer::Disconnected(Err("busy".into())),
         &mut bbs.store,
-        NOW,
     );
     assert!(String::from_utf8_lossy(&u.s.take_output()).contains("*** Failure with N0BBB: busy"));
 }
