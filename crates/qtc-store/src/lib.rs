@@ -475,21 +475,28 @@ impl MessageStore for Store {
     }
 
     fn body_chunk(&mut self, number: u64, offset: u64, len: usize) -> Result<Vec<u8>, StoreError> {
-        // substr on a BLOB counts bytes, and copies only the piece asked for.
-        let chunk: Option<Vec<u8>> = self
-            .conn
-            .query_row(
-                "SELECT substr(body, ?2, ?3) FROM messages WHERE number = ?1",
-                params![
-                    number as i64,
-                    i64::try_from(offset).unwrap_or(i64::MAX - 1) + 1,
-                    len as i64
-                ],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(db_err)?;
-        Ok(chunk.unwrap_or_default())
+        // Incremental blob I/O reads only the pages of the piece asked for (substr would load
+        // the whole body for every piece).
+        let blob = self.conn.blob_open(
+            rusqlite::MAIN_DB,
+            "messages",
+            "body",
+            i64::try_from(number).unwrap_or(i64::MAX),
+            true,
+        );
+        let blob = match blob {
+            Ok(b) => b,
+            // No such row (removed meanwhile): nothing more to read.
+            Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::Unknown) => {
+                return Ok(Vec::new())
+            }
+            Err(e) => return Err(db_err(e)),
+        };
+        let size = blob.len();
+        let from = usize::try_from(offset).unwrap_or(usize::MAX).min(size);
+        let mut piece = vec![0u8; len.min(size - from)];
+        blob.read_at_exact(&mut piece, from).map_err(db_err)?;
+        Ok(piece)
     }
 
     fn list(&mut self, filter: &ListFilter) -> Result<Vec<MessageHeader>, StoreError> {

@@ -668,3 +668,58 @@ fn a_copy_is_the_cc_recipients_own_mail_but_not_theirs_to_kill() {
     assert!(u.send(&mut bbs, "KM").contains("no read messages to kill"));
     assert!(bbs.rf("N0OTH").send(&mut bbs, "LM").contains("Copied"));
 }
+
+#[test]
+fn long_output_is_made_as_the_reader_takes_it_and_a_stops_it() {
+    let mut bbs = Bbs::new();
+    let line = b"0123456789 abcdefghijklmnopqrstuvwxyz 0123456789 abcdefghijklmnopqrstuvwxyz\r\n";
+    let body: Vec<u8> = line.iter().copied().cycle().take(200 * 1024).collect();
+    bbs.store
+        .insert_many(&[bulletin("Big", &body)], NOW)
+        .unwrap();
+    let mut u = bbs.rf("N0USR");
+    // Three reads of a 200 KB bulletin: only the first piece is made until the daemon asks
+    // for more (its output has gone out).
+    u.s.handle_input(b"R 1 1 1\r", NOW);
+    crate::answer_all(&mut u.s, &mut bbs.store, NOW);
+    let first = u.s.take_output();
+    assert!(first.len() <= 2 * paging::BODY_PIECE, "{}", first.len());
+    assert!(u.s.has_more_output());
+    let mut total = first.len();
+    for _ in 0..3 {
+        u.s.more_output(NOW);
+        crate::answer_all(&mut u.s, &mut bbs.store, NOW);
+        let piece = u.s.take_output();
+        assert!(piece.len() <= 2 * paging::BODY_PIECE, "{}", piece.len());
+        total += piece.len();
+    }
+    // A line typed meanwhile waits for the end of the output; `A` does not.
+    u.s.handle_input(b"V\r", NOW);
+    assert!(u.s.take_output().is_empty());
+    u.s.handle_input(b"A\r", NOW);
+    crate::answer_all(&mut u.s, &mut bbs.store, NOW);
+    let after = String::from_utf8(u.s.take_output()).unwrap();
+    assert!(!u.s.has_more_output());
+    assert!(after.starts_with("de N0CALL>\rqtc"), "{after}");
+    assert!(total < 3 * body.len());
+    // Read to the end, the body comes out whole, its line ends as stored.
+    let out = u.send(&mut bbs, "R 1");
+    let word = "abcdefghijklmnopqrstuvwxyz";
+    let in_body = String::from_utf8(body).unwrap().matches(word).count();
+    assert_eq!(out.matches(word).count(), in_body);
+    assert!(out.contains("[End of message #1 from N0OTH]"));
+}
+
+#[test]
+fn a_character_split_between_body_pieces_is_shown_whole() {
+    let mut bbs = Bbs::new();
+    // A C1 control (U+009B, CSI) straddling the first piece's end is still made visible.
+    let mut body = vec![b'x'; paging::BODY_PIECE - 1];
+    body.extend_from_slice("\u{9b}2J\r\n".as_bytes());
+    bbs.store
+        .insert_many(&[bulletin("Split", &body)], NOW)
+        .unwrap();
+    let mut u = bbs.rf("N0USR");
+    let out = u.send(&mut bbs, "R 1");
+    assert!(out.contains("x\\u{9B}2J"), "{}", &out[out.len() - 100..]);
+}
