@@ -20,6 +20,7 @@ mod paste;
 mod radio;
 mod report;
 mod scale;
+mod stalled;
 mod strace;
 mod util;
 
@@ -109,13 +110,13 @@ impl Plan {
 }
 
 const ROWS: &[&str] = &[
-    "idle", "forward", "telnet", "faults", "scale", "lzhuf", "radio",
+    "idle", "forward", "telnet", "faults", "scale", "lzhuf", "radio", "stalled",
 ];
 
 const USAGE: &str = "usage: qtc-bench [--quick] [--qtc PATH] [--out FILE] [--only ROW,...] \
 [--modes fbb,b1,b2] [--durability full|normal] [--log-level LEVEL] [--sessions N] [--store N] [--fwd N]
-       [--fwd-runs N] [--baseline PATH (another qtc binary: forwarding rows for both, interleaved)]
-rows: idle, forward, telnet, faults, scale, lzhuf, radio";
+       [--fwd-runs N] [--baseline PATH (another qtc binary: forwarding and stalled rows for both)]
+rows: idle, forward, telnet, faults, scale, lzhuf, radio, stalled";
 
 struct Args {
     plan: Plan,
@@ -255,6 +256,7 @@ fn main() -> ExitCode {
             "scale" => scale::run(o, plan),
             "lzhuf" => lzhuf::run(o, plan),
             "radio" => radio::run(o, plan),
+            "stalled" => stalled::run(o, plan),
             _ => unreachable!("rows are checked when parsed"),
         };
         for r in &rows {

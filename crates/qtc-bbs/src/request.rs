@@ -111,8 +111,10 @@ impl Request {
     /// Where the daemon runs it.
     pub fn access(&self) -> StoreAccess {
         match self {
-            Request::User { .. }
-            | Request::MailCounts { .. }
+            // A login's lookup queues behind the writes before it: a partner whose link was
+            // reset logs in again only after its previous session's last write (and release).
+            Request::User { .. } => StoreAccess::Write,
+            Request::MailCounts { .. }
             | Request::List(_)
             | Request::Categories
             | Request::Counts
