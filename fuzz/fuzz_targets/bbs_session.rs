@@ -1,37 +1,24 @@
-//! Fuzz a BBS session driven by arbitrary user input against a real SQLite store: whatever is
+//! Fuzz a BBS session driven by arbitrary user input against a store in memory: whatever is
 //! typed, in whatever chunks, nothing may panic, and once the session has asked to close it
-//! produces nothing more.
+//! produces nothing more. Every store request goes through `qtc_bbs::apply`, as in the daemon.
 //!
-//! Every input runs against the same starting store, so a crash input reproduces on its own: a
-//! store with a plain user, a sysop, a BBS and a few messages is built once per process in a
-//! temporary directory (under `$TMPDIR`) and read into memory; before each input those bytes are
-//! written over a scratch store, which is then opened. Users have no password, so the password login path fails
-//! without running argon2, and RF logins (`Access::Callsign`) need none.
+//! Every input starts from the same store: a plain user, a sysop, a BBS and a few messages.
+//! Users have no password, so the password login path fails, and RF logins
+//! (`Access::Callsign`) need none.
 #![no_main]
 
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
 use qtc_bbs::{Access, Answer, Ask, Config, Event, OnlineUser, Session};
+use qtc_mail::memory::MemoryStore;
 use qtc_mail::{MessageStore, MsgStatus, MsgType, NewMessage};
-use qtc_store::{Durability, Station, Store, DB_FILE};
 
 /// A plausible clock: 2023-11-14, plus up to 65535 s taken from the input.
 const NOW: i64 = 1_700_000_000;
 
-struct Dirs {
-    // Kept so the directory lives as long as the process.
-    _root: tempfile::TempDir,
-    /// The starting store's database file. Written with `write_all`, which retries a write
-    /// that a signal interrupts (libFuzzer's timeout alarm): `fs::copy` gave up on EINTR.
-    template: Vec<u8>,
-    scratch: PathBuf,
-}
-
-fn build_template(dir: &Path) {
-    let mut store = Store::open(dir, Durability::Normal).expect("store opens");
-    store.set_station(Station::new("N0BBS"));
+fn template() -> MemoryStore {
+    let mut store = MemoryStore::new();
     store.add_user("N0USR", None, false, false).unwrap();
     store.add_user("N0SYS", None, true, false).unwrap();
     store.add_user("N0FWD", None, false, true).unwrap();
@@ -73,48 +60,16 @@ fn build_template(dir: &Path) {
         ),
         msg(MsgType::Personal, "N0SYS", "N0BBS", "N0USR", "re", b"x\r\n"),
     ];
-    for r in store.insert_many(&msgs, NOW).expect("seed messages") {
-        r.expect("seed message");
+    for m in &msgs {
+        store.insert_message(m, "N0BBS", NOW).expect("seed message");
     }
-    // Dropping the connection checkpoints the WAL into the database file.
-}
-
-fn dirs() -> &'static Dirs {
-    static DIRS: OnceLock<Dirs> = OnceLock::new();
-    DIRS.get_or_init(|| {
-        let root = tempfile::Builder::new()
-            .prefix("qtc-fuzz-store-")
-            .tempdir()
-            .expect("temporary directory");
-        let template = root.path().join("template");
-        let scratch = root.path().join("scratch");
-        build_template(&template);
-        let template = std::fs::read(template.join(DB_FILE)).expect("read the template store");
-        std::fs::create_dir_all(&scratch).unwrap();
-        Dirs {
-            template,
-            scratch,
-            _root: root,
-        }
-    })
+    store
 }
 
 /// The starting store, fresh for this input.
-fn fresh_store() -> Store {
-    let d = dirs();
-    for suffix in ["-wal", "-shm"] {
-        let path = d.scratch.join(format!("{DB_FILE}{suffix}"));
-        // Retried when a signal interrupts it: a stale WAL would carry the last input over.
-        while let Err(e) = std::fs::remove_file(&path) {
-            if e.kind() != std::io::ErrorKind::Interrupted {
-                break;
-            }
-        }
-    }
-    std::fs::write(d.scratch.join(DB_FILE), &d.template).expect("write the store");
-    let mut store = Store::open(&d.scratch, Durability::Normal).expect("store opens");
-    store.set_station(Station::new("N0BBS"));
-    store
+fn fresh_store() -> MemoryStore {
+    static TEMPLATE: OnceLock<MemoryStore> = OnceLock::new();
+    TEMPLATE.get_or_init(template).clone()
 }
 
 fn config() -> Arc<Config> {
