@@ -202,6 +202,36 @@ impl Store {
         Ok(store)
     }
 
+    /// Message `number` with `body` as its body column (`body`, or an empty blob).
+    fn message_row(&mut self, number: u64, body: &str) -> Result<Option<Message>, StoreError> {
+        self.conn
+            .query_row(
+                &format!(
+                    "SELECT {HEADER_COLUMNS}, rlines, {body}, read_count, charset FROM messages \
+                     WHERE number = ?1"
+                ),
+                [number as i64],
+                |row| {
+                    Ok(Message {
+                        header: header_from_row(row)?,
+                        rlines: row.get(10)?,
+                        body: row.get(11)?,
+                        read_count: row.get::<_, i64>(12)? as u64,
+                        copies: Vec::new(),
+                        files: Vec::new(),
+                        charset: row.get(13)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(db_err)?
+            .map(|mut m| {
+                (m.copies, m.files) = parts::shown(&self.conn, number, &m.header.to)?;
+                Ok(m)
+            })
+            .transpose()
+    }
+
     /// Opens an existing store for reading only, beside the daemon's read-write connection:
     /// in WAL mode it reads the last commit without waiting for the writer. No migration runs;
     /// the writer has opened (and migrated) the file first.
@@ -417,61 +447,12 @@ impl MessageStore for Store {
     }
 
     fn message(&mut self, number: u64) -> Result<Option<Message>, StoreError> {
-        self.conn
-            .query_row(
-                &format!(
-                    "SELECT {HEADER_COLUMNS}, rlines, body, read_count, charset FROM messages \
-                     WHERE number = ?1"
-                ),
-                [number as i64],
-                |row| {
-                    Ok(Message {
-                        header: header_from_row(row)?,
-                        rlines: row.get(10)?,
-                        body: row.get(11)?,
-                        read_count: row.get::<_, i64>(12)? as u64,
-                        copies: Vec::new(),
-                        files: Vec::new(),
-                        charset: row.get(13)?,
-                    })
-                },
-            )
-            .optional()
-            .map_err(db_err)?
-            .map(|mut m| {
-                (m.copies, m.files) = parts::shown(&self.conn, number, &m.header.to)?;
-                Ok(m)
-            })
-            .transpose()
+        self.message_row(number, "body")
     }
 
     fn message_head(&mut self, number: u64) -> Result<Option<Message>, StoreError> {
-        self.conn
-            .query_row(
-                &format!(
-                    "SELECT {HEADER_COLUMNS}, rlines, read_count, charset FROM messages \
-                     WHERE number = ?1"
-                ),
-                [number as i64],
-                |row| {
-                    Ok(Message {
-                        header: header_from_row(row)?,
-                        rlines: row.get(10)?,
-                        body: Vec::new(),
-                        read_count: row.get::<_, i64>(11)? as u64,
-                        copies: Vec::new(),
-                        files: Vec::new(),
-                        charset: row.get(12)?,
-                    })
-                },
-            )
-            .optional()
-            .map_err(db_err)?
-            .map(|mut m| {
-                (m.copies, m.files) = parts::shown(&self.conn, number, &m.header.to)?;
-                Ok(m)
-            })
-            .transpose()
+        // The body stays on disk: `R` reads it in pieces (`body_chunk`).
+        self.message_row(number, "X''")
     }
 
     fn body_chunk(&mut self, number: u64, offset: u64, len: usize) -> Result<Vec<u8>, StoreError> {
