@@ -184,7 +184,7 @@ impl Session {
     /// Sends what is made, up to the page's end; then reads on (body piece, next message).
     pub(super) fn read_step(&mut self, mut p: ReadPager) {
         if p.at < p.text.len() {
-            let (bytes, lines) = lines_within(&p.text[p.at..], self.page_left);
+            let (bytes, lines) = lines_within(&p.text[p.at..], self.page_left, p.current.is_none());
             self.out.extend_from_slice(&p.text[p.at..p.at + bytes]);
             p.at += bytes;
             self.page_left -= lines.min(self.page_left);
@@ -228,24 +228,28 @@ impl Session {
     }
 }
 
-/// How many bytes of `text` hold its first `max` lines (a line ends in CR, LF or CR LF; an
-/// unterminated tail counts as a line), and how many lines that is.
-fn lines_within(text: &[u8], max: usize) -> (usize, usize) {
+/// How many bytes of `text` hold its first `max` lines (a line ends in CR, LF or CR LF), and
+/// how many lines that is. An unterminated tail counts as a line when `tail_ends` (the text is
+/// all there is); otherwise it is the start of a line whose end comes in the next piece.
+fn lines_within(text: &[u8], max: usize, tail_ends: bool) -> (usize, usize) {
     let mut at = 0;
     let mut lines = 0;
     while lines < max && at < text.len() {
-        at = match text[at..].iter().position(|&b| b == b'\r' || b == b'\n') {
+        match text[at..].iter().position(|&b| b == b'\r' || b == b'\n') {
             Some(i) => {
                 let end = at + i + 1;
-                if text[at + i] == b'\r' && text.get(end) == Some(&b'\n') {
+                at = if text[at + i] == b'\r' && text.get(end) == Some(&b'\n') {
                     end + 1
                 } else {
                     end
-                }
+                };
+                lines += 1;
             }
-            None => text.len(),
-        };
-        lines += 1;
+            None => {
+                at = text.len();
+                lines += usize::from(tail_ends);
+            }
+        }
     }
     (at, lines)
 }
@@ -257,10 +261,12 @@ mod tests {
     #[test]
     fn pages_split_at_any_line_end() {
         let text = b"a\r\nb\rc\nd";
-        assert_eq!(lines_within(text, 1), (3, 1));
-        assert_eq!(lines_within(text, 2), (5, 2));
-        assert_eq!(lines_within(text, 3), (7, 3));
-        assert_eq!(lines_within(text, 9), (8, 4));
-        assert_eq!(lines_within(b"", 3), (0, 0));
+        assert_eq!(lines_within(text, 1, true), (3, 1));
+        assert_eq!(lines_within(text, 2, true), (5, 2));
+        assert_eq!(lines_within(text, 3, true), (7, 3));
+        assert_eq!(lines_within(text, 9, true), (8, 4));
+        assert_eq!(lines_within(b"", 3, true), (0, 0));
+        // A line cut between two body pieces is counted once, with its end.
+        assert_eq!(lines_within(text, 9, false), (8, 3));
     }
 }
