@@ -22,6 +22,7 @@ mod paste;
 mod radio;
 mod report;
 mod scale;
+mod stalled;
 mod strace;
 mod util;
 
@@ -119,13 +120,13 @@ impl Plan {
 }
 
 const ROWS: &[&str] = &[
-    "idle", "forward", "telnet", "faults", "scale", "lzhuf", "radio", "bigstore",
+    "idle", "forward", "telnet", "faults", "scale", "lzhuf", "radio", "bigstore", "stalled",
 ];
 
 const USAGE: &str = "usage: qtc-bench [--quick] [--qtc PATH] [--out FILE] [--only ROW,...] \
 [--modes fbb,b1,b2] [--durability full|normal] [--log-level LEVEL] [--sessions N] [--store N] [--fwd N]
-       [--fwd-runs N] [--big N] [--baseline PATH (another qtc binary: forwarding and 1 M store rows for both)]
-rows: idle, forward, telnet, faults, scale, lzhuf, radio, bigstore";
+       [--fwd-runs N] [--big N] [--baseline PATH (another qtc binary: forwarding, 1 M store and stalled rows for both)]
+rows: idle, forward, telnet, faults, scale, lzhuf, radio, bigstore, stalled";
 
 struct Args {
     plan: Plan,
@@ -267,6 +268,7 @@ fn main() -> ExitCode {
             "lzhuf" => lzhuf::run(o, plan),
             "radio" => radio::run(o, plan),
             "bigstore" => bigstore::run(o, plan),
+            "stalled" => stalled::run(o, plan),
             _ => unreachable!("rows are checked when parsed"),
         };
         for r in &rows {

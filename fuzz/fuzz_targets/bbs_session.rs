@@ -1,37 +1,24 @@
-//! Fuzz a BBS session driven by arbitrary user input against a real SQLite store: whatever is
+//! Fuzz a BBS session driven by arbitrary user input against a store in memory: whatever is
 //! typed, in whatever chunks, nothing may panic, and once the session has asked to close it
-//! produces nothing more.
+//! produces nothing more. Every store request goes through `qtc_bbs::apply`, as in the daemon.
 //!
-//! Every input runs against the same starting store, so a crash input reproduces on its own: a
-//! store with a plain user, a sysop, a BBS and a few messages is built once per process in a
-//! temporary directory (under `$TMPDIR`) and read into memory; before each input those bytes are
-//! written over a scratch store, which is then opened. Users have no password, so the password login path fails
-//! without running argon2, and RF logins (`Access::Callsign`) need none.
+//! Every input starts from the same store: a plain user, a sysop, a BBS and a few messages.
+//! Users have no password, so the password login path fails, and RF logins
+//! (`Access::Callsign`) need none.
 #![no_main]
 
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
 use qtc_bbs::{Access, Answer, Ask, Config, Event, OnlineUser, Session};
+use qtc_mail::memory::MemoryStore;
 use qtc_mail::{MessageStore, MsgStatus, MsgType, NewMessage};
-use qtc_store::{Durability, Station, Store, DB_FILE};
 
 /// A plausible clock: 2023-11-14, plus up to 65535 s taken from the input.
 const NOW: i64 = 1_700_000_000;
 
-struct Dirs {
-    // Kept so the directory lives as long as the process.
-    _root: tempfile::TempDir,
-    /// The starting store's database file. Written with `write_all`, which retries a write
-    /// that a signal interrupts (libFuzzer's timeout alarm): `fs::copy` gave up on EINTR.
-    template: Vec<u8>,
-    scratch: PathBuf,
-}
-
-fn build_template(dir: &Path) {
-    let mut store = Store::open(dir, Durability::Normal).expect("store opens");
-    store.set_station(Station::new("N0BBS"));
+fn template() -> MemoryStore {
+    let mut store = MemoryStore::new();
     store.add_user("N0USR", None, false, false).unwrap();
     store.add_user("N0SYS", None, true, false).unwrap();
     store.add_user("N0FWD", None, false, true).unwrap();
@@ -73,48 +60,16 @@ fn build_template(dir: &Path) {
         ),
         msg(MsgType::Personal, "N0SYS", "N0BBS", "N0USR", "re", b"x\r\n"),
     ];
-    for r in store.insert_many(&msgs, NOW).expect("seed messages") {
-        r.expect("seed message");
+    for m in &msgs {
+        store.insert_message(m, "N0BBS", NOW).expect("seed message");
     }
-    // Dropping the connection checkpoints the WAL into the database file.
-}
-
-fn dirs() -> &'static Dirs {
-    static DIRS: OnceLock<Dirs> = OnceLock::new();
-    DIRS.get_or_init(|| {
-        let root = tempfile::Builder::new()
-            .prefix("qtc-fuzz-store-")
-            .tempdir()
-            .expect("temporary directory");
-        let template = root.path().join("template");
-        let scratch = root.path().join("scratch");
-        build_template(&template);
-        let template = std::fs::read(template.join(DB_FILE)).expect("read the template store");
-        std::fs::create_dir_all(&scratch).unwrap();
-        Dirs {
-            template,
-            scratch,
-            _root: root,
-        }
-    })
+    store
 }
 
 /// The starting store, fresh for this input.
-fn fresh_store() -> Store {
-    let d = dirs();
-    for suffix in ["-wal", "-shm"] {
-        let path = d.scratch.join(format!("{DB_FILE}{suffix}"));
-        // Retried when a signal interrupts it: a stale WAL would carry the last input over.
-        while let Err(e) = std::fs::remove_file(&path) {
-            if e.kind() != std::io::ErrorKind::Interrupted {
-                break;
-            }
-        }
-    }
-    std::fs::write(d.scratch.join(DB_FILE), &d.template).expect("write the store");
-    let mut store = Store::open(&d.scratch, Durability::Normal).expect("store opens");
-    store.set_station(Station::new("N0BBS"));
-    store
+fn fresh_store() -> MemoryStore {
+    static TEMPLATE: OnceLock<MemoryStore> = OnceLock::new();
+    TEMPLATE.get_or_init(template).clone()
 }
 
 fn config() -> Arc<Config> {
@@ -130,8 +85,9 @@ fn config() -> Arc<Config> {
     .clone()
 }
 
-/// Drains output and events, answering password checks from the store; notes when the
-/// session asked to close.
+/// Does what the daemon does until the session waits for input: sends its output, answers
+/// password checks, questions (U, J, PORTS...) and store requests, and asks for the next piece
+/// of a long output; notes when the session asked to close.
 fn drain(s: &mut Session, store: &mut dyn MessageStore, now: i64, closed: &mut bool) {
     loop {
         let out = s.take_output();
@@ -146,11 +102,34 @@ fn drain(s: &mut Session, store: &mut dyn MessageStore, now: i64, closed: &mut b
                 _ => {}
             }
         }
-        let Some((call, password)) = check else {
-            return;
-        };
-        let ok = store.check_password(&call, &password);
-        s.password_checked(ok, store, now);
+        if let Some((call, password)) = check {
+            let ok = store.check_password(&call, &password);
+            s.password_checked(ok, now);
+            continue;
+        }
+        if let Some(ask) = s.pending_ask() {
+            let answer = match ask {
+                Ask::Connect { .. } => Answer::Disconnected(Err("no radio".into())),
+                Ask::Conv { .. } => Answer::ConvEnded,
+                Ask::Users => Answer::Users(vec![OnlineUser {
+                    call: "N0USR".into(),
+                    via: "telnet".into(),
+                }]),
+                Ask::Heard | Ask::Ports => Answer::Ports(Vec::new()),
+            };
+            s.answer(answer, now);
+            continue;
+        }
+        if let Some(request) = s.take_request() {
+            let reply = qtc_bbs::apply(request, store);
+            s.store_answered(reply, now);
+            continue;
+        }
+        if s.has_more_output() {
+            s.more_output(now);
+            continue;
+        }
+        return;
     }
 }
 
@@ -172,24 +151,11 @@ fuzz_target!(|data: &[u8]| {
     let now = NOW + i64::from(u16::from_le_bytes([*t0, *t1]));
     let mut s = Session::new(config(), access);
     let mut closed = false;
-    s.start(store);
+    s.start();
     drain(&mut s, store, now, &mut closed);
     let step = usize::from(*step % 64).max(1);
     for chunk in input.chunks(step) {
-        s.handle_input(chunk, store, now);
-        // The daemon answers every question (U, J, PORTS) before reading more.
-        while let Some(ask) = s.pending_ask() {
-            let answer = match ask {
-                Ask::Connect { .. } => Answer::Disconnected(Err("no radio".into())),
-                Ask::Conv { .. } => Answer::ConvEnded,
-                Ask::Users => Answer::Users(vec![OnlineUser {
-                    call: "N0USR".into(),
-                    via: "telnet".into(),
-                }]),
-                Ask::Heard | Ask::Ports => Answer::Ports(Vec::new()),
-            };
-            s.answer(answer, store, now);
-        }
+        s.handle_input(chunk, now);
         drain(&mut s, store, now, &mut closed);
         let _ = (s.user().is_some(), s.is_writing());
         let _ = s.take_unconsumed();

@@ -33,9 +33,9 @@ pub(crate) fn list_line(h: &MessageHeader) -> String {
     )
 }
 
-/// The text shown by `R` (and `V`, with the R: lines). `raw_bodies`: the body goes out as
-/// stored (the station allows ANSI art).
-pub(crate) fn message(m: &Message, verbose: bool, raw_bodies: bool, out: &mut Vec<u8>) {
+/// What `R` (and `V`, with the R: lines) shows before the body; the body follows in pieces
+/// ([`body_piece`]), then [`message_tail`].
+pub(crate) fn message_head(m: &Message, verbose: bool, out: &mut Vec<u8>) {
     let h = &m.header;
     let t = Utc::from_unix(h.created);
     let to = if h.at.is_empty() {
@@ -71,20 +71,47 @@ pub(crate) fn message(m: &Message, verbose: bool, raw_bodies: bool, out: &mut Ve
     if verbose {
         out.extend_from_slice(&visible_bytes(&m.rlines));
     }
-    // Bodies go out as stored (the transport maps their line ends), unless the sender declared
-    // an 8-bit charset (Winlink `Content-Type`): then they are shown decoded, as UTF-8. Control
-    // characters are made visible unless the station allows ANSI art.
-    let decoded = match m.charset.as_str() {
+}
+
+/// The length of `bytes` without an unfinished UTF-8 sequence at its end: a body read in
+/// pieces is shown as if whole, so no character (a C1 control above all) is split unchecked.
+pub(crate) fn complete_utf8(bytes: &[u8]) -> usize {
+    let n = bytes.len();
+    for back in 1..=n.min(3) {
+        let b = bytes[n - back];
+        if b & 0xC0 == 0x80 {
+            continue;
+        }
+        let need = match b {
+            0xC0..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF7 => 4,
+            _ => 1,
+        };
+        return if need > back { n - back } else { n };
+    }
+    n
+}
+
+/// A piece of a body. Bodies go out as stored (the transport maps their line ends), unless the
+/// sender declared an 8-bit charset (Winlink `Content-Type`): then they are shown decoded, as
+/// UTF-8. Control characters are made visible unless the station allows ANSI art.
+pub(crate) fn body_piece(charset: &str, bytes: &[u8], raw_bodies: bool, out: &mut Vec<u8>) {
+    let decoded = match charset {
         "" | "UTF-8" | "US-ASCII" => None,
-        cs => Some(charset::decode_charset(cs, &m.body)),
+        cs => Some(charset::decode_charset(cs, bytes)),
     };
     match (decoded, raw_bodies) {
-        (None, true) => out.extend_from_slice(&m.body),
-        (None, false) => out.extend_from_slice(&visible_bytes(&m.body)),
+        (None, true) => out.extend_from_slice(bytes),
+        (None, false) => out.extend_from_slice(&visible_bytes(bytes)),
         (Some(text), true) => out.extend_from_slice(text.as_bytes()),
         (Some(text), false) => out.extend_from_slice(visible(&text).as_bytes()),
     }
-    if !m.body.is_empty() && !m.body.ends_with(b"\n") && !m.body.ends_with(b"\r") {
+}
+
+/// What follows the body; `last` is the body's last byte (`None`: empty body).
+pub(crate) fn message_tail(m: &Message, last: Option<u8>, out: &mut Vec<u8>) {
+    if last.is_some_and(|b| b != b'\n' && b != b'\r') {
         out.push(b'\r');
     }
     if !m.files.is_empty() {
@@ -96,6 +123,7 @@ pub(crate) fn message(m: &Message, verbose: bool, raw_bodies: bool, out: &mut Ve
             out.extend_from_slice(format!("  {name} ({} bytes)\r", f.size).as_bytes());
         }
     }
+    let h = &m.header;
     out.extend_from_slice(
         format!(
             "[End of message #{} from {}]\r",
@@ -104,4 +132,21 @@ pub(crate) fn message(m: &Message, verbose: bool, raw_bodies: bool, out: &mut Ve
         )
         .as_bytes(),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::complete_utf8;
+
+    #[test]
+    fn a_split_character_waits_for_its_end() {
+        assert_eq!(complete_utf8(b"ab"), 2);
+        assert_eq!(complete_utf8(b"a\xc2"), 1);
+        assert_eq!(complete_utf8(b"a\xc2\x9f"), 3);
+        assert_eq!(complete_utf8(b"a\xe2\x82"), 1);
+        assert_eq!(complete_utf8(b"a\xf0\x9f\x98"), 1);
+        assert_eq!(complete_utf8(b"a\xf0\x9f\x98\x80"), 5);
+        assert_eq!(complete_utf8(b"\x80\x80\x80\x80"), 4);
+        assert_eq!(complete_utf8(b""), 0);
+    }
 }

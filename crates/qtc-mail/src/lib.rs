@@ -1,12 +1,13 @@
 //! The mail model shared by every part of qtc: callsigns, messages, users, list filters, and the
 //! [`MessageStore`] trait that the BBS interpreter and the forwarding code talk to.
 //!
-//! Nothing here does I/O. `qtc-store` implements [`MessageStore`] on SQLite; tests may use it on a
-//! temporary file.
+//! Nothing here does I/O. `qtc-store` implements [`MessageStore`] on SQLite; [`memory::MemoryStore`]
+//! keeps one in memory for the interpreter's tests and fuzz target.
 #![forbid(unsafe_code)]
 
 mod callsign;
 pub mod charset;
+pub mod memory;
 mod message;
 pub mod route;
 pub mod rules;

@@ -61,8 +61,9 @@ pub enum StoreError {
     Database(String),
 }
 
-/// Storage the interpreter works against. Calls are synchronous: the daemon runs them on its
-/// store thread, never on the async runtime.
+/// Storage the interpreter works against (through `qtc_bbs::apply`). Calls are synchronous: the
+/// daemon runs them on its store thread (writes) or its read-only connections (queries), never
+/// on the async runtime.
 pub trait MessageStore {
     /// Looks a user up by callsign (upper case, no SSID).
     fn user(&mut self, call: &str) -> Result<Option<User>, StoreError>;
@@ -125,5 +126,22 @@ pub trait MessageStore {
             *counts.entry(h.to).or_default() += 1;
         }
         Ok(counts.into_iter().collect())
+    }
+    /// A message without its body (`body` empty): what `R` shows before the text, which it
+    /// then reads with [`MessageStore::body_chunk`].
+    fn message_head(&mut self, number: u64) -> Result<Option<Message>, StoreError> {
+        Ok(self.message(number)?.map(|mut m| {
+            m.body = Vec::new();
+            m
+        }))
+    }
+    /// Up to `len` bytes of message `number`'s body from byte `offset`; shorter (or empty) at
+    /// its end and for a message that does not exist.
+    fn body_chunk(&mut self, number: u64, offset: u64, len: usize) -> Result<Vec<u8>, StoreError> {
+        let body = self.message(number)?.map(|m| m.body).unwrap_or_default();
+        let from = usize::try_from(offset)
+            .unwrap_or(usize::MAX)
+            .min(body.len());
+        Ok(body[from..body.len().min(from.saturating_add(len))].to_vec())
     }
 }

@@ -214,6 +214,59 @@ impl Store {
         Ok(store)
     }
 
+    /// Message `number` with `body` as its body column (`body`, or an empty blob).
+    fn message_row(&mut self, number: u64, body: &str) -> Result<Option<Message>, StoreError> {
+        self.conn
+            .query_row(
+                &format!(
+                    "SELECT {}, rlines, {body}, read_count, charset FROM messages \
+                     WHERE number = ?1",
+                    header_columns("status")
+                ),
+                [number as i64],
+                |row| {
+                    Ok(Message {
+                        header: header_from_row(row)?,
+                        rlines: row.get(10)?,
+                        body: row.get(11)?,
+                        read_count: row.get::<_, i64>(12)? as u64,
+                        copies: Vec::new(),
+                        files: Vec::new(),
+                        charset: row.get(13)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(db_err)?
+            .map(|mut m| {
+                (m.copies, m.files) = parts::shown(&self.conn, number, &m.header.to)?;
+                Ok(m)
+            })
+            .transpose()
+    }
+
+    /// Opens an existing store for reading only, beside the daemon's read-write connection:
+    /// in WAL mode it reads the last commit without waiting for the writer. No migration runs;
+    /// the writer has opened (and migrated) the file first.
+    pub fn open_read_only(dir: &Path) -> Result<Store, StoreError> {
+        let path = dir.join(DB_FILE);
+        let conn = Connection::open_with_flags(
+            &path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| StoreError::Database(format!("cannot open {}: {e}", path.display())))?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(db_err)?;
+        Ok(Store {
+            conn,
+            path,
+            station: Station::default(),
+            queued: QueueMarks::default(),
+            durability: Durability::default(),
+            argon2: users::Argon2Memory::default(),
+        })
+    }
+
     /// Caps the database file at about `bytes` (0: no cap). A write that would pass it fails
     /// with [`StoreError::Full`] and changes nothing, as a full disk would.
     pub fn set_max_size(&mut self, bytes: u64) -> Result<(), StoreError> {
@@ -435,33 +488,37 @@ impl MessageStore for Store {
     }
 
     fn message(&mut self, number: u64) -> Result<Option<Message>, StoreError> {
-        self.conn
-            .query_row(
-                &format!(
-                    "SELECT {}, rlines, body, read_count, charset FROM messages \
-                     WHERE number = ?1",
-                    header_columns("status")
-                ),
-                [number as i64],
-                |row| {
-                    Ok(Message {
-                        header: header_from_row(row)?,
-                        rlines: row.get(10)?,
-                        body: row.get(11)?,
-                        read_count: row.get::<_, i64>(12)? as u64,
-                        copies: Vec::new(),
-                        files: Vec::new(),
-                        charset: row.get(13)?,
-                    })
-                },
-            )
-            .optional()
-            .map_err(db_err)?
-            .map(|mut m| {
-                (m.copies, m.files) = parts::shown(&self.conn, number, &m.header.to)?;
-                Ok(m)
-            })
-            .transpose()
+        self.message_row(number, "body")
+    }
+
+    fn message_head(&mut self, number: u64) -> Result<Option<Message>, StoreError> {
+        // The body stays on disk: `R` reads it in pieces (`body_chunk`).
+        self.message_row(number, "X''")
+    }
+
+    fn body_chunk(&mut self, number: u64, offset: u64, len: usize) -> Result<Vec<u8>, StoreError> {
+        // Incremental blob I/O reads only the pages of the piece asked for (substr would load
+        // the whole body for every piece).
+        let blob = self.conn.blob_open(
+            rusqlite::MAIN_DB,
+            "messages",
+            "body",
+            i64::try_from(number).unwrap_or(i64::MAX),
+            true,
+        );
+        let blob = match blob {
+            Ok(b) => b,
+            // No such row (removed meanwhile): nothing more to read.
+            Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::Unknown) => {
+                return Ok(Vec::new())
+            }
+            Err(e) => return Err(db_err(e)),
+        };
+        let size = blob.len();
+        let from = usize::try_from(offset).unwrap_or(usize::MAX).min(size);
+        let mut piece = vec![0u8; len.min(size - from)];
+        blob.read_at_exact(&mut piece, from).map_err(db_err)?;
+        Ok(piece)
     }
 
     fn list(&mut self, filter: &ListFilter) -> Result<Vec<MessageHeader>, StoreError> {

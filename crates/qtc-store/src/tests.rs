@@ -35,6 +35,36 @@ fn stores_and_reads_back_bytes_exactly() {
 }
 
 #[test]
+fn a_reader_beside_the_writer_reads_heads_and_body_pieces() {
+    let (d, mut s) = open();
+    let mut m = msg(MsgType::Bulletin, "ALL", "N0ABC", None);
+    m.body = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+    let n = s.insert_message(&m, "N0CALL", 1_700_000_000).unwrap();
+    let mut r = Store::open_read_only(d.path()).unwrap();
+    // The reader sees the writer's commit, and cannot write.
+    let head = r.message_head(n).unwrap().unwrap();
+    assert!(head.body.is_empty());
+    assert_eq!(head.header.size, 100_000);
+    let mut body = Vec::new();
+    loop {
+        let piece = r.body_chunk(n, body.len() as u64, 16 * 1024).unwrap();
+        body.extend_from_slice(&piece);
+        if piece.len() < 16 * 1024 {
+            break;
+        }
+    }
+    assert_eq!(body, m.body);
+    assert!(r.body_chunk(n, 200_000, 10).unwrap().is_empty());
+    assert!(r.body_chunk(n + 1, 0, 10).unwrap().is_empty());
+    assert!(r.message_head(n + 1).unwrap().is_none());
+    assert!(r.mark_read(n, &head.header.to).is_err());
+    // A later commit is seen by the next read.
+    s.set_status(n, MsgStatus::Killed).unwrap();
+    let head = r.message_head(n).unwrap().unwrap();
+    assert_eq!(head.header.status, MsgStatus::Killed);
+}
+
+#[test]
 fn duplicate_bid_is_refused_and_nothing_stored() {
     let (_d, mut s) = open();
     let m = msg(MsgType::Bulletin, "ALL", "N0ABC", Some("X1_N0ABC"));

@@ -1,14 +1,16 @@
 //! The ports users and partners log in on: the telnet BBS port, the raw forwarding port and
 //! (through [`serve_user`]) AX.25 links. One task per connection moves bytes between the stream,
-//! the codec (telnet or raw) and the BBS interpreter (run on the store thread); a BBS-flagged
-//! user is handed to the forwarding session.
+//! the codec (telnet or raw) and the BBS interpreter (run in that task); a BBS-flagged user is
+//! handed to the forwarding session.
 
 use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use qtc_bbs::{Access, Event, Session};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
@@ -19,7 +21,7 @@ use crate::clock;
 use crate::forward::{self, Forwarder};
 use crate::link::Codec;
 use crate::store_thread::StoreHandle;
-use crate::throttle::{AddressSlot, Guarded, Throttle};
+use crate::throttle::{AddressSlot, Throttle};
 
 /// A TLS client gets this long to finish its handshake.
 const TLS_HANDSHAKE: Duration = Duration::from_secs(30);
@@ -31,8 +33,10 @@ const READ_BUF: usize = 16 * 1024;
 pub struct Shared {
     /// Interpreter settings.
     pub bbs: Arc<qtc_bbs::Config>,
-    /// The store thread.
+    /// The store thread (the one writer).
     pub store: StoreHandle,
+    /// Read-only connections for the interpreter's queries.
+    pub readers: crate::read_pool::ReadPool,
     /// Login attempt counts.
     pub throttle: Arc<Throttle>,
     /// Places for connections and sessions.
@@ -237,9 +241,12 @@ pub struct UserOpts {
 }
 
 /// Serves one user over any byte stream: a TCP connection (telnet or raw) or an AX.25 link's
-/// duplex stream (raw codec, bare CR line ends). Runs the BBS interpreter on the store thread; a
-/// BBS-flagged user is handed to the forwarding session. Returns when the user leaves, the
-/// stream ends or the daemon stops.
+/// duplex stream (raw codec, bare CR line ends). The BBS interpreter runs here, in the
+/// connection's task; its store requests go to the reader pool or the store thread
+/// ([`crate::session_store`]). Output is made a piece at a time, the next only once the last has
+/// been written to the stream, while input is still read (so `A` stops it): a reader who stops
+/// costs one piece of memory and no work. A BBS-flagged user is handed to the forwarding
+/// session. Returns when the user leaves, the stream ends or the daemon stops.
 pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: S,
     mut codec: Codec,
@@ -257,19 +264,9 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
     } = opts;
     let mut _presence = None;
     let mut pages = shared.online.pages();
-    let mut net = initial;
-    let session = Session::new(shared.bbs.clone(), access);
-    let mut step = match shared
-        .store
-        .call(move |s| Step::run(session, |sess| sess.start(s)))
-        .await
-    {
-        Ok(step) => step,
-        Err(e) => {
-            tracing::error!(error = %e, "no store");
-            return;
-        }
-    };
+    let mut out = Outbox::new(initial);
+    let mut session = Session::new(shared.bbs.clone(), access);
+    session.start();
     let mut buf = vec![0u8; READ_BUF];
     let mut app = Vec::with_capacity(READ_BUF);
     let mut idle = clock::Timer::new();
@@ -289,9 +286,9 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
         let mut pause = None;
         let mut partner = None;
         let mut check = None;
-        for ev in step.events.drain(..) {
+        while let Some(ev) = session.poll_event() {
             match ev {
-                Event::HideInput(h) => codec.hide_input(h, &mut net),
+                Event::HideInput(h) => codec.hide_input(h, &mut out.net),
                 Event::CheckPassword { call, password } => check = Some((call, password)),
                 Event::LoginFailed { call } => {
                     // Only a valid callsign is logged: anything else may be a password.
@@ -310,7 +307,7 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                     }
                 }
                 Event::LoggedIn { call, bbs } => {
-                    let sysop = step.session.user().is_some_and(|u| u.sysop);
+                    let sysop = session.user().is_some_and(|u| u.sysop);
                     match shared.admission.seat(sysop, bbs) {
                         Ok(seat) => _seat = Some(seat),
                         Err(refusal) => {
@@ -330,7 +327,7 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                     } else if partners_only {
                         codec.encode_text(
                             b"*** This port is for forwarding partners only: use the telnet port.\r",
-                            &mut net,
+                            &mut out.net,
                         );
                         closing = true;
                     }
@@ -343,18 +340,26 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
         }
         // After the events: a password prompt follows the request to stop echoing. A refused
         // login says no more than the refusal.
+        let said = session.take_output();
         match &refused {
-            None => codec.encode_text(&step.out, &mut net),
+            None => codec.encode_text(&said, &mut out.net),
             Some(text) => {
-                codec.encode_text(text.as_bytes(), &mut net);
+                codec.encode_text(text.as_bytes(), &mut out.net);
                 closing = true;
             }
         }
-        if !net.is_empty() {
-            if stream.write_all(&net).await.is_err() {
-                break;
-            }
-            net.clear();
+        // Whatever waits next (the forwarding session, a conference, a password check, the
+        // pause after a failure) comes after what was said so far.
+        let blocking = closing
+            || partner.is_some()
+            || pause.is_some()
+            || check.is_some()
+            || matches!(
+                session.pending_ask(),
+                Some(qtc_bbs::Ask::Conv { .. } | qtc_bbs::Ask::Connect { .. })
+            );
+        if blocking && !out.write_all(&mut stream).await {
+            break;
         }
         if closing {
             break;
@@ -369,7 +374,7 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                 // xfbbd doubles 0xFF on its forwarding link to our raw port.
                 codec = Codec::iac();
             }
-            let initial = step.session.take_unconsumed();
+            let initial = session.take_unconsumed();
             let _ = forward::run(
                 &shared.forwarder,
                 &mut stream,
@@ -382,12 +387,8 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
             .await;
             break;
         }
-        if let Some(&qtc_bbs::Ask::Conv { channel }) = step.session.pending_ask() {
-            let call = step
-                .session
-                .user()
-                .map(|u| u.call.clone())
-                .unwrap_or_default();
+        if let Some(&qtc_bbs::Ask::Conv { channel }) = session.pending_ask() {
+            let call = session.user().map(|u| u.call.clone()).unwrap_or_default();
             let back = crate::conference::run(
                 &shared.online,
                 &call,
@@ -401,23 +402,22 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
             if !back {
                 break;
             }
-            match Step::answer(step.session, qtc_bbs::Answer::ConvEnded, shared).await {
-                Some(s) => step = s,
-                None => break,
-            }
+            session.answer(qtc_bbs::Answer::ConvEnded, clock::unix_now());
             continue;
         }
-        if let Some(ask @ qtc_bbs::Ask::Connect { .. }) = step.session.pending_ask().cloned() {
+        if let Some(ask @ qtc_bbs::Ask::Connect { .. }) = session.pending_ask().cloned() {
             let radios = shared.online.radios();
             let local = &shared.bbs.callsign;
             let ended =
                 crate::downlink::run(&radios, &ask, local, &mut stream, &mut codec, &mut shutdown)
                     .await;
             let Some(result) = ended else { break };
-            match Step::answer(step.session, qtc_bbs::Answer::Disconnected(result), shared).await {
-                Some(s) => step = s,
-                None => break,
-            }
+            session.answer(qtc_bbs::Answer::Disconnected(result), clock::unix_now());
+            continue;
+        }
+        // U, J, PORTS: answered at once.
+        if let Some(answer) = session.pending_ask().and_then(|a| shared.online.answer(a)) {
+            session.answer(answer, clock::unix_now());
             continue;
         }
         if let Some(d) = pause {
@@ -427,6 +427,7 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
         if let Some((call, password)) = check {
             // Counted before the check: parallel guesses cannot outrun the lockout, and while
             // the address or the account is locked out not even the right password is checked.
+            // PW's current password is checked (and counted) the same way.
             let ok = match shared.throttle.attempt(throttle_ip, &call, clock::now()) {
                 None => {
                     tracing::warn!("login refused unchecked: locked out after repeated failures");
@@ -440,52 +441,44 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                     ok
                 }
             };
-            let session = step.session;
-            let (throttle, limits) = (shared.throttle.clone(), shared.user_limits.clone());
-            step = match shared
-                .store
-                .call(move |s| {
-                    let mut guarded = Guarded::new(s, &throttle, throttle_ip, &limits);
-                    Step::run(session, |sess| {
-                        sess.password_checked(ok, &mut guarded, clock::unix_now())
-                    })
-                })
-                .await
-            {
-                Ok(s) => s,
-                Err(_) => break,
-            };
+            session.password_checked(ok, clock::unix_now());
             continue;
         }
+        if let Some(request) = session.take_request() {
+            let reply = crate::session_store::run(request, shared, throttle_ip).await;
+            session.store_answered(reply, clock::unix_now());
+            continue;
+        }
+        if out.is_empty() && session.has_more_output() {
+            session.more_output(clock::unix_now());
+            continue;
+        }
+        let reading = session.wants_input();
         let n = tokio::select! {
-            r = stream.read(&mut buf) => match r {
-                Ok(0) | Err(_) => break,
-                Ok(n) => n,
+            io = read_or_write(&mut stream, out.pending(), reading.then_some(&mut buf[..])) => match io {
+                Io::Wrote(Ok(0) | Err(_)) | Io::Read(Ok(0) | Err(_)) => break,
+                Io::Wrote(Ok(n)) => {
+                    out.sent(n);
+                    continue;
+                }
+                Io::Read(Ok(n)) => n,
             },
             page = pages.recv() => {
                 // Only a sysop sees pages; a lagging receiver just skips the oldest.
                 if let Ok(text) = page {
-                    if step.session.user().is_some_and(|u| u.sysop) {
-                        step.session.notice(&text);
-                        let out = step.session.take_output();
-                        codec.encode_text(&out, &mut net);
+                    if session.user().is_some_and(|u| u.sysop) {
+                        session.notice(&text);
                     }
                 }
-                step.out.clear();
-                step.events.clear();
                 continue;
             },
             _ = shutdown.changed() => {
-                let mut bye = Vec::new();
-                codec.encode_text(b"\r\n*** The BBS is shutting down. 73!\r\n", &mut bye);
-                let _ = stream.write_all(&bye).await;
+                out.bye(&mut stream, &mut codec, "*** The BBS is shutting down. 73!").await;
                 break;
             }
             _ = login_deadline.fired() => {
                 tracing::info!("no login in time: disconnected");
-                let mut bye = Vec::new();
-                codec.encode_text(b"\r\n*** Login timed out. 73!\r\n", &mut bye);
-                let _ = stream.write_all(&bye).await;
+                out.bye(&mut stream, &mut codec, "*** Login timed out. 73!").await;
                 break;
             }
             _ = async {
@@ -495,91 +488,105 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                 }
             } => {
                 tracing::info!("not logged in, and its place was needed: disconnected");
-                let mut bye = Vec::new();
-                codec.encode_text(b"\r\n*** Too many connections logging in. 73!\r\n", &mut bye);
-                let _ = stream.write_all(&bye).await;
+                out.bye(&mut stream, &mut codec, "*** Too many connections logging in. 73!").await;
                 break;
             }
             // Moved on after every complete line: a session that trickles bytes without ever
             // finishing a line is as silent as one that sends nothing.
             _ = idle.fired() => {
                 tracing::info!("idle for too long: disconnected");
-                let mut bye = Vec::new();
-                codec.encode_text(b"\r\n*** You have been idle for too long. 73!\r\n", &mut bye);
-                let _ = stream.write_all(&bye).await;
+                out.bye(&mut stream, &mut codec, "*** You have been idle for too long. 73!").await;
                 break;
             }
         };
         app.clear();
-        codec.decode(&buf[..n], &mut app, &mut net);
+        codec.decode(&buf[..n], &mut app, &mut out.net);
         if app.iter().any(|&b| b == b'\r' || b == b'\n') {
             idle.set(shared.idle_timeout.map(|d| clock::now() + d));
         }
-        if app.is_empty() {
-            step.out.clear();
-            continue;
+        if !app.is_empty() {
+            session.handle_input(&app, clock::unix_now());
         }
-        let input = std::mem::take(&mut app);
-        let session = step.session;
-        let online = shared.online.clone();
-        let (throttle, limits) = (shared.throttle.clone(), shared.user_limits.clone());
-        step = match shared
-            .store
-            .call(move |s| {
-                let now = clock::unix_now();
-                // Messages entered count against the user's allowances; a password checked
-                // in the store (PW's old one) counts as a login attempt.
-                let mut guarded = Guarded::new(s, &throttle, throttle_ip, &limits);
-                let mut step = Step::run(session, |sess| {
-                    sess.handle_input(&input, &mut guarded, now);
-                    // U, J, PORTS: answered here, before the next input.
-                    while let Some(answer) = sess.pending_ask().and_then(|a| online.answer(a)) {
-                        sess.answer(answer, &mut guarded, now);
-                    }
-                });
-                step.input = input;
-                step
-            })
-            .await
-        {
-            Ok(s) => s,
-            Err(_) => break,
-        };
-        app = std::mem::take(&mut step.input);
     }
     let _ = stream.shutdown().await;
     tracing::info!("disconnected");
 }
 
-/// A session after one step on the store thread, with what it produced.
-struct Step {
-    session: Session,
-    out: Vec<u8>,
-    events: Vec<Event>,
-    /// The input buffer, handed back for reuse.
-    input: Vec<u8>,
+/// What [`read_or_write`] did.
+enum Io {
+    Wrote(std::io::Result<usize>),
+    Read(std::io::Result<usize>),
 }
 
-impl Step {
-    /// Gives the session the daemon's late answer (after `C` or `CONV`), on the store thread
-    /// (lines typed meanwhile may need it). `None`: the store thread is gone.
-    async fn answer(session: Session, answer: qtc_bbs::Answer, shared: &Shared) -> Option<Step> {
-        shared
-            .store
-            .call(move |s| Step::run(session, |sess| sess.answer(answer, s, clock::unix_now())))
-            .await
-            .ok()
+/// Writes some of `pending` or reads into `buf` (when given), whichever the stream allows
+/// first: output waiting for a slow reader does not stop the user's input (`A`). Cancel-safe:
+/// nothing is written or read unless it returns.
+async fn read_or_write<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: &mut S,
+    pending: &[u8],
+    mut buf: Option<&mut [u8]>,
+) -> Io {
+    std::future::poll_fn(|cx| {
+        if !pending.is_empty() {
+            if let Poll::Ready(r) = Pin::new(&mut *stream).poll_write(cx, pending) {
+                return Poll::Ready(Io::Wrote(r));
+            }
+        }
+        if let Some(buf) = buf.as_deref_mut() {
+            let mut rb = ReadBuf::new(buf);
+            if let Poll::Ready(r) = Pin::new(&mut *stream).poll_read(cx, &mut rb) {
+                return Poll::Ready(Io::Read(r.map(|()| rb.filled().len())));
+            }
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+/// Bytes for the stream (encoded by the codec) and how much of them is written: at most one
+/// piece of the interpreter's output and the codec's own replies.
+struct Outbox {
+    net: Vec<u8>,
+    sent: usize,
+}
+
+impl Outbox {
+    fn new(initial: Vec<u8>) -> Outbox {
+        Outbox {
+            net: initial,
+            sent: 0,
+        }
     }
 
-    fn run(mut session: Session, f: impl FnOnce(&mut Session)) -> Step {
-        f(&mut session);
-        let out = session.take_output();
-        let events = std::iter::from_fn(|| session.poll_event()).collect();
-        Step {
-            session,
-            out,
-            events,
-            input: Vec::new(),
+    fn is_empty(&self) -> bool {
+        self.sent >= self.net.len()
+    }
+
+    fn pending(&self) -> &[u8] {
+        &self.net[self.sent..]
+    }
+
+    fn sent(&mut self, n: usize) {
+        self.sent += n;
+        if self.sent >= self.net.len() {
+            self.net.clear();
+            self.sent = 0;
         }
+    }
+
+    /// Writes everything now; false when the stream is gone.
+    async fn write_all<S: AsyncWrite + Unpin>(&mut self, stream: &mut S) -> bool {
+        if self.is_empty() {
+            return true;
+        }
+        let ok = stream.write_all(self.pending()).await.is_ok();
+        self.sent(self.net.len() - self.sent);
+        ok
+    }
+
+    /// A last line after what is pending.
+    async fn bye<S: AsyncWrite + Unpin>(&mut self, stream: &mut S, codec: &mut Codec, text: &str) {
+        codec.encode_text(format!("\r\n{text}\r\n").as_bytes(), &mut self.net);
+        let _ = self.write_all(stream).await;
     }
 }

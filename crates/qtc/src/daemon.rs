@@ -35,6 +35,10 @@ fn init_logging(level: &str, json: bool) {
     }
 }
 
+/// Read-only store connections for the users' queries: two keep one long query from holding
+/// up every other user, on the two cores of a small node.
+const READERS: usize = 2;
+
 /// Runs the daemon until a stop signal.
 pub fn run(c: Loaded) -> anyhow::Result<()> {
     init_logging(&c.cfg.log.filter(), c.cfg.log.format == "json");
@@ -59,6 +63,9 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
     let db_path = store.path().to_path_buf();
     let (store, store_thread) =
         StoreHandle::spawn(store).context("cannot start the store thread")?;
+    // The interpreter's queries read beside the writer (WAL), on threads of their own.
+    let readers = crate::read_pool::ReadPool::spawn(&c.data_dir, READERS)
+        .context("cannot open the store's readers")?;
     // Compressed forms are made on a thread of their own (once per message and form, when a
     // partner's session first sends it): the event and store threads never compress.
     let packer =
@@ -174,6 +181,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
         let shared = Arc::new(Shared {
             bbs: Arc::new(bbs),
             store: store.clone(),
+            readers,
             throttle: Arc::new(Throttle::new(c.cfg.limits.lockout_after)),
             admission: Admission::new(
                 Sizes {

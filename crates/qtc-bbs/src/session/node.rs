@@ -1,7 +1,7 @@
 //! Commands about the node rather than the mail: who is on (`U`), what the radio ports heard
 //! (`J`), the ports (`PORTS`) and paging the sysop (`T`). The session asks; the daemon answers.
 
-use qtc_mail::{MessageStore, Utc};
+use qtc_mail::Utc;
 
 use super::{Event, Session, State};
 use crate::ask::{Answer, Ask};
@@ -27,7 +27,7 @@ impl Session {
 
     /// The daemon's answer to the last [`Session::pending_ask`]: shown, then the session goes
     /// on with any lines typed meanwhile.
-    pub fn answer(&mut self, answer: Answer, store: &mut dyn MessageStore, now: i64) {
+    pub fn answer(&mut self, answer: Answer, now: i64) {
         let Some(ask) = self.asking.take() else {
             return;
         };
@@ -68,7 +68,7 @@ impl Session {
             }
         }
         self.prompt();
-        self.take_waiting(store, now);
+        self.take_waiting(now);
     }
 
     /// `C [port] call [via digi...]`: the daemon links the user through; we say so first.

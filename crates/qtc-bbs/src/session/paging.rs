@@ -1,21 +1,31 @@
-//! Listings and reads produced one page at a time.
+//! Listings and reads produced a piece at a time, paced twice: by the reader (the next piece
+//! is made only when the transport has sent the last one: [`Session::more_output`]) and by the
+//! user (`More?` after `page_len` lines).
 //!
 //! A paused listing keeps a cursor (the last message number shown) and asks the store for the
-//! next page when the user presses Enter; a paused read keeps the message being shown and the
-//! numbers still to read. Nothing else is held, so a user who walks away at `More?` costs a few
-//! bytes and no work.
+//! next page; a paused read keeps the message being shown, how far its body is read and the
+//! numbers still to read. A piece is at most [`LIST_PIECE`] lines or [`BODY_PIECE`] bytes of
+//! body, so a user who stops reading in the middle of a 2 MB bulletin holds one piece.
 
 use std::collections::VecDeque;
 
-use qtc_mail::{ListFilter, MessageStore, StoreError};
+use qtc_mail::{ListFilter, Message, MessageHeader};
 
-use super::{Session, State};
+use super::{Cont, Session, State};
+use crate::lines::Line;
+use crate::request::Request;
 use crate::view;
 
 /// The question between pages.
 pub(super) const MORE: &str = "More? (Enter/A=abort/n=next message)\r";
 
-/// Output waiting behind a `More?` prompt.
+/// Listing lines asked of the store at once.
+const LIST_PIECE: usize = 100;
+
+/// Body bytes asked of the store at once.
+pub(super) const BODY_PIECE: usize = 16 * 1024;
+
+/// Output waiting for the reader or behind a `More?` prompt.
 pub(super) enum Pager {
     List(ListPager),
     Read(ReadPager),
@@ -37,13 +47,27 @@ pub(super) struct ListPager {
 pub(super) struct ReadPager {
     pub(super) numbers: VecDeque<u64>,
     pub(super) verbose: bool,
-    /// The message being shown and how much of it is out.
+    /// The message whose body is being read.
+    pub(super) current: Option<Reading>,
+    /// Text made and not sent yet, and how much of it is out.
     pub(super) text: Vec<u8>,
     pub(super) at: usize,
 }
 
+/// A message being shown.
+pub(super) struct Reading {
+    /// Its header, copies and files (no body).
+    pub(super) head: Box<Message>,
+    /// Body bytes read so far.
+    pub(super) offset: u64,
+    /// The unfinished UTF-8 character at the end of the last piece.
+    pub(super) carry: Vec<u8>,
+    /// The body's last byte seen.
+    pub(super) last: Option<u8>,
+}
+
 /// How the user answered `More?`.
-pub(super) enum Answer {
+enum Answer {
     Next,
     Abort,
     SkipMessage,
@@ -51,13 +75,18 @@ pub(super) enum Answer {
     Command,
 }
 
-pub(super) fn answer(line: &[u8]) -> Answer {
+fn answer(line: &[u8]) -> Answer {
     match line.trim_ascii() {
         b"" => Answer::Next,
         b"A" | b"a" => Answer::Abort,
         b"N" | b"n" => Answer::SkipMessage,
         _ => Answer::Command,
     }
+}
+
+/// `A` typed while output flows: it stops the output.
+pub(super) fn is_abort(line: &Line) -> bool {
+    matches!(line, Line::Text(t) if matches!(answer(t), Answer::Abort))
 }
 
 impl Session {
@@ -69,29 +98,31 @@ impl Session {
         }
     }
 
-    /// Produces the next page; leaves the session at `More?` if anything is left.
-    pub(super) fn page(
-        &mut self,
-        pager: Pager,
-        store: &mut dyn MessageStore,
-    ) -> Result<(), StoreError> {
-        let more = match pager {
-            Pager::List(p) => self.list_page(p, store)?.map(Pager::List),
-            Pager::Read(p) => self.read_page(p, store)?.map(Pager::Read),
-        };
-        if let Some(p) = more {
-            self.say(MORE);
-            self.state = State::More(p);
-        }
-        Ok(())
+    /// Starts an output with a new page.
+    pub(super) fn start_output(&mut self, pager: Pager) {
+        self.page_left = self.page_budget();
+        self.step(pager);
     }
 
-    fn list_page(
-        &mut self,
-        mut p: ListPager,
-        store: &mut dyn MessageStore,
-    ) -> Result<Option<ListPager>, StoreError> {
-        let mut budget = self.page_budget();
+    /// Produces the next piece, or asks the store for it.
+    pub(super) fn step(&mut self, pager: Pager) {
+        match pager {
+            Pager::List(p) => self.list_step(p),
+            Pager::Read(p) => self.read_step(p),
+        }
+    }
+
+    /// After a piece: `More?` when the page is full, otherwise wait for the reader.
+    fn pause(&mut self, pager: Pager) {
+        if self.page_left == 0 {
+            self.say(MORE);
+            self.state = State::More(pager);
+        } else {
+            self.state = State::Flow(pager);
+        }
+    }
+
+    fn list_step(&mut self, p: ListPager) {
         let mut f = p.filter.clone();
         let (lo, hi) = f.range.unwrap_or((0, u64::MAX));
         f.range = Some(match (p.cursor, f.oldest_first) {
@@ -99,114 +130,126 @@ impl Session {
             (Some(c), false) => (lo, hi.min(c.saturating_sub(1))),
             (Some(c), true) => (lo.max(c.saturating_add(1)), hi),
         });
-        if p.cursor.is_none() {
-            // The column header is a line of the first page.
-            budget = budget.saturating_sub(1).max(1);
-        }
-        let want = budget.min(p.left);
+        // The column header is a line of the first page.
+        let room = match p.cursor {
+            None => self.page_left.saturating_sub(1).max(1),
+            Some(_) => self.page_left,
+        };
+        let want = room.min(p.left).min(LIST_PIECE);
         // One more than shown tells whether another page follows.
-        f.last = Some(want.saturating_add(1));
-        let headers = store.list(&f)?;
+        f.last = Some(want + 1);
+        self.request(Request::List(f), Cont::ListPage(p, want));
+    }
+
+    pub(super) fn list_page(&mut self, mut p: ListPager, want: usize, headers: Vec<MessageHeader>) {
         if p.cursor.is_none() {
             if headers.is_empty() {
                 self.say("No messages.\r");
-                return Ok(None);
+                return;
             }
             self.say(view::LIST_HEADER);
+            self.page_left = self.page_left.saturating_sub(1).max(1);
         }
         let shown = &headers[..headers.len().min(want)];
         for h in shown {
             self.say(&view::list_line(h));
         }
+        self.page_left -= shown.len().min(self.page_left);
         p.left -= shown.len();
         p.cursor = shown.last().map(|h| h.number).or(p.cursor);
         if p.update_last {
             let highest = shown.iter().map(|h| h.number).max().unwrap_or(0);
-            self.listed_up_to(highest, store);
+            self.listed_up_to(highest);
         }
         let more = headers.len() > shown.len();
         if more && p.left == 0 {
             if p.capped {
-                let which = if f.oldest_first { "oldest" } else { "newest" };
+                let which = if p.filter.oldest_first {
+                    "oldest"
+                } else {
+                    "newest"
+                };
                 self.say(&format!(
                     "(The {which} {} are shown; L n-m lists others.)\r",
                     super::MAX_LIST
                 ));
             }
-            return Ok(None);
+            return;
         }
-        Ok(more.then_some(p))
+        if more {
+            self.pause(Pager::List(p));
+        }
     }
 
-    fn read_page(
-        &mut self,
-        mut p: ReadPager,
-        store: &mut dyn MessageStore,
-    ) -> Result<Option<ReadPager>, StoreError> {
-        let mut budget = self.page_budget();
-        while budget > 0 {
-            if p.at >= p.text.len() {
-                let Some(n) = p.numbers.pop_front() else {
-                    return Ok(None);
-                };
-                p.text.clear();
-                p.at = 0;
-                if !self.open_message(n, p.verbose, &mut p.text, store)? {
-                    self.say(&format!("No message #{n} for you.\r"));
-                    budget -= 1;
-                    continue;
-                }
-            }
-            let (bytes, lines) = lines_within(&p.text[p.at..], budget);
+    /// Sends what is made, up to the page's end; then reads on (body piece, next message).
+    pub(super) fn read_step(&mut self, mut p: ReadPager) {
+        if p.at < p.text.len() {
+            let (bytes, lines) = lines_within(&p.text[p.at..], self.page_left, p.current.is_none());
             self.out.extend_from_slice(&p.text[p.at..p.at + bytes]);
             p.at += bytes;
-            budget -= lines;
+            self.page_left -= lines.min(self.page_left);
+            if p.at >= p.text.len() {
+                p.text.clear();
+                p.at = 0;
+            }
+            if p.text.is_empty() && p.current.is_none() && p.numbers.is_empty() {
+                return;
+            }
+            return self.pause(Pager::Read(p));
         }
-        let done = p.at >= p.text.len() && p.numbers.is_empty();
-        Ok((!done).then_some(p))
+        if let Some(r) = &p.current {
+            let (number, offset) = (r.head.header.number, r.offset);
+            let request = Request::Body {
+                number,
+                offset,
+                len: BODY_PIECE,
+            };
+            return self.request(request, Cont::ReadBody(p));
+        }
+        if let Some(number) = p.numbers.pop_front() {
+            self.request(Request::MessageHead { number }, Cont::ReadHead(p, number));
+        }
     }
 
     /// Answers `More?` for a paused output.
-    pub(super) fn more(
-        &mut self,
-        pager: Pager,
-        line: &[u8],
-        store: &mut dyn MessageStore,
-    ) -> Result<(), StoreError> {
+    pub(super) fn more(&mut self, pager: Pager, line: &[u8]) {
         match (answer(line), pager) {
-            (Answer::Next, p) => self.page(p, store),
+            (Answer::Next, p) => self.start_output(p),
             (Answer::SkipMessage, Pager::Read(mut p)) => {
-                p.at = p.text.len();
-                self.page(Pager::Read(p), store)
+                p.text.clear();
+                p.at = 0;
+                p.current = None;
+                self.start_output(Pager::Read(p));
             }
-            (Answer::SkipMessage, p) => self.page(p, store),
-            (Answer::Abort, _) => Ok(()),
-            (Answer::Command, _) => {
-                self.command(line, store);
-                Ok(())
-            }
+            (Answer::SkipMessage, p) => self.start_output(p),
+            (Answer::Abort, _) => {}
+            (Answer::Command, _) => self.command(line),
         }
     }
 }
 
-/// How many bytes of `text` hold its first `max` lines (a line ends in CR, LF or CR LF; an
-/// unterminated tail counts as a line), and how many lines that is.
-fn lines_within(text: &[u8], max: usize) -> (usize, usize) {
+/// How many bytes of `text` hold its first `max` lines (a line ends in CR, LF or CR LF), and
+/// how many lines that is. An unterminated tail counts as a line when `tail_ends` (the text is
+/// all there is); otherwise it is the start of a line whose end comes in the next piece.
+fn lines_within(text: &[u8], max: usize, tail_ends: bool) -> (usize, usize) {
     let mut at = 0;
     let mut lines = 0;
     while lines < max && at < text.len() {
-        at = match text[at..].iter().position(|&b| b == b'\r' || b == b'\n') {
+        match text[at..].iter().position(|&b| b == b'\r' || b == b'\n') {
             Some(i) => {
                 let end = at + i + 1;
-                if text[at + i] == b'\r' && text.get(end) == Some(&b'\n') {
+                at = if text[at + i] == b'\r' && text.get(end) == Some(&b'\n') {
                     end + 1
                 } else {
                     end
-                }
+                };
+                lines += 1;
             }
-            None => text.len(),
-        };
-        lines += 1;
+            None => {
+                at = text.len();
+                lines += usize::from(tail_ends);
+            }
+        }
     }
     (at, lines)
 }
@@ -218,10 +261,12 @@ mod tests {
     #[test]
     fn pages_split_at_any_line_end() {
         let text = b"a\r\nb\rc\nd";
-        assert_eq!(lines_within(text, 1), (3, 1));
-        assert_eq!(lines_within(text, 2), (5, 2));
-        assert_eq!(lines_within(text, 3), (7, 3));
-        assert_eq!(lines_within(text, 9), (8, 4));
-        assert_eq!(lines_within(b"", 3), (0, 0));
+        assert_eq!(lines_within(text, 1, true), (3, 1));
+        assert_eq!(lines_within(text, 2, true), (5, 2));
+        assert_eq!(lines_within(text, 3, true), (7, 3));
+        assert_eq!(lines_within(text, 9, true), (8, 4));
+        assert_eq!(lines_within(b"", 3, true), (0, 0));
+        // A line cut between two body pieces is counted once, with its end.
+        assert_eq!(lines_within(text, 9, false), (8, 3));
     }
 }

@@ -1,0 +1,215 @@
+//! Logging in: callsign and password on telnet, the link's callsign on RF, `SYS`, and the
+//! greeting.
+
+use qtc_mail::text::visible_line;
+use qtc_mail::{Callsign, GreetingCounts, StoreError, User};
+
+use super::{Access, Checking, Cont, Event, Session, State};
+use crate::request::{Reply, Request};
+
+/// The login prompts: whole lines (CR ended) starting with the word, as Winlink clients (wl2k-go
+/// reads up to CR and matches `callsign` / `password`) and the old daemons' scripts expect.
+const CALLSIGN_PROMPT: &str = "Callsign:";
+const PASSWORD_PROMPT: &str = "Password:";
+
+impl Session {
+    /// Takes the answer to [`Event::CheckPassword`]: logs the user in (or grants `SYS`, or goes
+    /// on with `PW`) or counts a failure, then interprets the lines that arrived meanwhile.
+    pub fn password_checked(&mut self, result: Result<bool, StoreError>, now: i64) {
+        let State::Verifying { call, purpose } = std::mem::replace(&mut self.state, State::Command)
+        else {
+            return;
+        };
+        match purpose {
+            Checking::Login => self.login_checked(call, result),
+            Checking::Sys => {
+                self.sys_checked(call, result);
+                self.prompt();
+            }
+            Checking::PwOld => self.pw_old_checked(result),
+        }
+        self.take_waiting(now);
+    }
+
+    pub(super) fn ask_callsign(&mut self) {
+        self.say(&format!("{CALLSIGN_PROMPT}\r"));
+    }
+
+    fn login_failed(&mut self, call: Option<String>) {
+        self.failures += 1;
+        self.events.push_back(Event::LoginFailed { call });
+        if self.failures >= self.cfg.max_login_attempts {
+            self.say("Too many failed logins. Goodbye.\r");
+            self.close();
+        } else {
+            self.state = State::AskCall;
+            self.ask_callsign();
+        }
+    }
+
+    pub(super) fn got_callsign(&mut self, text: &[u8]) {
+        let text = String::from_utf8_lossy(text);
+        // FBB partners log in as `.CALL` to ask for a transparent channel.
+        let text = text.trim().trim_start_matches('.');
+        if text.is_empty() {
+            self.state = State::AskCall;
+            self.ask_callsign();
+            return;
+        }
+        match Callsign::parse(text) {
+            Ok(call) => {
+                self.state = State::AskPassword {
+                    call: call.base().to_string(),
+                };
+                self.events.push_back(Event::HideInput(true));
+                // A line end first: on telnet the request to stop echoing goes out just before
+                // this text, and the prompt must start its own line.
+                self.say(&format!("\r{PASSWORD_PROMPT}\r"));
+            }
+            Err(_) => {
+                // Not echoed back nor logged: it may be a password typed a line early.
+                self.say("That is not a callsign (3 to 6 letters and digits, one a digit).\r");
+                self.login_failed(None);
+            }
+        }
+    }
+
+    pub(super) fn got_password(&mut self, call: String, text: &[u8]) {
+        self.events.push_back(Event::HideInput(false));
+        // The client did not echo the line end either.
+        self.say("\r");
+        let password = String::from_utf8_lossy(text).into_owned();
+        self.check_password(call, password, Checking::Login);
+    }
+
+    /// Asks the daemon to check a password (argon2, on its password pool).
+    pub(super) fn check_password(&mut self, call: String, password: String, purpose: Checking) {
+        self.events.push_back(Event::CheckPassword {
+            call: call.clone(),
+            password,
+        });
+        self.state = State::Verifying { call, purpose };
+    }
+
+    fn login_checked(&mut self, call: String, result: Result<bool, StoreError>) {
+        match result {
+            Ok(true) => self.log_in(&call),
+            Ok(false) => {
+                tracing::info!(%call, "login failed");
+                self.say("Login incorrect.\r");
+                self.login_failed(Some(call));
+            }
+            Err(e) => {
+                self.store_failed(&e);
+                self.close();
+            }
+        }
+    }
+
+    pub(super) fn got_sys_password(&mut self, text: &[u8]) {
+        let (call, _, _) = self.me();
+        let password = String::from_utf8_lossy(text).trim().to_string();
+        self.check_password(call, password, Checking::Sys);
+    }
+
+    fn sys_checked(&mut self, call: String, result: Result<bool, StoreError>) {
+        match result {
+            Ok(true) => {
+                self.sysop_pending = false;
+                if let Some(u) = self.user.as_mut() {
+                    u.sysop = true;
+                }
+                tracing::info!(%call, "sysop rights granted");
+                self.say("Sysop rights granted.\r");
+            }
+            Ok(false) => {
+                tracing::warn!(%call, "SYS: wrong password");
+                self.events
+                    .push_back(Event::LoginFailed { call: Some(call) });
+                self.say("Wrong password.\r");
+            }
+            Err(e) => self.store_failed(&e),
+        }
+    }
+
+    /// Looks the user up; [`Session::logged_in`] goes on with the record.
+    pub(super) fn log_in(&mut self, call: &str) {
+        self.request(
+            Request::User {
+                call: call.to_string(),
+            },
+            Cont::Login(call.to_string()),
+        );
+        // Lines typed meanwhile wait; the greeting sets the state.
+        self.state = State::Command;
+    }
+
+    pub(super) fn logged_in(&mut self, call: &str, user: Option<User>) {
+        // An RF caller we have never seen: a guest with a default profile.
+        let mut user = user.unwrap_or_else(|| guest(call));
+        tracing::info!(call = %user.call, bbs = user.bbs, "logged in");
+        self.events.push_back(Event::LoggedIn {
+            call: user.call.clone(),
+            bbs: user.bbs,
+        });
+        if user.bbs {
+            self.user = Some(user);
+            self.state = State::Handover;
+            return;
+        }
+        if let Some(n) = user.page_len {
+            self.page_len = n;
+        }
+        if user.sysop && matches!(self.access, Access::Callsign(_)) {
+            // The link callsign is no proof: sysop rights wait for SYS and a password.
+            user.sysop = false;
+            self.sysop_pending = true;
+        }
+        let name = if user.name.is_empty() {
+            user.call.clone()
+        } else {
+            visible_line(&user.name).into_owned()
+        };
+        self.say(&format!(
+            "Hello {name}, welcome to {} BBS.\r",
+            self.cfg.callsign
+        ));
+        self.request(
+            Request::MailCounts {
+                call: user.call.clone(),
+                sysop: user.sysop,
+            },
+            Cont::Greeting,
+        );
+        // The user is in from now on (the daemon seats them on LoggedIn).
+        self.user = Some(user);
+    }
+
+    pub(super) fn greeted(&mut self, counts: Result<Reply, StoreError>) {
+        let last_listed = self.user.as_ref().map_or(0, |u| u.last_listed);
+        match counts {
+            Ok(Reply::MailCounts(GreetingCounts { mine, new, latest })) => {
+                let s = if mine == 1 { "" } else { "s" };
+                self.say(&format!(
+                    "You have {mine} message{s}, {new} new. Latest message is {latest}, last listed is {last_listed}.\r"
+                ));
+            }
+            Ok(_) => {}
+            Err(e) => self.store_failed(&e),
+        }
+        self.say("Type H for help.\r");
+        self.state = State::Command;
+    }
+}
+
+fn guest(call: &str) -> User {
+    User {
+        call: call.to_string(),
+        name: String::new(),
+        home_bbs: String::new(),
+        sysop: false,
+        bbs: false,
+        last_listed: 0,
+        page_len: None,
+    }
+}
