@@ -445,7 +445,14 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
             continue;
         }
         if let Some(request) = session.take_request() {
-            let reply = crate::session_store::run(request, shared, throttle_ip).await;
+            let backends = crate::session_store::Backends {
+                readers: &shared.readers,
+                store: &shared.store,
+                throttle: &shared.throttle,
+                user_limits: &shared.user_limits,
+                passwords: &shared.passwords,
+            };
+            let reply = crate::session_store::run(request, backends, throttle_ip).await;
             session.store_answered(reply, clock::unix_now());
             continue;
         }

@@ -4,17 +4,35 @@
 //! task and waits only for its own answers.
 
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use qtc_bbs::{Reply, Request, StoreAccess};
 use qtc_mail::StoreError;
 
-use crate::bbs_port::Shared;
-use crate::throttle::Guarded;
+use crate::passwords::Passwords;
+use crate::read_pool::ReadPool;
+use crate::store_thread::StoreHandle;
+use crate::throttle::{Guarded, Throttle};
+use crate::user_limits::UserLimits;
+
+/// Where a session's store requests go.
+pub struct Backends<'a> {
+    /// Reads.
+    pub readers: &'a ReadPool,
+    /// Writes (the one writer).
+    pub store: &'a StoreHandle,
+    /// Counts a password checked in the store as a login attempt.
+    pub throttle: &'a Arc<Throttle>,
+    /// The per-user allowances for messages entered.
+    pub user_limits: &'a Arc<UserLimits>,
+    /// Hashes a new password.
+    pub passwords: &'a Passwords,
+}
 
 /// Runs `request` for a session from `ip` (none for a radio link).
 pub async fn run(
     request: Request,
-    shared: &Shared,
+    shared: Backends<'_>,
     ip: Option<IpAddr>,
 ) -> Result<Reply, StoreError> {
     let gone = |e: crate::store_thread::StoreGone| StoreError::Database(e.to_string());

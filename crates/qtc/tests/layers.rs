@@ -20,10 +20,17 @@ const LAYERS: &[&[&str]] = &[
         "store_thread",
         "import",
     ],
-    // Counters, limits, password checks, finding the config file.
-    &["metrics", "user_limits", "passwords", "config_file"],
+    // Counters, limits, password checks, finding the config file, the store's readers.
+    &[
+        "metrics",
+        "user_limits",
+        "passwords",
+        "config_file",
+        "read_pool",
+    ],
     &["throttle"],
-    &["admission"],
+    // Admission to the ports; where a BBS session's store requests run.
+    &["admission", "session_store"],
     // Services: radio ports, housekeeping, forwarding, who is online.
     &["radio", "housekeeping"],
     &["forward", "online", "downlink"],
