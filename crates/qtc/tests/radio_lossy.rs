@@ -94,11 +94,14 @@ fn relay(
     })
 }
 
+/// `t3 = "5s"`: when the blackout swallows the far end's frames and its link gives up, the
+/// near end may have nothing unacknowledged and sit waiting for data; only T3 (300 s by default,
+/// as long as the test's patience) makes it poll and find the link gone.
 fn port_table(listen: u16, peer_call: &str, peer: SocketAddr) -> String {
     format!(
         "[[port]]\nname = \"udp\"\nkind = \"axudp\"\nlisten = \"127.0.0.1:{listen}\"\n\
          peers = [{{ callsign = \"{peer_call}\", address = \"{peer}\" }}]\n\
-         frack = \"1s\"\nretries = 5\npaclen = 128\n"
+         frack = \"1s\"\nretries = 5\npaclen = 128\nt3 = \"5s\"\n"
     )
 }
 
