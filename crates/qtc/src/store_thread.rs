@@ -183,7 +183,9 @@ mod tests {
         );
         open.send(()).unwrap();
         let (b, f, s) = tokio::join!(background, first, second);
-        (b.unwrap(), f.unwrap(), s.unwrap());
+        b.unwrap();
+        f.unwrap();
+        s.unwrap();
         assert_eq!(*order.lock().unwrap(), ["first", "second", "background"]);
         drop(handle);
         thread.join().unwrap();
