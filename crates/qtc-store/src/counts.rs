@@ -32,13 +32,19 @@ pub(crate) fn greeting(
     sysop: bool,
 ) -> Result<GreetingCounts, StoreError> {
     let held = if sysop { "" } else { " AND status != 'H'" };
-    // "New" by the user's own read mark: a Cc'd copy stays new until they read it.
+    // "New" by the user's own read mark: a Cc'd copy stays new until they read it. Mail to
+    // the user is counted from the addressee index alone (it carries the status); the Cc'd
+    // copies by their recipient rows.
     let seen = crate::status_seen_by("?1");
     let (mine, new) = conn
         .prepare_cached(&format!(
-            "SELECT COUNT(*), COALESCE(SUM({seen} = 'N'), 0) FROM messages \
-             WHERE (to_call = ?1 OR number IN (SELECT number FROM recipients WHERE call = ?1)) \
-             AND status != 'K'{held}"
+            "SELECT SUM(n), SUM(new) FROM ( \
+               SELECT COUNT(*) AS n, COALESCE(SUM(status = 'N'), 0) AS new FROM messages \
+               WHERE to_call = ?1 AND status != 'K'{held} \
+               UNION ALL \
+               SELECT COUNT(*), COALESCE(SUM({seen} = 'N'), 0) FROM messages \
+               WHERE number IN (SELECT number FROM recipients WHERE call = ?1) \
+               AND to_call != ?1 AND status != 'K'{held})"
         ))
         .and_then(|mut st| {
             st.query_row([call.to_ascii_uppercase()], |r| {

@@ -151,6 +151,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     "ALTER TABLE recipients ADD COLUMN read INTEGER NOT NULL DEFAULT 0;
      UPDATE recipients SET read = 1
       WHERE number IN (SELECT number FROM messages WHERE status != 'N');",
+    // 10: the addressee index carries the status (after the number, so a walk by addressee
+    // stays in number order): the greeting counts a user's own mail from index entries alone
+    // instead of fetching each message's row (1 M store, 500 messages: 1 ms against 5-6 ms).
+    "DROP INDEX messages_to;
+     CREATE INDEX messages_to ON messages (to_call, number, status);",
 ];
 
 /// The schema version this build writes.

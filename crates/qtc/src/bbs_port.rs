@@ -434,7 +434,12 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                     Ok(false)
                 }
                 Some(attempt) => {
-                    let ok = shared.passwords.check(&shared.store, &call, password).await;
+                    // A partner's login must not wait for a burst of users' logins.
+                    let login = match shared.forwarder.partner(&call) {
+                        Some(_) => crate::passwords::Login::Partner,
+                        None => crate::passwords::Login::User,
+                    };
+                    let ok = shared.passwords.check(&call, password, login).await;
                     if matches!(ok, Ok(true)) {
                         shared.throttle.succeeded(attempt, clock::now());
                     }

@@ -68,9 +68,9 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
         .context("cannot open the store's readers")?;
     // Compressed forms are made on a thread of their own (once per message and form, when a
     // partner's session first sends it): the event and store threads never compress.
-    let packer =
-        crate::cpu_pool::CpuPool::new("qtc-pack", 1).context("cannot start the packing thread")?;
-    let passwords = crate::passwords::Passwords::new(c.cfg.limits.password_checks)
+    let packer = crate::cpu_pool::CpuPool::new("qtc-pack", 1, crate::cpu_pool::Priority::Normal)
+        .context("cannot start the packing thread")?;
+    let passwords = crate::passwords::Passwords::new(c.cfg.limits.password_checks, readers.clone())
         .context("cannot start the password checkers")?;
 
     let mut bbs = qtc_bbs::Config::new(&c.cfg.station.callsign);

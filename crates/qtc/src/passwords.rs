@@ -2,9 +2,12 @@
 //! off the event and store threads.
 //!
 //! argon2 takes tens of milliseconds and 19 MiB per run. Here at most `workers` runs go at once
-//! (the rest wait their turn, so a burst of logins costs the other users nothing), each in a
-//! short-lived helper process (`qtc password-helper`): its 19 MiB are the helper's and go back
-//! to the system when it exits, so the daemon's own memory never grows by them. A login for a
+//! (the rest wait their turn), each in a short-lived helper process (`qtc password-helper`):
+//! its 19 MiB are the helper's and go back to the system when it exits, so the daemon's own
+//! memory never grows by them. Users' checks run at the lowest CPU priority, so a burst of
+//! logins takes only the CPU that sessions, forwarding and queries leave. A forwarding
+//! partner's check has a worker of its own at normal priority: it neither queues behind a
+//! burst of users' logins nor waits for their CPU. A login for a
 //! callsign with no password checks [`qtc_store::DUMMY_HASH`] instead, so it takes as long as
 //! one for a real user: timing tells nobody which callsigns exist.
 
@@ -14,8 +17,8 @@ use std::process::{Command, Stdio};
 
 use qtc_mail::StoreError;
 
-use crate::cpu_pool::CpuPool;
-use crate::store_thread::StoreHandle;
+use crate::cpu_pool::{CpuPool, Priority};
+use crate::read_pool::ReadPool;
 
 /// The hidden subcommand the helper runs as.
 pub const HELPER_COMMAND: &str = "password-helper";
@@ -23,9 +26,23 @@ pub const HELPER_COMMAND: &str = "password-helper";
 /// A cloneable handle to the password workers.
 #[derive(Clone)]
 pub struct Passwords {
-    pool: CpuPool,
+    /// Users' checks and every new hash.
+    users: CpuPool,
+    /// Configured forwarding partners' checks.
+    partners: CpuPool,
     /// The qtc binary, run as the helper.
     helper: PathBuf,
+    /// Where stored hashes are read: a login never waits for the writer.
+    readers: ReadPool,
+}
+
+/// Whose password is checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Login {
+    /// A user's (telnet, web, RF `SYS`): queued with every other user's, in the background.
+    User,
+    /// A configured forwarding partner's: on its own worker, at normal priority.
+    Partner,
 }
 
 /// One request to the helper, as its standard input carries it.
@@ -37,15 +54,18 @@ enum Job {
 }
 
 impl Passwords {
-    /// `workers` threads (0: one per core), each running one helper at a time.
-    pub fn new(workers: usize) -> std::io::Result<Passwords> {
+    /// `workers` threads (0: one per core), each running one helper at a time; stored hashes
+    /// are read on `readers`.
+    pub fn new(workers: usize, readers: ReadPool) -> std::io::Result<Passwords> {
         let workers = match workers {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
         };
         Ok(Passwords {
-            pool: CpuPool::new("qtc-argon2", workers)?,
+            users: CpuPool::new("qtc-argon2", workers, Priority::Background)?,
+            partners: CpuPool::new("qtc-argon2-partner", 1, Priority::Normal)?,
             helper: std::env::current_exe()?,
+            readers,
         })
     }
 
@@ -53,30 +73,34 @@ impl Passwords {
     /// the same check and is refused.
     pub async fn check(
         &self,
-        store: &StoreHandle,
         call: &str,
         password: String,
+        login: Login,
     ) -> Result<bool, StoreError> {
         let c = call.to_string();
-        let hash = store
+        let hash = self
+            .readers
             .call(move |s| s.password_hash(&c))
             .await
             .map_err(|e| StoreError::Database(e.to_string()))??;
         let known = hash.is_some();
         let phc = hash.unwrap_or_else(|| qtc_store::DUMMY_HASH.to_string());
-        let answer = self.run(Job::Verify { phc, password }).await?;
+        let answer = self.run(Job::Verify { phc, password }, login).await?;
         Ok(known && answer == "1")
     }
 
     /// A new hash of `password`, for storing.
     pub async fn hash(&self, password: String) -> Result<String, StoreError> {
-        self.run(Job::Hash { password }).await
+        self.run(Job::Hash { password }, Login::User).await
     }
 
-    async fn run(&self, job: Job) -> Result<String, StoreError> {
+    async fn run(&self, job: Job, login: Login) -> Result<String, StoreError> {
         let helper = self.helper.clone();
-        self.pool
-            .run(move || in_helper(&helper, &job))
+        let pool = match login {
+            Login::User => &self.users,
+            Login::Partner => &self.partners,
+        };
+        pool.run(move || in_helper(&helper, &job))
             .await
             .map_err(|e| StoreError::Database(e.to_string()))?
     }

@@ -20,15 +20,10 @@ const LAYERS: &[&[&str]] = &[
         "store_thread",
         "import",
     ],
-    // Counters, limits, password checks, finding the config file, the store's readers.
-    &[
-        "metrics",
-        "user_limits",
-        "passwords",
-        "config_file",
-        "read_pool",
-    ],
-    &["throttle"],
+    // Counters, limits, finding the config file, the store's readers.
+    &["metrics", "user_limits", "config_file", "read_pool"],
+    // Login throttling; password checks (they read stored hashes on the readers).
+    &["throttle", "passwords"],
     // Admission to the ports; where a BBS session's store requests run.
     &["admission", "session_store"],
     // Services: radio ports, housekeeping, forwarding, who is online.

@@ -376,7 +376,10 @@ async fn login(
     let stamp = web.store.call(move |s| s.login_stamp(&c2)).await;
     // Checked whoever it is (a dummy check for an unknown call), so that the time taken tells
     // nothing about which callsigns exist or are sysops.
-    let checked = web.passwords.check(&web.store, &call, f.password).await;
+    let checked = web
+        .passwords
+        .check(&call, f.password, crate::passwords::Login::User)
+        .await;
     let ok = match (stamp, checked) {
         (Ok(Ok(stamp)), Ok(ok)) => Ok(Ok(stamp.filter(|_| ok))),
         (Err(e), _) => Err(e),
