@@ -170,11 +170,15 @@ impl Store {
         })?;
         let path = dir.join(DB_FILE);
         private(dir, &path)?;
-        let conn = Connection::open(&path)
+        let mut conn = Connection::open(&path)
             .map_err(|e| StoreError::Database(format!("cannot open {}: {e}", path.display())))?;
         // Another process (the sysop CLI or the daemon) may hold the write lock briefly.
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(db_err)?;
+        // A deferred transaction that reads first and then writes fails at once with "database
+        // is locked" (no busy wait) when another connection, such as a sysop's `qtc` command,
+        // committed in between; an immediate one takes the write lock first and waits for it.
+        conn.set_transaction_behavior(rusqlite::TransactionBehavior::Immediate);
         // Only a new file takes it (an existing one keeps its size). 8 KB pages hold three 2 KB
         // messages each: a forwarded block of five writes 8 WAL frames instead of 11, and
         // SQLite writes each frame with two pwrite calls (measured in docs/performance.md).
