@@ -44,11 +44,8 @@ pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
         thousands(p.big_n as u64),
         crate::forward::load()
     )];
-    let mut bins = vec![("", o.clone())];
+    let bins = crate::binaries(o, p);
     if let Some(b) = &p.baseline {
-        let mut ob = o.clone();
-        ob.bin = b.clone();
-        bins.push((" (baseline)", ob));
         notes.push(format!(
             "Row 8 baseline: `{}` ({}), run after the measured qtc on its own copy of the \
              same generated store.",

@@ -243,11 +243,8 @@ pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
         "Row 2 machine: load average {} at the start.",
         load()
     ));
-    let mut bins = vec![("", o.clone())];
+    let bins = crate::binaries(o, p);
     if let Some(b) = &p.baseline {
-        let mut ob = o.clone();
-        ob.bin = b.clone();
-        bins.push((" (baseline)", ob));
         notes.push(format!(
             "Row 2 baseline: `{}` ({}), its passes interleaved with the measured qtc's.",
             b.display(),

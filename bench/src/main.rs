@@ -216,6 +216,18 @@ fn machine() -> String {
     format!("{cores} cores ({cpu}), Linux {}", kernel.trim())
 }
 
+/// The daemons a row measures: the qtc under test (tag "") and, with `--baseline`, the other
+/// binary (tag " (baseline)"), otherwise with the same options.
+pub fn binaries(o: &Opts, p: &Plan) -> Vec<(&'static str, Opts)> {
+    let mut bins = vec![("", o.clone())];
+    if let Some(b) = &p.baseline {
+        let mut ob = o.clone();
+        ob.bin = b.clone();
+        bins.push((" (baseline)", ob));
+    }
+    bins
+}
+
 /// `git describe` of the checkout a qtc binary was built in (its target/release/qtc path).
 pub fn revision(bin: &std::path::Path) -> String {
     let root = bin

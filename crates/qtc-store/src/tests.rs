@@ -1,12 +1,12 @@
 use super::*;
 
-fn open() -> (tempfile::TempDir, Store) {
+pub(crate) fn open() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path(), Durability::Normal).unwrap();
     (dir, store)
 }
 
-fn msg(kind: MsgType, to: &str, from: &str, bid: Option<&str>) -> NewMessage {
+pub(crate) fn msg(kind: MsgType, to: &str, from: &str, bid: Option<&str>) -> NewMessage {
     NewMessage {
         kind,
         status: MsgStatus::New,

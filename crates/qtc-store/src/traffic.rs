@@ -113,23 +113,13 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use qtc_mail::{MessageStore, MsgStatus, MsgType, NewMessage};
+    use crate::tests::{msg, open};
+    use qtc_mail::{MessageStore, MsgStatus, MsgType};
 
     #[test]
     fn counts_per_day_over_the_range_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = Store::open(dir.path(), crate::Durability::Normal).unwrap();
-        let msg = |to: &str| NewMessage {
-            kind: MsgType::Personal,
-            status: MsgStatus::New,
-            to: to.into(),
-            at: String::new(),
-            from: "N0USR".into(),
-            bid: None,
-            subject: b"hi".to_vec(),
-            rlines: Vec::new(),
-            body: b"x\r\n".to_vec(),
-        };
+        let (_dir, mut s) = open();
+        let msg = |to: &str| msg(MsgType::Personal, to, "N0USR", None);
         let now = 100 * DAY + 3600;
         s.insert_message(&msg("N0C"), "N0BBS", now - 40 * DAY)
             .unwrap();
@@ -149,20 +139,9 @@ mod tests {
 
     #[test]
     fn a_day_begins_where_its_first_message_is() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = Store::open(dir.path(), crate::Durability::Normal).unwrap();
+        let (_dir, mut s) = open();
         assert_eq!(s.first_number_from(0).unwrap(), 0);
-        let msg = NewMessage {
-            kind: MsgType::Bulletin,
-            status: MsgStatus::New,
-            to: "ALL".into(),
-            at: String::new(),
-            from: "N0USR".into(),
-            bid: None,
-            subject: b"hi".to_vec(),
-            rlines: Vec::new(),
-            body: b"x\r\n".to_vec(),
-        };
+        let msg = msg(MsgType::Bulletin, "ALL", "N0USR", None);
         // Numbers 1..=100 at times 10, 20, ..., 1000.
         for i in 1..=100 {
             s.insert_message(&msg, "N0BBS", i * 10).unwrap();
