@@ -269,6 +269,9 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
     session.start();
     let mut buf = vec![0u8; READ_BUF];
     let mut app = Vec::with_capacity(READ_BUF);
+    // The client closed its sending side (`printf 'LL\r' | nc -N`): what it asked for is still
+    // written, then the session ends.
+    let mut input_closed = false;
     let mut idle = clock::Timer::new();
     idle.set(shared.idle_timeout.map(|d| clock::now() + d));
     // Connect to completed login: bounded, however the bytes trickle in.
@@ -465,10 +468,17 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
             session.more_output(clock::unix_now());
             continue;
         }
-        let reading = session.wants_input();
+        if input_closed && out.is_empty() {
+            break;
+        }
+        let reading = session.wants_input() && !input_closed;
         let n = tokio::select! {
             io = read_or_write(&mut stream, out.pending(), reading.then_some(&mut buf[..])) => match io {
-                Io::Wrote(Ok(0) | Err(_)) | Io::Read(Ok(0) | Err(_)) => break,
+                Io::Read(Ok(0)) => {
+                    input_closed = true;
+                    continue;
+                }
+                Io::Wrote(Ok(0) | Err(_)) | Io::Read(Err(_)) => break,
                 Io::Wrote(Ok(n)) => {
                     out.sent(n);
                     continue;
@@ -530,24 +540,26 @@ enum Io {
     Read(std::io::Result<usize>),
 }
 
-/// Writes some of `pending` or reads into `buf` (when given), whichever the stream allows
-/// first: output waiting for a slow reader does not stop the user's input (`A`). Cancel-safe:
-/// nothing is written or read unless it returns.
+/// Reads into `buf` (when given) or writes some of `pending`, whichever the stream allows
+/// first: output waiting for a slow reader does not stop the user's input (`A`). Input is tried
+/// first: to a client that reads as fast as we write, the socket is always writable, and
+/// trying the write first would leave its `A` unread until the whole output had gone.
+/// Cancel-safe: nothing is written or read unless it returns.
 async fn read_or_write<S: AsyncRead + AsyncWrite + Unpin>(
     stream: &mut S,
     pending: &[u8],
     mut buf: Option<&mut [u8]>,
 ) -> Io {
     std::future::poll_fn(|cx| {
-        if !pending.is_empty() {
-            if let Poll::Ready(r) = Pin::new(&mut *stream).poll_write(cx, pending) {
-                return Poll::Ready(Io::Wrote(r));
-            }
-        }
         if let Some(buf) = buf.as_deref_mut() {
             let mut rb = ReadBuf::new(buf);
             if let Poll::Ready(r) = Pin::new(&mut *stream).poll_read(cx, &mut rb) {
                 return Poll::Ready(Io::Read(r.map(|()| rb.filled().len())));
+            }
+        }
+        if !pending.is_empty() {
+            if let Poll::Ready(r) = Pin::new(&mut *stream).poll_write(cx, pending) {
+                return Poll::Ready(Io::Wrote(r));
             }
         }
         Poll::Pending

@@ -303,3 +303,15 @@ fn peak_rss_kb(pid: u32) -> u64 {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap()
 }
+
+/// A scripted client that sends its commands and closes its sending side
+/// (`printf 'LL 1\r' | nc -N`) still gets every answer before the session ends.
+#[test]
+fn a_client_that_closes_its_sending_side_gets_its_answers() {
+    let d = Daemon::start("");
+    let mut c = d.login("N0USR", "pw");
+    c.send("I");
+    c.stream.shutdown(std::net::Shutdown::Write).unwrap();
+    c.expect("active messages");
+    c.expect_close();
+}
