@@ -159,6 +159,20 @@ pub enum FwdOutcome {
     RejectedByRule,
 }
 
+/// [`Store::queue_counts`]: the partners are found by jumping from one to the next in
+/// `fwd_pending`, and each one's count is a range of it, so delivered entries are never read.
+pub(crate) const QUEUE_COUNTS: &str = "WITH RECURSIVE p (partner) AS ( \
+       SELECT MIN(partner) FROM fwd_queue \
+       UNION ALL \
+       SELECT (SELECT MIN(partner) FROM fwd_queue WHERE partner > p.partner) FROM p \
+       WHERE p.partner IS NOT NULL), \
+     c (partner, n) AS MATERIALIZED ( \
+       SELECT partner, (SELECT COUNT(*) FROM fwd_queue q \
+         JOIN messages m ON m.number = q.number \
+         WHERE q.partner = p.partner AND q.state = 'Q' AND m.status NOT IN ('K', 'H')) \
+       FROM p WHERE partner IS NOT NULL) \
+     SELECT partner, n FROM c WHERE n > 0 ORDER BY partner";
+
 impl Store {
     /// Stores a received block in one transaction. Known BIDs are skipped, not errors.
     pub fn store_received(
@@ -315,12 +329,16 @@ impl Store {
     }
 
     /// For each proposed BID (and whether it comes compressed): is it known here, and the
-    /// partial transfer kept for it, if any. One read transaction for the whole block.
+    /// partial transfer kept for it, if any. One read transaction for the whole block: deferred,
+    /// so it takes no write lock (two `fcntl` calls fewer per block than an immediate one).
     pub fn proposal_info(
         &mut self,
         bids: &[(String, bool)],
     ) -> Result<Vec<ProposalInfo>, StoreError> {
-        let tx = self.conn.transaction().map_err(db_err)?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Deferred)
+            .map_err(db_err)?;
         let mut out = Vec::with_capacity(bids.len());
         for (bid, compressed) in bids {
             if bid.is_empty() {
@@ -392,13 +410,7 @@ impl Store {
 
     /// Messages still queued, per partner: (partner, count), sorted by partner.
     pub fn queue_counts(&mut self) -> Result<Vec<(String, u64)>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT q.partner, COUNT(*) FROM fwd_queue q JOIN messages m ON m.number = q.number \
-                 WHERE q.state = 'Q' AND m.status NOT IN ('K', 'H') GROUP BY q.partner ORDER BY q.partner",
-            )
-            .map_err(db_err)?;
+        let mut stmt = self.conn.prepare(QUEUE_COUNTS).map_err(db_err)?;
         let rows = stmt
             .query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))
             .map_err(db_err)?

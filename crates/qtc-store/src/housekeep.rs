@@ -288,7 +288,7 @@ impl Housekeeping {
         self.done.bids += tx
             .execute(
                 "DELETE FROM bids WHERE bid > ?1 AND bid <= ?2 AND seen < ?3 \
-                 AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.bid = bids.bid)",
+                 AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.number = bids.number)",
                 params![after, last, before],
             )
             .map_err(db_err)? as u64;
@@ -307,8 +307,8 @@ impl Housekeeping {
             self.done.compressed += tx
                 .execute(
                     &format!(
-                        "DELETE FROM {} WHERE number NOT IN \
-                         (SELECT number FROM fwd_queue WHERE state = 'Q')",
+                        "DELETE FROM {0} WHERE NOT EXISTS (SELECT 1 FROM fwd_queue q \
+                         WHERE q.number = {0}.number AND q.state = 'Q')",
                         crate::forward::packed_table(form)
                     ),
                     [],

@@ -238,11 +238,12 @@ fn copies_of_mail_read_before_the_upgrade_stay_read() {
             s.store_received("N0CCC", &[m], 0).unwrap();
         }
         s.mark_read(1, "N0USR").unwrap();
-        // Back to the schema before per-recipient marks (migration 9; the later ones run
-        // again on top).
+        // Back to the schema before per-recipient marks (migration 9 and 11 undone; the
+        // later ones run again on top).
         s.conn
-            .execute_batch("ALTER TABLE recipients DROP COLUMN read; PRAGMA user_version = 8;")
+            .execute_batch("ALTER TABLE recipients DROP COLUMN read;")
             .unwrap();
+        undo_schema_11(&s.conn, 8);
     }
     let mut s = Store::open(dir.path(), Durability::Normal).unwrap();
     let f = ListFilter {
@@ -252,6 +253,43 @@ fn copies_of_mail_read_before_the_upgrade_stay_read() {
     };
     let seen: Vec<MsgStatus> = s.list(&f).unwrap().iter().map(|h| h.status).collect();
     assert_eq!(seen, [MsgStatus::Read, MsgStatus::New]);
+}
+
+/// Takes a store back to before migration 11 and says it has schema `version`.
+fn undo_schema_11(conn: &rusqlite::Connection, version: i64) {
+    conn.execute_batch(&format!(
+        "ALTER TABLE bids DROP COLUMN number;
+         CREATE INDEX messages_bid ON messages (bid);
+         DROP INDEX fwd_done;
+         CREATE INDEX fwd_done ON fwd_queue (state, updated);
+         PRAGMA user_version = {version};"
+    ))
+    .unwrap();
+}
+
+#[test]
+fn the_bid_of_a_message_still_here_is_kept_after_the_upgrade() {
+    // Before schema 11 `bids` did not hold the message's number; the migration finds it, so
+    // housekeeping still keeps the BID of a stored message and forgets one whose message is gone.
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let mut s = Store::open(dir.path(), Durability::Normal).unwrap();
+        let mut held = msg(MsgType::Bulletin, "ALL", "N0ABC", Some("KEPT_B"));
+        held.status = MsgStatus::Held;
+        s.insert_message(&held, "N0AAA", 0).unwrap();
+        let gone = msg(MsgType::Bulletin, "ALL", "N0ABC", Some("GONE_B"));
+        let gone = s.insert_message(&gone, "N0AAA", 0).unwrap();
+        s.conn
+            .execute("DELETE FROM messages WHERE number = ?1", [gone as i64])
+            .unwrap();
+        undo_schema_11(&s.conn, 10);
+    }
+    let mut s = Store::open(dir.path(), Durability::Normal).unwrap();
+    let r = s.housekeep(400 * 86_400, &Lifetimes::default()).unwrap();
+    assert_eq!(r.bids, 1);
+    assert!(s.bid_known("KEPT_B").unwrap());
+    assert!(!s.bid_known("GONE_B").unwrap());
+    assert!(s.check().unwrap().is_empty());
 }
 
 #[test]
@@ -307,7 +345,7 @@ fn each_recipient_has_its_own_read_mark() {
     assert_eq!(s.message(n).unwrap().unwrap().read_count, 2);
 }
 
-fn station() -> Station {
+pub(crate) fn station() -> Station {
     let p = |c: &str, r: &[&str]| route::PartnerRoutes {
         call: c.into(),
         routes: r.iter().map(|s| s.to_string()).collect(),
