@@ -921,3 +921,22 @@ fn a_locked_user_has_no_password_to_check_until_unlocked() {
     s.set_flags("N0USR", Some(true), None).unwrap();
     assert!(s.login_stamp("N0USR").unwrap().unwrap().starts_with("S:"));
 }
+
+#[test]
+fn a_reader_sees_every_commit_whatever_its_size() {
+    // The writer's WAL frames are held by walvfs until each commit's last frame. A reader (on
+    // SQLite's own VFS) must see every commit as soon as it is made: a small one, one larger
+    // than a single write (128 KB) and one larger than what is ever held (1 MB). Durability
+    // normal: no sync, so nothing but the commit frame sends what is held.
+    let (dir, mut s) = open();
+    let mut r = Store::open_read_only(dir.path()).unwrap();
+    for size in [10, 3_000, 200_000, 3_000_000] {
+        let mut m = msg(MsgType::Personal, "N0USR", "N0ABC", None);
+        m.body = (0..size).map(|i| (i % 251) as u8).collect();
+        let n = s.insert_message(&m, "N0AAA", 0).unwrap();
+        assert_eq!(r.message(n).unwrap().unwrap().body, m.body, "{size} bytes");
+    }
+    drop(s);
+    let mut s = Store::open(dir.path(), Durability::Full).unwrap();
+    assert!(s.check().unwrap().is_empty());
+}
