@@ -297,7 +297,6 @@ fn start_radios(
 ) -> Radios {
     use crate::radio::{self, PortSetup, RadioHandle};
     let mut handles = std::collections::BTreeMap::new();
-    let locals = c.ax25.bbs_calls.clone();
     let mut ports = Vec::new();
     for p in &c.radio_ports {
         let (tx, rx) = tokio::sync::mpsc::channel(16);
@@ -330,7 +329,7 @@ fn start_radios(
         tasks.spawn(radio::run_port(
             PortSetup {
                 port: p.clone(),
-                locals: locals.clone(),
+                locals: c.ax25.bbs_calls.clone(),
                 accept: true,
                 on_incoming: Some(on_incoming),
                 heard: heard.clone(),
