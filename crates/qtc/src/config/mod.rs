@@ -772,6 +772,11 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("[store] durability"), "{e}");
+        // A size whose bytes do not fit is refused, not wrapped.
+        let e = load_str("[store]\nmax_mb = 9223372036854775807\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("[store] max_mb"), "{e}");
     }
 
     #[test]
