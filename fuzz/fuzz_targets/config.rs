@@ -14,6 +14,6 @@ fuzz_target!(|data: &[u8]| {
     };
     if let Ok(loaded) = qtc::config::parse(text, "fuzz.toml", Path::new("/nonexistent")) {
         // What the daemon derives from a loaded config right away.
-        let _ = loaded.station();
+        let _ = loaded.store_station();
     }
 });

@@ -148,9 +148,10 @@ pub fn init(file: Option<&Path>) -> anyhow::Result<()> {
 }
 
 fn open(c: &Loaded) -> anyhow::Result<Store> {
-    let mut store = Store::open(&c.data_dir, c.durability)
+    let mut store = Store::open(&c.store.dir, c.store.durability)
         .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
-    store.set_max_size(c.cfg.store.max_mb * 1024 * 1024)?;
+    // 0: no limit here; the daemon works out its quota from the free disk space.
+    store.set_max_size(c.store.max_bytes.map_or(0, std::num::NonZeroU64::get))?;
     Ok(store)
 }
 
@@ -367,10 +368,9 @@ pub fn msg(c: &Loaded, cmd: MsgCmd) -> anyhow::Result<()> {
             } else {
                 std::fs::read(&file).with_context(|| format!("cannot read {}", file.display()))?
             };
-            let msgs =
-                crate::import::parse(&data, &c.cfg.station.callsign, c.cfg.limits.max_message)
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-            store.set_station(c.station());
+            let msgs = crate::import::parse(&data, &c.station.call, c.limits.max_message)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+            store.set_station(c.store_station());
             let results = store.insert_many(&msgs, crate::clock::unix_now())?;
             let mut stored = 0;
             for (m, r) in msgs.iter().zip(&results) {
@@ -386,7 +386,7 @@ pub fn msg(c: &Loaded, cmd: MsgCmd) -> anyhow::Result<()> {
             outln!("imported {stored} of {} messages", msgs.len());
         }
         MsgCmd::Release { number } => {
-            store.set_station(c.station());
+            store.set_station(c.store_station());
             if !store.release(number, crate::clock::unix_now())? {
                 bail!("no held message #{number}");
             }
@@ -525,7 +525,7 @@ pub fn ctl(c: &Loaded, cmd: CtlCmd) -> anyhow::Result<()> {
         CtlCmd::Heard => "heard".to_string(),
         CtlCmd::Housekeep => "housekeep".to_string(),
     };
-    let answer = crate::ctl::client(&c.data_dir, &request)?;
+    let answer = crate::ctl::client(&c.store.dir, &request)?;
     std::io::stdout().write_all(answer.as_bytes())?;
     if answer.starts_with("error:") {
         bail!("the daemon reported an error");

@@ -41,13 +41,13 @@ const READERS: usize = 2;
 
 /// Runs the daemon until a stop signal.
 pub fn run(c: Loaded) -> anyhow::Result<()> {
-    init_logging(&c.cfg.log.filter(), c.cfg.log.format == "json");
+    init_logging(&c.log.filter, c.log.json);
     raise_fd_limit();
-    let mut store = qtc_store::Store::open(&c.data_dir, c.durability)
+    let mut store = qtc_store::Store::open(&c.store.dir, c.store.durability)
         .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
-    store.set_station(c.station());
-    let quota = match c.cfg.store.max_mb {
-        0 => {
+    store.set_station(c.store_station());
+    let quota = match c.store.max_bytes {
+        None => {
             let q = crate::room::default_quota(&store);
             tracing::info!(
                 mib = q / (1024 * 1024),
@@ -55,7 +55,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             );
             q
         }
-        mb => mb * 1024 * 1024,
+        Some(bytes) => bytes.get(),
     };
     store
         .set_max_size(quota)
@@ -64,25 +64,25 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
     let (store, store_thread) =
         StoreHandle::spawn(store).context("cannot start the store thread")?;
     // The interpreter's queries read beside the writer (WAL), on threads of their own.
-    let readers = crate::read_pool::ReadPool::spawn(&c.data_dir, READERS)
+    let readers = crate::read_pool::ReadPool::spawn(&c.store.dir, READERS)
         .context("cannot open the store's readers")?;
     // Compressed forms are made on a thread of their own (once per message and form, when a
     // partner's session first sends it): the event and store threads never compress.
     let packer = crate::cpu_pool::CpuPool::new("qtc-pack", 1, crate::cpu_pool::Priority::Normal)
         .context("cannot start the packing thread")?;
-    let passwords = crate::passwords::Passwords::new(c.cfg.limits.password_checks, readers.clone())
+    let passwords = crate::passwords::Passwords::new(c.limits.password_checks, readers.clone())
         .context("cannot start the password checkers")?;
 
-    let mut bbs = qtc_bbs::Config::new(&c.cfg.station.callsign);
-    bbs.haddr = c.haddr();
-    bbs.max_line = c.cfg.limits.max_line;
-    bbs.max_message = c.cfg.limits.max_message;
-    bbs.max_login_attempts = c.cfg.limits.login_attempts;
-    bbs.info = c.cfg.station.info.replace('\n', "\r");
+    let mut bbs = qtc_bbs::Config::new(&c.station.call);
+    bbs.haddr = c.station.haddr.clone();
+    bbs.max_line = c.limits.max_line;
+    bbs.max_message = c.limits.max_message;
+    bbs.max_login_attempts = c.limits.login_attempts.get();
+    bbs.info = c.station.info.replace('\n', "\r");
     bbs.version = env!("CARGO_PKG_VERSION").to_string();
-    bbs.page_len_telnet = c.cfg.telnet.page_lines;
-    bbs.page_len_radio = c.cfg.ax25.page_lines;
-    bbs.raw_bodies = c.cfg.station.raw_bodies;
+    bbs.page_len_telnet = c.telnet.page_lines;
+    bbs.page_len_radio = c.ax25.page_lines;
+    bbs.raw_bodies = c.station.raw_bodies;
 
     // One thread runs every socket and timer; SQLite has its own. A BBS is I/O-bound, and one
     // event thread means no cross-thread wake-ups (measured: futex calls per forwarded message
@@ -104,21 +104,21 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
         };
         let mut listeners = Vec::new();
         for (addrs, kind, tls, key) in [
-            (&c.telnet_listen, PortKind::Telnet, None, "[telnet] listen"),
+            (&c.telnet.listen, PortKind::Telnet, None, "[telnet] listen"),
             (
-                &c.forward_listen,
+                &c.forward.listen,
                 PortKind::Forward,
                 None,
                 "[forward] listen",
             ),
             (
-                &c.telnet_tls_listen,
+                &c.telnet.tls_listen,
                 PortKind::Telnet,
                 acceptor.clone(),
                 "[telnet] tls_listen",
             ),
             (
-                &c.forward_tls_listen,
+                &c.forward.tls_listen,
                 PortKind::Forward,
                 acceptor.clone(),
                 "[forward] tls_listen",
@@ -131,13 +131,13 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
                 listeners.push((l, kind, tls.clone()));
             }
         }
-        let ctl_listener = ctl::bind(&c.data_dir)?;
+        let ctl_listener = ctl::bind(&c.store.dir)?;
         let web_listener = crate::web::bind(&c).await?;
         outln!(
             "qtc {}: {} BBS ({}), config: {}",
             env!("CARGO_PKG_VERSION"),
-            c.cfg.station.callsign,
-            c.haddr(),
+            c.station.call,
+            c.station.haddr,
             c.source
         );
         for (l, kind, tls) in &listeners {
@@ -155,24 +155,24 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
         for p in &c.radio_ports {
             outln!("radio: {} {}", p.name, crate::radio::describe(&p.kind));
         }
-        outln!("control: {}", ctl::path(&c.data_dir).display());
+        outln!("control: {}", ctl::path(&c.store.dir).display());
         if let Some(l) = &web_listener {
             outln!("web: listening on {}", l.local_addr()?);
         }
         outln!("data: {}", db_path.display());
         tracing::info!("ready");
 
-        let mut fbb = qtc_fbb::Config::new(c.cfg.station.callsign.clone());
+        let mut fbb = qtc_fbb::Config::new(c.station.call.clone());
         fbb.software = "QTC".into();
         fbb.version = env!("CARGO_PKG_VERSION").into();
-        fbb.idle_timeout = c.forward_idle;
-        fbb.max_message_size = c.cfg.limits.max_message;
-        fbb.max_proposals = c.cfg.forward.max_proposals;
-        fbb.block_budget = c.cfg.forward.block_bytes;
+        fbb.idle_timeout = c.forward.idle;
+        fbb.max_message_size = c.limits.max_message;
+        fbb.max_proposals = c.forward.max_proposals;
+        fbb.block_budget = c.forward.block_bytes;
         let metrics = Arc::new(crate::metrics::Metrics::default());
         let forwarder = Arc::new(Forwarder::new(
             store.clone(),
-            &c.cfg.station.callsign,
+            &c.station.call,
             c.partners.clone(),
             fbb,
             packer,
@@ -182,22 +182,22 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             bbs: Arc::new(bbs),
             store: store.clone(),
             readers,
-            throttle: Arc::new(Throttle::new(c.cfg.limits.lockout_after)),
+            throttle: Arc::new(Throttle::new(c.limits.lockout_after)),
             admission: Admission::new(
                 Sizes {
-                    users: c.cfg.telnet.max_sessions,
-                    partners: c.cfg.telnet.max_partner_sessions,
-                    logins: c.cfg.telnet.max_logins,
-                    per_address: c.cfg.telnet.max_per_address,
+                    users: c.telnet.max_sessions.get(),
+                    partners: c.telnet.max_partner_sessions.get(),
+                    logins: c.telnet.max_logins.get(),
+                    per_address: c.telnet.max_per_address.get(),
                 },
                 metrics.clone(),
             ),
             user_limits: Arc::new(crate::user_limits::UserLimits::new(
-                c.cfg.limits.messages_per_hour,
-                c.cfg.limits.kb_per_day * 1024,
+                c.limits.messages_per_hour,
+                c.limits.bytes_per_day,
             )),
-            idle_timeout: c.user_idle,
-            login_timeout: c.login_timeout,
+            idle_timeout: c.limits.idle,
+            login_timeout: c.limits.login_timeout,
             forwarder: forwarder.clone(),
             passwords: passwords.clone(),
             online: Arc::default(),
@@ -218,7 +218,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
         let radios = start_radios(&c, &shared, &stop_rx, &tasks);
         let housekeeper = Arc::new(crate::housekeeping::Housekeeper::new(
             store.clone(),
-            c.cfg.housekeeping.clone(),
+            c.housekeeping,
             metrics.clone(),
         ));
         tasks.spawn(housekeeper.clone().schedule(stop_rx.clone()));
@@ -238,9 +238,14 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             tasks.clone(),
             housekeeper.clone(),
         ));
-        if let Some(l) = web_listener {
-            let web =
-                crate::web::Web::new(&c, sources, passwords.clone(), shared.user_limits.clone());
+        if let (Some(l), Some(w)) = (web_listener, &c.web) {
+            let web = crate::web::Web::new(
+                &c,
+                w,
+                sources,
+                passwords.clone(),
+                shared.user_limits.clone(),
+            );
             tasks.spawn(crate::web::serve(l, web, stop_rx.clone()));
         }
         crate::service::start(
@@ -274,7 +279,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
         anyhow::Ok(())
     });
     runtime.shutdown_timeout(Duration::from_millis(200));
-    let _ = std::fs::remove_file(ctl::path(&c.data_dir));
+    let _ = std::fs::remove_file(ctl::path(&c.store.dir));
     // Every StoreHandle is gone now, so the store thread ends after its last job.
     drop(store);
     let _ = store_thread.join();
@@ -292,13 +297,6 @@ fn start_radios(
 ) -> Radios {
     use crate::radio::{self, PortSetup, RadioHandle};
     let mut handles = std::collections::BTreeMap::new();
-    let locals: Vec<qtc_ax25::Callsign> = c
-        .cfg
-        .ax25
-        .bbs_ssids
-        .iter()
-        .filter_map(|&ssid| qtc_ax25::Callsign::new(&c.cfg.station.callsign, ssid).ok())
-        .collect();
     let mut ports = Vec::new();
     for p in &c.radio_ports {
         let (tx, rx) = tokio::sync::mpsc::channel(16);
@@ -331,7 +329,7 @@ fn start_radios(
         tasks.spawn(radio::run_port(
             PortSetup {
                 port: p.clone(),
-                locals: locals.clone(),
+                locals: c.ax25.bbs_calls.clone(),
                 accept: true,
                 on_incoming: Some(on_incoming),
                 heard: heard.clone(),

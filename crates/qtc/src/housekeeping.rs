@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::clock;
-use crate::config::housekeeping::HousekeepingCfg;
+use crate::config::housekeeping::Housekeeping;
 use crate::store_thread::StoreHandle;
 
 /// After a step during which others used the store thread, housekeeping waits for a pause this
@@ -34,7 +34,7 @@ pub fn secs_until(now: i64, hour: u32) -> i64 {
 /// Runs housekeeping on the store thread, now or at the daily hour.
 pub struct Housekeeper {
     store: StoreHandle,
-    cfg: Mutex<HousekeepingCfg>,
+    settings: Mutex<Housekeeping>,
     /// Wakes the schedule to re-arm its timer after [`Housekeeper::set`].
     changed: tokio::sync::Notify,
     /// Where a failed run is counted.
@@ -48,12 +48,12 @@ impl Housekeeper {
     /// A housekeeper for `store` with these settings; failures are counted in `metrics`.
     pub fn new(
         store: StoreHandle,
-        cfg: HousekeepingCfg,
+        settings: Housekeeping,
         metrics: std::sync::Arc<crate::metrics::Metrics>,
     ) -> Housekeeper {
         Housekeeper {
             store,
-            cfg: Mutex::new(cfg),
+            settings: Mutex::new(settings),
             changed: tokio::sync::Notify::new(),
             metrics,
             running: tokio::sync::Mutex::new(()),
@@ -61,13 +61,13 @@ impl Housekeeper {
     }
 
     /// Replaces the lifetimes and hour (on reload); the next run uses them.
-    pub fn set(&self, cfg: HousekeepingCfg) {
-        *self.cfg.lock().unwrap_or_else(|e| e.into_inner()) = cfg;
+    pub fn set(&self, settings: Housekeeping) {
+        *self.settings.lock().unwrap_or_else(|e| e.into_inner()) = settings;
         self.changed.notify_one();
     }
 
-    fn get(&self) -> HousekeepingCfg {
-        self.cfg.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    fn get(&self) -> Housekeeping {
+        *self.settings.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Runs it now; returns the summary line (also logged). Each step (at most
@@ -75,7 +75,7 @@ impl Housekeeper {
     /// store thread: it starts only when no session's, forwarding's or /metrics' job waits.
     pub async fn run_now(&self) -> Result<String, String> {
         let _one_at_a_time = self.running.lock().await;
-        let lifetimes = self.get().lifetimes();
+        let lifetimes = self.get().lifetimes;
         let mut run = qtc_store::Housekeeping::new(clock::unix_now(), &lifetimes);
         while !run.finished() {
             let before = self.store.others_sent();
@@ -157,7 +157,7 @@ pub enum StoreCmd {
 
 /// Runs a `qtc store` command.
 pub fn store_cmd(c: &crate::config::Loaded, cmd: StoreCmd) -> anyhow::Result<()> {
-    let mut store = qtc_store::Store::open(&c.data_dir, c.durability)
+    let mut store = qtc_store::Store::open(&c.store.dir, c.store.durability)
         .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
     if let StoreCmd::Compact = cmd {
         let was = std::fs::metadata(store.path()).map_or(0, |m| m.len());
@@ -199,19 +199,5 @@ mod tests {
         assert_eq!(secs_until(midnight + 3 * 3600 + 1, 3), 86_399);
         assert_eq!(secs_until(midnight + 23 * 3600, 3), 4 * 3600);
         assert_eq!(secs_until(midnight + 60, 0), 86_400 - 60);
-    }
-
-    #[test]
-    fn defaults_are_the_stores() {
-        assert_eq!(
-            HousekeepingCfg::default().lifetimes(),
-            qtc_store::Lifetimes::default()
-        );
-        assert!(HousekeepingCfg {
-            hour: 24,
-            ..Default::default()
-        }
-        .check()
-        .is_err());
     }
 }

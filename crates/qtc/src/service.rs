@@ -120,12 +120,12 @@ pub async fn reload(
     housekeeper: &Housekeeper,
 ) -> anyhow::Result<Loaded> {
     let new = config::load(source_path(old).as_deref())?;
-    let station = new.station();
+    let station = new.store_station();
     store
         .call(move |s| s.set_station(station))
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    housekeeper.set(new.cfg.housekeeping.clone());
+    housekeeper.set(new.housekeeping);
     let routes_changed = old
         .partners
         .iter()
@@ -135,8 +135,8 @@ pub async fn reload(
     tracing::info!(
         config = %new.source,
         routes_changed,
-        rules_changed = old.cfg.rule != new.cfg.rule,
-        housekeeping_changed = old.cfg.housekeeping != new.cfg.housekeeping,
+        rules_changed = old.rules != new.rules,
+        housekeeping_changed = old.housekeeping != new.housekeeping,
         "configuration reloaded: partner routes, rules and housekeeping applied"
     );
     for key in &restart {
@@ -145,9 +145,9 @@ pub async fn reload(
     Ok(new)
 }
 
-/// The parts of the configuration a reload does not apply.
-pub fn restart_needed(old: &Loaded, new: &Loaded) -> Vec<&'static str> {
-    let (a, b) = (&old.cfg, &new.cfg);
+/// The parts of the configuration a reload does not apply (compared as checked, so "30m" and
+/// "1800s" are no change).
+pub fn restart_needed(a: &Loaded, b: &Loaded) -> Vec<&'static str> {
     let mut v = Vec::new();
     if a.station != b.station {
         v.push("[station]");
@@ -170,42 +170,23 @@ pub fn restart_needed(old: &Loaded, new: &Loaded) -> Vec<&'static str> {
     if a.web != b.web {
         v.push("[web]");
     }
-    if a.ax25 != b.ax25 || a.port != b.port {
+    if a.ax25 != b.ax25 || a.radio_ports != b.radio_ports {
         v.push("[ax25]/[[port]]");
     }
     // Routes are applied; anything else about a partner (connect, login, protocol, interval,
     // a partner added or removed) is held by the running forwarder.
-    let strip = |ps: &[config::forward::PartnerCfg]| {
+    let strip = |ps: &[config::forward::Partner]| {
         ps.iter()
-            .map(|p| {
-                let mut p = p.clone();
-                p.routes.clear();
-                p
+            .map(|p| config::forward::Partner {
+                routes: Vec::new(),
+                ..p.clone()
             })
             .collect::<Vec<_>>()
     };
-    if strip(&a.partner) != strip(&b.partner) {
+    if strip(&a.partners) != strip(&b.partners) {
         v.push("[[partner]] connection settings");
     }
     v
-}
-
-/// What is allowed but probably wrong about the partners: one that we call over TCP or TLS with
-/// the default login and no password answers every password prompt with an empty line.
-fn partner_warnings(partners: &[config::forward::PartnerCfg]) -> Vec<String> {
-    partners
-        .iter()
-        .filter(|p| {
-            let internet = p.connect.starts_with("tcp:") || p.connect.starts_with("tls:");
-            internet && p.password.is_empty() && p.script.is_empty()
-        })
-        .map(|p| {
-            format!(
-                "partner {}: connect is set but password is empty: its password prompt gets an empty answer",
-                p.callsign
-            )
-        })
-        .collect()
 }
 
 /// `qtc check`: the configuration is loaded and checked (nothing is bound or opened); prints
@@ -213,26 +194,26 @@ fn partner_warnings(partners: &[config::forward::PartnerCfg]) -> Vec<String> {
 pub fn check(c: &Loaded) -> anyhow::Result<()> {
     outln!(
         "ok: {} ({}), config: {}",
-        c.cfg.station.callsign,
-        c.haddr(),
+        c.station.call,
+        c.station.haddr,
         c.source
     );
-    for a in &c.telnet_listen {
+    for a in &c.telnet.listen {
         outln!("telnet: would listen on {a}");
     }
-    for a in &c.forward_listen {
+    for a in &c.forward.listen {
         outln!("forward: would listen on {a}");
     }
     for (what, addrs) in [
-        ("telnet-tls", &c.telnet_tls_listen),
-        ("forward-tls", &c.forward_tls_listen),
+        ("telnet-tls", &c.telnet.tls_listen),
+        ("forward-tls", &c.forward.tls_listen),
     ] {
         for a in addrs {
             outln!("{what}: would listen on {a}");
         }
     }
-    if let Ok(Some(a)) = c.cfg.web.addr() {
-        outln!("web: would listen on {a}");
+    if let Some(w) = &c.web {
+        outln!("web: would listen on {}", w.listen);
     }
     for p in &c.radio_ports {
         outln!("radio: {} {}", p.name, crate::radio::describe(&p.kind));
@@ -240,14 +221,42 @@ pub fn check(c: &Loaded) -> anyhow::Result<()> {
     for p in &c.partners {
         outln!("partner: {}", p.describe());
     }
-    for w in partner_warnings(&c.cfg.partner) {
+    for w in &c.warnings {
         outln!("warning: {w}");
     }
-    outln!(
-        "housekeeping: daily at {:02}:00 UTC",
-        c.cfg.housekeeping.hour
-    );
-    outln!("control: {}", crate::ctl::path(&c.data_dir).display());
-    outln!("data: {}", c.data_dir.join("qtc.sqlite").display());
+    outln!("housekeeping: daily at {:02}:00 UTC", c.housekeeping.hour);
+    outln!("control: {}", crate::ctl::path(&c.store.dir).display());
+    outln!("data: {}", c.store.dir.join("qtc.sqlite").display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Loaded {
+        config::parse(text, "qtc.toml", std::path::Path::new("/etc/qtc")).unwrap()
+    }
+
+    #[test]
+    fn a_restart_is_asked_for_changed_values_not_changed_spellings() {
+        let a = load(
+            "[limits]\nidle_timeout = \"30m\"\n\
+             [[partner]]\ncallsign = \"N0BBB\"\nroutes = [\"N0BBB\"]\n",
+        );
+        // The same values written otherwise, and new routes (applied by the reload).
+        let b = load(
+            "[limits]\nidle_timeout = \"1800s\"\n\
+             [[partner]]\ncallsign = \"n0bbb\"\nroutes = [\"N0BBB\", \"WW\"]\n",
+        );
+        assert!(restart_needed(&a, &b).is_empty());
+        let c = load(
+            "[telnet]\nmax_sessions = 7\n\
+             [[partner]]\ncallsign = \"N0BBB\"\nconnect = \"tcp:bbs.example:6300\"\n",
+        );
+        assert_eq!(
+            restart_needed(&a, &c),
+            ["[telnet]", "[[partner]] connection settings"]
+        );
+    }
 }

@@ -73,7 +73,7 @@ pub const MAX_N2: u8 = 31;
 pub const MAX_XID_T1: Duration = Duration::from_secs(30);
 
 /// Link parameters. [`Config::default`] gives Direwolf's defaults (spec §3.2).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Config {
     /// Try AX.25 2.2 (SABME, modulo 128) first when connecting; fall back to SABM.

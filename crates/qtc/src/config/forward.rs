@@ -1,6 +1,7 @@
 //! `[forward]`, `[[partner]]` and `[[rule]]`: forwarding settings, the partners as written
 //! and checked into [`Partner`]s, and the hold/reject rules.
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -11,17 +12,17 @@ use super::parse_duration;
 /// `[forward]`
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
-pub struct ForwardCfg {
+pub(super) struct ForwardCfg {
     /// Raw forwarding TCP ports (no telnet escaping, like LinBPQ's FBBPORT).
-    pub listen: Vec<String>,
+    pub(super) listen: Vec<String>,
     /// Silence from a partner longer than this ends the session ("5m", "90s").
-    pub idle_timeout: String,
+    pub(super) idle_timeout: String,
     /// Proposals per block (1 to 5).
-    pub max_proposals: usize,
+    pub(super) max_proposals: usize,
     /// A block stops growing past this many bytes.
-    pub block_bytes: usize,
+    pub(super) block_bytes: usize,
     /// Raw forwarding ports speaking TLS (needs `[tls]`).
-    pub tls_listen: Vec<String>,
+    pub(super) tls_listen: Vec<String>,
 }
 
 impl Default for ForwardCfg {
@@ -36,76 +37,91 @@ impl Default for ForwardCfg {
     }
 }
 
+/// `[forward]`, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Forward {
+    /// Raw forwarding listen addresses.
+    pub listen: Vec<SocketAddr>,
+    /// Raw forwarding listen addresses speaking TLS.
+    pub tls_listen: Vec<SocketAddr>,
+    /// Silence from a partner longer than this ends the session.
+    pub idle: Duration,
+    /// Proposals per block (1 to 5).
+    pub max_proposals: usize,
+    /// A block stops growing past this many bytes.
+    pub block_bytes: usize,
+}
+
 /// `[[rule]]`: hold or reject mail whose field matches a pattern.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct RuleCfg {
+pub(super) struct RuleCfg {
     /// "hold" or "reject".
-    pub action: String,
+    pub(super) action: String,
     /// "from", "to", "at", "bid" or "subject".
-    pub field: String,
+    pub(super) field: String,
     /// Glob pattern: `*` any run, `?` one character, case-insensitive.
-    pub pattern: String,
+    pub(super) pattern: String,
 }
 
 /// One step of a partner login script.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct ScriptStep {
+pub(super) struct ScriptStep {
     /// Wait for this text (case-insensitive substring).
-    pub expect: Option<String>,
+    pub(super) expect: Option<String>,
     /// Then send this line.
-    pub send: Option<String>,
+    pub(super) send: Option<String>,
 }
 
 /// `[[partner]]`: a neighbour BBS we exchange mail with.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct PartnerCfg {
+pub(super) struct PartnerCfg {
     /// Its callsign (no SSID).
-    pub callsign: String,
+    pub(super) callsign: String,
     /// How to reach it: "tcp:HOST:PORT"; empty: it only calls us.
     #[serde(default)]
-    pub connect: String,
+    pub(super) connect: String,
     /// Telnet port (IAC escaping) instead of a raw forwarding port.
     #[serde(default)]
-    pub telnet: bool,
+    pub(super) telnet: bool,
     /// Its bytes on a raw TCP link are IAC-escaped (0xFF doubled) with no telnet negotiation,
     /// as xfbbd's outgoing forwarding always is: qtc undoes and applies the doubling when it
     /// calls us on the raw forwarding port and when we call it with `telnet = false`.
     #[serde(default)]
-    pub iac_escaped: bool,
+    pub(super) iac_escaped: bool,
     /// What we answer to its callsign/login/user prompt (default: our callsign).
     #[serde(default)]
-    pub login: String,
+    pub(super) login: String,
     /// What we answer to its password prompt (never logged).
     #[serde(default)]
-    pub password: String,
+    pub(super) password: String,
     /// The secret for its login challenges (FBB `SYS` numbers or MD5 form, Winlink `;PQ`);
     /// empty: the password.
     #[serde(default)]
-    pub secret: String,
+    pub(super) secret: String,
     /// The highest mode we offer it: mbl, fbb, b0, b1 or b2.
     #[serde(default = "default_protocol")]
-    pub protocol: String,
+    pub(super) protocol: String,
     /// `@` elements it takes (its call, regions, countries, WW...).
     #[serde(default)]
-    pub routes: Vec<String>,
+    pub(super) routes: Vec<String>,
     /// How often we call it ("10m", "1h"); "0": only on demand.
     #[serde(default = "default_interval")]
-    pub interval: String,
+    pub(super) interval: String,
     /// A login script replacing the default one.
     #[serde(default)]
-    pub script: Vec<ScriptStep>,
+    pub(super) script: Vec<ScriptStep>,
     /// Log every protocol line exchanged with this partner (at info, target `qtc::trace`).
     #[serde(default)]
-    pub trace: bool,
+    pub(super) trace: bool,
     /// For `connect = "tls:..."`: PEM file with the certificate(s) to trust for this partner.
     #[serde(default)]
-    pub tls_ca: PathBuf,
+    pub(super) tls_ca: PathBuf,
     /// For `connect = "tls:..."`: the name its certificate must carry (default: the host).
     #[serde(default)]
-    pub tls_name: String,
+    pub(super) tls_name: String,
 }
 
 fn default_protocol() -> String {
@@ -165,7 +181,7 @@ impl std::fmt::Display for Connect {
 }
 
 /// A checked `[[partner]]`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Partner {
     /// Callsign, upper case.
     pub call: String,
@@ -201,6 +217,24 @@ impl Partner {
             self.call, self.connect, self.max_mode
         )
     }
+}
+
+/// What is allowed but probably wrong about the partners: one that we call over TCP or TLS with
+/// the default login and no password answers every password prompt with an empty line.
+pub(super) fn warnings(partners: &[PartnerCfg]) -> Vec<String> {
+    partners
+        .iter()
+        .filter(|p| {
+            let internet = p.connect.starts_with("tcp:") || p.connect.starts_with("tls:");
+            internet && p.password.is_empty() && p.script.is_empty()
+        })
+        .map(|p| {
+            format!(
+                "partner {}: connect is set but password is empty: its password prompt gets an empty answer",
+                p.callsign
+            )
+        })
+        .collect()
 }
 
 pub(super) fn check_rule(r: &RuleCfg) -> Result<qtc_mail::rules::Rule, String> {

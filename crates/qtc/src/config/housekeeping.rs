@@ -5,21 +5,21 @@ use serde::Deserialize;
 /// `[housekeeping]`: when it runs and how long things live (days; 0 = forever).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
-pub struct HousekeepingCfg {
+pub(super) struct HousekeepingCfg {
     /// UTC hour of the daily run (0 to 23).
-    pub hour: u32,
+    pub(super) hour: u32,
     /// Personal and NTS mail once read or forwarded.
-    pub personal_read: u32,
+    pub(super) personal_read: u32,
     /// Personal and NTS mail never read.
-    pub personal_unread: u32,
+    pub(super) personal_unread: u32,
     /// Bulletins.
-    pub bulletin: u32,
+    pub(super) bulletin: u32,
     /// Killed messages before they are removed for good.
-    pub killed: u32,
+    pub(super) killed: u32,
     /// BIDs of messages no longer here.
-    pub bid: u32,
+    pub(super) bid: u32,
     /// Partial B1 transfers kept for resume.
-    pub partial: u32,
+    pub(super) partial: u32,
 }
 
 impl Default for HousekeepingCfg {
@@ -37,27 +37,53 @@ impl Default for HousekeepingCfg {
     }
 }
 
+/// `[housekeeping]`, checked.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Housekeeping {
+    /// UTC hour of the daily run (0 to 23).
+    pub hour: u32,
+    /// How long things live.
+    pub lifetimes: qtc_store::Lifetimes,
+}
+
 impl HousekeepingCfg {
     /// Checks the values; the error names the key.
-    pub fn check(&self) -> Result<(), (&'static str, String)> {
+    pub(super) fn check(&self) -> Result<Housekeeping, (&'static str, String)> {
         if self.hour > 23 {
             return Err((
                 "hour",
                 format!("expected a UTC hour from 0 to 23, got {}", self.hour),
             ));
         }
-        Ok(())
+        Ok(Housekeeping {
+            hour: self.hour,
+            lifetimes: qtc_store::Lifetimes {
+                personal_read: self.personal_read,
+                personal_unread: self.personal_unread,
+                bulletin: self.bulletin,
+                killed: self.killed,
+                bid: self.bid,
+                partial: self.partial,
+            },
+        })
     }
+}
 
-    /// The store's lifetimes.
-    pub fn lifetimes(&self) -> qtc_store::Lifetimes {
-        qtc_store::Lifetimes {
-            personal_read: self.personal_read,
-            personal_unread: self.personal_unread,
-            bulletin: self.bulletin,
-            killed: self.killed,
-            bid: self.bid,
-            partial: self.partial,
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_stores() {
+        assert_eq!(
+            HousekeepingCfg::default().check().unwrap().lifetimes,
+            qtc_store::Lifetimes::default()
+        );
+        assert!(HousekeepingCfg {
+            hour: 24,
+            ..Default::default()
         }
+        .check()
+        .is_err());
     }
 }

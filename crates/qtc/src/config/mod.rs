@@ -1,7 +1,9 @@
 //! The TOML configuration, with embedded defaults. Every error names the file, the key and what
-//! is expected.
+//! is expected. Only checked values ([`Loaded`]) leave this module: the file as written
+//! (`Config`) is private to it.
 
 use std::net::SocketAddr;
+use std::num::{NonZeroU32, NonZeroU64, NonZeroUsize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -21,43 +23,43 @@ pub const EXAMPLE: &str = include_str!("../../qtc.example.toml");
 /// The whole configuration.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
-pub struct Config {
+struct Config {
     /// `[station]`
-    pub station: Station,
+    station: StationCfg,
     /// `[store]`
-    pub store: StoreCfg,
+    store: StoreCfg,
     /// `[telnet]`
-    pub telnet: TelnetCfg,
+    telnet: TelnetCfg,
     /// `[limits]`
-    pub limits: Limits,
+    limits: LimitsCfg,
     /// `[log]`
-    pub log: LogCfg,
+    log: LogCfg,
     /// `[tls]`
-    pub tls: TlsCfg,
+    tls: TlsCfg,
     /// `[forward]`
-    pub forward: ForwardCfg,
+    forward: ForwardCfg,
     /// `[[partner]]`, one per neighbour BBS.
-    pub partner: Vec<PartnerCfg>,
+    partner: Vec<PartnerCfg>,
     /// `[[rule]]`: hold and reject rules for incoming mail.
-    pub rule: Vec<RuleCfg>,
+    rule: Vec<RuleCfg>,
     /// `[ax25]`
-    pub ax25: Ax25Cfg,
+    ax25: Ax25Cfg,
     /// `[[port]]`, one per radio port (see docs/radio.md).
-    pub port: Vec<radio::PortCfg>,
+    port: Vec<radio::PortCfg>,
     /// `[housekeeping]`: the daily run and message lifetimes.
-    pub housekeeping: housekeeping::HousekeepingCfg,
+    housekeeping: housekeeping::HousekeepingCfg,
     /// `[web]`: the sysop's dashboard and `/metrics`.
-    pub web: web::WebCfg,
+    web: web::WebCfg,
 }
 
 /// `[ax25]`: what the radio ports share.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
-pub struct Ax25Cfg {
+struct Ax25Cfg {
     /// SSIDs of `[station] callsign` that connect to the BBS.
-    pub bbs_ssids: Vec<u8>,
+    bbs_ssids: Vec<u8>,
     /// Lines per page before `More?` for users on the air (0: no paging); `OP n` changes it.
-    pub page_lines: usize,
+    page_lines: usize,
 }
 
 impl Default for Ax25Cfg {
@@ -72,98 +74,98 @@ impl Default for Ax25Cfg {
 /// `[station]`
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
-pub struct Station {
+struct StationCfg {
     /// This BBS's callsign.
-    pub callsign: String,
+    callsign: String,
     /// Hierarchical address; empty means the callsign.
-    pub haddr: String,
+    haddr: String,
     /// Text for the I command.
-    pub info: String,
+    info: String,
     /// Message bodies go to terminals as stored, escape sequences included (ANSI art).
-    pub raw_bodies: bool,
+    raw_bodies: bool,
 }
 
 /// `[store]`
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
-pub struct StoreCfg {
+struct StoreCfg {
     /// Data directory.
-    pub dir: PathBuf,
+    dir: PathBuf,
     /// "full" or "normal".
-    pub durability: String,
+    durability: String,
     /// Largest database file in MiB (0: as large as the disk allows).
-    pub max_mb: u64,
+    max_mb: u64,
 }
 
 /// `[telnet]`
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
-pub struct TelnetCfg {
+struct TelnetCfg {
     /// Listen addresses.
-    pub listen: Vec<String>,
+    listen: Vec<String>,
     /// Most sessions at once.
-    pub max_sessions: usize,
+    max_sessions: usize,
     /// Most connections from one address at once (telnet and forwarding ports).
-    pub max_per_address: usize,
+    max_per_address: usize,
     /// Most forwarding partners logged in at once (their own pool, apart from users').
-    pub max_partner_sessions: usize,
+    max_partner_sessions: usize,
     /// Most connections not yet logged in at once; beyond it the longest waiting is closed.
-    pub max_logins: usize,
+    max_logins: usize,
     /// Listen addresses speaking TLS (needs `[tls]`).
-    pub tls_listen: Vec<String>,
+    tls_listen: Vec<String>,
     /// Lines per page before `More?` for telnet users (0: no paging); `OP n` changes it.
-    pub page_lines: usize,
+    page_lines: usize,
 }
 
 /// `[tls]`: our certificate, for the TLS listeners.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
-pub struct TlsCfg {
+struct TlsCfg {
     /// PEM certificate chain.
-    pub cert: PathBuf,
+    cert: PathBuf,
     /// PEM private key.
-    pub key: PathBuf,
+    key: PathBuf,
 }
 
 /// `[limits]`
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
-pub struct Limits {
+struct LimitsCfg {
     /// Longest input line.
-    pub max_line: usize,
+    max_line: usize,
     /// Largest message body.
-    pub max_message: usize,
+    max_message: usize,
     /// Wrong logins per connection.
-    pub login_attempts: u32,
+    login_attempts: u32,
     /// Failed logins per address before a lockout.
-    pub lockout_after: u32,
+    lockout_after: u32,
     /// A user session silent this long is closed ("30m"; "0": never).
-    pub idle_timeout: String,
+    idle_timeout: String,
     /// Password checks (argon2, 19 MiB each) run at once at most; 0: one per core.
-    pub password_checks: usize,
+    password_checks: usize,
     /// A connection must have logged in this long after connecting ("60s").
-    pub login_timeout: String,
+    login_timeout: String,
     /// Messages a user may enter per hour (sysops and BBSes exempt; 0: no limit).
-    pub messages_per_hour: u32,
+    messages_per_hour: u32,
     /// KiB of messages a user may enter per day (sysops and BBSes exempt; 0: no limit).
-    pub kb_per_day: u64,
+    kb_per_day: u64,
 }
 
 /// `[log]`
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
-pub struct LogCfg {
+struct LogCfg {
     /// A tracing filter.
-    pub level: String,
+    level: String,
     /// "text" or "json" (one JSON object per line).
-    pub format: String,
+    format: String,
     /// `[log.modules]`: module (tracing target) -> level, on top of `level`.
-    pub modules: std::collections::BTreeMap<String, String>,
+    modules: std::collections::BTreeMap<String, String>,
 }
 
 impl LogCfg {
     /// The tracing filter: `level`, then each module's own level.
-    pub fn filter(&self) -> String {
+    fn filter(&self) -> String {
         let mut f = self.level.clone();
         for (module, level) in &self.modules {
             f.push_str(&format!(",{module}={level}"));
@@ -199,9 +201,9 @@ impl LogCfg {
     }
 }
 
-impl Default for Station {
+impl Default for StationCfg {
     fn default() -> Self {
-        Station {
+        StationCfg {
             callsign: "N0CALL".into(),
             haddr: String::new(),
             info: String::new(),
@@ -234,9 +236,9 @@ impl Default for TelnetCfg {
     }
 }
 
-impl Default for Limits {
+impl Default for LimitsCfg {
     fn default() -> Self {
-        Limits {
+        LimitsCfg {
             max_line: 255,
             max_message: 2 * 1024 * 1024,
             login_attempts: 3,
@@ -260,47 +262,123 @@ impl Default for LogCfg {
     }
 }
 
-/// A configuration checked and ready to run.
+/// A configuration checked and ready to run: one value per area, each typed and checked when
+/// the file was loaded. The file as written (`Config`) stays inside this module.
 #[derive(Debug, Clone)]
 pub struct Loaded {
-    /// The values.
-    pub cfg: Config,
     /// Where they came from, for messages ("built-in defaults" or the file).
     pub source: String,
+    /// `[station]`
+    pub station: Station,
+    /// `[store]`
+    pub store: Storage,
+    /// `[telnet]`
+    pub telnet: Telnet,
+    /// `[limits]`
+    pub limits: Limits,
+    /// `[log]`
+    pub log: Log,
+    /// `[tls]`: our certificate and key for TLS listeners, resolved; `None`: no TLS.
+    pub tls: Option<(PathBuf, PathBuf)>,
+    /// `[forward]`
+    pub forward: forward::Forward,
+    /// `[[partner]]`, checked.
+    pub partners: Vec<Partner>,
+    /// What is allowed but probably wrong, for `qtc check`.
+    pub warnings: Vec<String>,
+    /// `[[rule]]`: hold and reject rules, checked.
+    pub rules: Vec<qtc_mail::rules::Rule>,
+    /// `[ax25]`
+    pub ax25: radio::Ax25,
+    /// `[[port]]`: radio ports, checked.
+    pub radio_ports: Vec<radio::RadioPort>,
+    /// `[housekeeping]`
+    pub housekeeping: housekeeping::Housekeeping,
+    /// `[web]`; `None`: no web listener.
+    pub web: Option<web::Web>,
+}
+
+/// `[station]`, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Station {
+    /// This BBS's callsign, upper case, no SSID.
+    pub call: String,
+    /// Hierarchical address, upper case; the callsign when none is set.
+    pub haddr: String,
+    /// Text for the I command.
+    pub info: String,
+    /// Message bodies go to terminals as stored, escape sequences included (ANSI art).
+    pub raw_bodies: bool,
+}
+
+/// `[store]`, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Storage {
     /// The data directory, made absolute against the config file's directory.
-    pub data_dir: PathBuf,
-    /// Parsed telnet listen addresses.
-    pub telnet_listen: Vec<SocketAddr>,
-    /// The store's durability.
+    pub dir: PathBuf,
+    /// How hard SQLite keeps a commit.
     pub durability: qtc_store::Durability,
-    /// Parsed raw forwarding listen addresses.
-    pub forward_listen: Vec<SocketAddr>,
-    /// Forwarding idle timeout.
-    pub forward_idle: Duration,
-    /// User session idle timeout; `None`: never.
-    pub user_idle: Option<Duration>,
+    /// Largest database file in bytes; `None`: as large as the disk allows.
+    pub max_bytes: Option<NonZeroU64>,
+}
+
+/// `[telnet]`, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Telnet {
+    /// Listen addresses.
+    pub listen: Vec<SocketAddr>,
+    /// Listen addresses speaking TLS.
+    pub tls_listen: Vec<SocketAddr>,
+    /// Most sessions at once.
+    pub max_sessions: NonZeroUsize,
+    /// Most connections from one address at once (telnet and forwarding ports).
+    pub max_per_address: NonZeroUsize,
+    /// Most forwarding partners logged in at once.
+    pub max_partner_sessions: NonZeroUsize,
+    /// Most connections not yet logged in at once.
+    pub max_logins: NonZeroUsize,
+    /// Lines per page before `More?` (0: no paging).
+    pub page_lines: usize,
+}
+
+/// `[limits]`, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    /// Longest input line (at least 80).
+    pub max_line: usize,
+    /// Largest message body (at least 1024).
+    pub max_message: usize,
+    /// Wrong logins per connection.
+    pub login_attempts: NonZeroU32,
+    /// Failed logins per address before a lockout.
+    pub lockout_after: u32,
+    /// A user session silent this long is closed; `None`: never.
+    pub idle: Option<Duration>,
     /// Connect to completed login, at most.
     pub login_timeout: Duration,
-    /// Our certificate and key for TLS listeners, resolved.
-    pub tls: Option<(PathBuf, PathBuf)>,
-    /// Telnet listeners speaking TLS.
-    pub telnet_tls_listen: Vec<SocketAddr>,
-    /// Forwarding listeners speaking TLS.
-    pub forward_tls_listen: Vec<SocketAddr>,
-    /// Partners, checked.
-    pub partners: Vec<Partner>,
-    /// Hold and reject rules, checked.
-    pub rules: Vec<qtc_mail::rules::Rule>,
-    /// Radio ports, checked.
-    pub radio_ports: Vec<radio::RadioPort>,
+    /// Password checks run at once at most; 0: one per core.
+    pub password_checks: usize,
+    /// Messages a user may enter per hour (0: no limit).
+    pub messages_per_hour: u32,
+    /// Bytes of messages a user may enter per day (0: no limit).
+    pub bytes_per_day: u64,
+}
+
+/// `[log]`, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Log {
+    /// The tracing filter: the level, then each module's own level.
+    pub filter: String,
+    /// One JSON object per line instead of text.
+    pub json: bool,
 }
 
 impl Loaded {
     /// This station as the store needs it: callsign, address and partner routes.
-    pub fn station(&self) -> qtc_store::Station {
+    pub fn store_station(&self) -> qtc_store::Station {
         qtc_store::Station {
-            call: self.cfg.station.callsign.clone(),
-            haddr: self.haddr(),
+            call: self.station.call.clone(),
+            haddr: self.station.haddr.clone(),
             rules: self.rules.clone(),
             partners: self
                 .partners
@@ -310,15 +388,6 @@ impl Loaded {
                     routes: p.routes.clone(),
                 })
                 .collect(),
-        }
-    }
-
-    /// The hierarchical address, or the callsign when none is set.
-    pub fn haddr(&self) -> String {
-        if self.cfg.station.haddr.is_empty() {
-            self.cfg.station.callsign.clone()
-        } else {
-            self.cfg.station.haddr.clone()
         }
     }
 }
@@ -376,6 +445,9 @@ pub fn parse(text: &str, source: &str, base: &Path) -> anyhow::Result<Loaded> {
 
 fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded> {
     let key_err = |key: &str, msg: String| anyhow::anyhow!("{source}: {key}: {msg}");
+    let at_least_one = |key: &str, n: usize| {
+        NonZeroUsize::new(n).ok_or_else(|| key_err(key, "expected at least 1".into()))
+    };
     let call = qtc_mail::Callsign::parse(&cfg.station.callsign)
         .map_err(|e| key_err("[station] callsign", e.to_string()))?;
     if call.ssid() != 0 {
@@ -413,12 +485,7 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
     };
     let telnet_listen =
         parse_addrs(&cfg.telnet.listen).map_err(|m| key_err("[telnet] listen", m))?;
-    if cfg.telnet.max_sessions == 0 {
-        return Err(key_err(
-            "[telnet] max_sessions",
-            "expected at least 1".into(),
-        ));
-    }
+    let max_sessions = at_least_one("[telnet] max_sessions", cfg.telnet.max_sessions)?;
     if cfg.limits.max_line < 80 {
         return Err(key_err(
             "[limits] max_line",
@@ -431,12 +498,8 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
             "expected at least 1024 bytes".into(),
         ));
     }
-    if cfg.limits.login_attempts == 0 {
-        return Err(key_err(
-            "[limits] login_attempts",
-            "expected at least 1".into(),
-        ));
-    }
+    let login_attempts = NonZeroU32::new(cfg.limits.login_attempts)
+        .ok_or_else(|| key_err("[limits] login_attempts", "expected at least 1".into()))?;
     if !matches!(cfg.log.format.as_str(), "text" | "json") {
         return Err(key_err(
             "[log] format",
@@ -512,18 +575,12 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
                 ),
             )
         })?;
-    for (key, n) in [
-        ("[telnet] max_per_address", cfg.telnet.max_per_address),
-        (
-            "[telnet] max_partner_sessions",
-            cfg.telnet.max_partner_sessions,
-        ),
-        ("[telnet] max_logins", cfg.telnet.max_logins),
-    ] {
-        if n == 0 {
-            return Err(key_err(key, "expected at least 1".into()));
-        }
-    }
+    let max_per_address = at_least_one("[telnet] max_per_address", cfg.telnet.max_per_address)?;
+    let max_partner_sessions = at_least_one(
+        "[telnet] max_partner_sessions",
+        cfg.telnet.max_partner_sessions,
+    )?;
+    let max_logins = at_least_one("[telnet] max_logins", cfg.telnet.max_logins)?;
     if !(1..=5).contains(&cfg.forward.max_proposals) {
         return Err(key_err("[forward] max_proposals", "expected 1 to 5".into()));
     }
@@ -540,13 +597,15 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         }
         partners.push(partner);
     }
-    cfg.housekeeping
+    let housekeeping = cfg
+        .housekeeping
         .check()
         .map_err(|(key, m)| key_err(&format!("[housekeeping] {key}"), m))?;
-    cfg.web
+    let web = cfg
+        .web
         .check()
         .map_err(|(key, m)| key_err(&format!("[web] {key}"), m))?;
-    let radio_ports =
+    let (ax25, radio_ports) =
         radio::check(&cfg).map_err(|(key, m): (String, String)| key_err(key.as_str(), m))?;
     for (i, p) in partners.iter().enumerate() {
         if let Connect::Ax25 { port, .. } = &p.connect {
@@ -564,27 +623,75 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         .enumerate()
         .map(|(i, r)| check_rule(r).map_err(|m| key_err(&format!("[[rule]] #{}", i + 1), m)))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let data_dir = if cfg.store.dir.is_absolute() {
-        cfg.store.dir.clone()
+    let max_bytes = cfg
+        .store
+        .max_mb
+        .checked_mul(1024 * 1024)
+        .ok_or_else(|| key_err("[store] max_mb", "expected a size in MiB that fits".into()))?;
+    let bytes_per_day = cfg.limits.kb_per_day.checked_mul(1024).ok_or_else(|| {
+        key_err(
+            "[limits] kb_per_day",
+            "expected a size in KiB that fits".into(),
+        )
+    })?;
+    let store = Storage {
+        dir: base.join(&cfg.store.dir),
+        durability,
+        max_bytes: NonZeroU64::new(max_bytes),
+    };
+    let haddr = if cfg.station.haddr.is_empty() {
+        cfg.station.callsign.clone()
     } else {
-        base.join(&cfg.store.dir)
+        cfg.station.haddr
     };
     Ok(Loaded {
-        cfg,
-        source,
-        data_dir,
-        telnet_listen,
-        durability,
-        forward_listen,
-        forward_idle,
-        user_idle,
-        login_timeout,
+        station: Station {
+            call: cfg.station.callsign,
+            haddr,
+            info: cfg.station.info,
+            raw_bodies: cfg.station.raw_bodies,
+        },
+        store,
+        telnet: Telnet {
+            listen: telnet_listen,
+            tls_listen: telnet_tls_listen,
+            max_sessions,
+            max_per_address,
+            max_partner_sessions,
+            max_logins,
+            page_lines: cfg.telnet.page_lines,
+        },
+        limits: Limits {
+            max_line: cfg.limits.max_line,
+            max_message: cfg.limits.max_message,
+            login_attempts,
+            lockout_after: cfg.limits.lockout_after,
+            idle: user_idle,
+            login_timeout,
+            password_checks: cfg.limits.password_checks,
+            messages_per_hour: cfg.limits.messages_per_hour,
+            bytes_per_day,
+        },
+        log: Log {
+            filter: cfg.log.filter(),
+            json: cfg.log.format == "json",
+        },
         tls,
-        telnet_tls_listen,
-        forward_tls_listen,
+        forward: forward::Forward {
+            listen: forward_listen,
+            tls_listen: forward_tls_listen,
+            idle: forward_idle,
+            max_proposals: cfg.forward.max_proposals,
+            block_bytes: cfg.forward.block_bytes,
+        },
+        warnings: forward::warnings(&cfg.partner),
         partners,
-        radio_ports,
         rules,
+        ax25,
+        radio_ports,
+        housekeeping,
+        web,
+        source,
     })
 }
 
@@ -635,8 +742,8 @@ mod tests {
         let cfg: Config = toml::from_str(EXAMPLE).unwrap();
         assert_eq!(cfg, Config::default());
         let l = load(None).unwrap();
-        assert_eq!(l.telnet_listen, vec!["127.0.0.1:6300".parse().unwrap()]);
-        assert_eq!(l.data_dir, Path::new("./qtc-data"));
+        assert_eq!(l.telnet.listen, vec!["127.0.0.1:6300".parse().unwrap()]);
+        assert_eq!(l.store.dir, Path::new("./qtc-data"));
     }
 
     #[test]
@@ -665,6 +772,11 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("[store] durability"), "{e}");
+        // A size whose bytes do not fit is refused, not wrapped.
+        let e = load_str("[store]\nmax_mb = 9223372036854775807\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("[store] max_mb"), "{e}");
     }
 
     #[test]
@@ -673,7 +785,7 @@ mod tests {
             "[log]\nlevel = \"warn\"\n[log.modules]\n\"qtc::forward\" = \"debug\"\nqtc_store = \"off\"\n",
         )
         .unwrap();
-        assert_eq!(l.cfg.log.filter(), "warn,qtc::forward=debug,qtc_store=off");
+        assert_eq!(l.log.filter, "warn,qtc::forward=debug,qtc_store=off");
         let e = load_str("[log.modules]\n\"qtc::forward\" = \"loud\"\n")
             .unwrap_err()
             .to_string();
@@ -700,9 +812,9 @@ mod tests {
     #[test]
     fn relative_data_dir_follows_the_config_file() {
         let l = load_str("[station]\ncallsign = \"n0abc\"\nhaddr = \"n0abc.#nca.ca\"\n").unwrap();
-        assert_eq!(l.cfg.station.callsign, "N0ABC");
-        assert_eq!(l.haddr(), "N0ABC.#NCA.CA");
-        assert!(l.data_dir.ends_with("qtc-data"));
-        assert!(l.data_dir.is_absolute());
+        assert_eq!(l.station.call, "N0ABC");
+        assert_eq!(l.station.haddr, "N0ABC.#NCA.CA");
+        assert!(l.store.dir.ends_with("qtc-data"));
+        assert!(l.store.dir.is_absolute());
     }
 }

@@ -1,4 +1,5 @@
-//! `[[port]]` tables: radio ports and their AX.25 parameters, checked into [`RadioPort`]s.
+//! `[ax25]` and the `[[port]]` tables: radio ports and their AX.25 parameters, checked into
+//! [`Ax25`] and [`RadioPort`]s.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -14,72 +15,72 @@ use super::{parse_duration, Config};
 /// One AXUDP peer: who is at which address.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct PeerCfg {
+pub(super) struct PeerCfg {
     /// The peer station's callsign (frames to it go to `address`).
-    pub callsign: String,
+    pub(super) callsign: String,
     /// Its UDP address, "IP:PORT".
-    pub address: String,
+    pub(super) address: String,
 }
 
 /// A `[[port]]` table as written.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct PortCfg {
+pub(super) struct PortCfg {
     /// The port's name (used by `connect = "ax25:NAME:..."` and in logs).
-    pub name: String,
+    pub(super) name: String,
     /// kiss-tcp, axudp, kiss-pty or kiss-serial.
-    pub kind: String,
+    pub(super) kind: String,
     /// kiss-tcp: the TNC's KISS TCP address (Direwolf: 127.0.0.1:8001).
     #[serde(default)]
-    pub address: String,
+    pub(super) address: String,
     /// axudp: the local UDP address to receive on.
     #[serde(default)]
-    pub listen: String,
+    pub(super) listen: String,
     /// axudp: the peers.
     #[serde(default)]
-    pub peers: Vec<PeerCfg>,
+    pub(super) peers: Vec<PeerCfg>,
     /// kiss-pty / kiss-serial: an existing pty or tty to open.
     #[serde(default)]
-    pub device: String,
+    pub(super) device: String,
     /// kiss-pty: create a new pty pair and publish the peer side as a symlink here.
     #[serde(default)]
-    pub create: String,
+    pub(super) create: String,
     /// kiss-serial: the baud rate.
     #[serde(default = "default_baud")]
-    pub baud: u32,
+    pub(super) baud: u32,
     /// The TNC port (KISS channel) 0-15.
     #[serde(default)]
-    pub kiss_port: u8,
+    pub(super) kiss_port: u8,
     /// N1: the largest information field sent, 1-2048 bytes.
     #[serde(default = "default_paclen")]
-    pub paclen: usize,
+    pub(super) paclen: usize,
     /// k: frames outstanding (modulo 8: 1-7; modulo 128 links use `emaxframe`).
     #[serde(default = "default_maxframe")]
-    pub maxframe: u8,
+    pub(super) maxframe: u8,
     /// k for AX.25 2.2 (modulo 128) links, 1-63.
     #[serde(default = "default_emaxframe")]
-    pub emaxframe: u8,
+    pub(super) emaxframe: u8,
     /// FRACK: the T1 base for a direct path.
     #[serde(default = "default_frack")]
-    pub frack: String,
+    pub(super) frack: String,
     /// T3: the idle keep-alive interval.
     #[serde(default = "default_t3")]
-    pub t3: String,
+    pub(super) t3: String,
     /// N2: retries.
     #[serde(default = "default_retries")]
-    pub retries: u8,
+    pub(super) retries: u8,
     /// Try AX.25 2.2 (SABME) first when calling.
     #[serde(default = "default_true")]
-    pub v22: bool,
+    pub(super) v22: bool,
     /// An ID beacon interval ("10m"); empty or "0": none.
     #[serde(default)]
-    pub beacon: String,
+    pub(super) beacon: String,
     /// The beacon's text (default: "CALL BBS").
     #[serde(default)]
-    pub beacon_text: String,
+    pub(super) beacon_text: String,
     /// Most links at once on this port.
     #[serde(default = "default_max_links")]
-    pub max_links: usize,
+    pub(super) max_links: usize,
 }
 
 fn default_baud() -> u32 {
@@ -135,8 +136,17 @@ pub enum Kind {
     },
 }
 
+/// `[ax25]`, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ax25 {
+    /// `[station] callsign` with each of `bbs_ssids`: the calls that connect to the BBS.
+    pub bbs_calls: Vec<Callsign>,
+    /// Lines per page before `More?` for users on the air (0: no paging).
+    pub page_lines: usize,
+}
+
 /// A checked radio port.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RadioPort {
     /// Its name.
     pub name: String,
@@ -152,8 +162,8 @@ pub struct RadioPort {
     pub beacon: Option<(Duration, String)>,
 }
 
-/// Checks `[[port]]` and `[ax25]`; errors are (key, message).
-pub fn check(cfg: &Config) -> Result<Vec<RadioPort>, (String, String)> {
+/// Checks `[ax25]` and `[[port]]`; errors are (key, message).
+pub(super) fn check(cfg: &Config) -> Result<(Ax25, Vec<RadioPort>), (String, String)> {
     if cfg.ax25.bbs_ssids.is_empty() || cfg.ax25.bbs_ssids.iter().any(|&s| s > 15) {
         return Err((
             "[ax25] bbs_ssids".into(),
@@ -305,7 +315,16 @@ pub fn check(cfg: &Config) -> Result<Vec<RadioPort>, (String, String)> {
             beacon,
         });
     }
-    Ok(out)
+    let ax25 = Ax25 {
+        bbs_calls: cfg
+            .ax25
+            .bbs_ssids
+            .iter()
+            .filter_map(|&ssid| Callsign::new(&cfg.station.callsign, ssid).ok())
+            .collect(),
+        page_lines: cfg.ax25.page_lines,
+    };
+    Ok((ax25, out))
 }
 
 /// Parses the part after `ax25:`: `PORT:CALL[,DIGI...]`.
@@ -356,7 +375,7 @@ mod tests {
 
     fn parse(text: &str) -> Result<Vec<RadioPort>, (String, String)> {
         let cfg: Config = toml::from_str(text).unwrap();
-        check(&cfg)
+        check(&cfg).map(|(_, ports)| ports)
     }
 
     #[test]

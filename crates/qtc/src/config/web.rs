@@ -1,23 +1,25 @@
 //! `[web]`: the sysop's dashboard and `/metrics`.
 
 use std::net::SocketAddr;
+use std::num::NonZeroUsize;
+use std::time::Duration;
 
 use serde::Deserialize;
 
 /// `[web]`: off unless `listen` is set.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
-pub struct WebCfg {
+pub(super) struct WebCfg {
     /// "IP:PORT" for the dashboard and `/metrics`; empty: no web listener.
-    pub listen: String,
+    pub(super) listen: String,
     /// Host names the dashboard answers to; empty: IP addresses and `localhost` only.
-    pub hosts: Vec<String>,
+    pub(super) hosts: Vec<String>,
     /// A connection with no response for this long is closed ("60s").
-    pub idle_timeout: String,
+    pub(super) idle_timeout: String,
     /// Most web connections at once.
-    pub max_connections: usize,
+    pub(super) max_connections: usize,
     /// Most web connections from one address at once.
-    pub max_per_address: usize,
+    pub(super) max_per_address: usize,
 }
 
 impl Default for WebCfg {
@@ -32,22 +34,25 @@ impl Default for WebCfg {
     }
 }
 
-impl WebCfg {
-    /// Checks the values; the error names the key.
-    pub fn check(&self) -> Result<(), (&'static str, String)> {
-        self.idle()?;
-        if self.max_connections == 0 {
-            return Err(("max_connections", "expected at least 1".into()));
-        }
-        if self.max_per_address == 0 {
-            return Err(("max_per_address", "expected at least 1".into()));
-        }
-        self.addr().map(|_| ())
-    }
+/// `[web]`, checked: the listener is on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Web {
+    /// The dashboard's and `/metrics`' address.
+    pub listen: SocketAddr,
+    /// Host names the dashboard answers to; empty: IP addresses and `localhost` only.
+    pub hosts: Vec<String>,
+    /// A connection with no response for this long is closed.
+    pub idle: Duration,
+    /// Most web connections at once.
+    pub max_connections: NonZeroUsize,
+    /// Most web connections from one address at once.
+    pub max_per_address: NonZeroUsize,
+}
 
-    /// `idle_timeout`, parsed.
-    pub fn idle(&self) -> Result<std::time::Duration, (&'static str, String)> {
-        super::parse_duration(&self.idle_timeout)
+impl WebCfg {
+    /// Checks the values; `None` when the web listener is off. The error names the key.
+    pub(super) fn check(&self) -> Result<Option<Web>, (&'static str, String)> {
+        let idle = super::parse_duration(&self.idle_timeout)
             .filter(|d| !d.is_zero())
             .ok_or_else(|| {
                 (
@@ -57,15 +62,15 @@ impl WebCfg {
                         self.idle_timeout
                     ),
                 )
-            })
-    }
-
-    /// The listen address, `None` when the web listener is off.
-    pub fn addr(&self) -> Result<Option<SocketAddr>, (&'static str, String)> {
+            })?;
+        let at_least_one =
+            |key, n| NonZeroUsize::new(n).ok_or((key, "expected at least 1".to_string()));
+        let max_connections = at_least_one("max_connections", self.max_connections)?;
+        let max_per_address = at_least_one("max_per_address", self.max_per_address)?;
         if self.listen.trim().is_empty() {
             return Ok(None);
         }
-        self.listen.trim().parse().map(Some).map_err(|_| {
+        let listen = self.listen.trim().parse().map_err(|_| {
             (
                 "listen",
                 format!(
@@ -73,6 +78,13 @@ impl WebCfg {
                     self.listen
                 ),
             )
-        })
+        })?;
+        Ok(Some(Web {
+            listen,
+            hosts: self.hosts.clone(),
+            idle,
+            max_connections,
+            max_per_address,
+        }))
     }
 }

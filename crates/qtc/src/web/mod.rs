@@ -37,18 +37,14 @@ const MAX_FORM: usize = 16 * 1024;
 
 /// Binds `[web] listen` when it is set.
 pub async fn bind(c: &Loaded) -> anyhow::Result<Option<TcpListener>> {
-    let addr = c
-        .cfg
-        .web
-        .addr()
-        .map_err(|(k, m)| anyhow::anyhow!("{}: [web] {k}: {m}", c.source))?;
-    match addr {
-        None => Ok(None),
-        Some(a) => TcpListener::bind(a)
-            .await
-            .map(Some)
-            .with_context(|| format!("cannot listen on {a} ([web] listen in {})", c.source)),
-    }
+    let Some(w) = &c.web else {
+        return Ok(None);
+    };
+    let a = w.listen;
+    TcpListener::bind(a)
+        .await
+        .map(Some)
+        .with_context(|| format!("cannot listen on {a} ([web] listen in {})", c.source))
 }
 
 /// What the web handlers share.
@@ -81,19 +77,20 @@ pub struct Web {
 }
 
 impl Web {
-    /// The dashboard's state for this daemon, answering from `sources`; `user_limits` are the
-    /// BBS's per-user allowances.
+    /// The dashboard's state for this daemon and its `[web]` settings `w`, answering from
+    /// `sources`; `user_limits` are the BBS's per-user allowances.
     pub fn new(
         c: &Loaded,
+        w: &crate::config::web::Web,
         sources: Sources,
         passwords: crate::passwords::Passwords,
         user_limits: Arc<crate::user_limits::UserLimits>,
     ) -> Arc<Web> {
         let mut listeners = Vec::new();
-        for a in &c.telnet_listen {
+        for a in &c.telnet.listen {
             listeners.push(format!("telnet {a}"));
         }
-        for a in &c.forward_listen {
+        for a in &c.forward.listen {
             listeners.push(format!("forward {a}"));
         }
         for p in &c.radio_ports {
@@ -112,18 +109,11 @@ impl Web {
             listeners,
             web_addr: std::sync::OnceLock::new(),
             sessions: Sessions::default(),
-            throttle: crate::throttle::Throttle::new(c.cfg.limits.lockout_after),
-            hosts: Arc::new(guard::Hosts::new(&c.cfg.web.hosts)),
-            caps: (
-                c.cfg.web.max_connections,
-                c.cfg.web.max_per_address,
-                c.cfg
-                    .web
-                    .idle()
-                    .unwrap_or(std::time::Duration::from_secs(60)),
-            ),
+            throttle: crate::throttle::Throttle::new(c.limits.lockout_after),
+            hosts: Arc::new(guard::Hosts::new(&w.hosts)),
+            caps: (w.max_connections.get(), w.max_per_address.get(), w.idle),
             user_limits,
-            max_message: c.cfg.limits.max_message,
+            max_message: c.limits.max_message,
         })
     }
 
