@@ -1,28 +1,37 @@
 #!/usr/bin/env bash
 # Compares builds of qtc-lzhuf's `timing` example side by side: runs each on the 3.1 MB text of
-# row 6, in turn, ROUNDS times (so load and cache sharing hit all alike), and prints per build
-# the median and fastest compress and decompress time (thread CPU time, fastest of 2 runs per
-# process). Build each version with `cargo build --release -p qtc-lzhuf --example timing` and
-# copy target/release/examples/timing aside first.
+# row 6 (or, with --short, on the 2 KB bulletin of row 6 and of the criterion bench's
+# text_02000), in turn, ROUNDS times (so load and cache sharing hit all alike), and prints per
+# build the median and fastest compress and decompress time (thread CPU time, fastest of 2 runs
+# per process; of 2,000 with --short, where times are in microseconds). Build each version with
+# `cargo build --release -p qtc-lzhuf --example timing` and copy
+# target/release/examples/timing aside first.
 #
-# usage: bench/lzhuf-ab.sh ROUNDS TIMING_BINARY...
+# usage: bench/lzhuf-ab.sh [--short] ROUNDS TIMING_BINARY...
 set -euo pipefail
-[ $# -ge 2 ] || { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+len=3100000 seed=11 reps=2 unit=ms scale=1e6
+if [ "${1:-}" = --short ]; then
+  len=2000 seed=3 reps=2000 unit=µs scale=1e3
+  shift
+fi
+[ $# -ge 2 ] || usage
 rounds=$1; shift
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-"$1" --corpus english 3100000 11 "$dir/text"
+"$1" --corpus english "$len" "$seed" "$dir/text"
 for _ in $(seq 1 "$rounds"); do
   for b in "$@"; do
-    echo "$b $("$b" "$dir/text" 2 "$dir/out")" >>"$dir/times"
+    echo "$b $("$b" "$dir/text" "$reps" "$dir/out")" >>"$dir/times"
   done
 done
-python3 - "$dir/times" "$@" <<'PY'
+python3 - "$dir/times" "$unit" "$scale" "$@" <<'PY'
 import statistics, sys
 rows = [line.split() for line in open(sys.argv[1])]
-for b in sys.argv[2:]:
-    enc = [int(r[1]) / 1e6 for r in rows if r[0] == b]
-    dec = [int(r[2]) / 1e6 for r in rows if r[0] == b]
-    print(f"{b}: compress median {statistics.median(enc):.1f} ms, fastest {min(enc):.1f}; "
-          f"decompress median {statistics.median(dec):.1f} ms, fastest {min(dec):.1f}")
+unit, scale = sys.argv[2], float(sys.argv[3])
+for b in sys.argv[4:]:
+    enc = [int(r[1]) / scale for r in rows if r[0] == b]
+    dec = [int(r[2]) / scale for r in rows if r[0] == b]
+    print(f"{b}: compress median {statistics.median(enc):.1f} {unit}, fastest {min(enc):.1f}; "
+          f"decompress median {statistics.median(dec):.1f} {unit}, fastest {min(dec):.1f}")
 PY

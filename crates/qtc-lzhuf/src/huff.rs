@@ -35,6 +35,10 @@ const JUMPS: usize = 4096;
 const _: () = assert!(2 * (T + 2 * N_CHAR) <= JUMPS && T + 2 * N_CHAR <= JUMP_NODE_MASK as usize);
 const JUMP_MASK: usize = JUMPS - 1;
 
+/// See [`Model::young`].
+const YOUNG: u16 = 2048;
+const _: () = assert!(YOUNG < MAX_FREQ / 2);
+
 /// Adaptive Huffman tree. With `JUMP` (the decoder's model) it also keeps a two-level jump
 /// table so that the decoder descends two bits per load.
 pub(crate) struct Model<const JUMP: bool> {
@@ -55,8 +59,23 @@ pub(crate) struct Model<const JUMP: bool> {
 }
 
 impl<const JUMP: bool> Model<JUMP> {
-    /// The initial tree: every symbol with frequency 1, leaves paired up in slot order.
+    /// The initial tree: every symbol with frequency 1, leaves paired up in slot order. Built
+    /// at compile time: a model starts as a copy of it, which costs less than building it.
+    const INITIAL: Self = Self::initial();
+
     pub(crate) fn new() -> Self {
+        if JUMP {
+            // The decoder's jump table (16 KB of zeros) is zeroed rather than read from the copy.
+            Model {
+                jump: [0; JUMPS],
+                ..Self::INITIAL
+            }
+        } else {
+            Self::INITIAL
+        }
+    }
+
+    const fn initial() -> Self {
         let mut m = Model {
             freq: [0; SLOTS + 1],
             son: [0; SLOTS],
@@ -64,23 +83,29 @@ impl<const JUMP: bool> Model<JUMP> {
             jump: [0; JUMPS],
             jumps_live: false,
         };
-        for i in 0..N_CHAR {
+        let mut i = 0;
+        while i < N_CHAR {
             m.freq[i] = 1;
             m.son[i] = (i + T) as u16;
             m.prnt[i + T] = i as u16;
+            i += 1;
         }
         let mut i = 0;
-        for j in N_CHAR..T {
+        let mut j = N_CHAR;
+        while j < T {
             m.freq[j] = m.freq[i] + m.freq[i + 1];
             m.son[j] = i as u16;
             m.prnt[i] = j as u16;
             m.prnt[i + 1] = j as u16;
             i += 2;
+            j += 1;
         }
         // Sentinels (slot T and every unused slot above it) that stop the search for a swap
         // partner in `update`, also when it looks a few slots ahead.
-        for f in &mut m.freq[T..] {
-            *f = 0xffff;
+        let mut j = T;
+        while j <= SLOTS {
+            m.freq[j] = 0xffff;
+            j += 1;
         }
         m.prnt[R] = 0;
         m
@@ -162,6 +187,14 @@ impl<const JUMP: bool> Model<JUMP> {
     #[inline(always)]
     fn freq(&self, slot: usize) -> u16 {
         self.freq[slot & SLOT_MASK]
+    }
+
+    /// Whether the model is still young: fewer than about `YOUNG` symbols counted since it
+    /// started from all counts equal (the root's count is the total; a tree rebuild halves
+    /// counts of at least `MAX_FREQ`, so a model never gets young again).
+    #[inline(always)]
+    pub(crate) fn young(&self) -> bool {
+        self.freq(R) < YOUNG
     }
 
     /// Count one more occurrence of `sym` and restore the sibling property.

@@ -74,6 +74,25 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+
+    #[test]
+    fn young_model_then_repetition_same_as_reference(
+        text in 0usize..8000,
+        seed in any::<u64>(),
+        run in 1usize..6000,
+        period in 1u32..9,
+    ) {
+        // The decoder keeps a young model (fewer than ~1,700 symbols) in its path mode and may
+        // switch modes right after; text of any length, then a run that rarely breaks the
+        // frequency order, puts that point anywhere.
+        let mut input = corpus::english(text, seed);
+        input.extend((0..run as u32).map(|i| (i % period) as u8));
+        check(&input);
+    }
+}
+
 #[test]
 fn long_text_same_as_reference() {
     // Far beyond 0x8000 symbols: several tree rebuilds, many ring wrap-arounds.
