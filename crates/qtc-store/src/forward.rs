@@ -257,7 +257,13 @@ impl Store {
                 packed_table(form)
             ),
         };
-        let mut stmt = self.conn.prepare_cached(&sql).map_err(db_err)?;
+        // One read transaction for the block and its parts: each statement on its own would
+        // take and drop the WAL read lock (two `fcntl` calls apiece).
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Deferred)
+            .map_err(db_err)?;
+        let mut stmt = tx.prepare_cached(&sql).map_err(db_err)?;
         let rows = stmt
             .query_map(
                 params![partner.to_ascii_uppercase(), limit as i64, after as i64],
@@ -288,7 +294,8 @@ impl Store {
             .map_err(db_err)?;
         let mut pending = rows.collect::<Result<Vec<_>, _>>().map_err(db_err)?;
         drop(stmt);
-        parts::complete(&self.conn, &mut pending, partner, packed, &self.station)?;
+        parts::complete(&tx, &mut pending, partner, packed, &self.station)?;
+        tx.commit().map_err(db_err)?;
         Ok(pending)
     }
 
