@@ -257,12 +257,8 @@ impl Store {
                 packed_table(form)
             ),
         };
-        // One read transaction for the block and its parts: each statement on its own would
-        // take and drop the WAL read lock (two `fcntl` calls apiece).
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Deferred)
-            .map_err(db_err)?;
+        // One read transaction for the block and its parts.
+        let tx = crate::read_transaction(&mut self.conn)?;
         let mut stmt = tx.prepare_cached(&sql).map_err(db_err)?;
         let rows = stmt
             .query_map(
@@ -336,16 +332,12 @@ impl Store {
     }
 
     /// For each proposed BID (and whether it comes compressed): is it known here, and the
-    /// partial transfer kept for it, if any. One read transaction for the whole block: deferred,
-    /// so it takes no write lock (two `fcntl` calls fewer per block than an immediate one).
+    /// partial transfer kept for it, if any. One read transaction for the whole block.
     pub fn proposal_info(
         &mut self,
         bids: &[(String, bool)],
     ) -> Result<Vec<ProposalInfo>, StoreError> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Deferred)
-            .map_err(db_err)?;
+        let tx = crate::read_transaction(&mut self.conn)?;
         let mut out = Vec::with_capacity(bids.len());
         for (bid, compressed) in bids {
             if bid.is_empty() {

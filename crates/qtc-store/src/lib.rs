@@ -606,6 +606,14 @@ impl MessageStore for Store {
     }
 }
 
+/// A read transaction: deferred, so it takes no write lock (write transactions begin IMMEDIATE,
+/// see [`Store::open`]), and its statements share one WAL read lock where each on its own
+/// would take and drop it (two `fcntl` calls apiece).
+fn read_transaction(conn: &mut Connection) -> Result<rusqlite::Transaction<'_>, StoreError> {
+    conn.transaction_with_behavior(rusqlite::TransactionBehavior::Deferred)
+        .map_err(db_err)
+}
+
 fn bid_known_in(conn: &Connection, bid: &str) -> Result<bool, StoreError> {
     conn.prepare_cached("SELECT 1 FROM bids WHERE bid = ?1")
         .and_then(|mut st| st.exists([bid.to_ascii_uppercase()]))

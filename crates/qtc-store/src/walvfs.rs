@@ -44,62 +44,57 @@ struct Held {
     after_header: Option<bool>,
 }
 
-/// The unix VFS, whose copy we registered (once per process).
-struct Vfs {
-    real: *mut ffi::sqlite3_vfs,
-}
-
-// SAFETY: SQLite's default VFS is never freed or changed while the process runs.
-unsafe impl Send for Vfs {}
-unsafe impl Sync for Vfs {}
-
-static VFS: OnceLock<Result<Vfs, String>> = OnceLock::new();
+/// Where [`Held`] starts in a file object: after the unix VFS's own, aligned. Set when the VFS
+/// is registered (once per process).
+static HELD_AT: OnceLock<Result<usize, String>> = OnceLock::new();
 
 /// Registers the VFS (once per process); connections then open with [`NAME`].
 pub(crate) fn register() -> Result<(), String> {
-    VFS.get_or_init(|| {
-        // SAFETY: sqlite3_vfs_find returns SQLite's default VFS (or null); our copy is leaked so
-        // it lives as long as the process, as SQLite requires of a registered VFS.
-        unsafe {
-            let real = ffi::sqlite3_vfs_find(std::ptr::null());
-            if real.is_null() {
-                return Err("SQLite has no default VFS".into());
+    HELD_AT
+        .get_or_init(|| {
+            // SAFETY: sqlite3_vfs_find returns SQLite's default VFS (or null), which lives as long
+            // as the process; our copy is leaked so it does too, as SQLite requires.
+            unsafe {
+                let real = ffi::sqlite3_vfs_find(std::ptr::null());
+                if real.is_null() {
+                    return Err("SQLite has no default VFS".into());
+                }
+                let held_at =
+                    ((*real).szOsFile as usize).next_multiple_of(std::mem::align_of::<Held>());
+                let mut ours = *real;
+                ours.szOsFile = (held_at + std::mem::size_of::<Held>()) as c_int;
+                ours.zName = NAME.as_ptr();
+                ours.pNext = std::ptr::null_mut();
+                ours.pAppData = real.cast();
+                ours.xOpen = Some(open);
+                let rc = ffi::sqlite3_vfs_register(Box::into_raw(Box::new(ours)), 0);
+                if rc != ffi::SQLITE_OK {
+                    return Err(format!(
+                        "cannot register the {NAME:?} VFS: SQLite error {rc}"
+                    ));
+                }
+                Ok(held_at)
             }
-            let mut ours = *real;
-            ours.szOsFile = (held_offset(real) + std::mem::size_of::<Held>()) as c_int;
-            ours.zName = NAME.as_ptr();
-            ours.pNext = std::ptr::null_mut();
-            ours.pAppData = real.cast();
-            ours.xOpen = Some(open);
-            let ours = Box::into_raw(Box::new(ours));
-            let rc = ffi::sqlite3_vfs_register(ours, 0);
-            if rc != ffi::SQLITE_OK {
-                return Err(format!(
-                    "cannot register the {NAME:?} VFS: SQLite error {rc}"
-                ));
-            }
-            Ok(Vfs { real })
-        }
-    })
-    .as_ref()
-    .map(|_| ())
-    .map_err(Clone::clone)
+        })
+        .as_ref()
+        .map(|_| ())
+        .map_err(Clone::clone)
 }
 
-/// Where [`Held`] starts in a file object: after the unix VFS's, aligned.
+/// The [`Held`] of a WAL file.
 ///
-/// # Safety
-/// `real` is a valid VFS.
-unsafe fn held_offset(real: *const ffi::sqlite3_vfs) -> usize {
-    let size = (*real).szOsFile as usize;
-    size.next_multiple_of(std::mem::align_of::<Held>())
-}
-
 /// # Safety
 /// `file` was opened by [`open`] as a WAL file and not yet closed.
 unsafe fn held<'a>(file: *mut ffi::sqlite3_file) -> &'a mut Held {
-    let vfs = VFS.get().and_then(|v| v.as_ref().ok()).expect("registered");
-    &mut *file.cast::<u8>().add(held_offset(vfs.real)).cast::<Held>()
+    &mut *file.cast::<u8>().add(held_at()).cast::<Held>()
+}
+
+/// [`HELD_AT`]; only files of our VFS, which exists once it is registered, ask for it.
+fn held_at() -> usize {
+    match HELD_AT.get() {
+        Some(Ok(at)) => *at,
+        _ => unreachable!("a file of the {NAME:?} VFS before it was registered"),
+    }
 }
 
 /// # Safety
@@ -120,7 +115,7 @@ unsafe extern "C" fn open(
     if rc != ffi::SQLITE_OK || flags & ffi::SQLITE_OPEN_WAL == 0 || (*file).pMethods.is_null() {
         return rc;
     }
-    let at = file.cast::<u8>().add(held_offset(real)).cast::<Held>();
+    let at = file.cast::<u8>().add(held_at()).cast::<Held>();
     at.write(Held {
         real: (*file).pMethods,
         bytes: Vec::new(),
