@@ -777,6 +777,10 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("[store] max_mb"), "{e}");
+        let e = load_str("[limits]\nkb_per_day = 9223372036854775807\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("[limits] kb_per_day"), "{e}");
     }
 
     #[test]
