@@ -59,15 +59,23 @@ pub fn daemon(o: &Opts, n: usize, max_sessions: usize) -> R<(Daemon, f64)> {
         fill(&db, n)?;
         made = t0.elapsed().as_secs_f64();
         std::fs::create_dir_all(cache.parent().ctx("cache dir")?).ctx("cache dir")?;
-        std::fs::copy(&db, &cache).ctx("cache the store")?;
+        copy_synced(&db, &cache).ctx("cache the store")?;
     } else {
-        std::fs::copy(&cache, &db).ctx("copy the cached store")?;
+        copy_synced(&cache, &db).ctx("copy the cached store")?;
     }
     for side in ["qtc.sqlite-wal", "qtc.sqlite-shm"] {
         let _ = std::fs::remove_file(d.data_dir().join(side));
     }
     d.start()?;
     Ok((d, made))
+}
+
+/// Copies a store and writes it to disk before returning. Left to the kernel, half a gigabyte
+/// of dirty pages is written back about 30 s later, in the middle of whatever is being
+/// measured then: a kernel thread on a core and every `fdatasync` waiting behind it.
+fn copy_synced(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::copy(from, to)?;
+    std::fs::File::open(to)?.sync_all()
 }
 
 /// target/bench-cache for a binary in target/PROFILE; the temporary directory for one
