@@ -76,6 +76,7 @@ fn load64(buf: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(w)
 }
 
+/// Chain of the 3 bytes at `at` (multiplicative hashing: the top bits of the product).
 #[inline(always)]
 fn hash(buf: &[u8], at: usize) -> usize {
     let w = u32::from_le_bytes([buf[at], buf[at + 1], buf[at + 2], 0]);
@@ -118,9 +119,9 @@ impl Chains {
     /// 0) if there is none longer.
     ///
     /// The walk goes from the nearest position to the farthest and stops at a match of `limit`
-    /// bytes. At worst (every candidate as long as the best so far but shorter than `limit`) it
-    /// compares `F` bytes at each of `MAX_DIST` positions, the same order as the reference
-    /// tree's degenerate case.
+    /// bytes. At worst (every candidate passes the one-byte check and matches nearly `limit`
+    /// bytes) it compares up to `F` bytes at each of `MAX_DIST` positions per symbol: N × F, the
+    /// order of the reference tree's degenerate case.
     fn longest(&self, buf: &[u8], r: usize, limit: usize) -> (usize, usize) {
         let (mut best, mut best_dist) = (THRESHOLD, 0);
         let mut d = r + N - self.head[hash(buf, r)];
