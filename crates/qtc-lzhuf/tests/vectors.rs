@@ -14,7 +14,7 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// Index of the first differing byte, for readable failures.
+/// Our bytes equal a captured payload's; on failure, where they first differ.
 fn assert_same(ours: &[u8], theirs: &[u8], what: &str) {
     if ours != theirs {
         let at = ours
@@ -40,7 +40,7 @@ const FBB_TEXTS: [&str; 4] = ["text_00000", "text_00001", "text_00100", "text_05
 fn check_vector(input: &[u8], b0: &[u8], what: &str) {
     assert_eq!(&b0[..4], &(input.len() as u32).to_le_bytes(), "{what}");
     let tree = reference::code(&reference::tree_parse(input));
-    assert_same(&b0[4..], &tree, what);
+    assert_same(&tree, &b0[4..], what);
     reference::check(input);
 }
 
