@@ -6,13 +6,16 @@
  * sorted by frequency and updated by a linear scan for the swap partner, symbols written and read
  * one code at a time, bits read one at a time. Only the I/O differs: the original reads and
  * writes FILEs a byte at a time; this core works on memory buffers, so the timings are of the
- * codec alone. Its B0 output (u32 LE length | stream) is byte-identical to qtc's and FBB's:
- * the benchmark checks it on every run.
+ * codec alone. Its B0 output (u32 LE length | stream) is byte-identical to FBB's; qtc's has the
+ * same parse with some matches coded nearer, and the benchmark checks on every run that each
+ * decodes the other's.
  *
  * usage: lzhuf-c INPUT REPS OUTPUT
  *   compresses INPUT REPS times and decompresses the result REPS times, checks the round trip,
  *   writes the compressed form to OUTPUT and prints "encode_ns decode_ns": the fastest run of each,
  *   in CPU time of the thread (time preempted by other processes does not count).
+ * usage: lzhuf-c -d PAYLOAD OUTPUT
+ *   decompresses a B0 PAYLOAD (another encoder's: the benchmark cross-checks the two) to OUTPUT.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -396,47 +399,79 @@ static double now_ns(void) {
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-int main(int argc, char **argv) {
-    FILE *f;
-    uint8_t *data, *packed, *back;
-    long size;
-    size_t packed_len = 0, cap;
-    int reps, n;
-    double t, best_enc = 1e300, best_dec = 1e300;
-    if (argc != 4 || (reps = atoi(argv[2])) < 1) {
-        fprintf(stderr, "usage: lzhuf-c INPUT REPS OUTPUT\n");
-        return 2;
+/* Read a whole file; NULL (after a message) if it cannot be read or is empty. */
+static uint8_t *read_file(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    long n;
+    uint8_t *data = NULL;
+    if (f && !fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET)) {
+        *size = (size_t)n;
+        data = malloc(*size);
+        if (data && fread(data, 1, *size, f) != *size) {
+            free(data);
+            data = NULL;
+        }
     }
-    f = fopen(argv[1], "rb");
-    if (!f || fseek(f, 0, SEEK_END) || (size = ftell(f)) < 1 || fseek(f, 0, SEEK_SET)) {
-        fprintf(stderr, "lzhuf-c: cannot read %s\n", argv[1]);
+    if (f) fclose(f);
+    if (!data) fprintf(stderr, "lzhuf-c: cannot read %s\n", path);
+    return data;
+}
+
+static int write_file(const char *path, const uint8_t *data, size_t size) {
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(data, 1, size, f) != size || fclose(f)) {
+        fprintf(stderr, "lzhuf-c: cannot write %s\n", path);
         return 1;
     }
-    cap = (size_t)size * 2 + 64;
-    data = malloc((size_t)size);
+    return 0;
+}
+
+static int decode_file(const char *in, const char *out) {
+    size_t size, total;
+    uint8_t *packed = read_file(in, &size), *back;
+    if (!packed || size < 4) return 1;
+    total = (size_t)packed[0] | (size_t)packed[1] << 8 | (size_t)packed[2] << 16 |
+            (size_t)packed[3] << 24;
+    back = malloc(total + 1);
+    if (!back) return 1;
+    position_tables();
+    if (decode(packed, size, back) != total) return 1;
+    return write_file(out, back, total);
+}
+
+int main(int argc, char **argv) {
+    uint8_t *data, *packed, *back;
+    size_t size, packed_len = 0, cap;
+    int reps, n;
+    double t, best_enc = 1e300, best_dec = 1e300;
+    if (argc == 4 && strcmp(argv[1], "-d") == 0) return decode_file(argv[2], argv[3]);
+    if (argc != 4 || (reps = atoi(argv[2])) < 1) {
+        fprintf(stderr, "usage: lzhuf-c INPUT REPS OUTPUT | lzhuf-c -d PAYLOAD OUTPUT\n");
+        return 2;
+    }
+    if (!(data = read_file(argv[1], &size))) return 1;
+    cap = size * 2 + 64;
     packed = malloc(cap);
-    back = malloc((size_t)size);
-    if (!data || !packed || !back || fread(data, 1, (size_t)size, f) != (size_t)size) return 1;
-    fclose(f);
+    back = malloc(size);
+    if (!packed || !back) return 1;
     position_tables();
     for (n = 0; n < reps; n++) {
         t = now_ns();
-        packed_len = encode(data, (size_t)size, packed, cap);
+        packed_len = encode(data, size, packed, cap);
         t = now_ns() - t;
         if (t < best_enc) best_enc = t;
     }
     for (n = 0; n < reps; n++) {
         t = now_ns();
-        if (decode(packed, packed_len, back) != (size_t)size) return 1;
+        if (decode(packed, packed_len, back) != size) return 1;
         t = now_ns() - t;
         if (t < best_dec) best_dec = t;
     }
-    if (memcmp(data, back, (size_t)size) != 0) {
+    if (memcmp(data, back, size) != 0) {
         fprintf(stderr, "lzhuf-c: round trip differs\n");
         return 1;
     }
-    f = fopen(argv[3], "wb");
-    if (!f || fwrite(packed, 1, packed_len, f) != packed_len || fclose(f)) return 1;
+    if (write_file(argv[3], packed, packed_len)) return 1;
     printf("%.0f %.0f\n", best_enc, best_dec);
     return 0;
 }

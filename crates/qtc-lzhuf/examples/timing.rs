@@ -9,6 +9,8 @@
 //!                                   processes does not count)
 //! timing --corpus english|random LEN SEED OUTPUT
 //!                                   write the benchmark's generated input
+//! timing --decode PAYLOAD OUTPUT    decompress a B0 PAYLOAD (the C core's: the benchmark checks
+//!                                   that each side decodes the other's) to OUTPUT
 //! ```
 //! Run: `cargo run --release -p qtc-lzhuf --example timing -- ...`.
 
@@ -20,13 +22,14 @@ use qtc_lzhuf::{compress, decompress, Limits};
 use std::hint::black_box;
 use std::process::ExitCode;
 
-const USAGE: &str =
-    "usage: timing INPUT REPS OUTPUT | timing --corpus english|random LEN SEED OUTPUT";
+const USAGE: &str = "usage: timing INPUT REPS OUTPUT | timing --corpus english|random LEN SEED \
+OUTPUT | timing --decode PAYLOAD OUTPUT";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
         ["--corpus", kind, len, seed, out] => write_corpus(kind, len, seed, out),
+        ["--decode", payload, out] => decode(payload, out),
         [input, reps, out] => time(input, reps, out),
         _ => Err(USAGE.to_string()),
     };
@@ -50,6 +53,12 @@ fn write_corpus(kind: &str, len: &str, seed: &str, out: &str) -> Result<(), Stri
         "random" => corpus::random(len, seed),
         _ => return Err(USAGE.to_string()),
     };
+    std::fs::write(out, data).map_err(|e| format!("{out}: {e}"))
+}
+
+fn decode(payload: &str, out: &str) -> Result<(), String> {
+    let packed = std::fs::read(payload).map_err(|e| format!("{payload}: {e}"))?;
+    let data = decompress(&packed, &Limits::default()).map_err(|e| format!("{payload}: {e}"))?;
     std::fs::write(out, data).map_err(|e| format!("{out}: {e}"))
 }
 

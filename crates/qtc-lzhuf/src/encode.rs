@@ -1,34 +1,31 @@
-//! Encoder: LZSS with a binary search tree over the ring buffer, symbols through the adaptive
-//! Huffman model, match positions through the fixed position code.
+//! Encoder: a greedy LZSS parse with hash chains, symbols through the adaptive Huffman model,
+//! match positions through the fixed position code.
 //!
-//! The match search reproduces the reference encoder decision for decision (same tree, same
-//! tie-break towards the nearest position, same buffer contents past the end of the input), which
-//! is what makes the output byte-identical to FBB's and Winlink's.
+//! The parse is the reference encoder's: at each symbol the longest match (compared over at
+//! most `F` bytes, clamped to the input left) among the strings the reference's binary tree
+//! holds, a literal if that is `THRESHOLD` bytes or less. So the adaptive model sees the same
+//! symbol sequence as FBB's. The position differs where the reference's tree search misses the
+//! nearest of several equally long matches: ours is always the nearest, and a nearer position
+//! never has a longer code, so the output is never longer than FBB's (on text about 1.7 %
+//! shorter) and any LZHUF decoder reads it. `tests/reference` checks this against the tree
+//! encoder and a brute-force parse.
+//!
+//! Unlike the tree, which inserts every position and searches as it does, the chains insert
+//! every position in O(1) and search only where a symbol starts.
 
 use crate::huff::{Model, P_CODE, R, T};
 use crate::{F, N, THRESHOLD};
 
-const _: () = assert!(N <= 4096 && F < 1 << 8);
-
-/// "No node" marker of the search tree.
-const NIL: usize = N;
-/// Tree arrays: nodes `0..N`, `NIL`, and the 256 per-first-byte roots `N + 1 ..= N + 256`.
-const TREE: usize = 4096;
-const TREE_MASK: usize = TREE - 1;
-const _: () = assert!(N + 257 <= TREE);
-/// Ring buffer: `N` bytes, the first `F - 1` mirrored after them so a key never wraps. Indexes
-/// are masked with `BUF_MASK` and the array has 8 bytes of slack past `BUF`, so 8-byte loads at
-/// any masked index are provably in range.
-const BUF: usize = 4096;
-const BUF_MASK: usize = BUF - 1;
-const _: () = assert!(N + F + 8 <= BUF);
-/// Where a `kids` word holds the right child: its top bits, so that shifting it down gives an
-/// index below `TREE` with no masking (the left child is in the low bits, masked with
-/// `TREE_MASK`). One operation each between loading a node's children and loading theirs.
-const RIGHT: u32 = 32 - TREE.trailing_zeros();
-const _: () = assert!(TREE.is_power_of_two() && RIGHT >= TREE.trailing_zeros());
-/// `kids` value of a node without children.
-const BOTH_NIL: u32 = (NIL as u32) << RIGHT | NIL as u32;
+/// The farthest match: the reference's tree holds the strings 1 to `N - F` bytes behind the
+/// coder (it deletes each one as the byte `F` ahead of the coder overwrites its ring slot).
+const MAX_DIST: usize = N - F;
+/// Chain heads, by a hash of a position's first 3 bytes (a match needs at least 3).
+const HASH_BITS: u32 = 12;
+/// Chain link of a position whose predecessor is out of reach (any value above `MAX_DIST`).
+const FAR: u16 = u16::MAX;
+const _: () = assert!(N.is_power_of_two() && MAX_DIST < FAR as usize && THRESHOLD == 2);
+/// Bytes after the input in the working copy, so that 8-byte loads never leave it.
+const PAD: usize = 8;
 
 /// Bit sink, MSB first.
 struct BitWriter {
@@ -64,246 +61,94 @@ impl BitWriter {
     }
 }
 
+/// Hash chains over a linear copy of the input: `head` has the newest position of each hash,
+/// `prev` the distance from each position in the window to the previous one of the same hash.
+struct Chains {
+    /// Newest position of each hash plus `N` (0: none, which is out of reach of any position).
+    head: [usize; 1 << HASH_BITS],
+    prev: [u16; N],
+}
+
+#[inline(always)]
+fn load64(buf: &[u8], at: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&buf[at..at + 8]);
+    u64::from_le_bytes(w)
+}
+
+/// Chain of the 3 bytes at `at` (multiplicative hashing: the top bits of the product).
+#[inline(always)]
+fn hash(buf: &[u8], at: usize) -> usize {
+    let w = u32::from_le_bytes([buf[at], buf[at + 1], buf[at + 2], 0]);
+    (w.wrapping_mul(0x9E37_79B1) >> (32 - HASH_BITS)) as usize
+}
+
+/// Length of the common prefix of the strings at `a` and `r`, up to `limit`. Both are followed by
+/// at least `PAD` bytes, and `r + limit` is at most the input's end.
+#[inline(always)]
+fn common_prefix(buf: &[u8], a: usize, r: usize, limit: usize) -> usize {
+    let mut k = 0;
+    while k < limit {
+        let x = load64(buf, a + k) ^ load64(buf, r + k);
+        if x != 0 {
+            return (k + (x.trailing_zeros() / 8) as usize).min(limit);
+        }
+        k += 8;
+    }
+    limit
+}
+
+impl Chains {
+    fn new() -> Box<Self> {
+        Box::new(Chains {
+            head: [0; 1 << HASH_BITS],
+            prev: [FAR; N],
+        })
+    }
+
+    #[inline(always)]
+    fn insert(&mut self, buf: &[u8], at: usize) {
+        let h = hash(buf, at);
+        let key = at + N;
+        self.prev[at & (N - 1)] = (key - self.head[h]).min(usize::from(FAR)) as u16;
+        self.head[h] = key;
+    }
+
+    /// The longest match of the string at `r` (up to `limit` bytes, `THRESHOLD < limit <= F`)
+    /// within `MAX_DIST` behind it, and the smallest distance at which it occurs; (`THRESHOLD`,
+    /// 0) if there is none longer.
+    ///
+    /// The walk goes from the nearest position to the farthest and stops at a match of `limit`
+    /// bytes. At worst (every candidate passes the one-byte check and matches nearly `limit`
+    /// bytes) it compares up to `F` bytes at each of `MAX_DIST` positions per symbol: N × F, the
+    /// order of the reference tree's degenerate case.
+    fn longest(&self, buf: &[u8], r: usize, limit: usize) -> (usize, usize) {
+        let (mut best, mut best_dist) = (THRESHOLD, 0);
+        let mut d = r + N - self.head[hash(buf, r)];
+        while d <= MAX_DIST {
+            let p = r - d;
+            // Only a candidate longer than the best so far counts: it must match the byte there.
+            if buf[p + best] == buf[r + best] {
+                let len = common_prefix(buf, p, r, limit);
+                if len > best {
+                    (best, best_dist) = (len, d);
+                    if len == limit {
+                        break;
+                    }
+                }
+            }
+            d += usize::from(self.prev[p & (N - 1)]);
+        }
+        (best, best_dist)
+    }
+}
+
 struct Encoder {
-    text: [u8; BUF + 8],
-    /// Children of node `p`, packed: the left child (smaller strings) in the low bits, the
-    /// right one in the high bits (see [`RIGHT`]), so one load fetches both.
-    kids: [u32; TREE],
-    /// Bytes 1 to 8 of node `p`'s string as a big-endian word. A string in the tree never changes
-    /// (the ring is only written F bytes ahead of the newest node), so this is set once on
-    /// insertion, and the search loads it together with the children instead of after them.
-    /// Sized like `kids` (only nodes `0..N` are used) so that one masked index serves both loads.
-    key: [u64; TREE],
-    dad: [u16; TREE],
-    match_length: usize,
-    match_position: usize,
     model: Model<false>,
     bits: BitWriter,
 }
 
-#[inline(always)]
-fn load64(buf: &[u8; BUF + 8], at: usize) -> u64 {
-    let at = at & BUF_MASK;
-    let mut w = [0u8; 8];
-    w.copy_from_slice(&buf[at..at + 8]);
-    u64::from_be_bytes(w)
-}
-
 impl Encoder {
-    fn new(out: Vec<u8>) -> Box<Self> {
-        let mut e = Box::new(Encoder {
-            text: [0; BUF + 8],
-            kids: [0; TREE],
-            key: [0; TREE],
-            dad: [0; TREE],
-            match_length: 0,
-            match_position: 0,
-            model: Model::new(),
-            bits: BitWriter { out, acc: 0, n: 0 },
-        });
-        for root in N + 1..=N + 256 {
-            e.set_r(root, NIL);
-        }
-        for x in &mut e.dad[..N] {
-            *x = NIL as u16;
-        }
-        // Ring starts as spaces up to the lookahead; the lookahead region is zero (C statics),
-        // which matters for inputs shorter than F.
-        e.text[..N - F].fill(b' ');
-        e
-    }
-
-    #[inline(always)]
-    fn kid(&self, i: usize, right: usize) -> usize {
-        (self.kids[i & TREE_MASK] >> (RIGHT * (right as u32 & 1))) as usize & TREE_MASK
-    }
-    #[inline(always)]
-    fn set_kid(&mut self, i: usize, right: usize, v: usize) {
-        let shift = RIGHT * (right as u32 & 1);
-        let slot = &mut self.kids[i & TREE_MASK];
-        let mask = TREE_MASK as u32;
-        *slot = (*slot & !(mask << shift)) | ((v as u32 & mask) << shift);
-    }
-    #[inline(always)]
-    fn l(&self, i: usize) -> usize {
-        self.kid(i, 0)
-    }
-    #[inline(always)]
-    fn r(&self, i: usize) -> usize {
-        self.kid(i, 1)
-    }
-    #[inline(always)]
-    fn d(&self, i: usize) -> usize {
-        usize::from(self.dad[i & TREE_MASK])
-    }
-    #[inline(always)]
-    fn set_l(&mut self, i: usize, v: usize) {
-        self.set_kid(i, 0, v);
-    }
-    #[inline(always)]
-    fn set_r(&mut self, i: usize, v: usize) {
-        self.set_kid(i, 1, v);
-    }
-    #[inline(always)]
-    fn set_d(&mut self, i: usize, v: usize) {
-        self.dad[i & TREE_MASK] = v as u16;
-    }
-
-    /// Compare the key at `r` with the string at `p` from byte 9 on, bytes 0 to 8 being equal.
-    /// Returns the first differing offset (`F` if none) and 1 if the key is larger there, else 0.
-    #[cold]
-    fn compare_tail(&self, r: usize, p: usize) -> (usize, usize) {
-        // Big-endian words: the first differing byte is the most significant differing one, so
-        // comparing the words as integers orders the strings.
-        let mut off = 9;
-        while off < F {
-            let a = load64(&self.text, r + off);
-            let b = load64(&self.text, p + off);
-            if a != b {
-                let i = off + ((a ^ b).leading_zeros() / 8) as usize;
-                return if i >= F {
-                    (F, 1)
-                } else {
-                    (i, usize::from(a > b))
-                };
-            }
-            off += 8;
-        }
-        (F, 1)
-    }
-
-    /// Insert the string at `r` into the tree, leaving the longest (then nearest) match in
-    /// `match_length` / `match_position` if `MATCH` (the strings inside a match are inserted
-    /// only to keep the tree as the reference has it; their matches are not used). A
-    /// full-length match replaces the older node.
-    fn insert_node<const MATCH: bool>(&mut self, r: usize) {
-        let a = load64(&self.text, r + 1);
-        self.key[r & TREE_MASK] = a;
-        self.kids[r & TREE_MASK] = BOTH_NIL;
-        // Longest match first, then the smallest position: the best candidate has the largest
-        // `length << 12 | (4095 - position)`. Lengths up to THRESHOLD may win here too; the
-        // caller codes those as a literal either way, as the reference does.
-        let mut best = 0usize;
-        // Every string in this tree starts with the same byte; the root keeps it on the right.
-        let mut p = N + 1 + usize::from(self.text[r & BUF_MASK]);
-        let mut dir = 1;
-        let mut next = self.kid(p, 1);
-        if next != NIL {
-            // The search is a chain of dependent loads. Fetch each node's key word and children
-            // one level early, for both children, so that choosing a child is a register select.
-            let mut b = self.key[next & TREE_MASK];
-            let mut kids = self.kids[next & TREE_MASK];
-            loop {
-                p = next;
-                let lk = kids as usize & TREE_MASK;
-                let rk = (kids >> RIGHT) as usize;
-                let (bl, kl) = (self.key[lk & TREE_MASK], self.kids[lk & TREE_MASK]);
-                let (br, kr) = (self.key[rk & TREE_MASK], self.kids[rk & TREE_MASK]);
-                let (i, d) = if a != b {
-                    (
-                        1 + ((a ^ b).leading_zeros() / 8) as usize,
-                        usize::from(a > b),
-                    )
-                } else {
-                    self.compare_tail(r, p)
-                };
-                if MATCH {
-                    let pos = (r.wrapping_sub(p) & (N - 1)).wrapping_sub(1);
-                    best = best.max((i << 12) | (4095 - pos));
-                }
-                if i >= F {
-                    if MATCH {
-                        self.set_best(best);
-                    }
-                    self.replace_node(p, r);
-                    return;
-                }
-                dir = d;
-                // Selects by mask: LLVM turns `if` selects here into branches, which mispredict
-                // half the time. Both masks are ready before the loads are (they come from the
-                // key compared above), so `(x & n) | (y & m)` puts two steps after the loads on
-                // the chain, where `x ^ ((x ^ y) & m)` put three (-3 % encoding time).
-                let (m32, n32) = (0u32.wrapping_sub(d as u32), (d as u32).wrapping_sub(1));
-                let (m64, n64) = (0u64.wrapping_sub(d as u64), (d as u64).wrapping_sub(1));
-                next = ((lk as u32 & n32) | (rk as u32 & m32)) as usize;
-                if next == NIL {
-                    break;
-                }
-                b = (bl & n64) | (br & m64);
-                kids = (kl & n32) | (kr & m32);
-            }
-        }
-        self.set_kid(p, dir, r);
-        self.set_d(r, p);
-        if MATCH {
-            self.set_best(best);
-        }
-    }
-
-    /// [`Encoder::insert_node`], keeping the match found only for the `last` string of a match
-    /// or literal (the next symbol's).
-    #[inline(always)]
-    fn insert(&mut self, r: usize, last: bool) {
-        if last {
-            self.insert_node::<true>(r);
-        } else {
-            self.insert_node::<false>(r);
-        }
-    }
-
-    /// Node `r` takes the place of node `p` (same string), which leaves the tree.
-    fn replace_node(&mut self, p: usize, r: usize) {
-        let dp = self.d(p);
-        let kids = self.kids[p & TREE_MASK];
-        self.kids[r & TREE_MASK] = kids;
-        self.set_d(r, dp);
-        self.set_d(kids as usize & TREE_MASK, r);
-        self.set_d((kids >> RIGHT) as usize, r);
-        let side = usize::from(self.r(dp) == p);
-        self.set_kid(dp, side, r);
-        self.set_d(p, NIL);
-    }
-
-    #[inline(always)]
-    fn set_best(&mut self, best: usize) {
-        self.match_length = best >> 12;
-        self.match_position = 4095 - (best & 4095);
-    }
-
-    fn delete_node(&mut self, p: usize) {
-        if self.d(p) == NIL {
-            return;
-        }
-        let kp = self.kids[p & TREE_MASK];
-        let (lp, rp) = (kp as usize & TREE_MASK, (kp >> RIGHT) as usize);
-        let q = if lp == NIL || rp == NIL {
-            // At most one child: it takes p's place (NIL ^ x ^ NIL = x).
-            lp ^ rp ^ NIL
-        } else {
-            // Two children: p's in-order predecessor (rightmost of the left subtree) does.
-            let mut q = lp;
-            if self.r(q) != NIL {
-                while self.r(q) != NIL {
-                    q = self.r(q);
-                }
-                let dq = self.d(q);
-                let lq = self.l(q);
-                self.set_r(dq, lq);
-                self.set_d(lq, dq);
-                self.set_l(q, lp);
-                self.set_d(lp, q);
-            }
-            self.set_r(q, rp);
-            self.set_d(rp, q);
-            q
-        };
-        let dp = self.d(p);
-        self.set_d(q, dp);
-        let side = usize::from(self.r(dp) == p);
-        self.set_kid(dp, side, q);
-        self.set_d(p, NIL);
-    }
-
     fn encode_char(&mut self, sym: usize) {
         if self.model.full() {
             self.encode_char_plain(sym);
@@ -363,62 +208,48 @@ impl Encoder {
     }
 
     fn run(&mut self, data: &[u8]) {
-        let mut s = 0usize;
-        let mut r = N - F;
-        let mut len = data.len().min(F);
-        self.text[r..r + len].copy_from_slice(&data[..len]);
-        let mut next_in = len;
-        for i in 1..=F {
-            self.insert_node::<false>(r - i);
+        // The reference's ring starts as spaces, but its tree holds only the last F of them
+        // (virtual positions -F..-1); positions past the input are never compared (a match is
+        // clamped to the input left, where the reference compares stale bytes and then clamps).
+        let end = F + data.len();
+        let mut buf = Vec::with_capacity(end + PAD);
+        buf.resize(F, b' ');
+        buf.extend_from_slice(data);
+        buf.resize(end + PAD, 0);
+        let mut chains = Chains::new();
+        for at in 0..F {
+            chains.insert(&buf, at);
         }
-        self.insert_node::<true>(r);
-        loop {
-            if self.match_length > len {
-                self.match_length = len;
-            }
-            if self.match_length <= THRESHOLD {
-                self.match_length = 1;
-                let c = self.text[r & BUF_MASK];
-                self.encode_char(usize::from(c));
+        let mut r = F;
+        while r < end {
+            let limit = F.min(end - r);
+            let (len, dist) = if limit > THRESHOLD {
+                chains.longest(&buf, r, limit)
             } else {
-                self.encode_char(255 - THRESHOLD + self.match_length);
-                self.encode_position(self.match_position);
+                (THRESHOLD, 0)
+            };
+            let step = if len > THRESHOLD {
+                self.encode_char(255 - THRESHOLD + len);
+                self.encode_position(dist - 1);
+                len
+            } else {
+                self.encode_char(usize::from(buf[r]));
+                1
+            };
+            for at in r..r + step {
+                chains.insert(&buf, at);
             }
-            let last = self.match_length;
-            let mut i = 0;
-            while i < last && next_in < data.len() {
-                let c = data[next_in];
-                next_in += 1;
-                self.delete_node(s);
-                self.text[s & BUF_MASK] = c;
-                if s < F - 1 {
-                    self.text[(s + N) & BUF_MASK] = c;
-                }
-                s = (s + 1) & (N - 1);
-                r = (r + 1) & (N - 1);
-                self.insert(r, i + 1 == last);
-                i += 1;
-            }
-            while i < last {
-                i += 1;
-                self.delete_node(s);
-                s = (s + 1) & (N - 1);
-                r = (r + 1) & (N - 1);
-                len -= 1;
-                if len != 0 {
-                    self.insert(r, i == last);
-                }
-            }
-            if len == 0 {
-                break;
-            }
+            r += step;
         }
     }
 }
 
 /// Append the LZHUF bit stream of `data` to `out`.
 pub(crate) fn encode_stream(data: &[u8], out: Vec<u8>) -> Vec<u8> {
-    let mut e = Encoder::new(out);
+    let mut e = Encoder {
+        model: Model::new(),
+        bits: BitWriter { out, acc: 0, n: 0 },
+    };
     if data.is_empty() {
         // FBB's encoder has no early exit for empty input: it codes the (zero) byte under the
         // lookahead as one literal before noticing the input is empty. Reproduce it (`c6 00`).

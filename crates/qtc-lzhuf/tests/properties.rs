@@ -1,30 +1,15 @@
-//! Round trips and differential tests against the naive reference model.
+//! Round trips, and differential tests against the naive reference model: the encoder against
+//! its brute-force greedy parse and the 1989 tree encoder's, the decoder against its decoder.
 
 mod corpus;
 mod reference;
 
 use proptest::prelude::*;
-use qtc_lzhuf::{compress, compress_with_crc, decompress, decompress_with_crc, Limits};
+use qtc_lzhuf::{compress, compress_with_crc, decompress, decompress_with_crc, Limits, F, N};
+use reference::check;
 
 fn limits() -> Limits {
     Limits::default()
-}
-
-/// Check one input both ways and against the reference encoder/decoder.
-fn check(input: &[u8]) {
-    let b0 = compress(input);
-    let stream = reference::encode(input);
-    assert_eq!(
-        &b0[..4],
-        &(input.len() as u32).to_le_bytes(),
-        "length header"
-    );
-    assert!(b0[4..] == stream[..], "stream differs from the reference");
-    assert_eq!(reference::decode(&b0[4..], input.len()), input);
-    assert_eq!(decompress(&b0, &limits()).unwrap(), input);
-    let b1 = compress_with_crc(input);
-    assert_eq!(&b1[2..], &b0[..]);
-    assert_eq!(decompress_with_crc(&b1, &limits()).unwrap(), input);
 }
 
 /// Bytes from a small alphabet, so that matches of every length and distance occur.
@@ -48,7 +33,7 @@ proptest! {
     }
 
     #[test]
-    fn same_as_reference(input in matchy()) {
+    fn encodes_as_reference(input in matchy()) {
         check(&input);
     }
 
@@ -68,7 +53,7 @@ proptest! {
     }
 
     #[test]
-    fn short_inputs_same_as_reference(input in proptest::collection::vec(prop_oneof![Just(0u8), Just(b' '), any::<u8>()], 0..130)) {
+    fn short_inputs_encode_as_reference(input in proptest::collection::vec(prop_oneof![Just(0u8), Just(b' '), any::<u8>()], 0..130)) {
         // Inputs shorter than the look-ahead exercise the buffer contents past the end.
         check(&input);
     }
@@ -78,7 +63,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(40))]
 
     #[test]
-    fn young_model_then_repetition_same_as_reference(
+    fn young_model_then_repetition_encodes_as_reference(
         text in 0usize..8000,
         seed in any::<u64>(),
         run in 1usize..6000,
@@ -94,18 +79,18 @@ proptest! {
 }
 
 #[test]
-fn long_text_same_as_reference() {
+fn long_text_encodes_as_reference() {
     // Far beyond 0x8000 symbols: several tree rebuilds, many ring wrap-arounds.
     check(&corpus::english(400_000, 1));
 }
 
 #[test]
-fn long_random_same_as_reference() {
+fn long_random_encodes_as_reference() {
     check(&corpus::random(120_000, 2));
 }
 
 #[test]
-fn mixed_content_same_as_reference() {
+fn mixed_content_encodes_as_reference() {
     // Text, then incompressible bytes, then text again: the decoder switches its model-update
     // strategy both ways (see decode.rs); the result must not depend on it.
     let mut input = corpus::english(30_000, 3);
@@ -117,12 +102,32 @@ fn mixed_content_same_as_reference() {
 }
 
 #[test]
-fn runs_same_as_reference() {
+fn runs_encode_as_reference() {
     let mut input = vec![b' '; 70_000];
     input.extend_from_slice(&[0u8; 5000]);
     input.extend((0..50_000u32).map(|i| (i % 7) as u8));
     input.extend((0..30_000u32).map(|i| (i / 300) as u8));
     check(&input);
+}
+
+#[test]
+fn farthest_match_is_n_minus_f_back() {
+    // The tree holds the strings up to N - F bytes back (it deletes each as the byte F ahead of
+    // the coder overwrites its slot): a repeat that far back is a match, one byte farther not.
+    for gap in [N - F, N - F + 1] {
+        let mut input = b"QTCX".to_vec();
+        input.extend(corpus::random(gap - 4, 8));
+        input.extend_from_slice(b"QTCX");
+        let far = reference::Sym::Match {
+            len: 4,
+            pos: gap - 1,
+        };
+        assert_eq!(
+            reference::tree_parse(&input).last() == Some(&far),
+            gap == N - F
+        );
+        check(&input);
+    }
 }
 
 #[test]

@@ -1,7 +1,11 @@
 //! A deliberately naive LZHUF (plain arrays, byte-at-a-time compares, bit-at-a-time I/O, no
 //! shortcuts) used as an oracle for the optimised codec on inputs the vectors do not cover:
-//! long inputs (tree rebuilds, ring wrap-around), runs, binary data.
+//! long inputs (tree rebuilds, ring wrap-around), runs, binary data. Two parses: the 1989
+//! encoder's binary tree, which FBB's output follows, and a brute-force greedy one, which ours
+//! does; the same coding turns either into a stream.
 #![allow(dead_code)]
+
+use qtc_lzhuf::{compress, compress_with_crc, decompress, decompress_with_crc, Limits};
 
 const N: usize = 2048;
 const F: usize = 60;
@@ -282,15 +286,27 @@ fn put_symbol(h: &mut Huff, bits: &mut Bits, sym: usize) {
     h.update(sym);
 }
 
-/// The raw LZHUF stream of `input` (no headers).
-pub fn encode(input: &[u8]) -> Vec<u8> {
-    let mut h = Huff::new();
-    let mut bits = Bits {
-        out: Vec::new(),
-        cur: 0,
-        n: 0,
-    };
-    let pt = p_table();
+/// One symbol of a parse: a literal, or a match of `len` bytes at `pos` (its distance minus 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sym {
+    Literal(u8),
+    Match { len: usize, pos: usize },
+}
+
+impl Sym {
+    /// Input bytes the symbol stands for.
+    pub fn len(self) -> usize {
+        match self {
+            Sym::Literal(_) => 1,
+            Sym::Match { len, .. } => len,
+        }
+    }
+}
+
+/// The 1989 encoder's parse of `input`: its binary tree over the ring buffer, decision for
+/// decision (FBB's and Winlink's encoders give exactly this).
+pub fn tree_parse(input: &[u8]) -> Vec<Sym> {
+    let mut syms = Vec::new();
     let mut e = Enc {
         text: vec![0; N + F - 1],
         lson: vec![0; N + 1],
@@ -321,13 +337,12 @@ pub fn encode(input: &[u8]) -> Vec<u8> {
         }
         if e.ml <= THRESHOLD {
             e.ml = 1;
-            let c = e.text[r] as usize;
-            put_symbol(&mut h, &mut bits, c);
+            syms.push(Sym::Literal(e.text[r]));
         } else {
-            put_symbol(&mut h, &mut bits, 255 - THRESHOLD + e.ml);
-            let (code, clen) = pt[e.mp >> 6];
-            bits.bits(code, clen);
-            bits.bits((e.mp & 63) as u32, 6);
+            syms.push(Sym::Match {
+                len: e.ml,
+                pos: e.mp,
+            });
         }
         let last = e.ml;
         let mut i = 0;
@@ -356,6 +371,68 @@ pub fn encode(input: &[u8]) -> Vec<u8> {
         }
         if len <= 0 {
             break;
+        }
+    }
+    syms
+}
+
+/// The greedy parse by brute force: at each symbol the longest match (at most `F` bytes, and no
+/// more than the input left) against every string 1 to `N - F` bytes back, where the input is
+/// preceded by `F` spaces, the nearest of equally long ones; a literal if it is `THRESHOLD` bytes
+/// or less. Like FBB, empty input gives one literal zero.
+pub fn greedy_parse(input: &[u8]) -> Vec<Sym> {
+    if input.is_empty() {
+        return vec![Sym::Literal(0)];
+    }
+    let mut text = vec![b' '; F];
+    text.extend_from_slice(input);
+    let mut syms = Vec::new();
+    let mut r = F;
+    while r < text.len() {
+        let limit = F.min(text.len() - r);
+        let (mut best, mut best_d) = (0, 0);
+        for d in 1..=(N - F).min(r) {
+            let mut k = 0;
+            while k < limit && text[r - d + k] == text[r + k] {
+                k += 1;
+            }
+            if k > best {
+                (best, best_d) = (k, d);
+            }
+        }
+        let sym = if best > THRESHOLD {
+            Sym::Match {
+                len: best,
+                pos: best_d - 1,
+            }
+        } else {
+            Sym::Literal(text[r])
+        };
+        syms.push(sym);
+        r += sym.len();
+    }
+    syms
+}
+
+/// The raw LZHUF stream (no headers) of a parse: the adaptive Huffman code of each literal or
+/// match length, each match position through the fixed position code.
+pub fn code(syms: &[Sym]) -> Vec<u8> {
+    let mut h = Huff::new();
+    let mut bits = Bits {
+        out: Vec::new(),
+        cur: 0,
+        n: 0,
+    };
+    let pt = p_table();
+    for &sym in syms {
+        match sym {
+            Sym::Literal(c) => put_symbol(&mut h, &mut bits, usize::from(c)),
+            Sym::Match { len, pos } => {
+                put_symbol(&mut h, &mut bits, 255 - THRESHOLD + len);
+                let (code, clen) = pt[pos >> 6];
+                bits.bits(code, clen);
+                bits.bits((pos & 63) as u32, 6);
+            }
         }
     }
     if bits.n > 0 {
@@ -455,4 +532,44 @@ pub fn pack(bits: &[u8]) -> Vec<u8> {
                 .fold(0u8, |a, (i, &b)| a | (b << (7 - i)))
         })
         .collect()
+}
+
+/// Check qtc's encoder on `input` against both parses, and the round trip of both forms.
+pub fn check(input: &[u8]) {
+    let b0 = compress(input);
+    assert_eq!(
+        &b0[..4],
+        &(input.len() as u32).to_le_bytes(),
+        "length header"
+    );
+    let ours = greedy_parse(input);
+    let fbb = tree_parse(input);
+    // The same parse as FBB's: the same symbols, each match at the same or a nearer position.
+    assert_eq!(
+        ours.len(),
+        fbb.len(),
+        "symbol count differs from the tree's"
+    );
+    for (i, (&a, &b)) in ours.iter().zip(&fbb).enumerate() {
+        let ok = match (a, b) {
+            (Sym::Literal(x), Sym::Literal(y)) => x == y,
+            (Sym::Match { len, pos }, Sym::Match { len: l, pos: p }) => len == l && pos <= p,
+            _ => false,
+        };
+        assert!(ok, "symbol {i}: greedy {a:?}, tree {b:?}");
+    }
+    assert!(
+        b0[4..] == code(&ours)[..],
+        "stream differs from the greedy parse's"
+    );
+    assert!(
+        b0.len() - 4 <= code(&fbb).len(),
+        "longer than the tree encoder's"
+    );
+    assert_eq!(decode(&b0[4..], input.len()), input);
+    let limits = Limits::default();
+    assert_eq!(decompress(&b0, &limits).unwrap(), input);
+    let b1 = compress_with_crc(input);
+    assert_eq!(&b1[2..], &b0[..]);
+    assert_eq!(decompress_with_crc(&b1, &limits).unwrap(), input);
 }
