@@ -109,23 +109,8 @@ pub(crate) fn packed_table(form: Mode) -> &'static str {
     }
 }
 
-/// Keeps `payload` as the compressed form `form` of message `number`, inside the caller's
-/// transaction.
-fn keep_packed(
-    form: Mode,
-    tx: &rusqlite::Transaction<'_>,
-    number: u64,
-    payload: &[u8],
-) -> Result<(), StoreError> {
-    let sql = format!(
-        "INSERT OR REPLACE INTO {} (number, payload) VALUES (?1, ?2)",
-        packed_table(form)
-    );
-    tx.prepare_cached(&sql)
-        .and_then(|mut st| st.execute(params![number as i64, payload]))
-        .map_err(db_err)?;
-    Ok(())
-}
+/// Compressed forms a sending session made, all in one form: (message number, bytes).
+pub type MadeForms<'a> = (Mode, &'a [(u64, &'a [u8])]);
 
 /// One queue entry: a message waiting for a partner.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -295,26 +280,6 @@ impl Store {
         Ok(pending)
     }
 
-    /// Keeps the compressed forms `packed` of messages (number, payload), made once and reused
-    /// for every partner; one transaction for all, not synced on its own (a form lost to a
-    /// power cut is made again at the next send).
-    pub fn cache_compressed(
-        &mut self,
-        packed: Mode,
-        items: &[(u64, &[u8])],
-    ) -> Result<(), StoreError> {
-        if items.is_empty() {
-            return Ok(());
-        }
-        self.unsynced(|s| {
-            let tx = s.conn.transaction().map_err(db_err)?;
-            for (number, payload) in items {
-                keep_packed(packed, &tx, *number, payload)?;
-            }
-            tx.commit().map_err(db_err)
-        })
-    }
-
     /// Runs `f` with `synchronous = NORMAL`: its commit goes to disk with the next synced one.
     /// Only for writes that may be lost to a power cut without losing or doubling mail.
     fn unsynced<T>(
@@ -362,24 +327,31 @@ impl Store {
     }
 
     /// Records what a partner's protocol said of our messages, in one transaction. A personal
-    /// message done for every partner becomes `F` (forwarded).
+    /// message done for every partner becomes `F` (forwarded). `made`: the compressed forms the
+    /// session made for these messages (message number, bytes), all in one form; each is kept
+    /// for the partners that still wait for its message (one deferred here included), and not
+    /// written at all for a message nobody waits for any more, the usual case of a message
+    /// forwarded to one partner.
     ///
     /// This commit is not synced to disk on its own (the next synced commit carries it): if a
-    /// power cut loses it, the messages are offered again and the partner refuses them by BID.
-    /// Nothing is lost or doubled, and the sender saves one disk sync per block.
+    /// power cut loses it, the messages are offered again and the partner refuses them by BID,
+    /// and a lost form is made again. Nothing is lost or doubled, and the sender saves one disk
+    /// sync per block.
     pub fn forwarded(
         &mut self,
         partner: &str,
         outcomes: &[(u64, FwdOutcome)],
+        made: Option<MadeForms<'_>>,
         now: i64,
     ) -> Result<(), StoreError> {
-        self.unsynced(|s| s.record_forwarded(partner, outcomes, now))
+        self.unsynced(|s| s.record_forwarded(partner, outcomes, made, now))
     }
 
     fn record_forwarded(
         &mut self,
         partner: &str,
         outcomes: &[(u64, FwdOutcome)],
+        made: Option<MadeForms<'_>>,
         now: i64,
     ) -> Result<(), StoreError> {
         let partner = partner.to_ascii_uppercase();
@@ -402,6 +374,18 @@ impl Store {
             )
             .and_then(|mut st| st.execute([number as i64]))
             .map_err(db_err)?;
+        }
+        if let Some((form, items)) = made {
+            let sql = format!(
+                "INSERT OR REPLACE INTO {} (number, payload) SELECT ?1, ?2 \
+                 WHERE EXISTS (SELECT 1 FROM fwd_queue WHERE number = ?1 AND state = 'Q')",
+                packed_table(form)
+            );
+            for (number, payload) in items {
+                tx.prepare_cached(&sql)
+                    .and_then(|mut st| st.execute(params![*number as i64, payload]))
+                    .map_err(db_err)?;
+            }
         }
         tx.commit().map_err(db_err)?;
         Ok(())

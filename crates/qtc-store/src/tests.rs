@@ -431,14 +431,51 @@ fn bulletin_for_two(now: i64) -> (tempfile::TempDir, Store, u64) {
     (d, s, n)
 }
 
-/// Makes and keeps `form` of the one message pending for `partner`, as a sending session does.
+/// Makes `form` of the one message pending for `partner`, as a sending session does, and
+/// records the partner's answer `Later` with it: the message is still queued, so the form is
+/// kept.
 fn pack_for(s: &mut Store, partner: &str, form: qtc_fbb::Mode) -> Vec<u8> {
     let p = s.pending(partner, 5, 0, Some(form)).unwrap();
     assert_eq!(p[0].compressed, None, "made before it was sent");
     let packed = pack(form, &p[0], "N0AAA");
-    s.cache_compressed(form, &[(p[0].number, &packed[..])])
-        .unwrap();
+    let made = [(p[0].number, &packed[..])];
+    s.forwarded(
+        partner,
+        &[(p[0].number, FwdOutcome::Later)],
+        Some((form, &made)),
+        1,
+    )
+    .unwrap();
     packed
+}
+
+/// How many compressed forms of each kind the store keeps: (B1, B2).
+fn forms_kept(s: &Store) -> (i64, i64) {
+    let count = |t: &str| {
+        s.conn
+            .query_row(&format!("SELECT COUNT(*) FROM {t}"), [], |r| r.get(0))
+            .unwrap()
+    };
+    (count("compressed"), count("compressed_b2"))
+}
+
+#[test]
+fn a_form_is_kept_only_while_another_partner_waits_for_its_message() {
+    // A bulletin for N0BBB and N0CCC: N0BBB took it; its B1 form is kept for N0CCC.
+    let (_d, mut s, n) = bulletin_for_two(0);
+    let b1 = [(n, &b"zip"[..])];
+    let made = Some((qtc_fbb::Mode::B1, &b1[..]));
+    s.forwarded("N0BBB", &[(n, FwdOutcome::Sent)], made, 1)
+        .unwrap();
+    assert_eq!(forms_kept(&s), (1, 0));
+    let p = s.pending("N0CCC", 5, 0, Some(qtc_fbb::Mode::B1)).unwrap();
+    assert_eq!(p[0].compressed.as_deref(), Some(&b"zip"[..]));
+    // N0CCC took it too, with a B2 form made for it: nobody waits, so that one is not written.
+    let b2 = [(n, &b"zap"[..])];
+    let made = Some((qtc_fbb::Mode::B2, &b2[..]));
+    s.forwarded("N0CCC", &[(n, FwdOutcome::Sent)], made, 2)
+        .unwrap();
+    assert_eq!(forms_kept(&s), (1, 0));
 }
 
 #[test]
@@ -530,8 +567,14 @@ fn acknowledgements_empty_the_queue() {
     let mut p = msg(MsgType::Personal, "N0QQQ", "N0USR", None);
     p.at = "N0QQQ.USA".into();
     let n = s.insert_message(&p, "N0AAA", 0).unwrap();
-    s.cache_compressed(qtc_fbb::Mode::B1, &[(n, &b"zip"[..])])
-        .unwrap();
+    let made = [(n, &b"zip"[..])];
+    s.forwarded(
+        "N0BBB",
+        &[(n, FwdOutcome::Later)],
+        Some((qtc_fbb::Mode::B1, &made)),
+        0,
+    )
+    .unwrap();
     assert_eq!(
         s.pending("N0BBB", 5, 0, Some(qtc_fbb::Mode::B1)).unwrap()[0]
             .compressed
@@ -544,14 +587,16 @@ fn acknowledgements_empty_the_queue() {
             .len(),
         0
     );
-    s.forwarded("N0BBB", &[(n, FwdOutcome::Later)], 1).unwrap();
+    s.forwarded("N0BBB", &[(n, FwdOutcome::Later)], None, 1)
+        .unwrap();
     assert_eq!(
         s.pending("N0BBB", 5, 0, Some(qtc_fbb::Mode::B1))
             .unwrap()
             .len(),
         1
     );
-    s.forwarded("N0BBB", &[(n, FwdOutcome::Sent)], 2).unwrap();
+    s.forwarded("N0BBB", &[(n, FwdOutcome::Sent)], None, 2)
+        .unwrap();
     assert!(s
         .pending("N0BBB", 5, 0, Some(qtc_fbb::Mode::B1))
         .unwrap()
@@ -681,10 +726,12 @@ fn housekeeping_drops_compressed_forms_once_every_partner_has_the_message() {
     pack_for(&mut s, "N0CCC", qtc_fbb::Mode::B1);
     let l = Lifetimes::default();
     assert_eq!(s.housekeep(1, &l).unwrap().compressed, 0);
-    s.forwarded("N0BBB", &[(n, FwdOutcome::Sent)], 2).unwrap();
+    s.forwarded("N0BBB", &[(n, FwdOutcome::Sent)], None, 2)
+        .unwrap();
     // N0CCC still waits for it: both forms stay (they are per message, not per partner).
     assert_eq!(s.housekeep(3, &l).unwrap().compressed, 0);
-    s.forwarded("N0CCC", &[(n, FwdOutcome::Sent)], 4).unwrap();
+    s.forwarded("N0CCC", &[(n, FwdOutcome::Sent)], None, 4)
+        .unwrap();
     let r = s.housekeep(5, &l).unwrap();
     assert_eq!(r.compressed, 2);
     assert!(r.to_string().contains("2 compressed forms dropped"), "{r}");
@@ -893,6 +940,7 @@ fn a_winlink_partner_collects_mail_for_the_calls_it_announces() {
     s.forwarded(
         "N0PAT",
         &[(1, FwdOutcome::Sent), (2, FwdOutcome::Sent)],
+        None,
         now,
     )
     .unwrap();

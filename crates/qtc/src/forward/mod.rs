@@ -318,6 +318,7 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
         queue_dry_at: None,
         room: crate::room::Estimate::default(),
         next_offer: None,
+        made: Vec::new(),
         acks: Vec::new(),
         trace: fwd.partner(&partner).is_some_and(|p| p.trace),
         taken: HashSet::new(),
@@ -367,18 +368,21 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
     d.summary
 }
 
-/// Our messages for the partner and the queue mark they were read at, on their way from the
-/// store thread.
+/// Our messages for the partner, the queue mark they were read at and the compressed forms
+/// made for them, on their way from the store thread and the packing thread.
 type NextOffer = std::pin::Pin<
     Box<
         dyn std::future::Future<
                 Output = Result<
-                    Result<(Vec<Outgoing>, u64), qtc_mail::StoreError>,
+                    Result<(Vec<Outgoing>, u64, Made), qtc_mail::StoreError>,
                     crate::store_thread::StoreGone,
                 >,
             > + Send,
     >,
 >;
+
+/// Compressed forms made in this session (message number, bytes), in the session's one form.
+type Made = Vec<(u64, qtc_fbb::Bytes)>;
 
 struct Driver {
     fwd: Arc<Forwarder>,
@@ -397,6 +401,9 @@ struct Driver {
     next_offer: Option<(usize, NextOffer)>,
     /// Acknowledgements not yet recorded: written in one transaction per batch of events.
     acks: Vec<(u64, Outcome)>,
+    /// Compressed forms made for messages offered and not yet acknowledged. They are kept in
+    /// the store with the acknowledgement, and only for messages someone still waits for.
+    made: Made,
     /// `[[partner]] trace`: log the protocol lines.
     trace: bool,
     /// BIDs this session accepted and holds in flight.
@@ -657,8 +664,9 @@ impl Driver {
             _ => self.fetch_offer(max).await,
         };
         let outs = match r {
-            Ok(Ok((o, mark))) => {
+            Ok(Ok((o, mark, mut made))) => {
                 self.queue_dry_at = (o.len() < max).then_some(mark);
+                self.made.append(&mut made);
                 o
             }
             Ok(Err(e)) => {
@@ -681,7 +689,8 @@ impl Driver {
 
     /// Starts reading up to `max` of the partner's queue above what this session offered, in
     /// the form the agreed mode sends. The store thread only reads; forms not made yet are
-    /// made on the packing thread and kept by a later store job nobody waits for.
+    /// made on the packing thread and come back with the block, to be kept when it is
+    /// acknowledged.
     fn fetch_offer(&self, max: usize) -> NextOffer {
         let marks = self.fwd.store.queue_marks().clone();
         let partner = self.partner.clone();
@@ -693,11 +702,7 @@ impl Driver {
             let mark = marks.get(&partner);
             s.pending(&partner, max, after, packed).map(|p| (p, mark))
         });
-        let (store, packer, mbo) = (
-            self.fwd.store.clone(),
-            self.fwd.packer.clone(),
-            self.fwd.call.clone(),
-        );
+        let (packer, mbo) = (self.fwd.packer.clone(), self.fwd.call.clone());
         // A task of its own, so the packing starts now, not when the session awaits it.
         let task = tokio::spawn(async move {
             let (pending, mark) = match read.await? {
@@ -723,17 +728,7 @@ impl Driver {
             } else {
                 convert()
             };
-            if let Some(form) = packed.filter(|_| !made.is_empty()) {
-                let _ = store.submit(move |s| {
-                    let made: Vec<(u64, &[u8])> =
-                        made.iter().map(|(n, c)| (*n, c.as_ref())).collect();
-                    if let Err(e) = s.cache_compressed(form, &made) {
-                        // Not kept: the next session makes them again.
-                        tracing::warn!(error = %e, "compressed forms not kept");
-                    }
-                });
-            }
-            Ok(Ok((out, mark)))
+            Ok(Ok((out, mark, made)))
         });
         Box::pin(async move { task.await.unwrap_or(Err(crate::store_thread::StoreGone)) })
     }
@@ -924,10 +919,19 @@ impl Driver {
             outcomes.push((id, o));
         }
         let partner = self.partner.clone();
+        // The forms made for these messages go with their outcomes (the store keeps those
+        // still waited for); the rest stay for a later acknowledgement.
+        let (kept, rest): (Made, Made) = std::mem::take(&mut self.made)
+            .into_iter()
+            .partition(|(n, _)| outcomes.iter().any(|(id, _)| id == n));
+        self.made = rest;
+        let form = self.session.mode().and_then(Mode::packed);
         // Not waited for: the session goes on while the store records it, and the next store
         // call runs after it.
         let _ = self.fwd.store.submit(move |s| {
-            if let Err(e) = s.forwarded(&partner, &outcomes, clock::unix_now()) {
+            let kept: Vec<(u64, &[u8])> = kept.iter().map(|(n, c)| (*n, c.as_ref())).collect();
+            let made = form.map(|f| (f, &kept[..]));
+            if let Err(e) = s.forwarded(&partner, &outcomes, made, clock::unix_now()) {
                 // Not recorded: the message will be offered again and refused by BID: no loss.
                 tracing::error!(error = %e, "cannot record forwarded messages");
             }
@@ -1012,8 +1016,8 @@ fn fbb_type(t: qtc_mail::MsgType) -> qtc_fbb::MsgType {
 }
 
 /// A queued message in the session's terms. Its compressed form is made once (by the first
-/// session that sends it in that form), kept in the store and reused for every partner: forms
-/// made here are pushed to `made` for keeping.
+/// session that sends it in that form) and, while other partners still wait for the message,
+/// kept in the store for them: forms made here are pushed to `made`.
 fn outgoing(
     mut p: Pending,
     mode: Option<Mode>,
