@@ -236,8 +236,13 @@ fn loaded(o: &Opts, p: &Plan, tag: &str, size: f64) -> R<(Vec<Row>, Vec<String>)
     let prompt = d.prompt();
     let web = d.web.ctx("no web port")?;
     let k = p.big_fwd_n;
-    // Unloaded forwarding rate first.
-    let quiet = forward_into(o, &d, k, "Q")?;
+    // Unloaded forwarding rate first: the median of three sessions. One session is over in
+    // half a second, and single ones ranged from 1,550 to 2,908 msg/s on a quiet machine.
+    let mut quiet = (0..3)
+        .map(|i| forward_into(o, &d, k, &format!("Q{i}_")))
+        .collect::<R<Vec<f64>>>()?;
+    quiet.sort_by(|a, b| a.total_cmp(b));
+    let quiet = quiet[1];
     let mut user = d.login("N0USR", "pw")?;
     let stop = Arc::new(AtomicBool::new(false));
     // The logged-in user types `LL 1` again as soon as each answer is in.
@@ -316,7 +321,8 @@ fn loaded(o: &Opts, p: &Plan, tag: &str, size: f64) -> R<(Vec<Row>, Vec<String>)
     let how = format!(
         "{BURST} telnet logins started at once (argon2 each), GET /metrics every second, \
          `qtc ctl housekeep` expiring about a third of the store, and a partner forwarding \
-         {k} B1 bulletins of ~2 KB into the daemon, all together; N0USR, logged in before, \
+         {k} B1 bulletins of ~2 KB into the daemon (unloaded: the median of three such \
+         sessions before), all together; N0USR, logged in before, \
          types `LL 1` again as soon as each answer is in ({} answers)",
         ll.len()
     );
