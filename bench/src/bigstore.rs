@@ -228,6 +228,9 @@ fn one(o: &Opts, p: &Plan, tag: &str) -> R<(Vec<Row>, Vec<String>)> {
     Ok((rows, notes))
 }
 
+/// The loads of the scenario `--without` can leave out.
+pub const LOADS: &[&str] = &["ll1", "logins", "housekeeping", "metrics"];
+
 /// The loaded scenario on a fresh copy of the store.
 fn loaded(o: &Opts, p: &Plan, tag: &str, size: f64) -> R<(Vec<Row>, Vec<String>)> {
     let n = p.big_n;
@@ -236,22 +239,23 @@ fn loaded(o: &Opts, p: &Plan, tag: &str, size: f64) -> R<(Vec<Row>, Vec<String>)
     let prompt = d.prompt();
     let web = d.web.ctx("no web port")?;
     let k = p.big_fwd_n;
-    // Unloaded forwarding rate first: the median of three sessions. One session is over in
-    // half a second, and single ones ranged from 1,550 to 2,908 msg/s on a quiet machine.
-    let mut quiet = (0..3)
-        .map(|i| forward_into(o, &d, k, &format!("Q{i}_")))
-        .collect::<R<Vec<f64>>>()?;
-    quiet.sort_by(|a, b| a.total_cmp(b));
-    let quiet = quiet[1];
+    // Forwarding rates, unloaded and loaded: the median of three sessions each. One session
+    // is over in half a second, and single ones ranged from 1,550 to 2,908 msg/s on a quiet
+    // machine. Each partner is started and given its bulletins beforehand, so only the
+    // sessions themselves run while the load does.
+    let quiet = median(sessions(&partners(o, &d, k, "Q")?, k)?);
+    let loaded_partners = partners(o, &d, k, "L")?;
+    let with = |load: &str| !p.big_without.iter().any(|l| l == load);
     let mut user = d.login("N0USR", "pw")?;
     let stop = Arc::new(AtomicBool::new(false));
     // The logged-in user types `LL 1` again as soon as each answer is in.
     let ll = {
         let stop = stop.clone();
         let prompt = prompt.clone();
+        let on = with("ll1");
         std::thread::spawn(move || -> R<Vec<f64>> {
             let mut t = Vec::new();
-            while !stop.load(Ordering::Relaxed) {
+            while on && !stop.load(Ordering::Relaxed) {
                 t.push(timed(&mut user, &prompt, "LL 1")?.0);
             }
             Ok(t)
@@ -260,9 +264,10 @@ fn loaded(o: &Opts, p: &Plan, tag: &str, size: f64) -> R<(Vec<Row>, Vec<String>)
     // Prometheus: every second.
     let scraper = {
         let stop = stop.clone();
+        let on = with("metrics");
         std::thread::spawn(move || -> R<Vec<f64>> {
             let mut t = Vec::new();
-            while !stop.load(Ordering::Relaxed) {
+            while on && !stop.load(Ordering::Relaxed) {
                 let t0 = now();
                 t.push(metrics(web)?.0);
                 sleep(Duration::from_secs(1).saturating_sub(t0.elapsed()));
@@ -274,14 +279,18 @@ fn loaded(o: &Opts, p: &Plan, tag: &str, size: f64) -> R<(Vec<Row>, Vec<String>)
     let hk = {
         let bin = o.bin.clone();
         let cfg = d.dir.path().join("qtc.toml");
+        let on = with("housekeeping");
         std::thread::spawn(move || -> R<(f64, String)> {
+            if !on {
+                return Ok((0.0, "left out".into()));
+            }
             let t0 = now();
             let out = crate::daemon::cli(&bin, &cfg, &["ctl", "housekeep"], b"")?;
             Ok((t0.elapsed().as_secs_f64(), out))
         })
     };
     let telnet = d.telnet;
-    let burst: Vec<_> = (0..BURST)
+    let burst: Vec<_> = (0..if with("logins") { BURST } else { 0 })
         .map(|_| {
             let prompt = prompt.clone();
             std::thread::spawn(move || -> R<(f64, Client)> {
@@ -296,7 +305,7 @@ fn loaded(o: &Opts, p: &Plan, tag: &str, size: f64) -> R<(Vec<Row>, Vec<String>)
             })
         })
         .collect();
-    let busy = forward_into(o, &d, k, "L")?;
+    let busy = median(sessions(&loaded_partners, k)?);
     let mut logins = Vec::new();
     let mut held = Vec::new();
     for b in burst {
@@ -312,20 +321,27 @@ fn loaded(o: &Opts, p: &Plan, tag: &str, size: f64) -> R<(Vec<Row>, Vec<String>)
     let mut ll = ll.join().map_err(|_| "the LL 1 thread panicked")??;
     let mut scrapes = scraper.join().map_err(|_| "the scraper panicked")??;
     drop(held);
+    // 0 for a load left out.
     let pct = |v: &mut Vec<f64>, q: f64| {
         v.sort_by(|a, b| a.total_cmp(b));
-        v[((v.len() as f64 - 1.0) * q).round() as usize]
+        v.get(((v.len().max(1) - 1) as f64 * q).round() as usize)
+            .copied()
+            .unwrap_or(0.0)
     };
     let (p50, p99) = (pct(&mut ll, 0.5), pct(&mut ll, 0.99));
     let ratio = busy / quiet;
     let how = format!(
         "{BURST} telnet logins started at once (argon2 each), GET /metrics every second, \
          `qtc ctl housekeep` expiring about a third of the store, and a partner forwarding \
-         {k} B1 bulletins of ~2 KB into the daemon (unloaded: the median of three such \
-         sessions before), all together; N0USR, logged in before, \
+         {k} B1 bulletins of ~2 KB into the daemon (three sessions in turn, their median; \
+         unloaded: the median of three such sessions before), all together; N0USR, logged in before, \
          types `LL 1` again as soon as each answer is in ({} answers)",
         ll.len()
-    );
+    ) + &if p.big_without.is_empty() {
+        String::new()
+    } else {
+        format!("; left out: {}", p.big_without.join(", "))
+    };
     let rows = vec![
         Row::check(
             "8e",
@@ -456,17 +472,38 @@ fn metrics(port: u16) -> R<(f64, usize)> {
     Ok((t, body.len()))
 }
 
-/// A partner (a fresh daemon N0AAA) forwards `k` B1 bulletins into `d`; returns msg/s.
-fn forward_into(o: &Opts, d: &Daemon, k: usize, tag: &str) -> R<f64> {
-    let a = crate::forward::sender(o, d, "b1")?;
-    a.import(&bulletins(k, crate::forward::BODY, k as u64, |i| {
-        format!("{tag}{i}_N0FWD")
-    }))?;
-    let t0 = now();
-    let out = a.ctl(&["forward", "N0BIG"])?;
-    let wall = t0.elapsed().as_secs_f64();
-    if !out.contains(&format!("{k} sent")) {
-        return Err(format!("forward into the big store: {}", out.trim()));
-    }
-    Ok(k as f64 / wall)
+/// Three partners (fresh daemons N0AAA), each given `k` B1 bulletins for `d` (BIDs tagged
+/// `tag` and the partner's number), ready to forward them.
+fn partners(o: &Opts, d: &Daemon, k: usize, tag: &str) -> R<Vec<Daemon>> {
+    (0..3)
+        .map(|i| {
+            let a = crate::forward::sender(o, d, "b1")?;
+            a.import(&bulletins(k, crate::forward::BODY, k as u64, |j| {
+                format!("{tag}{i}_{j}_N0FWD")
+            }))?;
+            Ok(a)
+        })
+        .collect()
+}
+
+/// Each partner in turn forwards its `k` bulletins into the big store: msg/s of each session.
+fn sessions(partners: &[Daemon], k: usize) -> R<Vec<f64>> {
+    partners
+        .iter()
+        .map(|a| {
+            let t0 = now();
+            let out = a.ctl(&["forward", "N0BIG"])?;
+            let wall = t0.elapsed().as_secs_f64();
+            if !out.contains(&format!("{k} sent")) {
+                return Err(format!("forward into the big store: {}", out.trim()));
+            }
+            Ok(k as f64 / wall)
+        })
+        .collect()
+}
+
+/// The median of three sessions' rates.
+fn median(mut rates: Vec<f64>) -> f64 {
+    rates.sort_by(|a, b| a.total_cmp(b));
+    rates[rates.len() / 2]
 }

@@ -71,6 +71,8 @@ pub struct Plan {
     pub big_n: usize,
     /// Bulletins a partner forwards into it, unloaded and loaded.
     pub big_fwd_n: usize,
+    /// Loads left out of row 8e's loaded scenario (`--without`), to see what each costs.
+    pub big_without: Vec<String>,
 }
 
 impl Plan {
@@ -94,6 +96,7 @@ impl Plan {
                 paste_large_runs: 1,
                 big_n: 20_000,
                 big_fwd_n: 300,
+                big_without: Vec::new(),
             }
         } else {
             Plan {
@@ -114,6 +117,7 @@ impl Plan {
                 paste_large_runs: 3,
                 big_n: 1_000_000,
                 big_fwd_n: 1_000,
+                big_without: Vec::new(),
             }
         }
     }
@@ -125,7 +129,8 @@ const ROWS: &[&str] = &[
 
 const USAGE: &str = "usage: qtc-bench [--quick] [--qtc PATH] [--out FILE] [--only ROW,...] \
 [--modes fbb,b1,b2] [--durability full|normal] [--log-level LEVEL] [--sessions N] [--store N] [--fwd N]
-       [--fwd-runs N] [--big N] [--baseline PATH (another qtc binary: forwarding, 1 M store and stalled rows for both)]
+       [--fwd-runs N] [--big N] [--without ll1,logins,housekeeping,metrics (loads left out of row 8e)]
+       [--baseline PATH (another qtc binary: forwarding, 1 M store and stalled rows for both)]
 rows: idle, forward, telnet, faults, scale, lzhuf, radio, bigstore, stalled";
 
 struct Args {
@@ -175,6 +180,16 @@ fn parse_args() -> Result<Args, String> {
                 plan.fwd_strace_n = plan.fwd_strace_n.min(plan.fwd_n);
             }
             "--fwd-runs" => plan.fwd_runs = num(val()?)?.max(1),
+            "--without" => {
+                plan.big_without = val()?.split(',').map(str::to_string).collect();
+                if let Some(bad) = plan
+                    .big_without
+                    .iter()
+                    .find(|l| !bigstore::LOADS.contains(&l.as_str()))
+                {
+                    return Err(format!("unknown load {bad}\n{USAGE}"));
+                }
+            }
             "--baseline" => {
                 let b = PathBuf::from(val()?);
                 plan.baseline = Some(
