@@ -1,8 +1,8 @@
 //! Daily housekeeping: message lifetimes by type and status, BID expiry, old partial
 //! transfers, and giving free pages back to the file system.
 //!
-//! A run is a [`Housekeeping`] done in steps of at most [`CHUNK`] rows each, one short
-//! transaction per step, so the daemon runs each step as its own job on the store thread and
+//! A run is a [`Housekeeping`] done in steps of at most [`CHUNK`] rows each (fewer if the
+//! caller asks, [`Housekeeping::set_step_rows`]), one short transaction per step, so the daemon runs each step as its own job on the store thread and
 //! everyone else's work goes in between. Every step walks an index (or the messages by
 //! number) from a cursor, so a run costs what it expires plus what outlived a lifetime (held
 //! mail...), not the store's size; only the BID history is walked whole, in windows.
@@ -15,8 +15,8 @@ use crate::{db_err, Store};
 /// Rows one step changes (or, for walks, looks at) at most.
 pub const CHUNK: usize = 1000;
 
-/// BIDs one step looks at: a BID row is small and most are kept.
-const BID_WINDOW: usize = 5 * CHUNK;
+/// BIDs one step looks at, per row of a step: a BID row is small and most are kept.
+const BIDS_PER_ROW: usize = 5;
 
 /// Pages one step gives back with `PRAGMA incremental_vacuum` (4 MB of 8 KB pages).
 const VACUUM_PAGES: u32 = 512;
@@ -136,6 +136,8 @@ pub struct Housekeeping {
     lifetimes: Lifetimes,
     stage: Stage,
     done: Housekept,
+    /// Rows per step, at most [`CHUNK`].
+    rows: usize,
 }
 
 impl Housekeeping {
@@ -146,7 +148,14 @@ impl Housekeeping {
             lifetimes: *lifetimes,
             stage: Stage::Remove { after: 0 },
             done: Housekept::default(),
+            rows: CHUNK,
         }
+    }
+
+    /// Rows the next steps change or look at, 1 to [`CHUNK`] (the default): a smaller step
+    /// holds the writer for less time.
+    pub fn set_step_rows(&mut self, rows: usize) {
+        self.rows = rows.clamp(1, CHUNK);
     }
 
     /// What the run has done so far.
@@ -159,7 +168,7 @@ impl Housekeeping {
         self.stage == Stage::Done
     }
 
-    /// Runs the next step (one transaction of at most [`CHUNK`] rows); returns true while
+    /// Runs the next step (one transaction of at most the step's rows); returns true while
     /// steps are left.
     pub fn step(&mut self, store: &mut Store) -> Result<bool, StoreError> {
         let next = match std::mem::replace(&mut self.stage, Stage::Done) {
@@ -195,7 +204,7 @@ impl Housekeeping {
             .query_row(
                 "SELECT MAX(number) FROM (SELECT number FROM messages \
                  WHERE status = 'K' AND number > ?1 ORDER BY number LIMIT ?2)",
-                params![after, CHUNK as i64],
+                params![after, self.rows as i64],
                 |r| r.get(0),
             )
             .map_err(db_err)?;
@@ -236,9 +245,10 @@ impl Housekeeping {
                 )
                 .map_err(db_err)?;
             let rows = st
-                .query_map(params![after, read, unread, bulletin, CHUNK as i64], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-                })
+                .query_map(
+                    params![after, read, unread, bulletin, self.rows as i64],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
                 .map_err(db_err)?
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(db_err)?;
@@ -257,7 +267,7 @@ impl Housekeeping {
         tx.commit().map_err(db_err)?;
         let all_young = walked.iter().all(|&(_, created, _)| created >= newest);
         Ok(match walked.last() {
-            Some(&(number, _, _)) if walked.len() == CHUNK && !all_young => {
+            Some(&(number, _, _)) if walked.len() == self.rows && !all_young => {
                 Stage::Expire { after: number }
             }
             _ => Stage::Bids {
@@ -275,7 +285,7 @@ impl Housekeeping {
         let last: Option<String> = tx
             .query_row(
                 "SELECT MAX(bid) FROM (SELECT bid FROM bids WHERE bid > ?1 ORDER BY bid LIMIT ?2)",
-                params![after, BID_WINDOW as i64],
+                params![after, (BIDS_PER_ROW * self.rows) as i64],
                 |r| r.get(0),
             )
             .optional()

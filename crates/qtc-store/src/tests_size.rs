@@ -370,6 +370,32 @@ fn housekeeping_runs_in_chunks_and_returns_space() {
     assert!(s.check().unwrap().is_empty());
 }
 
+/// A step changes at most the rows it is asked for, and a run in small steps does what one
+/// in full steps does.
+#[test]
+fn housekeeping_steps_take_the_rows_asked_for() {
+    let (_d, mut s) = open();
+    let n = 250;
+    s.insert_many(&vec![new(MsgType::Bulletin, "ALL", "WW", "N0ABC"); n], 0)
+        .unwrap();
+    let l = Lifetimes::default();
+    let day = 86_400;
+    let mut run = Housekeeping::new(20 * day, &l);
+    run.set_step_rows(100);
+    let mut expired = vec![];
+    while run.step(&mut s).unwrap() {
+        let e = run.done().expired;
+        expired.push(e - expired.iter().sum::<u64>());
+    }
+    assert_eq!(run.done().expired, n as u64);
+    assert_eq!(
+        &expired[..4],
+        [0, 100, 100, 50],
+        "removal, then expiry by 100"
+    );
+    assert_eq!(s.counts().unwrap().0, 0);
+}
+
 /// A store made before incremental vacuum keeps its free pages (no whole-file VACUUM on the
 /// live writer) and says so, until `compact` switches it.
 #[test]

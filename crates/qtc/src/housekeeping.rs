@@ -11,9 +11,21 @@ use crate::config::housekeeping::Housekeeping;
 use crate::store_thread::StoreHandle;
 
 /// After a step during which others used the store thread, housekeeping waits for a pause this
-/// long in their work before its next step: a step (~20 ms on a 1 M store) lands in the gaps
-/// of a forwarding session or a burst of logins instead of in front of their writes.
+/// long in their work before its next step: a step lands in the gaps of a forwarding session
+/// or a burst of logins instead of in front of their writes.
 const QUIET: Duration = Duration::from_millis(50);
+
+/// About how long one step may hold the store thread. A step of [`qtc_store::housekeep::CHUNK`]
+/// rows took 80-220 ms removing messages from a 1 M store while its two cores were busy (bench
+/// row 8e), and every write waited behind it; so each step's rows are scaled from the last
+/// step's time to this.
+const STEP_TIME: Duration = Duration::from_millis(10);
+
+/// The first step's rows, before any step's time is known.
+const FIRST_ROWS: usize = 100;
+
+/// The fewest rows in a step: each step also costs a commit.
+const MIN_ROWS: usize = 10;
 
 /// Under unbroken load, a step still goes after this long: housekeeping slows, never stops.
 const MOST_WAIT: Duration = Duration::from_secs(1);
@@ -29,6 +41,15 @@ pub fn secs_until(now: i64, hour: u32) -> i64 {
     } else {
         d + day
     }
+}
+
+/// Rows for the step after one of `rows` that took `took`: scaled toward [`STEP_TIME`], at
+/// most doubled, between [`MIN_ROWS`] and [`qtc_store::housekeep::CHUNK`].
+fn next_rows(rows: usize, took: Duration) -> usize {
+    let scaled = rows as f64 * STEP_TIME.as_secs_f64() / took.as_secs_f64().max(1e-6);
+    (scaled as usize)
+        .min(rows.saturating_mul(2))
+        .clamp(MIN_ROWS, qtc_store::housekeep::CHUNK)
 }
 
 /// Runs housekeeping on the store thread, now or at the daily hour.
@@ -70,20 +91,29 @@ impl Housekeeper {
         *self.settings.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Runs it now; returns the summary line (also logged). Each step (at most
-    /// [`qtc_store::housekeep::CHUNK`] rows, one transaction) is its own background job on the
-    /// store thread: it starts only when no session's, forwarding's or /metrics' job waits.
+    /// Runs it now; returns the summary line (also logged). Each step (one transaction of at
+    /// most [`qtc_store::housekeep::CHUNK`] rows, as many as take about [`STEP_TIME`]) is its
+    /// own background job on the store thread: it starts only when no session's,
+    /// forwarding's or /metrics' job waits.
     pub async fn run_now(&self) -> Result<String, String> {
         let _one_at_a_time = self.running.lock().await;
         let lifetimes = self.get().lifetimes;
         let mut run = qtc_store::Housekeeping::new(clock::unix_now(), &lifetimes);
+        let mut rows = FIRST_ROWS;
         while !run.finished() {
             let before = self.store.others_sent();
-            let r = self
+            run.set_step_rows(rows);
+            let (r, took) = self
                 .store
-                .call_background(move |s| run.step(s).map(|_| run))
+                .call_background(move |s| {
+                    let t0 = clock::now();
+                    let r = run.step(s).map(|_| run);
+                    (r, t0.elapsed())
+                })
                 .await
                 .map_err(|e| format!("housekeeping failed: {e}"))?;
+            tracing::debug!(rows, ?took, "housekeeping step");
+            rows = next_rows(rows, took);
             if self.store.others_sent() != before {
                 self.wait_for_quiet().await;
             }
@@ -189,6 +219,18 @@ pub fn store_cmd(c: &crate::config::Loaded, cmd: StoreCmd) -> anyhow::Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_step_is_sized_to_the_step_time() {
+        let ms = Duration::from_millis;
+        // 100 rows in 40 ms: a quarter of them next.
+        assert_eq!(next_rows(100, ms(40)), 25);
+        // Fast steps grow, at most twice at a time, up to CHUNK.
+        assert_eq!(next_rows(100, ms(1)), 200);
+        assert_eq!(next_rows(800, Duration::ZERO), qtc_store::housekeep::CHUNK);
+        // Under heavy load still a few rows a step.
+        assert_eq!(next_rows(10, ms(500)), MIN_ROWS);
+    }
 
     #[test]
     fn next_run_is_within_a_day_and_on_the_hour() {
