@@ -38,6 +38,10 @@ const JUMP_MASK: usize = JUMPS - 1;
 /// See [`Model::young`].
 const YOUNG: u16 = 2048;
 const _: () = assert!(YOUNG < MAX_FREQ / 2);
+/// Entries of [`Model::le`]: a young model's counts are below the root's, below `YOUNG`.
+const LE: usize = YOUNG as usize;
+const LE_MASK: usize = LE - 1;
+const _: () = assert!(LE.is_power_of_two());
 
 /// Adaptive Huffman tree. With `JUMP` (the decoder's model) it also keeps a two-level jump
 /// table so that the decoder descends two bits per load.
@@ -53,6 +57,13 @@ pub(crate) struct Model<const JUMP: bool> {
     /// `son[s1]` and on `son[son[s1] + b2]`, so changing `son[x]` invalidates entries `2x`,
     /// `2x + 1` and `2 * prnt[x] + (x & 1)`: [`Model::swap_up`] refreshes exactly those.
     jump: [u32; JUMPS],
+    /// While the model is young ([`Model::young`]): `le[v]` is the number of slots `0..T` whose
+    /// count is at most `v`. Counts are sorted over the slots, so the last slot of a run of
+    /// count `v` is `le[v] - 1`, and an update finds its swap partner with one load instead of
+    /// a search: on a fresh model's near-equal counts the search's branches go whichever way
+    /// the message's symbols take them, which no branch predictor learns across messages. Not
+    /// kept once the model is no longer young (it never gets young again).
+    le: [u16; LE],
     /// Whether `jump` is kept up to date. A decoder whose model is still young (most updates
     /// swap nodes) descends without it and rebuilds it once it switches back to jumps.
     jumps_live: bool,
@@ -81,6 +92,7 @@ impl<const JUMP: bool> Model<JUMP> {
             son: [0; SLOTS],
             prnt: [0; SLOTS],
             jump: [0; JUMPS],
+            le: [0; LE],
             jumps_live: false,
         };
         let mut i = 0;
@@ -108,6 +120,15 @@ impl<const JUMP: bool> Model<JUMP> {
             j += 1;
         }
         m.prnt[R] = 0;
+        let mut s = 0;
+        while s < T {
+            let mut v = m.freq[s] as usize;
+            while v < LE {
+                m.le[v] += 1;
+                v += 1;
+            }
+            s += 1;
+        }
         m
     }
 
@@ -199,6 +220,10 @@ impl<const JUMP: bool> Model<JUMP> {
 
     /// Count one more occurrence of `sym` and restore the sibling property.
     pub(crate) fn update(&mut self, sym: usize) {
+        if self.young() {
+            self.climb_young(self.prnt(sym + T));
+            return;
+        }
         if self.freq(R) == MAX_FREQ {
             self.reconst();
         }
@@ -237,10 +262,14 @@ impl<const JUMP: bool> Model<JUMP> {
     /// [`Model::update`] for a symbol whose slots the caller already knows: `slots` yields the
     /// leaf's slot and then each ancestor's up to, not including, the root (the path just used
     /// to code or decode the symbol). Until the first swap the tree's shape does not change, so these
-    /// are the slots the `prnt` chain would visit. Returns whether a swap happened. The caller
-    /// has checked [`Model::full`].
+    /// are the slots the `prnt` chain would visit (a young model climbs by `prnt` from the
+    /// leaf's slot, see [`Model::le`]). Returns whether a swap happened. The caller has checked
+    /// [`Model::full`].
     #[inline(always)]
-    pub(crate) fn update_along(&mut self, slots: impl Iterator<Item = usize>) -> bool {
+    pub(crate) fn update_along(&mut self, mut slots: impl Iterator<Item = usize>) -> bool {
+        if self.young() {
+            return slots.next().is_some_and(|leaf| self.climb_young(leaf));
+        }
         for c in slots {
             let k = self.freq(c) + 1;
             self.freq[c & SLOT_MASK] = k;
@@ -270,12 +299,43 @@ impl<const JUMP: bool> Model<JUMP> {
         }
     }
 
+    /// [`Model::climb`] for a young model, the swap partner read from `le`. Returns whether a
+    /// swap happened.
+    #[inline(always)]
+    fn climb_young(&mut self, mut c: usize) -> bool {
+        let mut swapped = false;
+        loop {
+            let old = self.freq(c);
+            let k = old + 1;
+            self.freq[c & SLOT_MASK] = k;
+            // Slot `c` no longer counts `old`. The slots that still count at most `old` are
+            // those below `c` and the run `c + 1..=l` of `old` above it: `l` of them.
+            let le = &mut self.le[usize::from(old) & LE_MASK];
+            *le -= 1;
+            let l = usize::from(*le);
+            if k > self.freq(c + 1) {
+                c = self.swap_with(c, l, k);
+                swapped = true;
+            }
+            c = self.prnt(c);
+            if c == 0 {
+                return swapped;
+            }
+        }
+    }
+
     /// Slot `c` was just incremented to `k` and now exceeds slot `c + 1`: exchange its node with
     /// the last node of the run of `k - 1` counts above it. Returns the node's new slot.
     #[inline(always)]
     fn swap_up(&mut self, c: usize, k: u16) -> usize {
         // Slots c+1..=l all hold k-1 (freq is sorted): move the node to the last of them.
         let l = self.run_end(c + 1, k);
+        self.swap_with(c, l, k)
+    }
+
+    /// [`Model::swap_up`] with the partner `l` found.
+    #[inline(always)]
+    fn swap_with(&mut self, c: usize, l: usize, k: u16) -> usize {
         self.freq[c & SLOT_MASK] = self.freq(l);
         self.freq[l & SLOT_MASK] = k;
 
@@ -299,9 +359,9 @@ impl<const JUMP: bool> Model<JUMP> {
     /// Last slot `l >= from` with `freq[l] < k`, given `freq[from] < k` and freq sorted
     /// (the `freq[T]` sentinel ends every run).
     ///
-    /// Galloping, then bisecting: while a model is young most counts are equal and a run can
-    /// span hundreds of slots (a linear scan made the first 2 KB of a message cost twice the
-    /// next 3 KB); later runs are short and the first probe or two settle it.
+    /// Galloping, then bisecting: runs are short once a model is no longer young (young ones
+    /// use [`Model::le`]), and the first probe or two settle it; after a tree rebuild halves
+    /// the counts a run can be long again.
     #[inline(always)]
     fn run_end(&self, from: usize, k: u16) -> usize {
         // Invariant: freq[lo] < k and freq[lo + step] >= k once the gallop stops.
@@ -444,6 +504,12 @@ mod tests {
     }
 
     fn check_invariants(m: &Model<true>) {
+        if m.young() {
+            for v in 0..LE {
+                let at_most = (0..T).filter(|&s| usize::from(m.freq[s]) <= v).count();
+                assert_eq!(usize::from(m.le[v]), at_most, "le[{v}]");
+            }
+        }
         for s in 0..T - 1 {
             assert!(m.freq[s] <= m.freq[s + 1], "freq sorted at {s}");
         }
@@ -494,5 +560,39 @@ mod tests {
             }
         }
         check_invariants(&m);
+    }
+
+    #[test]
+    fn a_young_model_updates_as_the_reference_climb_does() {
+        // `update` on a young model finds swap partners through `le`; the reference climb
+        // searches for them. Both must leave the same tree after every symbol.
+        let (mut young, mut reference) = (Model::<false>::new(), Model::<false>::new());
+        let mut x: u32 = 7;
+        let mut n = 0;
+        while young.young() {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            let sym = if n % 4 == 0 {
+                (x >> 16) as usize % N_CHAR
+            } else {
+                (x >> 16) as usize % 40
+            };
+            young.update(sym);
+            reference.climb(reference.prnt(sym + T));
+            assert_eq!(young.freq, reference.freq, "freq after symbol {n}");
+            assert_eq!(young.son, reference.son, "son after symbol {n}");
+            assert_eq!(
+                young.prnt[..T + N_CHAR],
+                reference.prnt[..T + N_CHAR],
+                "prnt after {n}"
+            );
+            if n % 97 == 0 {
+                for v in 0..LE {
+                    let at_most = (0..T).filter(|&s| usize::from(young.freq[s]) <= v).count();
+                    assert_eq!(usize::from(young.le[v]), at_most, "le[{v}] after {n}");
+                }
+            }
+            n += 1;
+        }
+        assert!(n > 1000, "young for {n} symbols");
     }
 }
