@@ -10,10 +10,12 @@
  * same parse with some matches coded nearer, and the benchmark checks on every run that each
  * decodes the other's.
  *
- * usage: lzhuf-c INPUT REPS OUTPUT
+ * usage: lzhuf-c INPUT REPS OUTPUT [PIECE]
  *   compresses INPUT REPS times and decompresses the result REPS times, checks the round trip,
  *   writes the compressed form to OUTPUT and prints "encode_ns decode_ns": the fastest run of each,
- *   in CPU time of the thread (time preempted by other processes does not count).
+ *   in CPU time of the thread (time preempted by other processes does not count). With PIECE,
+ *   each PIECE bytes of INPUT are compressed and decompressed on their own, as many different
+ *   messages; a run is all of them, and OUTPUT gets the first piece's compressed form.
  * usage: lzhuf-c -d PAYLOAD OUTPUT
  *   decompresses a B0 PAYLOAD (another encoder's: the benchmark cross-checks the two) to OUTPUT.
  */
@@ -441,29 +443,36 @@ static int decode_file(const char *in, const char *out) {
 
 int main(int argc, char **argv) {
     uint8_t *data, *packed, *back;
-    size_t size, packed_len = 0, cap;
+    size_t size, piece, pieces, cap, p, *lens;
     int reps, n;
     double t, best_enc = 1e300, best_dec = 1e300;
     if (argc == 4 && strcmp(argv[1], "-d") == 0) return decode_file(argv[2], argv[3]);
-    if (argc != 4 || (reps = atoi(argv[2])) < 1) {
-        fprintf(stderr, "usage: lzhuf-c INPUT REPS OUTPUT | lzhuf-c -d PAYLOAD OUTPUT\n");
+    if ((argc != 4 && argc != 5) || (reps = atoi(argv[2])) < 1 ||
+        (argc == 5 && atol(argv[4]) < 1)) {
+        fprintf(stderr, "usage: lzhuf-c INPUT REPS OUTPUT [PIECE] | lzhuf-c -d PAYLOAD OUTPUT\n");
         return 2;
     }
     if (!(data = read_file(argv[1], &size))) return 1;
-    cap = size * 2 + 64;
-    packed = malloc(cap);
+    piece = argc == 5 ? (size_t)atol(argv[4]) : size;
+    pieces = (size + piece - 1) / piece;
+    cap = piece * 2 + 64;
+    packed = malloc(pieces * cap);
+    lens = malloc(pieces * sizeof *lens);
     back = malloc(size);
-    if (!packed || !back) return 1;
+    if (!packed || !lens || !back) return 1;
     position_tables();
+#define PIECE_LEN(p) ((p) + 1 < pieces ? piece : size - (p) * piece)
     for (n = 0; n < reps; n++) {
         t = now_ns();
-        packed_len = encode(data, size, packed, cap);
+        for (p = 0; p < pieces; p++)
+            lens[p] = encode(data + p * piece, PIECE_LEN(p), packed + p * cap, cap);
         t = now_ns() - t;
         if (t < best_enc) best_enc = t;
     }
     for (n = 0; n < reps; n++) {
         t = now_ns();
-        if (decode(packed, packed_len, back) != size) return 1;
+        for (p = 0; p < pieces; p++)
+            if (decode(packed + p * cap, lens[p], back + p * piece) != PIECE_LEN(p)) return 1;
         t = now_ns() - t;
         if (t < best_dec) best_dec = t;
     }
@@ -471,7 +480,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "lzhuf-c: round trip differs\n");
         return 1;
     }
-    if (write_file(argv[3], packed, packed_len)) return 1;
+    if (write_file(argv[3], packed, lens[0])) return 1;
     printf("%.0f %.0f\n", best_enc, best_dec);
     return 0;
 }

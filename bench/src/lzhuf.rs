@@ -1,9 +1,12 @@
 //! Row 6: the LZHUF codec's speed as a ratio to the C LZHUF core, both timed in the same run.
 //!
 //! qtc's side is the qtc-lzhuf `timing` example, the C side bench/c/lzhuf.c (built by
-//! bench/lzhuf-c.sh); both take `INPUT REPS OUTPUT`, time REPS compressions and REPS
+//! bench/lzhuf-c.sh); both take `INPUT REPS OUTPUT [PIECE]`, time REPS compressions and REPS
 //! decompressions in-process and print the fastest of each in nanoseconds of the thread's CPU
-//! time (so time spent preempted by the other processes of a busy machine does not count). The
+//! time (so time spent preempted by the other processes of a busy machine does not count).
+//! With PIECE each piece of the input is a message of its own: the bulletins row codes a
+//! thousand different ones per run, as a BBS does, because one bulletin coded again and again
+//! lets the CPU's branch predictors learn its path through the adaptive model. The
 //! two are run in turn, several rounds, so that cache and core sharing hit both alike; the
 //! fastest run of each counts. Each must decompress the other's output to the input (qtc parses
 //! as the C core does but codes some matches nearer, so the two outputs differ by a few bytes);
@@ -23,14 +26,16 @@ in turn on one input, fastest run of each in thread CPU time; each decodes the o
 /// qtc's targets as multiples of the C core's speed: (compress, decompress).
 const TARGET: (f64, f64) = (2.0, 3.0);
 
-/// One input: its name, the `timing` example's generator, length and seed, runs per process
-/// (full, quick), and whether the targets apply to it (otherwise its rows are figures only).
+/// One input: its name, the `timing` example's generator, length and seed, the size of each
+/// message it is cut into (none: one message), runs per process (full, quick), and whether the
+/// targets apply to it (otherwise its rows are figures only).
 struct Input {
     name: &'static str,
     what: &'static str,
     kind: &'static str,
     len: usize,
     seed: u64,
+    piece: Option<usize>,
     reps: (usize, usize),
     targets: bool,
 }
@@ -42,16 +47,18 @@ const INPUTS: [Input; 2] = [
         kind: "english",
         len: 3_100_000,
         seed: 11,
+        piece: None,
         reps: (2, 1),
         targets: true,
     },
     Input {
-        name: "text_2k",
-        what: "2 KB bulletin",
+        name: "bulletins_2k",
+        what: "1,000 different 2 KB bulletins",
         kind: "english",
-        len: 2_000,
+        len: 2_000_000,
         seed: 3,
-        reps: (2000, 300),
+        piece: Some(2_000),
+        reps: (3, 1),
         targets: false,
     },
 ];
@@ -72,12 +79,13 @@ impl Times {
     }
 }
 
-/// Runs one timing program (`INPUT REPS OUTPUT`) and reads its two figures.
-fn time(prog: &Path, input: &Path, reps: usize, output: &Path) -> R<Times> {
+/// Runs one timing program (`INPUT REPS OUTPUT [PIECE]`) and reads its two figures.
+fn time(prog: &Path, input: &Path, reps: usize, output: &Path, piece: Option<usize>) -> R<Times> {
     let out = Command::new(prog)
         .arg(input)
         .arg(reps.to_string())
         .arg(output)
+        .args(piece.map(|p| p.to_string()))
         .output()
         .ctx(format!("cannot run {}", prog.display()))?;
     let text = String::from_utf8_lossy(&out.stdout);
@@ -140,11 +148,13 @@ fn measure(
     let (qtc_out, c_out) = (dir.join("qtc.lzh"), dir.join("c.lzh"));
     let mut best: Option<(Times, Times)> = None;
     for _ in 0..rounds {
-        let tc = time(c, &data, reps, &c_out)?;
-        let tq = time(qtc, &data, reps, &qtc_out)?;
+        let tc = time(c, &data, reps, &c_out, input.piece)?;
+        let tq = time(qtc, &data, reps, &qtc_out, input.piece)?;
         best = Some(best.map_or((tq, tc), |(q, cc)| (q.min(tq), cc.min(tc))));
     }
-    let want = std::fs::read(&data).ctx("input")?;
+    // The outputs are the first message's form.
+    let mut want = std::fs::read(&data).ctx("input")?;
+    want.truncate(input.piece.unwrap_or(want.len()));
     check_decodes(c, &["-d"], &qtc_out, &want, dir)?;
     check_decodes(qtc, &["--decode"], &c_out, &want, dir)?;
     let size = |f: &Path| {
@@ -189,7 +199,8 @@ pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
                 continue;
             }
         };
-        let sizes = format!("; output qtc {q_size} B, C {c_size} B");
+        let first = if input.piece.is_some() { "first " } else { "" };
+        let sizes = format!("; {first}output qtc {q_size} B, C {c_size} B");
         for (what, qns, cns, target, extra) in [
             ("compress", q.enc, cc.enc, TARGET.0, sizes.as_str()),
             ("decompress", q.dec, cc.dec, TARGET.1, ""),

@@ -2,11 +2,13 @@
 //! compared with (bench/c/lzhuf.c), so that both are timed the same way:
 //!
 //! ```text
-//! timing INPUT REPS OUTPUT          compress INPUT REPS times, decompress it REPS times, check
+//! timing INPUT REPS OUTPUT [PIECE]  compress INPUT REPS times, decompress it REPS times, check
 //!                                   the round trip, write the B0 form to OUTPUT, print
 //!                                   "encode_ns decode_ns": the fastest run of each, in
 //!                                   CPU time of the thread (time preempted by other
-//!                                   processes does not count)
+//!                                   processes does not count); with PIECE, each PIECE
+//!                                   bytes on their own, as many different messages (a run
+//!                                   is all of them; OUTPUT gets the first one's form)
 //! timing --corpus english|random LEN SEED OUTPUT
 //!                                   write the benchmark's generated input
 //! timing --decode PAYLOAD OUTPUT    decompress a B0 PAYLOAD (the C core's: the benchmark checks
@@ -22,7 +24,8 @@ use qtc_lzhuf::{compress, decompress, Limits};
 use std::hint::black_box;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: timing INPUT REPS OUTPUT | timing --corpus english|random LEN SEED \
+const USAGE: &str =
+    "usage: timing INPUT REPS OUTPUT [PIECE] | timing --corpus english|random LEN SEED \
 OUTPUT | timing --decode PAYLOAD OUTPUT";
 
 fn main() -> ExitCode {
@@ -30,7 +33,8 @@ fn main() -> ExitCode {
     let result = match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
         ["--corpus", kind, len, seed, out] => write_corpus(kind, len, seed, out),
         ["--decode", payload, out] => decode(payload, out),
-        [input, reps, out] => time(input, reps, out),
+        [input, reps, out] => time(input, reps, out, None),
+        [input, reps, out, piece] => number(piece).and_then(|p| time(input, reps, out, Some(p))),
         _ => Err(USAGE.to_string()),
     };
     match result {
@@ -81,16 +85,28 @@ fn fastest<T>(reps: usize, mut f: impl FnMut() -> T) -> (i128, T) {
     (best, last.expect("reps >= 1"))
 }
 
-fn time(input: &str, reps: &str, out: &str) -> Result<(), String> {
+fn time(input: &str, reps: &str, out: &str, piece: Option<usize>) -> Result<(), String> {
     let data = std::fs::read(input).map_err(|e| format!("{input}: {e}"))?;
     let reps = number(reps)?.max(1);
-    let (enc, packed) = fastest(reps, || compress(black_box(&data)));
+    let pieces: Vec<&[u8]> = data.chunks(piece.unwrap_or(data.len()).max(1)).collect();
+    let (enc, packed) = fastest(reps, || {
+        pieces
+            .iter()
+            .map(|p| compress(black_box(p)))
+            .collect::<Vec<_>>()
+    });
     let limits = Limits::default();
-    let (dec, back) = fastest(reps, || decompress(black_box(&packed), &limits));
-    if back.map_err(|e| e.to_string())? != data {
+    let (dec, back) = fastest(reps, || {
+        packed
+            .iter()
+            .map(|p| decompress(black_box(p), &limits))
+            .collect::<Result<Vec<_>, _>>()
+    });
+    if back.map_err(|e| e.to_string())?.concat() != data {
         return Err("round trip differs".into());
     }
-    std::fs::write(out, &packed).map_err(|e| format!("{out}: {e}"))?;
+    let first = packed.first().ok_or("empty input")?;
+    std::fs::write(out, first).map_err(|e| format!("{out}: {e}"))?;
     println!("{enc} {dec}");
     Ok(())
 }
