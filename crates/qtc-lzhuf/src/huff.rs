@@ -503,13 +503,33 @@ mod tests {
         assert_eq!(D_CODE[0xff], (0x3f, 8));
     }
 
-    fn check_invariants(m: &Model<true>) {
+    /// Symbols from a linear congruential generator: every `one_in`-th any symbol, the others
+    /// among the first `common`, so that some counts grow fast.
+    fn skewed_symbols(seed: u32, one_in: u32, common: usize) -> impl Iterator<Item = usize> {
+        let mut x = seed;
+        (0u32..).map(move |n| {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            let r = (x >> 16) as usize;
+            if n % one_in == 0 {
+                r % N_CHAR
+            } else {
+                r % common
+            }
+        })
+    }
+
+    /// A young model's `le` against a count of the slots.
+    fn check_le<const JUMP: bool>(m: &Model<JUMP>) {
         if m.young() {
             for v in 0..LE {
                 let at_most = (0..T).filter(|&s| usize::from(m.freq[s]) <= v).count();
                 assert_eq!(usize::from(m.le[v]), at_most, "le[{v}]");
             }
         }
+    }
+
+    fn check_invariants(m: &Model<true>) {
+        check_le(m);
         for s in 0..T - 1 {
             assert!(m.freq[s] <= m.freq[s + 1], "freq sorted at {s}");
         }
@@ -545,15 +565,7 @@ mod tests {
         let mut m = Model::<true>::new();
         m.set_jumps_live(true);
         check_invariants(&m);
-        let mut x: u32 = 1;
-        for n in 0..100_000u32 {
-            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
-            // Skewed symbol distribution so that some counts grow fast.
-            let sym = if n % 3 == 0 {
-                (x >> 16) as usize % N_CHAR
-            } else {
-                (x >> 16) as usize % 20
-            };
+        for (n, sym) in skewed_symbols(1, 3, 20).take(100_000).enumerate() {
             m.update(sym);
             if n % 9973 == 0 {
                 check_invariants(&m);
@@ -567,15 +579,10 @@ mod tests {
         // `update` on a young model finds swap partners through `le`; the reference climb
         // searches for them. Both must leave the same tree after every symbol.
         let (mut young, mut reference) = (Model::<false>::new(), Model::<false>::new());
-        let mut x: u32 = 7;
+        let mut symbols = skewed_symbols(7, 4, 40);
         let mut n = 0;
         while young.young() {
-            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
-            let sym = if n % 4 == 0 {
-                (x >> 16) as usize % N_CHAR
-            } else {
-                (x >> 16) as usize % 40
-            };
+            let sym = symbols.next().unwrap_or(0);
             young.update(sym);
             reference.climb(reference.prnt(sym + T));
             assert_eq!(young.freq, reference.freq, "freq after symbol {n}");
@@ -586,10 +593,7 @@ mod tests {
                 "prnt after {n}"
             );
             if n % 97 == 0 {
-                for v in 0..LE {
-                    let at_most = (0..T).filter(|&s| usize::from(young.freq[s]) <= v).count();
-                    assert_eq!(usize::from(young.le[v]), at_most, "le[{v}] after {n}");
-                }
+                check_le(&young);
             }
             n += 1;
         }
