@@ -14,7 +14,10 @@ use std::time::Duration;
 fn inputs() -> Vec<(&'static str, Vec<u8>)> {
     vec![
         // A typical bulletin: forwarding decodes one of these per message, so the model's
-        // start-up cost counts as much as the steady rate.
+        // start-up cost counts as much as the steady rate. Coded again and again, its path
+        // through the young model is learnt by the branch predictors, which makes it up to
+        // twice as fast as a new bulletin each time; row 6 of bench/run.sh times 1,000
+        // different ones.
         ("text_02000", corpus::english(2_000, 3)),
         (
             "text_05000",
