@@ -3,7 +3,7 @@
 # clean-room C version of the 1989 Yoshizaki/Okumura algorithm with FBB's parameters) into
 # target/bench-c/lzhuf-c, optimised as a distribution would build it (-O2). Prints the binary's path.
 #
-# usage: bench/lzhuf-c.sh            then: target/bench-c/lzhuf-c INPUT REPS OUTPUT
+# usage: bench/lzhuf-c.sh            then: target/bench-c/lzhuf-c INPUT REPS OUTPUT [PIECE]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cc=${CC:-cc}
