@@ -15,7 +15,7 @@ use crate::daemon::{Daemon, Opts, Spec};
 use crate::genstore::{self, MINE_EVERY, SENDER};
 use crate::measure::{bulletins, rss_mb};
 use crate::report::Row;
-use crate::util::{clk_tck, cpu_ticks_with_children, now, sleep, thousands, Ctx, R};
+use crate::util::{clk_tck, cpu_ticks_with_children, median, now, sleep, thousands, Ctx, R};
 use crate::Plan;
 
 /// Users who log in at once in the loaded scenario.
@@ -506,10 +506,4 @@ fn sessions(partners: &[Daemon], k: usize) -> R<Vec<f64>> {
             Ok(k as f64 / wall)
         })
         .collect()
-}
-
-/// The median of three sessions' rates.
-fn median(mut rates: Vec<f64>) -> f64 {
-    rates.sort_by(|a, b| a.total_cmp(b));
-    rates[rates.len() / 2]
 }

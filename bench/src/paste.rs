@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::client::Client;
 use crate::daemon::{Daemon, Opts, Spec};
 use crate::report::Row;
-use crate::util::{now, Text, R};
+use crate::util::{median, now, Text, R};
 use crate::{or_broken, Plan};
 
 const HOW: &str = "`SP N0XYZ`, subject, then body (60-char CR LF lines) + `/EX` in one \
@@ -30,11 +30,6 @@ fn paste(d: &Daemon, c: &mut Client, bytes: usize, seed: u64) -> R<f64> {
     }
     c.expect(&d.prompt())?;
     Ok(took)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
 }
 
 fn measure(o: &Opts, p: &Plan) -> R<Vec<Row>> {

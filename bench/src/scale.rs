@@ -6,7 +6,7 @@ use crate::client::Client;
 use crate::daemon::{Daemon, Opts, Spec};
 use crate::measure::{bulletins, dir_mb, fds, hwm_mb, rss_mb, window};
 use crate::report::Row;
-use crate::util::{now, sleep, thousands, Text, R};
+use crate::util::{median, now, sleep, thousands, Text, R};
 use crate::Plan;
 
 /// Longest the sequential logins may take altogether.
@@ -196,10 +196,6 @@ fn big_store(o: &Opts, p: &Plan, how: &str) -> R<(Vec<Row>, Vec<String>)> {
     let prompt = d.prompt();
     let mut c = d.login("N0USR", "pw")?;
     let quick = Duration::from_secs(60);
-    let med = |mut v: Vec<f64>| {
-        v.sort_by(|a, b| a.total_cmp(b));
-        v[v.len() / 2]
-    };
     let mut ll = Vec::new();
     for _ in 0..3 {
         ll.push(timed(&mut c, &prompt, "LL 20", quick)?.0);
@@ -237,7 +233,7 @@ fn big_store(o: &Opts, p: &Plan, how: &str) -> R<(Vec<Row>, Vec<String>)> {
     for _ in 0..3 {
         again.push(timed(&mut c, &prompt, "L", quick)?.0);
     }
-    let l_again = med(again);
+    let l_again = median(again);
     let hwm = hwm_mb(d.pid())?;
     let nn = thousands(n as u64);
     let ms = |s: f64| format!("{:.2} ms", s * 1e3);
@@ -245,21 +241,21 @@ fn big_store(o: &Opts, p: &Plan, how: &str) -> R<(Vec<Row>, Vec<String>)> {
         Row::info(
             "5c",
             &format!("{nn}-message store: `LL 20`"),
-            format!("{} (median of 3)", ms(med(ll))),
+            format!("{} (median of 3)", ms(median(ll))),
             "",
             how,
         ),
         Row::info(
             "5c",
             &format!("{nn}-message store: `R n`"),
-            format!("{} (median of 3)", ms(med(rd))),
+            format!("{} (median of 3)", ms(median(rd))),
             "",
             how,
         ),
         Row::info(
             "5c",
             &format!("{nn}-message store: BID lookup (`SB ALL @ WW $KNOWN` refused)"),
-            format!("{} (median of 3)", ms(med(bid))),
+            format!("{} (median of 3)", ms(median(bid))),
             "",
             how,
         ),

@@ -31,6 +31,12 @@ pub fn now() -> Instant {
     Instant::now()
 }
 
+/// The middle value (the upper one of an even count) of timings or rates.
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
 /// Waits. The driver measures a daemon from outside, so it sleeps between readings.
 pub fn sleep(d: Duration) {
     std::thread::sleep(d);
