@@ -4,9 +4,9 @@
 //! A run is a [`Housekeeping`] done in steps of at most [`CHUNK`] rows each (fewer if the
 //! caller asks, [`Housekeeping::set_step_rows`]), one short transaction per step, so the
 //! daemon runs each step as its own job on the store thread and everyone else's work goes in
-//! between. Every step walks an index (or the messages by
-//! number) from a cursor, so a run costs what it expires plus what outlived a lifetime (held
-//! mail...), not the store's size; only the BID history is walked whole, in windows.
+//! between. Every step walks an index (or the messages by number) from a cursor, so a run
+//! costs what it expires plus what outlived a lifetime (held mail...), not the store's size;
+//! only the BID history is walked whole, in windows.
 
 use qtc_mail::StoreError;
 use rusqlite::{params, OptionalExtension};
