@@ -9,6 +9,7 @@
 // The driver measures wall time and waits for daemons: it is not a sans-IO core.
 #![allow(clippy::disallowed_methods)]
 
+mod air;
 mod bigstore;
 mod client;
 mod daemon;
@@ -73,6 +74,8 @@ pub struct Plan {
     pub big_fwd_n: usize,
     /// Loads left out of row 8e's loaded scenario (`--without`), to see what each costs.
     pub big_without: Vec<String>,
+    /// Row 10's passes (`--air`): `b1`, `mbl`, `b1-lossy`, `mbl-lossy`.
+    pub air: Vec<String>,
 }
 
 impl Plan {
@@ -97,6 +100,7 @@ impl Plan {
                 big_n: 20_000,
                 big_fwd_n: 300,
                 big_without: Vec::new(),
+                air: air::PASSES.iter().map(|s| s.to_string()).collect(),
             }
         } else {
             Plan {
@@ -118,20 +122,22 @@ impl Plan {
                 big_n: 1_000_000,
                 big_fwd_n: 1_000,
                 big_without: Vec::new(),
+                air: air::PASSES.iter().map(|s| s.to_string()).collect(),
             }
         }
     }
 }
 
 const ROWS: &[&str] = &[
-    "idle", "forward", "telnet", "faults", "scale", "lzhuf", "radio", "bigstore", "stalled",
+    "idle", "forward", "telnet", "faults", "scale", "lzhuf", "radio", "bigstore", "stalled", "air",
 ];
 
 const USAGE: &str = "usage: qtc-bench [--quick] [--qtc PATH] [--out FILE] [--only ROW,...] \
 [--modes fbb,b1,b2] [--durability full|normal] [--log-level LEVEL] [--sessions N] [--store N] [--fwd N]
        [--fwd-runs N] [--big N] [--without ll1,logins,housekeeping,metrics (loads left out of row 8e)]
        [--baseline PATH (another qtc binary: forwarding, 1 M store and stalled rows for both)]
-rows: idle, forward, telnet, faults, scale, lzhuf, radio, bigstore, stalled";
+       [--air b1,mbl,b1-lossy,mbl-lossy (row 10's passes)]
+rows: idle, forward, telnet, faults, scale, lzhuf, radio, bigstore, stalled, air";
 
 struct Args {
     plan: Plan,
@@ -180,6 +186,12 @@ fn parse_args() -> Result<Args, String> {
                 plan.fwd_strace_n = plan.fwd_strace_n.min(plan.fwd_n);
             }
             "--fwd-runs" => plan.fwd_runs = num(val()?)?.max(1),
+            "--air" => {
+                plan.air = val()?.split(',').map(str::to_string).collect();
+                if let Some(bad) = plan.air.iter().find(|a| !air::PASSES.contains(&a.as_str())) {
+                    return Err(format!("unknown air pass {bad}\n{USAGE}"));
+                }
+            }
             "--without" => {
                 plan.big_without = val()?.split(',').map(str::to_string).collect();
                 if let Some(bad) = plan
@@ -296,6 +308,7 @@ fn main() -> ExitCode {
             "radio" => radio::run(o, plan),
             "bigstore" => bigstore::run(o, plan),
             "stalled" => stalled::run(o, plan),
+            "air" => air::run(o, plan),
             _ => unreachable!("rows are checked when parsed"),
         };
         for r in &rows {

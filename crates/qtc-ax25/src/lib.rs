@@ -16,11 +16,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod air;
 mod error;
 pub mod link;
 pub mod port;
 pub mod wire;
 
+pub use air::{Air, TxQueue};
 pub use error::Error;
 pub use link::{Config, DisconnectReason, Event, Link, LinkStats, State};
 pub use port::{LinkId, Port, PortEvent};

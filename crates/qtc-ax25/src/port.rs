@@ -14,10 +14,15 @@
 //! Frames to other stations are ignored: the port never sends DM to a stranger that is not
 //! talking to one of our callsigns (spec §5), and frames still on their way through
 //! digipeaters (an H bit clear) are not ours yet.
+//!
+//! The port follows its modem's transmit queue ([`TxQueue`], from [`Config::air`]): every frame
+//! [`Port::poll_transmit`] hands out is counted in, and its link told when it will have left
+//! ([`Link::departs`]); every frame heard, for us or not, tells the model the channel was busy.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Instant;
 
+use crate::air::TxQueue;
 use crate::link::{Config, Event, Link, LinkStats};
 use crate::wire::{Address, Callsign, CommandResponse, Control, Frame, Modulo, Path, Unnumbered};
 use crate::Error;
@@ -73,12 +78,15 @@ pub struct Port {
     accept: bool,
     /// Counters of the links already removed.
     gone: LinkStats,
+    /// The modem's transmit queue.
+    air: TxQueue,
 }
 
 impl Port {
     /// A port whose links use `config`.
     #[must_use]
     pub fn new(config: Config) -> Port {
+        let air = TxQueue::new(config.air);
         Port {
             config,
             max_links: DEFAULT_MAX_LINKS,
@@ -91,6 +99,7 @@ impl Port {
             events: VecDeque::new(),
             accept: true,
             gone: LinkStats::default(),
+            air,
         }
     }
 
@@ -190,8 +199,23 @@ impl Port {
         self.push_tx(f);
     }
 
-    /// Handle one received AX.25 frame (no FCS).
+    /// Handle one received AX.25 frame (no FCS): any frame heard on the channel, ours or not.
     pub fn handle(&mut self, now: Instant, bytes: &[u8]) {
+        let mut busy = self.config.air.frame_time(bytes.len());
+        if let Some(link) = Address::parse(bytes)
+            .ok()
+            .and_then(|(a, _)| self.by_pair.get(&(a.dest, a.src)))
+            .and_then(|id| self.links.get(id))
+        {
+            busy += link.unheard_before(bytes);
+        }
+        let moved = self.air.heard(now, busy);
+        for link in self.links.values_mut() {
+            if let Some((after, by)) = moved {
+                link.delay_departures(after, by);
+            }
+            link.channel_busy(now, busy);
+        }
         let Ok((addr, _)) = Address::parse(bytes) else {
             tracing::trace!("unparsable address field");
             return;
@@ -283,6 +307,7 @@ impl Port {
     #[must_use]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Frame> {
         if let Some(f) = self.tx.pop_front() {
+            self.air.queue(now, f.buffer_len());
             return Some(f);
         }
         let start = LinkId(self.cursor);
@@ -293,12 +318,21 @@ impl Port {
             .map(|(&id, _)| id)
             .collect();
         for id in ids {
-            if let Some(f) = self.links.get_mut(&id).and_then(|l| l.poll_transmit(now)) {
+            let Some(link) = self.links.get_mut(&id) else {
+                continue;
+            };
+            if let Some(f) = link.poll_transmit(now) {
+                link.departs(self.air.queue(now, f.buffer_len()));
                 self.cursor = id.0 + 1;
                 return Some(f);
             }
         }
         None
+    }
+
+    /// A frame the driver sends itself (a beacon) occupies the modem too.
+    pub fn sent_other(&mut self, now: Instant, len: usize) {
+        self.air.queue(now, len);
     }
 
     /// The next event.

@@ -15,9 +15,10 @@ use std::time::{Duration, Instant};
 use common::{Daemon, PATIENCE};
 use radio_util::{assert_exactly_once, seed, Call};
 
+/// The bridge is a wire, not a radio: no air time to model (`modem_baud = 0`).
 fn pty_port(path: &Path) -> String {
     format!(
-        "[[port]]\nname = \"pty\"\nkind = \"kiss-pty\"\ncreate = \"{}\"\nfrack = \"2s\"\n",
+        "[[port]]\nname = \"pty\"\nkind = \"kiss-pty\"\ncreate = \"{}\"\nfrack = \"2s\"\nmodem_baud = 0\n",
         path.display()
     )
 }

@@ -49,13 +49,15 @@
 
 mod recv;
 mod timer;
+mod timing;
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use crate::air::Air;
 use crate::wire::{
     Address, Callsign, Classes, CommandResponse, Control, Frame, HdlcFunctions, Modulo, Path, Pid,
-    Supervisory, Unnumbered, XidParams, MAX_INFO_LEN,
+    Supervisory, Unnumbered, XidParams, ADDRESS_LEN, MAX_INFO_LEN,
 };
 use crate::Error;
 use timer::{Timer, TimerTable};
@@ -88,7 +90,9 @@ pub struct Config {
     pub k_mod128: u8,
     /// N1 / PACLEN: largest information field we send, 1–2048 bytes.
     pub n1: usize,
-    /// T2: how long to hold back an acknowledgement. Zero sends it at the next
+    /// T2: how long to hold back an acknowledgement for more frames of the peer's
+    /// transmission (restarted by each). Zero: derived from [`Config::air`] (the air time of
+    /// the longest I frame heard), or, when air time is not modelled, sent at the next
     /// [`Link::poll_transmit`].
     pub t2: Duration,
     /// T3: idle keep-alive interval.
@@ -110,6 +114,9 @@ pub struct Config {
     pub srt_per_digipeater: Duration,
     /// PID of outgoing I frames.
     pub pid: Pid,
+    /// The channel's air time (bit rate, the modem's keying): derived T2, T1's bounds, the
+    /// poll on the frame that fills the window. [`Air::NONE`] (the default) models nothing.
+    pub air: Air,
 }
 
 impl Default for Config {
@@ -131,7 +138,37 @@ impl Default for Config {
             min_srt: Duration::from_secs(1),
             srt_per_digipeater: Duration::from_secs(2),
             pid: Pid::NO_LAYER3,
+            air: Air::NONE,
         }
+    }
+}
+
+/// The most air time a window of full frames should take by default: a transmission that long
+/// already keeps other stations off the channel, and a half-duplex modem waiting to answer
+/// gives up after 60 s (Direwolf drops a frame that waited that long for a clear channel).
+pub const MAX_WINDOW_AIR: Duration = Duration::from_secs(20);
+
+impl Config {
+    /// The defaults for a link on `air`: N1 256 bytes (128 below 1200 bit/s, where a full frame
+    /// takes over 8 s), and windows (k) as many full frames as fit in [`MAX_WINDOW_AIR`], at
+    /// most Direwolf's defaults (MAXFRAME 7 here, EMAXFRAME 32): at 1200 bit/s 7 and 10, at
+    /// 9600 7 and 32. Without an air model, [`Config::default`].
+    #[must_use]
+    pub fn for_air(air: Air) -> Config {
+        let mut cfg = Config {
+            air,
+            ..Config::default()
+        };
+        if !air.is_modelled() {
+            return cfg;
+        }
+        cfg.n1 = if air.bit_rate < 1200 { 128 } else { 256 };
+        let frame = air.frame_time(2 * ADDRESS_LEN + 2 + 1 + cfg.n1);
+        let fit = (MAX_WINDOW_AIR.as_secs_f64() / frame.as_secs_f64()).floor();
+        let fit = fit.clamp(1.0, 255.0) as u8;
+        cfg.k_mod8 = fit.min(MAX_K_MOD8);
+        cfg.k_mod128 = fit.min(32);
+        cfg
     }
 }
 
@@ -226,6 +263,8 @@ pub struct LinkStats {
     pub i_frames_sent: u64,
     /// I frames sent again.
     pub i_frames_resent: u64,
+    /// Information bytes of the I frames sent for the first time.
+    pub i_bytes_sent: u64,
     /// I frames received (any sequence number).
     pub i_frames_received: u64,
     /// REJ frames sent.
@@ -243,6 +282,7 @@ impl LinkStats {
     pub fn add(&mut self, other: &LinkStats) {
         self.i_frames_sent += other.i_frames_sent;
         self.i_frames_resent += other.i_frames_resent;
+        self.i_bytes_sent += other.i_bytes_sent;
         self.i_frames_received += other.i_frames_received;
         self.rej_sent += other.rej_sent;
         self.srej_sent += other.srej_sent;
@@ -296,9 +336,21 @@ pub struct Link {
     xid: XidState,
 
     timers: TimerTable,
-    t1_started: Option<Instant>,
-    /// How long T1 ran when it was last stopped early (None after it expired).
-    t1_elapsed: Option<Duration>,
+    /// When the last frame handed to the driver leaves the modem (`departs`), or was handed
+    /// over.
+    last_departure: Option<Instant>,
+    /// N(S) of the frame timed for a round-trip sample (Karn: sent once, no poll since).
+    probe: Option<u8>,
+    /// The last round-trip sample, for the next "select T1 value".
+    rtt_sample: Option<Duration>,
+    /// I frames taken since we last sent V(R).
+    rx_since_ack: u8,
+    /// The longest I frame heard on this link (bytes), for the derived T2.
+    max_rx_len: usize,
+    /// A frame was heard on the channel since our last poll was handed over.
+    heard_since_poll: bool,
+    /// N(S) of the last I frame heard from the peer (for the frames lost before the next).
+    last_rx_ns: Option<u8>,
     srt: Duration,
     t1v: Duration,
     t1_initial: Duration,
@@ -307,6 +359,10 @@ pub struct Link {
     pending: VecDeque<u8>,
     /// Information fields of outstanding I frames, indexed by N(S).
     sent: Vec<Option<Vec<u8>>>,
+    /// When the last copy of each I frame left (or was handed over), indexed by N(S).
+    departed: Vec<Option<Instant>>,
+    /// N(S) of the frame `poll_transmit` returned last, when it was an I frame.
+    last_i: Option<u8>,
     /// N(S) values the peer asked for with SREJ.
     resend: VecDeque<u8>,
     /// Out-of-sequence I frames kept for SREJ recovery, indexed by N(S).
@@ -356,13 +412,20 @@ impl Link {
             close_pending: false,
             xid: XidState::Idle,
             timers: TimerTable::default(),
-            t1_started: None,
-            t1_elapsed: None,
+            last_departure: None,
+            probe: None,
+            rtt_sample: None,
+            rx_since_ack: 0,
+            max_rx_len: 0,
+            heard_since_poll: false,
+            last_rx_ns: None,
             srt: t1_initial / 2,
             t1v: t1_initial,
             t1_initial,
             pending: VecDeque::new(),
             sent: vec![None; 128],
+            departed: vec![None; 128],
+            last_i: None,
             resend: VecDeque::new(),
             rx_stash: vec![None; 128],
             srej_requested: 0,
@@ -611,9 +674,17 @@ impl Link {
 
     // ------------------------------------------------------------------ output
 
-    /// The next frame to transmit, if any.
+    /// The next frame to transmit, if any. A driver that knows when it will have left the
+    /// modem says so with [`Link::departs`] before polling again.
     #[must_use]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Frame> {
+        self.last_i = None;
+        let f = self.next_frame(now)?;
+        self.handed_over(now);
+        Some(f)
+    }
+
+    fn next_frame(&mut self, now: Instant) -> Option<Frame> {
         if self.announced_busy && !self.busy() && self.is_connected() {
             // Busy cleared: tell the peer it may send again.
             self.announced_busy = false;
@@ -628,8 +699,8 @@ impl Link {
         if let Some(f) = self.next_i_frame(now) {
             return Some(f);
         }
-        if self.ack_pending && self.cfg.t2.is_zero() {
-            self.ack_pending = false;
+        if self.ack_pending && self.t2_value().is_zero() {
+            self.acknowledged();
             let kind = self.rr_or_rnr();
             return Some(self.s_frame(kind, false, CommandResponse::Response));
         }
@@ -747,15 +818,16 @@ impl Link {
         self.resend.clear();
         self.rx_stash.iter_mut().for_each(|s| *s = None);
         self.srej_requested = 0;
+        self.probe = None;
+        self.last_rx_ns = None;
     }
 
     fn clear_exceptions(&mut self) {
         self.peer_busy = false;
         self.reject_exception = false;
-        self.ack_pending = false;
+        self.acknowledged();
         self.announced_busy = false;
         self.srej_requested = 0;
-        self.timers.stop(Timer::T2);
     }
 
     /// Put unacknowledged data back at the head of the send queue and reset the sequence.
@@ -783,7 +855,6 @@ impl Link {
     fn go_disconnected(&mut self, reason: DisconnectReason) {
         self.discard_queue();
         self.timers.stop_all();
-        self.t1_started = None;
         self.xid = XidState::Idle;
         self.set_state(State::Disconnected);
         self.events.push_back(Event::Disconnected { reason });
@@ -805,159 +876,6 @@ impl Link {
         self.traffic_seen = false;
         self.set_state(State::Connected);
         self.events.push_back(event);
-    }
-
-    // ------------------------------------------------------------------ internals: timers
-
-    fn start_t1(&mut self, now: Instant) {
-        self.timers.set(Timer::T1, now, self.t1v);
-        self.t1_started = Some(now);
-    }
-
-    fn stop_t1(&mut self, now: Instant) {
-        if self.timers.is_running(Timer::T1) {
-            self.t1_elapsed = self.t1_started.map(|s| now.saturating_duration_since(s));
-            self.timers.stop(Timer::T1);
-        }
-        self.t1_started = None;
-    }
-
-    fn t1_running(&self) -> bool {
-        self.timers.is_running(Timer::T1)
-    }
-
-    fn start_t3(&mut self, now: Instant) {
-        self.timers.set(Timer::T3, now, self.cfg.t3);
-    }
-
-    /// Arm T1 if frames are outstanding, or if the peer is busy and we have data for it (so the
-    /// busy peer gets polled, spec §3.6); otherwise arm T3.
-    fn start_t3_or_t1(&mut self, now: Instant) {
-        let outstanding = self.va != self.vs_max;
-        if outstanding || (self.peer_busy && !self.pending.is_empty()) {
-            if !self.t1_running() {
-                self.timers.stop(Timer::T3);
-                self.start_t1(now);
-            }
-        } else {
-            self.start_t3(now);
-        }
-    }
-
-    /// Ensure T1 runs because an I frame just went out (T3 runs only while T1 is stopped).
-    fn ensure_t1(&mut self, now: Instant) {
-        if !self.t1_running() {
-            self.timers.stop(Timer::T3);
-            self.start_t1(now);
-        }
-    }
-
-    /// "Select T1 value" (spec §3.3).
-    fn select_t1_value(&mut self) {
-        if self.rc == 0 {
-            if let Some(elapsed) = self.t1_elapsed.take() {
-                self.srt = (self.srt * 7 + elapsed) / 8;
-            }
-            let hops = u32::try_from(self.path.len()).unwrap_or(0);
-            let floor = self.cfg.min_srt + self.cfg.srt_per_digipeater * hops;
-            self.srt = self.srt.max(floor);
-            self.t1v = self.srt * 2;
-        } else {
-            self.t1v = Duration::from_millis(250) * u32::from(self.rc) + self.srt * 2;
-        }
-        if self.t1v < Duration::from_millis(250) || self.t1v > self.t1_initial * 2 {
-            self.t1v = self.t1_initial;
-        }
-    }
-
-    fn on_t1(&mut self, now: Instant) {
-        self.t1_started = None;
-        self.t1_elapsed = None;
-        self.stats.t1_expiries += 1;
-        tracing::debug!(state = self.state.name(), rc = self.rc, "T1 expired");
-        match self.state {
-            State::AwaitingConnection | State::AwaitingV22Connection => {
-                if self.rc >= self.n2 {
-                    self.go_disconnected(DisconnectReason::Timeout);
-                    return;
-                }
-                self.rc += 1;
-                if self.state == State::AwaitingV22Connection
-                    && self.rc >= self.cfg.max_v22_attempts
-                {
-                    // Peers that ignore SABME (spec §3.7: TM-D710): fall back to v2.0.
-                    tracing::debug!("no answer to SABME, falling back to SABM");
-                    self.set_version(Modulo::Mod8);
-                    self.establish(now);
-                    return;
-                }
-                let kind = self.sabm_kind();
-                self.push_u(kind, true, CommandResponse::Command);
-                self.select_t1_value();
-                self.start_t1(now);
-            }
-            State::AwaitingRelease => {
-                if self.rc >= self.n2 {
-                    self.go_disconnected(DisconnectReason::Timeout);
-                    return;
-                }
-                self.rc += 1;
-                self.push_u(Unnumbered::Disc, true, CommandResponse::Command);
-                self.select_t1_value();
-                self.start_t1(now);
-            }
-            State::Connected => {
-                self.rc = 1;
-                self.select_t1_value();
-                self.transmit_enquiry(now);
-                self.set_state(State::TimerRecovery);
-            }
-            State::TimerRecovery => {
-                if self.rc >= self.n2 {
-                    tracing::debug!(
-                        unacked = self.va != self.vs_max,
-                        peer_busy = self.peer_busy,
-                        "N2 exceeded in timer recovery"
-                    );
-                    self.push_u(Unnumbered::Dm, false, CommandResponse::Response);
-                    self.go_disconnected(DisconnectReason::Timeout);
-                    return;
-                }
-                self.rc += 1;
-                self.select_t1_value();
-                self.transmit_enquiry(now);
-            }
-            State::Disconnected => {}
-        }
-    }
-
-    fn on_t2(&mut self) {
-        if self.ack_pending && self.is_connected() {
-            self.ack_pending = false;
-            let kind = self.rr_or_rnr();
-            self.push_s(kind, false, CommandResponse::Response);
-        }
-    }
-
-    fn on_t3(&mut self, now: Instant) {
-        if self.state == State::Connected && !self.t1_running() {
-            self.rc = 1;
-            self.select_t1_value();
-            self.transmit_enquiry(now);
-            self.set_state(State::TimerRecovery);
-        }
-    }
-
-    fn on_xid_timer(&mut self, now: Instant) {
-        if let XidState::Pending(n) = self.xid {
-            if n >= self.n2 || !self.is_connected() {
-                tracing::debug!("no XID response, keeping defaults");
-                self.xid = XidState::Idle;
-            } else {
-                self.xid = XidState::Pending(n + 1);
-                self.send_xid_command(now);
-            }
-        }
     }
 
     // ------------------------------------------------------------------ internals: procedures
@@ -1022,29 +940,62 @@ impl Link {
             self.announced_busy = true;
         }
         self.push_s(kind, true, CommandResponse::Command);
-        self.ack_pending = false;
-        self.timers.stop(Timer::T2);
+        self.heard_since_poll = false;
+        self.acknowledged();
         self.start_t1(now);
     }
 
-    /// RR (or RNR) response with F=1.
+    /// The answer to a poll, F=1: RR (or RNR when busy); on an SREJ link holding frames past a
+    /// gap, SREJ for the gap instead, so the peer resends that frame alone rather than
+    /// everything from it (spec §2.3: SREJ F=1 acknowledges up to N(R) - 1).
     fn enquiry_response(&mut self) {
         let kind = self.rr_or_rnr();
         if kind == Supervisory::Rnr {
             self.announced_busy = true;
         }
-        self.push_s(kind, true, CommandResponse::Response);
-        self.ack_pending = false;
-        self.timers.stop(Timer::T2);
         // The peer is polling: it may be waiting on SREJs we sent that got lost; let later
         // frames ask again.
         self.srej_requested = 0;
+        let holes = if kind == Supervisory::Rr && self.srej {
+            self.holes()
+        } else {
+            Vec::new()
+        };
+        if holes.is_empty() {
+            self.push_s(kind, true, CommandResponse::Response);
+        }
+        for seq in holes {
+            // F=1 on the one for V(R) (as Direwolf), each further hole its own SREJ.
+            self.srej_requested |= 1u128 << seq;
+            self.stats.srej_sent += 1;
+            let mut f = self.s_frame(Supervisory::Srej, seq == self.vr, CommandResponse::Response);
+            if let Control::S { nr, .. } = &mut f.control {
+                *nr = seq;
+            }
+            self.push_frame(f);
+        }
+        self.acknowledged();
+    }
+
+    /// The frames missing below the highest one kept out of sequence (none: nothing kept).
+    fn holes(&self) -> Vec<u8> {
+        let seq = |i: u8| self.seq_add(self.vr, i);
+        let Some(top) = (1..self.k)
+            .rev()
+            .find(|&i| self.rx_stash[usize::from(seq(i))].is_some())
+        else {
+            return Vec::new();
+        };
+        (0..top)
+            .map(seq)
+            .filter(|&s| self.rx_stash[usize::from(s)].is_none())
+            .collect()
     }
 
     fn announce_busy(&mut self) {
         if self.is_connected() && !self.announced_busy {
             self.announced_busy = true;
-            self.ack_pending = false;
+            self.acknowledged();
             self.push_s(Supervisory::Rnr, false, CommandResponse::Response);
         }
     }
@@ -1089,7 +1040,7 @@ impl Link {
             modulo: self.modulo,
         };
         self.push_frame(f);
-        self.timers.set(Timer::Xid, now, self.t1v);
+        self.start_xid_timer(now);
     }
 
     /// Apply negotiated XID values (the response's values, or the ones we answer with).
@@ -1169,6 +1120,7 @@ impl Link {
             }
             if let Some(data) = self.sent[usize::from(seq)].clone() {
                 self.stats.i_frames_resent += 1;
+                self.forget_probe();
                 return Some(self.i_frame(now, seq, data));
             }
         }
@@ -1178,6 +1130,7 @@ impl Link {
             if let Some(data) = self.sent[usize::from(seq)].clone() {
                 self.vs = self.seq_add(seq, 1);
                 self.stats.i_frames_resent += 1;
+                self.forget_probe();
                 return Some(self.i_frame(now, seq, data));
             }
             // Cannot happen (slots between V(A) and vs_max are filled); resynchronise.
@@ -1194,21 +1147,39 @@ impl Link {
         self.vs = self.seq_add(seq, 1);
         self.vs_max = self.vs;
         self.stats.i_frames_sent += 1;
+        self.stats.i_bytes_sent += len as u64;
+        if self.probe.is_none() {
+            self.probe = Some(seq);
+        }
         Some(self.i_frame(now, seq, data))
     }
 
     fn i_frame(&mut self, now: Instant, ns: u8, data: Vec<u8>) -> Frame {
-        self.ack_pending = false;
-        self.timers.stop(Timer::T2);
+        self.last_i = Some(ns);
+        self.acknowledged();
         self.ensure_t1(now);
+        // On a modelled channel the frame that fills the window asks for the answer at once
+        // (P=1): the peer need not wait out T2 for more of a transmission that is over.
+        let poll = self.cfg.air.is_modelled()
+            && self.vs == self.vs_max
+            && self.seq_sub(self.vs, self.va) >= self.k;
         Frame::information(
             self.address(CommandResponse::Command),
             ns,
             self.vr,
-            false,
+            poll,
             self.cfg.pid,
             data,
             self.modulo,
         )
+    }
+
+    /// Bytes of an I frame with `info` bytes on this link's path and modulus.
+    fn i_frame_len(&self, info: usize) -> usize {
+        let control = match self.modulo {
+            Modulo::Mod8 => 1,
+            Modulo::Mod128 => 2,
+        };
+        ADDRESS_LEN * (2 + self.path.len()) + control + 1 + info
     }
 }

@@ -26,8 +26,9 @@ impl Link {
     }
 
     /// V(A) = N(R): free acknowledged frames. N(R) must be valid.
-    fn ack_to(&mut self, nr: u8) {
+    fn ack_to(&mut self, now: Instant, nr: u8) {
         let old_va = self.va;
+        self.sample_rtt(now, old_va, nr);
         if self.seq_sub(nr, old_va) > self.seq_sub(self.vs, old_va) {
             // The peer already has frames we were about to send again.
             self.vs = nr;
@@ -49,15 +50,15 @@ impl Link {
     /// "Check I frames acknowledged" (state 3).
     fn check_iframes_acked(&mut self, now: Instant, nr: u8) {
         if self.peer_busy {
-            self.ack_to(nr);
+            self.ack_to(now, nr);
             self.start_t3_or_t1(now);
         } else if nr == self.vs_max {
-            self.ack_to(nr);
-            self.stop_t1(now);
+            self.ack_to(now, nr);
+            self.stop_t1();
             self.select_t1_value();
             self.start_t3_or_t1(now);
         } else if nr != self.va {
-            self.ack_to(nr);
+            self.ack_to(now, nr);
             self.start_t1(now);
         }
     }
@@ -65,9 +66,9 @@ impl Link {
     /// Acknowledgement processing in timer recovery: update V(A), and go back to state 3 if
     /// everything is acknowledged (Direwolf).
     fn ack_in_recovery(&mut self, now: Instant, nr: u8) {
-        self.ack_to(nr);
+        self.ack_to(now, nr);
         if self.va == self.vs_max {
-            self.stop_t1(now);
+            self.stop_t1();
             self.rc = 0;
             self.start_t3_or_t1(now);
             self.set_state(State::Connected);
@@ -214,8 +215,8 @@ impl Link {
                 self.set_version(modulo);
                 self.xid = XidState::Idle;
                 self.timers.stop(Timer::Xid);
-                self.stop_t1(now);
-                self.t1_elapsed = None;
+                self.stop_t1();
+                self.rtt_sample = None;
                 self.rc = 0;
                 self.start_t3_or_t1(now);
                 self.became_connected();
@@ -231,7 +232,7 @@ impl Link {
                     return;
                 }
                 let from_v22 = self.state == State::AwaitingV22Connection;
-                self.stop_t1(now);
+                self.stop_t1();
                 self.select_t1_value();
                 self.rc = 0;
                 self.reset_sequence();
@@ -371,14 +372,16 @@ impl Link {
 
         if self.state == State::TimerRecovery && !cmd && pf {
             // The answer to our enquiry (spec §3.4).
-            self.stop_t1(now);
+            self.stop_t1();
             self.select_t1_value();
-            self.ack_to(nr);
+            self.ack_to(now, nr);
             self.rc = 0;
             if self.va == self.vs_max {
                 self.start_t3_or_t1(now);
             } else {
-                self.invoke_retransmission(nr);
+                if !self.asked_before_last_copy(nr, now) {
+                    self.invoke_retransmission(nr);
+                }
                 self.timers.stop(Timer::T3);
                 self.start_t1(now);
             }
@@ -395,16 +398,18 @@ impl Link {
                 }
             }
             Supervisory::Rej => {
-                self.ack_to(nr);
+                self.ack_to(now, nr);
                 if self.state == State::Connected {
-                    self.stop_t1(now);
+                    self.stop_t1();
                     self.timers.stop(Timer::T3);
                     self.select_t1_value();
                 }
                 if self.va == self.vs_max {
                     self.start_t3_or_t1(now);
                 } else {
-                    self.invoke_retransmission(nr);
+                    if !self.asked_before_last_copy(nr, now) {
+                        self.invoke_retransmission(nr);
+                    }
                     self.ensure_t1(now);
                 }
             }
@@ -413,9 +418,18 @@ impl Link {
     }
 
     fn on_srej(&mut self, now: Instant, nr: u8, pf: bool, f: &Frame) {
+        let cmd = f.address.cr == CommandResponse::Command;
         if pf {
             // F=1: everything before N(R) is acknowledged (spec §2.3).
-            self.ack_to(nr);
+            self.ack_to(now, nr);
+        }
+        if self.state == State::TimerRecovery && pf && !cmd {
+            // The answer to our poll: the peer holds what follows the gap, so only the frames
+            // it names go again, and the link is back in the connected state.
+            self.stop_t1();
+            self.select_t1_value();
+            self.rc = 0;
+            self.set_state(State::Connected);
         }
         let shift = match self.modulo {
             Modulo::Mod8 => 5,
@@ -423,12 +437,15 @@ impl Link {
         };
         let extra = f.info.iter().map(|&b| b >> shift);
         for seq in core::iter::once(nr).chain(extra) {
-            if self.outstanding(seq) && !self.resend.contains(&seq) {
+            if self.outstanding(seq)
+                && !self.resend.contains(&seq)
+                && !self.asked_before_last_copy(seq, now)
+            {
                 self.resend.push_back(seq);
             }
         }
         if self.va == self.vs_max {
-            self.stop_t1(now);
+            self.stop_t1();
             self.start_t3_or_t1(now);
         } else {
             self.ensure_t1(now);
@@ -457,6 +474,11 @@ impl Link {
             return;
         }
         self.stats.i_frames_received += 1;
+        self.max_rx_len = self.max_rx_len.max(f.buffer_len());
+        self.last_rx_ns = Some(ns);
+        if !poll {
+            self.peer_still_sending(now);
+        }
 
         // A repeat of a frame we already have (behind V(R)) also carries an old N(R): skip
         // acknowledgement processing for it, or a reordered copy could acknowledge frames of
@@ -485,7 +507,7 @@ impl Link {
         if self.busy() {
             // Refuse the data; the peer resends once we say RR.
             self.announced_busy = true;
-            self.ack_pending = false;
+            self.acknowledged();
             self.push_s(Supervisory::Rnr, poll, CommandResponse::Response);
             return;
         }
@@ -500,31 +522,27 @@ impl Link {
                 self.deliver(data);
                 self.vr = self.seq_add(self.vr, 1);
             }
-            if poll {
-                self.enquiry_response();
-            } else {
-                self.ack_pending = true;
-                if !self.cfg.t2.is_zero() && !self.timers.is_running(Timer::T2) {
-                    self.timers.set(Timer::T2, now, self.cfg.t2);
-                }
-            }
-            return;
-        }
-
-        if old_copy {
+        } else if old_copy {
             // Behind V(R): a repeat of a frame we already have. Make sure the peer hears our
             // V(R) in case our acknowledgement was lost.
             tracing::trace!(ns, vr = self.vr, "duplicate I frame");
-            if poll {
-                self.enquiry_response();
-            } else {
-                self.ack_pending = true;
-            }
+        } else {
+            self.on_out_of_sequence(ns, poll, f.info);
             return;
         }
+        if poll {
+            self.enquiry_response();
+        } else {
+            self.ack_later(now);
+        }
+    }
 
+    /// An I frame past V(R): kept and the gap asked for with SREJ, or refused with REJ
+    /// (spec §3.5).
+    fn on_out_of_sequence(&mut self, ns: u8, poll: bool, info: Vec<u8>) {
+        let ahead = self.seq_sub(ns, self.vr);
         if self.srej {
-            self.rx_stash[usize::from(ns)].get_or_insert(f.info);
+            self.rx_stash[usize::from(ns)].get_or_insert(info);
             let mut answered_poll = false;
             let mut seq = self.vr;
             for _ in 0..ahead {
@@ -551,7 +569,7 @@ impl Link {
             }
         } else {
             self.reject_exception = true;
-            self.ack_pending = false;
+            self.acknowledged();
             self.stats.rej_sent += 1;
             self.push_s(Supervisory::Rej, poll, CommandResponse::Response);
         }

@@ -31,6 +31,19 @@ impl TimerTable {
         self.deadlines[timer as usize] = now.checked_add(after);
     }
 
+    /// Arm `timer` to fire at `deadline`.
+    pub(crate) fn set_at(&mut self, timer: Timer, deadline: Instant) {
+        self.deadlines[timer as usize] = Some(deadline);
+    }
+
+    /// Move a running `timer` out to `deadline` if it would fire earlier; a stopped one stays
+    /// stopped.
+    pub(crate) fn extend_to(&mut self, timer: Timer, deadline: Instant) {
+        if let Some(d) = self.deadlines[timer as usize].as_mut() {
+            *d = (*d).max(deadline);
+        }
+    }
+
     pub(crate) fn stop(&mut self, timer: Timer) {
         self.deadlines[timer as usize] = None;
     }

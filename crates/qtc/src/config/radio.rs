@@ -51,15 +51,34 @@ pub(super) struct PortCfg {
     /// The TNC port (KISS channel) 0-15.
     #[serde(default)]
     pub(super) kiss_port: u8,
-    /// N1: the largest information field sent, 1-2048 bytes.
-    #[serde(default = "default_paclen")]
-    pub(super) paclen: usize,
+    /// The modem's bit rate on the air (Direwolf's MODEM); 0: air time not modelled. Default:
+    /// 1200 on KISS kinds, 0 on AXUDP.
+    #[serde(default)]
+    pub(super) modem_baud: Option<u32>,
+    /// KISS TXDELAY, 10 ms units, sent to the modem at start (default: not sent).
+    #[serde(default)]
+    pub(super) txdelay: Option<u8>,
+    /// KISS persistence P (p = (P + 1) / 256), sent at start (default: not sent).
+    #[serde(default)]
+    pub(super) persist: Option<u8>,
+    /// KISS SlotTime, 10 ms units, sent at start (default: not sent).
+    #[serde(default)]
+    pub(super) slottime: Option<u8>,
+    /// KISS TXtail, 10 ms units, sent at start (default: not sent).
+    #[serde(default)]
+    pub(super) txtail: Option<u8>,
+    /// KISS FullDuplex, sent at start (default: not sent).
+    #[serde(default)]
+    pub(super) fullduplex: Option<bool>,
+    /// N1: the largest information field sent, 1-2048 bytes (default: for the modem's speed).
+    #[serde(default)]
+    pub(super) paclen: Option<usize>,
     /// k: frames outstanding (modulo 8: 1-7; modulo 128 links use `emaxframe`).
-    #[serde(default = "default_maxframe")]
-    pub(super) maxframe: u8,
+    #[serde(default)]
+    pub(super) maxframe: Option<u8>,
     /// k for AX.25 2.2 (modulo 128) links, 1-63.
-    #[serde(default = "default_emaxframe")]
-    pub(super) emaxframe: u8,
+    #[serde(default)]
+    pub(super) emaxframe: Option<u8>,
     /// FRACK: the T1 base for a direct path.
     #[serde(default = "default_frack")]
     pub(super) frack: String,
@@ -85,15 +104,6 @@ pub(super) struct PortCfg {
 
 fn default_baud() -> u32 {
     9600
-}
-fn default_paclen() -> usize {
-    256
-}
-fn default_maxframe() -> u8 {
-    4
-}
-fn default_emaxframe() -> u8 {
-    32
 }
 fn default_frack() -> String {
     "3s".into()
@@ -145,6 +155,59 @@ pub struct Ax25 {
     pub page_lines: usize,
 }
 
+/// KISS parameters to send the modem when the device opens (spec §1.2); `None`: not sent, the
+/// modem keeps its own setting.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KissParams {
+    /// TXDELAY, 10 ms units.
+    pub txdelay: Option<u8>,
+    /// Persistence P.
+    pub persist: Option<u8>,
+    /// SlotTime, 10 ms units.
+    pub slottime: Option<u8>,
+    /// TXtail, 10 ms units.
+    pub txtail: Option<u8>,
+    /// Full duplex.
+    pub full_duplex: Option<bool>,
+}
+
+impl KissParams {
+    /// The channel as qtc models it: these parameters where set, the modem's own defaults
+    /// (Direwolf's, [`qtc_ax25::Air::kiss`]) elsewhere.
+    pub fn air(&self, bit_rate: u32) -> qtc_ax25::Air {
+        let mut air = qtc_ax25::Air::kiss(bit_rate);
+        let tens = |v: u8| Duration::from_millis(u64::from(v) * 10);
+        if let Some(v) = self.txdelay {
+            air.txdelay = tens(v);
+        }
+        if let Some(v) = self.txtail {
+            air.txtail = tens(v);
+        }
+        if let Some(v) = self.slottime {
+            air.slot_time = tens(v);
+        }
+        if let Some(v) = self.persist {
+            air.persistence = v;
+        }
+        if let Some(v) = self.full_duplex {
+            air.full_duplex = v;
+        }
+        air
+    }
+}
+
+/// The air model of a port of `kind` with no `[[port]]` keys beyond what it is attached to:
+/// a 1200-baud modem with Direwolf's keying on KISS, none on AXUDP.
+pub fn default_air(kind: &Kind) -> qtc_ax25::Air {
+    match kind {
+        Kind::Axudp { .. } => qtc_ax25::Air::NONE,
+        _ => KissParams::default().air(DEFAULT_MODEM_BAUD),
+    }
+}
+
+/// The modem bit rate of KISS ports when `modem_baud` is not given.
+pub const DEFAULT_MODEM_BAUD: u32 = 1200;
+
 /// A checked radio port.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RadioPort {
@@ -154,6 +217,8 @@ pub struct RadioPort {
     pub kind: Kind,
     /// KISS channel.
     pub kiss_port: u8,
+    /// KISS parameters sent when the device opens.
+    pub kiss: KissParams,
     /// Link parameters.
     pub link: qtc_ax25::Config,
     /// Most links at once.
@@ -162,8 +227,11 @@ pub struct RadioPort {
     pub beacon: Option<(Duration, String)>,
 }
 
+/// An error naming the key: (key, message).
+type KeyError = (String, String);
+
 /// Checks `[ax25]` and `[[port]]`; errors are (key, message).
-pub(super) fn check(cfg: &Config) -> Result<(Ax25, Vec<RadioPort>), (String, String)> {
+pub(super) fn check(cfg: &Config) -> Result<(Ax25, Vec<RadioPort>), KeyError> {
     if cfg.ax25.bbs_ssids.is_empty() || cfg.ax25.bbs_ssids.iter().any(|&s| s > 15) {
         return Err((
             "[ax25] bbs_ssids".into(),
@@ -182,99 +250,7 @@ pub(super) fn check(cfg: &Config) -> Result<(Ax25, Vec<RadioPort>), (String, Str
         if out.iter().any(|q| q.name == p.name) {
             return Err((key("name"), format!("{:?} is used twice", p.name)));
         }
-        let kind = match p.kind.as_str() {
-            "kiss-tcp" => {
-                if p.address
-                    .rsplit_once(':')
-                    .and_then(|(_, port)| port.parse::<u16>().ok())
-                    .is_none()
-                {
-                    return Err((
-                        key("address"),
-                        format!(
-                            "expected \"HOST:PORT\" such as \"127.0.0.1:8001\", got {:?}",
-                            p.address
-                        ),
-                    ));
-                }
-                Kind::KissTcp(p.address.clone())
-            }
-            "axudp" => {
-                let listen = p.listen.parse().map_err(|_| {
-                    (
-                        key("listen"),
-                        format!(
-                            "expected \"IP:PORT\" such as \"127.0.0.1:10093\", got {:?}",
-                            p.listen
-                        ),
-                    )
-                })?;
-                let mut peers = Vec::new();
-                for peer in &p.peers {
-                    let call: Callsign = peer.callsign.parse().map_err(|e| {
-                        (key("peers"), format!("callsign {:?}: {e}", peer.callsign))
-                    })?;
-                    let addr = peer.address.parse().map_err(|_| {
-                        (
-                            key("peers"),
-                            format!("expected address \"IP:PORT\", got {:?}", peer.address),
-                        )
-                    })?;
-                    peers.push((call, addr));
-                }
-                Kind::Axudp { listen, peers }
-            }
-            "kiss-pty" => match (p.device.is_empty(), p.create.is_empty()) {
-                (false, true) => Kind::PtyDevice(p.device.clone().into()),
-                (true, false) => Kind::PtyCreate(p.create.clone().into()),
-                _ => {
-                    return Err((
-                        key("device"),
-                        "a kiss-pty port needs exactly one of device = PATH or create = PATH"
-                            .into(),
-                    ))
-                }
-            },
-            "kiss-serial" => {
-                if p.device.is_empty() {
-                    return Err((
-                        key("device"),
-                        "a kiss-serial port needs device = PATH".into(),
-                    ));
-                }
-                if baud_rate(p.baud).is_none() {
-                    return Err((key("baud"), format!("unsupported baud rate {}", p.baud)));
-                }
-                Kind::Serial {
-                    device: p.device.clone().into(),
-                    baud: p.baud,
-                }
-            }
-            other => {
-                return Err((
-                    key("kind"),
-                    format!("expected kiss-tcp, axudp, kiss-pty or kiss-serial, got {other:?}"),
-                ))
-            }
-        };
-        if p.kiss_port > 15 {
-            return Err((key("kiss_port"), "expected 0 to 15".into()));
-        }
-        if !(1..=2048).contains(&p.paclen) {
-            return Err((key("paclen"), "expected 1 to 2048".into()));
-        }
-        if !(1..=7).contains(&p.maxframe) {
-            return Err((key("maxframe"), "expected 1 to 7".into()));
-        }
-        if !(1..=63).contains(&p.emaxframe) {
-            return Err((key("emaxframe"), "expected 1 to 63".into()));
-        }
-        if !(1..=qtc_ax25::link::MAX_N2).contains(&p.retries) {
-            return Err((
-                key("retries"),
-                format!("expected 1 to {}", qtc_ax25::link::MAX_N2),
-            ));
-        }
+        let kind = port_kind(p, &key)?;
         let dur = |k: &str, v: &str| {
             parse_duration(v).filter(|d| !d.is_zero()).ok_or_else(|| {
                 (
@@ -283,18 +259,7 @@ pub(super) fn check(cfg: &Config) -> Result<(Ax25, Vec<RadioPort>), (String, Str
                 )
             })
         };
-        let mut link = qtc_ax25::Config::default();
-        link.frack = dur("frack", &p.frack)?;
-        link.t3 = dur("t3", &p.t3)?;
-        link.n1 = p.paclen;
-        link.k_mod8 = p.maxframe;
-        link.k_mod128 = p.emaxframe;
-        link.n2 = p.retries;
-        link.prefer_v22 = p.v22;
-        // Small buffers keep backpressure real: a BBS session writing faster than the air
-        // carries is held back at the duplex stream, not queued here.
-        link.send_buffer = 8 * 1024;
-        link.receive_buffer = 8 * 1024;
+        let (link, kiss) = port_link(p, &kind, &key, &dur)?;
         let beacon = if p.beacon.is_empty() || p.beacon == "0" {
             None
         } else {
@@ -310,6 +275,7 @@ pub(super) fn check(cfg: &Config) -> Result<(Ax25, Vec<RadioPort>), (String, Str
             name: p.name.clone(),
             kind,
             kiss_port: p.kiss_port,
+            kiss,
             link,
             max_links: p.max_links.max(1),
             beacon,
@@ -325,6 +291,139 @@ pub(super) fn check(cfg: &Config) -> Result<(Ax25, Vec<RadioPort>), (String, Str
         page_lines: cfg.ax25.page_lines,
     };
     Ok((ax25, out))
+}
+
+/// What a `[[port]]` is attached to.
+fn port_kind(p: &PortCfg, key: &dyn Fn(&str) -> String) -> Result<Kind, KeyError> {
+    Ok(match p.kind.as_str() {
+        "kiss-tcp" => {
+            if p.address
+                .rsplit_once(':')
+                .and_then(|(_, port)| port.parse::<u16>().ok())
+                .is_none()
+            {
+                return Err((
+                    key("address"),
+                    format!(
+                        "expected \"HOST:PORT\" such as \"127.0.0.1:8001\", got {:?}",
+                        p.address
+                    ),
+                ));
+            }
+            Kind::KissTcp(p.address.clone())
+        }
+        "axudp" => {
+            let listen = p.listen.parse().map_err(|_| {
+                (
+                    key("listen"),
+                    format!(
+                        "expected \"IP:PORT\" such as \"127.0.0.1:10093\", got {:?}",
+                        p.listen
+                    ),
+                )
+            })?;
+            let mut peers = Vec::new();
+            for peer in &p.peers {
+                let call: Callsign = peer
+                    .callsign
+                    .parse()
+                    .map_err(|e| (key("peers"), format!("callsign {:?}: {e}", peer.callsign)))?;
+                let addr = peer.address.parse().map_err(|_| {
+                    (
+                        key("peers"),
+                        format!("expected address \"IP:PORT\", got {:?}", peer.address),
+                    )
+                })?;
+                peers.push((call, addr));
+            }
+            Kind::Axudp { listen, peers }
+        }
+        "kiss-pty" => match (p.device.is_empty(), p.create.is_empty()) {
+            (false, true) => Kind::PtyDevice(p.device.clone().into()),
+            (true, false) => Kind::PtyCreate(p.create.clone().into()),
+            _ => {
+                return Err((
+                    key("device"),
+                    "a kiss-pty port needs exactly one of device = PATH or create = PATH".into(),
+                ))
+            }
+        },
+        "kiss-serial" => {
+            if p.device.is_empty() {
+                return Err((
+                    key("device"),
+                    "a kiss-serial port needs device = PATH".into(),
+                ));
+            }
+            if baud_rate(p.baud).is_none() {
+                return Err((key("baud"), format!("unsupported baud rate {}", p.baud)));
+            }
+            Kind::Serial {
+                device: p.device.clone().into(),
+                baud: p.baud,
+            }
+        }
+        other => {
+            return Err((
+                key("kind"),
+                format!("expected kiss-tcp, axudp, kiss-pty or kiss-serial, got {other:?}"),
+            ))
+        }
+    })
+}
+
+/// A port's link parameters and the KISS parameters it sends: the defaults for the modem's
+/// speed (`qtc_ax25::Config::for_air`), then whatever the port sets.
+fn port_link(
+    p: &PortCfg,
+    kind: &Kind,
+    key: &dyn Fn(&str) -> String,
+    dur: &dyn Fn(&str, &str) -> Result<Duration, KeyError>,
+) -> Result<(qtc_ax25::Config, KissParams), KeyError> {
+    if p.kiss_port > 15 {
+        return Err((key("kiss_port"), "expected 0 to 15".into()));
+    }
+    let range = |k: &str, v: Option<usize>, lo: usize, hi: usize| match v {
+        Some(v) if !(lo..=hi).contains(&v) => Err((key(k), format!("expected {lo} to {hi}"))),
+        _ => Ok(()),
+    };
+    range("paclen", p.paclen, 1, 2048)?;
+    range("maxframe", p.maxframe.map(usize::from), 1, 7)?;
+    range("emaxframe", p.emaxframe.map(usize::from), 1, 63)?;
+    range(
+        "retries",
+        Some(usize::from(p.retries)),
+        1,
+        usize::from(qtc_ax25::link::MAX_N2),
+    )?;
+    range("modem_baud", p.modem_baud.map(|b| b as usize), 0, 1_000_000)?;
+    let kiss = KissParams {
+        txdelay: p.txdelay,
+        persist: p.persist,
+        slottime: p.slottime,
+        txtail: p.txtail,
+        full_duplex: p.fullduplex,
+    };
+    let air = match kind {
+        Kind::Axudp { .. } if p.modem_baud.is_none() => qtc_ax25::Air::NONE,
+        _ => match p.modem_baud.unwrap_or(DEFAULT_MODEM_BAUD) {
+            0 => qtc_ax25::Air::NONE,
+            baud => kiss.air(baud),
+        },
+    };
+    let mut link = qtc_ax25::Config::for_air(air);
+    link.frack = dur("frack", &p.frack)?;
+    link.t3 = dur("t3", &p.t3)?;
+    link.n1 = p.paclen.unwrap_or(link.n1);
+    link.k_mod8 = p.maxframe.unwrap_or(link.k_mod8);
+    link.k_mod128 = p.emaxframe.unwrap_or(link.k_mod128);
+    link.n2 = p.retries;
+    link.prefer_v22 = p.v22;
+    // Small buffers keep backpressure real: a BBS session writing faster than the air
+    // carries is held back at the duplex stream, not queued here.
+    link.send_buffer = 8 * 1024;
+    link.receive_buffer = 8 * 1024;
+    Ok((link, kiss))
 }
 
 /// Parses the part after `ax25:`: `PORT:CALL[,DIGI...]`.
@@ -384,14 +483,46 @@ mod tests {
             parse("[[port]]\nname = \"vhf\"\nkind = \"kiss-tcp\"\naddress = \"127.0.0.1:8001\"\n")
                 .unwrap();
         assert_eq!(p[0].kind, Kind::KissTcp("127.0.0.1:8001".into()));
+        // A 1200-baud modem with Direwolf's keying: windows of about 20 s of air.
+        assert_eq!(p[0].link.air, qtc_ax25::Air::kiss(1200));
         assert_eq!(p[0].link.n1, 256);
-        assert_eq!(p[0].link.k_mod8, 4);
-        assert_eq!(p[0].link.k_mod128, 32);
+        assert_eq!(p[0].link.k_mod8, 7);
+        assert_eq!(p[0].link.k_mod128, 10);
+        assert_eq!(p[0].kiss, KissParams::default());
         assert_eq!(p[0].link.frack, Duration::from_secs(3));
         assert_eq!(p[0].link.t3, Duration::from_secs(300));
         assert_eq!(p[0].link.n2, 10);
         assert!(p[0].link.prefer_v22);
         assert!(p[0].beacon.is_none());
+    }
+
+    #[test]
+    fn the_modem_speed_and_kiss_parameters() {
+        let p = parse(
+            "[[port]]\nname = \"a\"\nkind = \"kiss-tcp\"\naddress = \"h:1\"\nmodem_baud = 9600\n\
+             txdelay = 20\npersist = 255\nslottime = 5\ntxtail = 3\nfullduplex = false\n\
+             [[port]]\nname = \"u\"\nkind = \"axudp\"\nlisten = \"127.0.0.1:10093\"\n\
+             [[port]]\nname = \"w\"\nkind = \"kiss-tcp\"\naddress = \"h:1\"\nmodem_baud = 0\n\
+             paclen = 128\nemaxframe = 4\n",
+        )
+        .unwrap();
+        let air = p[0].link.air;
+        assert_eq!(air.bit_rate, 9600);
+        assert_eq!(air.txdelay, Duration::from_millis(200));
+        assert_eq!(
+            (air.persistence, air.slot_time),
+            (255, Duration::from_millis(50))
+        );
+        assert_eq!(air.txtail, Duration::from_millis(30));
+        assert_eq!((p[0].link.k_mod8, p[0].link.k_mod128), (7, 32));
+        assert_eq!(p[0].kiss.txdelay, Some(20));
+        assert_eq!(p[0].kiss.full_duplex, Some(false));
+        // AXUDP: no air model, the old windows.
+        assert_eq!(p[1].link.air, qtc_ax25::Air::NONE);
+        assert_eq!((p[1].link.k_mod8, p[1].link.k_mod128), (4, 32));
+        // Keys given win over the speed's defaults.
+        assert_eq!(p[2].link.air, qtc_ax25::Air::NONE);
+        assert_eq!((p[2].link.n1, p[2].link.k_mod128), (128, 4));
     }
 
     #[test]

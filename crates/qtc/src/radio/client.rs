@@ -80,12 +80,13 @@ pub fn run(port: &str, mycall: &str, remote: &str, via: &[String]) -> anyhow::Re
         .build()
         .context("cannot start the async runtime")?;
     rt.block_on(async move {
-        let mut link = qtc_ax25::Config::default();
+        let mut link = qtc_ax25::Config::for_air(crate::config::radio::default_air(&kind));
         link.send_buffer = 8 * 1024;
         let rp = RadioPort {
             name: "call".into(),
             kind,
             kiss_port: 0,
+            kiss: Default::default(),
             link,
             max_links: 1,
             beacon: None,

@@ -13,7 +13,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::UdpSocket;
 
 use super::pty::TtyIo;
-use crate::config::radio::Kind;
+use crate::config::radio::{Kind, KissParams};
 
 /// Most bytes of encoded KISS waiting for the device; frames beyond it are dropped.
 pub const MAX_KISS_QUEUE: usize = 32 * 1024;
@@ -52,8 +52,8 @@ pub enum Dev {
     },
 }
 
-/// Opens the device for `kind`.
-pub async fn open(kind: &Kind, kiss_port: u8) -> io::Result<Dev> {
+/// Opens the device for `kind`; a KISS modem is sent `params` first.
+pub async fn open(kind: &Kind, kiss_port: u8, params: KissParams) -> io::Result<Dev> {
     let kiss = |io: Box<dyn ByteDev>| Dev::Kiss {
         io,
         dec: qtc_kiss::Decoder::new(),
@@ -61,7 +61,7 @@ pub async fn open(kind: &Kind, kiss_port: u8) -> io::Result<Dev> {
         sent: 0,
         kiss_port,
     };
-    Ok(match kind {
+    let mut dev = match kind {
         Kind::KissTcp(addr) => {
             let s = tokio::net::TcpStream::connect(addr).await?;
             let _ = s.set_nodelay(true);
@@ -75,10 +75,33 @@ pub async fn open(kind: &Kind, kiss_port: u8) -> io::Result<Dev> {
         Kind::PtyDevice(p) => kiss(Box::new(TtyIo::open(p, None)?)),
         Kind::PtyCreate(p) => kiss(Box::new(TtyIo::create(p)?)),
         Kind::Serial { device, baud } => kiss(Box::new(TtyIo::open(device, Some(*baud))?)),
-    })
+    };
+    dev.queue_params(&params);
+    Ok(dev)
 }
 
 impl Dev {
+    /// Queues the KISS parameter frames that are set (TXDELAY, persistence, slot time, TXtail,
+    /// full duplex: spec §1.2), each a one-byte frame; nothing for AXUDP.
+    fn queue_params(&mut self, p: &KissParams) {
+        let Dev::Kiss { out, kiss_port, .. } = self else {
+            return;
+        };
+        let set = [
+            (qtc_kiss::Command::TxDelay, p.txdelay),
+            (qtc_kiss::Command::Persistence, p.persist),
+            (qtc_kiss::Command::SlotTime, p.slottime),
+            (qtc_kiss::Command::TxTail, p.txtail),
+            (qtc_kiss::Command::FullDuplex, p.full_duplex.map(u8::from)),
+        ];
+        for (command, value) in set {
+            if let Some(v) = value {
+                // One byte, a valid port: encoding cannot fail.
+                let _ = qtc_kiss::encode(*kiss_port, command, &[v], out);
+            }
+        }
+    }
+
     /// Queues one AX.25 frame (no FCS) for sending; false when it was dropped (queue full).
     pub fn queue(&mut self, frame: &[u8]) -> bool {
         match self {

@@ -20,7 +20,7 @@ use tokio::time::{Instant, Sleep};
 use super::device::{self, Dev};
 use super::{heard, Heard, PortCmd};
 use crate::clock;
-use crate::config::radio::{Kind, RadioPort};
+use crate::config::radio::{Kind, KissParams, RadioPort};
 
 /// Bytes buffered inside each link's duplex stream, each way.
 pub const DUPLEX_BUF: usize = 4096;
@@ -102,6 +102,8 @@ struct Task {
     name: String,
     kind: Kind,
     kiss_port: u8,
+    /// KISS parameters sent each time the device opens.
+    kiss: KissParams,
     port: qtc_ax25::Port,
     dev: DevState,
     backoff: Duration,
@@ -118,13 +120,86 @@ struct Task {
     metrics: Arc<crate::metrics::Metrics>,
 }
 
-fn opening(kind: &Kind, kiss_port: u8) -> Opening {
+fn opening(kind: &Kind, kiss_port: u8, params: KissParams) -> Opening {
     let kind = kind.clone();
-    Box::pin(async move { device::open(&kind, kiss_port).await })
+    Box::pin(async move { device::open(&kind, kiss_port, params).await })
 }
 
 fn is_up(state: State) -> bool {
     matches!(state, State::Connected | State::TimerRecovery)
+}
+
+impl LinkIo {
+    /// Writes received data to the session while it takes it. Returns whether anything moved,
+    /// and whether the session has gone (its stream refused the write).
+    fn write_to_session(&mut self, cx: &mut Context<'_>) -> (bool, bool) {
+        let mut progress = false;
+        while self.written < self.to_user.len() && !self.user_eof {
+            match Pin::new(&mut self.io).poll_write(cx, &self.to_user[self.written..]) {
+                Poll::Ready(Ok(n)) if n > 0 => {
+                    self.written += n;
+                    progress = true;
+                }
+                Poll::Ready(_) => {
+                    self.user_eof = true;
+                    self.to_user.clear();
+                    self.written = 0;
+                    return (true, true);
+                }
+                Poll::Pending => break,
+            }
+        }
+        (progress, false)
+    }
+}
+
+/// The session's bytes to its link, only while the link is up and can take more (the duplex
+/// stream holds the rest: backpressure to the session). End of stream disconnects the link.
+fn session_to_link(
+    cx: &mut Context<'_>,
+    now: std::time::Instant,
+    l: &mut LinkIo,
+    link: &mut qtc_ax25::Link,
+    buf: &mut [u8],
+) -> bool {
+    if l.user_eof || l.gone || l.pending.is_some() {
+        return false;
+    }
+    let cap = link.send_capacity().min(buf.len());
+    if !is_up(link.state()) || cap == 0 {
+        return false;
+    }
+    let mut rb = ReadBuf::new(&mut buf[..cap]);
+    match Pin::new(&mut l.io).poll_read(cx, &mut rb) {
+        Poll::Ready(Ok(())) if !rb.filled().is_empty() => {
+            let _ = link.send(now, rb.filled());
+            true
+        }
+        Poll::Ready(_) => {
+            l.user_eof = true;
+            link.disconnect(now);
+            true
+        }
+        Poll::Pending => false,
+    }
+}
+
+/// The link's end in the log, with what it carried: the bench reads `window=` from it.
+fn log_link_down(port: &str, reason: DisconnectReason, link: &qtc_ax25::Link) {
+    let st = link.stats();
+    tracing::info!(
+        port = %port,
+        ?reason,
+        remote = %link.remote(),
+        window = link.window(),
+        paclen = link.n1(),
+        i_sent = st.i_frames_sent,
+        i_resent = st.i_frames_resent,
+        i_bytes = st.i_bytes_sent,
+        t1_expiries = st.t1_expiries,
+        srt_ms = link.srt().as_millis() as u64,
+        "link down"
+    );
 }
 
 /// Runs a port until `shutdown`.
@@ -152,8 +227,9 @@ pub async fn run_port(
         name: cfg.name.clone(),
         kind: cfg.kind.clone(),
         kiss_port: cfg.kiss_port,
+        kiss: cfg.kiss,
         port,
-        dev: DevState::Opening(opening(&cfg.kind, cfg.kiss_port)),
+        dev: DevState::Opening(opening(&cfg.kind, cfg.kiss_port, cfg.kiss)),
         backoff: MIN_BACKOFF,
         links: BTreeMap::new(),
         rx: vec![0u8; device::READ_BUF],
@@ -250,6 +326,8 @@ impl Task {
             Pid::NO_LAYER3,
             text.as_bytes().to_vec(),
         );
+        // The beacon holds the modem too: the links' timers count it.
+        self.port.sent_other(clock::now(), f.buffer_len());
         self.send_frame(&f);
     }
 
@@ -326,7 +404,10 @@ impl Task {
                     }
                     Event::Reset => self.on_reset(id),
                     Event::Disconnected { reason } => {
-                        tracing::info!(port = %self.name, ?reason, "link down");
+                        match self.port.link(id) {
+                            Some(link) => log_link_down(&self.name, reason, link),
+                            None => tracing::info!(port = %self.name, ?reason, "link down"),
+                        }
                         l.gone = true;
                         if let Some((_, reply)) = l.pending.take() {
                             let why = match reason {
@@ -377,6 +458,35 @@ impl Task {
     /// happened (the caller then settles the port and comes back).
     fn poll_io(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         let now = clock::now();
+        let mut progress = self.poll_device(cx);
+        self.take_frames(now);
+        let mut buf = [0u8; device::READ_BUF];
+        let mut remove = Vec::new();
+        let ids: Vec<LinkId> = self.links.keys().copied().collect();
+        for id in ids {
+            progress |= self.poll_link(cx, now, id, &mut buf);
+            if self
+                .links
+                .get(&id)
+                .is_some_and(|l| l.gone && (l.to_user.is_empty() || l.user_eof))
+            {
+                remove.push(id);
+            }
+        }
+        for id in remove {
+            self.links.remove(&id);
+            progress = true;
+        }
+        if progress {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+
+    /// The device: opens it, waits out the back-off, writes queued frames and reads what came;
+    /// a failure closes it and schedules the next try. True when anything happened.
+    fn poll_device(&mut self, cx: &mut Context<'_>) -> bool {
         let mut progress = false;
         let mut down: Option<String> = None;
         match &mut self.dev {
@@ -396,7 +506,7 @@ impl Task {
             DevState::Waiting(s) => {
                 if s.as_mut().poll(cx).is_ready() {
                     progress = true;
-                    self.dev = DevState::Opening(opening(&self.kind, self.kiss_port));
+                    self.dev = DevState::Opening(opening(&self.kind, self.kiss_port, self.kiss));
                 }
             }
             DevState::Up(d, _) => {
@@ -416,19 +526,28 @@ impl Task {
             }
         }
         if let Some(why) = down {
+            self.device_down(&why);
             progress = true;
-            if let DevState::Up(_, since) = &self.dev {
-                if since.elapsed() > Duration::from_secs(30) {
-                    self.backoff = MIN_BACKOFF;
-                }
-            }
-            tracing::warn!(port = %self.name, reason = %why, retry_in = ?self.backoff, "device down");
-            let unix = clock::unix_now();
-            self.health
-                .down(unix, &why, unix + self.backoff.as_secs() as i64);
-            self.dev = DevState::Waiting(Box::pin(tokio::time::sleep(self.backoff)));
-            self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
         }
+        progress
+    }
+
+    fn device_down(&mut self, why: &str) {
+        if let DevState::Up(_, since) = &self.dev {
+            if since.elapsed() > Duration::from_secs(30) {
+                self.backoff = MIN_BACKOFF;
+            }
+        }
+        tracing::warn!(port = %self.name, reason = %why, retry_in = ?self.backoff, "device down");
+        let unix = clock::unix_now();
+        self.health
+            .down(unix, why, unix + self.backoff.as_secs() as i64);
+        self.dev = DevState::Waiting(Box::pin(tokio::time::sleep(self.backoff)));
+        self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
+    }
+
+    /// Frames read from the device go to the heard list and the port.
+    fn take_frames(&mut self, now: std::time::Instant) {
         let unix = clock::unix_now();
         for f in self.frames.drain(..) {
             self.bytes.received(f.len());
@@ -438,88 +557,51 @@ impl Task {
             }
             self.port.handle(now, &f);
         }
-        // The links' streams.
-        let mut buf = [0u8; device::READ_BUF];
-        let mut remove = Vec::new();
-        for (&id, l) in self.links.iter_mut() {
-            let link = self.port.link_mut(id);
-            if link.is_none() && !l.gone {
-                // The port dropped the link without a word to us: treat it as down.
-                l.gone = true;
-                if let Some((_, reply)) = l.pending.take() {
-                    let _ = reply.send(Err("the link closed".into()));
-                }
-            }
-            // Session -> link, only while the link can take more.
-            if !l.user_eof && !l.gone && l.pending.is_none() {
-                if let Some(link) = link {
-                    let cap = link.send_capacity().min(buf.len());
-                    if is_up(link.state()) && cap > 0 {
-                        let mut rb = ReadBuf::new(&mut buf[..cap]);
-                        match Pin::new(&mut l.io).poll_read(cx, &mut rb) {
-                            Poll::Ready(Ok(())) if rb.filled().is_empty() => {
-                                l.user_eof = true;
-                                link.disconnect(now);
-                                progress = true;
-                            }
-                            Poll::Ready(Ok(())) => {
-                                let _ = link.send(now, rb.filled());
-                                progress = true;
-                            }
-                            Poll::Ready(Err(_)) => {
-                                l.user_eof = true;
-                                link.disconnect(now);
-                                progress = true;
-                            }
-                            Poll::Pending => {}
-                        }
-                    }
-                }
-            }
-            // Link -> session.
-            while l.written < l.to_user.len() && !l.user_eof {
-                match Pin::new(&mut l.io).poll_write(cx, &l.to_user[l.written..]) {
-                    Poll::Ready(Ok(n)) if n > 0 => {
-                        l.written += n;
-                        progress = true;
-                    }
-                    Poll::Ready(_) => {
-                        // The session is gone: stop the link too.
-                        l.user_eof = true;
-                        l.to_user.clear();
-                        l.written = 0;
-                        if let Some(link) = self.port.link_mut(id) {
-                            link.disconnect(now);
-                        }
-                        progress = true;
-                    }
-                    Poll::Pending => break,
-                }
-            }
-            if l.written >= l.to_user.len() {
-                l.to_user.clear();
-                l.written = 0;
-                if l.busy {
-                    l.busy = false;
-                    if let Some(link) = self.port.link_mut(id) {
-                        link.set_busy(now, false);
-                    }
-                    progress = true;
-                }
-            }
-            if l.gone && (l.to_user.is_empty() || l.user_eof) {
-                remove.push(id);
+    }
+
+    /// One link's stream: the session's bytes to the link while it can take them, the link's
+    /// data to the session, and the busy condition between. True when anything moved.
+    fn poll_link(
+        &mut self,
+        cx: &mut Context<'_>,
+        now: std::time::Instant,
+        id: LinkId,
+        buf: &mut [u8],
+    ) -> bool {
+        let Some(l) = self.links.get_mut(&id) else {
+            return false;
+        };
+        let mut progress = false;
+        let link = self.port.link_mut(id);
+        if link.is_none() && !l.gone {
+            // The port dropped the link without a word to us: treat it as down.
+            l.gone = true;
+            if let Some((_, reply)) = l.pending.take() {
+                let _ = reply.send(Err("the link closed".into()));
             }
         }
-        for id in remove {
-            self.links.remove(&id);
-            progress = true;
+        if let Some(link) = link {
+            progress |= session_to_link(cx, now, l, link, buf);
         }
-        if progress {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
+        let (moved, session_gone) = l.write_to_session(cx);
+        progress |= moved;
+        if session_gone {
+            if let Some(link) = self.port.link_mut(id) {
+                link.disconnect(now);
+            }
         }
+        if l.written >= l.to_user.len() {
+            l.to_user.clear();
+            l.written = 0;
+            if l.busy {
+                l.busy = false;
+                if let Some(link) = self.port.link_mut(id) {
+                    link.set_busy(now, false);
+                }
+                progress = true;
+            }
+        }
+        progress
     }
 
     /// Shutdown: disconnect every link and give the DISCs a moment to leave.
@@ -643,6 +725,7 @@ mod tests {
                 peers: vec![(call("N0ZZZ"), b_addr)],
             },
             kiss_port: 0,
+            kiss: Default::default(),
             link: link.clone(),
             max_links: 4,
             beacon: None,

@@ -1,0 +1,438 @@
+//! Row 10: forwarding over a real-time 1200-baud radio channel. Two qtc daemons on their default
+//! `[[port]]` settings, each on a Direwolf soundcard modem, the two modems joined by the
+//! real-time half-duplex channel (`crates/qtc/tests/data/afsk/`: `pair.py` starts `chan.py` and
+//! the modems): A forwards 20 × 2 KB bulletins to B, in B1 and in MBL, on a clean channel and on
+//! one that spoils frames now and then. Wall time is given as a multiple of the channel's limit
+//! (the formula of the channel's README), and the frames each side put on the air, from each
+//! Direwolf's own log of what it transmitted.
+//!
+//! Real time: about 20 minutes for the four passes, so `--quick` leaves it out.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::Duration;
+
+use crate::daemon::{Daemon, Opts, Spec};
+use crate::forward::{load, BODY};
+use crate::measure::bulletins;
+use crate::report::Row;
+use crate::util::{now, Ctx, TempDir, R};
+use crate::Plan;
+
+/// Row 10's passes: the mode, and `-lossy` for the lossy channel.
+pub const PASSES: &[&str] = &["b1", "mbl", "b1-lossy", "mbl-lossy"];
+
+/// Bulletins per pass.
+const MESSAGES: usize = 20;
+/// The lossy channel: the chance that a 10 ms tick of a transmission is blanked (chan.py LOSS):
+/// about 9 % of 256-byte frames and 0.7 % of RRs at 1200 baud.
+const LOSS: &str = "0.0005";
+/// The modems' TXDELAY and TXTAIL (pair.py gives them the README's 30 and 10), in seconds.
+const TXDELAY: f64 = 0.30;
+const TXTAIL: f64 = 0.10;
+/// The air rate.
+const BAUD: f64 = 1200.0;
+
+/// Runs row 10.
+pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
+    let how = "pair.py: chan.py (real time, SCHED_FIFO) + two Direwolf 1.6 at 1200 baud, \
+               TXDELAY 30, TXTAIL 10, PERSIST 63, SLOTTIME 10; qtc `[[port]]` kiss-tcp with no \
+               other key; `qtc ctl forward N0BBB` wall time; frames from each Direwolf's log";
+    if p.quick {
+        return (
+            vec![Row::info(
+                "10",
+                "forwarding over the real-time 1200-baud channel",
+                "not run with --quick (real time: about 20 minutes)".into(),
+                "",
+                how,
+            )],
+            Vec::new(),
+        );
+    }
+    let mut rows = Vec::new();
+    let mut notes = vec![format!(
+        "Row 10 machine: load average {} at the start.",
+        load()
+    )];
+    for name in &p.air {
+        let (mode, lossy) = match name.strip_suffix("-lossy") {
+            Some(m) => (m, true),
+            None => (name.as_str(), false),
+        };
+        let what = format!(
+            "{} × 2 KB {}, {} channel",
+            MESSAGES,
+            mode.to_ascii_uppercase(),
+            if lossy { "lossy" } else { "clean" }
+        );
+        eprintln!("  air: {what}");
+        match pass(o, mode, lossy) {
+            Ok(r) => {
+                notes.push(format!("Row 10 {what}: {}", r.details()));
+                rows.push(r.row(&what, mode == "b1" && !lossy, how));
+            }
+            Err(e) => rows.push(Row::broken("10", &what, &e, how)),
+        }
+    }
+    notes.push(format!(
+        "Row 10 machine: load average {} at the end. The channel's limit: for each direction's \
+         I-frame payload N (first transmissions) at PACLEN P and window K, F = ceil(N/P) frames \
+         of (P + 14 + control + 1 + 2) × 8 × 1.03 + 8 bits at 1200 bit/s, plus TXDELAY + TXTAIL \
+         for each of ceil(F/K) transmissions and one RR transmission per window; both \
+         directions added. Protocol turns and p-persistence waits come on top.",
+        load()
+    ));
+    (rows, notes)
+}
+
+/// Two modems on the real-time channel (`pair.py`), stopped when dropped.
+pub struct Channel {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    out: BufReader<ChildStdout>,
+    /// KISS TCP port of modem A and of modem B.
+    pub kiss: (u16, u16),
+    /// How chan.py runs: `fifo`, `nice` or `none`.
+    pub priority: String,
+    /// Where the modems' logs are.
+    pub dir: PathBuf,
+}
+
+impl Channel {
+    /// Starts the channel and both modems in `dir`; `loss` is chan.py's LOSS.
+    pub fn start(root: &Path, dir: &Path, loss: &str) -> R<Channel> {
+        let script = root.join("crates/qtc/tests/data/afsk/pair.py");
+        let mut child = Command::new("python3")
+            .arg(&script)
+            .arg(dir)
+            .args(["--loss", loss])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .ctx(format!("python3 {}", script.display()))?;
+        let stdin = child.stdin.take();
+        let mut out = BufReader::new(child.stdout.take().ctx("pair.py stdout")?);
+        let mut line = String::new();
+        out.read_line(&mut line).ctx("pair.py")?;
+        let port = |k: &str| json_number(&line, k).map(|v| v as u16);
+        let (Some(a), Some(b)) = (port("kiss_a"), port("kiss_b")) else {
+            return Err(format!("pair.py did not start: {line:?}"));
+        };
+        let priority = json_string(&line, "priority").unwrap_or_default();
+        Ok(Channel {
+            child,
+            stdin,
+            out,
+            kiss: (a, b),
+            priority,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// Stops everything; chan.py's statistics (its JSON line).
+    pub fn stop(mut self) -> R<String> {
+        drop(self.stdin.take());
+        let mut line = String::new();
+        self.out.read_line(&mut line).ctx("pair.py")?;
+        let _ = self.child.wait();
+        Ok(line.trim().to_string())
+    }
+
+    /// The lines modem `name` ("a" or "b") logged.
+    pub fn log(&self, name: &str) -> String {
+        std::fs::read_to_string(self.dir.join(format!("{name}.log"))).unwrap_or_default()
+    }
+}
+
+impl Drop for Channel {
+    fn drop(&mut self) {
+        if let Some(mut s) = self.stdin.take() {
+            let _ = s.flush();
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The number after `"key":` in a one-line JSON object.
+pub fn json_number(line: &str, key: &str) -> Option<f64> {
+    let at = line.find(&format!("\"{key}\":"))? + key.len() + 3;
+    let rest = line[at..].trim_start();
+    let end = rest.find([',', '}']).unwrap_or(rest.len());
+    rest[..end].trim().parse().ok()
+}
+
+fn json_string(line: &str, key: &str) -> Option<String> {
+    let at = line.find(&format!("\"{key}\":"))? + key.len() + 3;
+    let rest = line[at..].trim_start().strip_prefix('"')?;
+    Some(rest[..rest.find('"')?].to_string())
+}
+
+/// What one station put on the air, from its modem's log.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Sent {
+    /// I frames transmitted, repeats included.
+    pub i_frames: usize,
+    /// Of those, repeats (the same N(S) and information field again).
+    pub i_resent: usize,
+    /// Information bytes of the distinct I frames.
+    pub payload: usize,
+    /// The largest I-frame information field.
+    pub max_info: usize,
+    /// RR, RNR, REJ and SREJ frames.
+    pub supervisory: usize,
+    /// Of those, polls (P=1 commands).
+    pub polls: usize,
+    /// U frames (SABM(E), UA, DISC, DM, XID...).
+    pub unnumbered: usize,
+}
+
+/// Reads a Direwolf log's transmitted frames: `[0L] SRC>DEST:(I cmd, n(s)=3, n(r)=5, p=0,
+/// pid=0xf0)info`, `[0L] SRC>DEST:(RR cmd, n(r)=5, p=1)`, `[0L] SRC>DEST:(SABME cmd, p=1)`.
+pub fn transmitted(log: &str) -> Sent {
+    let mut s = Sent::default();
+    let mut seen = std::collections::HashSet::new();
+    for line in log.lines() {
+        let Some(rest) = line.strip_prefix("[0L] ").or(line.strip_prefix("[0H] ")) else {
+            continue;
+        };
+        let Some(open) = rest.find(":(") else {
+            continue;
+        };
+        let Some(close) = rest[open..].find(')') else {
+            continue;
+        };
+        let desc = &rest[open + 2..open + close];
+        let info = &rest[open + close + 1..];
+        let kind = desc.split([' ', ',']).next().unwrap_or("");
+        match kind {
+            "I" => {
+                s.i_frames += 1;
+                let ns = desc
+                    .split("n(s)=")
+                    .nth(1)
+                    .and_then(|v| v.split(',').next())
+                    .unwrap_or("");
+                if seen.insert((ns.to_string(), info.to_string())) {
+                    let len = info_len(info);
+                    s.payload += len;
+                    s.max_info = s.max_info.max(len);
+                } else {
+                    s.i_resent += 1;
+                }
+            }
+            "RR" | "RNR" | "REJ" | "SREJ" => {
+                s.supervisory += 1;
+                if desc.contains("cmd") && desc.contains("p=1") {
+                    s.polls += 1;
+                }
+            }
+            _ => s.unnumbered += 1,
+        }
+    }
+    s
+}
+
+/// Bytes of an information field as Direwolf prints it: `<0xNN>` is one byte.
+fn info_len(printed: &str) -> usize {
+    let b = printed.as_bytes();
+    let (mut i, mut n) = (0, 0);
+    while i < b.len() {
+        if b[i] == b'<' && b.len() >= i + 6 && &b[i + 1..i + 3] == b"0x" && b[i + 5] == b'>' {
+            i += 6;
+        } else {
+            i += 1;
+        }
+        n += 1;
+    }
+    n
+}
+
+/// Seconds of air the channel's README counts for `n` payload bytes at PACLEN `p` and window
+/// `k` in one direction (two control bytes: modulo 128).
+pub fn limit(n: usize, p: usize, k: usize, control: usize) -> f64 {
+    if n == 0 {
+        return 0.0;
+    }
+    let frames = n.div_ceil(p.max(1));
+    let frame = ((p + 14 + control + 1 + 2) as f64 * 8.0 * 1.03 + 8.0) / BAUD;
+    let windows = frames.div_ceil(k.max(1)) as f64;
+    let rr = ((14 + control + 2) as f64 * 8.0 * 1.03 + 8.0) / BAUD;
+    frames as f64 * frame + windows * (TXDELAY + TXTAIL) + windows * (TXDELAY + rr + TXTAIL)
+}
+
+/// One pass's figures.
+struct Pass {
+    wall: f64,
+    limit: f64,
+    window: usize,
+    a: Sent,
+    b: Sent,
+    chan: String,
+    priority: String,
+}
+
+impl Pass {
+    fn row(&self, what: &str, bar: bool, how: &str) -> Row {
+        let ratio = self.wall / self.limit;
+        let figure = format!(
+            "{:.0} s = {ratio:.2} × the limit ({:.0} s); I frames A→B {} sent, {} resent; \
+             B→A {} sent, {} resent",
+            self.wall,
+            self.limit,
+            self.a.i_frames,
+            self.a.i_resent,
+            self.b.i_frames,
+            self.b.i_resent
+        );
+        if bar {
+            Row::check(
+                "10",
+                what,
+                figure,
+                "exactly once, <= 1.3 × the channel's limit (goal 1.2)",
+                ratio <= 1.3,
+                how,
+            )
+        } else {
+            Row::info("10", what, figure, "exactly once", how)
+        }
+    }
+
+    fn details(&self) -> String {
+        format!(
+            "A sent {:?}; B sent {:?}; window {}; channel (chan.py, {}) {}",
+            self.a, self.b, self.window, self.priority, self.chan
+        )
+    }
+}
+
+/// The `[[port]]` of a station on modem port `kiss`: nothing but what it is attached to.
+fn port(kiss: u16) -> String {
+    format!("[[port]]\nname = \"vhf\"\nkind = \"kiss-tcp\"\naddress = \"127.0.0.1:{kiss}\"\n")
+}
+
+fn pass(o: &Opts, mode: &str, lossy: bool) -> R<Pass> {
+    // The checkout this driver was built in (it may measure a qtc built elsewhere).
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .ctx("the bench crate has no parent directory")?;
+    let dir = TempDir::new("air")?;
+    let chan = Channel::start(
+        root,
+        &dir.path().join("channel"),
+        if lossy { LOSS } else { "0" },
+    )?;
+    let b = Daemon::create(
+        o,
+        &Spec {
+            call: "N0BBB",
+            users: &[("N0AAA", "x", "--bbs")],
+            extra: format!(
+                "[[partner]]\ncallsign = \"N0AAA\"\nprotocol = \"{mode}\"\nroutes = [\"N0AAA\"]\n{}",
+                port(chan.kiss.1)
+            ),
+            ..Spec::default()
+        },
+    )?;
+    let a = Daemon::create(
+        o,
+        &Spec {
+            call: "N0AAA",
+            users: &[],
+            extra: format!(
+                "[[partner]]\ncallsign = \"N0BBB\"\nconnect = \"ax25:vhf:N0BBB\"\n\
+                 protocol = \"{mode}\"\nroutes = [\"N0BBB\", \"WW\"]\n{}",
+                port(chan.kiss.0)
+            ),
+            ..Spec::default()
+        },
+    )?;
+    a.import(&bulletins(MESSAGES, BODY, 7, |i| format!("AIR{i}_N0AAA")))?;
+    let t0 = now();
+    let out = a.ctl(&["forward", "N0BBB"]);
+    let wall = t0.elapsed().as_secs_f64();
+    let out = out.map_err(|e| format!("{e}\nA: {}\nB: {}", a.log_tail(), b.log_tail()))?;
+    let want = format!("0 received, {MESSAGES} sent");
+    if !out.contains(&want) {
+        return Err(format!("forward: {} (wanted {want:?})", out.trim()));
+    }
+    let got = b.count()?;
+    if got != MESSAGES {
+        return Err(format!("B holds {got} messages, not {MESSAGES}"));
+    }
+    // The link's last frames (DISC, UA) go out after the session's end.
+    std::thread::sleep(Duration::from_secs(3));
+    let (sa, sb) = (transmitted(&chan.log("a")), transmitted(&chan.log("b")));
+    let priority = chan.priority.clone();
+    let stats = chan.stop()?;
+    let window = window_in(&a.log_tail_all()).unwrap_or(32);
+    let p = sa.max_info.max(1);
+    let total = limit(sa.payload, p, window, 2) + limit(sb.payload, p, window, 2);
+    Ok(Pass {
+        wall,
+        limit: total,
+        window,
+        a: sa,
+        b: sb,
+        chan: stats,
+        priority,
+    })
+}
+
+/// The window k the link used, from qtc's `link down` log line (`window=K`).
+fn window_in(log: &str) -> Option<usize> {
+    log.lines()
+        .filter(|l| l.contains("link down"))
+        .find_map(|l| l.split("window=").nth(1))
+        .and_then(|v| v.split([' ', ',']).next())
+        .and_then(|v| v.parse().ok())
+}
+
+impl Daemon {
+    /// Its whole log.
+    pub fn log_tail_all(&self) -> String {
+        std::fs::read_to_string(self.log_path()).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_direwolf_transmit_lines() {
+        let log = "[0L] N0AAA>N0BBB:(SABME cmd, p=1)\n\
+                   [0L] N0AAA>N0BBB:(I cmd, n(s)=0, n(r)=0, p=0, pid=0xf0)[QTC-1-B1FHM$]<0x0d>\n\
+                   [0L] N0AAA>N0BBB:(I cmd, n(s)=0, n(r)=0, p=0, pid=0xf0)[QTC-1-B1FHM$]<0x0d>\n\
+                   [0L] N0AAA>N0BBB:(RR cmd, n(r)=2, p=1)\n\
+                   [0.3] N0BBB>N0AAA:(RR res, n(r)=1, f=0)\n";
+        let s = transmitted(log);
+        assert_eq!(s.i_frames, 2);
+        assert_eq!(s.i_resent, 1);
+        assert_eq!(s.payload, 15);
+        assert_eq!(s.supervisory, 1);
+        assert_eq!(s.polls, 1);
+        assert_eq!(s.unnumbered, 1);
+    }
+
+    #[test]
+    fn reads_pair_json() {
+        let l = r#"{"kiss_a": 4001, "kiss_b": 4002, "priority": "fifo"}"#;
+        assert_eq!(json_number(l, "kiss_b"), Some(4002.0));
+        assert_eq!(json_string(l, "priority").as_deref(), Some("fifo"));
+    }
+
+    #[test]
+    fn the_limit_of_the_readme() {
+        // 256 bytes at P = 256, K = 1: one frame of 2,274 bits, one transmission, one RR.
+        let l = limit(256, 256, 1, 2);
+        assert!(
+            (l - (2274.0 / 1200.0 + 0.4 + 0.4 + 156.3 / 1200.0)).abs() < 0.01,
+            "{l}"
+        );
+    }
+}

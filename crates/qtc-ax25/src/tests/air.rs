@@ -1,0 +1,315 @@
+//! Links on a half-duplex channel with air time (`radio`): T1 from when frames leave the modem,
+//! one poll at a time, delayed acknowledgement, windows sized for the speed.
+
+use std::time::Duration;
+
+use super::radio::{is_s, Radio};
+use crate::air::Air;
+use crate::link::{Config, Event, State};
+use crate::wire::{CommandResponse, Control, Supervisory};
+
+const KB20: usize = 20 * 1024;
+
+/// Seconds of air the real-time channel's README counts for `n` payload bytes at PACLEN `p`,
+/// window `k` and `air` (modulo 128: two control bytes): the frames, TXDELAY + TXTAIL per
+/// transmission of a window, and one RR transmission per window.
+fn channel_limit(air: &Air, n: usize, p: usize, k: usize) -> Duration {
+    let frames = n.div_ceil(p);
+    let windows = u32::try_from(frames.div_ceil(k)).unwrap();
+    let frame = air.frame_time(14 + 2 + 1 + p);
+    let rr = air.frame_time(14 + 2);
+    frame * u32::try_from(frames).unwrap()
+        + (air.txdelay + air.txtail) * windows
+        + (air.txdelay + rr + air.txtail) * windows
+}
+
+/// A sends `data` to B; returns when B has it all (panics after `limit`).
+fn send_all(r: &mut Radio, data: &[u8], limit: Duration) {
+    r.a.to_send.extend(data);
+    let n = data.len();
+    let ok = r.run_until(limit, |r| r.b.rx.len() >= n);
+    let a =
+        r.a.link
+            .and_then(|id| r.a.port.link(id))
+            .map(|l| (l.state(), l.stats()));
+    assert!(
+        ok,
+        "stalled at {:?}: B has {} of {n}; A {a:?} events {:?}; B events {:?}",
+        r.elapsed(),
+        r.b.rx.len(),
+        r.a.events,
+        r.b.events
+    );
+    assert!(r.b.rx == data, "data corrupted or repeated");
+}
+
+fn stats_a(r: &Radio) -> crate::link::LinkStats {
+    r.a.link
+        .and_then(|id| r.a.port.link(id))
+        .map(|l| l.stats())
+        .unwrap()
+}
+
+fn data(n: usize, seed: u64) -> Vec<u8> {
+    super::util::Rng::new(seed).bytes(n)
+}
+
+#[test]
+fn the_defaults_follow_the_speed() {
+    let slow = Config::for_air(Air::kiss(1200));
+    assert_eq!((slow.n1, slow.k_mod8, slow.k_mod128), (256, 7, 10));
+    let fast = Config::for_air(Air::kiss(9600));
+    assert_eq!((fast.n1, fast.k_mod8, fast.k_mod128), (256, 7, 32));
+    let hf = Config::for_air(Air::kiss(300));
+    assert_eq!((hf.n1, hf.k_mod8, hf.k_mod128), (128, 4, 4));
+    assert_eq!(Config::for_air(Air::NONE), Config::default());
+}
+
+/// Issue 31's failure, on the old timers: with T1 started when frames are handed to the modem
+/// and a 32-frame window, T1 expires while the window still waits in the modem, polls pile up
+/// behind it and the window goes again behind itself.
+#[test]
+fn without_the_air_model_t1_expires_while_the_window_waits_in_the_modem() {
+    let air = Air::kiss(1200);
+    let old = Config::default();
+    let mut r = Radio::new(air, old.clone(), old, 1);
+    r.connect();
+    r.a.to_send.extend(data(KB20, 2));
+    r.run_for(Duration::from_secs(120));
+    assert!(
+        r.a.max_polls_queued >= 5,
+        "{} polls queued",
+        r.a.max_polls_queued
+    );
+    let timeout = Event::Disconnected {
+        reason: crate::link::DisconnectReason::Timeout,
+    };
+    assert!(r.a.events.contains(&timeout), "{:?}", r.a.events);
+    assert!(r.b.rx.len() < KB20);
+}
+
+/// The same transfer on the defaults: nothing expires, nothing is sent twice, B acknowledges
+/// once per window, and the whole takes at most 1.1 times the channel's limit.
+#[test]
+fn bulk_at_1200_on_the_defaults_sends_each_frame_once() {
+    let air = Air::kiss(1200);
+    let mut r = Radio::defaults(air, 3);
+    r.connect();
+    let t0 = r.now;
+    send_all(&mut r, &data(KB20, 4), Duration::from_secs(600));
+    let took = r.now - t0;
+    let st = stats_a(&r);
+    assert_eq!(st.t1_expiries, 0, "{st:?}");
+    assert_eq!(st.i_frames_resent, 0, "{st:?}");
+    assert_eq!(r.collisions, 0);
+    let cfg = Config::for_air(air);
+    let windows = KB20.div_ceil(cfg.n1).div_ceil(usize::from(cfg.k_mod128));
+    // One acknowledgement per window, whatever was sent before the transfer.
+    let acks = r.b.supervisory();
+    assert!(acks <= windows + 3, "{acks} acknowledgements for {windows} windows");
+    let limit = channel_limit(&air, KB20, cfg.n1, usize::from(cfg.k_mod128));
+    assert!(
+        took.as_secs_f64() <= limit.as_secs_f64() * 1.1,
+        "{took:?} against a limit of {limit:?}"
+    );
+}
+
+#[test]
+fn bulk_at_9600_on_the_defaults() {
+    let air = Air::kiss(9600);
+    let mut r = Radio::defaults(air, 5);
+    r.connect();
+    send_all(&mut r, &data(100 * 1024, 6), Duration::from_secs(600));
+    let st = stats_a(&r);
+    assert_eq!((st.t1_expiries, st.i_frames_resent), (0, 0), "{st:?}");
+}
+
+/// v2.0 peers (modulo 8, REJ) get the same: k = 7 at 1200.
+#[test]
+fn bulk_at_1200_v20() {
+    let air = Air::kiss(1200);
+    let cfg = Config {
+        prefer_v22: false,
+        ..Config::for_air(air)
+    };
+    let mut r = Radio::new(air, cfg.clone(), cfg, 7);
+    r.connect();
+    send_all(&mut r, &data(KB20, 8), Duration::from_secs(600));
+    let st = stats_a(&r);
+    assert_eq!((st.t1_expiries, st.i_frames_resent), (0, 0), "{st:?}");
+}
+
+/// Frames spoiled by noise: everything arrives once and in order, and A never has more than one
+/// poll waiting in its modem.
+#[test]
+fn noisy_channel_one_poll_at_a_time() {
+    for seed in 10..22 {
+        for v22 in [true, false] {
+            let air = Air::kiss(1200);
+            let cfg = Config {
+                prefer_v22: v22,
+                ..Config::for_air(air)
+            };
+            let mut r = Radio::new(air, cfg.clone(), cfg, seed);
+            r.noise = 0.0005;
+            r.connect();
+            send_all(&mut r, &data(8 * 1024, seed), Duration::from_secs(3600));
+            assert!(
+                r.a.max_polls_queued <= 1,
+                "seed {seed}: {}",
+                r.a.max_polls_queued
+            );
+            assert!(
+                r.b.max_polls_queued <= 1,
+                "seed {seed}: {}",
+                r.b.max_polls_queued
+            );
+            // One poll per T1 expiry, no more.
+            assert!(r.a.polls() as u64 <= stats_a(&r).t1_expiries, "seed {seed}");
+        }
+    }
+}
+
+/// Both ways at once on the half-duplex channel: the acknowledgements ride on the data.
+#[test]
+fn both_ways_acks_ride_on_data() {
+    let air = Air::kiss(1200);
+    let mut r = Radio::defaults(air, 30);
+    r.connect();
+    let (da, db) = (data(8 * 1024, 31), data(8 * 1024, 32));
+    r.a.to_send.extend(&da);
+    r.b.to_send.extend(&db);
+    let n = da.len();
+    assert!(r.run_until(Duration::from_secs(900), |r| r.b.rx.len() >= n
+        && r.a.rx.len() >= n));
+    assert_eq!((r.b.rx == da, r.a.rx == db), (true, true));
+    let st = stats_a(&r);
+    assert_eq!(st.t1_expiries, 0, "{st:?}");
+}
+
+/// A question and its answer, as a user or a forwarding session exchanges them: the receiver
+/// of each holds its acknowledgement (T2) and sends it with the answer, not in an RR of its own.
+#[test]
+fn answers_carry_the_acknowledgement() {
+    let air = Air::kiss(1200);
+    let mut r = Radio::defaults(air, 40);
+    r.connect();
+    let rr_before = r.b.count(|s| is_s(s, Supervisory::Rr));
+    for i in 1..=5 {
+        r.a.to_send.extend(b"LL 5\r");
+        assert!(r.run_until(Duration::from_secs(60), |r| r.b.rx.len() >= i * 5));
+        // B's application answers at once.
+        r.b.to_send.extend(vec![b'x'; 300]);
+        assert!(r.run_until(Duration::from_secs(60), |r| r.a.rx.len() >= i * 300));
+    }
+    let rr = r.b.count(|s| is_s(s, Supervisory::Rr)) - rr_before;
+    assert_eq!(rr, 0, "B sent {rr} RRs of its own");
+}
+
+/// Polled with frames past a gap held, an SREJ link answers with SREJ F=1 for the gap: the
+/// sender resends that frame alone and leaves timer recovery.
+#[test]
+fn a_poll_is_answered_with_srej_for_the_gap() {
+    use crate::wire::{Address, Frame, Modulo, Pid};
+    let air = Air::kiss(1200);
+    let mut r = Radio::defaults(air, 50);
+    r.connect();
+    let now = r.now;
+    let b = r.b.link.unwrap();
+    let link = r.b.port.link_mut(b).unwrap();
+    assert!(link.uses_srej());
+    let (from, to) = (r.a.call, r.b.call);
+    let i = |ns, poll| {
+        Frame::information(
+            Address::new(to, from, CommandResponse::Command),
+            ns,
+            0,
+            poll,
+            Pid::NO_LAYER3,
+            vec![ns; 10],
+            Modulo::Mod128,
+        )
+    };
+    link.handle_frame(now, i(1, false));
+    link.handle_frame(now, i(2, false));
+    // SREJ for 0 asked at once; then the poll.
+    while link.poll_transmit(now).is_some() {}
+    link.handle_frame(
+        now,
+        Frame::supervisory(
+            Address::new(to, from, CommandResponse::Command),
+            Supervisory::Rr,
+            0,
+            true,
+            Modulo::Mod128,
+        ),
+    );
+    let answer = link.poll_transmit(now).unwrap();
+    assert_eq!(
+        answer.control,
+        Control::S {
+            kind: Supervisory::Srej,
+            nr: 0,
+            pf: true
+        }
+    );
+    assert_eq!(link.state(), State::Connected);
+    assert!(!r.b.events.contains(&Event::Reset));
+}
+
+/// Karn's rule: a round trip is sampled from frames sent once; after a retransmission the
+/// estimate is left alone.
+#[test]
+fn karn_no_round_trip_from_a_retransmission() {
+    let air = Air::kiss(1200);
+    let mut r = Radio::defaults(air, 60);
+    r.connect();
+    send_all(&mut r, &data(2048, 61), Duration::from_secs(300));
+    let a = r.a.link.unwrap();
+    let srt = r.a.port.link(a).unwrap().srt();
+    // The peer's turnaround on this channel: a slot wait, TXDELAY, an RR or a short I frame.
+    assert!(srt < Duration::from_secs(3), "{srt:?}");
+    // Everything from now on is lost: T1 expires, polls go unanswered; no sample is taken.
+    r.noise = 1.0;
+    r.a.to_send.extend(data(256, 62));
+    r.run_for(Duration::from_secs(20));
+    let l = r.a.port.link(a).unwrap();
+    assert!(l.stats().t1_expiries > 0);
+    assert_eq!(l.srt(), srt, "no sample while nothing is answered");
+}
+
+/// Many seeds of the noisy 1200-baud channel, both versions, both ways at once. Slow; run with
+/// `cargo test -p qtc-ax25 --release -- --ignored air_seed_sweep`.
+#[test]
+#[ignore]
+fn air_seed_sweep() {
+    let from: u64 = std::env::var("AIR_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100);
+    for seed in from..400 {
+        for v22 in [true, false] {
+            let air = Air::kiss(1200);
+            let cfg = Config {
+                prefer_v22: v22,
+                ..Config::for_air(air)
+            };
+            let mut r = Radio::new(air, cfg.clone(), cfg, seed);
+            r.noise = 0.001;
+            r.connect();
+            let (da, db) = (data(4096, seed), data(2048, seed + 1));
+            r.a.to_send.extend(&da);
+            r.b.to_send.extend(&db);
+            let ok = r.run_until(Duration::from_secs(7200), |r| {
+                r.b.rx.len() >= da.len() && r.a.rx.len() >= db.len()
+            });
+            assert!(ok && r.b.rx == da && r.a.rx == db, "seed {seed} v22 {v22}");
+            assert!(
+                r.a.max_polls_queued <= 1 && r.b.max_polls_queued <= 1,
+                "seed {seed} v22 {v22}: polls queued {} {}",
+                r.a.max_polls_queued,
+                r.b.max_polls_queued
+            );
+        }
+    }
+}
