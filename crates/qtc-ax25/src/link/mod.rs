@@ -351,6 +351,8 @@ pub struct Link {
     heard_since_poll: bool,
     /// N(S) of the last I frame heard from the peer (for the frames lost before the next).
     last_rx_ns: Option<u8>,
+    /// T1 and TM201 have been paused for the channel's busy time up to here.
+    paused_until: Option<Instant>,
     srt: Duration,
     t1v: Duration,
     t1_initial: Duration,
@@ -419,6 +421,7 @@ impl Link {
             max_rx_len: 0,
             heard_since_poll: false,
             last_rx_ns: None,
+            paused_until: None,
             srt: t1_initial / 2,
             t1v: t1_initial,
             t1_initial,
@@ -436,6 +439,7 @@ impl Link {
             cfg,
         };
         link.set_version(Modulo::Mod8);
+        link.t1v = link.t1v.max(link.t1_floor());
         link
     }
 

@@ -60,10 +60,14 @@ impl Link {
     /// sees a carrier; a KISS host sees only the frames).
     pub fn channel_busy(&mut self, now: Instant, busy: Duration) {
         self.heard_since_poll = true;
+        // Only the part of this busy time not paused for already.
         let began = now.checked_sub(busy).unwrap_or(now);
+        let from = self.paused_until.map_or(began, |p| p.max(began));
+        let pause = now.saturating_duration_since(from);
+        self.paused_until = Some(now.max(self.paused_until.unwrap_or(now)));
         for t in [Timer::T1, Timer::Xid] {
-            if let Some(d) = self.timers.get(t).filter(|&d| d > began) {
-                self.timers.set_at(t, d + busy);
+            if let Some(d) = self.timers.get(t).filter(|&d| d > from) {
+                self.timers.set_at(t, d + pause);
             }
         }
     }
@@ -192,7 +196,8 @@ impl Link {
 
     /// "Select T1 value" (spec §3.3): 2 × SRT, backed off by 0.25 s per retry. Kept between
     /// 0.25 s and twice the initial value, or, on a modelled channel, four times the shortest
-    /// exchange of a full frame, where a full frame alone can take longer than FRACK.
+    /// exchange of a full frame, where a full frame alone can take longer than FRACK; and on a
+    /// modelled channel never below the peer's answer in one full frame.
     ///
     /// In timer recovery on a modelled channel, a poll may wait in our modem behind a whole
     /// window of the peer's frames (a transmission we may not hear all of, if frames of it
@@ -216,10 +221,18 @@ impl Link {
         if self.t1v < MIN_T1 || self.t1v > max {
             self.t1v = self.t1_initial.clamp(MIN_T1, max);
         }
+        self.t1v = self.t1v.max(self.t1_floor());
         if self.rc > 0 {
             let frame = self.max_rx_len.max(self.i_frame_len(self.n1));
             self.t1v += self.cfg.air.frame_time(frame) * u32::from(self.k);
         }
+    }
+
+    /// The shortest T1 on a modelled channel: the answer may ride on a full I frame of the
+    /// peer's, after a slot wait or two; a shorter T1 would poll into it.
+    pub(super) fn t1_floor(&self) -> Duration {
+        let full_frame = self.cfg.air.transmission(self.i_frame_len(self.n1));
+        full_frame + self.cfg.air.access_time() * 2
     }
 
     /// How long an acknowledgement may wait for more frames of the same transmission: the

@@ -106,7 +106,10 @@ fn bulk_at_1200_on_the_defaults_sends_each_frame_once() {
     let windows = KB20.div_ceil(cfg.n1).div_ceil(usize::from(cfg.k_mod128));
     // One acknowledgement per window, whatever was sent before the transfer.
     let acks = r.b.supervisory();
-    assert!(acks <= windows + 3, "{acks} acknowledgements for {windows} windows");
+    assert!(
+        acks <= windows + 3,
+        "{acks} acknowledgements for {windows} windows"
+    );
     let limit = channel_limit(&air, KB20, cfg.n1, usize::from(cfg.k_mod128));
     assert!(
         took.as_secs_f64() <= limit.as_secs_f64() * 1.1,
