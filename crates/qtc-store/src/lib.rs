@@ -44,8 +44,18 @@ use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 /// The database file's name inside the data directory.
 pub const DB_FILE: &str = "qtc.sqlite";
 
-/// Page size of a new database file, in bytes.
-const PAGE_SIZE: i64 = 8192;
+/// Page size of a new database file, in bytes: SQLite's smallest. Every B-tree a commit
+/// touches costs a WAL frame of this size, and a received block of five 2 KB messages touches
+/// about a dozen (the header, the pointer map, the tallies, the message number, the BID and
+/// listing indexes, the queue), while a message fills its own overflow pages whatever their
+/// size. A receiver writes 12.9 times a 2 KB message's size with 8 KB pages, 4.1 with 1 KB and
+/// 3.7 with 512 bytes (bench row 11; docs/performance.md, "Bytes written per received message").
+const PAGE_SIZE: i64 = 512;
+
+/// Bytes of WAL before SQLite copies it into the database (its automatic checkpoint; 1,000
+/// pages by default). Every commit rewrites the pages it touches into the WAL, but a checkpoint
+/// writes each page once: the fewer checkpoints, the fewer writes of the same bookkeeping pages.
+const CHECKPOINT_AFTER: i64 = 8 << 20;
 
 /// How hard SQLite works to keep a commit across a power cut.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -188,9 +198,7 @@ impl Store {
         // is locked" (no busy wait) when another connection, such as a sysop's `qtc` command,
         // committed in between; an immediate one takes the write lock first and waits for it.
         conn.set_transaction_behavior(rusqlite::TransactionBehavior::Immediate);
-        // Only a new file takes it (an existing one keeps its size). 8 KB pages hold three 2 KB
-        // messages each: a forwarded block of five writes 8 WAL frames instead of 11, and
-        // SQLite writes each frame with two pwrite calls (measured in docs/performance.md).
+        // Only a new file takes it (an existing one keeps its size).
         conn.pragma_update(None, "page_size", PAGE_SIZE)
             .map_err(db_err)?;
         // Likewise only a new file: housekeeping then gives freed pages back in bounded steps
@@ -202,16 +210,29 @@ impl Store {
             .map_err(db_err)?;
         conn.pragma_update(None, "synchronous", durability.synchronous())
             .map_err(db_err)?;
+        let page: i64 = conn
+            .query_row("PRAGMA page_size", [], |r| r.get(0))
+            .map_err(db_err)?;
+        conn.pragma_update(None, "wal_autocheckpoint", CHECKPOINT_AFTER / page.max(512))
+            .map_err(db_err)?;
+        // Truncate the WAL when it restarts after a checkpoint, rather than write the new
+        // frames over the old ones: the page cache keeps a file written in long runs as large
+        // folios, and a commit's frames written over part of one dirty, and have written back,
+        // the whole folio (measured: 0.3 KB more per received message).
+        conn.pragma_update(None, "journal_size_limit", 0)
+            .map_err(db_err)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(db_err)?;
         // An INSERT that fires the tally trigger may need a statement journal; on disk it
         // costs a write per page touched (five times the pwrite calls of a received block).
         conn.pragma_update(None, "temp_store", "MEMORY")
             .map_err(db_err)?;
-        // The writer's page cache, 1 MiB instead of SQLite's 2: an insert walks each B-tree's
-        // path to its newest leaf, a few pages each, and users' reads have connections of
-        // their own. The default was a sixth of a receiving daemon's peak memory.
-        conn.pragma_update(None, "cache_size", -1024)
+        // The writer's page cache, 768 KiB of pages instead of SQLite's 2 MiB: an insert walks
+        // each B-tree's path to its newest leaf, a few pages each, and users' reads have
+        // connections of their own. The default was a sixth of a receiving daemon's peak
+        // memory; with 512-byte pages each page's own header weighs a third more, so 768 KiB
+        // of pages takes what 1 MiB of 8 KB pages did.
+        conn.pragma_update(None, "cache_size", -768)
             .map_err(db_err)?;
         let mut store = Store {
             conn,

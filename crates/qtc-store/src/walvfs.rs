@@ -10,12 +10,30 @@
 //! wal-index, the file holds exactly what it would have held without this VFS, and a crash
 //! leaves at worst a shorter tail of uncommitted frames, which recovery ignores as before.
 //!
-//! Only WAL files are touched: every other file gets the unix VFS's own methods, untouched. This
-//! is the crate's one use of `unsafe`: SQLite's VFS interface is C function tables; no crate
-//! offers such a shim over the built-in VFS.
+//! A checkpoint copies pages from the WAL into the database, one `pread` and one `pwrite` per
+//! page; with small pages (lib.rs `PAGE_SIZE`) a 2 KB message fills a run of consecutive pages.
+//! So the shim also
+//!
+//! - holds the database file's writes while each starts where the held ones end, up to the end
+//!   of a 4 KB page of the page cache, and sends them in one `pwrite` at that boundary and
+//!   before any other call on that file (a read, the sync that ends the checkpoint, a lock, a
+//!   size query...): the database holds every page written before SQLite syncs it, and a
+//!   checkpoint publishes what it copied only after that sync (qtc never runs the writer with
+//!   `synchronous = OFF`). Not longer runs: a write of many 4 KB pages makes the page cache
+//!   keep them as one large folio, and a later write of one SQLite page into it dirties, and
+//!   has written back, the whole folio (measured: 1 KB more per received message);
+//! - reads the WAL ahead when SQLite reads the frame right after the one it read last (a
+//!   checkpoint walking a run of pages), and serves the next frames from that buffer. The buffer
+//!   holds only while no lock of the database changes ([`EPOCH`]): frames a reader or writer
+//!   sees are fixed while it holds its locks, and a write to the WAL drops it too.
+//!
+//! Only WAL files and the main database file are touched: every other file (a journal, a temp
+//! file) gets the unix VFS's own methods. This is the crate's one use of `unsafe`: SQLite's VFS
+//! interface is C function tables; no crate offers such a shim over the built-in VFS.
 #![allow(unsafe_code)]
 
 use std::ffi::{c_char, c_int, c_void, CStr};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use rusqlite::ffi;
@@ -33,15 +51,39 @@ const MAX_WRITE: usize = 0x1ffff;
 const FRAME_HEADER: usize = 24;
 const WAL_HEADER: usize = 32;
 
-/// What a WAL file carries after the unix VFS's own file object.
+/// The page cache's page.
+const OS_PAGE: i64 = 4096;
+
+/// How much of the WAL one read ahead takes.
+const READ_AHEAD: usize = 64 * 1024;
+
+/// Moves whenever a database file of this VFS takes or drops a lock (file or wal-index): the
+/// WAL read ahead is good only within one value of it.
+static EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// Which file a [`Held`] belongs to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Wal,
+    Db,
+}
+
+/// What a WAL or database file carries after the unix VFS's own file object.
 struct Held {
     /// The unix VFS's methods for this file, called for everything.
     real: *const ffi::sqlite3_io_methods,
+    kind: Kind,
     /// Bytes written but not yet sent, and the file offset of the first.
     bytes: Vec<u8>,
     at: i64,
     /// After a 24-byte frame header: whether it is a commit frame's.
     after_header: Option<bool>,
+    /// WAL read ahead: bytes from `ahead_at`, good while [`EPOCH`] is `ahead_epoch`.
+    ahead: Vec<u8>,
+    ahead_at: i64,
+    ahead_epoch: u64,
+    /// Where the last read ended (a read at this plus a frame header is the next frame).
+    read_end: i64,
 }
 
 /// Where [`Held`] starts in a file object: after the unix VFS's own, aligned. Set when the VFS
@@ -112,24 +154,39 @@ unsafe extern "C" fn open(
     };
     // The unix VFS's file object sits at the start, so its own methods work on it unchanged.
     let rc = real_open(real, name, file, flags, out_flags);
-    if rc != ffi::SQLITE_OK || flags & ffi::SQLITE_OPEN_WAL == 0 || (*file).pMethods.is_null() {
+    let kind = if flags & ffi::SQLITE_OPEN_WAL != 0 {
+        Kind::Wal
+    } else if flags & ffi::SQLITE_OPEN_MAIN_DB != 0 {
+        Kind::Db
+    } else {
+        return rc;
+    };
+    if rc != ffi::SQLITE_OK || (*file).pMethods.is_null() {
         return rc;
     }
     let at = file.cast::<u8>().add(held_at()).cast::<Held>();
     at.write(Held {
         real: (*file).pMethods,
+        kind,
         bytes: Vec::new(),
         at: 0,
         after_header: None,
+        ahead: Vec::new(),
+        ahead_at: 0,
+        ahead_epoch: 0,
+        read_end: -1,
     });
-    (*file).pMethods = &WAL_METHODS;
+    (*file).pMethods = match kind {
+        Kind::Wal => &WAL_METHODS,
+        Kind::Db => &DB_METHODS,
+    };
     rc
 }
 
 static WAL_METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
     iVersion: 1,
     xClose: Some(close),
-    xRead: Some(read),
+    xRead: Some(read_wal),
     xWrite: Some(write),
     xTruncate: Some(truncate),
     xSync: Some(sync),
@@ -148,6 +205,30 @@ static WAL_METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
     xUnfetch: None,
 };
 
+/// The main database file: the unix VFS's version-3 methods, each sending held writes first,
+/// the locks moving [`EPOCH`].
+static DB_METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
+    iVersion: 3,
+    xClose: Some(close),
+    xRead: Some(read),
+    xWrite: Some(write),
+    xTruncate: Some(truncate),
+    xSync: Some(sync),
+    xFileSize: Some(file_size),
+    xLock: Some(db_lock),
+    xUnlock: Some(db_unlock),
+    xCheckReservedLock: Some(check_reserved_lock),
+    xFileControl: Some(file_control),
+    xSectorSize: Some(sector_size),
+    xDeviceCharacteristics: Some(device_characteristics),
+    xShmMap: Some(shm_map),
+    xShmLock: Some(shm_lock),
+    xShmBarrier: Some(shm_barrier),
+    xShmUnmap: Some(shm_unmap),
+    xFetch: Some(fetch),
+    xUnfetch: Some(unfetch),
+};
+
 /// The unix VFS's method `$m` of `file`.
 macro_rules! real {
     ($file:expr, $m:ident) => {
@@ -160,10 +241,15 @@ macro_rules! real {
 /// Sends what is held: one write for up to [`MAX_WRITE`] bytes (a block's commit).
 ///
 /// # Safety
-/// `file` is an open WAL file of ours.
+/// `file` is an open WAL or database file of ours.
 unsafe fn flush(file: *mut ffi::sqlite3_file) -> c_int {
     let h = held(file);
     h.after_header = None;
+    if h.bytes.is_empty() {
+        return ffi::SQLITE_OK;
+    }
+    // What is read ahead may be older than what goes out now.
+    h.ahead.clear();
     let real_write = (*h.real).xWrite.expect("the unix VFS has xWrite");
     let mut rc = ffi::SQLITE_OK;
     let mut at = h.at;
@@ -197,11 +283,22 @@ unsafe extern "C" fn write(
         }
     }
     let h = held(file);
+    h.ahead.clear();
     let bytes = std::slice::from_raw_parts(data.cast::<u8>(), n);
     if h.bytes.is_empty() {
         h.at = offset;
     }
     h.bytes.extend_from_slice(bytes);
+    if h.kind == Kind::Db {
+        // A checkpoint's run of pages: held while they follow each other, up to the end of an
+        // OS page (a write that dirties more would make the page cache keep the file in large
+        // folios, and a later one-page write would dirty a whole folio).
+        return if (h.at + h.bytes.len() as i64) % OS_PAGE == 0 {
+            flush(file)
+        } else {
+            ffi::SQLITE_OK
+        };
+    }
     let send = match h.after_header.take() {
         // A frame's page: a commit frame's goes out now, with everything before it.
         Some(commit) => commit,
@@ -256,6 +353,73 @@ macro_rules! passing {
     };
 }
 
+/// Defines a lock method of the database file: sends what is held, moves [`EPOCH`] (what was
+/// read of the WAL ahead may change once locks change), then calls the unix VFS's.
+macro_rules! locking {
+    ($name:ident, $m:ident, $($arg:ident: $ty:ty),*) => {
+        unsafe extern "C" fn $name(file: *mut ffi::sqlite3_file, $($arg: $ty),*) -> c_int {
+            let rc = flush(file);
+            if rc != ffi::SQLITE_OK {
+                return rc;
+            }
+            EPOCH.fetch_add(1, Ordering::SeqCst);
+            real!(file, $m)(file, $($arg),*)
+        }
+    };
+}
+
+/// A WAL read: from the read-ahead buffer when it holds the bytes; when SQLite reads the frame
+/// right after the last one (a checkpoint walking a run of pages), the next [`READ_AHEAD`]
+/// bytes are read at once.
+///
+/// # Safety
+/// Called by SQLite as a WAL file's xRead.
+unsafe extern "C" fn read_wal(
+    file: *mut ffi::sqlite3_file,
+    buf: *mut c_void,
+    len: c_int,
+    offset: i64,
+) -> c_int {
+    let rc = flush(file);
+    if rc != ffi::SQLITE_OK {
+        return rc;
+    }
+    let h = held(file);
+    let n = len as usize;
+    let next_frame = offset == h.read_end + FRAME_HEADER as i64;
+    h.read_end = offset + i64::from(len);
+    if h.ahead_epoch != EPOCH.load(Ordering::SeqCst) {
+        h.ahead.clear();
+    }
+    let from = offset - h.ahead_at;
+    if !h.ahead.is_empty() && from >= 0 && from as usize + n <= h.ahead.len() {
+        let from = from as usize;
+        std::ptr::copy_nonoverlapping(h.ahead[from..].as_ptr(), buf.cast::<u8>(), n);
+        return ffi::SQLITE_OK;
+    }
+    let real_read = real!(file, xRead);
+    if next_frame && n < READ_AHEAD {
+        let h = held(file);
+        h.ahead.resize(READ_AHEAD, 0);
+        h.ahead_epoch = EPOCH.load(Ordering::SeqCst);
+        let rc = real_read(
+            file,
+            h.ahead.as_mut_ptr().cast(),
+            READ_AHEAD as c_int,
+            offset,
+        );
+        let h = held(file);
+        if rc == ffi::SQLITE_OK {
+            h.ahead_at = offset;
+            std::ptr::copy_nonoverlapping(h.ahead.as_ptr(), buf.cast::<u8>(), n);
+            return ffi::SQLITE_OK;
+        }
+        // Past the end of the file (a short read) or an error: read just what was asked.
+        h.ahead.clear();
+    }
+    real_read(file, buf, len, offset)
+}
+
 flushing!(read, xRead, buf: *mut c_void, len: c_int, offset: i64);
 flushing!(truncate, xTruncate, size: i64);
 flushing!(sync, xSync, flags: c_int);
@@ -263,6 +427,22 @@ flushing!(file_size, xFileSize, size: *mut i64);
 flushing!(file_control, xFileControl, op: c_int, arg: *mut c_void);
 passing!(lock, xLock, level: c_int);
 passing!(unlock, xUnlock, level: c_int);
+locking!(db_lock, xLock, level: c_int);
+locking!(db_unlock, xUnlock, level: c_int);
+locking!(shm_lock, xShmLock, offset: c_int, n: c_int, flags: c_int);
+flushing!(shm_map, xShmMap, region: c_int, size: c_int, extend: c_int, out: *mut *mut c_void);
+flushing!(fetch, xFetch, offset: i64, amount: c_int, out: *mut *mut c_void);
+flushing!(unfetch, xUnfetch, offset: i64, page: *mut c_void);
+flushing!(shm_unmap, xShmUnmap, delete: c_int);
+
+/// xShmBarrier returns nothing: sends what is held, then the unix VFS's barrier.
+///
+/// # Safety
+/// Called by SQLite as the database file's xShmBarrier.
+unsafe extern "C" fn shm_barrier(file: *mut ffi::sqlite3_file) {
+    let _ = flush(file);
+    real!(file, xShmBarrier)(file);
+}
 passing!(check_reserved_lock, xCheckReservedLock, out: *mut c_int);
 passing!(sector_size, xSectorSize,);
 passing!(device_characteristics, xDeviceCharacteristics,);

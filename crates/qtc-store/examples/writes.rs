@@ -1,0 +1,111 @@
+//! What the store writes to disk per received message: `store_received` in blocks of five, as
+//! forwarding delivers them, durability full, then a checkpoint (until one has run, the
+//! messages are only in the WAL); /proc/self/io `write_bytes` before and after.
+//!
+//!     cargo run --release -p qtc-store --example writes -- [MESSAGES] [DIR]
+//!
+//! `WRITES_HUB=1`: every bulletin is also queued onward for a second partner. `WRITES_KEEP=1`:
+//! stop before the checkpoint and leave the store in DIR.
+//!
+//! Bench row 11 measures the same through the daemon (`bench/run.sh --only disk`).
+#![allow(clippy::disallowed_methods)]
+
+use qtc_mail::{route, MsgType};
+use qtc_store::{Durability, Incoming, Station, Store};
+
+fn write_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/io")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("write_bytes:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn body(i: usize) -> Vec<u8> {
+    const WORDS: &[&str] = &[
+        "the", "band", "was", "open", "to", "europe", "packet", "radio",
+    ];
+    let mut out =
+        format!("R:261205/1200Z @:N0BBB.#NCA.CA.USA.NOAM #:{i} $:B{i}_N0BBB\r\n\r\n").into_bytes();
+    let mut x = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    while out.len() < 2050 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.extend_from_slice(WORDS[(x % WORDS.len() as u64) as usize].as_bytes());
+        out.push(if x % 11 == 0 { b'\r' } else { b' ' });
+    }
+    out
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let n: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(1000);
+    let dir = args
+        .get(1)
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::env::temp_dir().join(format!("qtc-store-writes-{}", std::process::id()))
+        });
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut store = Store::open(&dir, Durability::Full).unwrap();
+    let p = |c: &str, r: &[&str]| route::PartnerRoutes {
+        call: c.into(),
+        routes: r.iter().map(|s| s.to_string()).collect(),
+    };
+    store.set_station(Station {
+        call: "N0AAA".into(),
+        haddr: "N0AAA.#NCA.CA.USA.NOAM".into(),
+        // With `WRITES_HUB` set, every bulletin is queued onward for a second partner.
+        partners: if std::env::var_os("WRITES_HUB").is_some() {
+            vec![p("N0BBB", &["N0BBB"]), p("N0CCC", &["WW"])]
+        } else {
+            vec![p("N0BBB", &["N0BBB"])]
+        },
+        rules: Vec::new(),
+    });
+    let mut stored = 0u64;
+    let w0 = write_bytes();
+    for block in 0..n / 5 {
+        let msgs: Vec<Incoming> = (0..5)
+            .map(|j| {
+                let i = block * 5 + j;
+                let text = body(i);
+                stored += text.len() as u64;
+                Incoming {
+                    kind: MsgType::Bulletin,
+                    from: "N0XYZ".into(),
+                    to: "ALL".into(),
+                    at: "WW".into(),
+                    bid: format!("B{i}_N0BBB"),
+                    title: format!("Bulletin {i}").into_bytes(),
+                    text,
+                    hold: false,
+                    recipients: Vec::new(),
+                    files: Vec::new(),
+                    charset: String::new(),
+                }
+            })
+            .collect();
+        store.store_received("N0BBB", &msgs, 1_765_000_000).unwrap();
+    }
+    if std::env::var_os("WRITES_KEEP").is_some() {
+        // Leave the WAL as it is (no checkpoint, none at close either), to read its frames:
+        // each frame's header starts with the page it holds.
+        println!("kept {}", dir.display());
+        std::process::exit(0);
+    }
+    // Until a checkpoint has copied them into the database, the messages are only in the WAL:
+    // count that copy too.
+    store.shrink_wal().unwrap();
+    let written = write_bytes() - w0;
+    let per = written as f64 / n as f64;
+    println!(
+        "{n} messages: {written} bytes written, {per:.0} per message = {:.2} × the message ({} bytes)",
+        per / (stored as f64 / n as f64),
+        stored / n as u64
+    );
+    drop(store);
+    let _ = std::fs::remove_dir_all(&dir);
+}
