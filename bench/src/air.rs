@@ -190,23 +190,37 @@ pub struct Sent {
     pub unnumbered: usize,
 }
 
+/// One transmitted frame of a Direwolf log: its description and information field, as in
+/// `[0L] SRC>DEST:(I cmd, n(s)=3, n(r)=5, p=0, pid=0xf0)info`.
+fn tx_line(line: &str) -> Option<(&str, &str)> {
+    let rest = line.strip_prefix("[0L] ").or(line.strip_prefix("[0H] "))?;
+    let open = rest.find(":(")? + 2;
+    // The description holds "n(s)" and "n(r)": its end is the parenthesis that balances.
+    let mut depth = 1;
+    let close = rest[open..].char_indices().find_map(|(i, c)| {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ => {}
+        }
+        (depth == 0).then_some(open + i)
+    })?;
+    Some((&rest[open..close], &rest[close + 1..]))
+}
+
 /// Reads a Direwolf log's transmitted frames: `[0L] SRC>DEST:(I cmd, n(s)=3, n(r)=5, p=0,
 /// pid=0xf0)info`, `[0L] SRC>DEST:(RR cmd, n(r)=5, p=1)`, `[0L] SRC>DEST:(SABME cmd, p=1)`.
+/// Direwolf 1.6 keeps no link state for KISS traffic and reads modulo-128 frames with a
+/// one-byte control field: their second control byte shows as an S frame's "information"
+/// and the PID as the first byte of an I frame's; such a log's I fields count one byte less.
 pub fn transmitted(log: &str) -> Sent {
     let mut s = Sent::default();
     let mut seen = std::collections::HashSet::new();
-    for line in log.lines() {
-        let Some(rest) = line.strip_prefix("[0L] ").or(line.strip_prefix("[0H] ")) else {
-            continue;
-        };
-        let Some(open) = rest.find(":(") else {
-            continue;
-        };
-        let Some(close) = rest[open..].find(')') else {
-            continue;
-        };
-        let desc = &rest[open + 2..open + close];
-        let info = &rest[open + close + 1..];
+    let mod128 = log.lines().filter_map(tx_line).any(|(d, info)| {
+        ["RR", "RNR", "REJ", "SREJ"].contains(&d.split([' ', ',']).next().unwrap_or(""))
+            && !info.is_empty()
+    });
+    for (desc, info) in log.lines().filter_map(tx_line) {
         let kind = desc.split([' ', ',']).next().unwrap_or("");
         match kind {
             "I" => {
@@ -217,7 +231,7 @@ pub fn transmitted(log: &str) -> Sent {
                     .and_then(|v| v.split(',').next())
                     .unwrap_or("");
                 if seen.insert((ns.to_string(), info.to_string())) {
-                    let len = info_len(info);
+                    let len = info_len(info).saturating_sub(usize::from(mod128));
                     s.payload += len;
                     s.max_info = s.max_info.max(len);
                 } else {
@@ -369,9 +383,15 @@ fn pass(o: &Opts, mode: &str, lossy: bool) -> R<Pass> {
     let (sa, sb) = (transmitted(&chan.log("a")), transmitted(&chan.log("b")));
     let priority = chan.priority.clone();
     let stats = chan.stop()?;
-    let window = window_in(&a.log_tail_all()).unwrap_or(32);
-    let p = sa.max_info.max(1);
-    let total = limit(sa.payload, p, window, 2) + limit(sb.payload, p, window, 2);
+    // The link's own counters where the qtc measured logs them (exact; Direwolf's log shows
+    // most but not all information bytes); else what the modems' logs give and the defaults
+    // of qtc before they were logged (PACLEN 256, EMAXFRAME 32).
+    let (la, lb) = (a.log_tail_all(), b.log_tail_all());
+    let window = link_down(&la, "window").unwrap_or(32);
+    let p = link_down(&la, "paclen").unwrap_or(256);
+    let na = link_down(&la, "i_bytes").unwrap_or(sa.payload);
+    let nb = link_down(&lb, "i_bytes").unwrap_or(sb.payload);
+    let total = limit(na, p, window, 2) + limit(nb, p, window, 2);
     Ok(Pass {
         wall,
         limit: total,
@@ -383,11 +403,11 @@ fn pass(o: &Opts, mode: &str, lossy: bool) -> R<Pass> {
     })
 }
 
-/// The window k the link used, from qtc's `link down` log line (`window=K`).
-fn window_in(log: &str) -> Option<usize> {
+/// A figure of the link from qtc's `link down` log line (`window=10 paclen=256 i_bytes=...`).
+fn link_down(log: &str, key: &str) -> Option<usize> {
     log.lines()
         .filter(|l| l.contains("link down"))
-        .find_map(|l| l.split("window=").nth(1))
+        .find_map(|l| l.split(&format!(" {key}=")).nth(1))
         .and_then(|v| v.split([' ', ',']).next())
         .and_then(|v| v.parse().ok())
 }
@@ -414,9 +434,18 @@ mod tests {
         assert_eq!(s.i_frames, 2);
         assert_eq!(s.i_resent, 1);
         assert_eq!(s.payload, 15);
+        assert_eq!(s.max_info, 15);
         assert_eq!(s.supervisory, 1);
         assert_eq!(s.polls, 1);
         assert_eq!(s.unnumbered, 1);
+    }
+
+    #[test]
+    fn modulo_128_frames_as_direwolf_prints_them() {
+        let log = "[0L] N0AAA>N0BBB:(I cmd, n(s)=0, n(r)=1, p=0, pid=0xf0)<0xf0>FS +<0x0d>\n\
+                   [0L] N0AAA>N0BBB:(RR res, n(r)=2, f=1)<0x05>\n";
+        let s = transmitted(log);
+        assert_eq!((s.payload, s.supervisory), (5, 1));
     }
 
     #[test]

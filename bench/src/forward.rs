@@ -19,7 +19,7 @@ pub fn pair(o: &Opts, mode: &str) -> R<(Daemon, Daemon)> {
 }
 
 /// [`pair`], with `more` partner tables for B.
-fn pair_with(o: &Opts, mode: &str, more: &str) -> R<(Daemon, Daemon)> {
+pub fn pair_with(o: &Opts, mode: &str, more: &str) -> R<(Daemon, Daemon)> {
     let b = Daemon::create(
         o,
         &Spec {
@@ -107,6 +107,8 @@ struct Pass {
     a_busy: f64,
     b_hwm: f64,
     a_hwm: f64,
+    /// B's anonymous memory (its heap, SQLite's page cache) at the end, MB.
+    b_anon: f64,
 }
 
 fn timing_pass(o: &Opts, mode: &str, n: usize) -> R<Pass> {
@@ -132,6 +134,7 @@ fn timing_pass(o: &Opts, mode: &str, n: usize) -> R<Pass> {
         b_busy: b_cpu / wall * 100.0,
         a_busy: a_cpu / wall * 100.0,
         b_hwm: hwm_mb(b.pid())?,
+        b_anon: crate::util::status_kb(b.pid(), "RssAnon")? as f64 / 1024.0,
         a_hwm: hwm_mb(a.pid())?,
     })
 }
@@ -349,9 +352,12 @@ fn mode_rows(
     let busy = |f: fn(&Pass) -> f64| Spread::of(r.passes.iter().map(f).collect()).median();
     notes.push(format!(
         "Row 2 {m}: B was busy {:.0} % and A {:.0} % of the wall time (CPU / wall, medians): \
-         the rest is waiting (disk sync, the partner, round trips).",
+         the rest is waiting (disk sync, the partner, round trips). B's anonymous memory at the \
+         end (RssAnon: its heap and SQLite's page cache; the rest of the peak is the binary's \
+         code, shared with the page cache): {:.1} MB.",
         busy(|t| t.b_busy),
-        busy(|t| t.a_busy)
+        busy(|t| t.a_busy),
+        busy(|t| t.b_anon)
     ));
     let per = Spread::of(
         r.straces

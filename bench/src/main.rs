@@ -13,6 +13,7 @@ mod air;
 mod bigstore;
 mod client;
 mod daemon;
+mod disk;
 mod faults;
 mod forward;
 mod genstore;
@@ -130,6 +131,7 @@ impl Plan {
 
 const ROWS: &[&str] = &[
     "idle", "forward", "telnet", "faults", "scale", "lzhuf", "radio", "bigstore", "stalled", "air",
+    "disk",
 ];
 
 const USAGE: &str = "usage: qtc-bench [--quick] [--qtc PATH] [--out FILE] [--only ROW,...] \
@@ -137,7 +139,7 @@ const USAGE: &str = "usage: qtc-bench [--quick] [--qtc PATH] [--out FILE] [--onl
        [--fwd-runs N] [--big N] [--without ll1,logins,housekeeping,metrics (loads left out of row 8e)]
        [--baseline PATH (another qtc binary: forwarding, 1 M store and stalled rows for both)]
        [--air b1,mbl,b1-lossy,mbl-lossy (row 10's passes)]
-rows: idle, forward, telnet, faults, scale, lzhuf, radio, bigstore, stalled, air";
+rows: idle, forward, telnet, faults, scale, lzhuf, radio, bigstore, stalled, air, disk";
 
 struct Args {
     plan: Plan,
@@ -309,6 +311,7 @@ fn main() -> ExitCode {
             "bigstore" => bigstore::run(o, plan),
             "stalled" => stalled::run(o, plan),
             "air" => air::run(o, plan),
+            "disk" => disk::run(o, plan),
             _ => unreachable!("rows are checked when parsed"),
         };
         for r in &rows {
