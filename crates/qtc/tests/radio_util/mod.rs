@@ -111,10 +111,42 @@ impl Drop for Call {
 
 /// Imports `n` bulletins @ WW into `d` with `qtc msg import`.
 pub fn seed(d: &Daemon, n: usize, tag: &str) {
+    seed_with(
+        d,
+        n,
+        tag,
+        "A second line of text so the message has a body.\n",
+    );
+}
+
+/// Imports `n` bulletins @ WW of about `bytes` bytes each: lines of packet-radio words.
+pub fn seed_sized(d: &Daemon, n: usize, tag: &str, bytes: usize) {
+    const WORDS: &[&str] = &[
+        "the", "band", "was", "open", "to", "europe", "on", "twenty", "meters", "packet", "radio",
+        "node", "bulletin", "forward", "net", "tonight", "antenna", "club", "check",
+    ];
+    let mut body = String::new();
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    while body.len() < bytes {
+        let mut line = String::new();
+        while line.len() < 60 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            line.push_str(WORDS[(x % WORDS.len() as u64) as usize]);
+            line.push(' ');
+        }
+        body.push_str(line.trim_end());
+        body.push('\n');
+    }
+    seed_with(d, n, tag, &body);
+}
+
+fn seed_with(d: &Daemon, n: usize, tag: &str, body: &str) {
     let mut text = String::new();
     for i in 0..n {
         text.push_str(&format!(
-            "SB ALL @ WW\n{tag} bulletin {i}\nThis is bulletin number {i} from {tag}.\nA second line of text so the message has a body.\n/EX\n"
+            "SB ALL @ WW\n{tag} bulletin {i}\nThis is bulletin number {i} from {tag}.\n{body}/EX\n"
         ));
     }
     let path = d.dir.path().join("import.txt");
