@@ -123,8 +123,7 @@ fn kiss_port(port: u16) -> String {
 fn link_down(d: &Daemon) -> String {
     d.log()
         .lines()
-        .filter(|l| l.contains("link down"))
-        .last()
+        .rfind(|l| l.contains("link down"))
         .unwrap_or("")
         .to_string()
 }
