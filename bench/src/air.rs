@@ -180,8 +180,6 @@ pub struct Sent {
     pub i_resent: usize,
     /// Information bytes of the distinct I frames.
     pub payload: usize,
-    /// The largest I-frame information field.
-    pub max_info: usize,
     /// RR, RNR, REJ and SREJ frames.
     pub supervisory: usize,
     /// Of those, polls (P=1 commands).
@@ -233,7 +231,6 @@ pub fn transmitted(log: &str) -> Sent {
                 if seen.insert((ns.to_string(), info.to_string())) {
                     let len = info_len(info).saturating_sub(usize::from(mod128));
                     s.payload += len;
-                    s.max_info = s.max_info.max(len);
                 } else {
                     s.i_resent += 1;
                 }
@@ -317,9 +314,19 @@ impl Pass {
     }
 
     fn details(&self) -> String {
+        let side = |s: &Sent| {
+            format!(
+                "{} I frames ({} again), {} S frames ({} polls), {} U frames",
+                s.i_frames, s.i_resent, s.supervisory, s.polls, s.unnumbered
+            )
+        };
         format!(
-            "A sent {:?}; B sent {:?}; window {}; channel (chan.py, {}) {}",
-            self.a, self.b, self.window, self.priority, self.chan
+            "A sent {}; B sent {}; window {}; chan.py ({}): {}",
+            side(&self.a),
+            side(&self.b),
+            self.window,
+            self.priority,
+            self.chan
         )
     }
 }
@@ -434,7 +441,6 @@ mod tests {
         assert_eq!(s.i_frames, 2);
         assert_eq!(s.i_resent, 1);
         assert_eq!(s.payload, 15);
-        assert_eq!(s.max_info, 15);
         assert_eq!(s.supervisory, 1);
         assert_eq!(s.polls, 1);
         assert_eq!(s.unnumbered, 1);

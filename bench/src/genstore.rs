@@ -1,6 +1,6 @@
 //! A large message store made fast: the qtc under test creates an empty store (its own schema,
 //! its users), then one SQL statement run by the `sqlite3` shell fills it, and the file is
-//! kept under target/bench-cache keyed by the schema version and size for the next run.
+//! kept under target/bench-cache keyed by schema version, page size and size for the next run.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -52,7 +52,13 @@ pub fn daemon(o: &Opts, n: usize, max_sessions: usize) -> R<(Daemon, f64)> {
     d.terminate()?;
     let db = d.data_dir().join("qtc.sqlite");
     let version = sql(&db, "PRAGMA user_version;")?;
-    let cache = cache_dir(&o.bin).join(format!("store-v{}-n{n}-mix{MIX}.sqlite", version.trim()));
+    // A new store's page size is the qtc's own: a store made by another build may differ.
+    let page = sql(&db, "PRAGMA page_size;")?;
+    let cache = cache_dir(&o.bin).join(format!(
+        "store-v{}-p{}-n{n}-mix{MIX}.sqlite",
+        version.trim(),
+        page.trim()
+    ));
     let mut made = 0.0;
     if !cache.exists() {
         let t0 = now();
