@@ -59,6 +59,9 @@ impl Link {
     /// answer meanwhile, so T1 and TM201 stop for that long (Direwolf pauses them while it
     /// sees a carrier; a KISS host sees only the frames).
     pub fn channel_busy(&mut self, now: Instant, busy: Duration) {
+        if !self.cfg.air.is_modelled() {
+            return;
+        }
         self.heard_since_poll = true;
         // Only the part of this busy time not paused for already.
         let began = now.checked_sub(busy).unwrap_or(now);
