@@ -65,7 +65,35 @@ fn main() {
         },
         rules: Vec::new(),
     });
+    // `WRITES_PREFILL=N`: N small bulletins (200 bytes, from 2,000 senders) stored first, so
+    // the indexes are those of a store in use rather than a fresh one.
+    let prefill: usize = std::env::var("WRITES_PREFILL")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    for block in 0..prefill / 5 {
+        let msgs: Vec<Incoming> = (0..5)
+            .map(|j| {
+                let i = block * 5 + j;
+                Incoming {
+                    kind: MsgType::Bulletin,
+                    from: format!("K{}X{:03}", i % 10, (i / 10) % 200),
+                    to: "ALL".into(),
+                    at: "WW".into(),
+                    bid: format!("P{}_{}", (i * 7919) % 100_000, i),
+                    title: format!("Old bulletin {i}").into_bytes(),
+                    text: vec![b'x'; 200],
+                    hold: false,
+                    recipients: Vec::new(),
+                    files: Vec::new(),
+                    charset: String::new(),
+                }
+            })
+            .collect();
+        store.store_received("N0BBB", &msgs, 1_764_000_000).unwrap();
+    }
     let mut stored = 0u64;
+    let t0 = std::time::Instant::now();
     let w0 = write_bytes();
     for block in 0..n / 5 {
         let msgs: Vec<Incoming> = (0..5)
@@ -102,9 +130,10 @@ fn main() {
     let written = write_bytes() - w0;
     let per = written as f64 / n as f64;
     println!(
-        "{n} messages: {written} bytes written, {per:.0} per message = {:.2} × the message ({} bytes)",
+        "{n} messages: {written} bytes written, {per:.0} per message = {:.2} × the message ({} bytes); {:.1} µs per message",
         per / (stored as f64 / n as f64),
-        stored / n as u64
+        stored / n as u64,
+        t0.elapsed().as_secs_f64() * 1e6 / n as f64
     );
     drop(store);
     let _ = std::fs::remove_dir_all(&dir);
