@@ -315,7 +315,7 @@ pub fn imap_date(unix: i64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use qtc_mail::{FileInfo, MessageHeader, MsgStatus};
 
