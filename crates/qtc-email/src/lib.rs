@@ -30,5 +30,6 @@ pub mod submit;
 
 pub use crate::core::{
     Article, Core, Entry, Event, GroupInfo, LoginRefused, Reply, Request, Settings, Submission,
+    MAX_MAILBOX,
 };
 pub use lines::{LineBuffer, LineError};
