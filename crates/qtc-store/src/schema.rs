@@ -166,6 +166,10 @@ pub(crate) const MIGRATIONS: &[&str] = &[
      DROP INDEX messages_bid;
      DROP INDEX fwd_done;
      CREATE INDEX fwd_done ON fwd_queue (updated) WHERE state = 'F';",
+    // 12: the IMAP INBOX's UIDVALIDITY (UIDs are message numbers): drawn once, from the time
+    // the store got it, so a store made anew is told apart from the one before.
+    "CREATE TABLE mail_meta (uid_validity INTEGER NOT NULL);
+     INSERT INTO mail_meta (uid_validity) VALUES (CAST(strftime('%s', 'now') AS INTEGER));",
 ];
 
 /// The schema version this build writes.
