@@ -57,7 +57,8 @@ pub fn parse(address: &str, s: &Settings) -> Result<Dest, AddrError> {
 /// Checks a destination with the BBS's own `S` command parser, so the same rules hold as at
 /// the prompt (a callsign or category of at most 6, a hierarchical address of at most 31).
 pub fn check(kind: MsgType, to: &str, at: &str) -> Result<Dest, AddrError> {
-    let word = |v: &str| !v.is_empty() && !v.chars().any(|c| c.is_whitespace() || "<$@".contains(c));
+    let word =
+        |v: &str| !v.is_empty() && !v.chars().any(|c| c.is_whitespace() || "<$@".contains(c));
     if !word(to) || (!at.is_empty() && !word(at)) {
         return Err(AddrError(format!("{to}@{at}: not a packet address")));
     }
@@ -137,18 +138,29 @@ pub(crate) mod tests {
         assert_eq!(d("N0OTH@bbs.example.org").unwrap(), local);
         assert_eq!(d("n0oth@N0CALL.#NCA.CA.USA.NOAM").unwrap(), local);
         let far = d("g8bpq@gb7bpq.#23.gbr.euro").unwrap();
-        assert_eq!((far.to.as_str(), far.at.as_str()), ("G8BPQ", "GB7BPQ.#23.GBR.EURO"));
+        assert_eq!(
+            (far.to.as_str(), far.at.as_str()),
+            ("G8BPQ", "GB7BPQ.#23.GBR.EURO")
+        );
         let b = d("bull/WX@WW").unwrap();
-        assert_eq!((b.kind, b.to.as_str(), b.at.as_str()), (MsgType::Bulletin, "WX", "WW"));
+        assert_eq!(
+            (b.kind, b.to.as_str(), b.at.as_str()),
+            (MsgType::Bulletin, "WX", "WW")
+        );
         let t = d("nts/12345@ntsca.nts").unwrap();
         assert_eq!((t.kind, t.at.as_str()), (MsgType::Traffic, "NTSCA"));
         for bad in ["toolongcall@x", "x y@z", "foo/n0oth@x", "notacall@n0call"] {
             assert!(d(bad).is_err(), "{bad}");
         }
         assert_eq!(email("N0USR", "", &s), "N0USR@bbs.example.org");
-        assert_eq!(email("G8BPQ", "GB7BPQ.#23.GBR.EURO", &s), "G8BPQ@GB7BPQ.#23.GBR.EURO");
         assert_eq!(
-            origin(b"R:261202/1231Z @:N0AAA.#NCA #:7 $:7_N0AAA\r\nR:261202/1200Z 45@N0CCC.NOAM\r\n"),
+            email("G8BPQ", "GB7BPQ.#23.GBR.EURO", &s),
+            "G8BPQ@GB7BPQ.#23.GBR.EURO"
+        );
+        assert_eq!(
+            origin(
+                b"R:261202/1231Z @:N0AAA.#NCA #:7 $:7_N0AAA\r\nR:261202/1200Z 45@N0CCC.NOAM\r\n"
+            ),
             "N0CCC.NOAM"
         );
     }

@@ -45,8 +45,13 @@ enum Wait {
     Tls,
     /// The group list, for a command.
     Groups(GroupsFor),
-    Article { number: u64, what: Part },
-    Over { listgroup: bool },
+    Article {
+        number: u64,
+        what: Part,
+    },
+    Over {
+        listgroup: bool,
+    },
     Post,
 }
 
@@ -156,7 +161,10 @@ impl Nntp {
                 None => self.reply("501 GROUP name"),
             },
             "LISTGROUP" => match arg(0).or_else(|| self.current_name()) {
-                Some(g) => self.wait(Wait::Groups(GroupsFor::ListGroup(g, arg(1))), Request::Groups),
+                Some(g) => self.wait(
+                    Wait::Groups(GroupsFor::ListGroup(g, arg(1))),
+                    Request::Groups,
+                ),
                 None => self.reply("412 no newsgroup selected"),
             },
             "ARTICLE" => self.article(arg(0), Part::Article),
@@ -185,7 +193,13 @@ impl Nntp {
 
     fn capabilities(&mut self) {
         self.reply("101 capabilities");
-        let mut caps = vec!["VERSION 2", "READER", "POST", "OVER", "LIST ACTIVE NEWSGROUPS OVERVIEW.FMT"];
+        let mut caps = vec![
+            "VERSION 2",
+            "READER",
+            "POST",
+            "OVER",
+            "LIST ACTIVE NEWSGROUPS OVERVIEW.FMT",
+        ];
         if self.user.is_none() && self.s.plain_auth {
             caps.push("AUTHINFO USER");
         }
@@ -215,14 +229,22 @@ impl Nntp {
         if !self.s.plain_auth {
             return self.reply("483 STARTTLS first: no passwords in clear here");
         }
-        let rest = |word: &str| {
-            line.find(word)
-                .map(|i| line[i + word.len()..].trim_start().to_string())
-                .unwrap_or_default()
-        };
+        // The argument is the rest of the line after `AUTHINFO USER|PASS `: a password may
+        // hold spaces.
+        let arg = line
+            .trim_start()
+            .splitn(3, ' ')
+            .nth(2)
+            .unwrap_or("")
+            .to_string();
+        let rest = |_: &str| arg.clone();
         match what.map(|w| w.to_ascii_uppercase()).as_deref() {
             Some("USER") => {
-                let call = rest("USER").split('@').next().unwrap_or("").to_ascii_uppercase();
+                let call = rest("USER")
+                    .split('@')
+                    .next()
+                    .unwrap_or("")
+                    .to_ascii_uppercase();
                 self.state = State::Pass(call);
                 self.reply("381 password required");
             }
@@ -242,11 +264,21 @@ impl Nntp {
 
     fn list(&mut self, what: Option<String>) {
         match what.map(|w| w.to_ascii_uppercase()).as_deref() {
-            None | Some("ACTIVE") => self.wait(Wait::Groups(GroupsFor::List(false)), Request::Groups),
+            None | Some("ACTIVE") => {
+                self.wait(Wait::Groups(GroupsFor::List(false)), Request::Groups)
+            }
             Some("NEWSGROUPS") => self.wait(Wait::Groups(GroupsFor::List(true)), Request::Groups),
             Some("OVERVIEW.FMT") => {
                 self.reply("215 order of fields in overview database");
-                for f in ["Subject:", "From:", "Date:", "Message-ID:", "References:", ":bytes", ":lines"] {
+                for f in [
+                    "Subject:",
+                    "From:",
+                    "Date:",
+                    "Message-ID:",
+                    "References:",
+                    ":bytes",
+                    ":lines",
+                ] {
                     self.reply(f);
                 }
                 self.reply(".");
@@ -313,7 +345,10 @@ impl Nntp {
             },
         };
         // Only bulletins: the render is asked for as an anonymous reader.
-        self.wait(Wait::Article { number, what }, Request::Render { number, call: None });
+        self.wait(
+            Wait::Article { number, what },
+            Request::Render { number, call: None },
+        );
     }
 
     fn over(&mut self, arg: Option<String>, listgroup: bool) {
@@ -343,7 +378,8 @@ impl Nntp {
             let line = match listgroup {
                 true => a.number.to_string(),
                 false => {
-                    let subject = crate::render::encode_header(&a.subject).replace(['\t', '\r', '\n'], " ");
+                    let subject =
+                        crate::render::encode_header(&a.subject).replace(['\t', '\r', '\n'], " ");
                     format!(
                         "{}\t{subject}\t{}\t{}\t<{}@{}>\t\t{}\t{}",
                         a.number,
@@ -413,7 +449,13 @@ impl Nntp {
             Ok(p) => p,
             Err(e) => return self.reply(&format!("441 {e}")),
         };
-        let first = parsed.newsgroups.split(',').next().unwrap_or("").trim().to_string();
+        let first = parsed
+            .newsgroups
+            .split(',')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string();
         if first.is_empty() {
             return self.reply("441 no Newsgroups: header");
         }
@@ -542,7 +584,10 @@ mod tests {
         drive(&mut n, b"ARTICLE 9\r\n");
         assert!(matches!(
             n.poll_event(),
-            Some(Event::Store(Request::Render { number: 9, call: None }))
+            Some(Event::Store(Request::Render {
+                number: 9,
+                call: None
+            }))
         ));
         n.answered(Ok(Reply::Rendered(None)));
         assert!(drive(&mut n, b"").starts_with("423"));
@@ -550,10 +595,16 @@ mod tests {
         drive(&mut n, b"AUTHINFO USER n0usr\r\nAUTHINFO PASS pw\r\n");
         assert!(matches!(n.poll_event(), Some(Event::Login { .. })));
         n.login_done(Ok("N0USR".into()));
-        drive(&mut n, b"POST\r\nNewsgroups: wx.ww\r\nSubject: rain\r\n\r\nwet\r\n.\r\n");
+        drive(
+            &mut n,
+            b"POST\r\nNewsgroups: wx.ww\r\nSubject: rain\r\n\r\nwet\r\n.\r\n",
+        );
         let Some(Event::Store(Request::Submit(sub))) = n.poll_event() else {
             panic!("no post");
         };
-        assert_eq!((sub.msg.kind, sub.msg.to.as_str(), sub.msg.at.as_str()), (MsgType::Bulletin, "WX", "WW"));
+        assert_eq!(
+            (sub.msg.kind, sub.msg.to.as_str(), sub.msg.at.as_str()),
+            (MsgType::Bulletin, "WX", "WW")
+        );
     }
 }

@@ -23,7 +23,10 @@ enum State {
 enum Wait {
     Login,
     Mailbox,
-    Retr { index: usize, top: Option<usize> },
+    Retr {
+        index: usize,
+        top: Option<usize>,
+    },
     Seen,
     Tls,
     /// Killing the DELE'd messages at QUIT.
@@ -168,7 +171,9 @@ impl Pop3 {
     }
 
     fn stat(&mut self) {
-        let (n, size) = self.live().fold((0, 0), |(n, s), (_, e)| (n + 1, s + e.size));
+        let (n, size) = self
+            .live()
+            .fold((0, 0), |(n, s), (_, e)| (n + 1, s + e.size));
         self.reply(&format!("+OK {n} {size}"));
     }
 
@@ -402,7 +407,10 @@ mod tests {
             })
         );
         p.login_done(Ok("N0OTH".into()));
-        assert!(matches!(p.poll_event(), Some(Event::Store(Request::Mailbox { .. }))));
+        assert!(matches!(
+            p.poll_event(),
+            Some(Event::Store(Request::Mailbox { .. }))
+        ));
         let e = |n: u64| Entry {
             number: n,
             seen: false,
@@ -414,7 +422,10 @@ mod tests {
         };
         p.answered(Ok(Reply::Mailbox(vec![e(3), e(9)])));
         let out = drive(&mut p, b"STAT\r\nUIDL\r\nDELE 1\r\nLIST\r\nRETR 2\r\n");
-        assert!(out.contains("+OK 2 20\r\n+OK\r\n1 3_N0CALL\r\n2 9_N0CALL\r\n.\r\n"), "{out}");
+        assert!(
+            out.contains("+OK 2 20\r\n+OK\r\n1 3_N0CALL\r\n2 9_N0CALL\r\n.\r\n"),
+            "{out}"
+        );
         assert!(out.contains("+OK\r\n2 10\r\n.\r\n"), "{out}");
         assert!(matches!(
             p.poll_event(),
@@ -424,10 +435,16 @@ mod tests {
         r.bytes = b"Subject: s\r\n\r\n.x\r\n".to_vec();
         p.answered(Ok(Reply::Rendered(Some(Box::new(r)))));
         assert!(drive(&mut p, b"").ends_with("\r\n\r\n..x\r\n.\r\n"));
-        assert!(matches!(p.poll_event(), Some(Event::Store(Request::Seen { number: 9, .. }))));
+        assert!(matches!(
+            p.poll_event(),
+            Some(Event::Store(Request::Seen { number: 9, .. }))
+        ));
         p.answered(Ok(Reply::Done));
         drive(&mut p, b"QUIT\r\n");
-        assert!(matches!(p.poll_event(), Some(Event::Store(Request::Kill { number: 3, .. }))));
+        assert!(matches!(
+            p.poll_event(),
+            Some(Event::Store(Request::Kill { number: 3, .. }))
+        ));
         p.answered(Ok(Reply::Killed(true)));
         assert!(drive(&mut p, b"").ends_with("+OK 73\r\n"));
         assert_eq!(p.poll_event(), Some(Event::Close));

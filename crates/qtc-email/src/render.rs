@@ -171,14 +171,26 @@ fn top_header(m: &Message, s: &Settings) -> String {
     }
     let from_home = crate::addr::origin(&m.rlines);
     let _ = write!(t, "Date: {}\r\n", rfc5322_date(h.created));
-    let _ = write!(t, "From: {}\r\n", crate::addr::email(&h.from, &from_home, s));
+    let _ = write!(
+        t,
+        "From: {}\r\n",
+        crate::addr::email(&h.from, &from_home, s)
+    );
     let to = match h.kind {
-        MsgType::Bulletin => format!("bull/{}@{}", h.to, if h.at.is_empty() { &s.domain } else { &h.at }),
+        MsgType::Bulletin => format!(
+            "bull/{}@{}",
+            h.to,
+            if h.at.is_empty() { &s.domain } else { &h.at }
+        ),
         _ => crate::addr::email(&h.to, &h.at, s),
     };
     let _ = write!(t, "To: {to}\r\n");
     if !m.copies.is_empty() {
-        let cc: Vec<String> = m.copies.iter().map(|c| crate::addr::email(c, "", s)).collect();
+        let cc: Vec<String> = m
+            .copies
+            .iter()
+            .map(|c| crate::addr::email(c, "", s))
+            .collect();
         let _ = write!(t, "Cc: {}\r\n", cc.join(", "));
     }
     let _ = write!(t, "Subject: {}\r\n", encode_header(&h.subject));
@@ -190,7 +202,13 @@ fn top_header(m: &Message, s: &Settings) -> String {
 /// Keeps printable ASCII, replacing anything else with `?` (header fields must be ASCII).
 fn ascii_only(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '?' })
+        .map(|c| {
+            if c.is_ascii_graphic() || c == ' ' {
+                c
+            } else {
+                '?'
+            }
+        })
         .collect()
 }
 
@@ -198,7 +216,13 @@ fn ascii_only(s: &str) -> String {
 fn file_name(name: &[u8]) -> String {
     let n: String = String::from_utf8_lossy(name)
         .chars()
-        .map(|c| if c.is_ascii_graphic() && c != '"' && c != '\\' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_graphic() && c != '"' && c != '\\' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     if n.is_empty() {
         "file".into()
@@ -282,7 +306,12 @@ pub fn encode_header(v: &[u8]) -> String {
     words.push(chunk);
     words
         .iter()
-        .map(|w| format!("=?{charset}?B?{}?=", base64::engine::general_purpose::STANDARD.encode(w)))
+        .map(|w| {
+            format!(
+                "=?{charset}?B?{}?=",
+                base64::engine::general_purpose::STANDARD.encode(w)
+            )
+        })
         .collect::<Vec<_>>()
         .join("\r\n ")
 }
@@ -349,8 +378,14 @@ pub(crate) mod tests {
         let text = String::from_utf8_lossy(&r.bytes);
         assert!(text.contains("From: N0USR@bbs.example.org\r\n"), "{text}");
         assert!(text.contains("To: N0OTH@bbs.example.org\r\n"), "{text}");
-        assert!(text.contains("Subject: =?UTF-8?B?R3LDvMOfZQ==?=\r\n"), "{text}");
-        assert!(text.contains("Date: Wed, 02 Dec 2026 12:31:05 +0000\r\n"), "{text}");
+        assert!(
+            text.contains("Subject: =?UTF-8?B?R3LDvMOfZQ==?=\r\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Date: Wed, 02 Dec 2026 12:31:05 +0000\r\n"),
+            "{text}"
+        );
         assert!(text.contains("charset=ISO-8859-1\r\nContent-Transfer-Encoding: 8bit\r\n\r\nHello"));
         assert_eq!(&r.bytes[r.parts[0].body.clone()], b"Hello\r\nK\xf6ln\r\n");
         assert_eq!(imap_date(1_796_214_665), "02-Dec-2026 12:31:05 +0000");
@@ -359,7 +394,9 @@ pub(crate) mod tests {
         assert!(r.multipart);
         assert_eq!(r.parts.len(), 2);
         assert_eq!(&r.bytes[r.parts[1].body.clone()], b"AP8B\r\n");
-        let parsed = mail_parser::MessageParser::default().parse(&r.bytes).unwrap();
+        let parsed = mail_parser::MessageParser::default()
+            .parse(&r.bytes)
+            .unwrap();
         assert_eq!(parsed.attachment(0).unwrap().contents(), &[0u8, 255, 1]);
         assert_eq!(parsed.body_text(0).unwrap().trim_end(), "x");
         assert_eq!(encode_header(b"plain"), "plain");

@@ -69,7 +69,10 @@ impl Smtp {
             closing: false,
             s,
         };
-        let hello = format!("220 {} ESMTP qtc {} packet mail", smtp.s.domain, smtp.s.version);
+        let hello = format!(
+            "220 {} ESMTP qtc {} packet mail",
+            smtp.s.domain, smtp.s.version
+        );
         smtp.reply(&hello);
         smtp
     }
@@ -168,7 +171,11 @@ impl Smtp {
         if !extended {
             return self.reply(&format!("250 {}", self.s.domain));
         }
-        let mut lines = vec![self.s.domain.clone(), "8BITMIME".into(), "PIPELINING".into()];
+        let mut lines = vec![
+            self.s.domain.clone(),
+            "8BITMIME".into(),
+            "PIPELINING".into(),
+        ];
         lines.push(format!("SIZE {}", self.limit()));
         if self.s.starttls {
             lines.push("STARTTLS".into());
@@ -232,7 +239,12 @@ impl Smtp {
 
     fn login(&mut self, user: &str, password: &str) {
         // `N0USR` or `N0USR@domain`: the callsign is the account.
-        let call = user.split('@').next().unwrap_or("").trim().to_ascii_uppercase();
+        let call = user
+            .split('@')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_uppercase();
         self.state = State::Waiting;
         self.events.push_back(Event::Login {
             call,
@@ -328,7 +340,8 @@ impl Smtp {
         match self.to_store.pop_front() {
             Some(sub) => {
                 self.state = State::Waiting;
-                self.events.push_back(Event::Store(Request::Submit(Box::new(sub))));
+                self.events
+                    .push_back(Event::Store(Request::Submit(Box::new(sub))));
             }
             None => {
                 let line = format!("250 2.0.0 Stored as {}", self.stored.join(", "));
@@ -407,7 +420,9 @@ impl Core for Smtp {
                 let line = match e {
                     StoreError::Full => "452 4.3.1 The message store is full".to_string(),
                     StoreError::OverLimit(why) => format!("452 4.5.3 {why}"),
-                    StoreError::Rejected(_) => "554 5.7.1 This BBS does not accept that message".into(),
+                    StoreError::Rejected(_) => {
+                        "554 5.7.1 This BBS does not accept that message".into()
+                    }
                     StoreError::DuplicateBid(b) => format!("554 5.6.0 BID {b} exists already"),
                     _ => "451 4.3.0 The message store is not available".into(),
                 };
@@ -467,13 +482,22 @@ mod tests {
         );
         assert!(!s.wants_input());
         s.login_done(Ok("N0USR".into()));
-        let out = drive(&mut s, b"MAIL FROM:<anyone@else>\r\nRCPT TO:<n0oth@n0call>\r\nRCPT TO:<x@>\r\nDATA\r\n");
-        assert!(out.contains("235 2.7.0") && out.contains("550 5.1.1") && out.contains("354"), "{out}");
+        let out = drive(
+            &mut s,
+            b"MAIL FROM:<anyone@else>\r\nRCPT TO:<n0oth@n0call>\r\nRCPT TO:<x@>\r\nDATA\r\n",
+        );
+        assert!(
+            out.contains("235 2.7.0") && out.contains("550 5.1.1") && out.contains("354"),
+            "{out}"
+        );
         drive(&mut s, b"Subject: hi\r\n\r\n..dot\r\nbody\r\n.\r\n");
         let Some(Event::Store(Request::Submit(sub))) = s.poll_event() else {
             panic!("no submit")
         };
-        assert_eq!((sub.msg.to.as_str(), sub.msg.from.as_str()), ("N0OTH", "N0USR"));
+        assert_eq!(
+            (sub.msg.to.as_str(), sub.msg.from.as_str()),
+            ("N0OTH", "N0USR")
+        );
         assert_eq!(sub.msg.body, b".dot\r\nbody\r\n");
         s.answered(Ok(Reply::Stored {
             number: 5,
@@ -489,7 +513,10 @@ mod tests {
         set.starttls = true;
         let mut s = Smtp::new(set);
         let ehlo = drive(&mut s, b"EHLO me\r\n");
-        assert!(ehlo.contains("STARTTLS") && !ehlo.contains("AUTH"), "{ehlo}");
+        assert!(
+            ehlo.contains("STARTTLS") && !ehlo.contains("AUTH"),
+            "{ehlo}"
+        );
         assert!(drive(&mut s, b"AUTH PLAIN AE4wVVNSAHB3\r\n").starts_with("538"));
         assert!(drive(&mut s, b"STARTTLS\r\nEHLO injected\r\n").starts_with("220"));
         assert_eq!(s.poll_event(), Some(Event::StartTls));

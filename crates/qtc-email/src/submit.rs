@@ -43,7 +43,10 @@ pub fn parse(raw: &[u8], max: usize) -> Result<Parsed, Refused> {
         return Err(Refused("the subject holds control characters".into()));
     }
     let text = m.body_text(0).unwrap_or_default();
-    if text.chars().any(|c| c.is_control() && !matches!(c, '\r' | '\n' | '\t')) {
+    if text
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\r' | '\n' | '\t'))
+    {
         return Err(Refused("the text holds control characters".into()));
     }
     let mut body = Vec::with_capacity(text.len() + 64);
@@ -65,11 +68,7 @@ pub fn parse(raw: &[u8], max: usize) -> Result<Parsed, Refused> {
             "the message is larger than the {max} bytes this BBS takes"
         )));
     }
-    let newsgroups = m
-        .header_raw("Newsgroups")
-        .unwrap_or("")
-        .trim()
-        .to_string();
+    let newsgroups = m.header_raw("Newsgroups").unwrap_or("").trim().to_string();
     Ok(Parsed {
         subject: cut(subject, MAX_SUBJECT_LEN).as_bytes().to_vec(),
         body,

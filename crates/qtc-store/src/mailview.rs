@@ -25,7 +25,9 @@ impl Store {
     /// a store made anew (numbers starting at 1 again) is told apart from the old one.
     pub fn uid_validity(&mut self) -> Result<u32, StoreError> {
         self.conn
-            .query_row("SELECT uid_validity FROM mail_meta", [], |r| r.get::<_, i64>(0))
+            .query_row("SELECT uid_validity FROM mail_meta", [], |r| {
+                r.get::<_, i64>(0)
+            })
             .map(|v| u32::try_from(v.clamp(1, i64::from(u32::MAX))).unwrap_or(1))
             .map_err(db_err)
     }
@@ -59,7 +61,15 @@ impl Store {
     ) -> Result<u64, StoreError> {
         let tx = self.conn.transaction().map_err(db_err)?;
         let (number, _) = insert_in(&tx, msg, &self.station, &self.queued, None, now)?;
-        crate::parts::keep(&tx, number, (&[], files), None, &self.station, &self.queued, now)?;
+        crate::parts::keep(
+            &tx,
+            number,
+            (&[], files),
+            None,
+            &self.station,
+            &self.queued,
+            now,
+        )?;
         tx.commit().map_err(db_err)?;
         Ok(number)
     }
@@ -110,7 +120,13 @@ impl Store {
             )
             .and_then(|mut st| {
                 st.query_map(
-                    params![area.to_ascii_uppercase(), at.to_ascii_uppercase(), n(from), n(to), limit as i64],
+                    params![
+                        area.to_ascii_uppercase(),
+                        at.to_ascii_uppercase(),
+                        n(from),
+                        n(to),
+                        limit as i64
+                    ],
                     |r| {
                         Ok((
                             r.get::<_, i64>(0)? as u64,

@@ -18,8 +18,8 @@ use crate::admission::{AcceptErrors, Admission, Place};
 use crate::clock;
 use crate::forward::{self, Forwarder};
 use crate::link::Codec;
-use crate::stream_io::{read_or_write, Io, Outbox};
 use crate::store_thread::StoreHandle;
+use crate::stream_io::{read_or_write, Io, Outbox};
 use crate::throttle::Throttle;
 
 /// A TLS client gets this long to finish its handshake.
@@ -98,16 +98,17 @@ pub async fn serve(
                 // The address cap and a place among the connections logging in are taken
                 // before any TLS handshake: a host that opens handshakes and never finishes
                 // them holds no more places than one that never logs in.
-                let admitted = match span.in_scope(|| admit(&shared.throttle, &shared.admission, peer.ip())) {
-                    Ok(a) => a,
-                    // A TLS client could not read a plain refusal: it is just closed, before
-                    // its handshake costs anything.
-                    Err(refusal) if tls.is_none() => {
-                        tasks.spawn(refuse(stream, refusal).instrument(span));
-                        continue;
-                    }
-                    Err(_) => continue,
-                };
+                let admitted =
+                    match span.in_scope(|| admit(&shared.throttle, &shared.admission, peer.ip())) {
+                        Ok(a) => a,
+                        // A TLS client could not read a plain refusal: it is just closed, before
+                        // its handshake costs anything.
+                        Err(refusal) if tls.is_none() => {
+                            tasks.spawn(refuse(stream, refusal).instrument(span));
+                            continue;
+                        }
+                        Err(_) => continue,
+                    };
                 let (shared, shutdown) = (shared.clone(), shutdown.clone());
                 match tls.clone() {
                     None => {
@@ -505,4 +506,3 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
     let _ = stream.shutdown().await;
     tracing::info!("disconnected");
 }
-

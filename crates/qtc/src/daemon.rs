@@ -251,7 +251,13 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             changes: store.changes(),
         });
         for (l, proto) in mail_listeners {
-            tasks.spawn(crate::mail::serve(l, proto, mail.clone(), stop_rx.clone(), tasks.clone()));
+            tasks.spawn(crate::mail::serve(
+                l,
+                proto,
+                mail.clone(),
+                stop_rx.clone(),
+                tasks.clone(),
+            ));
         }
         let housekeeper = Arc::new(crate::housekeeping::Housekeeper::new(
             store.clone(),

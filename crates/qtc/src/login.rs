@@ -21,7 +21,11 @@ pub struct Admitted {
 
 /// The places for a new connection from `ip`, or the line that refuses it: a locked-out
 /// address gets none, and one host cannot take the places of the others.
-pub fn admit(throttle: &Throttle, admission: &Admission, ip: IpAddr) -> Result<Admitted, &'static str> {
+pub fn admit(
+    throttle: &Throttle,
+    admission: &Admission,
+    ip: IpAddr,
+) -> Result<Admitted, &'static str> {
     if throttle.locked_out(ip, clock::now()) {
         tracing::warn!("refused: locked out after repeated login failures");
         return Err("Too many failed logins from your address. Try again later.\r\n");

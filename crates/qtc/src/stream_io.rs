@@ -91,7 +91,12 @@ impl Outbox {
     }
 
     /// A last line after what is pending.
-    pub async fn bye<S: AsyncWrite + Unpin>(&mut self, stream: &mut S, codec: &mut Codec, text: &str) {
+    pub async fn bye<S: AsyncWrite + Unpin>(
+        &mut self,
+        stream: &mut S,
+        codec: &mut Codec,
+        text: &str,
+    ) {
         codec.encode_text(format!("\r\n{text}\r\n").as_bytes(), &mut self.net);
         let _ = self.write_all(stream).await;
     }

@@ -21,7 +21,13 @@ const LAYERS: &[&[&str]] = &[
         "import",
     ],
     // Counters, limits, finding the config file, the store's readers.
-    &["metrics", "user_limits", "config_file", "read_pool", "stream_io"],
+    &[
+        "metrics",
+        "user_limits",
+        "config_file",
+        "read_pool",
+        "stream_io",
+    ],
     // Login throttling; password checks (they read stored hashes on the readers).
     &["throttle", "passwords"],
     // Admission to the ports; where a BBS session's store requests run.

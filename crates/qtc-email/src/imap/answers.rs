@@ -7,8 +7,18 @@ impl Imap {
     pub(super) fn mailbox(&mut self, why: MailboxFor, entries: Vec<Entry>) {
         match why {
             MailboxFor::Select { tag, read_only } => {
-                self.msgs = entries.into_iter().map(|entry| Msg { entry, deleted: false }).collect();
-                self.uid_next = self.msgs.last().map_or(1, |m| m.entry.number + 1).max(self.uid_next);
+                self.msgs = entries
+                    .into_iter()
+                    .map(|entry| Msg {
+                        entry,
+                        deleted: false,
+                    })
+                    .collect();
+                self.uid_next = self
+                    .msgs
+                    .last()
+                    .map_or(1, |m| m.entry.number + 1)
+                    .max(self.uid_next);
                 self.state = State::Selected { read_only };
                 self.line("* FLAGS (\\Seen \\Deleted \\Answered \\Flagged \\Draft)");
                 self.line("* OK [PERMANENTFLAGS (\\Seen \\Deleted)] seen is your BBS read mark, deleted then EXPUNGE kills");
@@ -17,7 +27,10 @@ impl Imap {
                 if let Some(i) = self.msgs.iter().position(|m| !m.entry.seen) {
                     self.line(&format!("* OK [UNSEEN {}] first unseen", i + 1));
                 }
-                self.line(&format!("* OK [UIDVALIDITY {}] UIDs are message numbers", self.uid_validity));
+                self.line(&format!(
+                    "* OK [UIDVALIDITY {}] UIDs are message numbers",
+                    self.uid_validity
+                ));
                 self.line(&format!("* OK [UIDNEXT {}] next number", self.uid_next));
                 let mode = if read_only { "READ-ONLY" } else { "READ-WRITE" };
                 let cmd = if read_only { "EXAMINE" } else { "SELECT" };
@@ -26,7 +39,10 @@ impl Imap {
             MailboxFor::Status { tag, items } => {
                 let mut parts = Vec::new();
                 let unseen = entries.iter().filter(|e| !e.seen).count();
-                let next = entries.last().map_or(1, |e| e.number + 1).max(self.uid_next);
+                let next = entries
+                    .last()
+                    .map_or(1, |e| e.number + 1)
+                    .max(self.uid_next);
                 for (name, value) in [
                     ("MESSAGES", entries.len() as u64),
                     ("RECENT", 0),
@@ -74,10 +90,15 @@ impl Imap {
         let last = self.msgs.last().map_or(0, |m| m.entry.number);
         let before = self.msgs.len();
         for e in entries.into_iter().filter(|e| e.number > last) {
-            self.msgs.push(Msg { entry: e, deleted: false });
+            self.msgs.push(Msg {
+                entry: e,
+                deleted: false,
+            });
         }
         if self.msgs.len() != before {
-            self.uid_next = self.uid_next.max(self.msgs.last().map_or(1, |m| m.entry.number + 1));
+            self.uid_next = self
+                .uid_next
+                .max(self.msgs.last().map_or(1, |m| m.entry.number + 1));
             self.line(&format!("* {} EXISTS", self.msgs.len()));
         }
     }
@@ -89,12 +110,19 @@ impl Imap {
                 let Some(i) = job.current else { return };
                 let seen = self.fetch_line(&job, i, r.as_deref());
                 if seen {
-                    let (number, call) = (self.msgs[i].entry.number, self.user.clone().unwrap_or_default());
+                    let (number, call) = (
+                        self.msgs[i].entry.number,
+                        self.user.clone().unwrap_or_default(),
+                    );
                     // The mark is written before the next message is fetched.
                     let mut job = job;
                     job.current = None;
                     self.wait = Wait::Fetch(job);
-                    self.events.push_back(Event::Store(Request::Seen { number, call, seen: true }));
+                    self.events.push_back(Event::Store(Request::Seen {
+                        number,
+                        call,
+                        seen: true,
+                    }));
                     return;
                 }
                 self.fetch_next(job);
@@ -107,15 +135,27 @@ impl Imap {
                 }
                 self.expunge_next(job);
             }
-            (Wait::Mailbox(MailboxFor::Select { tag, .. } | MailboxFor::Status { tag, .. }), Err(_)) => {
-                self.line(&format!("{tag} NO [UNAVAILABLE] the message store is not available"))
-            }
-            (Wait::Mailbox(MailboxFor::Refresh { tag: Some(tag), .. }), Err(_)) => {
-                self.line(&format!("{tag} NO [UNAVAILABLE] the message store is not available"))
-            }
-            (Wait::Fetch(job), Err(_)) => self.line(&format!("{} NO [UNAVAILABLE] the message store is not available", job.tag)),
-            (Wait::Store(job), Err(_)) => self.line(&format!("{} NO [UNAVAILABLE] the message store is not available", job.tag)),
-            (Wait::Expunge(job), Err(_)) => self.line(&format!("{} NO [UNAVAILABLE] the message store is not available", job.tag)),
+            (
+                Wait::Mailbox(MailboxFor::Select { tag, .. } | MailboxFor::Status { tag, .. }),
+                Err(_),
+            ) => self.line(&format!(
+                "{tag} NO [UNAVAILABLE] the message store is not available"
+            )),
+            (Wait::Mailbox(MailboxFor::Refresh { tag: Some(tag), .. }), Err(_)) => self.line(
+                &format!("{tag} NO [UNAVAILABLE] the message store is not available"),
+            ),
+            (Wait::Fetch(job), Err(_)) => self.line(&format!(
+                "{} NO [UNAVAILABLE] the message store is not available",
+                job.tag
+            )),
+            (Wait::Store(job), Err(_)) => self.line(&format!(
+                "{} NO [UNAVAILABLE] the message store is not available",
+                job.tag
+            )),
+            (Wait::Expunge(job), Err(_)) => self.line(&format!(
+                "{} NO [UNAVAILABLE] the message store is not available",
+                job.tag
+            )),
             _ => {}
         }
     }
@@ -146,9 +186,13 @@ impl Core for Imap {
                 let caps = self.capabilities();
                 self.line(&format!("{tag} OK [CAPABILITY {caps}] logged in"));
             }
-            Err(LoginRefused::Wrong) => self.line(&format!("{tag} NO [AUTHENTICATIONFAILED] wrong callsign or password")),
+            Err(LoginRefused::Wrong) => self.line(&format!(
+                "{tag} NO [AUTHENTICATIONFAILED] wrong callsign or password"
+            )),
             Err(LoginRefused::Full(why)) => self.line(&format!("{tag} NO [UNAVAILABLE] {why}")),
-            Err(LoginRefused::Unavailable) => self.line(&format!("{tag} NO [UNAVAILABLE] try again later")),
+            Err(LoginRefused::Unavailable) => {
+                self.line(&format!("{tag} NO [UNAVAILABLE] try again later"))
+            }
         }
         self.run();
     }
@@ -188,11 +232,15 @@ impl Core for Imap {
             }
             let call = self.user.clone().unwrap_or_default();
             let after = self.msgs.last().map_or(0, |m| m.entry.number);
-            self.events.push_back(Event::Store(Request::Mailbox { call, sized_after: after }));
+            self.events.push_back(Event::Store(Request::Mailbox {
+                call,
+                sized_after: after,
+            }));
         }
     }
 
     fn wants_input(&self) -> bool {
-        matches!(self.wait, Wait::Nothing | Wait::AuthData(_) | Wait::Idle(_)) && self.state != State::Logout
+        matches!(self.wait, Wait::Nothing | Wait::AuthData(_) | Wait::Idle(_))
+            && self.state != State::Logout
     }
 }

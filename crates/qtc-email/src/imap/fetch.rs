@@ -59,7 +59,10 @@ pub enum Want {
 impl Item {
     /// Whether the message must be rendered for it.
     pub fn needs_render(&self) -> bool {
-        matches!(self, Item::Envelope | Item::Structure(_) | Item::Section { .. })
+        matches!(
+            self,
+            Item::Envelope | Item::Structure(_) | Item::Section { .. }
+        )
     }
 }
 
@@ -71,7 +74,11 @@ pub fn items(names: &MacroOrMessageDataItemNames<'_>, uid: bool) -> Vec<Item> {
     }
     let list: Vec<MessageDataItemName<'_>> = match names {
         MacroOrMessageDataItemNames::Macro(m) => {
-            let mut l = vec![MessageDataItemName::Flags, MessageDataItemName::InternalDate, MessageDataItemName::Rfc822Size];
+            let mut l = vec![
+                MessageDataItemName::Flags,
+                MessageDataItemName::InternalDate,
+                MessageDataItemName::Rfc822Size,
+            ];
             if matches!(m, Macro::All | Macro::Full) {
                 l.push(MessageDataItemName::Envelope);
             }
@@ -92,9 +99,15 @@ pub fn items(names: &MacroOrMessageDataItemNames<'_>, uid: bool) -> Vec<Item> {
             MessageDataItemName::Body => Item::Structure(false),
             MessageDataItemName::BodyStructure => Item::Structure(true),
             MessageDataItemName::Rfc822 => section_item("RFC822", Want::All, None, false),
-            MessageDataItemName::Rfc822Header => section_item("RFC822.HEADER", Want::Header, None, true),
+            MessageDataItemName::Rfc822Header => {
+                section_item("RFC822.HEADER", Want::Header, None, true)
+            }
             MessageDataItemName::Rfc822Text => section_item("RFC822.TEXT", Want::Text, None, false),
-            MessageDataItemName::BodyExt { section, partial, peek } => {
+            MessageDataItemName::BodyExt {
+                section,
+                partial,
+                peek,
+            } => {
                 let (spec, want) = section_of(section.as_ref());
                 let partial = partial.map(|(o, c)| (o, c.get()));
                 section_item(&format!("BODY[{spec}]"), want, partial, *peek)
@@ -127,12 +140,13 @@ fn part_path(p: &Part) -> String {
 
 /// The section as written back, and what it wants.
 fn section_of(s: Option<&Section<'_>>) -> (String, Want) {
-    let fields = |f: &imap_codec::imap_types::core::Vec1<imap_codec::imap_types::core::AString<'_>>| {
-        f.as_ref()
-            .iter()
-            .map(|a| String::from_utf8_lossy(a.as_ref()).to_ascii_uppercase())
-            .collect::<Vec<_>>()
-    };
+    let fields =
+        |f: &imap_codec::imap_types::core::Vec1<imap_codec::imap_types::core::AString<'_>>| {
+            f.as_ref()
+                .iter()
+                .map(|a| String::from_utf8_lossy(a.as_ref()).to_ascii_uppercase())
+                .collect::<Vec<_>>()
+        };
     let top = |p: &Option<Part>| p.is_none();
     match s {
         None => (String::new(), Want::All),
@@ -140,11 +154,17 @@ fn section_of(s: Option<&Section<'_>>) -> (String, Want) {
         Some(Section::Text(p)) if top(p) => ("TEXT".into(), Want::Text),
         Some(Section::HeaderFields(p, f)) if top(p) => {
             let f = fields(f);
-            (format!("HEADER.FIELDS ({})", f.join(" ")), Want::Fields(f, false))
+            (
+                format!("HEADER.FIELDS ({})", f.join(" ")),
+                Want::Fields(f, false),
+            )
         }
         Some(Section::HeaderFieldsNot(p, f)) if top(p) => {
             let f = fields(f);
-            (format!("HEADER.FIELDS.NOT ({})", f.join(" ")), Want::Fields(f, true))
+            (
+                format!("HEADER.FIELDS.NOT ({})", f.join(" ")),
+                Want::Fields(f, true),
+            )
         }
         Some(Section::Part(p)) => {
             let path = part_path(p);
@@ -182,7 +202,9 @@ fn spec_text(s: &Section<'_>) -> String {
 
 /// An IMAP string: quoted when it can be, else a literal.
 pub fn string(v: &[u8]) -> String {
-    if v.iter().all(|&b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\') {
+    if v.iter()
+        .all(|&b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+    {
         format!("\"{}\"", String::from_utf8_lossy(v))
     } else {
         format!("{{{}}}\r\n{}", v.len(), String::from_utf8_lossy(v))
@@ -213,13 +235,22 @@ pub fn write_item(item: &Item, m: &Msg, r: Option<&Rendered>, s: &Settings, out:
         Item::Date => out.extend_from_slice(
             format!("INTERNALDATE \"{}\"", imap_date(m.entry.created)).as_bytes(),
         ),
-        Item::Envelope => out.extend_from_slice(format!("ENVELOPE {}", envelope(m, r, s)).as_bytes()),
+        Item::Envelope => {
+            out.extend_from_slice(format!("ENVELOPE {}", envelope(m, r, s)).as_bytes())
+        }
         Item::Structure(ext) => {
             let name = if *ext { "BODYSTRUCTURE" } else { "BODY" };
-            let st = r.map(|r| structure(r, *ext)).unwrap_or_else(|| "NIL".into());
+            let st = r
+                .map(|r| structure(r, *ext))
+                .unwrap_or_else(|| "NIL".into());
             out.extend_from_slice(format!("{name} {st}").as_bytes())
         }
-        Item::Section { name, what, partial, .. } => {
+        Item::Section {
+            name,
+            what,
+            partial,
+            ..
+        } => {
             let bytes = r.map(|r| section_bytes(r, what)).unwrap_or_default();
             let (bytes, name) = match partial {
                 Some((o, c)) => {
@@ -243,7 +274,9 @@ fn section_bytes(r: &Rendered, what: &Want) -> Vec<u8> {
         Want::Header => r.bytes[..r.header_len].to_vec(),
         Want::Text => r.bytes[r.header_len..].to_vec(),
         Want::Fields(names, not) => header_fields(&r.bytes[..r.header_len], names, *not),
-        Want::Part(n) => part(*n).map(|p| r.bytes[p.body.clone()].to_vec()).unwrap_or_default(),
+        Want::Part(n) => part(*n)
+            .map(|p| r.bytes[p.body.clone()].to_vec())
+            .unwrap_or_default(),
         Want::Mime(n) => part(*n)
             .filter(|_| r.multipart)
             .map(|p| r.bytes[p.mime.clone()].to_vec())
@@ -280,7 +313,11 @@ fn nstring(v: Option<&str>) -> String {
 
 fn address(email: &str) -> String {
     let (user, host) = email.split_once('@').unwrap_or((email, ""));
-    format!("((NIL NIL {} {}))", string(user.as_bytes()), string(host.as_bytes()))
+    format!(
+        "((NIL NIL {} {}))",
+        string(user.as_bytes()),
+        string(host.as_bytes())
+    )
 }
 
 /// The ENVELOPE from the rendered header's fields.
@@ -295,10 +332,16 @@ fn envelope(m: &Msg, r: Option<&Rendered>, s: &Settings) -> String {
     let date = rfc5322_date(m.entry.created);
     let from = field("From").unwrap_or_else(|| crate::addr::email(&m.entry.from, "", s));
     let to = field("To").map_or_else(|| "NIL".into(), |t| address(&t));
-    let cc = field("Cc").map_or_else(|| "NIL".into(), |c| {
-        let list: Vec<String> = c.split(',').map(|a| address(a.trim()).trim_matches(['(', ')']).to_string()).collect();
-        format!("(({}))", list.join(")("))
-    });
+    let cc = field("Cc").map_or_else(
+        || "NIL".into(),
+        |c| {
+            let list: Vec<String> = c
+                .split(',')
+                .map(|a| address(a.trim()).trim_matches(['(', ')']).to_string())
+                .collect();
+            format!("(({}))", list.join(")("))
+        },
+    );
     format!(
         "({} {} {f} {f} {f} {to} {cc} NIL NIL {})",
         string(date.as_bytes()),
@@ -329,7 +372,10 @@ pub fn structure(r: &Rendered, ext: bool) -> String {
         }
         if ext {
             match &p.name {
-                Some(n) => s.push_str(&format!(" NIL (\"ATTACHMENT\" (\"FILENAME\" {})) NIL", string(n.as_bytes()))),
+                Some(n) => s.push_str(&format!(
+                    " NIL (\"ATTACHMENT\" (\"FILENAME\" {})) NIL",
+                    string(n.as_bytes())
+                )),
                 None => s.push_str(" NIL NIL NIL"),
             }
         }
@@ -345,7 +391,10 @@ pub fn structure(r: &Rendered, ext: bool) -> String {
     }
     s.push_str(" \"MIXED\"");
     if ext {
-        s.push_str(&format!(" (\"BOUNDARY\" {}) NIL NIL", string(r.boundary.as_bytes())));
+        s.push_str(&format!(
+            " (\"BOUNDARY\" {}) NIL NIL",
+            string(r.boundary.as_bytes())
+        ));
     }
     s.push(')');
     s

@@ -133,7 +133,10 @@ impl Imap {
             s,
         };
         let caps = i.capabilities();
-        i.line(&format!("* OK [CAPABILITY {caps}] qtc {} IMAP4rev1 ready", i.s.version));
+        i.line(&format!(
+            "* OK [CAPABILITY {caps}] qtc {} IMAP4rev1 ready",
+            i.s.version
+        ));
         i
     }
 
@@ -143,12 +146,23 @@ impl Imap {
     }
 
     fn capabilities(&self) -> String {
-        let mut c = vec!["IMAP4rev1", "IDLE", "LITERAL+", "UNSELECT", "ID", "NAMESPACE"];
+        let mut c = vec![
+            "IMAP4rev1",
+            "IDLE",
+            "LITERAL+",
+            "UNSELECT",
+            "ID",
+            "NAMESPACE",
+        ];
         if self.s.starttls {
             c.push("STARTTLS");
         }
         if self.user.is_none() {
-            c.push(if self.s.plain_auth { "AUTH=PLAIN" } else { "LOGINDISABLED" });
+            c.push(if self.s.plain_auth {
+                "AUTH=PLAIN"
+            } else {
+                "LOGINDISABLED"
+            });
         }
         c.join(" ")
     }
@@ -203,10 +217,16 @@ impl Imap {
                 false
             }
             Err(CommandDecodeError::Failed) => {
-                let end = input.iter().position(|&b| b == b'\n').map_or(input.len(), |p| p + 1);
+                let end = input
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(input.len(), |p| p + 1);
                 let tag = input[..end].split(|&b| b == b' ').next().unwrap_or(b"*");
                 let tag = String::from_utf8_lossy(tag).trim().to_string();
-                self.line(&format!("{} BAD syntax error", if tag.is_empty() { "*" } else { &tag }));
+                self.line(&format!(
+                    "{} BAD syntax error",
+                    if tag.is_empty() { "*" } else { &tag }
+                ));
                 self.input = input[end..].to_vec();
                 true
             }
@@ -227,7 +247,9 @@ impl Imap {
                 self.state = State::Logout;
                 self.events.push_back(Event::Close);
             }
-            (_, CommandBody::Noop) | (_, CommandBody::Check) => self.refresh(Some(tag), "NOOP completed"),
+            (_, CommandBody::Noop) | (_, CommandBody::Check) => {
+                self.refresh(Some(tag), "NOOP completed")
+            }
             (_, CommandBody::Id { .. }) => {
                 self.line("* ID (\"name\" \"qtc\")");
                 self.line(&format!("{tag} OK ID completed"));
@@ -237,19 +259,37 @@ impl Imap {
                 self.line("* NAMESPACE ((\"\" \"/\")) NIL NIL");
                 self.line(&format!("{tag} OK NAMESPACE completed"));
             }
-            (_, CommandBody::List { mailbox_wildcard, .. }) => self.list(&tag, "LIST", &mailbox_wildcard),
-            (_, CommandBody::Lsub { mailbox_wildcard, .. }) => self.list(&tag, "LSUB", &mailbox_wildcard),
+            (
+                _,
+                CommandBody::List {
+                    mailbox_wildcard, ..
+                },
+            ) => self.list(&tag, "LIST", &mailbox_wildcard),
+            (
+                _,
+                CommandBody::Lsub {
+                    mailbox_wildcard, ..
+                },
+            ) => self.list(&tag, "LSUB", &mailbox_wildcard),
             (_, CommandBody::Select { mailbox, .. }) => self.select(tag, &mailbox, false),
             (_, CommandBody::Examine { mailbox, .. }) => self.select(tag, &mailbox, true),
-            (_, CommandBody::Status { mailbox, item_names }) => {
+            (
+                _,
+                CommandBody::Status {
+                    mailbox,
+                    item_names,
+                },
+            ) => {
                 let items = format!("{item_names:?}").to_ascii_uppercase();
                 self.status(tag, &mailbox, items)
             }
-            (_, CommandBody::Subscribe { .. }) | (_, CommandBody::Unsubscribe { .. }) | (_, CommandBody::Enable { .. }) => {
-                self.line(&format!("{tag} OK done"))
-            }
+            (_, CommandBody::Subscribe { .. })
+            | (_, CommandBody::Unsubscribe { .. })
+            | (_, CommandBody::Enable { .. }) => self.line(&format!("{tag} OK done")),
             (State::Selected { read_only }, body) => self.selected(tag, read_only, body),
-            (_, _) => self.line(&format!("{tag} NO [CANNOT] not here: the one mailbox is INBOX (bulletins are on NNTP)")),
+            (_, _) => self.line(&format!(
+                "{tag} NO [CANNOT] not here: the one mailbox is INBOX (bulletins are on NNTP)"
+            )),
         }
     }
 
@@ -262,14 +302,19 @@ impl Imap {
                 self.events.push_back(Event::StartTls);
             }
             CommandBody::Login { .. } | CommandBody::Authenticate { .. } if !self.s.plain_auth => {
-                self.line(&format!("{tag} NO [PRIVACYREQUIRED] STARTTLS first: no passwords in clear here"))
+                self.line(&format!(
+                    "{tag} NO [PRIVACYREQUIRED] STARTTLS first: no passwords in clear here"
+                ))
             }
             CommandBody::Login { username, password } => {
                 let call = String::from_utf8_lossy(username.as_ref()).into_owned();
                 let password = String::from_utf8_lossy(password.declassify().as_ref()).into_owned();
                 self.login(tag, &call, password);
             }
-            CommandBody::Authenticate { mechanism, initial_response } => {
+            CommandBody::Authenticate {
+                mechanism,
+                initial_response,
+            } => {
                 if !format!("{mechanism}").eq_ignore_ascii_case("PLAIN") {
                     return self.line(&format!("{tag} NO [CANNOT] AUTHENTICATE PLAIN only"));
                 }
@@ -286,7 +331,12 @@ impl Imap {
     }
 
     fn login(&mut self, tag: String, user: &str, password: String) {
-        let call = user.split('@').next().unwrap_or("").trim().to_ascii_uppercase();
+        let call = user
+            .split('@')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_uppercase();
         self.wait = Wait::Login(tag);
         self.events.push_back(Event::Login { call, password });
     }
@@ -335,7 +385,9 @@ impl Imap {
     fn select(&mut self, tag: String, mailbox: &Mailbox<'_>, read_only: bool) {
         self.state = State::Auth;
         if !is_inbox(mailbox) {
-            return self.line(&format!("{tag} NO [NONEXISTENT] only INBOX here (bulletins are on NNTP)"));
+            return self.line(&format!(
+                "{tag} NO [NONEXISTENT] only INBOX here (bulletins are on NNTP)"
+            ));
         }
         self.ask_mailbox(MailboxFor::Select { tag, read_only }, 0);
     }
@@ -350,7 +402,8 @@ impl Imap {
     fn ask_mailbox(&mut self, why: MailboxFor, sized_after: u64) {
         let call = self.user.clone().unwrap_or_default();
         self.wait = Wait::Mailbox(why);
-        self.events.push_back(Event::Store(Request::Mailbox { call, sized_after }));
+        self.events
+            .push_back(Event::Store(Request::Mailbox { call, sized_after }));
     }
 
     /// Asks for the mailbox again and tells the client what changed (NOOP, IDLE).
@@ -362,7 +415,13 @@ impl Imap {
             return;
         }
         let after = self.msgs.last().map_or(0, |m| m.entry.number);
-        self.ask_mailbox(MailboxFor::Refresh { tag, text: text.to_string() }, after);
+        self.ask_mailbox(
+            MailboxFor::Refresh {
+                tag,
+                text: text.to_string(),
+            },
+            after,
+        );
     }
 }
 
@@ -411,30 +470,62 @@ mod tests {
         assert!(drive(&mut i, b"").contains("AUTH=PLAIN"));
         drive(&mut i, b"a LOGIN n0oth {1}\r\n");
         assert!(drive(&mut i, b"x\r\n").is_empty());
-        assert_eq!(i.poll_event(), Some(Event::Login { call: "N0OTH".into(), password: "x".into() }));
+        assert_eq!(
+            i.poll_event(),
+            Some(Event::Login {
+                call: "N0OTH".into(),
+                password: "x".into()
+            })
+        );
         i.login_done(Ok("N0OTH".into()));
         assert!(drive(&mut i, b"b SELECT INBOX\r\n").contains("a OK"));
-        assert!(matches!(i.poll_event(), Some(Event::Store(Request::Mailbox { .. }))));
+        assert!(matches!(
+            i.poll_event(),
+            Some(Event::Store(Request::Mailbox { .. }))
+        ));
         i.answered(Ok(Reply::Mailbox(vec![entry(3, true), entry(8, false)])));
         let sel = drive(&mut i, b"c UID FETCH 8 (FLAGS BODY[])\r\n");
-        assert!(sel.contains("* 2 EXISTS") && sel.contains("[UIDVALIDITY 42]") && sel.contains("[UNSEEN 2]"), "{sel}");
-        let Some(Event::Store(Request::Render { number: 8, .. })) = i.poll_event() else { panic!() };
+        assert!(
+            sel.contains("* 2 EXISTS")
+                && sel.contains("[UIDVALIDITY 42]")
+                && sel.contains("[UNSEEN 2]"),
+            "{sel}"
+        );
+        let Some(Event::Store(Request::Render { number: 8, .. })) = i.poll_event() else {
+            panic!()
+        };
         let r = crate::render::render(&crate::render::tests::message(b"hi\r\n"), &[], &i.s);
         i.answered(Ok(Reply::Rendered(Some(Box::new(r)))));
         let f = drive(&mut i, b"");
-        assert!(f.starts_with("* 2 FETCH (UID 8 FLAGS (\\Seen) BODY[] {"), "{f}");
-        assert!(matches!(i.poll_event(), Some(Event::Store(Request::Seen { number: 8, seen: true, .. }))));
+        assert!(
+            f.starts_with("* 2 FETCH (UID 8 FLAGS (\\Seen) BODY[] {"),
+            "{f}"
+        );
+        assert!(matches!(
+            i.poll_event(),
+            Some(Event::Store(Request::Seen {
+                number: 8,
+                seen: true,
+                ..
+            }))
+        ));
         i.answered(Ok(Reply::Done));
         assert!(drive(&mut i, b"").contains("c OK UID FETCH"));
         assert!(drive(&mut i, b"d SEARCH UNSEEN\r\n").contains("* SEARCH\r\n"));
         drive(&mut i, b"e STORE 1 +FLAGS (\\Deleted)\r\nf EXPUNGE\r\n");
-        assert!(matches!(i.poll_event(), Some(Event::Store(Request::Kill { number: 3, .. }))));
+        assert!(matches!(
+            i.poll_event(),
+            Some(Event::Store(Request::Kill { number: 3, .. }))
+        ));
         i.answered(Ok(Reply::Killed(true)));
         assert!(drive(&mut i, b"").contains("* 1 EXPUNGE\r\nf OK EXPUNGE"));
         assert!(drive(&mut i, b"g IDLE\r\n").starts_with("+ idling"));
         assert_eq!(i.poll_event(), Some(Event::Watch(true)));
         i.changed();
-        assert!(matches!(i.poll_event(), Some(Event::Store(Request::Mailbox { .. }))));
+        assert!(matches!(
+            i.poll_event(),
+            Some(Event::Store(Request::Mailbox { .. }))
+        ));
         i.answered(Ok(Reply::Mailbox(vec![entry(8, true), entry(9, false)])));
         assert!(drive(&mut i, b"DONE\r\n").contains("* 2 EXISTS\r\ng OK IDLE"));
         assert_eq!(i.poll_event(), Some(Event::Watch(false)));

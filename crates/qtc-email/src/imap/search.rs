@@ -29,7 +29,11 @@ pub fn select(set: &SequenceSet, msgs: &[Msg], uid: bool) -> Vec<usize> {
     };
     (0..msgs.len())
         .filter(|&i| {
-            let v = if uid { msgs[i].entry.number } else { i as u64 + 1 };
+            let v = if uid {
+                msgs[i].entry.number
+            } else {
+                i as u64 + 1
+            };
             contains(set, v, largest)
         })
         .collect()
@@ -56,9 +60,7 @@ pub fn matches(key: &SearchKey<'_>, msgs: &[Msg], i: usize, me: &str) -> bool {
         SearchKey::Or(a, b) => matches(a, msgs, i, me) || matches(b, msgs, i, me),
         SearchKey::Not(k) => !matches(k, msgs, i, me),
         SearchKey::SequenceSet(set) => contains(set, i as u64 + 1, msgs.len() as u64),
-        SearchKey::Uid(set) => {
-            contains(set, e.number, msgs.last().map_or(0, |m| m.entry.number))
-        }
+        SearchKey::Uid(set) => contains(set, e.number, msgs.last().map_or(0, |m| m.entry.number)),
         SearchKey::All => true,
         SearchKey::Seen | SearchKey::Old => e.seen,
         SearchKey::Unseen | SearchKey::New => !e.seen,
@@ -83,4 +85,3 @@ pub fn matches(key: &SearchKey<'_>, msgs: &[Msg], i: usize, me: &str) -> bool {
         _ => false,
     }
 }
-

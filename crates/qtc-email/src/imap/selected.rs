@@ -10,20 +10,47 @@ use super::*;
 impl Imap {
     pub(super) fn selected(&mut self, tag: String, read_only: bool, body: CommandBody<'_>) {
         match body {
-            CommandBody::Fetch { sequence_set, macro_or_item_names, uid, .. } => {
+            CommandBody::Fetch {
+                sequence_set,
+                macro_or_item_names,
+                uid,
+                ..
+            } => {
                 let items = fetch::items(&macro_or_item_names, uid);
                 let todo = search::select(&sequence_set, &self.msgs, uid).into();
-                self.fetch_next(Box::new(FetchJob { tag, uid, items, todo, current: None }));
+                self.fetch_next(Box::new(FetchJob {
+                    tag,
+                    uid,
+                    items,
+                    todo,
+                    current: None,
+                }));
             }
             CommandBody::Search { criteria, uid, .. } => self.search(&tag, criteria.as_ref(), uid),
-            CommandBody::Store { .. } | CommandBody::Expunge | CommandBody::ExpungeUid { .. } if read_only => {
+            CommandBody::Store { .. } | CommandBody::Expunge | CommandBody::ExpungeUid { .. }
+                if read_only =>
+            {
                 self.line(&format!("{tag} NO [READ-ONLY] selected with EXAMINE"))
             }
-            CommandBody::Store { sequence_set, kind, response, flags, uid, .. } => {
-                self.store(tag, &sequence_set, kind, response == StoreResponse::Silent, &flags, uid)
-            }
+            CommandBody::Store {
+                sequence_set,
+                kind,
+                response,
+                flags,
+                uid,
+                ..
+            } => self.store(
+                tag,
+                &sequence_set,
+                kind,
+                response == StoreResponse::Silent,
+                &flags,
+                uid,
+            ),
             CommandBody::Expunge => self.expunge(tag, false, None),
-            CommandBody::ExpungeUid { sequence_set } => self.expunge(tag, false, Some(sequence_set)),
+            CommandBody::ExpungeUid { sequence_set } => {
+                self.expunge(tag, false, Some(sequence_set))
+            }
             CommandBody::Close if read_only => {
                 self.state = State::Auth;
                 self.line(&format!("{tag} OK CLOSE completed"));
@@ -39,7 +66,9 @@ impl Imap {
                 self.wait = Wait::Idle(tag);
                 self.events.push_back(Event::Watch(true));
             }
-            _ => self.line(&format!("{tag} NO [CANNOT] not here: the one mailbox is INBOX")),
+            _ => self.line(&format!(
+                "{tag} NO [CANNOT] not here: the one mailbox is INBOX"
+            )),
         }
     }
 
@@ -61,7 +90,10 @@ impl Imap {
                 false
             }
             Err(IdleDoneDecodeError::Failed) => {
-                let end = input.iter().position(|&b| b == b'\n').map_or(input.len(), |p| p + 1);
+                let end = input
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(input.len(), |p| p + 1);
                 self.input = input[end..].to_vec();
                 self.line("* BAD expected DONE");
                 true
@@ -93,7 +125,8 @@ impl Imap {
                 job.current = Some(i);
                 let (number, call) = (self.msgs[i].entry.number, self.user.clone());
                 self.wait = Wait::Fetch(job);
-                self.events.push_back(Event::Store(Request::Render { number, call }));
+                self.events
+                    .push_back(Event::Store(Request::Render { number, call }));
                 return;
             }
             self.fetch_line(&job, i, None);
@@ -106,7 +139,10 @@ impl Imap {
     /// Writes one FETCH response; true when it set `\Seen` (a BODY[] without PEEK).
     pub(super) fn fetch_line(&mut self, job: &FetchJob, i: usize, r: Option<&Rendered>) -> bool {
         let sets_seen = !self.msgs[i].entry.seen
-            && job.items.iter().any(|it| matches!(it, Item::Section { peek: false, .. }));
+            && job
+                .items
+                .iter()
+                .any(|it| matches!(it, Item::Section { peek: false, .. }));
         if sets_seen {
             self.msgs[i].entry.seen = true;
         }
@@ -114,7 +150,8 @@ impl Imap {
         if sets_seen && !items.contains(&Item::Flags) {
             items.push(Item::Flags);
         }
-        self.out.extend_from_slice(format!("* {} FETCH (", i + 1).as_bytes());
+        self.out
+            .extend_from_slice(format!("* {} FETCH (", i + 1).as_bytes());
         for (n, item) in items.iter().enumerate() {
             if n > 0 {
                 self.out.push(b' ');
@@ -138,7 +175,13 @@ impl Imap {
     ) {
         let seen = flags.contains(&Flag::Seen);
         let deleted = flags.contains(&Flag::Deleted);
-        let mut job = StoreJob { tag, uid, silent, todo: VecDeque::new(), changed: Vec::new() };
+        let mut job = StoreJob {
+            tag,
+            uid,
+            silent,
+            todo: VecDeque::new(),
+            changed: Vec::new(),
+        };
         for i in search::select(set, &self.msgs, uid) {
             let m = &mut self.msgs[i];
             let (want_seen, want_deleted) = match kind {
@@ -158,9 +201,13 @@ impl Imap {
 
     pub(super) fn store_next(&mut self, mut job: Box<StoreJob>) {
         if let Some((i, seen)) = job.todo.pop_front() {
-            let (number, call) = (self.msgs[i].entry.number, self.user.clone().unwrap_or_default());
+            let (number, call) = (
+                self.msgs[i].entry.number,
+                self.user.clone().unwrap_or_default(),
+            );
             self.wait = Wait::Store(job);
-            self.events.push_back(Event::Store(Request::Seen { number, call, seen }));
+            self.events
+                .push_back(Event::Store(Request::Seen { number, call, seen }));
             return;
         }
         self.wait = Wait::Nothing;
@@ -183,10 +230,18 @@ impl Imap {
             .msgs
             .iter()
             .filter(|m| m.deleted)
-            .filter(|m| only.as_ref().is_none_or(|s| search::contains(s, m.entry.number, largest)))
+            .filter(|m| {
+                only.as_ref()
+                    .is_none_or(|s| search::contains(s, m.entry.number, largest))
+            })
             .map(|m| m.entry.number)
             .collect();
-        self.expunge_next(Box::new(ExpungeJob { tag, close, todo, current: None }));
+        self.expunge_next(Box::new(ExpungeJob {
+            tag,
+            close,
+            todo,
+            current: None,
+        }));
     }
 
     pub(super) fn expunge_next(&mut self, mut job: Box<ExpungeJob>) {
@@ -194,7 +249,8 @@ impl Imap {
             let call = self.user.clone().unwrap_or_default();
             job.current = Some(number);
             self.wait = Wait::Expunge(job);
-            self.events.push_back(Event::Store(Request::Kill { number, call }));
+            self.events
+                .push_back(Event::Store(Request::Kill { number, call }));
             return;
         }
         self.wait = Wait::Nothing;

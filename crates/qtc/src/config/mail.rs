@@ -62,9 +62,8 @@ pub struct Mail {
 impl MailCfg {
     /// Checks the values; the error names the key.
     pub(super) fn check(&self, call: &str) -> Result<Mail, (&'static str, String)> {
-        let addrs = |key: &'static str, a: &Addrs| {
-            super::parse_addrs(&a.list()).map_err(|m| (key, m))
-        };
+        let addrs =
+            |key: &'static str, a: &Addrs| super::parse_addrs(&a.list()).map_err(|m| (key, m));
         let domain = self.domain.trim();
         if !domain
             .chars()
@@ -80,7 +79,11 @@ impl MailCfg {
             pop3: addrs("pop3_listen", &self.pop3_listen)?,
             imap: addrs("imap_listen", &self.imap_listen)?,
             nntp: addrs("nntp_listen", &self.nntp_listen)?,
-            domain: if domain.is_empty() { call.to_string() } else { domain.to_string() },
+            domain: if domain.is_empty() {
+                call.to_string()
+            } else {
+                domain.to_string()
+            },
             plain_auth: self.plain_auth,
         })
     }

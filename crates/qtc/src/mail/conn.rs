@@ -46,7 +46,10 @@ pub async fn serve(
     shared: &Shared,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let Admitted { address_slot: _slot, login_place } = admitted;
+    let Admitted {
+        address_slot: _slot,
+        login_place,
+    } = admitted;
     let s = super::settings_for(shared, peer);
     let mut core: Box<dyn Core + Send> = match protocol {
         Protocol::Smtp => Box::new(qtc_email::smtp::Smtp::new(s)),
@@ -68,11 +71,14 @@ pub async fn serve(
     c.idle.set(shared.idle_timeout.map(|d| clock::now() + d));
     // News is read without a login: a reader keeps its displaceable place instead.
     if protocol != Protocol::Nntp {
-        c.login_deadline.set(Some(clock::now() + shared.login_timeout));
+        c.login_deadline
+            .set(Some(clock::now() + shared.login_timeout));
     }
     tracing::info!("connected");
     if let Ended::StartTls = c.run(&mut tcp, core.as_mut(), &mut shutdown).await {
-        let Some(acceptor) = shared.acceptor.clone() else { return };
+        let Some(acceptor) = shared.acceptor.clone() else {
+            return;
+        };
         match tokio::time::timeout(std::time::Duration::from_secs(30), acceptor.accept(tcp)).await {
             Ok(Ok(mut tls)) => {
                 core.tls_started();
@@ -123,7 +129,8 @@ impl Conn<'_> {
                 _ = self.idle.fired() => { tracing::info!("idle for too long"); return Ended::Closed; }
             };
             if buf[..n].contains(&b'\n') {
-                self.idle.set(self.shared.idle_timeout.map(|d| clock::now() + d));
+                self.idle
+                    .set(self.shared.idle_timeout.map(|d| clock::now() + d));
             }
             core.handle_input(&buf[..n]);
         }
@@ -161,7 +168,17 @@ impl Conn<'_> {
         let ip = Some(self.peer.ip());
         let valid = qtc_mail::Callsign::parse(call).is_ok_and(|c| c.ssid() == 0);
         let ok = match valid {
-            true => crate::login::check(&sh.throttle, &sh.passwords, ip, call, password, crate::passwords::Login::User).await,
+            true => {
+                crate::login::check(
+                    &sh.throttle,
+                    &sh.passwords,
+                    ip,
+                    call,
+                    password,
+                    crate::passwords::Login::User,
+                )
+                .await
+            }
             false => Ok(false),
         };
         match ok {
@@ -179,7 +196,11 @@ impl Conn<'_> {
             Err(_) => return Err(LoginRefused::Unavailable),
         }
         let c = call.to_string();
-        let user = sh.backends.readers.call(move |s| qtc_mail::MessageStore::user(s, &c)).await;
+        let user = sh
+            .backends
+            .readers
+            .call(move |s| qtc_mail::MessageStore::user(s, &c))
+            .await;
         let sysop = matches!(&user, Ok(Ok(Some(u))) if u.sysop);
         match sh.admission.seat(sysop, false) {
             Ok(seat) => self.seat = Some(seat),

@@ -101,7 +101,8 @@ pub async fn serve(
             }
         };
         let span = tracing::info_span!("mail", proto = protocol.name(), %peer);
-        let admitted = span.in_scope(|| crate::login::admit(&shared.throttle, &shared.admission, peer.ip()));
+        let admitted =
+            span.in_scope(|| crate::login::admit(&shared.throttle, &shared.admission, peer.ip()));
         let Ok(admitted) = admitted else {
             continue;
         };

@@ -34,11 +34,19 @@ pub async fn run(req: Request, b: &Backends, s: &Settings) -> Result<Reply, Stor
             .map_err(gone)?,
         Request::Render { number, call } => b
             .readers
-            .call(move |st| render(st, number, call.as_deref(), &s).map(|r| Reply::Rendered(r.map(Box::new))))
+            .call(move |st| {
+                render(st, number, call.as_deref(), &s).map(|r| Reply::Rendered(r.map(Box::new)))
+            })
             .await
             .map_err(gone)?,
         Request::Groups => b.readers.call(groups).await.map_err(gone)?,
-        Request::Articles { category, at, from, to, limit } => b
+        Request::Articles {
+            category,
+            at,
+            from,
+            to,
+            limit,
+        } => b
             .readers
             .call(move |st| articles(st, &category, &at, (from, to), limit))
             .await
@@ -78,7 +86,12 @@ async fn run_write(req: Request, b: &Backends) -> Result<Reply, StoreError> {
 }
 
 /// The user's personal mail, oldest first, the newest [`qtc_email::MAX_MAILBOX`].
-fn mailbox(st: &mut Store, call: &str, sized_after: u64, s: &Settings) -> Result<Vec<Entry>, StoreError> {
+fn mailbox(
+    st: &mut Store,
+    call: &str,
+    sized_after: u64,
+    s: &Settings,
+) -> Result<Vec<Entry>, StoreError> {
     let f = ListFilter {
         to_or_copy: Some(call.to_string()),
         visible_to: Some(call.to_string()),
@@ -86,7 +99,12 @@ fn mailbox(st: &mut Store, call: &str, sized_after: u64, s: &Settings) -> Result
         ..Default::default()
     };
     let mut out = Vec::new();
-    for h in st.list(&f)?.into_iter().rev().filter(|h| h.kind != MsgType::Bulletin) {
+    for h in st
+        .list(&f)?
+        .into_iter()
+        .rev()
+        .filter(|h| h.kind != MsgType::Bulletin)
+    {
         let size = match h.number > sized_after {
             true => render(st, h.number, Some(call), s)?.map_or(0, |r| r.bytes.len() as u64),
             false => 0,
@@ -116,12 +134,19 @@ fn render(
     };
     let h = &m.header;
     let open = !matches!(h.status, MsgStatus::Killed | MsgStatus::Held);
-    let mine = call.is_some_and(|me| h.to == me || h.from == me || m.copies.iter().any(|c| c == me));
-    if !open || (h.kind != MsgType::Bulletin && !mine) || (call.is_none() && h.kind != MsgType::Bulletin) {
+    let mine =
+        call.is_some_and(|me| h.to == me || h.from == me || m.copies.iter().any(|c| c == me));
+    if !open
+        || (h.kind != MsgType::Bulletin && !mine)
+        || (call.is_none() && h.kind != MsgType::Bulletin)
+    {
         return Ok(None);
     }
-    let files: Vec<(Vec<u8>, Vec<u8>)> =
-        st.attachments_of(number)?.into_iter().map(|a| (a.name, a.data)).collect();
+    let files: Vec<(Vec<u8>, Vec<u8>)> = st
+        .attachments_of(number)?
+        .into_iter()
+        .map(|a| (a.name, a.data))
+        .collect();
     Ok(Some(qtc_email::render::render(&m, &files, s)))
 }
 
@@ -129,16 +154,35 @@ fn groups(st: &mut Store) -> Result<Reply, StoreError> {
     Ok(Reply::Groups(
         st.bulletin_areas()?
             .into_iter()
-            .map(|(category, at, count, low, high)| GroupInfo { category, at, count, low, high })
+            .map(|(category, at, count, low, high)| GroupInfo {
+                category,
+                at,
+                count,
+                low,
+                high,
+            })
             .collect(),
     ))
 }
 
-fn articles(st: &mut Store, category: &str, at: &str, range: (u64, u64), limit: usize) -> Result<Reply, StoreError> {
+fn articles(
+    st: &mut Store,
+    category: &str,
+    at: &str,
+    range: (u64, u64),
+    limit: usize,
+) -> Result<Reply, StoreError> {
     Ok(Reply::Articles(
         st.area_bulletins(category, at, range, limit)?
             .into_iter()
-            .map(|(number, from, subject, created, bid, size)| Article { number, from, subject, created, bid, size })
+            .map(|(number, from, subject, created, bid, size)| Article {
+                number,
+                from,
+                subject,
+                created,
+                bid,
+                size,
+            })
             .collect(),
     ))
 }
