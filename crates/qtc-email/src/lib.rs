@@ -20,6 +20,8 @@
 
 pub mod addr;
 mod core;
+#[cfg(fuzzing)]
+pub mod fuzzing;
 pub mod imap;
 mod lines;
 pub mod nntp;

@@ -263,3 +263,32 @@ Content-Transfer-Encoding: base64\r\n\r\nAP8BAg==\r\n--x--\r\n";
     assert!(got.contains("AP8BAg=="), "{got}");
     assert!(got.contains("From: N0USR@N0AAA"), "{got}");
 }
+
+/// IDLE on the wire (curl has no IDLE): new mail typed at the telnet prompt and a kill there
+/// reach a client waiting in IDLE at once, without it asking.
+#[test]
+fn an_idle_imap_client_hears_of_new_mail_and_kills_made_at_the_prompt() {
+    let d = Daemon::start(MAIL);
+    let mut imap = common::Client::connect(port(&d, "imap"));
+    imap.expect("IMAP4rev1");
+    imap.send("a LOGIN N0OTH x");
+    imap.expect("a OK");
+    imap.send("b SELECT INBOX");
+    assert!(imap.expect("b OK").contains("* 0 EXISTS"));
+    imap.send("c IDLE");
+    imap.expect("+ idling");
+    let mut t = d.login("N0USR", "pw");
+    t.send("SP N0OTH");
+    t.expect("Subject:");
+    t.send("Pushed");
+    t.expect("/EX");
+    t.send("hello");
+    t.send("/EX");
+    t.expect("de N0CALL>");
+    imap.expect("* 1 EXISTS");
+    t.send("K 1");
+    t.expect("de N0CALL>");
+    imap.expect("* 1 EXPUNGE");
+    imap.send("DONE");
+    imap.expect("c OK IDLE terminated");
+}
