@@ -20,7 +20,6 @@
 
 pub mod addr;
 mod core;
-#[cfg(fuzzing)]
 pub mod fuzzing;
 pub mod imap;
 mod lines;

@@ -292,3 +292,38 @@ fn an_idle_imap_client_hears_of_new_mail_and_kills_made_at_the_prompt() {
     imap.send("DONE");
     imap.expect("c OK IDLE terminated");
 }
+
+/// With `[tls]`, curl upgrades each connection with STARTTLS (`--ssl-reqd`) before it sends
+/// the password: SMTP, POP3 (STLS) and IMAP.
+#[test]
+fn curl_insists_on_starttls_and_gets_it() {
+    if !have("curl") {
+        return;
+    }
+    let certs = tempfile::tempdir().unwrap();
+    let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).unwrap();
+    let (cert, key) = (certs.path().join("c.pem"), certs.path().join("k.pem"));
+    std::fs::write(&cert, ck.cert.pem()).unwrap();
+    std::fs::write(&key, ck.signing_key.serialize_pem()).unwrap();
+    let d = Daemon::start(&format!(
+        "{MAIL}[tls]\ncert = \"{}\"\nkey = \"{}\"\n",
+        cert.display(),
+        key.display()
+    ));
+    let file = d.dir.path().join("m.eml");
+    std::fs::write(&file, "Subject: Over TLS\r\n\r\nsecret\r\n").unwrap();
+    let sent = run(Command::new("curl")
+        .args(["-sS", "--max-time", "20", "--ssl-reqd", "-k"])
+        .arg(format!("smtp://127.0.0.1:{}", port(&d, "smtp")))
+        .args(["--mail-from", "n0usr@n0call", "--mail-rcpt", "n0oth@n0call", "--user", "N0USR:pw", "-T"])
+        .arg(&file));
+    assert!(sent.status.success(), "{}\n{}", text(&sent), d.log());
+    for url in [
+        format!("pop3://127.0.0.1:{}/1", port(&d, "pop3")),
+        format!("imap://127.0.0.1:{}/INBOX;UID=1", port(&d, "imap")),
+    ] {
+        let got = run(Command::new("curl")
+            .args(["-sS", "--max-time", "20", "--ssl-reqd", "-k", &url, "--user", "N0OTH:x"]));
+        assert!(text(&got).contains("secret"), "{url}: {}\n{}", text(&got), d.log());
+    }
+}
