@@ -95,7 +95,7 @@ pub fn email(call: &str, at: &str, s: &Settings) -> String {
 /// its oldest R: line; empty when it has none.
 pub fn origin(rlines: &[u8]) -> String {
     let text = String::from_utf8_lossy(rlines);
-    let Some(last) = text.lines().filter(|l| l.starts_with("R:")).next_back() else {
+    let Some(last) = text.lines().rfind(|l| l.starts_with("R:")) else {
         return String::new();
     };
     let Some(pos) = last.find('@') else {

@@ -69,7 +69,10 @@ fn answer(core: &mut dyn Core, req: Request, s: &Settings) {
             high: 9,
         }]),
         Request::Articles { .. } => Reply::Articles(Vec::new()),
-        Request::Submit(_) => Reply::Stored { number: 10, bid: "10_N0CALL".into() },
+        Request::Submit(_) => Reply::Stored {
+            number: 10,
+            bid: "10_N0CALL".into(),
+        },
         Request::Kill { .. } => Reply::Killed(true),
         Request::Seen { .. } => Reply::Done,
     };
@@ -94,7 +97,11 @@ pub fn drive(core: &mut dyn Core, data: &[u8]) {
             match ev {
                 Event::Login { .. } => {
                     logins += 1;
-                    let r = if logins % 2 == 1 { Ok("N0OTH".into()) } else { Err(crate::LoginRefused::Wrong) };
+                    let r = if logins % 2 == 1 {
+                        Ok("N0OTH".into())
+                    } else {
+                        Err(crate::LoginRefused::Wrong)
+                    };
                     core.login_done(r);
                 }
                 Event::Store(req) => answer(core, req, &s),
@@ -115,10 +122,22 @@ mod tests {
     #[test]
     fn the_fuzz_seeds_run_through_every_core() {
         let seeds: [(&str, &[u8]); 4] = [
-            ("smtp", include_bytes!("../../../fuzz/seeds/smtp_session/session")),
-            ("pop3", include_bytes!("../../../fuzz/seeds/pop3_session/session")),
-            ("imap", include_bytes!("../../../fuzz/seeds/imap_session/session")),
-            ("nntp", include_bytes!("../../../fuzz/seeds/nntp_session/session")),
+            (
+                "smtp",
+                include_bytes!("../../../fuzz/seeds/smtp_session/session"),
+            ),
+            (
+                "pop3",
+                include_bytes!("../../../fuzz/seeds/pop3_session/session"),
+            ),
+            (
+                "imap",
+                include_bytes!("../../../fuzz/seeds/imap_session/session"),
+            ),
+            (
+                "nntp",
+                include_bytes!("../../../fuzz/seeds/nntp_session/session"),
+            ),
         ];
         for (proto, seed) in seeds {
             // Chunk sizes come from the first byte of each chunk: a leading 63 gives 64.

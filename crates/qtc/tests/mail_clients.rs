@@ -315,15 +315,36 @@ fn curl_insists_on_starttls_and_gets_it() {
     let sent = run(Command::new("curl")
         .args(["-sS", "--max-time", "20", "--ssl-reqd", "-k"])
         .arg(format!("smtp://127.0.0.1:{}", port(&d, "smtp")))
-        .args(["--mail-from", "n0usr@n0call", "--mail-rcpt", "n0oth@n0call", "--user", "N0USR:pw", "-T"])
+        .args([
+            "--mail-from",
+            "n0usr@n0call",
+            "--mail-rcpt",
+            "n0oth@n0call",
+            "--user",
+            "N0USR:pw",
+            "-T",
+        ])
         .arg(&file));
     assert!(sent.status.success(), "{}\n{}", text(&sent), d.log());
     for url in [
         format!("pop3://127.0.0.1:{}/1", port(&d, "pop3")),
         format!("imap://127.0.0.1:{}/INBOX;UID=1", port(&d, "imap")),
     ] {
-        let got = run(Command::new("curl")
-            .args(["-sS", "--max-time", "20", "--ssl-reqd", "-k", &url, "--user", "N0OTH:x"]));
-        assert!(text(&got).contains("secret"), "{url}: {}\n{}", text(&got), d.log());
+        let got = run(Command::new("curl").args([
+            "-sS",
+            "--max-time",
+            "20",
+            "--ssl-reqd",
+            "-k",
+            &url,
+            "--user",
+            "N0OTH:x",
+        ]));
+        assert!(
+            text(&got).contains("secret"),
+            "{url}: {}\n{}",
+            text(&got),
+            d.log()
+        );
     }
 }
