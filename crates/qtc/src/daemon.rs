@@ -223,33 +223,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             ));
         }
         let radios = start_radios(&c, &shared, &stop_rx, &tasks);
-        let mail = Arc::new(crate::mail::Shared {
-            throttle: shared.throttle.clone(),
-            admission: shared.admission.clone(),
-            passwords: passwords.clone(),
-            backends: crate::mail::store::Backends {
-                readers: shared.readers.clone(),
-                store: store.clone(),
-                user_limits: shared.user_limits.clone(),
-            },
-            metrics: metrics.clone(),
-            idle_timeout: c.limits.idle,
-            login_timeout: c.limits.login_timeout,
-            login_attempts: c.limits.login_attempts.get(),
-            settings: qtc_email::Settings {
-                call: c.station.call.clone(),
-                haddr: c.station.haddr.clone(),
-                domain: c.mail.domain.clone(),
-                max_message: c.limits.max_message,
-                plain_auth: false,
-                starttls: false,
-                version: env!("CARGO_PKG_VERSION").to_string(),
-            },
-            plain_auth_anywhere: c.mail.plain_auth,
-            uid_validity,
-            acceptor: acceptor.clone(),
-            changes: store.changes(),
-        });
+        let mail = mail_shared(&c, &shared, &passwords, acceptor.clone(), uid_validity);
         for (l, proto) in mail_listeners {
             tasks.spawn(crate::mail::serve(
                 l,
@@ -328,6 +302,43 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
     let _ = store_thread.join();
     tracing::info!("stopped");
     result
+}
+
+/// What the `[mail]` ports share: the telnet ports' throttle, places and password pool.
+fn mail_shared(
+    c: &Loaded,
+    shared: &Shared,
+    passwords: &crate::passwords::Passwords,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+    uid_validity: u32,
+) -> Arc<crate::mail::Shared> {
+    Arc::new(crate::mail::Shared {
+        throttle: shared.throttle.clone(),
+        admission: shared.admission.clone(),
+        passwords: passwords.clone(),
+        backends: crate::mail::store::Backends {
+            readers: shared.readers.clone(),
+            store: shared.store.clone(),
+            user_limits: shared.user_limits.clone(),
+        },
+        metrics: shared.metrics.clone(),
+        idle_timeout: c.limits.idle,
+        login_timeout: c.limits.login_timeout,
+        login_attempts: c.limits.login_attempts.get(),
+        settings: qtc_email::Settings {
+            call: c.station.call.clone(),
+            haddr: c.station.haddr.clone(),
+            domain: c.mail.domain.clone(),
+            max_message: c.limits.max_message,
+            plain_auth: false,
+            starttls: false,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        },
+        plain_auth_anywhere: c.mail.plain_auth,
+        uid_validity,
+        acceptor,
+        changes: shared.store.changes(),
+    })
 }
 
 /// Binds the `[mail]` listeners.
