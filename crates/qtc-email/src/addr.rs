@@ -7,6 +7,8 @@
 //!   the hierarchical `@` field as typed at `SP CALL @ ...`.
 //! - `bull/CATEGORY@AREA` (`bull/WX@WW`): a bulletin, as `SB CATEGORY @ AREA`.
 //! - `nts/ZIP@NTSXX`: NTS traffic, as `ST`.
+//! - `CALL%BBS.HADDR@<this BBS>`: JNOS's "user%host hack" (`smtpserv.c`), for clients that
+//!   will only send to a domain they know: the part after `%` is the `@`.
 //!
 //! The sender is always the logged-in call, whatever the client's `From:` says.
 
@@ -41,6 +43,10 @@ pub fn parse(address: &str, s: &Settings) -> Result<Dest, AddrError> {
         None => (MsgType::Personal, a),
     };
     let (to, domain) = rest.split_once('@').unwrap_or((rest, ""));
+    let (to, domain) = match to.rsplit_once('%') {
+        Some((call, host)) if domain.is_empty() || s.is_ours(domain) => (call, host),
+        _ => (to, domain),
+    };
     // LinBPQ lets an NTS area end in `.NTS` for clients that want a dot in a domain.
     let domain = match kind {
         MsgType::Traffic => domain.trim_end_matches(".nts").trim_end_matches(".NTS"),
@@ -146,6 +152,11 @@ pub(crate) mod tests {
         assert_eq!(
             (b.kind, b.to.as_str(), b.at.as_str()),
             (MsgType::Bulletin, "WX", "WW")
+        );
+        let jnos = d("g8bpq%gb7bpq.#23.gbr.euro@bbs.example.org").unwrap();
+        assert_eq!(
+            (jnos.to.as_str(), jnos.at.as_str()),
+            ("G8BPQ", "GB7BPQ.#23.GBR.EURO")
         );
         let t = d("nts/12345@ntsca.nts").unwrap();
         assert_eq!((t.kind, t.at.as_str()), (MsgType::Traffic, "NTSCA"));
