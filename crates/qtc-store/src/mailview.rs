@@ -152,3 +152,61 @@ impl Store {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Durability;
+    use qtc_mail::{ListFilter, MessageStore, MsgStatus, MsgType};
+
+    fn msg(kind: MsgType, to: &str, at: &str) -> NewMessage {
+        NewMessage {
+            kind,
+            status: MsgStatus::New,
+            to: to.into(),
+            at: at.into(),
+            from: "N0USR".into(),
+            bid: None,
+            subject: b"s".to_vec(),
+            rlines: Vec::new(),
+            body: b"b\r\n".to_vec(),
+        }
+    }
+
+    #[test]
+    fn what_mail_clients_read_and_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let validity = {
+            let mut s = Store::open(dir.path(), Durability::Normal).unwrap();
+            s.uid_validity().unwrap()
+        };
+        let mut s = Store::open(dir.path(), Durability::Normal).unwrap();
+        assert_eq!(s.uid_validity().unwrap(), validity, "drawn once");
+        let before = s.changes();
+        let file = Attachment {
+            name: b"a.bin".to_vec(),
+            data: vec![0, 1],
+        };
+        let n = s
+            .insert_with_files(&msg(MsgType::Personal, "N0OTH", ""), &[file.clone()], 0)
+            .unwrap();
+        assert!(s.changes() > before);
+        assert_eq!(s.attachments_of(n).unwrap(), vec![file]);
+        s.mark_read(n, "N0OTH").unwrap();
+        s.mark_unread(n, "N0OTH").unwrap();
+        let f = ListFilter {
+            to: Some("N0OTH".into()),
+            ..Default::default()
+        };
+        assert_eq!(s.list(&f).unwrap()[0].status, MsgStatus::New);
+        for _ in 0..2 {
+            s.insert_message(&msg(MsgType::Bulletin, "WX", "WW"), "N0CALL", 0)
+                .unwrap();
+        }
+        let areas = s.bulletin_areas().unwrap();
+        assert_eq!(areas, vec![("WX".into(), "WW".into(), 2, 2, 3)]);
+        let arts = s.area_bulletins("wx", "ww", (3, u64::MAX), 10).unwrap();
+        assert_eq!(arts.len(), 1);
+        assert_eq!(arts[0].0, 3);
+    }
+}
