@@ -188,7 +188,11 @@ mod tests {
             data: vec![0, 1],
         };
         let n = s
-            .insert_with_files(&msg(MsgType::Personal, "N0OTH", ""), &[file.clone()], 0)
+            .insert_with_files(
+                &msg(MsgType::Personal, "N0OTH", ""),
+                std::slice::from_ref(&file),
+                0,
+            )
             .unwrap();
         assert!(s.changes() > before);
         assert_eq!(s.attachments_of(n).unwrap(), vec![file]);
