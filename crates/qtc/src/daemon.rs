@@ -61,6 +61,9 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
         .set_max_size(quota)
         .map_err(|e| anyhow::anyhow!("{e} ([store] max_mb in {})", c.source))?;
     let db_path = store.path().to_path_buf();
+    let uid_validity = store
+        .uid_validity()
+        .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
     let (store, store_thread) =
         StoreHandle::spawn(store).context("cannot start the store thread")?;
     // The interpreter's queries read beside the writer (WAL), on threads of their own.
@@ -131,6 +134,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
                 listeners.push((l, kind, tls.clone()));
             }
         }
+        let mail_listeners = bind_mail(&c).await?;
         let ctl_listener = ctl::bind(&c.store.dir)?;
         let web_listener = crate::web::bind(&c).await?;
         outln!(
@@ -148,6 +152,9 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
                 (PortKind::Forward, true) => "forward-tls",
             };
             outln!("{what}: listening on {}", l.local_addr()?);
+        }
+        for (l, proto) in &mail_listeners {
+            outln!("{}: listening on {}", proto.name(), l.local_addr()?);
         }
         for p in &c.partners {
             outln!("partner: {}", p.describe());
@@ -183,7 +190,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             store: store.clone(),
             readers,
             throttle: Arc::new(Throttle::new(c.limits.lockout_after)),
-            admission: Admission::new(
+            admission: Arc::new(Admission::new(
                 Sizes {
                     users: c.telnet.max_sessions.get(),
                     partners: c.telnet.max_partner_sessions.get(),
@@ -191,7 +198,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
                     per_address: c.telnet.max_per_address.get(),
                 },
                 metrics.clone(),
-            ),
+            )),
             user_limits: Arc::new(crate::user_limits::UserLimits::new(
                 c.limits.messages_per_hour,
                 c.limits.bytes_per_day,
@@ -216,6 +223,16 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             ));
         }
         let radios = start_radios(&c, &shared, &stop_rx, &tasks);
+        let mail = mail_shared(&c, &shared, &passwords, acceptor.clone(), uid_validity);
+        for (l, proto) in mail_listeners {
+            tasks.spawn(crate::mail::serve(
+                l,
+                proto,
+                mail.clone(),
+                stop_rx.clone(),
+                tasks.clone(),
+            ));
+        }
         let housekeeper = Arc::new(crate::housekeeping::Housekeeper::new(
             store.clone(),
             c.housekeeping,
@@ -285,6 +302,63 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
     let _ = store_thread.join();
     tracing::info!("stopped");
     result
+}
+
+/// What the `[mail]` ports share: the telnet ports' throttle, places and password pool.
+fn mail_shared(
+    c: &Loaded,
+    shared: &Shared,
+    passwords: &crate::passwords::Passwords,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+    uid_validity: u32,
+) -> Arc<crate::mail::Shared> {
+    Arc::new(crate::mail::Shared {
+        throttle: shared.throttle.clone(),
+        admission: shared.admission.clone(),
+        passwords: passwords.clone(),
+        backends: crate::mail::store::Backends {
+            readers: shared.readers.clone(),
+            store: shared.store.clone(),
+            user_limits: shared.user_limits.clone(),
+        },
+        metrics: shared.metrics.clone(),
+        idle_timeout: c.limits.idle,
+        login_timeout: c.limits.login_timeout,
+        login_attempts: c.limits.login_attempts.get(),
+        settings: qtc_email::Settings {
+            call: c.station.call.clone(),
+            haddr: c.station.haddr.clone(),
+            domain: c.mail.domain.clone(),
+            max_message: c.limits.max_message,
+            plain_auth: false,
+            starttls: false,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        },
+        plain_auth_anywhere: c.mail.plain_auth,
+        uid_validity,
+        acceptor,
+        changes: shared.store.changes(),
+    })
+}
+
+/// Binds the `[mail]` listeners.
+async fn bind_mail(c: &Loaded) -> anyhow::Result<Vec<(TcpListener, crate::mail::Protocol)>> {
+    use crate::mail::Protocol;
+    let mut out = Vec::new();
+    for (addrs, proto, key) in [
+        (&c.mail.smtp, Protocol::Smtp, "[mail] smtp_listen"),
+        (&c.mail.pop3, Protocol::Pop3, "[mail] pop3_listen"),
+        (&c.mail.imap, Protocol::Imap, "[mail] imap_listen"),
+        (&c.mail.nntp, Protocol::Nntp, "[mail] nntp_listen"),
+    ] {
+        for addr in addrs {
+            let l = TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("cannot listen on {addr} ({key} in {})", c.source))?;
+            out.push((l, proto));
+        }
+    }
+    Ok(out)
 }
 
 /// Starts one task per `[[port]]`; incoming links to our BBS callsigns get a BBS session (a

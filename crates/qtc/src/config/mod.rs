@@ -12,6 +12,7 @@ use serde::Deserialize;
 
 pub mod forward;
 pub mod housekeeping;
+pub mod mail;
 pub mod radio;
 pub mod web;
 
@@ -50,6 +51,8 @@ struct Config {
     housekeeping: housekeeping::HousekeepingCfg,
     /// `[web]`: the sysop's dashboard and `/metrics`.
     web: web::WebCfg,
+    /// `[mail]`: SMTP, POP3, IMAP and NNTP for users' own clients.
+    mail: mail::MailCfg,
 }
 
 /// `[ax25]`: what the radio ports share.
@@ -296,6 +299,8 @@ pub struct Loaded {
     pub housekeeping: housekeeping::Housekeeping,
     /// `[web]`; `None`: no web listener.
     pub web: Option<web::Web>,
+    /// `[mail]`
+    pub mail: mail::Mail,
 }
 
 /// `[station]`, checked.
@@ -605,6 +610,10 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         .web
         .check()
         .map_err(|(key, m)| key_err(&format!("[web] {key}"), m))?;
+    let mail = cfg
+        .mail
+        .check(&cfg.station.callsign)
+        .map_err(|(key, m)| key_err(&format!("[mail] {key}"), m))?;
     let (ax25, radio_ports) =
         radio::check(&cfg).map_err(|(key, m): (String, String)| key_err(key.as_str(), m))?;
     for (i, p) in partners.iter().enumerate() {
@@ -691,6 +700,7 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         radio_ports,
         housekeeping,
         web,
+        mail,
         source,
     })
 }
