@@ -697,10 +697,7 @@ fn seed_sweep() {
 #[test]
 fn datagrams_keep_their_frames_and_pid_beside_the_text() {
     for seed in 0..4 {
-        let cfg = Config {
-            n1: 64,
-            ..v22()
-        };
+        let cfg = Config { n1: 64, ..v22() };
         let mut p = Pair::new(cfg.clone(), cfg, seed);
         p.loss = 0.1;
         p.connect();
@@ -724,18 +721,17 @@ fn datagrams_keep_their_frames_and_pid_beside_the_text() {
         });
         assert!(ok, "stalled: {} text bytes", p.b.rx.len());
         assert_eq!(p.b.rx, text);
-        let got: Vec<Vec<u8>> = p
-            .b
-            .events
-            .iter()
-            .filter_map(|e| match e {
-                Event::Datagram { pid, data } => {
-                    assert_eq!(*pid, crate::wire::Pid::NETROM);
-                    Some(data.clone())
-                }
-                _ => None,
-            })
-            .collect();
+        let got: Vec<Vec<u8>> =
+            p.b.events
+                .iter()
+                .filter_map(|e| match e {
+                    Event::Datagram { pid, data } => {
+                        assert_eq!(*pid, crate::wire::Pid::NETROM);
+                        Some(data.clone())
+                    }
+                    _ => None,
+                })
+                .collect();
         assert_eq!(got, packets, "seed {seed}");
     }
 }
