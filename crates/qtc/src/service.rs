@@ -173,6 +173,9 @@ pub fn restart_needed(a: &Loaded, b: &Loaded) -> Vec<&'static str> {
     if a.ax25 != b.ax25 || a.radio_ports != b.radio_ports {
         v.push("[ax25]/[[port]]");
     }
+    if a.netrom != b.netrom {
+        v.push("[netrom]");
+    }
     // Routes are applied; anything else about a partner (connect, login, protocol, interval,
     // a partner added or removed) is held by the running forwarder.
     let strip = |ps: &[config::forward::Partner]| {

@@ -12,6 +12,7 @@ use serde::Deserialize;
 
 pub mod forward;
 pub mod housekeeping;
+pub mod netrom;
 pub mod radio;
 pub mod web;
 
@@ -50,6 +51,8 @@ struct Config {
     housekeeping: housekeeping::HousekeepingCfg,
     /// `[web]`: the sysop's dashboard and `/metrics`.
     web: web::WebCfg,
+    /// `[netrom]`: the NET/ROM node (docs/netrom.md).
+    netrom: netrom::NetromCfg,
 }
 
 /// `[ax25]`: what the radio ports share.
@@ -296,6 +299,8 @@ pub struct Loaded {
     pub housekeeping: housekeeping::Housekeeping,
     /// `[web]`; `None`: no web listener.
     pub web: Option<web::Web>,
+    /// `[netrom]`; `None`: no port has a NET/ROM quality.
+    pub netrom: Option<netrom::Netrom>,
 }
 
 /// `[station]`, checked.
@@ -607,6 +612,8 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         .map_err(|(key, m)| key_err(&format!("[web] {key}"), m))?;
     let (ax25, radio_ports) =
         radio::check(&cfg).map_err(|(key, m): (String, String)| key_err(key.as_str(), m))?;
+    let netrom = netrom::check(&cfg.netrom, &cfg.station.callsign, &radio_ports)
+        .map_err(|(key, m)| key_err(key.as_str(), m))?;
     for (i, p) in partners.iter().enumerate() {
         if let Connect::Ax25 { port, .. } = &p.connect {
             if !radio_ports.iter().any(|r| &r.name == port) {
@@ -615,6 +622,12 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
                     format!("no [[port]] is named {port:?}"),
                 ));
             }
+        }
+        if matches!(p.connect, Connect::Netrom { .. }) && netrom.is_none() {
+            return Err(key_err(
+                &format!("[[partner]] #{} ({}) connect", i + 1, p.call),
+                "NET/ROM is off: give a [[port]] a netrom_quality (and [netrom] an alias)".into(),
+            ));
         }
     }
     let rules = cfg
@@ -691,6 +704,7 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         radio_ports,
         housekeeping,
         web,
+        netrom,
         source,
     })
 }
