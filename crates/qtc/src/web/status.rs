@@ -14,6 +14,7 @@ use super::pages::{csrf, esc, page};
 use super::{need_sysop, store_down, Page, Web};
 use crate::health::{time, Health, SessionReport};
 use crate::online::SysopPage;
+use crate::radio::netrom::NetromView;
 
 /// `GET /status`.
 pub async fn status(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
@@ -22,6 +23,9 @@ pub async fn status(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
         .await
         .map_err(|_| store_down())?;
     let mut b = body(&h, &csrf(&s));
+    if let Some(v) = &h.netrom {
+        b.push_str(&netrom(v));
+    }
     b.push_str(&pages(&web.health.online.recent_pages()));
     Ok(Html(page(&s, "Status", &b)).into_response())
 }
@@ -45,6 +49,67 @@ fn pages(pages: &[SysopPage]) -> String {
         );
     }
     b.push_str("</table>");
+    b
+}
+
+/// The NET/ROM node: nodes with their best route, neighbours, circuits.
+fn netrom(v: &NetromView) -> String {
+    let mut b = format!(
+        "<h2>NET/ROM node {}</h2><h3>Nodes ({})</h3>",
+        esc(&format!("{}:{}", v.alias, v.call)),
+        v.nodes.len()
+    );
+    if !v.nodes.is_empty() {
+        b.push_str("<table id=\"nodes\"><tr><th>Node</th><th>Quality</th><th>Via</th><th>Obsolescence</th></tr>");
+        for n in &v.nodes {
+            let Some(r) = n.routes.first() else { continue };
+            let obs = r
+                .obsolescence
+                .map_or("locked".to_string(), |o| o.to_string());
+            let _ = write!(
+                b,
+                "<tr><td>{}</td><td>{}</td><td>{} on {}</td><td>{obs}</td></tr>",
+                esc(&n.name()),
+                r.quality,
+                esc(&r.neighbour),
+                esc(&r.port)
+            );
+        }
+        b.push_str("</table>");
+    }
+    let _ = write!(b, "<h3>Neighbours ({})</h3>", v.neighbours.len());
+    if !v.neighbours.is_empty() {
+        b.push_str("<table><tr><th>Port</th><th>Neighbour</th><th>Quality</th><th>Nodes</th></tr>");
+        for n in &v.neighbours {
+            let lock = if n.locked { " (locked)" } else { "" };
+            let _ = write!(
+                b,
+                "<tr><td>{}</td><td>{}</td><td>{}{lock}</td><td>{}</td></tr>",
+                esc(&n.port),
+                esc(&n.call),
+                n.quality,
+                n.nodes
+            );
+        }
+        b.push_str("</table>");
+    }
+    let _ = write!(b, "<h3>Circuits ({})</h3>", v.circuits.len());
+    if !v.circuits.is_empty() {
+        b.push_str("<table><tr><th>Circuit</th><th>User</th><th>Node</th><th>State</th><th>Unsent</th></tr>");
+        for c in &v.circuits {
+            let _ = write!(
+                b,
+                "<tr><td>{} {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&c.id),
+                c.direction,
+                esc(&c.user),
+                esc(&c.node),
+                c.state,
+                c.unsent
+            );
+        }
+        b.push_str("</table>");
+    }
     b
 }
 
