@@ -192,6 +192,10 @@ pub struct NodeStats {
     pub routed: u64,
     /// Datagrams dropped: no route, TTL spent, or the queue full.
     pub dropped: u64,
+    /// Circuits opened, either way.
+    pub circuits: u64,
+    /// Counters of every circuit, open or closed.
+    pub transport: CircuitStats,
 }
 
 /// A NET/ROM node.
@@ -205,6 +209,8 @@ pub struct Node {
     next_broadcast: Option<Instant>,
     /// Ports owed a broadcast now (a new neighbour or a poll), sent with the next frames.
     early: Vec<bool>,
+    /// The first broadcast (with its poll) has gone.
+    polled: bool,
     tx: VecDeque<Transmit>,
     events: VecDeque<Event>,
     cursor: usize,
@@ -238,6 +244,7 @@ impl Node {
             ids: vec![0; cfg.max_circuits],
             next_broadcast: on_air.then_some(now),
             early: vec![false; cfg.ports.len()],
+            polled: false,
             tx: VecDeque::new(),
             events: VecDeque::new(),
             cursor: 0,
@@ -307,10 +314,14 @@ impl Node {
             .collect()
     }
 
-    /// Routing counters.
+    /// Routing counters, and the circuits' (closed ones included).
     #[must_use]
     pub fn stats(&self) -> NodeStats {
-        self.stats
+        let mut s = self.stats;
+        for c in self.circuits.iter().flatten() {
+            s.transport.add(&c.stats());
+        }
+        s
     }
 
     // ------------------------------------------------------------------ input
@@ -378,8 +389,17 @@ impl Node {
                 if self.cfg.ports[port] > 0 {
                     self.early[port] = false;
                     self.broadcast_on(port);
+                    if !self.polled {
+                        // Just started: neighbours that know us already would not answer our
+                        // broadcast before their next one; a poll (JNOS's 0xFE) asks them now.
+                        self.push_tx(Transmit::Nodes {
+                            port,
+                            info: Nodes::poll(self.cfg.alias),
+                        });
+                    }
                 }
             }
+            self.polled = true;
         }
         for c in self.circuits.iter_mut().flatten() {
             if c.poll_timeout().is_some_and(|t| t <= now) {
@@ -420,6 +440,7 @@ impl Node {
         );
         tracing::debug!(circuit = %id, %user, %dest, "connecting");
         self.circuits[slot] = Some(c);
+        self.stats.circuits += 1;
         Ok(id)
     }
 
@@ -737,6 +758,7 @@ impl Node {
             user_node,
         );
         self.circuits[slot] = Some(c);
+        self.stats.circuits += 1;
         self.events.push_back(Event::Incoming {
             circuit,
             user,
@@ -786,7 +808,9 @@ impl Node {
                 .as_ref()
                 .is_some_and(Circuit::is_finished)
             {
-                self.circuits[slot] = None;
+                if let Some(c) = self.circuits[slot].take() {
+                    self.stats.transport.add(&c.stats());
+                }
                 self.ids[slot] = self.ids[slot].wrapping_add(1);
             }
         }

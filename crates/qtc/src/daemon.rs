@@ -401,13 +401,11 @@ impl NetromWiring {
                 continue;
             }
             let (tx, rx) = channel(QUEUE);
-            let locked = n.node.locked.iter().filter(|l| l.port == i);
             hooks.push(Some(PortHook {
                 port: i,
                 call: n.node.call,
                 to_node: to_node.clone(),
                 from_node: rx,
-                locked: locked.map(|l| l.neighbour).collect(),
             }));
             senders.push(Some(tx));
         }

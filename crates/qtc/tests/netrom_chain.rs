@@ -1,6 +1,7 @@
 //! Three qtc NET/ROM nodes in a chain over AXUDP: A hears B, B hears C, A cannot hear C. Each
 //! has `[netrom] alias`, `broadcast = "10s"` and `netrom_quality = 192` on its port, as
-//! docs/netrom.md sets a node up. A learns C from B's broadcasts; a user on A reaches C's BBS
+//! docs/netrom.md sets a node up (the node calls are the stations' with SSID 1, the BBSes'
+//! SSID 0). A learns C from B's broadcasts; a user on A reaches C's BBS
 //! by alias (as the user's own callsign) and `B` brings them back; a partner forwards A -> C
 //! over NET/ROM in every mode, exactly once, also across a circuit cut when B goes away; a
 //! node that goes away is dropped after its obsolescence count.
@@ -101,7 +102,10 @@ fn a_user_on_a_reaches_cs_bbs_by_alias_and_b_brings_them_back() {
     let b = start_b(&p, "");
     let c = start_c(&p, "");
     let started = Instant::now();
-    a.wait_for_log_within("NET/ROM route learned: CCC:N0CCC via N0BBB", LEARN_WITHIN);
+    a.wait_for_log_within(
+        "NET/ROM route learned: CCC:N0CCC-1 via N0BBB-1",
+        LEARN_WITHIN,
+    );
     eprintln!("A learned CCC in {:?}", started.elapsed());
     let mut u = a.connect();
     u.expect("Callsign:");
@@ -112,14 +116,14 @@ fn a_user_on_a_reaches_cs_bbs_by_alias_and_b_brings_them_back() {
     u.send("NODES");
     let nodes = u.expect("de N0AAA>");
     assert!(
-        nodes.contains("CCC:N0CCC") && nodes.contains("BBB:N0BBB"),
+        nodes.contains("CCC:N0CCC-1") && nodes.contains("BBB:N0BBB-1"),
         "{nodes}"
     );
     u.send("NODES ccc");
     let routes = u.expect("de N0AAA>");
-    assert!(routes.contains("Routes to CCC:N0CCC"), "{routes}");
+    assert!(routes.contains("Routes to CCC:N0CCC-1"), "{routes}");
     assert!(
-        routes.contains("quality 144") && routes.contains("via N0BBB"),
+        routes.contains("quality 144") && routes.contains("via N0BBB-1"),
         "{routes}"
     );
     u.send("ROUTES");
@@ -130,7 +134,7 @@ fn a_user_on_a_reaches_cs_bbs_by_alias_and_b_brings_them_back() {
     );
     let t = Instant::now();
     u.send("C CCC");
-    u.expect("*** Connected to CCC:N0CCC");
+    u.expect("*** Connected to CCC:N0CCC-1");
     let hello = u.expect("de N0CCC>");
     assert!(
         hello.contains("welcome to N0CCC"),
@@ -152,10 +156,10 @@ fn a_user_on_a_reaches_cs_bbs_by_alias_and_b_brings_them_back() {
     assert!(!b.log().contains("NET/ROM circuit in"));
     let nodes = a.ctl(&["nodes"]);
     assert!(
-        nodes.contains("CCC:N0CCC") && nodes.contains("q144"),
+        nodes.contains("CCC:N0CCC-1") && nodes.contains("q144"),
         "{nodes}"
     );
-    assert!(a.ctl(&["status"]).contains("netrom: AAA:N0AAA"));
+    assert!(a.ctl(&["status"]).contains("netrom: AAA:N0AAA-1"));
 }
 
 #[test]
@@ -174,7 +178,7 @@ fn a_partner_forwards_a_to_c_over_netrom_in_every_mode() {
                 &format!("protocol = \"{protocol}\""),
             );
         }
-        a.wait_for_log_within("NET/ROM route learned: CCC:N0CCC", LEARN_WITHIN);
+        a.wait_for_log_within("NET/ROM route learned: CCC:N0CCC-1", LEARN_WITHIN);
         let tag = format!("A{protocol}");
         seed(&a, 20, &tag);
         let out = a.ctl(&["forward", "N0CCC"]);
@@ -210,7 +214,7 @@ fn forwarding_cut_when_the_middle_node_goes_resumes_exactly_once() {
     let a = start_a(&p, "b1", fast);
     let mut b = start_b(&p, fast);
     let c = start_c(&p, fast);
-    a.wait_for_log_within("NET/ROM route learned: CCC:N0CCC", LEARN_WITHIN);
+    a.wait_for_log_within("NET/ROM route learned: CCC:N0CCC-1", LEARN_WITHIN);
     seed(&a, 200, "A");
     let forwarding = std::thread::scope(|s| {
         let call = s.spawn(|| {
@@ -224,7 +228,7 @@ fn forwarding_cut_when_the_middle_node_goes_resumes_exactly_once() {
     });
     assert!(!forwarding.contains("200 sent"), "{forwarding}");
     let b = start_b(&p, fast);
-    b.wait_for_log_within("NET/ROM route learned: CCC:N0CCC", LEARN_WITHIN);
+    b.wait_for_log_within("NET/ROM route learned: CCC:N0CCC-1", LEARN_WITHIN);
     let out = a.ctl(&["forward", "N0CCC"]);
     assert!(out.starts_with("ok: N0CCC"), "{out}\n{}", a.log());
     assert_exactly_once(&c, "A", 200);
@@ -253,17 +257,17 @@ fn a_node_that_goes_away_is_dropped_after_its_obsolescence_count() {
         &node_config(p.c, &[("N0BBB", p.b)], "CCC", quick, "")
             .replace("broadcast = \"10s\"", "broadcast = \"2s\""),
     );
-    a.wait_for_log_within("NET/ROM route learned: CCC:N0CCC", LEARN_WITHIN);
+    a.wait_for_log_within("NET/ROM route learned: CCC:N0CCC-1", LEARN_WITHIN);
     c.stop();
     let gone = Instant::now();
     a.wait_for_log_within(
-        "NET/ROM route lost: CCC:N0CCC via N0BBB on port udp (obsolete); node gone",
+        "NET/ROM route lost: CCC:N0CCC-1 via N0BBB-1 on port udp (obsolete); node gone",
         Duration::from_secs(60),
     );
     eprintln!("A dropped CCC {:?} after C stopped", gone.elapsed());
     let nodes = a.ctl(&["nodes"]);
     assert!(
-        !nodes.contains("N0CCC") && nodes.contains("BBB:N0BBB"),
+        !nodes.contains("N0CCC") && nodes.contains("BBB:N0BBB-1"),
         "{nodes}"
     );
 }

@@ -111,6 +111,16 @@ pub struct CircuitStats {
     pub timeouts: u64,
 }
 
+impl CircuitStats {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &CircuitStats) {
+        self.info_sent += other.info_sent;
+        self.info_resent += other.info_resent;
+        self.info_received += other.info_received;
+        self.timeouts += other.timeouts;
+    }
+}
+
 /// An information frame sent and not yet acknowledged.
 #[derive(Debug, Clone)]
 struct Sent {

@@ -129,3 +129,16 @@ fn broadcasts_on_a_port_of_quality_zero_are_ignored() {
     // And A never broadcast there.
     assert!(!knows(&net, 1, "AAA"));
 }
+
+#[test]
+fn a_restarted_node_polls_and_relearns_before_the_next_broadcast() {
+    let mut net = chain(6);
+    assert!(net.run_until(Duration::from_secs(10), |n| knows(n, 1, "CCC")));
+    net.run_for(Duration::from_secs(3));
+    // B starts again with empty tables; A and C know it already, so only its poll makes them
+    // answer before their next broadcast, 10 s away.
+    let now = net.now;
+    net.members[1].node = crate::Node::new(super::util::config("N0BBB", "BBB", 2), now);
+    assert!(net.run_until(Duration::from_secs(2), |n| knows(n, 1, "AAA")
+        && knows(n, 1, "CCC")));
+}

@@ -112,6 +112,15 @@ impl Nodes {
         }
     }
 
+    /// The information field of a poll from a node called `alias`.
+    #[must_use]
+    pub fn poll(alias: Alias) -> Vec<u8> {
+        let mut v = Vec::with_capacity(NODES_HEADER_LEN);
+        v.push(POLL_SIGNATURE);
+        v.extend_from_slice(&alias.to_wire());
+        v
+    }
+
     /// The information fields of the frames that carry `entries` for a node called `alias`:
     /// [`NODES_PER_FRAME`] entries each, and one frame with the alias alone when there are
     /// none.

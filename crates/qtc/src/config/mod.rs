@@ -612,7 +612,7 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         .map_err(|(key, m)| key_err(&format!("[web] {key}"), m))?;
     let (ax25, radio_ports) =
         radio::check(&cfg).map_err(|(key, m): (String, String)| key_err(key.as_str(), m))?;
-    let netrom = netrom::check(&cfg.netrom, &cfg.station.callsign, &radio_ports)
+    let netrom = netrom::check(&cfg.netrom, &cfg.station.callsign, &ax25, &radio_ports)
         .map_err(|(key, m)| key_err(key.as_str(), m))?;
     for (i, p) in partners.iter().enumerate() {
         if let Connect::Ax25 { port, .. } = &p.connect {

@@ -8,7 +8,7 @@ use qtc_netrom::{Alias, LockedRoute};
 use serde::Deserialize;
 
 use super::parse_duration;
-use super::radio::RadioPort;
+use super::radio::{Ax25, RadioPort};
 
 /// `[netrom]` as written.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -16,7 +16,8 @@ use super::radio::RadioPort;
 pub(super) struct NetromCfg {
     /// The node's alias, 1-6 characters (JNOS `netrom alias`, LinBPQ `NODEALIAS`).
     alias: String,
-    /// The node callsign (default: `[station] callsign`).
+    /// The node callsign (default: `[station] callsign` with the lowest SSID that is not a BBS
+    /// one).
     callsign: String,
     /// How often NODES go out, and routes age ("30m").
     broadcast: String,
@@ -97,6 +98,7 @@ pub struct Netrom {
 pub(super) fn check(
     cfg: &NetromCfg,
     station: &str,
+    ax25: &Ax25,
     ports: &[RadioPort],
 ) -> Result<Option<Netrom>, (String, String)> {
     let key = |k: &str| format!("[netrom] {k}");
@@ -113,17 +115,7 @@ pub(super) fn check(
             ),
         )
     })?;
-    let call = if cfg.callsign.is_empty() {
-        station
-    } else {
-        &cfg.callsign
-    };
-    let call: Callsign = call.parse().map_err(|e| {
-        (
-            key("callsign"),
-            format!("{call:?} is no AX.25 callsign: {e}"),
-        )
-    })?;
+    let call = node_call(&cfg.callsign, station, ax25).map_err(|m| (key("callsign"), m))?;
     let mut node = qtc_netrom::Config::new(call, alias);
     let dur = |k: &str, v: &str| {
         parse_duration(v).filter(|d| !d.is_zero()).ok_or_else(|| {
@@ -161,6 +153,31 @@ pub(super) fn check(
         );
     }
     Ok(Some(Netrom { node }))
+}
+
+/// The node's callsign: as written, or the station's with the lowest SSID the BBS does not
+/// answer to. It must not be a BBS callsign: a connect to the node call is a NET/ROM link
+/// first (JNOS's interface call beside its `bbscall`, LinBPQ's NODECALL beside its BBS).
+fn node_call(written: &str, station: &str, ax25: &Ax25) -> Result<Callsign, String> {
+    if written.is_empty() {
+        let base: Callsign = station
+            .parse()
+            .map_err(|e| format!("[station] callsign {station:?} is no AX.25 callsign: {e}"))?;
+        return (0..=qtc_ax25::wire::MAX_SSID)
+            .filter_map(|ssid| base.with_ssid(ssid).ok())
+            .find(|c| !ax25.bbs_calls.contains(c))
+            .ok_or_else(|| "every SSID is a BBS one ([ax25] bbs_ssids): give the node one".into());
+    }
+    let call: Callsign = written
+        .parse()
+        .map_err(|e| format!("{written:?} is no AX.25 callsign: {e}"))?;
+    if ax25.bbs_calls.contains(&call) {
+        return Err(format!(
+            "{call} is also a BBS callsign ([ax25] bbs_ssids): give the node an SSID of its own, \
+             as JNOS's netrom call beside its bbscall"
+        ));
+    }
+    Ok(call)
 }
 
 fn nonzero<T: PartialEq + Default>(v: T, key: String) -> Result<T, (String, String)> {
@@ -204,4 +221,94 @@ fn locked(r: &RouteCfg, ports: &[RadioPort]) -> Result<LockedRoute, (String, Str
         alias,
         quality: r.quality,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::parse;
+    use std::path::Path;
+
+    const PORT: &str =
+        "[[port]]\nname = \"vhf\"\nkind = \"kiss-tcp\"\naddress = \"127.0.0.1:8001\"\n";
+
+    fn load(text: &str) -> anyhow::Result<crate::config::Loaded> {
+        parse(
+            &format!("[station]\ncallsign = \"N0QTC\"\n{text}"),
+            "qtc.toml",
+            Path::new("/etc/qtc"),
+        )
+    }
+
+    #[test]
+    fn off_without_a_port_quality_and_defaults_when_on() {
+        assert!(load(PORT).unwrap().netrom.is_none());
+        let l = load(&format!(
+            "{PORT}netrom_quality = 192\n[netrom]\nalias = \"qtca\"\n"
+        ))
+        .unwrap();
+        let n = l.netrom.unwrap().node;
+        assert_eq!(n.alias.as_str(), "QTCA");
+        // The BBS answers to N0QTC (bbs_ssids = [0]): the node takes the next SSID.
+        assert_eq!(n.call.to_string(), "N0QTC-1");
+        assert_eq!(n.ports, vec![192]);
+        assert_eq!(n.broadcast, std::time::Duration::from_secs(1800));
+        assert_eq!(
+            (n.obsolescence, n.obsolescence_min, n.min_quality),
+            (6, 5, 10)
+        );
+    }
+
+    #[test]
+    fn errors_name_the_key_and_the_fix() {
+        let e = load(&format!("{PORT}netrom_quality = 192\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("[netrom] alias") && e.contains("netrom_quality = 192"),
+            "{e}"
+        );
+        let e = load(&format!(
+            "{PORT}netrom_quality = 192\n[netrom]\nalias = \"Q\"\ncallsign = \"N0QTC\"\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("[netrom] callsign") && e.contains("bbs_ssids"),
+            "{e}"
+        );
+        let e = load(&format!(
+            "{PORT}netrom_quality = 192\n[netrom]\nalias = \"Q\"\nbroadcast = \"often\"\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("[netrom] broadcast"), "{e}");
+        let e = load(&format!(
+            "{PORT}netrom_quality = 192\n[netrom]\nalias = \"Q\"\n\
+             [[netrom.route]]\nport = \"uhf\"\nneighbour = \"N0BBB\"\nquality = 200\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("[[netrom.route]] #1 port"), "{e}");
+        let e = load(&format!(
+            "{PORT}[[partner]]\ncallsign = \"N0BBB\"\nconnect = \"netrom:BBB\"\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("connect") && e.contains("NET/ROM is off"), "{e}");
+    }
+
+    #[test]
+    fn a_locked_route() {
+        let l = load(&format!(
+            "{PORT}netrom_quality = 192\n[netrom]\nalias = \"Q\"\ncallsign = \"N0QTC-7\"\n\
+             [[netrom.route]]\nport = \"vhf\"\nneighbour = \"N0BBB-1\"\nquality = 200\n\
+             [[netrom.route]]\nport = \"vhf\"\nneighbour = \"N0BBB-1\"\nnode = \"N0CCC\"\nalias = \"ccc\"\nquality = 150\n"
+        ))
+        .unwrap();
+        let n = l.netrom.unwrap().node;
+        assert_eq!(n.call.to_string(), "N0QTC-7");
+        assert_eq!(n.locked.len(), 2);
+        assert_eq!(n.locked[0].node, n.locked[0].neighbour);
+        assert_eq!(n.locked[1].alias.as_str(), "CCC");
+    }
 }

@@ -20,7 +20,7 @@ use tokio::io::DuplexStream;
 use tokio::sync::{mpsc, oneshot, watch};
 
 pub use task::run;
-pub use view::{CircuitRow, NeighbourRow, NetromView, NodeRow, RouteRow};
+pub use view::{CircuitRow, NeighbourRow, NetromView, NodeRow, RouteRow, Totals};
 
 /// A NET/ROM link to a neighbour that carried no datagram (and has no session) this long is
 /// closed; shorter than T3, so an idle node polls nobody.
@@ -76,8 +76,6 @@ pub struct PortHook {
     pub to_node: mpsc::Sender<NetIn>,
     /// From the node.
     pub from_node: mpsc::Receiver<NetOut>,
-    /// Neighbours the sysop locked on this port: their links are NET/ROM links from the start.
-    pub locked: Vec<Callsign>,
 }
 
 /// A request to the node's task.

@@ -19,6 +19,29 @@ pub struct NetromView {
     pub neighbours: Vec<NeighbourRow>,
     /// Circuits open now.
     pub circuits: Vec<CircuitRow>,
+    /// Counters since start.
+    pub totals: Totals,
+}
+
+/// The node's counters since start.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Totals {
+    /// NODES broadcasts heard.
+    pub broadcasts_heard: u64,
+    /// Datagrams received from neighbours.
+    pub datagrams_in: u64,
+    /// Datagrams passed on for other nodes.
+    pub routed: u64,
+    /// Datagrams dropped (no route, TTL spent, queue full).
+    pub dropped: u64,
+    /// Circuits opened, either way.
+    pub circuits: u64,
+    /// Information frames sent (first time).
+    pub info_sent: u64,
+    /// Information frames sent again.
+    pub info_resent: u64,
+    /// Transport timeouts.
+    pub timeouts: u64,
 }
 
 /// One destination.
@@ -152,12 +175,23 @@ impl NetromView {
                 resent: c.stats.info_resent,
             })
             .collect();
+        let s = node.stats();
         NetromView {
             call: node.call().to_string(),
             alias: node.alias().to_string(),
             nodes,
             neighbours,
             circuits,
+            totals: Totals {
+                broadcasts_heard: s.broadcasts_heard,
+                datagrams_in: s.datagrams_in,
+                routed: s.routed,
+                dropped: s.dropped,
+                circuits: s.circuits,
+                info_sent: s.transport.info_sent,
+                info_resent: s.transport.info_resent,
+                timeouts: s.transport.timeouts,
+            },
         }
     }
 
@@ -200,6 +234,20 @@ impl NetromView {
                 n.port, n.call, n.quality, n.nodes
             );
         }
+        let t = &self.totals;
+        let _ = writeln!(
+            out,
+            "since start: {} broadcasts heard, {} datagrams in, {} passed on, {} dropped; \
+             {} circuits, {} information frames sent, {} sent again, {} timeouts",
+            t.broadcasts_heard,
+            t.datagrams_in,
+            t.routed,
+            t.dropped,
+            t.circuits,
+            t.info_sent,
+            t.info_resent,
+            t.timeouts
+        );
         let _ = writeln!(out, "circuits ({}):", self.circuits.len());
         for c in &self.circuits {
             let _ = writeln!(

@@ -2,12 +2,13 @@
 //! what the node sends goes out here, datagrams over an AX.25 link from the node call.
 //!
 //! A link carries NET/ROM and text side by side, told apart by each I frame's PID (JNOS does
-//! the same). A neighbour that calls our node call gets no BBS session until it sends text:
-//! JNOS and LinBPQ open such links only to send datagrams, and a greeting on them would be
-//! noise (JNOS, too, waits for a line before it starts its mailbox on the interface call).
-//! Links that carry only datagrams close after [`LINK_IDLE`] without one.
+//! the same). A station that calls the node call (never a BBS callsign: the config keeps them
+//! apart) gets no BBS session until it sends text: neighbours open such links only to send
+//! datagrams, and a greeting on them would be noise (JNOS, too, waits for a line before it
+//! starts its mailbox on its interface call). Links that carry only datagrams close after
+//! [`LINK_IDLE`] without one.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use qtc_ax25::{Address, Callsign, CommandResponse, Event, Frame, LinkId, Path, Pid, State};
@@ -15,9 +16,6 @@ use tokio::sync::mpsc;
 
 use super::Task;
 use crate::radio::netrom::{NetIn, NetOut, PortHook, LINK_IDLE};
-
-/// NODES senders remembered per port (their calls to us are NET/ROM links first).
-const MAX_NEIGHBOURS_HEARD: usize = 256;
 
 /// The broadcast address of NODES.
 fn nodes_call() -> Callsign {
@@ -29,8 +27,6 @@ pub(super) struct PortNetrom {
     port: usize,
     call: Callsign,
     to_node: mpsc::Sender<NetIn>,
-    /// Stations heard broadcasting NODES here, and the locked neighbours.
-    neighbours: BTreeSet<Callsign>,
     /// Links carrying NET/ROM with no session, and when each last carried a datagram.
     links: BTreeMap<LinkId, Instant>,
 }
@@ -49,7 +45,6 @@ pub(super) fn attach(
         port: h.port,
         call: h.call,
         to_node: h.to_node,
-        neighbours: h.locked.into_iter().collect(),
         links: BTreeMap::new(),
     };
     (Some(n), Some(h.from_node))
@@ -72,13 +67,9 @@ impl Task {
         if f.address.dest != nodes_call() || f.pid != Some(Pid::NETROM) {
             return;
         }
-        let from = f.address.src;
-        if n.neighbours.len() < MAX_NEIGHBOURS_HEARD {
-            n.neighbours.insert(from);
-        }
         let m = NetIn::Nodes {
             port: n.port,
-            from,
+            from: f.address.src,
             info: f.info.clone(),
         };
         if n.to_node.try_send(m).is_err() {
@@ -86,7 +77,7 @@ impl Task {
         }
     }
 
-    /// A neighbour calling our node call: a NET/ROM link, no session until it sends text.
+    /// A station calling our node call: a NET/ROM link, no session until it sends text.
     pub(super) fn netrom_defers(
         &mut self,
         now: Instant,
@@ -97,10 +88,10 @@ impl Task {
         let Some(n) = &mut self.netrom else {
             return false;
         };
-        if local != n.call || !n.neighbours.contains(&remote) {
+        if local != n.call {
             return false;
         }
-        tracing::info!(port = %self.name, %remote, "NET/ROM link from a neighbour");
+        tracing::info!(port = %self.name, %remote, "NET/ROM link in");
         n.links.insert(id, now);
         true
     }
