@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # Counts the system calls an idle qtc makes: starts the daemon on a scratch data directory,
-# optionally logs one telnet user in and leaves the session idle, then attaches `strace -f -c`
-# to every thread for a while and prints the total. Expected: 0.
+# optionally logs one telnet user in and leaves the session idle, optionally with a NET/ROM node
+# on an AXUDP port (its first broadcast and poll gone, the next an hour away), then attaches
+# `strace -f -c` to every thread for a while and prints the total. Expected: 0.
 #
-# usage: scripts/idle-syscalls.sh [--session] [--seconds N] [--binary PATH]
+# usage: scripts/idle-syscalls.sh [--session] [--netrom] [--seconds N] [--binary PATH]
 set -euo pipefail
 
 session=0
+netrom=0
 seconds=10
 bin=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --session) session=1 ;;
+    --netrom) netrom=1 ;;
     --seconds) seconds="$2"; shift ;;
     --binary) bin="$2"; shift ;;
-    *) echo "usage: $0 [--session] [--seconds N] [--binary PATH]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--session] [--netrom] [--seconds N] [--binary PATH]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -42,6 +45,20 @@ listen = ["127.0.0.1:0"]
 [log]
 level = "warn"
 TOML
+if [ "$netrom" = 1 ]; then
+  # A NET/ROM node on an AXUDP port whose peer is silent: it broadcasts (and polls) at start.
+  cat >> "$work/qtc.toml" <<TOML
+[[port]]
+name = "udp"
+kind = "axudp"
+listen = "127.0.0.1:0"
+peers = [{ callsign = "N0PEE", address = "127.0.0.1:9" }]
+netrom_quality = 192
+[netrom]
+alias = "IDLE"
+broadcast = "1h"
+TOML
+fi
 "$bin" -c "$work/qtc.toml" user add N0USR --password idle >/dev/null
 "$bin" -c "$work/qtc.toml" run >"$work/out" 2>"$work/err" &
 pid=$!
@@ -69,5 +86,6 @@ kill -INT "$spid"; wait "$spid" 2>/dev/null || true
 calls=$(awk '$NF=="total" {print $4}' "$work/strace")
 calls=${calls:-0}
 what="idle"; [ "$session" = 1 ] && what="idle, one logged-in telnet session"
+[ "$netrom" = 1 ] && what="$what, a NET/ROM node between broadcasts"
 echo "qtc $what: $calls syscalls in ${seconds} s (strace -f -c)"
 [ "$calls" = 0 ] || cat "$work/strace"
