@@ -1,6 +1,7 @@
 //! The Status page: the health model `qtc ctl status` prints (crate::health), as HTML: radio
 //! ports up or down, each partner's queue, last result, next call and a Forward now button,
-//! the sessions in progress, the store's size and the last pages to the sysop (`T`).
+//! the sessions in progress, the store's size, the NET/ROM node (nodes, neighbours, circuits)
+//! and the last pages to the sysop (`T`).
 
 use std::fmt::Write;
 use std::sync::Arc;
@@ -243,5 +244,56 @@ mod tests {
             "{html}"
         );
         assert!(pages(&[]).contains("None since start."));
+    }
+
+    #[test]
+    fn the_netrom_node_shows_nodes_neighbours_and_circuits_as_text() {
+        use crate::radio::netrom::{CircuitRow, NeighbourRow, NetromView, NodeRow, RouteRow};
+        let v = NetromView {
+            call: "N0QTC-1".into(),
+            alias: "QTC".into(),
+            nodes: vec![NodeRow {
+                alias: "<b>".into(),
+                call: "N0CCC-1".into(),
+                routes: vec![RouteRow {
+                    neighbour: "N0BBB-1".into(),
+                    port: "vhf".into(),
+                    quality: 144,
+                    obsolescence: Some(5),
+                    kind: "learned",
+                }],
+            }],
+            neighbours: vec![NeighbourRow {
+                port: "vhf".into(),
+                call: "N0BBB-1".into(),
+                quality: 192,
+                locked: false,
+                nodes: 1,
+            }],
+            circuits: vec![CircuitRow {
+                id: "1/0".into(),
+                direction: "in",
+                user: "N0USR".into(),
+                node: "N0AAA-1".into(),
+                state: "connected",
+                window: 4,
+                unsent: 0,
+                resent: 0,
+            }],
+            totals: Default::default(),
+        };
+        let html = netrom(&v);
+        assert!(html.contains("NET/ROM node QTC:N0QTC-1"), "{html}");
+        assert!(
+            html.contains(
+                "<td>&lt;b&gt;:N0CCC-1</td><td>144</td><td>N0BBB-1 on vhf</td><td>5</td>"
+            ),
+            "{html}"
+        );
+        assert!(
+            html.contains("Neighbours (1)") && html.contains("Circuits (1)"),
+            "{html}"
+        );
+        assert!(html.contains("<td>1/0 in</td><td>N0USR</td>"), "{html}");
     }
 }
