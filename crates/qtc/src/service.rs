@@ -221,6 +221,9 @@ pub fn check(c: &Loaded) -> anyhow::Result<()> {
     for p in &c.radio_ports {
         outln!("radio: {} {}", p.name, crate::radio::describe(&p.kind));
     }
+    if let Some(n) = &c.netrom {
+        outln!("netrom: {}", crate::radio::netrom::describe(&n.node, &c.radio_ports));
+    }
     for p in &c.partners {
         outln!("partner: {}", p.describe());
     }

@@ -102,6 +102,13 @@ fn a_user_on_a_reaches_cs_bbs_by_alias_and_b_brings_them_back() {
     let b = start_b(&p, "");
     let c = start_c(&p, "");
     let started = Instant::now();
+    assert!(
+        a.stdout
+            .iter()
+            .any(|l| l == "netrom: AAA:N0AAA-1 on udp (192), broadcast every 10 s"),
+        "{:?}",
+        a.stdout
+    );
     a.wait_for_log_within(
         "NET/ROM route learned: CCC:N0CCC-1 via N0BBB-1",
         LEARN_WITHIN,

@@ -66,6 +66,22 @@ pub enum NetOut {
     },
 }
 
+/// One line for the start-up report: `QTCA:N0QTC-1 on vhf (192), broadcast every 1800 s`.
+pub fn describe(node: &qtc_netrom::Config, ports: &[crate::config::radio::RadioPort]) -> String {
+    let on: Vec<String> = ports
+        .iter()
+        .filter(|p| p.netrom_quality > 0)
+        .map(|p| format!("{} ({})", p.name, p.netrom_quality))
+        .collect();
+    format!(
+        "{}:{} on {}, broadcast every {} s",
+        node.alias,
+        node.call,
+        on.join(", "),
+        node.broadcast.as_secs()
+    )
+}
+
 /// A port task's side of the node.
 pub struct PortHook {
     /// The port's index among the `[[port]]` tables (the node's port number).
