@@ -156,7 +156,10 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             outln!("radio: {} {}", p.name, crate::radio::describe(&p.kind));
         }
         if let Some(n) = &c.netrom {
-            outln!("netrom: {}", crate::radio::netrom::describe(&n.node, &c.radio_ports));
+            outln!(
+                "netrom: {}",
+                crate::radio::netrom::describe(&n.node, &c.radio_ports)
+            );
         }
         outln!("control: {}", ctl::path(&c.store.dir).display());
         if let Some(l) = &web_listener {

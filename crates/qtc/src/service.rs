@@ -222,7 +222,10 @@ pub fn check(c: &Loaded) -> anyhow::Result<()> {
         outln!("radio: {} {}", p.name, crate::radio::describe(&p.kind));
     }
     if let Some(n) = &c.netrom {
-        outln!("netrom: {}", crate::radio::netrom::describe(&n.node, &c.radio_ports));
+        outln!(
+            "netrom: {}",
+            crate::radio::netrom::describe(&n.node, &c.radio_ports)
+        );
     }
     for p in &c.partners {
         outln!("partner: {}", p.describe());
