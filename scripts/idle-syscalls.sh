@@ -1,25 +1,28 @@
 #!/usr/bin/env bash
 # Counts the system calls an idle qtc makes: starts the daemon on a scratch data directory,
-# optionally logs one telnet user in and leaves the session idle, then attaches `strace -f -c`
-# to every thread for a while and prints the total. Expected: 0.
+# optionally logs one telnet user in and leaves the session idle, optionally with a NET/ROM node
+# on an AXUDP port (its first broadcast and poll gone, the next an hour away), then attaches
+# `strace -f -c` to every thread for a while and prints the total. Expected: 0.
 #
 # --mail also opens the four [mail] listeners and leaves an IMAP client in IDLE (logged in,
 # INBOX selected) and an NNTP reader (a group selected) connected while it counts.
 #
-# usage: scripts/idle-syscalls.sh [--session] [--mail] [--seconds N] [--binary PATH]
+# usage: scripts/idle-syscalls.sh [--session] [--mail] [--netrom] [--seconds N] [--binary PATH]
 set -euo pipefail
 
 session=0
 mail=0
+netrom=0
 seconds=10
 bin=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --session) session=1 ;;
     --mail) mail=1 ;;
+    --netrom) netrom=1 ;;
     --seconds) seconds="$2"; shift ;;
     --binary) bin="$2"; shift ;;
-    *) echo "usage: $0 [--session] [--mail] [--seconds N] [--binary PATH]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--session] [--mail] [--netrom] [--seconds N] [--binary PATH]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -49,6 +52,20 @@ level = "warn"
 TOML
 if [ "$mail" = 1 ]; then
   printf '[mail]\nsmtp_listen = "127.0.0.1:0"\npop3_listen = "127.0.0.1:0"\nimap_listen = "127.0.0.1:0"\nnntp_listen = "127.0.0.1:0"\n' >>"$work/qtc.toml"
+fi
+if [ "$netrom" = 1 ]; then
+  # A NET/ROM node on an AXUDP port whose peer is silent: it broadcasts (and polls) at start.
+  cat >> "$work/qtc.toml" <<TOML
+[[port]]
+name = "udp"
+kind = "axudp"
+listen = "127.0.0.1:0"
+peers = [{ callsign = "N0PEE", address = "127.0.0.1:9" }]
+netrom_quality = 192
+[netrom]
+alias = "IDLE"
+broadcast = "1h"
+TOML
 fi
 "$bin" -c "$work/qtc.toml" user add N0USR --password idle >/dev/null
 "$bin" -c "$work/qtc.toml" run >"$work/out" 2>"$work/err" &
@@ -86,5 +103,6 @@ calls=$(awk '$NF=="total" {print $4}' "$work/strace")
 calls=${calls:-0}
 what="idle"; [ "$session" = 1 ] && what="idle, one logged-in telnet session"
 [ "$mail" = 1 ] && what="$what, SMTP/POP3/IMAP/NNTP listening, an IMAP client in IDLE and an NNTP reader connected"
+[ "$netrom" = 1 ] && what="$what, a NET/ROM node between broadcasts"
 echo "qtc $what: $calls syscalls in ${seconds} s (strace -f -c)"
 [ "$calls" = 0 ] || cat "$work/strace"

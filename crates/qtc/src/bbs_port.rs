@@ -388,9 +388,17 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
         if let Some(ask @ qtc_bbs::Ask::Connect { .. }) = session.pending_ask().cloned() {
             let radios = shared.online.radios();
             let local = &shared.bbs.callsign;
-            let ended =
-                crate::downlink::run(&radios, &ask, local, &mut stream, &mut codec, &mut shutdown)
-                    .await;
+            let user = session.user().map_or(local.clone(), |u| u.call.clone());
+            let ended = crate::downlink::run(
+                &radios,
+                &ask,
+                local,
+                &user,
+                &mut stream,
+                &mut codec,
+                &mut shutdown,
+            )
+            .await;
             let Some(result) = ended else { break };
             session.answer(qtc_bbs::Answer::Disconnected(result), clock::unix_now());
             continue;

@@ -13,6 +13,7 @@ use serde::Deserialize;
 pub mod forward;
 pub mod housekeeping;
 pub mod mail;
+pub mod netrom;
 pub mod radio;
 pub mod web;
 
@@ -53,6 +54,8 @@ struct Config {
     web: web::WebCfg,
     /// `[mail]`: SMTP, POP3, IMAP and NNTP for users' own clients.
     mail: mail::MailCfg,
+    /// `[netrom]`: the NET/ROM node (docs/netrom.md).
+    netrom: netrom::NetromCfg,
 }
 
 /// `[ax25]`: what the radio ports share.
@@ -301,6 +304,8 @@ pub struct Loaded {
     pub web: Option<web::Web>,
     /// `[mail]`
     pub mail: mail::Mail,
+    /// `[netrom]`; `None`: no port has a NET/ROM quality.
+    pub netrom: Option<netrom::Netrom>,
 }
 
 /// `[station]`, checked.
@@ -616,6 +621,8 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         .map_err(|(key, m)| key_err(&format!("[mail] {key}"), m))?;
     let (ax25, radio_ports) =
         radio::check(&cfg).map_err(|(key, m): (String, String)| key_err(key.as_str(), m))?;
+    let netrom = netrom::check(&cfg.netrom, &cfg.station.callsign, &ax25, &radio_ports)
+        .map_err(|(key, m)| key_err(key.as_str(), m))?;
     for (i, p) in partners.iter().enumerate() {
         if let Connect::Ax25 { port, .. } = &p.connect {
             if !radio_ports.iter().any(|r| &r.name == port) {
@@ -624,6 +631,12 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
                     format!("no [[port]] is named {port:?}"),
                 ));
             }
+        }
+        if matches!(p.connect, Connect::Netrom { .. }) && netrom.is_none() {
+            return Err(key_err(
+                &format!("[[partner]] #{} ({}) connect", i + 1, p.call),
+                "NET/ROM is off: give a [[port]] a netrom_quality (and [netrom] an alias)".into(),
+            ));
         }
     }
     let rules = cfg
@@ -701,6 +714,7 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         housekeeping,
         web,
         mail,
+        netrom,
         source,
     })
 }
