@@ -5,11 +5,46 @@
 //! Erasing keys are applied, since a character-mode telnet client or a terminal behind a serial
 //! bridge sends them as typed: BS and DEL drop the byte before them, Ctrl-U the whole line,
 //! Ctrl-W the last word (and the blanks after it). `LX` DEL `B` is the line `LB`.
+//!
+//! Terminal escape sequences (ECMA-48: the arrow, Home and function keys send `ESC [ A`,
+//! `ESC O P`...) are dropped: a line mode terminal sends them inside the line, and echoed back
+//! in an answer they would move the user's cursor.
 
 const BS: u8 = 0x08;
 const DEL: u8 = 0x7f;
 const CTRL_U: u8 = 0x15;
 const CTRL_W: u8 = 0x17;
+const ESC: u8 = 0x1b;
+
+/// Where a terminal escape sequence being dropped has got to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Escape {
+    /// Not in one.
+    None,
+    /// After ESC.
+    Start,
+    /// After `ESC [` (CSI): parameter and intermediate bytes until a final byte 0x40-0x7E.
+    Csi,
+    /// After `ESC O` (SS3) or another ESC with an intermediate byte: one more byte.
+    OneMore,
+}
+
+impl Escape {
+    /// Takes `b`; true when it belongs to a sequence (and is dropped).
+    fn eat(&mut self, b: u8) -> bool {
+        *self = match (*self, b) {
+            (Escape::None, ESC) => Escape::Start,
+            (Escape::None, _) => return false,
+            (Escape::Start, b'[') => Escape::Csi,
+            (Escape::Start, b'O' | 0x20..=0x2f) => Escape::OneMore,
+            (Escape::Csi, 0x20..=0x3f) => Escape::Csi,
+            // The final byte, or ESC and one byte (`ESC c`, Alt-key), or a broken sequence:
+            // whatever ends it is dropped with it.
+            _ => Escape::None,
+        };
+        true
+    }
+}
 
 /// What the splitter found.
 #[derive(Debug, PartialEq, Eq)]
@@ -20,6 +55,21 @@ pub enum Line {
     TooLong,
 }
 
+impl Line {
+    /// The bytes it holds (none for a line too long).
+    pub fn len(&self) -> usize {
+        match self {
+            Line::Text(t) => t.len(),
+            Line::TooLong => 0,
+        }
+    }
+
+    /// True for an empty line and for one too long (whose bytes were dropped).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// Incremental line splitter with a length limit.
 #[derive(Debug)]
 pub struct LineReader {
@@ -27,6 +77,7 @@ pub struct LineReader {
     buf: Vec<u8>,
     overflow: bool,
     after_cr: bool,
+    escape: Escape,
 }
 
 impl LineReader {
@@ -37,7 +88,13 @@ impl LineReader {
             buf: Vec::new(),
             overflow: false,
             after_cr: false,
+            escape: Escape::None,
         }
+    }
+
+    /// Changes the limit for the lines still to come (the one being typed included).
+    pub fn set_max(&mut self, max: usize) {
+        self.max = max;
     }
 
     /// Feeds bytes; calls `each` for every line end found, in order.
@@ -59,6 +116,7 @@ impl LineReader {
             };
             self.buf.clear();
             self.overflow = false;
+            self.escape = Escape::None;
             each(line);
             let cr = input[pos] == b'\r';
             input = &input[pos + 1..];
@@ -74,9 +132,10 @@ impl LineReader {
     }
 
     fn extend(&mut self, bytes: &[u8]) {
-        if bytes
-            .iter()
-            .any(|b| matches!(*b, BS | DEL | CTRL_U | CTRL_W))
+        if self.escape != Escape::None
+            || bytes
+                .iter()
+                .any(|b| matches!(*b, BS | DEL | CTRL_U | CTRL_W | ESC))
         {
             // Byte by byte, so that where a chunk ends never changes what is kept.
             for &b in bytes {
@@ -100,6 +159,9 @@ impl LineReader {
     }
 
     fn edit(&mut self, b: u8) {
+        if self.escape.eat(b) {
+            return;
+        }
         match b {
             BS | DEL => {
                 self.buf.pop();
@@ -193,6 +255,30 @@ mod tests {
         let mut r = LineReader::new(4);
         let got = split(&mut r, &[b"abc\x7f\x7fdef\r"]);
         assert_eq!(got, vec![text("adef")]);
+    }
+
+    #[test]
+    fn terminal_escape_sequences_are_dropped() {
+        let mut r = LineReader::new(100);
+        // Arrow keys (CSI and SS3 forms), a function key with parameters, Alt-x; split anywhere.
+        let got = split(
+            &mut r,
+            &[b"LL\x1b[A\r", b"L\x1bO", b"B\x1b[1", b"5~\x1bx\r", b"ok\x1b\r"],
+        );
+        assert_eq!(got, vec![text("LL"), text("L"), text("ok")]);
+        // A line end inside a sequence ends both.
+        let got = split(&mut r, &[b"a\x1b[\rb\r"]);
+        assert_eq!(got, vec![text("a"), text("b")]);
+    }
+
+    #[test]
+    fn the_limit_may_change_between_lines() {
+        let mut r = LineReader::new(4);
+        let mut got = Vec::new();
+        r.push(b"abcdefgh\r", |l| got.push(l));
+        r.set_max(10);
+        r.push(b"abcdefgh\r", |l| got.push(l));
+        assert_eq!(got, vec![Line::TooLong, text("abcdefgh")]);
     }
 
     proptest! {

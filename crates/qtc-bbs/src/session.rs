@@ -179,6 +179,13 @@ impl Session {
 
     /// Feeds what the user sent.
     pub fn handle_input(&mut self, input: &[u8], now: i64) {
+        // The line limit is for commands: once logged in, a line of a message may be as long as
+        // a message (a paste, a text written without line ends). Before login it stays short,
+        // since connections that have not logged in are cheap to open.
+        self.lines.set_max(match self.user {
+            Some(_) => self.cfg.max_line.max(self.cfg.max_message),
+            None => self.cfg.max_line,
+        });
         let mut lines = Vec::new();
         self.lines.push(input, |l| lines.push(l));
         for line in lines {
@@ -230,6 +237,7 @@ impl Session {
     /// False while enough typed-ahead lines wait: the transport reads no more until then.
     pub fn wants_input(&self) -> bool {
         self.waiting.len() < MAX_WAITING
+            && self.waiting.iter().map(Line::len).sum::<usize>() < self.cfg.max_message
     }
 
     /// Waiting for something outside the session: a store answer, a password check, the
@@ -340,9 +348,16 @@ impl Session {
     }
 
     fn handle_line(&mut self, line: Line, now: i64) {
+        let writing = matches!(self.state, State::Body(_));
         let text = match line {
-            Line::Text(t) => t,
-            Line::TooLong => {
+            Line::Text(t) if writing || t.len() <= self.cfg.max_line => t,
+            Line::TooLong if writing => {
+                if let State::Body(d) = std::mem::replace(&mut self.state, State::Command) {
+                    self.body_too_large(d);
+                }
+                return;
+            }
+            Line::Text(_) | Line::TooLong => {
                 let max = self.cfg.max_line;
                 self.say(&format!(
                     "*** Line too long (more than {max} bytes): ignored.\r"

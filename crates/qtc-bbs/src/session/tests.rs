@@ -369,6 +369,37 @@ fn long_lines_bad_commands_and_abort() {
 }
 
 #[test]
+fn a_line_longer_than_a_command_is_kept_in_a_message() {
+    let mut bbs = Bbs::new();
+    let long = "x".repeat(300);
+    // The whole message in one chunk, as a paste arrives: the subject and command lines are
+    // split before the body's.
+    let mut u = bbs.rf("N0USR");
+    let out = u.send(&mut bbs, &format!("SP N0OTH\rlong line\r{long}\rend\r/EX"));
+    assert!(out.contains("stored"), "{out}");
+    assert!(!out.contains("too long"), "{out}");
+    let m = bbs.store.message(1).unwrap().unwrap();
+    assert_eq!(m.body, format!("{long}\r\nend\r\n").into_bytes());
+    // Commands keep their limit; a body line longer than a message may be is not kept.
+    assert!(u.send(&mut bbs, &long).contains("Line too long"));
+    u.send(&mut bbs, "SP N0OTH");
+    u.send(&mut bbs, "too long");
+    let out = u.send(&mut bbs, &"y".repeat(1200));
+    assert!(out.contains("Message too large"), "{out}");
+    assert!(!u.send(&mut bbs, "/EX").contains("stored"));
+}
+
+#[test]
+fn arrow_keys_never_reach_an_answer() {
+    let mut bbs = Bbs::new();
+    let mut u = bbs.rf("N0USR");
+    // Up arrow after `LL`, as a line-mode terminal sends it.
+    let out = u.send(&mut bbs, "LX\x1b[A");
+    assert!(out.contains("Unknown command LX."), "{out:?}");
+    assert!(!out.contains('\x1b'), "{out:?}");
+}
+
+#[test]
 fn profile_info_version_bye() {
     let mut bbs = Bbs::new();
     let mut u = bbs.rf("N0USR");
