@@ -167,3 +167,25 @@ fn a_at_the_prompt_has_nothing_to_abort() {
     let mut u = d.login("N0USR", "pw");
     assert!(ask(&mut u, "A").contains("Nothing to abort."));
 }
+
+/// A line of 300 bytes typed into a message (over the 255-byte command limit) is stored whole;
+/// an arrow key typed after a command is dropped, not echoed in the answer.
+#[test]
+fn long_text_lines_are_kept_and_arrow_keys_dropped() {
+    let d = Daemon::start("");
+    let mut u = d.login("N0USR", "pw");
+    let long = "0123456789".repeat(30);
+    u.send("SP N0OTH");
+    u.expect("Subject:");
+    u.send("a long line");
+    u.expect("Enter message");
+    u.send(&long);
+    u.send("/EX");
+    let out = u.expect("de N0CALL>");
+    assert!(out.contains("stored"), "{out}");
+    let shown = String::from_utf8_lossy(&d.cli(&["msg", "show", "1"]).stdout).into_owned();
+    assert!(shown.contains(&long), "{shown}");
+    let out = ask(&mut u, "LX\x1b[A");
+    assert!(out.contains("Unknown command LX."), "{out:?}");
+    assert!(!out.contains('\x1b'), "{out:?}");
+}
