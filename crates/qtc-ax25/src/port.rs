@@ -99,6 +99,12 @@ impl Port {
         self.locals.insert(call);
     }
 
+    /// Whether the port answers to `call` (exact SSID).
+    #[must_use]
+    pub fn is_local(&self, call: &Callsign) -> bool {
+        self.locals.contains(call)
+    }
+
     /// Stop answering to a callsign (existing links stay).
     pub fn remove_local(&mut self, call: &Callsign) {
         self.locals.remove(call);
@@ -196,10 +202,16 @@ impl Port {
             tracing::trace!("unparsable address field");
             return;
         };
-        if !addr.path.all_repeated() || !self.locals.contains(&addr.dest) {
+        if !addr.path.all_repeated() {
             return;
         }
         let key = (addr.dest, addr.src);
+        // A link we opened from a callsign that is not one of ours (a user connected out
+        // through the node under their own call) gets its frames; nothing else for that call.
+        let ours = self.locals.contains(&addr.dest);
+        if !ours && !self.by_pair.contains_key(&key) {
+            return;
+        }
         if let Some(&id) = self.by_pair.get(&key) {
             let closed = self.links.get(&id).is_none_or(Link::is_closed);
             if !closed {
@@ -212,6 +224,9 @@ impl Port {
             }
             self.remove(id);
             self.by_pair.remove(&key);
+            if !ours {
+                return;
+            }
         }
         let Ok(frame) =
             Frame::parse(bytes, Modulo::Mod8).or_else(|_| Frame::parse(bytes, Modulo::Mod128))

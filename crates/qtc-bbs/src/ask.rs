@@ -18,7 +18,8 @@ pub enum Ask {
         channel: u16,
     },
     /// `C`: connect the user to `call` (through `via`) on a radio port (`None`: the first
-    /// one); answered with [`Answer::Disconnected`] when the link is over.
+    /// one), under the user's own callsign; the daemon says what it is calling, and answers
+    /// with [`Answer::Disconnected`] when the link is over or [`Answer::Refused`].
     Connect {
         /// The port's name, as `PORTS` shows it.
         port: Option<String>,
@@ -69,4 +70,7 @@ pub enum Answer {
     ConvEnded,
     /// For [`Ask::Connect`]: the link is over, or never came up (`Err` says why).
     Disconnected(Result<(), String>),
+    /// For [`Ask::Connect`]: nothing was called (no such port, a port named without a call,
+    /// the user gave up); the line says why.
+    Refused(String),
 }

@@ -296,6 +296,8 @@ fn parse_send(kind: MsgType, args: &[&str]) -> Result<SendCmd, CommandError> {
     let mut tokens = args.iter().map(|t| t.to_ascii_uppercase());
     let first = tokens.next().ok_or(CommandError::Usage(USAGE_SEND))?;
     let (to, mut at) = match first.split_once('@') {
+        // `SP N0X@` names no BBS: a typo, not local mail.
+        Some((_, "")) => return Err(CommandError::Usage(USAGE_SEND)),
         Some((to, at)) => (to.to_string(), at.to_string()),
         None => (first.clone(), String::new()),
     };
@@ -490,6 +492,8 @@ mod tests {
             Err(CommandError::Usage(_))
         ));
         assert!(matches!(parse("SP N0USR @"), Err(CommandError::Usage(_))));
+        assert!(matches!(parse("SP N0X@"), Err(CommandError::Usage(_))));
+        assert!(matches!(parse("SP N0X@ < N0Y"), Err(CommandError::Usage(_))));
         assert!(matches!(
             parse("SP N0USRXX"),
             Err(CommandError::TooLong { max: 6, .. })

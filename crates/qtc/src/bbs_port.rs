@@ -410,12 +410,12 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
         }
         if let Some(ask @ qtc_bbs::Ask::Connect { .. }) = session.pending_ask().cloned() {
             let radios = shared.online.radios();
-            let local = &shared.bbs.callsign;
+            let user = session.user().map(|u| u.call.clone()).unwrap_or_default();
             let ended =
-                crate::downlink::run(&radios, &ask, local, &mut stream, &mut codec, &mut shutdown)
+                crate::downlink::run(&radios, &ask, &user, &mut stream, &mut codec, &mut shutdown)
                     .await;
-            let Some(result) = ended else { break };
-            session.answer(qtc_bbs::Answer::Disconnected(result), clock::unix_now());
+            let Some(answer) = ended else { break };
+            session.answer(answer, clock::unix_now());
             continue;
         }
         // U, J, PORTS: answered at once.

@@ -296,7 +296,7 @@ fn start_radios(
     tasks: &TaskTracker,
 ) -> Radios {
     use crate::radio::{self, PortSetup, RadioHandle};
-    let mut handles = std::collections::BTreeMap::new();
+    let mut handles = Vec::new();
     let mut ports = Vec::new();
     for p in &c.radio_ports {
         let (tx, rx) = tokio::sync::mpsc::channel(16);
@@ -339,14 +339,14 @@ fn start_radios(
             rx,
             stop.clone(),
         ));
-        handles.insert(
+        handles.push((
             p.name.clone(),
             RadioHandle {
                 cmd: tx,
                 heard,
                 health,
             },
-        );
+        ));
     }
     let radios = Radios::new(handles);
     shared.online.set_ports(ports, radios.clone());

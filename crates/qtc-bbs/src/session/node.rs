@@ -53,6 +53,7 @@ impl Session {
                 }
             }
             Answer::ConvEnded => self.say("*** Left the conference.\r"),
+            Answer::Refused(why) => self.say(&format!("*** {why}\r")),
             Answer::Disconnected(result) => {
                 let call = match ask {
                     Ask::Connect { call, .. } => call,
@@ -71,9 +72,9 @@ impl Session {
         self.take_waiting(now);
     }
 
-    /// `C [port] call [via digi...]`: the daemon links the user through; we say so first.
+    /// `C [port] call [via digi...]`: the daemon checks the port, says what it calls and
+    /// links the user through.
     pub(super) fn connect(&mut self, port: Option<String>, call: String, via: Vec<String>) {
-        self.say(&format!("Connecting to {call}...\r"));
         self.ask(Ask::Connect { port, call, via });
     }
 

@@ -81,7 +81,7 @@ impl Session {
         let mut bytes = std::mem::take(&mut r.carry);
         bytes.extend_from_slice(&piece);
         if !ended {
-            let whole = view::complete_utf8(&bytes);
+            let whole = qtc_mail::text::complete_utf8(&bytes);
             r.carry = bytes.split_off(whole);
         }
         view::body_piece(&r.head.charset, &bytes, self.cfg.raw_bodies, &mut p.text);

@@ -634,9 +634,8 @@ fn node_questions_wait_for_the_daemon_and_keep_typed_ahead_lines() {
     assert_eq!(u.s.pending_ask(), Some(&Ask::Ports));
     answered(&mut u.s, Answer::Ports(Vec::new()), &mut bbs.store);
     assert!(String::from_utf8_lossy(&u.s.take_output()).contains("No radio ports."));
-    assert!(u
-        .send(&mut bbs, "C N0BBB")
-        .contains("Connecting to N0BBB..."));
+    // The daemon says what it calls, once it has checked the port.
+    assert_eq!(u.send(&mut bbs, "C N0BBB"), "");
     assert!(matches!(u.s.pending_ask(), Some(Ask::Connect { .. })));
     answered(&mut u.s, Answer::Disconnected(Ok(())), &mut bbs.store);
     let back = String::from_utf8(u.s.take_output()).unwrap();
@@ -651,6 +650,16 @@ fn node_questions_wait_for_the_daemon_and_keep_typed_ahead_lines() {
         &mut bbs.store,
     );
     assert!(String::from_utf8_lossy(&u.s.take_output()).contains("*** Failure with N0BBB: busy"));
+    u.send(&mut bbs, "C vhf");
+    answered(
+        &mut u.s,
+        Answer::Refused("VHF is a radio port: C VHF CALL calls out on it.".into()),
+        &mut bbs.store,
+    );
+    assert_eq!(
+        u.s.take_output(),
+        b"*** VHF is a radio port: C VHF CALL calls out on it.\rde N0CALL>\r"
+    );
 }
 
 #[test]

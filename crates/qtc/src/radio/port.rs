@@ -18,7 +18,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::{Instant, Sleep};
 
 use super::device::{self, Dev};
-use super::{heard, Heard, PortCmd};
+use super::{heard, Heard, Local, PortCmd};
 use crate::clock;
 use crate::config::radio::{Kind, RadioPort};
 
@@ -268,9 +268,10 @@ impl Task {
                         return;
                     }
                 };
+                let local = self.local_call(local);
                 match self.port.connect(now, local, remote, path) {
                     Ok(id) => {
-                        tracing::info!(port = %self.name, %remote, "calling");
+                        tracing::info!(port = %self.name, %remote, %local, "calling");
                         let (mut l, theirs) = LinkIo::new();
                         l.pending = Some((theirs, reply));
                         self.links.insert(id, l);
@@ -281,6 +282,31 @@ impl Task {
                 }
             }
         }
+    }
+
+    /// The callsign an outgoing link carries (see [`Local`]).
+    fn local_call(&self, local: Local) -> Callsign {
+        let user = match local {
+            Local::Station(c) => return c,
+            Local::User(c) => c,
+        };
+        let heard = self.heard.lock().unwrap_or_else(|e| e.into_inner());
+        let taken = |c: &Callsign| {
+            heard.contains_key(c)
+                || self.port.is_local(c)
+                || self.links.keys().any(|&id| {
+                    self.port
+                        .link(id)
+                        .is_some_and(|l| l.local() == *c || l.remote() == *c)
+                })
+        };
+        let ssid = user.ssid();
+        [ssid, 15 - ssid.min(15)]
+            .into_iter()
+            .chain((0..=15).rev())
+            .filter_map(|s| Callsign::new(user.call(), s).ok())
+            .find(|c| !taken(c))
+            .unwrap_or(user)
     }
 
     fn on_event(&mut self, now: std::time::Instant, ev: PortEvent) {
@@ -442,6 +468,17 @@ impl Task {
         let mut buf = [0u8; device::READ_BUF];
         let mut remove = Vec::new();
         for (&id, l) in self.links.iter_mut() {
+            // A call the user gave up on (`C`, then Enter) before it connected.
+            if l.pending.as_mut().is_some_and(|(_, r)| r.poll_closed(cx).is_ready()) {
+                l.pending = None;
+                l.gone = true;
+                if let Some(link) = self.port.link_mut(id) {
+                    tracing::info!(port = %self.name, remote = %link.remote(), "call abandoned");
+                    link.abort(now);
+                }
+                progress = true;
+                continue;
+            }
             let link = self.port.link_mut(id);
             if link.is_none() && !l.gone {
                 // The port dropped the link without a word to us: treat it as down.
