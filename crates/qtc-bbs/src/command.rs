@@ -493,7 +493,10 @@ mod tests {
         ));
         assert!(matches!(parse("SP N0USR @"), Err(CommandError::Usage(_))));
         assert!(matches!(parse("SP N0X@"), Err(CommandError::Usage(_))));
-        assert!(matches!(parse("SP N0X@ < N0Y"), Err(CommandError::Usage(_))));
+        assert!(matches!(
+            parse("SP N0X@ < N0Y"),
+            Err(CommandError::Usage(_))
+        ));
         assert!(matches!(
             parse("SP N0USRXX"),
             Err(CommandError::TooLong { max: 6, .. })

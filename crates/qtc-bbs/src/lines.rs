@@ -6,9 +6,9 @@
 //! bridge sends them as typed: BS and DEL drop the byte before them, Ctrl-U the whole line,
 //! Ctrl-W the last word (and the blanks after it). `LX` DEL `B` is the line `LB`.
 //!
-//! Terminal escape sequences (ECMA-48: the arrow, Home and function keys send `ESC [ A`,
-//! `ESC O P`...) are dropped: a line mode terminal sends them inside the line, and echoed back
-//! in an answer they would move the user's cursor.
+//! [`without_escapes`] drops terminal escape sequences (ECMA-48: the arrow, Home and function
+//! keys send `ESC [ A`, `ESC O P`...) from a line: a line mode terminal sends them inside the
+//! line, and echoed back in an answer they would move the user's cursor.
 
 const BS: u8 = 0x08;
 const DEL: u8 = 0x7f;
@@ -46,6 +46,17 @@ impl Escape {
     }
 }
 
+/// `line` without the terminal escape sequences in it (the keys that send them: arrows,
+/// Home, End, function keys, Alt-letter).
+pub fn without_escapes(line: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if !line.contains(&ESC) {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let mut state = Escape::None;
+    let kept = line.iter().copied().filter(|&b| !state.eat(b)).collect();
+    std::borrow::Cow::Owned(kept)
+}
+
 /// What the splitter found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Line {
@@ -77,7 +88,6 @@ pub struct LineReader {
     buf: Vec<u8>,
     overflow: bool,
     after_cr: bool,
-    escape: Escape,
 }
 
 impl LineReader {
@@ -88,7 +98,6 @@ impl LineReader {
             buf: Vec::new(),
             overflow: false,
             after_cr: false,
-            escape: Escape::None,
         }
     }
 
@@ -116,7 +125,6 @@ impl LineReader {
             };
             self.buf.clear();
             self.overflow = false;
-            self.escape = Escape::None;
             each(line);
             let cr = input[pos] == b'\r';
             input = &input[pos + 1..];
@@ -132,10 +140,9 @@ impl LineReader {
     }
 
     fn extend(&mut self, bytes: &[u8]) {
-        if self.escape != Escape::None
-            || bytes
-                .iter()
-                .any(|b| matches!(*b, BS | DEL | CTRL_U | CTRL_W | ESC))
+        if bytes
+            .iter()
+            .any(|b| matches!(*b, BS | DEL | CTRL_U | CTRL_W))
         {
             // Byte by byte, so that where a chunk ends never changes what is kept.
             for &b in bytes {
@@ -159,9 +166,6 @@ impl LineReader {
     }
 
     fn edit(&mut self, b: u8) {
-        if self.escape.eat(b) {
-            return;
-        }
         match b {
             BS | DEL => {
                 self.buf.pop();
@@ -259,16 +263,12 @@ mod tests {
 
     #[test]
     fn terminal_escape_sequences_are_dropped() {
-        let mut r = LineReader::new(100);
-        // Arrow keys (CSI and SS3 forms), a function key with parameters, Alt-x; split anywhere.
-        let got = split(
-            &mut r,
-            &[b"LL\x1b[A\r", b"L\x1bO", b"B\x1b[1", b"5~\x1bx\r", b"ok\x1b\r"],
-        );
-        assert_eq!(got, vec![text("LL"), text("L"), text("ok")]);
-        // A line end inside a sequence ends both.
-        let got = split(&mut r, &[b"a\x1b[\rb\r"]);
-        assert_eq!(got, vec![text("a"), text("b")]);
+        let strip = |l: &[u8]| without_escapes(l).into_owned();
+        // Arrow keys (CSI and SS3 forms), a function key with parameters, Alt-x, a lone ESC.
+        assert_eq!(strip(b"LL\x1b[A"), b"LL");
+        assert_eq!(strip(b"L\x1bOB\x1b[15~B\x1bx"), b"LB");
+        assert_eq!(strip(b"ok\x1b"), b"ok");
+        assert_eq!(strip(b"caf\xc3\xa9"), b"caf\xc3\xa9");
     }
 
     #[test]

@@ -166,6 +166,16 @@ pub(crate) const MIGRATIONS: &[&str] = &[
      DROP INDEX messages_bid;
      DROP INDEX fwd_done;
      CREATE INDEX fwd_done ON fwd_queue (updated) WHERE state = 'F';",
+    // 12: where each account logged in from (the address, or its network prefix for IPv6),
+    // and when last: guessing from elsewhere cannot lock a user out of these places, and
+    // connections from them keep a share of the login places under a flood. Kept across
+    // restarts; written once per good login, read once at start.
+    "CREATE TABLE login_places (
+        call   TEXT    NOT NULL,
+        prefix TEXT    NOT NULL,
+        last   INTEGER NOT NULL,
+        PRIMARY KEY (call, prefix)
+     ) WITHOUT ROWID;",
 ];
 
 /// The schema version this build writes.

@@ -21,7 +21,7 @@ use crate::clock;
 use crate::forward::{self, Forwarder};
 use crate::link::Codec;
 use crate::store_thread::StoreHandle;
-use crate::throttle::{AddressSlot, Throttle};
+use crate::throttle::{AddressSlot, Refused, Throttle};
 
 /// A TLS client gets this long to finish its handshake.
 const TLS_HANDSHAKE: Duration = Duration::from_secs(30);
@@ -178,13 +178,17 @@ fn admit(shared: &Shared, ip: IpAddr) -> Result<Admitted, &'static str> {
         tracing::warn!("refused: locked out after repeated login failures");
         return Err("Too many failed logins from your address. Try again later.\r\n");
     }
-    let Some(slot) = shared.admission.per_address.take(ip) else {
+    let Some(slot) = shared.admission.take_address(ip) else {
         tracing::warn!("refused: too many connections from this address");
         return Err("Too many connections from your address. Try again later.\r\n");
     };
+    let Some(login_place) = shared.admission.enter_login(ip) else {
+        tracing::warn!("refused: every place for connections logging in is taken");
+        return Err("Too many connections logging in. Try again later.\r\n");
+    };
     Ok(Admitted {
         _address_slot: slot,
-        login_place: shared.admission.enter_login(ip),
+        login_place,
     })
 }
 
@@ -292,7 +296,11 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
         while let Some(ev) = session.poll_event() {
             match ev {
                 Event::HideInput(h) => codec.hide_input(h, &mut out.net),
-                Event::CheckPassword { call, password } => check = Some((call, password)),
+                Event::CheckPassword {
+                    call,
+                    password,
+                    purpose,
+                } => check = Some((call, password, purpose)),
                 Event::LoginFailed { call } => {
                     // Only a valid callsign is logged: anything else may be a password.
                     match call {
@@ -427,29 +435,11 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
             // Slow down password guessing; input typed meanwhile waits in the socket.
             tokio::time::sleep(d).await;
         }
-        if let Some((call, password)) = check {
-            // Counted before the check: parallel guesses cannot outrun the lockout, and while
-            // the address or the account is locked out not even the right password is checked.
-            // PW's current password is checked (and counted) the same way.
-            let ok = match shared.throttle.attempt(throttle_ip, &call, clock::now()) {
-                None => {
-                    tracing::warn!("login refused unchecked: locked out after repeated failures");
-                    Ok(false)
-                }
-                Some(attempt) => {
-                    // A partner's login must not wait for a burst of users' logins.
-                    let login = match shared.forwarder.partner(&call) {
-                        Some(_) => crate::passwords::Login::Partner,
-                        None => crate::passwords::Login::User,
-                    };
-                    let ok = shared.passwords.check(&call, password, login).await;
-                    if matches!(ok, Ok(true)) {
-                        shared.throttle.succeeded(attempt, clock::now());
-                    }
-                    ok
-                }
-            };
-            session.password_checked(ok, clock::unix_now());
+        if let Some((call, password, purpose)) = check {
+            match check_password(shared, throttle_ip, &call, password, purpose).await {
+                Ok(ok) => session.password_checked(ok, clock::unix_now()),
+                Err(why) => session.password_refused(why, clock::unix_now()),
+            }
             continue;
         }
         if let Some(request) = session.take_request() {
@@ -532,6 +522,44 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
     }
     let _ = stream.shutdown().await;
     tracing::info!("disconnected");
+}
+
+/// Checks `call`'s password for a session from `ip` (none for a radio link). A login and
+/// `SYS` are counted before the check: parallel guesses cannot outrun the lockout, and while
+/// the address or the account is locked out not even the right password is checked. `PW`'s
+/// current password (the user is logged in already) is not a login attempt: the session
+/// bounds it.
+async fn check_password(
+    shared: &Shared,
+    ip: Option<IpAddr>,
+    call: &str,
+    password: String,
+    purpose: qtc_bbs::Checking,
+) -> Result<Result<bool, qtc_mail::StoreError>, qtc_bbs::Refusal> {
+    // A partner's login must not wait for a burst of users' logins.
+    let login = match shared.forwarder.partner(call) {
+        Some(_) => crate::passwords::Login::Partner,
+        None => crate::passwords::Login::User,
+    };
+    if purpose == qtc_bbs::Checking::Current {
+        return Ok(shared.passwords.check(call, password, login).await);
+    }
+    let attempt = match shared.throttle.attempt(ip, call, clock::now()) {
+        Ok(a) => a,
+        Err(Refused::Locked) => {
+            tracing::warn!(%call, "login refused unchecked: locked out after repeated failures");
+            return Err(qtc_bbs::Refusal::Locked);
+        }
+        Err(Refused::Busy) => {
+            tracing::warn!(%call, "login refused unchecked: too many logins to this account at once");
+            return Err(qtc_bbs::Refusal::Busy);
+        }
+    };
+    let ok = shared.passwords.check(call, password, login).await;
+    if matches!(ok, Ok(true)) {
+        attempt.succeeded(&shared.throttle, clock::now());
+    }
+    Ok(ok)
 }
 
 /// What [`read_or_write`] did.

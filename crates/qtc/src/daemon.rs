@@ -61,8 +61,24 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
         .set_max_size(quota)
         .map_err(|e| anyhow::anyhow!("{e} ([store] max_mb in {})", c.source))?;
     let db_path = store.path().to_path_buf();
+    // Where accounts logged in from, kept across restarts (the lockout's and the login
+    // places' exemptions).
+    let unix_now = crate::clock::unix_now();
+    let places = store
+        .login_places(
+            unix_now - crate::throttle::TRUSTED_FOR.as_secs() as i64,
+            crate::throttle::MAX_ENTRIES,
+        )
+        .map_err(|e| anyhow::anyhow!("{e} (reading where users logged in from)"))?;
     let (store, store_thread) =
         StoreHandle::spawn(store).context("cannot start the store thread")?;
+    let (v4, v6) = c.telnet.prefixes;
+    let known = Arc::new(crate::throttle::KnownPlaces::new(
+        crate::prefix::Grouping { v4, v6 },
+        &places,
+        unix_now,
+        Some(store.clone()),
+    ));
     // The interpreter's queries read beside the writer (WAL), on threads of their own.
     let readers = crate::read_pool::ReadPool::spawn(&c.store.dir, READERS)
         .context("cannot open the store's readers")?;
@@ -182,7 +198,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             bbs: Arc::new(bbs),
             store: store.clone(),
             readers,
-            throttle: Arc::new(Throttle::new(c.limits.lockout_after)),
+            throttle: Arc::new(Throttle::new(c.limits.lockout_after, known.clone())),
             admission: Admission::new(
                 Sizes {
                     users: c.telnet.max_sessions.get(),
@@ -191,6 +207,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
                     per_address: c.telnet.max_per_address.get(),
                 },
                 metrics.clone(),
+                known.clone(),
             ),
             user_limits: Arc::new(crate::user_limits::UserLimits::new(
                 c.limits.messages_per_hour,
@@ -245,6 +262,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
                 sources,
                 passwords.clone(),
                 shared.user_limits.clone(),
+                known.clone(),
             );
             tasks.spawn(crate::web::serve(l, web, stop_rx.clone()));
         }
@@ -281,6 +299,8 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
     runtime.shutdown_timeout(Duration::from_millis(200));
     let _ = std::fs::remove_file(ctl::path(&c.store.dir));
     // Every StoreHandle is gone now, so the store thread ends after its last job.
+    // The store thread ends when its last handle goes.
+    drop(known);
     drop(store);
     let _ = store_thread.join();
     tracing::info!("stopped");

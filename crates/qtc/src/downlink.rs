@@ -87,7 +87,9 @@ fn target(radios: &Radios, ask: &Ask, user: &str) -> Result<Target, String> {
             .find(p)
             .ok_or_else(|| format!("There is no radio port {p}: PORTS lists them."))?,
         None if radios.find(call).is_some() => {
-            return Err(format!("{call} is a radio port: C {call} CALL calls out on it."))
+            return Err(format!(
+                "{call} is a radio port: C {call} CALL calls out on it."
+            ))
         }
         None => radios
             .names()
@@ -117,7 +119,10 @@ async fn say<S: AsyncWrite + Unpin>(stream: &mut S, codec: &mut Codec, text: &st
 
 /// Reads the user's input until a line ends (true) or the connection does (false), answering
 /// the codec's negotiation meanwhile.
-async fn until_a_line<S: AsyncRead + AsyncWrite + Unpin>(stream: &mut S, codec: &mut Codec) -> bool {
+async fn until_a_line<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: &mut S,
+    codec: &mut Codec,
+) -> bool {
     let mut buf = [0u8; 512];
     let (mut app, mut net) = (Vec::new(), Vec::new());
     loop {

@@ -23,6 +23,7 @@ mod link;
 mod metrics;
 mod online;
 mod passwords;
+mod prefix;
 pub use out::closed_pipe;
 pub mod radio;
 mod read_pool;

@@ -92,7 +92,12 @@ impl Terminal {
     /// Bytes the client has sent to the daemon on `port` so far (TCP's own count, from `ss`).
     fn sent(port: u16) -> u64 {
         let out = Command::new("ss")
-            .args(["-tinH", "state", "established", &format!("( dport = :{port} )")])
+            .args([
+                "-tinH",
+                "state",
+                "established",
+                &format!("( dport = :{port} )"),
+            ])
             .output()
             .expect("ss (iproute2)");
         let text = String::from_utf8_lossy(&out.stdout);

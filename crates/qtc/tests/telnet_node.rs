@@ -139,7 +139,10 @@ fn c_connects_out_as_the_user_and_comes_back() {
     u.send("U");
     let who = u.expect("de N0BBB>");
     assert!(who.contains("N0USR     air"), "{who}");
-    assert!(!who.contains("N0AAA"), "B sees the station, not the user: {who}");
+    assert!(
+        !who.contains("N0AAA"),
+        "B sees the station, not the user: {who}"
+    );
     u.send("R 1");
     let art = u.expect("de N0BBB>");
     assert!(art.contains("\\x1B[2Jcleared"), "{art:?}");

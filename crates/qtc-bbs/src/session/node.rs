@@ -9,6 +9,13 @@ use crate::ask::{Answer, Ask};
 /// The longest page to the sysop kept (a line on the sysop's screen).
 const MAX_PAGE_TEXT: usize = 60;
 
+/// Pages to the sysop (`T`) a session may send within [`PAGE_WINDOW`]: each one is a line on
+/// every sysop session, in the log and on the web.
+const MAX_PAGES: usize = 3;
+
+/// The window [`MAX_PAGES`] counts over, in seconds.
+const PAGE_WINDOW: i64 = 10 * 60;
+
 /// Heard stations shown per port: enough for 1200 baud.
 const HEARD_SHOWN: usize = 10;
 
@@ -80,6 +87,18 @@ impl Session {
 
     /// `T text`: a line for every sysop session and the log.
     pub(super) fn page_sysop(&mut self, text: String) {
+        let now = self.now;
+        while self.pages.front().is_some_and(|&t| now - t >= PAGE_WINDOW) {
+            self.pages.pop_front();
+        }
+        if self.pages.len() >= MAX_PAGES {
+            self.say(&format!(
+                "*** You have paged the sysop {MAX_PAGES} times in {} minutes: try again later.\r",
+                PAGE_WINDOW / 60
+            ));
+            return;
+        }
+        self.pages.push_back(now);
         let (call, _, _) = self.me();
         let text: String = text.chars().take(MAX_PAGE_TEXT).collect();
         self.events.push_back(Event::PageSysop { from: call, text });

@@ -100,7 +100,7 @@ fn feed(s: &mut Session, bytes: &[u8], store: &mut Store) {
         .iter()
         .position(|e| matches!(e, Event::CheckPassword { .. }))
     {
-        let Some(Event::CheckPassword { call, password }) = s.events.remove(i) else {
+        let Some(Event::CheckPassword { call, password, .. }) = s.events.remove(i) else {
             unreachable!()
         };
         let ok = store.check_password(&call, &password);
@@ -137,7 +137,8 @@ fn telnet_login_asks_and_checks_password() {
         s.poll_event(),
         Some(Event::CheckPassword {
             call: "N0USR".into(),
-            password: "pw".into()
+            password: "pw".into(),
+            purpose: Checking::Login,
         })
     );
     assert_eq!(s.poll_event(), None);
@@ -185,6 +186,96 @@ fn three_bad_passwords_close() {
 }
 
 #[test]
+fn a_login_the_daemon_would_not_check_says_why() {
+    let mut bbs = Bbs::new();
+    let mut s = Session::new(bbs.cfg.clone(), Access::Password);
+    start(&mut s, &mut bbs.store);
+    // Many logins to one account at once: not a failure, the user may try again.
+    input(&mut s, b"N0USR\rpw\r", &mut bbs.store);
+    s.take_output();
+    s.password_refused(Refusal::Busy, NOW);
+    let out = String::from_utf8_lossy(&s.take_output()).into_owned();
+    assert!(out.contains("Too many logins to N0USR at once"), "{out}");
+    assert!(!out.contains("incorrect"), "{out}");
+    assert!(out.ends_with("Callsign:\r"), "{out}");
+    let events: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
+    assert!(!events
+        .iter()
+        .any(|e| matches!(e, Event::LoginFailed { .. } | Event::Close)));
+    // Locked out: said as it is (a partner's sysop reads it in their log), then goodbye.
+    input(&mut s, b"N0BBB\rfwd\r", &mut bbs.store);
+    s.take_output();
+    s.password_refused(Refusal::Locked, NOW);
+    let out = String::from_utf8_lossy(&s.take_output()).into_owned();
+    assert!(
+        out.contains("Logins to N0BBB from here are locked"),
+        "{out}"
+    );
+    assert_eq!(
+        std::iter::from_fn(|| s.poll_event()).last(),
+        Some(Event::Close)
+    );
+}
+
+#[test]
+fn paging_the_sysop_is_rate_limited() {
+    let mut bbs = Bbs::new();
+    let mut u = bbs.rf("N0USR");
+    let pages = |u: &mut User_| {
+        std::iter::from_fn(|| u.s.poll_event())
+            .filter(|e| matches!(e, Event::PageSysop { .. }))
+            .count()
+    };
+    for _ in 0..3 {
+        assert!(u
+            .send(&mut bbs, "T hello")
+            .contains("The sysop has been paged."));
+    }
+    // A flood of pages from one session reaches nobody.
+    for _ in 0..1000 {
+        assert!(u.send(&mut bbs, "T hello").contains("try again later"));
+    }
+    assert_eq!(pages(&mut u), 3);
+    // Ten minutes on, one more may go.
+    input(&mut u.s, b"T again\r", &mut bbs.store);
+    u.s.handle_input(b"T later\r", NOW + 600);
+    assert!(String::from_utf8_lossy(&u.s.take_output()).contains("The sysop has been paged."));
+    assert_eq!(pages(&mut u), 1);
+}
+
+#[test]
+fn a_wrong_current_password_at_pw_is_not_a_failed_login() {
+    let mut bbs = Bbs::new();
+    let mut u = bbs.rf("N0USR");
+    u.send(&mut bbs, "PW");
+    assert!(u.send(&mut bbs, "wrong").contains("Wrong password"));
+    let events: Vec<_> = std::iter::from_fn(|| u.s.poll_event()).collect();
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::LoginFailed { .. })),
+        "{events:?}"
+    );
+    // The daemon is told not to count it against the address either.
+    u.send(&mut bbs, "PW");
+    input(&mut u.s, b"guess\r", &mut bbs.store);
+    assert!(u.s.events.iter().any(|e| matches!(
+        e,
+        Event::CheckPassword {
+            purpose: Checking::Current,
+            ..
+        }
+    )));
+    u.s.events.clear();
+    checked(&mut u.s, Ok(false), &mut bbs.store);
+    // Three wrong ones end the session.
+    u.send(&mut bbs, "PW");
+    let out = u.send(&mut bbs, "again");
+    assert!(out.contains("Too many wrong passwords"), "{out}");
+    assert!(std::iter::from_fn(|| u.s.poll_event()).any(|e| e == Event::Close));
+}
+
+#[test]
 fn unknown_user_and_bad_callsign_fail_like_a_bad_password() {
     let mut bbs = Bbs::new();
     let mut s = Session::new(bbs.cfg.clone(), Access::Password);
@@ -202,7 +293,8 @@ fn unknown_user_and_bad_callsign_fail_like_a_bad_password() {
     let events: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
     assert!(events.contains(&Event::CheckPassword {
         call: "N9ZZZ".into(),
-        password: "pw".into()
+        password: "pw".into(),
+        purpose: Checking::Login,
     }));
     checked(&mut s, Ok(false), &mut bbs.store);
     let out = String::from_utf8_lossy(&s.take_output()).into_owned();

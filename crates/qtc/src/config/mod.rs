@@ -115,6 +115,10 @@ struct TelnetCfg {
     tls_listen: Vec<String>,
     /// Lines per page before `More?` for telnet users (0: no paging); `OP n` changes it.
     page_lines: usize,
+    /// Leading bits of an IPv4 address that name one party (per-address caps, lockouts).
+    ipv4_prefix: u8,
+    /// Leading bits of an IPv6 address that name one party (a host usually gets a /64).
+    ipv6_prefix: u8,
 }
 
 /// `[tls]`: our certificate, for the TLS listeners.
@@ -232,6 +236,8 @@ impl Default for TelnetCfg {
             max_logins: 200,
             tls_listen: Vec::new(),
             page_lines: 0,
+            ipv4_prefix: 32,
+            ipv6_prefix: 64,
         }
     }
 }
@@ -339,6 +345,8 @@ pub struct Telnet {
     pub max_logins: NonZeroUsize,
     /// Lines per page before `More?` (0: no paging).
     pub page_lines: usize,
+    /// Prefix lengths that group addresses into parties: (IPv4, IPv6).
+    pub prefixes: (u8, u8),
 }
 
 /// `[limits]`, checked.
@@ -581,6 +589,14 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         cfg.telnet.max_partner_sessions,
     )?;
     let max_logins = at_least_one("[telnet] max_logins", cfg.telnet.max_logins)?;
+    for (key, v, max) in [
+        ("[telnet] ipv4_prefix", cfg.telnet.ipv4_prefix, 32),
+        ("[telnet] ipv6_prefix", cfg.telnet.ipv6_prefix, 128),
+    ] {
+        if !(8..=max).contains(&v) {
+            return Err(key_err(key, format!("expected 8 to {max}, got {v}")));
+        }
+    }
     if !(1..=5).contains(&cfg.forward.max_proposals) {
         return Err(key_err("[forward] max_proposals", "expected 1 to 5".into()));
     }
@@ -660,6 +676,7 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
             max_partner_sessions,
             max_logins,
             page_lines: cfg.telnet.page_lines,
+            prefixes: (cfg.telnet.ipv4_prefix, cfg.telnet.ipv6_prefix),
         },
         limits: Limits {
             max_line: cfg.limits.max_line,

@@ -115,7 +115,10 @@ pub fn run(port: &str, mycall: &str, remote: &str, via: &[String]) -> anyhow::Re
             },
         )]);
         eprintln!("*** calling {remote_call} from {mycall}");
-        let result = match radios.connect("call", super::Local::Station(mycall), remote_call, via).await {
+        let result = match radios
+            .connect("call", super::Local::Station(mycall), remote_call, via)
+            .await
+        {
             Ok(stream) => {
                 eprintln!("*** connected to {remote_call}");
                 terminal(stream).await;

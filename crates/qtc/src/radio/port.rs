@@ -469,7 +469,10 @@ impl Task {
         let mut remove = Vec::new();
         for (&id, l) in self.links.iter_mut() {
             // A call the user gave up on (`C`, then Enter) before it connected.
-            if l.pending.as_mut().is_some_and(|(_, r)| r.poll_closed(cx).is_ready()) {
+            if l.pending
+                .as_mut()
+                .is_some_and(|(_, r)| r.poll_closed(cx).is_ready())
+            {
                 l.pending = None;
                 l.gone = true;
                 if let Some(link) = self.port.link_mut(id) {
