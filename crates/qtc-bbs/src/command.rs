@@ -5,7 +5,7 @@ use qtc_mail::{MsgType, MAX_AT_LEN, MAX_BID_LEN, MAX_TO_LEN};
 /// Which messages by status a listing wants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ListStatus {
-    /// `LN`: unread, addressed to the user.
+    /// `LN`: not read by the user: their own new mail and the bulletins they have not read.
     UnreadMine,
     /// `LY`: read.
     Read,

@@ -176,6 +176,15 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         last   INTEGER NOT NULL,
         PRIMARY KEY (call, prefix)
      ) WITHOUT ROWID;",
+    // 13: each user's read marks on bulletins: a bulletin is new for every user until they
+    // read it. A row per reader and bulletin read, none when a bulletin is stored; keyed by
+    // number first so housekeeping's delete of a bulletin finds its marks (the cascade), and
+    // a listing checks a mark with one lookup per bulletin shown, whatever the number of users.
+    "CREATE TABLE bulletin_reads (
+        number INTEGER NOT NULL REFERENCES messages (number) ON DELETE CASCADE,
+        call   TEXT    NOT NULL,
+        PRIMARY KEY (number, call)
+     ) WITHOUT ROWID;",
 ];
 
 /// The schema version this build writes.

@@ -408,6 +408,13 @@ impl MessageStore for Guarded<'_> {
     fn mark_read(&mut self, number: u64, reader: &str) -> Result<(), StoreError> {
         self.store.mark_read(number, reader)
     }
+    fn status_seen_by(
+        &mut self,
+        number: u64,
+        reader: &str,
+    ) -> Result<Option<MsgStatus>, StoreError> {
+        self.store.status_seen_by(number, reader)
+    }
     fn bid_known(&mut self, bid: &str) -> Result<bool, StoreError> {
         self.store.bid_known(bid)
     }

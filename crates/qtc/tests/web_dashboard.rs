@@ -728,3 +728,36 @@ fn the_sysop_pages_filters_and_edits_users() {
         .body
         .contains("error: you cannot take your own sysop flag"));
 }
+
+/// The web shows each user's own read mark on a bulletin, as the BBS does.
+#[test]
+fn a_bulletin_is_read_on_the_web_by_whoever_read_it() {
+    let d = Daemon::start("[web]\nlisten = \"127.0.0.1:0\"\n");
+    let port = d.web_port();
+    let mut c = d.login("N0OTH", "x");
+    c.send("SB ALL");
+    c.expect("Subject:");
+    c.send("club news");
+    c.expect("Enter message");
+    c.send("meeting\r\n/EX");
+    c.expect("de N0CALL>");
+    let usr = login(port, "N0USR", "pw").unwrap();
+    let sys = login(port, "N0SYS", "root").unwrap();
+    let row = |cookie: &str| {
+        let list = http(port, "GET", "/messages", cookie, "").body;
+        let at = list.find("club news").expect("the bulletin listed");
+        list[at..].split("</tr>").next().unwrap().to_string()
+    };
+    assert!(row(&usr).contains("<td>B</td><td>N</td>"), "{}", row(&usr));
+    let read = http(port, "GET", "/messages/1", &usr, "");
+    assert!(
+        read.body.contains("<td id=\"status\">N</td>"),
+        "{}",
+        read.body
+    );
+    assert!(row(&usr).contains("<td>B</td><td>Y</td>"), "{}", row(&usr));
+    assert!(row(&sys).contains("<td>B</td><td>N</td>"), "{}", row(&sys));
+    let mut t = d.login("N0SYS", "root");
+    t.send("LB");
+    assert!(t.expect("de N0CALL>").contains(" BN "));
+}

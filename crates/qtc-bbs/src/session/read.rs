@@ -116,7 +116,13 @@ impl Session {
     /// subject `Re: ...`; the text follows at once.
     pub(super) fn reply(&mut self, n: Option<u64>) {
         match n.or(self.last_read) {
-            Some(number) => self.request(Request::MessageHead { number }, Cont::Reply(number)),
+            Some(number) => self.request(
+                Request::MessageHead {
+                    number,
+                    reader: None,
+                },
+                Cont::Reply(number),
+            ),
             None => self.say("Read a message first, or give its number: SR n\r"),
         }
     }

@@ -823,3 +823,38 @@ fn a_character_split_between_body_pieces_is_shown_whole() {
     let out = u.send(&mut bbs, "R 1");
     assert!(out.contains("x\\u{9B}2J"), "{}", &out[out.len() - 100..]);
 }
+
+#[test]
+fn a_bulletin_is_new_for_each_user_until_they_read_it() {
+    let mut bbs = Bbs::new();
+    insert_all(&mut bbs.store, &[bulletin("Swapfest", b"Sunday\r\n")]);
+    let line = |out: &str| {
+        out.split('\r')
+            .find(|l| l.contains("Swapfest") && !l.starts_with("Subject"))
+            .map(str::to_string)
+    };
+    let mut u = bbs.rf("N0USR");
+    let mut o = bbs.rf("N0SYS");
+    for (who, s) in [("N0USR", &mut u), ("N0SYS", &mut o)] {
+        let ln = s.send(&mut bbs, "LN");
+        assert!(
+            line(&ln).is_some_and(|l| l.contains(" BN ")),
+            "{who} LN: {ln}"
+        );
+        let lb = s.send(&mut bbs, "LB");
+        assert!(
+            line(&lb).is_some_and(|l| l.contains(" BN ")),
+            "{who} LB: {lb}"
+        );
+    }
+    // N0USR reads it: new for them until then (R shows BN), read from then on.
+    assert!(u.send(&mut bbs, "R 1").contains("Msg #1 BN"));
+    assert!(u.send(&mut bbs, "R 1").contains("Msg #1 BY"));
+    assert!(line(&u.send(&mut bbs, "LB")).is_some_and(|l| l.contains(" BY ")));
+    assert!(line(&u.send(&mut bbs, "LN")).is_none());
+    assert!(line(&u.send(&mut bbs, "LY")).is_some());
+    // Still new for everyone else, the sysop included.
+    assert!(line(&o.send(&mut bbs, "LN")).is_some_and(|l| l.contains(" BN ")));
+    assert!(line(&o.send(&mut bbs, "L")).is_some_and(|l| l.contains(" BN ")));
+    assert!(o.send(&mut bbs, "R 1").contains("Msg #1 BN"));
+}
