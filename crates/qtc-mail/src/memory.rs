@@ -244,7 +244,9 @@ impl MessageStore for MemoryStore {
             if m.header.status == MsgStatus::New {
                 m.header.status = MsgStatus::Read;
             }
-        } else if m.header.kind == MsgType::Bulletin || m.copies.contains(&reader) {
+        } else if m.header.kind == MsgType::Bulletin {
+            self.reads.insert((reader, number));
+        } else if m.copies.contains(&reader) {
             m.read_count += 1;
             self.reads.insert((reader, number));
         }
