@@ -100,10 +100,24 @@ impl Station {
     }
 }
 
+/// How large the store may grow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Quota {
+    /// As large as the disk allows.
+    #[default]
+    Unlimited,
+    /// At most this many bytes (`[store] max_mb`).
+    Bytes(u64),
+    /// Worked out from the disk's free space, again whenever the owner measures it (the
+    /// daemon's `room`): the store grows, other programs fill or free the disk.
+    FollowsDisk,
+}
+
 /// An open message store.
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    quota: Quota,
     station: Station,
     queued: QueueMarks,
     durability: Durability,
@@ -224,6 +238,7 @@ impl Store {
         let mut store = Store {
             conn,
             path,
+            quota: Quota::default(),
             station: Station::default(),
             queued: QueueMarks::default(),
             durability,
@@ -292,6 +307,7 @@ impl Store {
         Ok(Store {
             conn,
             path,
+            quota: Quota::default(),
             station: Station::default(),
             queued: QueueMarks::default(),
             durability: Durability::default(),
@@ -315,6 +331,37 @@ impl Store {
             .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))
             .map_err(db_err)?;
         Ok(())
+    }
+
+    /// Sets how large the store may grow; a fixed size applies at once, [`Quota::FollowsDisk`]
+    /// once the owner measures the disk ([`Store::set_max_size`]).
+    pub fn set_quota(&mut self, quota: Quota) -> Result<(), StoreError> {
+        self.quota = quota;
+        match quota {
+            Quota::Unlimited => self.set_max_size(0),
+            Quota::Bytes(b) => self.set_max_size(b),
+            Quota::FollowsDisk => Ok(()),
+        }
+    }
+
+    /// How large the store may grow.
+    pub fn quota(&self) -> Quota {
+        self.quota
+    }
+
+    /// The cap on the database file now, in bytes; 0: none.
+    pub fn max_size(&mut self) -> Result<u64, StoreError> {
+        let get = |pragma: &str| -> Result<u64, StoreError> {
+            self.conn
+                .query_row(&format!("PRAGMA {pragma}"), [], |r| r.get::<_, i64>(0))
+                .map(|n| n.max(0) as u64)
+                .map_err(db_err)
+        };
+        let pages = get("max_page_count")?;
+        if pages >= u64::from(u32::MAX) - 1 {
+            return Ok(0);
+        }
+        Ok(pages.saturating_mul(get("page_size")?))
     }
 
     /// Bytes the `[store] max_mb` quota still leaves (free pages included); `u64::MAX`-ish
@@ -426,19 +473,54 @@ impl Store {
         &self.path
     }
 
+    /// Runs SQLite's integrity check on the store in `dir` without opening it as a store (no
+    /// migration, nothing written): the problems found, empty when healthy. Works when the
+    /// disk is full: a stopped daemon's store, whose WAL index cannot be made then, is checked
+    /// with the index in memory (exclusive locking); a running daemon's is already there.
+    pub fn check_dir(dir: &Path) -> Result<Vec<String>, StoreError> {
+        let path = dir.join(DB_FILE);
+        if !path.exists() {
+            return Err(StoreError::Database(format!(
+                "no store at {}",
+                path.display()
+            )));
+        }
+        let check = |exclusive: bool| -> Result<Vec<String>, StoreError> {
+            let conn = Connection::open_with_flags(
+                &path,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+                    | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+            .map_err(db_err)?;
+            conn.busy_timeout(std::time::Duration::from_secs(5))
+                .map_err(db_err)?;
+            if exclusive {
+                conn.query_row("PRAGMA locking_mode = EXCLUSIVE", [], |_| Ok(()))
+                    .map_err(db_err)?;
+            }
+            integrity(&conn)
+        };
+        check(false).or_else(|e| {
+            tracing::debug!(error = %e, "store check: trying again with the WAL index in memory");
+            check(true)
+        })
+    }
+
     /// Runs SQLite's integrity check; returns the problems found (empty when healthy).
     pub fn check(&mut self) -> Result<Vec<String>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare("PRAGMA integrity_check")
-            .map_err(db_err)?;
-        let rows = stmt
-            .query_map([], |r| r.get::<_, String>(0))
-            .map_err(db_err)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(db_err)?;
-        Ok(rows.into_iter().filter(|r| r != "ok").collect())
+        integrity(&self.conn)
     }
+}
+
+/// SQLite's integrity check on `conn`: the problems found.
+fn integrity(conn: &Connection) -> Result<Vec<String>, StoreError> {
+    let mut stmt = conn.prepare("PRAGMA integrity_check").map_err(db_err)?;
+    let rows = stmt
+        .query_map([], |r| r.get::<_, String>(0))
+        .map_err(db_err)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(db_err)?;
+    Ok(rows.into_iter().filter(|r| r != "ok").collect())
 }
 
 /// The columns [`header_from_row`] reads, `status` being the status column or an expression.

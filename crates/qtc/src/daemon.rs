@@ -47,19 +47,20 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
     store.set_station(c.store_station());
     let quota = match c.store.max_bytes {
-        None => {
-            let q = crate::room::default_quota(&store);
-            tracing::info!(
-                mib = q / (1024 * 1024),
-                "store quota from the free disk space"
-            );
-            q
-        }
-        Some(bytes) => bytes.get(),
+        None => qtc_store::Quota::FollowsDisk,
+        Some(bytes) => qtc_store::Quota::Bytes(bytes.get()),
     };
     store
-        .set_max_size(quota)
+        .set_quota(quota)
         .map_err(|e| anyhow::anyhow!("{e} ([store] max_mb in {})", c.source))?;
+    if quota == qtc_store::Quota::FollowsDisk {
+        // Measured again as the store grows and whenever space may have been freed.
+        crate::room::refresh(&mut store);
+        tracing::info!(
+            mib = store.max_size().unwrap_or(0) / (1024 * 1024),
+            "store quota from the free disk space"
+        );
+    }
     let db_path = store.path().to_path_buf();
     // Where accounts logged in from, kept across restarts (the lockout's and the login
     // places' exemptions).
@@ -246,7 +247,6 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             radios: radios.clone(),
             metrics: metrics.clone(),
             online: shared.online.clone(),
-            quota,
         };
         tasks.spawn(ctl::serve(
             ctl_listener,

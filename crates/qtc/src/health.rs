@@ -134,8 +134,6 @@ pub struct Sources {
     pub metrics: Arc<Metrics>,
     /// Who is logged in.
     pub online: Arc<Online>,
-    /// The store's cap in bytes.
-    pub quota: u64,
 }
 
 /// Reads the model now.
@@ -146,11 +144,14 @@ pub async fn gather(sources: &Sources) -> Result<Health, String> {
         radios,
         metrics,
         online,
-        quota,
     } = sources;
-    let quota = *quota;
-    let (counts, path) = store
-        .call(|s| s.queue_counts().map(|c| (c, s.path().to_path_buf())))
+    let (counts, path, quota) = store
+        .call(|s| {
+            // The quota as it is now (one that follows the disk is measured again).
+            crate::room::refresh(s);
+            let quota = s.max_size()?;
+            s.queue_counts().map(|c| (c, s.path().to_path_buf(), quota))
+        })
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| format!("the store is not available: {e}"))?;
@@ -218,6 +219,32 @@ pub async fn gather(sources: &Sources) -> Result<Health, String> {
             quota_bytes: quota,
         },
     })
+}
+
+impl StoreReport {
+    /// `43.2 MB of 1.8 GB`, or `43.2 MB, no quota`.
+    pub fn size_line(&self) -> String {
+        match self.quota_bytes {
+            0 => format!("{}, no quota", size(self.bytes)),
+            q => format!("{} of {}", size(self.bytes), size(q)),
+        }
+    }
+}
+
+/// A store's size for people: `812 KB`, `4.2 MB`, `51 MB`, `1.8 GB` (decimal units, as disks
+/// are sold), three digits at most.
+pub fn size(n: u64) -> String {
+    let f = n as f64;
+    let (v, unit) = match n {
+        0..1_000_000 => (f / 1e3, "KB"),
+        1_000_000..1_000_000_000 => (f / 1e6, "MB"),
+        _ => (f / 1e9, "GB"),
+    };
+    if v < 10.0 {
+        format!("{v:.1} {unit}")
+    } else {
+        format!("{v:.0} {unit}")
+    }
 }
 
 /// A byte count, short: `512 B`, `12 KiB`, `3 MiB`.
@@ -307,14 +334,9 @@ impl Health {
                 crate::out::plural(p.heard, "station")
             ));
         }
-        let quota = if self.store.quota_bytes == 0 {
-            "no quota".to_string()
-        } else {
-            format!("of {} KiB", self.store.quota_bytes / 1024)
-        };
         out.push_str(&format!(
-            "store: {} KiB {quota} ({})\n",
-            self.store.bytes / 1024,
+            "store: {} ({})\n",
+            self.store.size_line(),
             self.store.path
         ));
         out

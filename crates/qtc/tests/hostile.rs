@@ -754,7 +754,7 @@ fn the_default_quota_from_the_free_disk_is_the_one_status_shows() {
         .find(|l| l.starts_with("store:"))
         .unwrap_or_else(|| panic!("{status}"));
     assert!(
-        store.contains(" KiB of ") && !store.contains("no quota"),
+        store.contains("B of ") && !store.contains("KiB") && !store.contains("no quota"),
         "{store}"
     );
     let web = d.web_port();
@@ -762,7 +762,7 @@ fn the_default_quota_from_the_free_disk_is_the_one_status_shows() {
     let (code, page) = get(web, "/status", &cookie);
     assert_eq!(code, 200, "{page}");
     assert!(
-        page.contains(" KiB of ") && !page.contains("no quota"),
+        page.contains("B of ") && !page.contains("KiB") && !page.contains("no quota"),
         "{page}"
     );
 }
