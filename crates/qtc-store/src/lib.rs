@@ -426,6 +426,19 @@ impl Store {
         Ok(results)
     }
 
+    /// Holds a message for the sysop: nobody else sees it, and it is not forwarded, until it
+    /// is released. False when there is no such message, or it is killed or held already.
+    pub fn hold(&mut self, number: u64) -> Result<bool, StoreError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE messages SET status = 'H' WHERE number = ?1 AND status NOT IN ('H', 'K')",
+                [number as i64],
+            )
+            .map_err(db_err)?;
+        Ok(n == 1)
+    }
+
     /// Releases a held message: it becomes new and is queued for forwarding like any other.
     /// False when there is no held message with that number.
     pub fn release(&mut self, number: u64, now: i64) -> Result<bool, StoreError> {

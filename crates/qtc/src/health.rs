@@ -64,7 +64,7 @@ pub struct UserReport {
 pub struct LastReport {
     /// When (Unix seconds).
     pub at: i64,
-    /// `called` (we called) or `answered` (it called us).
+    /// `outgoing` (we called) or `incoming` (it called us).
     pub role: &'static str,
     /// The `qtc ctl forward` line for it.
     pub result: String,
@@ -83,7 +83,7 @@ pub struct LastReport {
 pub struct SessionReport {
     /// The partner.
     pub partner: String,
-    /// `called` or `answered`.
+    /// `outgoing` (we called) or `incoming` (it called us).
     pub role: &'static str,
     /// Since when (Unix seconds).
     pub since: i64,
@@ -102,10 +102,12 @@ pub struct StoreReport {
     pub quota_bytes: u64,
 }
 
+/// Who opened a forwarding session: `outgoing` (we called the partner) or `incoming` (it
+/// called us). ("called" read as the partner having called.)
 fn role(r: qtc_fbb::Role) -> &'static str {
     match r {
-        qtc_fbb::Role::Caller => "called",
-        qtc_fbb::Role::Called => "answered",
+        qtc_fbb::Role::Caller => "outgoing",
+        qtc_fbb::Role::Called => "incoming",
     }
 }
 
@@ -293,7 +295,7 @@ impl Health {
         for p in &self.partners {
             out.push_str(&format!("  {:<8} {} queued", p.call, p.queued));
             if let Some(l) = &p.last {
-                let who = if l.role == "called" {
+                let who = if l.role == role(qtc_fbb::Role::Caller) {
                     "we called"
                 } else {
                     "it called"
@@ -340,5 +342,30 @@ impl Health {
             self.store.path
         ));
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_we_made_is_outgoing() {
+        assert_eq!(role(qtc_fbb::Role::Caller), "outgoing");
+        assert_eq!(role(qtc_fbb::Role::Called), "incoming");
+    }
+
+    #[test]
+    fn store_sizes_read_in_mb_and_gb() {
+        assert_eq!(size(812_345), "812 KB");
+        assert_eq!(size(4_234_567), "4.2 MB");
+        assert_eq!(size(51_234_567), "51 MB");
+        assert_eq!(size(1_834_567_890), "1.8 GB");
+        let r = StoreReport {
+            path: String::new(),
+            bytes: 43_200_000,
+            quota_bytes: 1_800_000_000,
+        };
+        assert_eq!(r.size_line(), "43 MB of 1.8 GB");
     }
 }

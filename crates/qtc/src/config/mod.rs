@@ -7,7 +7,7 @@ use std::num::{NonZeroU32, NonZeroU64, NonZeroUsize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use serde::Deserialize;
 
 pub mod forward;
@@ -421,6 +421,30 @@ pub fn log_filter_env_or(fallback: &str) -> tracing_subscriber::EnvFilter {
         .unwrap_or_default()
 }
 
+/// Why the config file could not be read, and what to do: it holds partner passwords, so the
+/// package makes it readable by root and the `qtc` group only.
+fn unreadable(p: &Path, e: std::io::Error) -> anyhow::Error {
+    let hint = if e.kind() == std::io::ErrorKind::PermissionDenied {
+        use std::os::unix::fs::MetadataExt;
+        let owner = std::fs::metadata(p)
+            .map(|m| {
+                format!(
+                    " (mode {:o}, uid {} gid {})",
+                    m.mode() & 0o777,
+                    m.uid(),
+                    m.gid()
+                )
+            })
+            .unwrap_or_default();
+        format!(
+            "{owner}: it holds passwords, so only its owner and group read it; run qtc as the              user the daemon runs as (the package's: sudo -u qtc qtc ...)"
+        )
+    } else {
+        String::new()
+    };
+    anyhow::anyhow!("cannot read config file {}: {e}{hint}", p.display())
+}
+
 /// Loads `path`, or the embedded defaults when `None`.
 pub fn load(path: Option<&Path>) -> anyhow::Result<Loaded> {
     match path {
@@ -430,8 +454,7 @@ pub fn load(path: Option<&Path>) -> anyhow::Result<Loaded> {
             Path::new("."),
         ),
         Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .with_context(|| format!("cannot read config file {}", p.display()))?;
+            let text = std::fs::read_to_string(p).map_err(|e| unreadable(p, e))?;
             let base = p.parent().filter(|d| !d.as_os_str().is_empty());
             parse(
                 &text,

@@ -393,16 +393,24 @@ pub(super) async fn readable(
 }
 
 /// `GET /messages/{n}`.
-pub async fn read(State(web): State<Arc<Web>>, headers: HeaderMap, Path(n): Path<u64>) -> Page {
+pub async fn read(
+    State(web): State<Arc<Web>>,
+    headers: HeaderMap,
+    Path(n): Path<u64>,
+    Query(done): Query<Done>,
+) -> Page {
     let s = need_login(&web, &headers).await?;
     let m = readable(&web, &s, n, true).await?;
-    Ok(Html(message(&s, &m)).into_response())
+    Ok(Html(message(&s, &m, done.line(n))).into_response())
 }
 
-/// One message, with the buttons this user may use.
-fn message(s: &WebSession, m: &Message) -> String {
+/// One message, with the buttons this user may use; `note` first (what a button did).
+fn message(s: &WebSession, m: &Message, note: Option<String>) -> String {
     let h = &m.header;
-    let mut b = format!(
+    let mut b = note
+        .map(|l| format!("<p id=\"result\">{}</p>", esc(&l)))
+        .unwrap_or_default();
+    b += &format!(
         "<table id=\"header\"><tr><th>Number</th><td>{}</td></tr><tr><th>Type</th><td>{}</td></tr>\
          <tr><th>Status</th><td id=\"status\">{}</td></tr><tr><th>To</th><td>{}{}{}</td></tr>",
         h.number,
@@ -526,17 +534,49 @@ pub async fn action(
     let action = f.action.clone();
     let done = store(&web, move |st| match action.as_str() {
         "kill" => st.set_status(n, MsgStatus::Killed),
-        "hold" => st.set_status(n, MsgStatus::Held),
+        "hold" => st.hold(n),
         _ => st.release(n, crate::clock::unix_now()),
     })
     .await?;
-    let line = if done {
+    if done {
         tracing::info!(call = %s.call, number = n, action = %f.action, "web: message changed");
+    }
+    // Hold and release: back on the message, which says what happened (a kill leaves nothing
+    // to show a user, so it gets its own page).
+    if f.action != "kill" {
+        let outcome = if done { "done" } else { "failed" };
+        let to = format!("/messages/{n}?{}={outcome}", f.action);
+        return Ok(axum::response::Redirect::to(&to).into_response());
+    }
+    let line = if done {
         format!("message #{n}: {} done", f.action)
     } else {
         format!("message #{n}: cannot {} it now", f.action)
     };
     Ok(Html(result(&s, "Message", &line, &back)).into_response())
+}
+
+/// What a hold or release that came back to the message page did (`?hold=done`).
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+pub struct Done {
+    hold: String,
+    release: String,
+}
+
+impl Done {
+    /// The line the message page shows first, if any.
+    fn line(&self, n: u64) -> Option<String> {
+        let (action, outcome) = match (self.hold.as_str(), self.release.as_str()) {
+            (o, _) if !o.is_empty() => ("hold", o),
+            (_, o) if !o.is_empty() => ("release", o),
+            _ => return None,
+        };
+        Some(match outcome {
+            "done" => format!("message #{n}: {action} done"),
+            _ => format!("message #{n}: cannot {action} it now"),
+        })
+    }
 }
 
 #[cfg(test)]
