@@ -127,6 +127,18 @@ fn is_up(state: State) -> bool {
     matches!(state, State::Connected | State::TimerRecovery)
 }
 
+/// The call a user's link goes out under: theirs as it is unless `taken`, then 15 minus its
+/// SSID (the node convention, as NET/ROM and LinBPQ nodes do), then 15, 14, ... 0.
+fn pick_call(user: Callsign, taken: impl Fn(&Callsign) -> bool) -> Callsign {
+    let ssid = user.ssid();
+    [ssid, 15 - ssid.min(15)]
+        .into_iter()
+        .chain((0..=15).rev())
+        .filter_map(|s| Callsign::new(user.call(), s).ok())
+        .find(|c| !taken(c))
+        .unwrap_or(user)
+}
+
 /// Runs a port until `shutdown`.
 pub async fn run_port(
     setup: PortSetup,
@@ -300,13 +312,7 @@ impl Task {
                         .is_some_and(|l| l.local() == *c || l.remote() == *c)
                 })
         };
-        let ssid = user.ssid();
-        [ssid, 15 - ssid.min(15)]
-            .into_iter()
-            .chain((0..=15).rev())
-            .filter_map(|s| Callsign::new(user.call(), s).ok())
-            .find(|c| !taken(c))
-            .unwrap_or(user)
+        pick_call(user, taken)
     }
 
     fn on_event(&mut self, now: std::time::Instant, ev: PortEvent) {
@@ -655,6 +661,19 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_users_call_gets_another_ssid_only_when_it_is_taken() {
+        let none = |_: &Callsign| false;
+        assert_eq!(pick_call(call("N0USR"), none), call("N0USR"));
+        // Their own station is on the air (heard), or another link has the call.
+        let own = |c: &Callsign| *c == call("N0USR");
+        assert_eq!(pick_call(call("N0USR"), own), call("N0USR-15"));
+        let own3 = |c: &Callsign| *c == call("N0USR-3");
+        assert_eq!(pick_call(call("N0USR-3"), own3), call("N0USR-12"));
+        let busy = |c: &Callsign| c.ssid() >= 14 || c.ssid() == 0;
+        assert_eq!(pick_call(call("N0USR"), busy), call("N0USR-13"));
     }
 
     fn call(s: &str) -> Callsign {
