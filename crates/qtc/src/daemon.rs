@@ -39,10 +39,9 @@ fn init_logging(level: &str, json: bool) {
 /// up every other user, on the two cores of a small node.
 const READERS: usize = 2;
 
-/// Runs the daemon until a stop signal.
-pub fn run(c: Loaded) -> anyhow::Result<()> {
-    init_logging(&c.log.filter, c.log.json);
-    raise_fd_limit();
+/// Opens the store with its station and quota; returns it and where accounts logged in from
+/// (kept across restarts: the lockout's and the login places' exemptions).
+fn open_store(c: &Loaded) -> anyhow::Result<(qtc_store::Store, Vec<(String, String, i64)>)> {
     let mut store = qtc_store::Store::open(&c.store.dir, c.store.durability)
         .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
     store.set_station(c.store_station());
@@ -61,23 +60,26 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             "store quota from the free disk space"
         );
     }
-    let db_path = store.path().to_path_buf();
-    // Where accounts logged in from, kept across restarts (the lockout's and the login
-    // places' exemptions).
-    let unix_now = crate::clock::unix_now();
+    let since = crate::clock::unix_now() - crate::throttle::TRUSTED_FOR.as_secs() as i64;
     let places = store
-        .login_places(
-            unix_now - crate::throttle::TRUSTED_FOR.as_secs() as i64,
-            crate::throttle::MAX_ENTRIES,
-        )
+        .login_places(since, crate::throttle::MAX_ENTRIES)
         .map_err(|e| anyhow::anyhow!("{e} (reading where users logged in from)"))?;
+    Ok((store, places))
+}
+
+/// Runs the daemon until a stop signal.
+pub fn run(c: Loaded) -> anyhow::Result<()> {
+    init_logging(&c.log.filter, c.log.json);
+    raise_fd_limit();
+    let (store, places) = open_store(&c)?;
+    let db_path = store.path().to_path_buf();
     let (store, store_thread) =
         StoreHandle::spawn(store).context("cannot start the store thread")?;
     let (v4, v6) = c.telnet.prefixes;
     let known = Arc::new(crate::throttle::KnownPlaces::new(
         crate::prefix::Grouping { v4, v6 },
         &places,
-        unix_now,
+        crate::clock::unix_now(),
         Some(store.clone()),
     ));
     // The interpreter's queries read beside the writer (WAL), on threads of their own.

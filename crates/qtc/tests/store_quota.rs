@@ -10,8 +10,9 @@ use std::process::Command;
 
 use common::Daemon;
 
-/// A tmpfs of `mb` megabytes mounted on a fresh directory, unmounted when dropped.
-struct Tmpfs(PathBuf, tempfile::TempDir);
+/// A tmpfs of `mb` megabytes mounted on a fresh directory, unmounted when dropped (the
+/// directory, kept in the second field, goes after it).
+struct Tmpfs(PathBuf, #[allow(dead_code)] tempfile::TempDir);
 
 impl Tmpfs {
     fn new(mb: u32) -> Tmpfs {

@@ -445,6 +445,20 @@ fn unreadable(p: &Path, e: std::io::Error) -> anyhow::Error {
     anyhow::anyhow!("cannot read config file {}: {e}{hint}", p.display())
 }
 
+/// `[telnet] ipv4_prefix` and `ipv6_prefix`: 8 bits at least, the address's length at most;
+/// the key and what is wrong otherwise.
+fn check_prefixes(t: &TelnetCfg) -> Result<(), (&'static str, String)> {
+    for (key, v, max) in [
+        ("[telnet] ipv4_prefix", t.ipv4_prefix, 32),
+        ("[telnet] ipv6_prefix", t.ipv6_prefix, 128),
+    ] {
+        if !(8..=max).contains(&v) {
+            return Err((key, format!("expected 8 to {max}, got {v}")));
+        }
+    }
+    Ok(())
+}
+
 /// Loads `path`, or the embedded defaults when `None`.
 pub fn load(path: Option<&Path>) -> anyhow::Result<Loaded> {
     match path {
@@ -612,14 +626,7 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         cfg.telnet.max_partner_sessions,
     )?;
     let max_logins = at_least_one("[telnet] max_logins", cfg.telnet.max_logins)?;
-    for (key, v, max) in [
-        ("[telnet] ipv4_prefix", cfg.telnet.ipv4_prefix, 32),
-        ("[telnet] ipv6_prefix", cfg.telnet.ipv6_prefix, 128),
-    ] {
-        if !(8..=max).contains(&v) {
-            return Err(key_err(key, format!("expected 8 to {max}, got {v}")));
-        }
-    }
+    check_prefixes(&cfg.telnet).map_err(|(key, m)| key_err(key, m))?;
     if !(1..=5).contains(&cfg.forward.max_proposals) {
         return Err(key_err("[forward] max_proposals", "expected 1 to 5".into()));
     }

@@ -127,6 +127,29 @@ fn is_up(state: State) -> bool {
     matches!(state, State::Connected | State::TimerRecovery)
 }
 
+/// A call the user gave up on (`C`, then Enter) before it connected: the link is aborted.
+fn abandoned(
+    l: &mut LinkIo,
+    link: Option<&mut qtc_ax25::Link>,
+    now: std::time::Instant,
+    cx: &mut Context<'_>,
+) -> bool {
+    if !l
+        .pending
+        .as_mut()
+        .is_some_and(|(_, r)| r.poll_closed(cx).is_ready())
+    {
+        return false;
+    }
+    l.pending = None;
+    l.gone = true;
+    if let Some(link) = link {
+        tracing::info!(remote = %link.remote(), "call abandoned");
+        link.abort(now);
+    }
+    true
+}
+
 /// The call a user's link goes out under: theirs as it is unless `taken`, then 15 minus its
 /// SSID (the node convention, as NET/ROM and LinBPQ nodes do), then 15, 14, ... 0.
 fn pick_call(user: Callsign, taken: impl Fn(&Callsign) -> bool) -> Callsign {
@@ -474,17 +497,7 @@ impl Task {
         let mut buf = [0u8; device::READ_BUF];
         let mut remove = Vec::new();
         for (&id, l) in self.links.iter_mut() {
-            // A call the user gave up on (`C`, then Enter) before it connected.
-            if l.pending
-                .as_mut()
-                .is_some_and(|(_, r)| r.poll_closed(cx).is_ready())
-            {
-                l.pending = None;
-                l.gone = true;
-                if let Some(link) = self.port.link_mut(id) {
-                    tracing::info!(port = %self.name, remote = %link.remote(), "call abandoned");
-                    link.abort(now);
-                }
+            if abandoned(l, self.port.link_mut(id), now, cx) {
                 progress = true;
                 continue;
             }
