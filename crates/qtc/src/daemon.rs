@@ -41,7 +41,7 @@ const READERS: usize = 2;
 
 /// Opens the store with its station and quota; returns it and where accounts logged in from
 /// (kept across restarts: the lockout's and the login places' exemptions).
-fn open_store(c: &Loaded) -> anyhow::Result<(qtc_store::Store, Vec<(String, String, i64)>)> {
+fn open_store(c: &Loaded) -> anyhow::Result<(qtc_store::Store, Vec<crate::throttle::PlaceRow>)> {
     let mut store = qtc_store::Store::open(&c.store.dir, c.store.durability)
         .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
     store.set_station(c.store_station());

@@ -104,6 +104,10 @@ impl<K: Hash + Eq + Clone> Counts<K> {
     }
 }
 
+/// A place an account logged in from, as the store keeps it: callsign, network (`addr/len`),
+/// last login (Unix seconds).
+pub type PlaceRow = (String, String, i64);
+
 /// Where each account logged in from lately, by network ([`Grouping`]): kept in the store
 /// (`login_places`), read once at start. An account lock does not apply at these places, and
 /// connections from a place any account logged in from keep a share of the login places
@@ -121,7 +125,7 @@ impl KnownPlaces {
     /// store at `unix_now`), new ones written to `store`.
     pub fn new(
         grouping: Grouping,
-        rows: &[(String, String, i64)],
+        rows: &[PlaceRow],
         unix_now: i64,
         store: Option<StoreHandle>,
     ) -> KnownPlaces {
