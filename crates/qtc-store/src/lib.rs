@@ -1016,6 +1016,11 @@ fn common_conditions(w: &mut Where, f: &ListFilter, at: Option<&counts::AtMatch>
         w.push(format!("kind = '{}'", kind.letter()));
     }
     match f.status {
+        // Held and killed are the message's own status for every reader: the plain column,
+        // so the partial indexes on them serve `LH` and `LK`.
+        Some(wanted @ (MsgStatus::Held | MsgStatus::Killed)) => {
+            w.push(format!("status = '{}'", wanted.letter()))
+        }
         Some(wanted) => w.push(format!("{status} = '{}'", wanted.letter())),
         None if !f.include_killed => w.push("status != 'K'".into()),
         None => {}

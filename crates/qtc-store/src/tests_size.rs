@@ -91,8 +91,10 @@ fn every_listing_is_an_index_walk() {
         last: Some(21),
         ..f
     };
+    // The sysop's listings show the sysop's own read marks.
     let sysop = |f: ListFilter| ListFilter {
         last: Some(21),
+        reader: Some("N0SYS".into()),
         ..f
     };
     let paged = |f: ListFilter| ListFilter {
