@@ -44,14 +44,6 @@ use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 /// The database file's name inside the data directory.
 pub const DB_FILE: &str = "qtc.sqlite";
 
-/// How much of the file a read-only connection maps: 1 GiB where addresses are plenty, 128 MiB
-/// on a 32-bit board (past it, pages are read as before).
-const READER_MMAP: u64 = if cfg!(target_pointer_width = "64") {
-    1 << 30
-} else {
-    128 << 20
-};
-
 /// Page size of a new database file, in bytes.
 const PAGE_SIZE: i64 = 8192;
 
@@ -297,12 +289,6 @@ impl Store {
         )
         .map_err(|e| StoreError::Database(format!("cannot open {}: {e}", path.display())))?;
         conn.busy_timeout(std::time::Duration::from_secs(5))
-            .map_err(db_err)?;
-        // Listings read rows scattered over the file (a user's mail is one message in
-        // thousands): mapped, each page is a memory access where it was a `pread` (1,000 rows of a
-        // mailbox among 100,000 messages: 2 ms against 8). Only readers map the file; the
-        // writer's pages stay its own.
-        conn.query_row(&format!("PRAGMA mmap_size = {READER_MMAP}"), [], |_| Ok(()))
             .map_err(db_err)?;
         Ok(Store {
             conn,
