@@ -104,6 +104,9 @@ impl<K: Hash + Eq + Clone> Counts<K> {
     }
 }
 
+/// A place's last login is written to the store again once it is this old.
+const REWRITE_AFTER: Duration = Duration::from_secs(24 * 3600);
+
 /// A place an account logged in from, as the store keeps it: callsign, network (`addr/len`),
 /// last login (Unix seconds).
 pub type PlaceRow = (String, String, i64);
@@ -169,8 +172,16 @@ impl KnownPlaces {
 
     /// A good login of `account` from `prefix`: remembered here and in the store.
     fn record(&self, account: &str, prefix: IpAddr, now: Instant) {
+        let key = (account.to_ascii_uppercase(), prefix);
+        let known_since = {
+            let places = self.places.lock().unwrap_or_else(|e| e.into_inner());
+            places.get(&key).copied()
+        };
         self.remember(account, prefix, now);
-        if let Some(store) = &self.store {
+        // Kept to the day: a user logging in again and again writes nothing more (a burst of
+        // logins is no burst of commits for the store thread).
+        let fresh = known_since.is_some_and(|t| now.saturating_duration_since(t) < REWRITE_AFTER);
+        if let (Some(store), false) = (&self.store, fresh) {
             let (call, unix) = (account.to_string(), crate::clock::unix_now());
             let label = self.grouping.label(prefix);
             let _ = store.submit(move |s| {
