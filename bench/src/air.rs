@@ -1,4 +1,4 @@
-//! Row 10: forwarding over a real-time 1200-baud radio channel. Two qtc daemons on their default
+//! Row 11: forwarding over a real-time 1200-baud radio channel. Two qtc daemons on their default
 //! `[[port]]` settings, each on a Direwolf soundcard modem, the two modems joined by the
 //! real-time half-duplex channel (`crates/qtc/tests/data/afsk/`: `pair.py` starts `chan.py` and
 //! the modems): A forwards 20 × 2 KB bulletins to B, in B1 and in MBL, on a clean channel and on
@@ -20,7 +20,7 @@ use crate::report::Row;
 use crate::util::{now, Ctx, TempDir, R};
 use crate::Plan;
 
-/// Row 10's passes: the mode, and `-lossy` for the lossy channel.
+/// Row 11's passes: the mode, and `-lossy` for the lossy channel.
 pub const PASSES: &[&str] = &["b1", "mbl", "b1-lossy", "mbl-lossy"];
 
 /// Bulletins per pass.
@@ -34,7 +34,7 @@ const TXTAIL: f64 = 0.10;
 /// The air rate.
 const BAUD: f64 = 1200.0;
 
-/// Runs row 10.
+/// Runs row 11.
 pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
     let how = "pair.py: chan.py (real time, SCHED_FIFO) + two Direwolf 1.6 at 1200 baud, \
                TXDELAY 30, TXTAIL 10, PERSIST 63, SLOTTIME 10; qtc `[[port]]` kiss-tcp with no \
@@ -42,7 +42,7 @@ pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
     if p.quick {
         return (
             vec![Row::info(
-                "10",
+                "11",
                 "forwarding over the real-time 1200-baud channel",
                 "not run with --quick (real time: about 20 minutes)".into(),
                 "",
@@ -53,7 +53,7 @@ pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
     }
     let mut rows = Vec::new();
     let mut notes = vec![format!(
-        "Row 10 machine: load average {} at the start.",
+        "Row 11 machine: load average {} at the start.",
         load()
     )];
     for name in &p.air {
@@ -70,14 +70,14 @@ pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
         eprintln!("  air: {what}");
         match pass(o, mode, lossy) {
             Ok(r) => {
-                notes.push(format!("Row 10 {what}: {}", r.details()));
+                notes.push(format!("Row 11 {what}: {}", r.details()));
                 rows.push(r.row(&what, mode == "b1" && !lossy, how));
             }
-            Err(e) => rows.push(Row::broken("10", &what, &e, how)),
+            Err(e) => rows.push(Row::broken("11", &what, &e, how)),
         }
     }
     notes.push(format!(
-        "Row 10 machine: load average {} at the end. The channel's limit: for each direction's \
+        "Row 11 machine: load average {} at the end. The channel's limit: for each direction's \
          I-frame payload N (first transmissions) at PACLEN P and window K, F = ceil(N/P) frames \
          of (P + 14 + control + 1 + 2) × 8 × 1.03 + 8 bits at 1200 bit/s, plus TXDELAY + TXTAIL \
          for each of ceil(F/K) transmissions and one RR transmission per window; both \
@@ -301,7 +301,7 @@ impl Pass {
         );
         if bar {
             Row::check(
-                "10",
+                "11",
                 what,
                 figure,
                 "exactly once, <= 1.3 × the channel's limit (goal 1.2)",
@@ -309,7 +309,7 @@ impl Pass {
                 how,
             )
         } else {
-            Row::info("10", what, figure, "exactly once", how)
+            Row::info("11", what, figure, "exactly once", how)
         }
     }
 

@@ -1,4 +1,4 @@
-//! Row 11: what a receiving qtc writes to its disk per message (an SD card on a Raspberry Pi
+//! Row 12: what a receiving qtc writes to its disk per message (an SD card on a Raspberry Pi
 //! wears with every byte). A pair of daemons as in row 2; A forwards 1,000 × 2 KB bulletins in
 //! B1, then `qtc ctl housekeep` on B copies its WAL into the database (until a checkpoint has
 //! done that, the messages are only in the WAL). B's `write_bytes` from /proc/PID/io (bytes the
@@ -57,7 +57,7 @@ fn pass(o: &Opts, hub: bool) -> R<(f64, f64, f64)> {
     Ok(((w1 - w0) as f64 / n, (c1 - c0) as f64 / n, stored))
 }
 
-/// Runs row 11 for the measured qtc and, with `--baseline`, the other one.
+/// Runs row 12 for the measured qtc and, with `--baseline`, the other one.
 pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
     let mut rows = Vec::new();
     let mut notes = Vec::new();
@@ -89,7 +89,7 @@ fn variant(ob: &Opts, hub: bool, tag: &str, how: &str) -> (Row, Option<String>) 
     for _ in 0..PASSES {
         match pass(ob, hub) {
             Ok(r) => runs.push(r),
-            Err(e) => return (Row::broken("11", &what, &e, how), None),
+            Err(e) => return (Row::broken("12", &what, &e, how), None),
         }
     }
     runs.sort_by(|x, y| x.0.total_cmp(&y.0));
@@ -104,12 +104,12 @@ fn variant(ob: &Opts, hub: bool, tag: &str, how: &str) -> (Row, Option<String>) 
     );
     let target = "<= 4 × the message's size, goal 2 × (xfbbd 5 × without a sync)";
     let row = if hub {
-        Row::info("11", &what, figure, "", how)
+        Row::info("12", &what, figure, "", how)
     } else {
-        Row::check("11", &what, figure, target, ratio <= 4.0, how)
+        Row::check("12", &what, figure, target, ratio <= 4.0, how)
     };
     let note = format!(
-        "Row 11 {}{tag}: cancelled_write_bytes {cancelled:.0} per message (writes to files \
+        "Row 12 {}{tag}: cancelled_write_bytes {cancelled:.0} per message (writes to files \
          truncated before they reached the disk: a WAL restarted).",
         if hub { "hub" } else { "end BBS" }
     );

@@ -19,7 +19,9 @@ mod forward;
 mod genstore;
 mod idle;
 mod lzhuf;
+mod mailbox;
 mod measure;
+mod netrom;
 mod paste;
 mod radio;
 mod report;
@@ -75,7 +77,7 @@ pub struct Plan {
     pub big_fwd_n: usize,
     /// Loads left out of row 8e's loaded scenario (`--without`), to see what each costs.
     pub big_without: Vec<String>,
-    /// Row 10's passes (`--air`): `b1`, `mbl`, `b1-lossy`, `mbl-lossy`.
+    /// Row 11's passes (`--air`): `b1`, `mbl`, `b1-lossy`, `mbl-lossy`.
     pub air: Vec<String>,
 }
 
@@ -130,16 +132,16 @@ impl Plan {
 }
 
 const ROWS: &[&str] = &[
-    "idle", "forward", "telnet", "faults", "scale", "lzhuf", "radio", "bigstore", "stalled", "air",
-    "disk",
+    "idle", "forward", "telnet", "faults", "scale", "lzhuf", "radio", "bigstore", "stalled",
+    "netrom", "air", "disk",
 ];
 
 const USAGE: &str = "usage: qtc-bench [--quick] [--qtc PATH] [--out FILE] [--only ROW,...] \
 [--modes fbb,b1,b2] [--durability full|normal] [--log-level LEVEL] [--sessions N] [--store N] [--fwd N]
        [--fwd-runs N] [--big N] [--without ll1,logins,housekeeping,metrics (loads left out of row 8e)]
        [--baseline PATH (another qtc binary: forwarding, 1 M store and stalled rows for both)]
-       [--air b1,mbl,b1-lossy,mbl-lossy (row 10's passes)]
-rows: idle, forward, telnet, faults, scale, lzhuf, radio, bigstore, stalled, air, disk";
+       [--air b1,mbl,b1-lossy,mbl-lossy (row 11's passes)]
+rows: idle, forward, telnet, faults, scale, lzhuf, radio, bigstore, stalled, netrom, air, disk";
 
 struct Args {
     plan: Plan,
@@ -310,6 +312,7 @@ fn main() -> ExitCode {
             "radio" => radio::run(o, plan),
             "bigstore" => bigstore::run(o, plan),
             "stalled" => stalled::run(o, plan),
+            "netrom" => netrom::run(o, plan),
             "air" => air::run(o, plan),
             "disk" => disk::run(o, plan),
             _ => unreachable!("rows are checked when parsed"),

@@ -58,7 +58,8 @@ pub enum PortEvent {
         /// What happened.
         event: Event,
     },
-    /// A UI frame addressed to one of our callsigns.
+    /// A UI frame addressed to one of our callsigns or to a UI destination
+    /// ([`Port::add_ui_destination`]).
     Ui(Frame),
 }
 
@@ -68,6 +69,8 @@ pub struct Port {
     config: Config,
     max_links: usize,
     locals: BTreeSet<Callsign>,
+    /// Destinations whose UI frames we take (`NODES`), without answering to them.
+    ui_destinations: BTreeSet<Callsign>,
     links: BTreeMap<LinkId, Link>,
     by_pair: BTreeMap<(Callsign, Callsign), LinkId>,
     next_id: u64,
@@ -91,6 +94,7 @@ impl Port {
             config,
             max_links: DEFAULT_MAX_LINKS,
             locals: BTreeSet::new(),
+            ui_destinations: BTreeSet::new(),
             links: BTreeMap::new(),
             by_pair: BTreeMap::new(),
             next_id: 0,
@@ -106,6 +110,18 @@ impl Port {
     /// Answer to a callsign (exact SSID): accept connects and receive UI frames for it.
     pub fn add_local(&mut self, call: Callsign) {
         self.locals.insert(call);
+    }
+
+    /// Take UI frames sent to `dest` (a broadcast address such as NET/ROM's `NODES`) as
+    /// [`PortEvent::Ui`]. Nothing else addressed to it is answered: it is no station of ours.
+    pub fn add_ui_destination(&mut self, dest: Callsign) {
+        self.ui_destinations.insert(dest);
+    }
+
+    /// Whether the port answers to `call` (exact SSID).
+    #[must_use]
+    pub fn is_local(&self, call: &Callsign) -> bool {
+        self.locals.contains(call)
     }
 
     /// Stop answering to a callsign (existing links stay).
@@ -201,29 +217,24 @@ impl Port {
 
     /// Handle one received AX.25 frame (no FCS): any frame heard on the channel, ours or not.
     pub fn handle(&mut self, now: Instant, bytes: &[u8]) {
-        let mut busy = self.config.air.frame_time(bytes.len());
-        if let Some(link) = Address::parse(bytes)
-            .ok()
-            .and_then(|(a, _)| self.by_pair.get(&(a.dest, a.src)))
-            .and_then(|id| self.links.get(id))
-        {
-            busy += link.unheard_before(bytes);
-        }
-        let moved = self.air.heard(now, busy);
-        for link in self.links.values_mut() {
-            if let Some((after, by)) = moved {
-                link.delay_departures(after, by);
-            }
-            link.channel_busy(now, busy);
-        }
+        self.channel_heard(now, bytes);
         let Ok((addr, _)) = Address::parse(bytes) else {
             tracing::trace!("unparsable address field");
             return;
         };
-        if !addr.path.all_repeated() || !self.locals.contains(&addr.dest) {
+        if !addr.path.all_repeated() {
             return;
         }
         let key = (addr.dest, addr.src);
+        // A link we opened from a callsign that is not one of ours (a user connected out
+        // through the node under their own call) gets its frames; nothing else for that call.
+        let ours = self.locals.contains(&addr.dest);
+        if !ours && !self.by_pair.contains_key(&key) {
+            if self.ui_destinations.contains(&addr.dest) {
+                self.broadcast_ui(bytes);
+            }
+            return;
+        }
         if let Some(&id) = self.by_pair.get(&key) {
             let closed = self.links.get(&id).is_none_or(Link::is_closed);
             if !closed {
@@ -236,6 +247,9 @@ impl Port {
             }
             self.remove(id);
             self.by_pair.remove(&key);
+            if !ours {
+                return;
+            }
         }
         let Ok(frame) =
             Frame::parse(bytes, Modulo::Mod8).or_else(|_| Frame::parse(bytes, Modulo::Mod128))
@@ -291,6 +305,46 @@ impl Port {
                     self.dm(&addr, pf);
                 }
             }
+        }
+    }
+
+    /// A frame heard on the channel kept it busy for its air time (and for what of its
+    /// transmission we did not hear): the modem's queue waited, and so did every link.
+    fn channel_heard(&mut self, now: Instant, bytes: &[u8]) {
+        let mut busy = self.config.air.frame_time(bytes.len());
+        if let Some(link) = Address::parse(bytes)
+            .ok()
+            .and_then(|(a, _)| self.by_pair.get(&(a.dest, a.src)))
+            .and_then(|id| self.links.get(id))
+        {
+            busy += link.unheard_before(bytes);
+        }
+        let moved = self.air.heard(now, busy);
+        for link in self.links.values_mut() {
+            if let Some((after, by)) = moved {
+                link.delay_departures(after, by);
+            }
+            link.channel_busy(now, busy);
+        }
+    }
+
+    /// A UI frame to one of the UI destinations: passed up as it is, never answered.
+    fn broadcast_ui(&mut self, bytes: &[u8]) {
+        match Frame::parse(bytes, Modulo::Mod8) {
+            Ok(f)
+                if matches!(
+                    f.control,
+                    Control::U {
+                        kind: Unnumbered::Ui,
+                        ..
+                    }
+                ) =>
+            {
+                if self.events.len() < MAX_PORT_EVENTS {
+                    self.events.push_back(PortEvent::Ui(f));
+                }
+            }
+            _ => tracing::trace!("non-UI frame to a broadcast address ignored"),
         }
     }
 

@@ -5,7 +5,7 @@ use qtc_mail::{MsgType, MAX_AT_LEN, MAX_BID_LEN, MAX_TO_LEN};
 /// Which messages by status a listing wants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ListStatus {
-    /// `LN`: unread, addressed to the user.
+    /// `LN`: not read by the user: their own new mail and the bulletins they have not read.
     UnreadMine,
     /// `LY`: read.
     Read,
@@ -97,6 +97,10 @@ pub enum Command {
     Heard,
     /// `PORTS`: the radio ports.
     Ports,
+    /// `NODES [alias|call]`: the NET/ROM nodes known, or the routes to one.
+    Nodes(Option<String>),
+    /// `ROUTES`: the NET/ROM neighbours and their quality.
+    Routes,
     /// `T text`: page the sysop.
     Talk(String),
     /// `CONV [n]`, `CHAT [n]`: the conference, channel n (0 if not given).
@@ -296,6 +300,8 @@ fn parse_send(kind: MsgType, args: &[&str]) -> Result<SendCmd, CommandError> {
     let mut tokens = args.iter().map(|t| t.to_ascii_uppercase());
     let first = tokens.next().ok_or(CommandError::Usage(USAGE_SEND))?;
     let (to, mut at) = match first.split_once('@') {
+        // `SP N0X@` names no BBS: a typo, not local mail.
+        Some((_, "")) => return Err(CommandError::Usage(USAGE_SEND)),
         Some((to, at)) => (to.to_string(), at.to_string()),
         None => (first.clone(), String::new()),
     };
@@ -373,6 +379,10 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
         "U" | "USERS" => Ok(Command::Users),
         "J" | "MH" => Ok(Command::Heard),
         "PORTS" => Ok(Command::Ports),
+        "NODES" if args.len() <= 1 => {
+            Ok(Command::Nodes(args.first().map(|a| a.to_ascii_uppercase())))
+        }
+        "ROUTES" if args.is_empty() => Ok(Command::Routes),
         "C" | "CONNECT" => parse_connect(&args),
         "CONV" | "CHAT" => {
             optional_number(&args, USAGE_CONV).map(|n| Command::Conv(n.unwrap_or(0)))
@@ -490,6 +500,11 @@ mod tests {
             Err(CommandError::Usage(_))
         ));
         assert!(matches!(parse("SP N0USR @"), Err(CommandError::Usage(_))));
+        assert!(matches!(parse("SP N0X@"), Err(CommandError::Usage(_))));
+        assert!(matches!(
+            parse("SP N0X@ < N0Y"),
+            Err(CommandError::Usage(_))
+        ));
         assert!(matches!(
             parse("SP N0USRXX"),
             Err(CommandError::TooLong { max: 6, .. })
@@ -534,6 +549,12 @@ mod tests {
         assert_eq!(parse("u").unwrap(), Command::Users);
         assert_eq!(parse("MH").unwrap(), Command::Heard);
         assert_eq!(parse("ports").unwrap(), Command::Ports);
+        assert_eq!(parse("nodes").unwrap(), Command::Nodes(None));
+        assert_eq!(
+            parse("NODES ccc").unwrap(),
+            Command::Nodes(Some("CCC".into()))
+        );
+        assert_eq!(parse("routes").unwrap(), Command::Routes);
         assert_eq!(
             parse("T are you there").unwrap(),
             Command::Talk("are you there".into())

@@ -28,9 +28,11 @@ mod request;
 mod session;
 mod view;
 
-pub use ask::{Answer, Ask, HeardStation, OnlineUser, PortInfo};
+pub use ask::{
+    Answer, Ask, HeardStation, NeighbourInfo, NodeInfo, OnlineUser, PortInfo, RouteInfo,
+};
 pub use command::{parse, Command, CommandError, ListStatus, ListWhat, SendCmd};
 pub use conv::{said, Conv, ConvEvent};
 pub use lines::{Line, LineReader};
 pub use request::{answer_all, apply, KillOutcome, Reply, Request, StoreAccess};
-pub use session::{Access, Config, Event, Session};
+pub use session::{Access, Checking, Config, Event, Refusal, Session};

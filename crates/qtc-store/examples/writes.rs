@@ -5,9 +5,10 @@
 //!     cargo run --release -p qtc-store --example writes -- [MESSAGES] [DIR]
 //!
 //! `WRITES_HUB=1`: every bulletin is also queued onward for a second partner. `WRITES_KEEP=1`:
-//! stop before the checkpoint and leave the store in DIR.
+//! stop before the checkpoint and leave the store in DIR. `WRITES_PREFILL=N`: N small bulletins
+//! stored first, so the indexes are those of a store in use.
 //!
-//! Bench row 11 measures the same through the daemon (`bench/run.sh --only disk`).
+//! Bench row 12 measures the same through the daemon (`bench/run.sh --only disk`).
 #![allow(clippy::disallowed_methods)]
 
 use qtc_mail::{route, MsgType};

@@ -4,7 +4,7 @@
 //! carrier detect; `pair.py` starts it and the modems on free ports. Two qtc with `[[port]]`
 //! tables that name nothing but the modem: a user calls B through A's modem, then A forwards
 //! 20 × 2 KB bulletins to B in B1, which must arrive exactly once. Nothing here depends on how
-//! long it takes (about 4 minutes of real time; bench row 10 times it against the channel's
+//! long it takes (about 4 minutes of real time; bench row 11 times it against the channel's
 //! limit).
 //!
 //! Needs `direwolf` and `python3`; without them the test says so and passes, unless

@@ -245,6 +245,13 @@ pub enum Event {
     },
     /// In-sequence data from the peer (one I frame's information field).
     Data(Vec<u8>),
+    /// An in-sequence I frame whose PID is NET/ROM's: one layer-3 packet, kept whole.
+    Datagram {
+        /// The frame's PID.
+        pid: Pid,
+        /// Its information field.
+        data: Vec<u8>,
+    },
     /// The link was re-established after data had flowed. Frames in flight at that moment may
     /// have been lost or may be delivered twice.
     Reset,
@@ -359,16 +366,20 @@ pub struct Link {
 
     /// Bytes from `send` not yet put in an I frame.
     pending: VecDeque<u8>,
-    /// Information fields of outstanding I frames, indexed by N(S).
-    sent: Vec<Option<Vec<u8>>>,
+    /// Packets from `send_datagram` not yet sent, each one I frame, with its PID.
+    datagrams: VecDeque<(Pid, Vec<u8>)>,
+    /// Bytes held in `datagrams`.
+    datagram_bytes: usize,
+    /// Outstanding I frames, indexed by N(S).
+    sent: Vec<Option<Outstanding>>,
     /// When the last copy of each I frame left (or was handed over), indexed by N(S).
     departed: Vec<Option<Instant>>,
     /// N(S) of the frame `poll_transmit` returned last, when it was an I frame.
     last_i: Option<u8>,
     /// N(S) values the peer asked for with SREJ.
     resend: VecDeque<u8>,
-    /// Out-of-sequence I frames kept for SREJ recovery, indexed by N(S).
-    rx_stash: Vec<Option<Vec<u8>>>,
+    /// Out-of-sequence I frames (PID, information) kept for SREJ recovery, indexed by N(S).
+    rx_stash: Vec<Option<(Pid, Vec<u8>)>>,
     /// Bit n set: SREJ for N(S) = n sent and not yet answered.
     srej_requested: u128,
     rx_undelivered: usize,
@@ -426,6 +437,8 @@ impl Link {
             t1v: t1_initial,
             t1_initial,
             pending: VecDeque::new(),
+            datagrams: VecDeque::new(),
+            datagram_bytes: 0,
             sent: vec![None; 128],
             departed: vec![None; 128],
             last_i: None,
@@ -523,22 +536,23 @@ impl Link {
         self.stats
     }
 
-    /// Bytes queued by [`Link::send`] and not yet put in an I frame.
+    /// Bytes queued by [`Link::send`] and [`Link::send_datagram`] and not yet put in an I
+    /// frame.
     #[must_use]
     pub fn pending_bytes(&self) -> usize {
-        self.pending.len()
+        self.pending.len() + self.datagram_bytes
     }
 
     /// How many more bytes [`Link::send`] would accept now.
     #[must_use]
     pub fn send_capacity(&self) -> usize {
-        self.cfg.send_buffer.saturating_sub(self.pending.len())
+        self.cfg.send_buffer.saturating_sub(self.pending_bytes())
     }
 
     /// Whether everything sent has been acknowledged and nothing is queued.
     #[must_use]
     pub fn is_idle(&self) -> bool {
-        self.pending.is_empty() && self.va == self.vs_max
+        self.pending.is_empty() && self.datagrams.is_empty() && self.va == self.vs_max
     }
 
     /// Disconnected with no output left to drain: the link can be dropped.
@@ -580,6 +594,26 @@ impl Link {
             return Err(Error::SendBufferFull);
         }
         self.pending.extend(data);
+        Ok(())
+    }
+
+    /// Queue one packet to go as one I frame with `pid` (a NET/ROM datagram), however long
+    /// the link's N1: such packets are never cut or joined. All or nothing, as [`Link::send`];
+    /// [`Error::InfoTooLong`] beyond [`MAX_INFO_LEN`].
+    pub fn send_datagram(&mut self, _now: Instant, pid: Pid, data: Vec<u8>) -> Result<(), Error> {
+        match self.state {
+            State::Disconnected | State::AwaitingRelease => return Err(Error::NotConnected),
+            _ if self.close_pending => return Err(Error::InvalidState("closing")),
+            _ => {}
+        }
+        if data.len() > MAX_INFO_LEN {
+            return Err(Error::InfoTooLong { len: data.len() });
+        }
+        if data.len() > self.send_capacity() {
+            return Err(Error::SendBufferFull);
+        }
+        self.datagram_bytes += data.len();
+        self.datagrams.push_back((pid, data));
         Ok(())
     }
 
@@ -718,7 +752,7 @@ impl Link {
     #[must_use]
     pub fn poll_event(&mut self) -> Option<Event> {
         let e = self.events.pop_front()?;
-        if let Event::Data(d) = &e {
+        if let Event::Data(d) | Event::Datagram { data: d, .. } = &e {
             self.rx_undelivered = self.rx_undelivered.saturating_sub(d.len());
         }
         Some(e)
@@ -841,10 +875,23 @@ impl Link {
         let count = self.seq_sub(self.vs_max, self.va);
         for _ in 0..count {
             seq = self.seq_sub(seq, 1);
-            if let Some(data) = self.sent[usize::from(seq)].take() {
-                for &b in data.iter().rev() {
-                    self.pending.push_front(b);
+            match self.sent[usize::from(seq)].take() {
+                Some(Outstanding {
+                    datagram: Some(pid),
+                    data,
+                }) => {
+                    self.datagram_bytes += data.len();
+                    self.datagrams.push_front((pid, data));
                 }
+                Some(Outstanding {
+                    datagram: None,
+                    data,
+                }) => {
+                    for &b in data.iter().rev() {
+                        self.pending.push_front(b);
+                    }
+                }
+                None => {}
             }
         }
         self.reset_sequence();
@@ -852,6 +899,8 @@ impl Link {
 
     fn discard_queue(&mut self) {
         self.pending.clear();
+        self.datagrams.clear();
+        self.datagram_bytes = 0;
         self.reset_sequence();
         self.close_pending = false;
     }
@@ -1122,43 +1171,56 @@ impl Link {
             if !self.outstanding(seq) {
                 continue;
             }
-            if let Some(data) = self.sent[usize::from(seq)].clone() {
+            if let Some(o) = self.sent[usize::from(seq)].clone() {
                 self.stats.i_frames_resent += 1;
                 self.forget_probe();
-                return Some(self.i_frame(now, seq, data));
+                return Some(self.i_frame(now, seq, o));
             }
         }
         // Go-back-N retransmission in progress.
         if self.vs != self.vs_max {
             let seq = self.vs;
-            if let Some(data) = self.sent[usize::from(seq)].clone() {
+            if let Some(o) = self.sent[usize::from(seq)].clone() {
                 self.vs = self.seq_add(seq, 1);
                 self.stats.i_frames_resent += 1;
                 self.forget_probe();
-                return Some(self.i_frame(now, seq, data));
+                return Some(self.i_frame(now, seq, o));
             }
             // Cannot happen (slots between V(A) and vs_max are filled); resynchronise.
             self.vs = self.vs_max;
         }
-        // New data, within the window.
-        if self.pending.is_empty() || self.seq_sub(self.vs, self.va) >= self.k {
+        // New data, within the window: whole packets first, then the byte stream.
+        if self.seq_sub(self.vs, self.va) >= self.k {
             return None;
         }
-        let len = self.pending.len().min(self.n1);
-        let data: Vec<u8> = self.pending.drain(..len).collect();
+        let o = if let Some((pid, data)) = self.datagrams.pop_front() {
+            self.datagram_bytes -= data.len();
+            Outstanding {
+                datagram: Some(pid),
+                data,
+            }
+        } else if !self.pending.is_empty() {
+            let len = self.pending.len().min(self.n1);
+            Outstanding {
+                datagram: None,
+                data: self.pending.drain(..len).collect(),
+            }
+        } else {
+            return None;
+        };
         let seq = self.vs;
-        self.sent[usize::from(seq)] = Some(data.clone());
+        self.sent[usize::from(seq)] = Some(o.clone());
         self.vs = self.seq_add(seq, 1);
         self.vs_max = self.vs;
         self.stats.i_frames_sent += 1;
-        self.stats.i_bytes_sent += len as u64;
+        self.stats.i_bytes_sent += o.data.len() as u64;
         if self.probe.is_none() {
             self.probe = Some(seq);
         }
-        Some(self.i_frame(now, seq, data))
+        Some(self.i_frame(now, seq, o))
     }
 
-    fn i_frame(&mut self, now: Instant, ns: u8, data: Vec<u8>) -> Frame {
+    fn i_frame(&mut self, now: Instant, ns: u8, o: Outstanding) -> Frame {
         self.last_i = Some(ns);
         self.acknowledged();
         self.ensure_t1(now);
@@ -1172,8 +1234,8 @@ impl Link {
             ns,
             self.vr,
             poll,
-            self.cfg.pid,
-            data,
+            o.datagram.unwrap_or(self.cfg.pid),
+            o.data,
             self.modulo,
         )
     }
@@ -1186,4 +1248,13 @@ impl Link {
         };
         ADDRESS_LEN * (2 + self.path.len()) + control + 1 + info
     }
+}
+
+/// An I frame sent and not yet acknowledged: its information field, and the PID it went with
+/// when it is a whole packet from [`Link::send_datagram`] (`None`: a piece of the byte stream,
+/// sent with [`Config::pid`]).
+#[derive(Debug, Clone)]
+struct Outstanding {
+    datagram: Option<Pid>,
+    data: Vec<u8>,
 }

@@ -3,7 +3,9 @@
 use std::time::Instant;
 
 use super::{DisconnectReason, Event, Link, State, Timer, XidState};
-use crate::wire::{CommandResponse, Control, Frame, Modulo, Supervisory, Unnumbered, XidParams};
+use crate::wire::{
+    CommandResponse, Control, Frame, Modulo, Pid, Supervisory, Unnumbered, XidParams,
+};
 
 /// Result of checking a received N(R) against V(A)..vs_max.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,10 +92,16 @@ impl Link {
         self.reestablish(now, self.modulo);
     }
 
-    fn deliver(&mut self, data: Vec<u8>) {
+    /// Hands one I frame's information field to the application: NET/ROM datagrams as
+    /// [`Event::Datagram`] (each frame is one packet), everything else as stream data.
+    fn deliver(&mut self, pid: Pid, data: Vec<u8>) {
         self.rx_undelivered += data.len();
         self.traffic_seen = true;
-        self.events.push_back(Event::Data(data));
+        self.events.push_back(if pid == Pid::NETROM {
+            Event::Datagram { pid, data }
+        } else {
+            Event::Data(data)
+        });
     }
 
     // ------------------------------------------------------------------ U frames
@@ -371,21 +379,7 @@ impl Link {
         }
 
         if self.state == State::TimerRecovery && !cmd && pf {
-            // The answer to our enquiry (spec §3.4).
-            self.stop_t1();
-            self.select_t1_value();
-            self.ack_to(now, nr);
-            self.rc = 0;
-            if self.va == self.vs_max {
-                self.start_t3_or_t1(now);
-            } else {
-                if !self.asked_before_last_copy(nr, now) {
-                    self.invoke_retransmission(nr);
-                }
-                self.timers.stop(Timer::T3);
-                self.start_t1(now);
-            }
-            self.set_state(State::Connected);
+            self.on_enquiry_answer(now, nr);
             return;
         }
 
@@ -415,6 +409,25 @@ impl Link {
             }
             Supervisory::Srej => {}
         }
+    }
+
+    /// The answer to our enquiry in timer recovery (spec §3.4): back to connected, and the
+    /// frames it does not acknowledge sent again unless it asked before their last copy left.
+    fn on_enquiry_answer(&mut self, now: Instant, nr: u8) {
+        self.stop_t1();
+        self.select_t1_value();
+        self.ack_to(now, nr);
+        self.rc = 0;
+        if self.va == self.vs_max {
+            self.start_t3_or_t1(now);
+        } else {
+            if !self.asked_before_last_copy(nr, now) {
+                self.invoke_retransmission(nr);
+            }
+            self.timers.stop(Timer::T3);
+            self.start_t1(now);
+        }
+        self.set_state(State::Connected);
     }
 
     fn on_srej(&mut self, now: Instant, nr: u8, pf: bool, f: &Frame) {
@@ -513,13 +526,13 @@ impl Link {
         }
 
         if ns == self.vr {
-            self.deliver(f.info);
+            self.deliver(f.pid.unwrap_or(Pid::NO_LAYER3), f.info);
             self.srej_requested &= !(1u128 << ns);
             self.vr = self.seq_add(self.vr, 1);
             self.reject_exception = false;
-            while let Some(data) = self.rx_stash[usize::from(self.vr)].take() {
+            while let Some((pid, data)) = self.rx_stash[usize::from(self.vr)].take() {
                 self.srej_requested &= !(1u128 << self.vr);
-                self.deliver(data);
+                self.deliver(pid, data);
                 self.vr = self.seq_add(self.vr, 1);
             }
         } else if old_copy {
@@ -527,7 +540,7 @@ impl Link {
             // V(R) in case our acknowledgement was lost.
             tracing::trace!(ns, vr = self.vr, "duplicate I frame");
         } else {
-            self.on_out_of_sequence(ns, poll, f.info);
+            self.on_out_of_sequence(ns, poll, f.pid.unwrap_or(Pid::NO_LAYER3), f.info);
             return;
         }
         if poll {
@@ -537,12 +550,12 @@ impl Link {
         }
     }
 
-    /// An I frame past V(R): kept and the gap asked for with SREJ, or refused with REJ
-    /// (spec §3.5).
-    fn on_out_of_sequence(&mut self, ns: u8, poll: bool, info: Vec<u8>) {
+    /// An I frame past V(R) (its PID and information field): kept and the gap asked for with
+    /// SREJ, or refused with REJ (spec §3.5).
+    fn on_out_of_sequence(&mut self, ns: u8, poll: bool, pid: Pid, info: Vec<u8>) {
         let ahead = self.seq_sub(ns, self.vr);
         if self.srej {
-            self.rx_stash[usize::from(ns)].get_or_insert(info);
+            self.rx_stash[usize::from(ns)].get_or_insert((pid, info));
             let mut answered_poll = false;
             let mut seq = self.vr;
             for _ in 0..ahead {

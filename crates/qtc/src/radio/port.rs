@@ -18,7 +18,9 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::{Instant, Sleep};
 
 use super::device::{self, Dev};
-use super::{heard, Heard, PortCmd};
+use super::{heard, Heard, Local, PortCmd};
+
+mod netrom;
 use crate::clock;
 use crate::config::radio::{Kind, KissParams, RadioPort};
 
@@ -52,6 +54,8 @@ pub struct PortSetup {
     pub health: Arc<super::PortHealth>,
     /// The daemon's counters (the port's bytes and AX.25 link counts).
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// The NET/ROM node's side, when this port has a NET/ROM quality.
+    pub netrom: Option<super::netrom::PortHook>,
 }
 
 struct LinkIo {
@@ -118,6 +122,7 @@ struct Task {
     /// AX.25 frame bytes in and out, for /metrics.
     bytes: std::sync::Arc<crate::metrics::PortBytes>,
     metrics: Arc<crate::metrics::Metrics>,
+    netrom: Option<netrom::PortNetrom>,
 }
 
 fn opening(kind: &Kind, kiss_port: u8, params: KissParams) -> Opening {
@@ -202,6 +207,41 @@ fn log_link_down(port: &str, reason: DisconnectReason, link: &qtc_ax25::Link) {
     );
 }
 
+/// A call the user gave up on (`C`, then Enter) before it connected: the link is aborted.
+fn abandoned(
+    l: &mut LinkIo,
+    link: Option<&mut qtc_ax25::Link>,
+    now: std::time::Instant,
+    cx: &mut Context<'_>,
+) -> bool {
+    if !l
+        .pending
+        .as_mut()
+        .is_some_and(|(_, r)| r.poll_closed(cx).is_ready())
+    {
+        return false;
+    }
+    l.pending = None;
+    l.gone = true;
+    if let Some(link) = link {
+        tracing::info!(remote = %link.remote(), "call abandoned");
+        link.abort(now);
+    }
+    true
+}
+
+/// The call a user's link goes out under: theirs as it is unless `taken`, then 15 minus its
+/// SSID (the node convention, as NET/ROM and LinBPQ nodes do), then 15, 14, ... 0.
+fn pick_call(user: Callsign, taken: impl Fn(&Callsign) -> bool) -> Callsign {
+    let ssid = user.ssid();
+    [ssid, 15 - ssid.min(15)]
+        .into_iter()
+        .chain((0..=15).rev())
+        .filter_map(|s| Callsign::new(user.call(), s).ok())
+        .find(|c| !taken(c))
+        .unwrap_or(user)
+}
+
 /// Runs a port until `shutdown`.
 pub async fn run_port(
     setup: PortSetup,
@@ -216,11 +256,13 @@ pub async fn run_port(
         heard,
         health,
         metrics,
+        netrom,
     } = setup;
     let mut port = qtc_ax25::Port::new(cfg.link.clone());
     for c in &locals {
         port.add_local(*c);
     }
+    let (netrom, mut from_node) = netrom::attach(&mut port, netrom);
     port.set_accept(accept);
     port.set_max_links(cfg.max_links);
     let mut t = Task {
@@ -241,6 +283,7 @@ pub async fn run_port(
         mycall: locals.first().copied(),
         bytes: metrics.port_bytes(&cfg.name),
         metrics,
+        netrom,
     };
     let mut timer = Box::pin(tokio::time::sleep_until(Instant::now()));
     let mut armed: Option<std::time::Instant> = None;
@@ -252,7 +295,7 @@ pub async fn run_port(
     loop {
         let now = clock::now();
         t.drain(now);
-        let dl = t.port.poll_timeout();
+        let dl = t.deadline();
         if dl != armed {
             if let Some(d) = dl {
                 timer.as_mut().reset(Instant::from_std(d));
@@ -264,8 +307,13 @@ pub async fn run_port(
             () = &mut timer, if armed.is_some() => {
                 // The clock may lag the sleep by a hair; a spurious call does nothing.
                 t.port.handle_timeout(clock::now());
+                t.netrom_timeout(clock::now());
                 armed = None;
             }
+            o = netrom::next(&mut from_node) => match o {
+                Some(o) => t.netrom_out(clock::now(), o),
+                None => from_node = None,
+            },
             () = &mut beacon_timer, if beacon.is_some() => {
                 if let Some((every, text)) = &beacon {
                     t.beacon(text);
@@ -346,9 +394,10 @@ impl Task {
                         return;
                     }
                 };
+                let local = self.local_call(local);
                 match self.port.connect(now, local, remote, path) {
                     Ok(id) => {
-                        tracing::info!(port = %self.name, %remote, "calling");
+                        tracing::info!(port = %self.name, %remote, %local, "calling");
                         let (mut l, theirs) = LinkIo::new();
                         l.pending = Some((theirs, reply));
                         self.links.insert(id, l);
@@ -361,25 +410,63 @@ impl Task {
         }
     }
 
+    /// The earliest deadline: the links' timers and the idle NET/ROM links.
+    fn deadline(&self) -> Option<std::time::Instant> {
+        self.port
+            .poll_timeout()
+            .into_iter()
+            .chain(self.netrom_deadline())
+            .min()
+    }
+
+    /// A station that called us gets its session (or a DM if nothing takes sessions here).
+    fn accept(&mut self, now: std::time::Instant, id: LinkId, local: Callsign, remote: Callsign) {
+        match &self.on_incoming {
+            Some(f) => {
+                let (mut l, theirs) = LinkIo::new();
+                l.incoming = true;
+                self.links.insert(id, l);
+                f(theirs, local, remote);
+            }
+            None => {
+                if let Some(link) = self.port.link_mut(id) {
+                    link.abort(now);
+                }
+            }
+        }
+    }
+
+    /// The callsign an outgoing link carries (see [`Local`]).
+    fn local_call(&self, local: Local) -> Callsign {
+        let user = match local {
+            Local::Station(c) => return c,
+            Local::User(c) => c,
+        };
+        let heard = self.heard.lock().unwrap_or_else(|e| e.into_inner());
+        let taken = |c: &Callsign| {
+            heard.contains_key(c)
+                || self.port.is_local(c)
+                || self.links.keys().any(|&id| {
+                    self.port
+                        .link(id)
+                        .is_some_and(|l| l.local() == *c || l.remote() == *c)
+                })
+        };
+        pick_call(user, taken)
+    }
+
     fn on_event(&mut self, now: std::time::Instant, ev: PortEvent) {
         match ev {
             PortEvent::Incoming { id, local, remote } => {
                 tracing::info!(port = %self.name, %remote, %local, "incoming link");
-                match &self.on_incoming {
-                    Some(f) => {
-                        let (mut l, theirs) = LinkIo::new();
-                        l.incoming = true;
-                        self.links.insert(id, l);
-                        f(theirs, local, remote);
-                    }
-                    None => {
-                        if let Some(link) = self.port.link_mut(id) {
-                            link.abort(now);
-                        }
-                    }
+                if !self.netrom_defers(now, id, local, remote) {
+                    self.accept(now, id, local, remote);
                 }
             }
             PortEvent::Link { id, event } => {
+                let Some(event) = self.netrom_event(now, id, event) else {
+                    return;
+                };
                 let Some(l) = self.links.get_mut(&id) else {
                     return;
                 };
@@ -423,6 +510,7 @@ impl Task {
             }
             PortEvent::Ui(f) => {
                 tracing::debug!(port = %self.name, from = %f.address.src, "UI frame");
+                self.netrom_ui(&f);
             }
             _ => {}
         }
@@ -571,6 +659,9 @@ impl Task {
         let Some(l) = self.links.get_mut(&id) else {
             return false;
         };
+        if abandoned(l, self.port.link_mut(id), now, cx) {
+            return true;
+        }
         let mut progress = false;
         let link = self.port.link_mut(id);
         if link.is_none() && !l.gone {
@@ -699,6 +790,19 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_users_call_gets_another_ssid_only_when_it_is_taken() {
+        let none = |_: &Callsign| false;
+        assert_eq!(pick_call(call("N0USR"), none), call("N0USR"));
+        // Their own station is on the air (heard), or another link has the call.
+        let own = |c: &Callsign| *c == call("N0USR");
+        assert_eq!(pick_call(call("N0USR"), own), call("N0USR-15"));
+        let own3 = |c: &Callsign| *c == call("N0USR-3");
+        assert_eq!(pick_call(call("N0USR-3"), own3), call("N0USR-12"));
+        let busy = |c: &Callsign| c.ssid() >= 14 || c.ssid() == 0;
+        assert_eq!(pick_call(call("N0USR"), busy), call("N0USR-13"));
+    }
+
     fn call(s: &str) -> Callsign {
         s.parse().unwrap()
     }
@@ -729,6 +833,7 @@ mod tests {
             link: link.clone(),
             max_links: 4,
             beacon: None,
+            netrom_quality: 0,
         };
         let streams = Arc::new(Mutex::new(Vec::new()));
         let notify = Arc::new(tokio::sync::Notify::new());
@@ -748,6 +853,7 @@ mod tests {
                 heard: Heard::default(),
                 health: Default::default(),
                 metrics: Default::default(),
+                netrom: None,
             },
             rx,
             stop_rx,

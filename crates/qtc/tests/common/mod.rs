@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+pub mod jnos;
+
 /// How long a test waits for something that should come at once before it fails (a hang guard,
 /// not a timing assertion).
 pub const PATIENCE: Duration = Duration::from_secs(20);
@@ -77,11 +79,23 @@ impl Daemon {
     /// Starts a BBS with its own callsign, users given as (call, password, flags), and `extra`
     /// config text (inside `[telnet]` first, as for [`BASE_CONFIG`]).
     pub fn start_bbs(call: &str, users: &[(&str, &str, &str)], extra: &str) -> Daemon {
+        Self::start_bbs_at("127.0.0.1:0", &[], call, users, extra)
+    }
+
+    /// [`Daemon::start_bbs`] with its telnet port at `telnet` (`IP:PORT`), run under `wrapper`
+    /// (`ip netns exec NS`; empty: none).
+    pub fn start_bbs_at(
+        telnet: &str,
+        wrapper: &[&str],
+        call: &str,
+        users: &[(&str, &str, &str)],
+        extra: &str,
+    ) -> Daemon {
         let dir = tempfile::tempdir().unwrap();
         let text = format!(
             "[station]\ncallsign = \"{call}\"\nhaddr = \"{call}.#NCA.CA.USA.NOAM\"\n\
              [store]\ndurability = \"normal\"\n[log]\nlevel = \"debug\"\n\
-             [telnet]\nlisten = [\"127.0.0.1:0\"]\n{extra}"
+             [telnet]\nlisten = [\"{telnet}\"]\n{extra}"
         );
         std::fs::write(config_path(dir.path()), text).unwrap();
         for (call, pw, flags) in users {
@@ -90,7 +104,11 @@ impl Daemon {
             let out = cli(dir.path(), &args, "");
             assert!(out.status.success(), "{out:?}");
         }
-        Self::start_in(dir)
+        if wrapper.is_empty() {
+            Self::start_in(dir)
+        } else {
+            Self::start_wrapped(dir, wrapper)
+        }
     }
 
     /// Starts qtc on an existing directory holding qtc.toml.
@@ -172,7 +190,13 @@ impl Daemon {
 
     /// Waits until the daemon's log says `what` (its word that something happened).
     pub fn wait_for_log(&self, what: &str) {
-        let deadline = Instant::now() + PATIENCE;
+        self.wait_for_log_within(what, PATIENCE);
+    }
+
+    /// [`Daemon::wait_for_log`] for things that come later than at once (a hang guard of
+    /// `within`).
+    pub fn wait_for_log_within(&self, what: &str, within: Duration) {
+        let deadline = Instant::now() + within;
         while !self.log().contains(what) {
             assert!(
                 Instant::now() < deadline,
@@ -307,6 +331,37 @@ impl Client {
                 Ok(0) => panic!(
                     "connection closed before {:?}; got {:?}",
                     String::from_utf8_lossy(what),
+                    String::from_utf8_lossy(&self.seen)
+                ),
+                Ok(n) => self.seen.extend_from_slice(&buf[..n]),
+                Err(e) if is_timeout(&e) => {}
+                Err(e) => panic!("read: {e}"),
+            }
+        }
+    }
+
+    /// Reads until `a` or `b` appears; returns everything up to and including it.
+    pub fn expect_either(&mut self, a: &str, b: &str) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let at = [a, b]
+                .iter()
+                .filter_map(|w| find(&self.seen, w.as_bytes()).map(|p| p + w.len()))
+                .min();
+            if let Some(end) = at {
+                let rest = self.seen.split_off(end);
+                let got = std::mem::replace(&mut self.seen, rest);
+                return String::from_utf8_lossy(&got).into_owned();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "never saw {a:?} or {b:?}; got {:?}",
+                String::from_utf8_lossy(&self.seen)
+            );
+            let mut buf = [0u8; 65536];
+            match self.stream.read(&mut buf) {
+                Ok(0) => panic!(
+                    "connection closed before {a:?} or {b:?}; got {:?}",
                     String::from_utf8_lossy(&self.seen)
                 ),
                 Ok(n) => self.seen.extend_from_slice(&buf[..n]),
