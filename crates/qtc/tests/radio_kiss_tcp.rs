@@ -95,3 +95,34 @@ fn kiss_tcp_link_beacon_and_reconnect() {
     let log = d.log();
     assert!(log.contains("device down"), "{log}");
 }
+
+#[test]
+fn kiss_parameters_go_to_the_modem_when_it_opens() {
+    // The keying a `[[port]]` sets goes to the modem as KISS commands (spec §1.2: TXDELAY 1,
+    // P 2, SlotTime 3, TXtail 4, FullDuplex 5; the channel in the high nibble) before any
+    // frame, and again each time the modem is opened.
+    let tnc = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = tnc.local_addr().unwrap().port();
+    let _d = Daemon::start_bbs(
+        "N0BBB",
+        &[],
+        &format!(
+            "[[port]]\nname = \"vhf\"\nkind = \"kiss-tcp\"\naddress = \"127.0.0.1:{port}\"\n\
+             kiss_port = 1\ntxdelay = 25\npersist = 200\nslottime = 5\ntxtail = 3\n\
+             fullduplex = true\nbeacon = \"1s\"\nbeacon_text = \"N0BBB test BBS\"\n"
+        ),
+    );
+    let params: Vec<u8> = [(1u8, 25u8), (2, 200), (3, 5), (4, 3), (5, 1)]
+        .iter()
+        .flat_map(|&(command, v)| [0xC0, 0x10 | command, v, 0xC0])
+        .collect();
+    for open in ["first", "second"] {
+        let mut s = accept(&tnc);
+        let got = read_until(&mut s, "the parameters", |b| b.len() >= params.len());
+        assert_eq!(&got[..params.len()], &params[..], "{open} opening: {got:02x?}");
+        // Then the beacon, as a data frame on the same channel.
+        read_until(&mut s, "the beacon", |b| {
+            common::find(b, b"N0BBB test BBS").is_some()
+        });
+    }
+}
