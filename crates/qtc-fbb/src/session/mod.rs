@@ -187,27 +187,37 @@ fn clean_title(title: &[u8]) -> Vec<u8> {
         .collect()
 }
 
-/// CR LF / CR / LF -> CR, ^Z dropped, final CR ensured; then `^Z CR`.
-fn emit_wire_text(text: &[u8], out: &mut Vec<u8>) {
+/// CR LF / CR / LF -> `eol`, ^Z dropped, a final line end ensured; then `^Z eol`.
+fn emit_wire_text(text: &[u8], eol: LineEnd, out: &mut Vec<u8>) {
+    let eol = eol.as_bytes();
     let mut i = 0;
+    let mut line_open = false;
     while i < text.len() {
         match text[i] {
             b'\r' => {
-                out.push(b'\r');
+                out.extend_from_slice(eol);
+                line_open = false;
                 if text.get(i + 1) == Some(&b'\n') {
                     i += 1;
                 }
             }
-            b'\n' => out.push(b'\r'),
+            b'\n' => {
+                out.extend_from_slice(eol);
+                line_open = false;
+            }
             CTRL_Z => {}
-            b => out.push(b),
+            b => {
+                out.push(b);
+                line_open = true;
+            }
         }
         i += 1;
     }
-    if !text.is_empty() && out.last() != Some(&b'\r') {
-        out.push(b'\r');
+    if line_open {
+        out.extend_from_slice(eol);
     }
-    out.extend_from_slice(&[CTRL_Z, b'\r']);
+    out.push(CTRL_Z);
+    out.extend_from_slice(eol);
 }
 
 impl Session {
@@ -317,7 +327,7 @@ impl Session {
         self.rearm(now, false);
     }
 
-    /// Append bytes to send (CR line ends) to `buf`; returns how many (0: nothing).
+    /// Append bytes to send (lines ended as [`Config::line_end`] says) to `buf`; returns how many (0: nothing).
     #[must_use]
     pub fn poll_transmit(&mut self, buf: &mut Vec<u8>) -> usize {
         let n = (self.out.len() - self.out_pos).min(MAX_TRANSMIT_CHUNK);
@@ -447,7 +457,12 @@ impl Session {
     fn send_line(&mut self, line: &[u8]) {
         trace!(line = %String::from_utf8_lossy(line), "fbb >");
         self.out.extend_from_slice(line);
-        self.out.push(b'\r');
+        self.out.extend_from_slice(self.cfg.line_end.as_bytes());
+    }
+
+    /// Ends our lines with `eol` from now on (a link whose line end differs by phase).
+    pub fn set_line_end(&mut self, eol: LineEnd) {
+        self.cfg.line_end = eol;
     }
 
     fn send_mbl_prompt(&mut self) {
