@@ -209,9 +209,9 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
         PortKind::Telnet => {
             let mut t = qtc_telnet::Telnet::new(qtc_telnet::Role::Server);
             t.start(&mut net);
-            Codec::Telnet(Box::new(t))
+            Codec::from_telnet(t)
         }
-        PortKind::Forward => Codec::raw(),
+        PortKind::Forward => Codec::forward_port(),
     };
     let opts = UserOpts {
         access: Access::Password,
@@ -282,6 +282,8 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
             .then(|| clock::now() + shared.login_timeout),
     );
     let mut _seat = None;
+    // The partner's login lines ended in LF (CR LF): its forwarding session's lines will too.
+    let mut login_lf = false;
     loop {
         let mut closing = false;
         // A refusal replaces what the session said (a greeting, a prompt).
@@ -368,21 +370,13 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
             break;
         }
         if let Some(call) = partner {
-            if partners_only
-                && shared
-                    .forwarder
-                    .partner(&call)
-                    .is_some_and(|p| p.iac_escaped)
-            {
-                // xfbbd doubles 0xFF on its forwarding link to our raw port.
-                codec = Codec::iac();
-            }
+            partner_framing(&mut codec, shared, &call, login_lf);
             let initial = session.take_unconsumed();
             let _ = forward::run(
                 &shared.forwarder,
                 &mut stream,
                 &mut codec,
-                qtc_fbb::Role::Called,
+                forward::Side::called(),
                 &call,
                 &initial,
                 &mut shutdown,
@@ -523,6 +517,9 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
         };
         app.clear();
         codec.decode(&buf[..n], &mut app, &mut out.net);
+        if _seat.is_none() {
+            login_lf |= app.contains(&b'\n');
+        }
         if app.iter().any(|&b| b == b'\r' || b == b'\n') {
             idle.set(shared.idle_timeout.map(|d| clock::now() + d));
         }
@@ -532,6 +529,24 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
     }
     let _ = stream.shutdown().await;
     tracing::info!("disconnected");
+}
+
+/// The link under a partner's forwarding session: xfbbd doubles 0xFF on its forwarding
+/// link (`iac_escaped`); on the telnet port a client that never spoke telnet is raw; and a
+/// called session's lines end as the partner's login lines did.
+fn partner_framing(codec: &mut Codec, shared: &Shared, call: &str, login_lf: bool) {
+    if shared
+        .forwarder
+        .partner(call)
+        .is_some_and(|p| p.iac_escaped)
+    {
+        *codec = Codec::iac();
+        return;
+    }
+    if codec.raw_unless_telnet_spoken() {
+        tracing::info!(%call, "the partner never spoke telnet: its link is raw (0xFF as it is)");
+    }
+    codec.mirror_line_end(login_lf);
 }
 
 /// What [`read_or_write`] did.

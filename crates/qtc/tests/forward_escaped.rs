@@ -1,7 +1,8 @@
-//! B1 from partners whose links are telnet-escaped without negotiation: xfbbd calling qtc's raw
-//! forwarding port (it doubles 0xFF on every outgoing forwarding link) and JNOS calling qtc's
-//! telnet port. Their binary blocks carry 0xFF doubled and CR NUL as it is; qtc must undo the
-//! doubling and nothing else.
+//! B1 from partners on links without telnet negotiation: xfbbd calling qtc's raw forwarding
+//! port (it doubles 0xFF on every outgoing forwarding link: `iac_escaped`), and a raw TCP
+//! client such as JNOS on qtc's telnet port (it never sends a telnet command, doubles nothing
+//! and reads no IAC: the telnet port's rule makes its link raw). Their binary blocks carry CR
+//! NUL as it is; qtc undoes xfbbd's doubling and takes the raw client's bytes as they are.
 
 mod common;
 
@@ -37,8 +38,9 @@ fn doubled(data: &[u8]) -> Vec<u8> {
         .collect()
 }
 
-/// After the login: SID, one FA proposal, the IAC-doubled transfer; qtc answers and stores it.
-fn send_b1(c: &mut Client, sid: &[u8], bid: &str, text: &[u8], file: &[u8]) {
+/// After the login: SID, one FA proposal, the transfer (0xFF doubled if `escaped`); qtc
+/// answers and stores it.
+fn send_b1(c: &mut Client, sid: &[u8], bid: &str, text: &[u8], file: &[u8], escaped: bool) {
     c.send_raw(sid);
     let line = format!("FA P N0PTR N0BBS N0USR {bid} {}", text.len());
     let sum = proposal::checksum_value(proposal::checksum_add(0, line.as_bytes()));
@@ -46,7 +48,7 @@ fn send_b1(c: &mut Client, sid: &[u8], bid: &str, text: &[u8], file: &[u8]) {
     c.expect("FS Y");
     let mut wire = Vec::new();
     block::encode(b"escaped", 0, file, &mut wire);
-    c.send_raw(&doubled(&wire));
+    c.send_raw(&if escaped { doubled(&wire) } else { wire });
     c.expect("FF");
     c.send_raw(b"FQ\r");
     c.expect_close();
@@ -62,7 +64,7 @@ fn stored_body(d: &Daemon, bid: &str) -> Vec<u8> {
 }
 
 #[test]
-fn xfbbd_on_the_raw_port_and_jnos_on_the_telnet_port_deliver_b1_intact() {
+fn xfbbd_on_the_raw_port_and_a_raw_client_on_the_telnet_port_deliver_b1_intact() {
     let d = Daemon::start_bbs(
         "N0BBS",
         &[("N0PTR", "ptrpw", "--bbs"), ("N0JNO", "jnopw", "--bbs")],
@@ -85,16 +87,24 @@ fn xfbbd_on_the_raw_port_and_jnos_on_the_telnet_port_deliver_b1_intact() {
         "X1_N0PTR",
         &text,
         &file,
+        true,
     );
     assert_eq!(stored_body(&d, "X1_N0PTR"), text);
 
-    // JNOS: telnet port, CR LF login, binary IAC-doubled and CR NUL left alone.
+    // JNOS: telnet port, CR LF login, no telnet command: binary as it is (0xFF single, CR NUL).
     let mut c = Client::connect(d.port);
     c.expect("Callsign:");
     c.send_raw(b"N0JNO\r\n");
     c.expect("Password:");
     c.send_raw(b"jnopw\r\n");
     c.expect(">\r\n");
-    send_b1(&mut c, b"[JNOS-2.0o.2-B1FHIM$]\r", "J1_N0JNO", &text, &file);
+    send_b1(
+        &mut c,
+        b"[JNOS-2.0o.2-B1FHIM$]\r\n",
+        "J1_N0JNO",
+        &text,
+        &file,
+        false,
+    );
     assert_eq!(stored_body(&d, "J1_N0JNO"), text);
 }

@@ -117,11 +117,15 @@ async fn connect_and_run(
             .await
             .map_err(|f| f.describe(&p.call, &addr))?
     };
+    let side = super::Side {
+        role: Role::Caller,
+        tcp_caller: matches!(p.connect, Connect::Tcp(_) | Connect::Tls { .. }),
+    };
     let summary = super::run(
         &fwd,
         &mut stream,
         &mut codec,
-        Role::Caller,
+        side,
         &p.call,
         &input,
         &mut shutdown,
