@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+pub mod jnos;
+
 /// How long a test waits for something that should come at once before it fails (a hang guard,
 /// not a timing assertion).
 pub const PATIENCE: Duration = Duration::from_secs(20);
@@ -77,11 +79,23 @@ impl Daemon {
     /// Starts a BBS with its own callsign, users given as (call, password, flags), and `extra`
     /// config text (inside `[telnet]` first, as for [`BASE_CONFIG`]).
     pub fn start_bbs(call: &str, users: &[(&str, &str, &str)], extra: &str) -> Daemon {
+        Self::start_bbs_at("127.0.0.1:0", &[], call, users, extra)
+    }
+
+    /// [`Daemon::start_bbs`] with its telnet port at `telnet` (`IP:PORT`), run under `wrapper`
+    /// (`ip netns exec NS`; empty: none).
+    pub fn start_bbs_at(
+        telnet: &str,
+        wrapper: &[&str],
+        call: &str,
+        users: &[(&str, &str, &str)],
+        extra: &str,
+    ) -> Daemon {
         let dir = tempfile::tempdir().unwrap();
         let text = format!(
             "[station]\ncallsign = \"{call}\"\nhaddr = \"{call}.#NCA.CA.USA.NOAM\"\n\
              [store]\ndurability = \"normal\"\n[log]\nlevel = \"debug\"\n\
-             [telnet]\nlisten = [\"127.0.0.1:0\"]\n{extra}"
+             [telnet]\nlisten = [\"{telnet}\"]\n{extra}"
         );
         std::fs::write(config_path(dir.path()), text).unwrap();
         for (call, pw, flags) in users {
@@ -90,7 +104,11 @@ impl Daemon {
             let out = cli(dir.path(), &args, "");
             assert!(out.status.success(), "{out:?}");
         }
-        Self::start_in(dir)
+        if wrapper.is_empty() {
+            Self::start_in(dir)
+        } else {
+            Self::start_wrapped(dir, wrapper)
+        }
     }
 
     /// Starts qtc on an existing directory holding qtc.toml.

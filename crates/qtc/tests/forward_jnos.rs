@@ -1,0 +1,432 @@
+//! The real JNOS 2.0o.2 (built from tests/peers/jnos, run in a network namespace of its own),
+//! set up as docs/forwarding.md tells both sysops: qtc calling JNOS's telnet mailbox
+//! (`telnet = true`), and JNOS calling qtc's forwarding port or its telnet port (a `tcp` line
+//! in forward.bbs, no `cronly`). In B1, B0, FBB ASCII and MBL, 50 messages each way in one
+//! session: personal mail and bulletins, one of 100 KB, CP437, UTF-8 and 0xFF bytes in every
+//! body; each at the other side exactly once, byte for byte.
+//!
+//! Skipped when JNOS cannot run here (not root, no tun device), unless QTC_REQUIRE_PEERS=1.
+#![allow(clippy::disallowed_methods)]
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::jnos::{self, Jnos, Setup, Stored, User, HOST_IP, JNOS_IP};
+use common::{gen_lines, write_import, Daemon, GenMsg, Rng};
+
+/// Ports inside the test's own namespace: nothing else listens there, so fixed numbers cannot
+/// collide with other tests (JNOS's forward.bbs names the port before qtc starts).
+const QTC_TELNET: u16 = 6300;
+const QTC_FORWARD: u16 = 6301;
+const JNOS_TELNET: u16 = 2323;
+/// qtc's password on JNOS (user n0qtc), and JNOS's on qtc (user N0JNS).
+const QTC_ON_JNOS: &str = "qtcpw";
+const JNOS_ON_QTC: &str = "jnspw";
+
+/// Who calls, and where.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Caller {
+    /// `qtc ctl forward N0JNS`: qtc calls JNOS's telnet mailbox, `telnet = true`.
+    Qtc,
+    /// `mbox kick n0qtc`: JNOS calls qtc's raw forwarding port.
+    JnosToForwardPort,
+    /// JNOS calls qtc's telnet port.
+    JnosToTelnetPort,
+}
+
+/// JNOS's login script for qtc's `Callsign:` and `Password:` prompts (docs/forwarding.md).
+const LOGIN_SCRIPT: &[&str] = &["+allsign", "*15", ".n0jns", "+assword", "*15", ".jnspw"];
+
+fn jnos_setup(caller: Caller) -> Setup {
+    let setup = Setup::default()
+        .user("n0usr", "pw")
+        .partner("n0qtc", QTC_ON_JNOS)
+        .opt("--areas", &JNOS_AREAS.join(" ").to_ascii_lowercase());
+    // JNOS sends a partner what forward.bbs lists for it also when the partner calls: the
+    // record is there whoever calls (JNOS's own calls go to the port named).
+    let port = match caller {
+        Caller::Qtc | Caller::JnosToForwardPort => QTC_FORWARD,
+        Caller::JnosToTelnetPort => QTC_TELNET,
+    };
+    setup.connect(&format!("tcp {HOST_IP} {port}"), LOGIN_SCRIPT)
+}
+
+/// qtc's configuration for its JNOS neighbour, as docs/forwarding.md gives it.
+fn qtc_config(caller: Caller, protocol: &str) -> String {
+    let call = match caller {
+        Caller::Qtc => format!(
+            "connect = \"tcp:{JNOS_IP}:{JNOS_TELNET}\"\npassword = \"{QTC_ON_JNOS}\"\ntelnet = true\n"
+        ),
+        _ => String::new(),
+    };
+    format!(
+        "[forward]\nlisten = [\"{HOST_IP}:{QTC_FORWARD}\"]\n[[partner]]\ncallsign = \"N0JNS\"\n\
+         protocol = \"{protocol}\"\nroutes = [\"N0JNS\", \"WW\"]\n{call}"
+    )
+}
+
+/// A JNOS and a qtc N0QTC in its namespace, partners.
+struct Rig {
+    qtc: Daemon,
+    jnos: Jnos,
+}
+
+impl Rig {
+    fn start(caller: Caller, protocol: &str) -> Option<Rig> {
+        let bin = jnos::binary()?;
+        let jnos = Jnos::start(&bin, jnos_setup(caller));
+        let qtc = Daemon::start_bbs_at(
+            &format!("{HOST_IP}:{QTC_TELNET}"),
+            &jnos.wrapper(),
+            "N0QTC",
+            &[("N0JNS", JNOS_ON_QTC, "--bbs"), ("N0USR", "pw", "")],
+            &qtc_config(caller, protocol),
+        );
+        Some(Rig { qtc, jnos })
+    }
+
+    /// The whole log of both, for a failure message.
+    fn logs(&self) -> String {
+        format!(
+            "--- qtc ---\n{}\n--- JNOS console ---\n{}",
+            common::tail(&self.qtc.log(), 8000),
+            common::tail(&self.jnos.console_log(), 400000)
+        )
+    }
+}
+
+/// The longest line JNOS keeps whole: it reads lines into 128 bytes (`MBXLINE`), line end and
+/// NUL included; a received compressed message's lines end in CR LF there (`fgets` in
+/// fbbfwd.c), so a line of 126 bytes is split and its line end becomes a line of its own.
+const JNOS_MAX_LINE: usize = 125;
+
+/// Body lines for a message that JNOS stores or a JNOS user types: at most
+/// [`JNOS_MAX_LINE`] bytes, the first not empty (JNOS's blank line after its R: line is dropped on
+/// arrival: an author's leading blank line cannot be told from it), none starting `From `.
+fn jnos_lines(rng: &mut Rng, size: usize) -> Vec<Vec<u8>> {
+    let mut lines = gen_lines(rng, size, JNOS_MAX_LINE);
+    for l in &mut lines {
+        l.truncate(JNOS_MAX_LINE);
+    }
+    if lines.first().is_some_and(|l| l.is_empty()) {
+        lines[0] = b"first".to_vec();
+    }
+    // CP437 and 0xFF in every message, a line starting with 0xFF 0xFF among them.
+    lines.push(b"\xff\xff CP437 \x80\x9a\xe1 \xff UTF-8 K\xc3\xb6ln".to_vec());
+    lines
+}
+
+/// The body size of message `i`: the second is 100 KB.
+fn size_of(rng: &mut Rng, i: usize) -> usize {
+    if i == 1 {
+        100 * 1024
+    } else {
+        common::gen_size(rng).min(20_000)
+    }
+}
+
+/// `n` messages qtc forwards to JNOS: personal mail `@ N0JNS` (some hierarchical) and
+/// bulletins `@ WW` to areas JNOS does not forward to qtc.
+fn for_jnos(rng: &mut Rng, n: usize) -> Vec<GenMsg> {
+    (0..n)
+        .map(|i| {
+            let personal = rng.chance(50);
+            let size = size_of(rng, i);
+            GenMsg {
+                kind: if personal { 'P' } else { 'B' },
+                to: if personal {
+                    rng.pick(&["N0XYZ", "W1AW", "K9ABC"])
+                } else {
+                    rng.pick(&["KEPS", "WX", "SALE"])
+                }
+                .to_string(),
+                at: match (personal, rng.chance(20)) {
+                    (false, _) => "WW".into(),
+                    (true, true) => "N0JNS.#TST.USA.NOAM".into(),
+                    (true, false) => "N0JNS".into(),
+                },
+                from: rng.pick(&["N0ABC", "KA1XYZ", "W0RLI"]).to_string(),
+                bid: format!("QJ{i}_N0QTC"),
+                subject: format!("qj{i} {size} bytes from qtc"),
+                lines: jnos_lines(rng, size),
+            }
+        })
+        .collect()
+}
+
+/// The bulletin areas JNOS forwards to qtc. JNOS 2.0o.2 skips the next bulletin of an area
+/// (for good: it is never proposed again) when the partner answers `FF` to a full block of 5
+/// from that area and JNOS goes on in it: the forwarded marks rewrite the area's index under
+/// the offset it goes on from (`dofbbsend` in fbbfwd.c). With at most 5 bulletins per area
+/// and session that never happens; docs/forwarding.md tells JNOS sysops.
+const JNOS_AREAS: [&str; 5] = ["ALL", "QST", "NEWS", "DX", "ARES"];
+
+/// `n` messages a JNOS user (N0USR) posts for qtc: every other one `SP N0ABC @ N0QTC`, the
+/// others `SB AREA @ WW` spread over [`JNOS_AREAS`].
+fn from_jnos(rng: &mut Rng, n: usize) -> Vec<GenMsg> {
+    assert!(n <= 50, "at most 5 bulletins per JNOS area and session");
+    (0..n)
+        .map(|i| {
+            let personal = i % 2 == 0;
+            let size = size_of(rng, i);
+            GenMsg {
+                kind: if personal { 'P' } else { 'B' },
+                to: if personal {
+                    "N0ABC"
+                } else {
+                    JNOS_AREAS[i / 2 % JNOS_AREAS.len()]
+                }
+                .into(),
+                at: if personal { "N0QTC" } else { "WW" }.into(),
+                from: "N0USR".into(),
+                bid: String::new(),
+                subject: format!("jq{i} {size} bytes from jnos"),
+                lines: jnos_lines(rng, size),
+            }
+        })
+        .collect()
+}
+
+/// N0USR types `msgs` at JNOS's telnet BBS; returns once JNOS's SMTP queue has filed them
+/// all for qtc (personal mail in area n0qtc, bulletins in all).
+fn post_at_jnos(jnos: &Jnos, msgs: &[GenMsg]) {
+    let mut user = User::login(jnos, JNOS_TELNET, "n0usr", "pw");
+    for m in msgs {
+        let cmd = format!("S{} {} @ {}", m.kind, m.to, m.at);
+        user.post(&cmd, &m.subject, &m.lines);
+    }
+    user.bye();
+    jnos.console(&["smtp kick"]);
+    // Personal mail for qtc waits in area n0qtc, bulletins in the area named by their `to`.
+    let mut areas: HashMap<String, usize> = HashMap::new();
+    for m in msgs {
+        let area = if m.kind == 'P' {
+            "n0qtc".into()
+        } else {
+            m.to.to_ascii_lowercase()
+        };
+        *areas.entry(area).or_default() += 1;
+    }
+    for (area, want) in areas {
+        jnos.wait_area(&area, &format!("{want} messages filed"), |s| {
+            s.len() >= want
+        });
+    }
+}
+
+/// Every message of `sent` is at qtc exactly once, type, addressee and subject as posted, its
+/// body byte for byte, under qtc's R: line and JNOS's.
+fn check_at_qtc(rig: &Rig, sent: &[GenMsg]) {
+    let listed = rig.qtc.listed();
+    let mut by_subject: HashMap<&str, Vec<&common::Listed>> = HashMap::new();
+    for l in &listed {
+        by_subject.entry(l.subject.as_str()).or_default().push(l);
+    }
+    let mut numbers = Vec::new();
+    for m in sent {
+        let found = by_subject
+            .get(m.subject.as_str())
+            .map_or(&[][..], |v| &v[..]);
+        if found.len() != 1 {
+            let strays: Vec<_> = listed
+                .iter()
+                .filter(|l| {
+                    l.size > 50000
+                        || (l.from == "N0USR" && !sent.iter().any(|m| m.subject == l.subject))
+                })
+                .collect();
+            panic!(
+                "{:?} at qtc: {found:?}; not sent so: {strays:?}\n{}",
+                m.subject,
+                rig.logs()
+            );
+        }
+        let l = found[0];
+        assert_eq!(
+            (l.kind.as_str(), l.to.as_str()),
+            (&*m.kind.to_string(), &*m.to)
+        );
+        assert_eq!(l.from, m.from, "{l:?}");
+        numbers.push(l.number);
+    }
+    for (m, s) in sent.iter().zip(rig.qtc.show_many(&numbers)) {
+        let rl: Vec<String> = s
+            .rlines
+            .iter()
+            .map(|l| String::from_utf8_lossy(l).into())
+            .collect();
+        assert!(
+            rl.len() == 2 && rl[0].contains("@:N0QTC.") && rl[1].contains("@:N0JNS."),
+            "{}: R: lines {rl:?}",
+            m.subject
+        );
+        assert_body(&m.subject, &s.body, &m.body());
+    }
+}
+
+/// Every message of `sent` is in JNOS's mail areas exactly once, its body byte for byte (LF
+/// line ends, as JNOS stores) under qtc's R: line.
+fn check_at_jnos(rig: &Rig, sent: &[GenMsg]) {
+    let mut stored: HashMap<String, Vec<Stored>> = HashMap::new();
+    for e in std::fs::read_dir(rig.jnos.data().join("spool/mail")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "txt") {
+            for s in Stored::parse_mbox(&std::fs::read(&p).unwrap()) {
+                stored.entry(s.bid.clone()).or_default().push(s);
+            }
+        }
+    }
+    for m in sent {
+        let found = stored.get(&m.bid).map_or(&[][..], |v| &v[..]);
+        assert_eq!(
+            found.len(),
+            1,
+            "{} at JNOS: {found:?}\n{}",
+            m.bid,
+            rig.logs()
+        );
+        let s = &found[0];
+        assert_eq!(s.subject, m.subject);
+        let body = s.body.strip_prefix(b"R:").map(|r| {
+            let end = r.iter().position(|&b| b == b'\n').unwrap();
+            assert!(r.starts_with(b"") && r[..end].windows(7).any(|w| w == b"@:N0QTC"));
+            &r[end + 1..]
+        });
+        let want: Vec<u8> = m.body().into_iter().filter(|&b| b != b'\r').collect();
+        assert_body(&m.bid, body.expect("qtc's R: line first"), &want);
+    }
+}
+
+/// `got` is `want`; otherwise a message showing where they part.
+fn assert_body(what: &str, got: &[u8], want: &[u8]) {
+    if got == want {
+        return;
+    }
+    let at = got
+        .iter()
+        .zip(want)
+        .position(|(a, b)| a != b)
+        .unwrap_or(got.len().min(want.len()));
+    let from = at.saturating_sub(40);
+    let line_start = want[..at]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    let line = want[line_start..]
+        .split(|&b| b == b'\n')
+        .next()
+        .unwrap_or_default();
+    panic!(
+        "{what}: body differs (got {} bytes, want {}) at byte {at}, in a line of {} bytes \
+         ({:?}): got {:?} want {:?}",
+        got.len(),
+        want.len(),
+        line.len(),
+        String::from_utf8_lossy(line),
+        String::from_utf8_lossy(&got[from..(at + 40).min(got.len())]),
+        String::from_utf8_lossy(&want[from..(at + 40).min(want.len())]),
+    );
+}
+
+/// One session, `per_side` messages each way, in the mode qtc logs as `mode` (`protocol`
+/// being what qtc's partner entry offers).
+fn both_ways(caller: Caller, protocol: &str, mode: &str, per_side: usize) {
+    let Some(rig) = Rig::start(caller, protocol) else {
+        return;
+    };
+    let mut rng = Rng(0x4a_4e4f_53 ^ per_side as u64);
+    let to_jnos = for_jnos(&mut rng, per_side);
+    let to_qtc = from_jnos(&mut rng, per_side);
+    let file = write_import(rig.qtc.dir.path(), "to-jnos.txt", &to_jnos, &mut rng);
+    rig.qtc.import(&file, per_side);
+    post_at_jnos(&rig.jnos, &to_qtc);
+
+    match caller {
+        Caller::Qtc => {
+            let out = rig.qtc.forward_ok("N0JNS", &rig.qtc);
+            let counts = format!("{per_side} received, {per_side} sent");
+            if !out.contains(&counts) {
+                check_at_qtc(&rig, &to_qtc);
+            }
+            assert!(out.contains(&counts), "{out}\n{}", rig.logs());
+        }
+        _ => {
+            rig.jnos.console(&["mbox kick n0qtc"]);
+            rig.qtc
+                .wait_for_log("forwarding session ended partner=N0JNS");
+        }
+    }
+    let log = rig.qtc.log();
+    assert!(!log.contains("forwarding session failed"), "{}", rig.logs());
+    assert!(log.contains(&format!("mode={mode}")), "{}", rig.logs());
+    check_at_qtc(&rig, &to_qtc);
+    rig.jnos.console(&["smtp kick"]);
+    for m in &to_jnos {
+        let area = m.to.to_ascii_lowercase();
+        rig.jnos.wait_area(&area, &format!("{} filed", m.bid), |s| {
+            s.iter().any(|s| s.bid == m.bid)
+        });
+    }
+    check_at_jnos(&rig, &to_jnos);
+}
+
+#[test]
+fn qtc_calls_jnos_b1() {
+    both_ways(Caller::Qtc, "b1", "B1", 50);
+}
+
+#[test]
+fn qtc_calls_jnos_b0() {
+    both_ways(Caller::Qtc, "b0", "B0", 50);
+}
+
+#[test]
+fn qtc_calls_jnos_fbb_ascii() {
+    both_ways(Caller::Qtc, "fbb", "FbbAscii", 50);
+}
+
+#[test]
+fn qtc_calls_jnos_mbl() {
+    both_ways(Caller::Qtc, "mbl", "Mbl", 50);
+}
+
+#[test]
+fn jnos_calls_the_forward_port_b1() {
+    both_ways(Caller::JnosToForwardPort, "b1", "B1", 50);
+}
+
+#[test]
+fn jnos_calls_the_forward_port_b0() {
+    both_ways(Caller::JnosToForwardPort, "b0", "B0", 50);
+}
+
+#[test]
+fn jnos_calls_the_forward_port_fbb_ascii() {
+    both_ways(Caller::JnosToForwardPort, "fbb", "FbbAscii", 50);
+}
+
+#[test]
+fn jnos_calls_the_forward_port_mbl() {
+    both_ways(Caller::JnosToForwardPort, "mbl", "Mbl", 50);
+}
+
+#[test]
+fn jnos_calls_the_telnet_port_b1() {
+    both_ways(Caller::JnosToTelnetPort, "b1", "B1", 50);
+}
+
+#[test]
+fn jnos_calls_the_telnet_port_b0() {
+    both_ways(Caller::JnosToTelnetPort, "b0", "B0", 50);
+}
+
+#[test]
+fn jnos_calls_the_telnet_port_fbb_ascii() {
+    both_ways(Caller::JnosToTelnetPort, "fbb", "FbbAscii", 50);
+}
+
+#[test]
+fn jnos_calls_the_telnet_port_mbl() {
+    both_ways(Caller::JnosToTelnetPort, "mbl", "Mbl", 50);
+}
