@@ -732,7 +732,10 @@ fn cr_lf_line_ends_for_jnos_telnet_ports_reach_every_protocol_line_and_text() {
     };
     s.offer(now, vec![msg]).unwrap();
     let out = tx(&mut s);
-    assert!(out.starts_with(b"FB P N0ABC N0JNS N0XYZ 1_N0BBS 8\r\nF>\r\n"), "{out:?}");
+    assert!(
+        out.starts_with(b"FB P N0ABC N0JNS N0XYZ 1_N0BBS 8\r\nF>\r\n"),
+        "{out:?}"
+    );
     s.handle_input(now, b"FS +\r\n");
     assert_eq!(tx(&mut s), b"hi\r\none\r\ntwo\r\n\x1a\r\n");
 }

@@ -106,6 +106,7 @@ async fn connect_and_run(
         Codec::raw()
     };
     // Over AX.25 with no script the link's callsign is the login: nothing to answer.
+    let mut early_answers = 0;
     let input = if p.script.is_empty() {
         Vec::new()
     } else {
@@ -113,6 +114,7 @@ async fn connect_and_run(
             .with_line_end(codec.line_end())
             .with_timeout(ANSWER_TIME)
             .with_failure_texts(FAILURE_TEXTS.iter().map(|t| t.to_string()).collect());
+        early_answers = script.blind_sends();
         login(&mut stream, &mut codec, script, &mut shutdown)
             .await
             .map_err(|f| f.describe(&p.call, &addr))?
@@ -120,6 +122,7 @@ async fn connect_and_run(
     let side = super::Side {
         role: Role::Caller,
         tcp_caller: matches!(p.connect, Connect::Tcp(_) | Connect::Tls { .. }),
+        early_answers,
     };
     let summary = super::run(
         &fwd,

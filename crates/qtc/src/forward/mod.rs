@@ -332,6 +332,8 @@ pub struct Side {
     pub role: Role,
     /// We called the partner over TCP (or TLS).
     pub tcp_caller: bool,
+    /// Login answers our script sent before any prompt (their prompts may follow).
+    pub early_answers: usize,
 }
 
 impl Side {
@@ -340,6 +342,7 @@ impl Side {
         Side {
             role: Role::Called,
             tcp_caller: false,
+            early_answers: 0,
         }
     }
 }
@@ -507,7 +510,7 @@ impl Driver {
             closed: false,
             greeting: (side.role == Role::Caller).then(|| {
                 (
-                    greeting::AfterLogin::default(),
+                    greeting::AfterLogin::new(side.early_answers),
                     clock::now() + greeting::ANSWER_TIME,
                 )
             }),

@@ -103,9 +103,17 @@ fn clean_stale_namespaces() {
         let Some(ns) = line.split_whitespace().next() else {
             continue;
         };
+        // Only this harness's names, `qtc-jnos-<pid>-<n>`: anyone else's are left alone.
         let Some(pid) = ns
             .strip_prefix("qtc-jnos-")
-            .and_then(|r| r.split('-').next())
+            .and_then(|r| r.split_once('-'))
+            .filter(|(pid, n)| {
+                !pid.is_empty()
+                    && pid.bytes().all(|b| b.is_ascii_digit())
+                    && !n.is_empty()
+                    && n.bytes().all(|b| b.is_ascii_digit())
+            })
+            .map(|(pid, _)| pid)
         else {
             continue;
         };
@@ -333,10 +341,11 @@ impl Jnos {
         Stored::parse_mbox(&std::fs::read(path).unwrap_or_default())
     }
 
-    /// Waits until `check` holds on JNOS's area `name` (mail reaches it through JNOS's SMTP
-    /// queue, run every few seconds or by `smtp kick`).
+    /// Waits until `check` holds on JNOS's area `name`. Mail reaches an area through JNOS's
+    /// SMTP queue, run every few seconds or by `smtp kick`; a delivery that finds the area
+    /// locked by another is retried about 30 s later.
     pub fn wait_area(&self, name: &str, what: &str, check: impl Fn(&[Stored]) -> bool) {
-        let deadline = Instant::now() + PATIENCE * 3;
+        let deadline = Instant::now() + PATIENCE * 6;
         loop {
             if check(&self.area(name)) {
                 return;
