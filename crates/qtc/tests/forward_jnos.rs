@@ -38,7 +38,11 @@ enum Caller {
 /// JNOS's login script for qtc's `Callsign:` and `Password:` prompts (docs/forwarding.md).
 const LOGIN_SCRIPT: &[&str] = &["+allsign", "*15", ".n0jns", "+assword", "*15", ".jnspw"];
 
-fn jnos_setup(caller: Caller) -> Setup {
+/// Where a relay that cuts a connection listens, in the namespace (for a cut test, the port
+/// JNOS or qtc calls instead of the other's).
+const RELAY: u16 = 6302;
+
+fn jnos_setup(caller: Caller, relayed: bool) -> Setup {
     let setup = Setup::default()
         .user("n0usr", "pw")
         .partner("n0qtc", QTC_ON_JNOS)
@@ -47,6 +51,7 @@ fn jnos_setup(caller: Caller) -> Setup {
     // JNOS sends a partner what forward.bbs lists for it also when the partner calls: the
     // record is there whoever calls (JNOS's own calls go to the port named).
     let port = match caller {
+        _ if relayed => RELAY,
         Caller::Qtc | Caller::JnosToForwardPort => QTC_FORWARD,
         Caller::JnosToTelnetPort => QTC_TELNET,
     };
@@ -54,11 +59,16 @@ fn jnos_setup(caller: Caller) -> Setup {
 }
 
 /// qtc's configuration for its JNOS neighbour, as docs/forwarding.md gives it.
-fn qtc_config(caller: Caller, protocol: &str) -> String {
+fn qtc_config(caller: Caller, protocol: &str, relayed: bool) -> String {
+    let (ip, port) = if relayed {
+        (HOST_IP, RELAY)
+    } else {
+        (JNOS_IP, JNOS_TELNET)
+    };
     let call = match caller {
-        Caller::Qtc => format!(
-            "connect = \"tcp:{JNOS_IP}:{JNOS_TELNET}\"\npassword = \"{QTC_ON_JNOS}\"\ntelnet = true\n"
-        ),
+        Caller::Qtc => {
+            format!("connect = \"tcp:{ip}:{port}\"\npassword = \"{QTC_ON_JNOS}\"\ntelnet = true\n")
+        }
         _ => String::new(),
     };
     format!(
@@ -74,15 +84,27 @@ struct Rig {
 }
 
 impl Rig {
-    fn start(caller: Caller, protocol: &str) -> Option<Rig> {
+    /// `relayed`: the caller calls [`RELAY`] (a relay the test starts) instead of the other.
+    fn start(caller: Caller, protocol: &str, relayed: bool) -> Option<Rig> {
+        Rig::start_with(caller, protocol, relayed, |s| s, "")
+    }
+
+    /// [`Rig::start`] with more for JNOS's setup, and more keys for qtc's `[[partner]]`.
+    fn start_with(
+        caller: Caller,
+        protocol: &str,
+        relayed: bool,
+        more: impl FnOnce(Setup) -> Setup,
+        partner_keys: &str,
+    ) -> Option<Rig> {
         let bin = jnos::binary()?;
-        let jnos = Jnos::start(&bin, jnos_setup(caller));
+        let jnos = Jnos::start(&bin, more(jnos_setup(caller, relayed)));
         let qtc = Daemon::start_bbs_at(
             &format!("{HOST_IP}:{QTC_TELNET}"),
             &jnos.wrapper(),
             "N0QTC",
             &[("N0JNS", JNOS_ON_QTC, "--bbs"), ("N0USR", "pw", "")],
-            &qtc_config(caller, protocol),
+            &(qtc_config(caller, protocol, relayed) + partner_keys),
         );
         Some(Rig { qtc, jnos })
     }
@@ -340,7 +362,7 @@ fn assert_body(what: &str, got: &[u8], want: &[u8]) {
 /// being what qtc's partner entry offers).
 fn both_ways(caller: Caller, protocol: &str, mode: &str, per_side: usize) {
     let t0 = std::time::Instant::now();
-    let Some(rig) = Rig::start(caller, protocol) else {
+    let Some(rig) = Rig::start(caller, protocol, false) else {
         return;
     };
     let phase = |what: &str| {
@@ -444,4 +466,108 @@ fn jnos_calls_the_forward_port_in_every_mode() {
 #[test]
 fn jnos_calls_the_telnet_port_in_every_mode() {
     every_mode(Caller::JnosToTelnetPort);
+}
+
+/// One 100 KB message (CP437, UTF-8, 0xFF in it) with its `bid` and `subject`.
+fn big(rng: &mut Rng, kind: char, bid: &str, subject: &str) -> GenMsg {
+    GenMsg {
+        kind,
+        to: "N0XYZ".into(),
+        at: "N0JNS".into(),
+        from: "N0ABC".into(),
+        bid: bid.into(),
+        subject: subject.into(),
+        lines: jnos_lines(rng, 100 * 1024),
+    }
+}
+
+/// Bytes after which the relay cuts: inside the 100 KB message's compressed data (about 50
+/// KB), well after the login and the proposals.
+const CUT_AFTER: usize = 20_000;
+
+#[test]
+fn a_cut_toward_jnos_and_the_next_call_deliver_it_once() {
+    let Some(rig) = Rig::start(Caller::Qtc, "b1", true) else {
+        return;
+    };
+    rig.jnos
+        .relay(RELAY, (JNOS_IP, JNOS_TELNET), 2, true, CUT_AFTER);
+    let mut rng = Rng(0xc07);
+    let msg = big(&mut rng, 'P', "CUT1_N0QTC", "cut toward jnos");
+    let file = write_import(
+        rig.qtc.dir.path(),
+        "big.txt",
+        std::slice::from_ref(&msg),
+        &mut rng,
+    );
+    rig.qtc.import(&file, 1);
+    let (ok, out) = rig.qtc.try_ctl(&["forward", "N0JNS"]);
+    assert!(
+        !ok && out.contains("error"),
+        "the cut call: {out}\n{}",
+        rig.logs()
+    );
+    let out = rig.qtc.forward_ok("N0JNS", &rig.qtc);
+    assert!(out.contains("1 sent"), "{out}\n{}", rig.logs());
+    rig.jnos.console(&["smtp kick"]);
+    rig.jnos
+        .wait_area("n0xyz", "the message filed", |s| !s.is_empty());
+    check_at_jnos(&rig, std::slice::from_ref(&msg));
+}
+
+#[test]
+fn a_cut_from_jnos_is_resumed_and_delivered_once() {
+    // JNOS's own forwarding cycle every 5 s (`mbox timer`): it calls again after the cut by
+    // itself, as a JNOS in service does (a `mbox kick` right after a cut finds its old
+    // session still counted as connected, and does nothing).
+    let more = |s: Setup| s.opt("--fwd-timer", "5");
+    let Some(rig) = Rig::start_with(Caller::JnosToForwardPort, "b1", true, more, "") else {
+        return;
+    };
+    rig.jnos
+        .relay(RELAY, (HOST_IP, QTC_FORWARD), 2, true, CUT_AFTER);
+    let mut rng = Rng(0xc08);
+    let mut msg = big(&mut rng, 'P', "", "cut from jnos");
+    (msg.to, msg.at, msg.from) = ("N0ABC".into(), "N0QTC".into(), "N0USR".into());
+    post_at_jnos(&rig.jnos, std::slice::from_ref(&msg));
+    wait_qtc_log(&rig, "forwarding session failed partner=N0JNS");
+    wait_qtc_log(&rig, "forwarding session ended partner=N0JNS");
+    // qtc kept the start and asked for the rest (`FS A<offset>`); JNOS 2.0o.2 takes the
+    // answer but sends the whole file again (fbbfwd.c logs the offset and ignores it).
+    assert!(
+        rig.qtc.log().contains("answer=AcceptFrom"),
+        "{}",
+        rig.logs()
+    );
+    check_at_qtc(&rig, std::slice::from_ref(&msg));
+}
+
+/// Waits for `what` in qtc's log, as long as JNOS's forwarding cycle may take.
+fn wait_qtc_log(rig: &Rig, what: &str) {
+    let deadline = std::time::Instant::now() + common::PATIENCE * 3;
+    while !rig.qtc.log().contains(what) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no {what:?}:\n{}",
+            rig.logs()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_login_script_that_answers_before_the_prompts_is_not_refused() {
+    // LinBPQ's FBBPORT wants the login blind (docs/forwarding.md); a sysop who reuses that
+    // script for JNOS sends both answers at once: JNOS prompts for them afterwards, as a
+    // user typing ahead sees it, and takes them.
+    let script = "script = [ { send = \"{login}\" }, { send = \"{password}\" } ]\n";
+    let Some(rig) = Rig::start_with(Caller::Qtc, "b1", false, |s| s, script) else {
+        return;
+    };
+    let mut rng = Rng(0xea1);
+    let to_jnos = for_jnos(&mut rng, 2);
+    let file = write_import(rig.qtc.dir.path(), "early.txt", &to_jnos, &mut rng);
+    rig.qtc.import(&file, 2);
+    let out = rig.qtc.forward_ok("N0JNS", &rig.qtc);
+    assert!(out.contains("2 sent"), "{out}\n{}", rig.logs());
 }
