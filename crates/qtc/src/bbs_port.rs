@@ -219,6 +219,7 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
         partners_only: kind == PortKind::Forward,
         initial: net,
         via: "telnet".to_string(),
+        station: None,
         login_place: Some(login_place),
     };
     serve_user(stream, codec, opts, &shared, shutdown).await;
@@ -236,6 +237,8 @@ pub struct UserOpts {
     pub initial: Vec<u8>,
     /// How the user came in, as `U` shows it: `telnet` or the radio port's name.
     pub via: String,
+    /// The caller's station as `U` shows it, SSID included (an AX.25 link's source callsign).
+    pub station: Option<String>,
     /// The connection's place among those logging in (TCP only), given up at login.
     pub login_place: Option<Place>,
 }
@@ -260,6 +263,7 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
         partners_only,
         initial,
         via,
+        station,
         mut login_place,
     } = opts;
     let mut _presence = None;
@@ -325,7 +329,8 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                     login_deadline.set(None);
                     tracing::info!(%call, "logged in");
                     if !bbs && !partners_only {
-                        _presence = Some(shared.online.join(&call, &via));
+                        let shown = station.as_deref().unwrap_or(&call);
+                        _presence = Some(shared.online.join(shown, &via));
                     }
                     if bbs {
                         partner = Some(call);

@@ -303,7 +303,7 @@ fn start_radios(
         let heard = radio::Heard::default();
         ports.push(crate::online::Port {
             name: p.name.clone(),
-            what: radio::describe(&p.kind),
+            what: radio::kind_for_users(&p.kind),
             heard: heard.clone(),
         });
         let health = std::sync::Arc::<radio::PortHealth>::default();
@@ -317,6 +317,7 @@ fn start_radios(
                 partners_only: false,
                 initial: Vec::new(),
                 via: name.clone(),
+                station: Some(remote.to_string()),
                 login_place: None,
             };
             tk.spawn(

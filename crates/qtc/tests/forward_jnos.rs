@@ -42,38 +42,100 @@ const LOGIN_SCRIPT: &[&str] = &["+allsign", "*15", ".n0jns", "+assword", "*15", 
 /// JNOS or qtc calls instead of the other's).
 const RELAY: u16 = 6302;
 
-fn jnos_setup(caller: Caller, relayed: bool) -> Setup {
+/// The AXUDP port both ends use (JNOS sends from and accepts only the same port number).
+const AXUDP_PORT: u16 = 10093;
+
+/// The link the session runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Via {
+    /// TCP: JNOS's telnet mailbox, qtc's forwarding or telnet port.
+    Tcp,
+    /// AX.25 over KISS: JNOS's `ax0` on a pty pair, qtc's `kiss-pty` port on the other end.
+    Kiss,
+    /// AX.25 over AXUDP between JNOS's `axu0` and qtc's `axudp` port.
+    Axudp,
+}
+
+/// One rig: who calls over what, in which mode qtc's partner entry offers.
+#[derive(Clone, Copy, Debug)]
+struct Plan {
+    caller: Caller,
+    protocol: &'static str,
+    via: Via,
+    /// The caller calls [`RELAY`] (a relay the test starts) instead of the other.
+    relayed: bool,
+}
+
+impl Plan {
+    fn tcp(caller: Caller, protocol: &'static str) -> Plan {
+        Plan {
+            caller,
+            protocol,
+            via: Via::Tcp,
+            relayed: false,
+        }
+    }
+}
+
+fn jnos_setup(plan: Plan) -> Setup {
     let setup = Setup::default()
         .user("n0usr", "pw")
         .partner("n0qtc", QTC_ON_JNOS)
         .opt("--areas", &JNOS_AREAS.join(" ").to_ascii_lowercase())
         .opt("--smtp-timer", "1");
     // JNOS sends a partner what forward.bbs lists for it also when the partner calls: the
-    // record is there whoever calls (JNOS's own calls go to the port named).
-    let port = match caller {
-        _ if relayed => RELAY,
+    // record is there whoever calls (JNOS's own calls go where it names).
+    match plan.via {
+        // Over the air JNOS calls qtc's BBS callsign; qtc prompts nothing for a BBS caller.
+        Via::Kiss => return setup.kiss().connect("connect ax0 n0qtc", &[]),
+        Via::Axudp => {
+            let port = AXUDP_PORT.to_string();
+            return setup
+                .opt("--axudp", &port)
+                .connect("connect axu0 n0qtc", &[]);
+        }
+        Via::Tcp => {}
+    }
+    let port = match plan.caller {
+        _ if plan.relayed => RELAY,
         Caller::Qtc | Caller::JnosToForwardPort => QTC_FORWARD,
         Caller::JnosToTelnetPort => QTC_TELNET,
     };
     setup.connect(&format!("tcp {HOST_IP} {port}"), LOGIN_SCRIPT)
 }
 
-/// qtc's configuration for its JNOS neighbour, as docs/forwarding.md gives it.
-fn qtc_config(caller: Caller, protocol: &str, relayed: bool) -> String {
-    let (ip, port) = if relayed {
+/// qtc's configuration for its JNOS neighbour, as docs/forwarding.md and docs/radio.md give
+/// it (`jnos` is JNOS's data directory, where its KISS pty is).
+fn qtc_config(plan: Plan, jnos: &std::path::Path) -> String {
+    let (ip, port) = if plan.relayed {
         (HOST_IP, RELAY)
     } else {
         (JNOS_IP, JNOS_TELNET)
     };
-    let call = match caller {
-        Caller::Qtc => {
+    let radio = match plan.via {
+        Via::Tcp => String::new(),
+        Via::Kiss => format!(
+            "[[port]]\nname = \"radio\"\nkind = \"kiss-pty\"\ndevice = \"{}\"\n",
+            jnos.join("kiss.pty").display()
+        ),
+        Via::Axudp => format!(
+            "[[port]]\nname = \"radio\"\nkind = \"axudp\"\nlisten = \"{HOST_IP}:{AXUDP_PORT}\"\n\
+             peers = [{{ callsign = \"N0JNS\", address = \"{JNOS_IP}:{AXUDP_PORT}\" }}]\n"
+        ),
+    };
+    let call = match (plan.caller, plan.via) {
+        // JNOS's BBS callsign (`ax25 bbscall`), not its interface call, which waits for a line
+        // from the caller before it says anything.
+        (Caller::Qtc, Via::Kiss | Via::Axudp) => "connect = \"ax25:radio:N0JNS-1\"\n".to_string(),
+        (Caller::Qtc, Via::Tcp) => {
             format!("connect = \"tcp:{ip}:{port}\"\npassword = \"{QTC_ON_JNOS}\"\ntelnet = true\n")
         }
         _ => String::new(),
     };
     format!(
-        "[forward]\nlisten = [\"{HOST_IP}:{QTC_FORWARD}\"]\n[[partner]]\ncallsign = \"N0JNS\"\n\
-         protocol = \"{protocol}\"\nroutes = [\"N0JNS\", \"WW\"]\n{call}"
+        "{radio}[forward]\nlisten = [\"{HOST_IP}:{QTC_FORWARD}\"]\n[[partner]]\ncallsign = \"N0JNS\"\n\
+         protocol = \"{}\"\nroutes = [\"N0JNS\", \"WW\"]\n{call}",
+        plan.protocol
     )
 }
 
@@ -84,27 +146,24 @@ struct Rig {
 }
 
 impl Rig {
-    /// `relayed`: the caller calls [`RELAY`] (a relay the test starts) instead of the other.
-    fn start(caller: Caller, protocol: &str, relayed: bool) -> Option<Rig> {
-        Rig::start_with(caller, protocol, relayed, |s| s, "")
+    fn start(plan: Plan) -> Option<Rig> {
+        Rig::start_with(plan, |s| s, "")
     }
 
     /// [`Rig::start`] with more for JNOS's setup, and more keys for qtc's `[[partner]]`.
     fn start_with(
-        caller: Caller,
-        protocol: &str,
-        relayed: bool,
+        plan: Plan,
         more: impl FnOnce(Setup) -> Setup,
         partner_keys: &str,
     ) -> Option<Rig> {
         let bin = jnos::binary()?;
-        let jnos = Jnos::start(&bin, more(jnos_setup(caller, relayed)));
+        let jnos = Jnos::start(&bin, more(jnos_setup(plan)));
         let qtc = Daemon::start_bbs_at(
             &format!("{HOST_IP}:{QTC_TELNET}"),
             &jnos.wrapper(),
             "N0QTC",
             &[("N0JNS", JNOS_ON_QTC, "--bbs"), ("N0USR", "pw", "")],
-            &(qtc_config(caller, protocol, relayed) + partner_keys),
+            &(qtc_config(plan, &jnos.data()) + partner_keys),
         );
         Some(Rig { qtc, jnos })
     }
@@ -114,7 +173,7 @@ impl Rig {
         format!(
             "--- qtc ---\n{}\n--- JNOS console ---\n{}",
             common::tail(&self.qtc.log(), 8000),
-            common::tail(&self.jnos.console_log(), 400000)
+            common::tail(&self.jnos.console_log(), 8000)
         )
     }
 }
@@ -327,6 +386,22 @@ fn check_at_jnos(rig: &Rig, sent: &[GenMsg]) {
     }
 }
 
+/// The largest body sent over AX.25 with JNOS.
+const AX25_MAX_BODY: usize = 2_000;
+
+/// Drops body lines from the end until the body is at most `max` bytes (the last line, with
+/// CP437, UTF-8 and 0xFF in it, is kept).
+fn shrink(m: &mut GenMsg, max: usize) {
+    let last = m.lines.pop().unwrap_or_default();
+    while m.lines.iter().map(|l| l.len() + 2).sum::<usize>() + last.len() + 2 > max {
+        m.lines.pop();
+    }
+    m.lines.push(last);
+    if let Some(rest) = m.subject.split_once(' ') {
+        m.subject = format!("{} {} bytes, shortened for AX.25", rest.0, m.body().len());
+    }
+}
+
 /// `got` is `want`; otherwise a message showing where they part.
 fn assert_body(what: &str, got: &[u8], want: &[u8]) {
     if got == want {
@@ -360,20 +435,31 @@ fn assert_body(what: &str, got: &[u8], want: &[u8]) {
 
 /// One session, `per_side` messages each way, in the mode qtc logs as `mode` (`protocol`
 /// being what qtc's partner entry offers).
-fn both_ways(caller: Caller, protocol: &str, mode: &str, per_side: usize) {
+fn both_ways(plan: Plan, mode: &str, per_side: usize) {
+    let Plan {
+        caller, protocol, ..
+    } = plan;
     let t0 = std::time::Instant::now();
-    let Some(rig) = Rig::start(caller, protocol, false) else {
+    let Some(rig) = Rig::start(plan) else {
         return;
     };
     let phase = |what: &str| {
         eprintln!(
-            "{caller:?} {protocol}: {what} at {:.1} s",
+            "{caller:?} {protocol} {:?}: {what} at {:.1} s",
+            plan.via,
             t0.elapsed().as_secs_f64()
         )
     };
     let mut rng = Rng(0x4a_4e4f_53 ^ per_side as u64);
-    let to_jnos = for_jnos(&mut rng, per_side);
-    let to_qtc = from_jnos(&mut rng, per_side);
+    let mut to_jnos = for_jnos(&mut rng, per_side);
+    let mut to_qtc = from_jnos(&mut rng, per_side);
+    if plan.via != Via::Tcp {
+        // JNOS's AX.25 sends about one I frame a second as set up by default (stop and wait,
+        // `ax25 maxframe 1`, and 1 s acknowledgement delay, `ax25 t2`): a few KB each here.
+        for m in to_jnos.iter_mut().chain(&mut to_qtc) {
+            shrink(m, AX25_MAX_BODY);
+        }
+    }
     let file = write_import(rig.qtc.dir.path(), "to-jnos.txt", &to_jnos, &mut rng);
     rig.qtc.import(&file, per_side);
     phase("started");
@@ -391,11 +477,18 @@ fn both_ways(caller: Caller, protocol: &str, mode: &str, per_side: usize) {
         }
         _ => {
             rig.jnos.console(&["mbox kick n0qtc"]);
-            rig.qtc
-                .wait_for_log("forwarding session ended partner=N0JNS");
+            wait_qtc_log(&rig, "forwarding session ended partner=N0JNS");
         }
     }
     phase("forwarded");
+    if plan.via != Via::Tcp {
+        // JNOS heard on the port, never qtc's own call (JNOS digipeats: `ax25 digipeat on`).
+        let heard = rig.qtc.ctl(&["heard"]);
+        assert!(
+            heard.contains("N0JNS") && !heard.contains("N0QTC"),
+            "{heard}"
+        );
+    }
     let log = rig.qtc.log();
     assert!(!log.contains("forwarding session failed"), "{}", rig.logs());
     assert!(log.contains(&format!("mode={mode}")), "{}", rig.logs());
@@ -419,38 +512,48 @@ const MODES: [(&str, &str); 4] = [
     ("mbl", "Mbl"),
 ];
 
-/// Runs `caller`'s session in every mode at once, each with its own JNOS in its own
-/// namespace: most of a scenario's time is JNOS's SMTP queue filing mail (up to 30 s when
-/// two deliveries meet at one area's lock), not CPU. Fails with every failed mode's reason.
-fn every_mode(caller: Caller) {
+/// Runs the sessions of `plans` at once (`per_side` messages each way, in the mode qtc logs
+/// as the second of each pair), each with its own JNOS in its own namespace: most of a
+/// scenario's time is JNOS's SMTP queue filing mail (up to 30 s when two deliveries meet at
+/// one area's lock), not CPU. Fails with every failed scenario's reason.
+fn at_once(plans: &[(Plan, &str)], per_side: usize) {
     if jnos::binary().is_none() {
         return;
     }
     let failed: Vec<String> = std::thread::scope(|s| {
-        let runs: Vec<_> = MODES
+        let runs: Vec<_> = plans
             .iter()
-            .map(|&(protocol, mode)| {
+            .map(|&(plan, mode)| {
                 let run = std::thread::Builder::new()
-                    .name(format!("{caller:?} {protocol}"))
-                    .spawn_scoped(s, move || both_ways(caller, protocol, mode, 50))
+                    .name(format!("{plan:?}"))
+                    .spawn_scoped(s, move || both_ways(plan, mode, per_side))
                     .unwrap();
-                (protocol, run)
+                (plan, run)
             })
             .collect();
         runs.into_iter()
-            .filter_map(|(protocol, run)| {
+            .filter_map(|(plan, run)| {
                 run.join().err().map(|e| {
                     let why = e
                         .downcast_ref::<String>()
                         .cloned()
                         .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
                         .unwrap_or_default();
-                    format!("{caller:?} {protocol}: {why}")
+                    format!("{plan:?}: {why}")
                 })
             })
             .collect()
     });
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}
+
+/// `caller`'s session over TCP in every mode, 50 messages each way.
+fn every_mode(caller: Caller) {
+    let plans: Vec<(Plan, &str)> = MODES
+        .iter()
+        .map(|&(protocol, mode)| (Plan::tcp(caller, protocol), mode))
+        .collect();
+    at_once(&plans, 50);
 }
 
 #[test]
@@ -487,7 +590,11 @@ const CUT_AFTER: usize = 20_000;
 
 #[test]
 fn a_cut_toward_jnos_and_the_next_call_deliver_it_once() {
-    let Some(rig) = Rig::start(Caller::Qtc, "b1", true) else {
+    let plan = Plan {
+        relayed: true,
+        ..Plan::tcp(Caller::Qtc, "b1")
+    };
+    let Some(rig) = Rig::start(plan) else {
         return;
     };
     rig.jnos
@@ -521,7 +628,11 @@ fn a_cut_from_jnos_is_resumed_and_delivered_once() {
     // itself, as a JNOS in service does (a `mbox kick` right after a cut finds its old
     // session still counted as connected, and does nothing).
     let more = |s: Setup| s.opt("--fwd-timer", "5");
-    let Some(rig) = Rig::start_with(Caller::JnosToForwardPort, "b1", true, more, "") else {
+    let plan = Plan {
+        relayed: true,
+        ..Plan::tcp(Caller::JnosToForwardPort, "b1")
+    };
+    let Some(rig) = Rig::start_with(plan, more, "") else {
         return;
     };
     rig.jnos
@@ -561,7 +672,7 @@ fn a_login_script_that_answers_before_the_prompts_is_not_refused() {
     // script for JNOS sends both answers at once: JNOS prompts for them afterwards, as a
     // user typing ahead sees it, and takes them.
     let script = "script = [ { send = \"{login}\" }, { send = \"{password}\" } ]\n";
-    let Some(rig) = Rig::start_with(Caller::Qtc, "b1", false, |s| s, script) else {
+    let Some(rig) = Rig::start_with(Plan::tcp(Caller::Qtc, "b1"), |s| s, script) else {
         return;
     };
     let mut rng = Rng(0xea1);
@@ -570,4 +681,23 @@ fn a_login_script_that_answers_before_the_prompts_is_not_refused() {
     rig.qtc.import(&file, 2);
     let out = rig.qtc.forward_ok("N0JNS", &rig.qtc);
     assert!(out.contains("2 sent"), "{out}\n{}", rig.logs());
+}
+
+#[test]
+fn ax25_with_jnos_over_kiss_and_axudp_both_ways() {
+    // Fewer and smaller messages than on TCP: JNOS's AX.25, as set up by default, sends
+    // about one frame a second.
+    let plans: Vec<(Plan, &str)> = [Via::Kiss, Via::Axudp]
+        .into_iter()
+        .flat_map(|via| {
+            [Caller::Qtc, Caller::JnosToForwardPort].map(|caller| {
+                let plan = Plan {
+                    via,
+                    ..Plan::tcp(caller, "b1")
+                };
+                (plan, "B1")
+            })
+        })
+        .collect();
+    at_once(&plans, 3);
 }

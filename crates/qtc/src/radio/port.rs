@@ -433,8 +433,12 @@ impl Task {
         for f in self.frames.drain(..) {
             self.bytes.received(f.len());
             self.health.frame_in();
-            if let Ok((a, _)) = Address::parse(&f) {
-                heard(&self.heard, a.src, unix);
+            // Our own call, any SSID, is never "heard": a digipeater (JNOS with `ax25
+            // digipeat on`) repeats our frames back to us.
+            let ours = |c: &Callsign| self.mycall.is_some_and(|m| m.call() == c.call());
+            match Address::parse(&f) {
+                Ok((a, _)) if !ours(&a.src) => heard(&self.heard, a.src, unix),
+                _ => {}
             }
             self.port.handle(now, &f);
         }

@@ -230,12 +230,19 @@ impl Jnos {
             std::fs::write(&path, self.setup.extra.join("\n") + "\n").unwrap();
             cmd.arg("--extra").arg(path);
         }
-        let out = run(&mut cmd);
+        // Its output to a file: with --kiss it leaves socat running with its standard output,
+        // so a pipe would never end.
+        let report = self.dir.path().join("run.out");
+        let file = std::fs::File::create(&report).unwrap();
+        let status = cmd
+            .stdout(file.try_clone().unwrap())
+            .stderr(file)
+            .status()
+            .expect("run.sh");
         assert!(
-            out.status.success(),
-            "run.sh failed: {}{}\n--- console.log ---\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr),
+            status.success(),
+            "run.sh failed: {}\n--- console.log ---\n{}",
+            std::fs::read_to_string(&report).unwrap_or_default(),
             self.console_log()
         );
     }
