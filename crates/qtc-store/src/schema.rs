@@ -166,6 +166,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
      DROP INDEX messages_bid;
      DROP INDEX fwd_done;
      CREATE INDEX fwd_done ON fwd_queue (updated) WHERE state = 'F';",
+    // 12: a partial transfer records the mode it came in (`b0`, `b1`, `b2`), and is offered
+    // for resume only in that mode: a B2 file is another file than the B1 one. Kept partials
+    // of unknown mode are dropped (the message comes whole next time).
+    "DELETE FROM partials;
+     ALTER TABLE partials ADD COLUMN mode TEXT NOT NULL DEFAULT '';",
 ];
 
 /// The schema version this build writes.

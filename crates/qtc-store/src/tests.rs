@@ -257,8 +257,10 @@ fn copies_of_mail_read_before_the_upgrade_stay_read() {
 
 /// Takes a store back to before migration 11 and says it has schema `version`.
 fn undo_schema_11(conn: &rusqlite::Connection, version: i64) {
+    // Migration 12 (the partials' mode) is undone too: it runs again on top.
     conn.execute_batch(&format!(
-        "ALTER TABLE bids DROP COLUMN number;
+        "ALTER TABLE partials DROP COLUMN mode;
+         ALTER TABLE bids DROP COLUMN number;
          CREATE INDEX messages_bid ON messages (bid);
          DROP INDEX fwd_done;
          CREATE INDEX fwd_done ON fwd_queue (state, updated);
@@ -612,20 +614,25 @@ fn partials_are_kept_for_resume() {
     let (_d, mut s) = open();
     s.set_station(station());
     let ask = |s: &mut Store| {
-        s.proposal_info(&[("X1".into(), true), ("X1".into(), false)])
+        s.proposal_info(&[("X1".into(), Some("b1")), ("X1".into(), None)])
             .unwrap()
     };
     assert_eq!(ask(&mut s), vec![(false, None), (false, None)]);
-    s.save_partial("x1", "N0BBB", b"abc", 0).unwrap();
+    s.save_partial("x1", "N0BBB", "b1", b"abc", 0).unwrap();
     // Offered only for a compressed proposal.
     assert_eq!(
         ask(&mut s),
         vec![(false, Some(b"abc".to_vec())), (false, None)]
     );
+    // A partial of a B2 transfer is not offered to a B1 proposal (another file).
+    s.save_partial("x1", "N0BBB", "b2", b"b2f", 0).unwrap();
+    assert_eq!(ask(&mut s), vec![(false, None), (false, None)]);
+    let b2 = s.proposal_info(&[("X1".into(), Some("b2"))]).unwrap();
+    assert_eq!(b2, vec![(false, Some(b"b2f".to_vec()))]);
     // One that did not match the partner's file is dropped: taken from 0 next time.
     s.drop_partial("X1").unwrap();
     assert_eq!(ask(&mut s), vec![(false, None), (false, None)]);
-    s.save_partial("x1", "N0BBB", b"abc", 0).unwrap();
+    s.save_partial("x1", "N0BBB", "b1", b"abc", 0).unwrap();
     // The whole message arriving drops the partial, in the same transaction.
     s.store_received(
         "N0BBB",
@@ -687,7 +694,7 @@ fn housekeeping_expires_by_type_and_keeps_held_mail() {
     let mut h = msg(MsgType::Bulletin, "ALL", "N0ABC", None);
     h.status = MsgStatus::Held;
     let held = s.insert_message(&h, "N0AAA", 0).unwrap();
-    s.save_partial("P1", "N0BBB", b"x", 0).unwrap();
+    s.save_partial("P1", "N0BBB", "b1", b"x", 0).unwrap();
     let l = Lifetimes::default();
     // Day 20: the bulletin (14 days) expires; read personal mail (30) not yet.
     let r = s.housekeep(20 * day, &l).unwrap();

@@ -1,6 +1,7 @@
 //! qtc calling a LinBPQ BBS, played from LinBPQ 6.0.25's source (MBLRoutines.c and its
 //! FBBPORT): no login prompts, CR-only lines, a bare `>` to a non-BPQ SID (MBL only), `F>`
-//! read as the reverse-forward request, `*** DONE` and a disconnect at the end.
+//! read as the reverse-forward request, a bare `>` after a message answered with its next one
+//! or, with none left, `F>` (the turn handed back), `*** DONE` and a disconnect at the end.
 
 mod common;
 
@@ -65,7 +66,7 @@ fn queue_one(d: &Daemon) {
 }
 
 #[test]
-fn fbb_toward_bpq_falls_back_to_mbl_and_done_is_a_normal_end() {
+fn fbb_toward_bpq_falls_back_to_mbl_and_sends_ours_when_bpq_hands_over() {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     let a = qtc_calling_bpq("fbb", port);
@@ -79,31 +80,63 @@ fn fbb_toward_bpq_falls_back_to_mbl_and_done_is_a_normal_end() {
         s.write_all(b">\rSP N0AAA @ N0AAA < N0BPQ $5_N0BPQ\r")
             .unwrap();
         read_until(&mut s, b"OK\r");
+        // LinBPQ's MBL message: its R: line (LinBPQ's stamp), a blank line after it (the
+        // message is its own), the body and, after the body's line end, `\r/ex\r`.
         s.write_all(
-            b"Hello from BPQ\rR:261203/1712Z 5@N0BPQ.#NCA.CA.USA.NOAM BPQ6.0.25\r\r\
-              first line\rsecond line\r\r\x1a",
+            b"Hello from BPQ\rR:261203/1712Z 5@N0BPQ.#NCA.CA.USA.NOAM LinBPQ6.0.25\r\r\
+              first line\rsecond line\r\r/ex\r",
         )
         .unwrap();
+        // qtc still has mail: a bare `>`, and BPQ, with nothing more, hands the turn back.
+        let prompt = read_until(&mut s, b">\r");
+        assert_eq!(prompt, b">\r", "not F>: BPQ would end the session");
+        s.write_all(b"F>\r").unwrap();
+        let sline = read_until(&mut s, b"\r");
+        assert!(
+            sline.starts_with(b"SP N0XYZ @ N0BPQ < N0USR $"),
+            "{sline:?}"
+        );
+        s.write_all(b"OK\r").unwrap();
+        let msg = read_until(&mut s, b"\x1a\r");
+        assert!(msg.windows(9).any(|w| w == b"hello bpq"), "{msg:?}");
+        s.write_all(b">\r").unwrap();
         read_until(&mut s, b"F>\r");
         s.write_all(b"*** DONE\r").unwrap();
     });
     let (ok, out) = a.try_ctl(&["forward", "N0BPQ"]);
     bpq.join().unwrap();
     assert!(ok, "{out}\n{}", common::tail(&a.log(), 4000));
-    assert!(out.starts_with("ok: N0BPQ: 1 received, 0 sent"), "{out}");
+    assert!(out.starts_with("ok: N0BPQ: 1 received, 1 sent"), "{out}");
     assert!(a.log().contains("going on in MBL"));
-    // The blank line BPQ puts after its R: line is not the body's first line.
+    // The blank line after BPQ's R: line, and the one before its `/ex`, are not the body's.
     let got = a.listed().into_iter().find(|m| m.from == "N0BPQ").unwrap();
-    let shown = String::from_utf8(a.show_raw(got.number)).unwrap();
-    let lines: Vec<&str> = shown.lines().map(|l| l.trim_end()).collect();
-    let r = lines.iter().position(|l| l.ends_with("BPQ6.0.25")).unwrap();
-    assert_eq!(
-        lines[r + 1..r + 3],
-        ["first line", "second line"],
-        "{shown}"
+    let shown = common::Shown::parse(&a.show_raw(got.number));
+    assert_eq!(shown.body, b"first line\r\nsecond line\r\n");
+    assert!(a
+        .fwd_queue(Some("N0BPQ"))
+        .lines()
+        .all(|l| !l.contains("N0XYZ")));
+}
+
+#[test]
+fn fbb_toward_bpq_with_nothing_for_us_is_reported_failed_not_ok() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let a = qtc_calling_bpq("fbb", port);
+    queue_one(&a);
+    let bpq = std::thread::spawn(move || {
+        let mut s = accept_login(&l);
+        read_until(&mut s, b"F>\r");
+        // Our `F>` asks it for its mail: it has none, and ends the session.
+        s.write_all(b">\r*** DONE\r").unwrap();
+    });
+    let (_, out) = a.try_ctl(&["forward", "N0BPQ"]);
+    bpq.join().unwrap();
+    assert!(
+        out.starts_with("error: N0BPQ: the partner speaks MBL only"),
+        "{out}"
     );
-    // Ours stays queued for the next session (an MBL one, once the sysop says so).
-    assert!(a.fwd_queue(Some("N0BPQ")).contains("N0XYZ"));
+    assert!(a.fwd_queue(Some("N0BPQ")).contains("N0XYZ"), "still queued");
 }
 
 #[test]

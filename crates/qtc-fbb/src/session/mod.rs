@@ -122,6 +122,9 @@ pub struct Session {
     peer_spoke_fbb: bool,
     /// We sent a message from a resume offset and it is not acknowledged yet.
     resumed_unacked: bool,
+    /// The partner answered our FBB proposals in MBL (LinBPQ): ours go in MBL when it hands
+    /// the turn back.
+    fell_back: bool,
     inbuf: Vec<u8>,
     pos: usize,
     skip_lf: bool,
@@ -236,6 +239,7 @@ impl Session {
             peer_forwards: Vec::new(),
             peer_spoke_fbb: false,
             resumed_unacked: false,
+            fell_back: false,
             inbuf: Vec::new(),
             pos: 0,
             skip_lf: false,
@@ -468,6 +472,9 @@ impl Session {
     fn send_mbl_prompt(&mut self) {
         match self.role {
             Role::Called => self.send_line(b">"),
+            // After a fall-back our messages still wait: a bare `>` lets LinBPQ send its next
+            // message or, with none left, hand the turn back (`F>`); `F>` would make it end.
+            Role::Caller if self.fell_back && !self.pending.is_empty() => self.send_line(b">"),
             Role::Caller => self.send_line(b"F>"),
         }
     }
@@ -519,6 +526,12 @@ impl Session {
     }
 
     fn close_clean(&mut self) {
+        if self.fell_back && !self.pending.is_empty() {
+            // Never a clean end with our mail left behind.
+            let unsent = self.pending.len();
+            self.fail(Error::MblOnly { unsent });
+            return;
+        }
         self.state = State::Closed;
         self.deadline = None;
         self.events.push_back(Event::Closed { error: None });
@@ -534,6 +547,7 @@ impl Session {
             Error::BlockChecksum { .. } => Some(MESSAGE_CHECKSUM_ERROR.to_owned()),
             Error::Timeout { .. }
             | Error::ConnectionLost
+            | Error::MblOnly { .. }
             | Error::LocalClose
             | Error::PeerError(_)
             | Error::PeerAborted(_) => None,

@@ -224,6 +224,9 @@ pub enum Event {
     Partial {
         /// BID / MID of the message.
         bid: String,
+        /// The mode it travelled in: a resume is asked only in the same mode (a B2 partial is
+        /// another file than the B1 one).
+        mode: Mode,
         /// File bytes received so far.
         data: Bytes,
     },

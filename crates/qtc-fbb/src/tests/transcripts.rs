@@ -535,7 +535,7 @@ fn corrupt_transfer_is_not_received() {
     s.handle_input(now, &B1_TRANSFER[..1000]);
     s.handle_eof(now);
     let ev = events(&mut s);
-    let [Event::Partial { bid, data }, Event::Closed {
+    let [Event::Partial { bid, data, .. }, Event::Closed {
         error: Some(Error::ConnectionLost),
     }] = &ev[..]
     else {
@@ -738,4 +738,34 @@ fn cr_lf_line_ends_for_jnos_telnet_ports_reach_every_protocol_line_and_text() {
     );
     s.handle_input(now, b"FS +\r\n");
     assert_eq!(tx(&mut s), b"hi\r\none\r\ntwo\r\n\x1a\r\n");
+}
+
+#[test]
+fn a_block_that_does_not_parse_leaves_no_partial_but_a_cut_does() {
+    // 0xFF doubled where it should not be breaks the framing: the start is known-bad, and
+    // offering it for resume next time would fail that session too.
+    let now = base_time();
+    for (cut, partial) in [(false, false), (true, true)] {
+        let mut s = called(Mode::B1, b"[TST-1.0-B1FHM$]\r");
+        let _ = events(&mut s);
+        s.handle_input(now, b"FA P N0PTR N0BBS N0USR 1_N0PTR 5000\rF> 52\r");
+        let _ = events(&mut s);
+        s.answer(now, vec![Answer::Accept]).unwrap();
+        let _ = tx(&mut s);
+        s.handle_input(now, &B1_TRANSFER[..600]);
+        if cut {
+            s.handle_eof(now);
+        } else {
+            s.handle_input(now, &[0x99; 600]);
+        }
+        let ev = events(&mut s);
+        assert!(
+            matches!(ev.last(), Some(Event::Closed { error: Some(_) })),
+            "{ev:?}"
+        );
+        let kept = ev
+            .iter()
+            .any(|e| matches!(e, Event::Partial { data, .. } if !data.is_empty()));
+        assert_eq!(kept, partial, "{ev:?}");
+    }
 }

@@ -707,7 +707,7 @@ impl Driver {
                 self.block.push(msg);
             }
             Event::BlockComplete => self.commit_block().await,
-            Event::Partial { bid, data } => {
+            Event::Partial { bid, mode, data } => {
                 let partner = self.partner.clone();
                 let now = clock::unix_now();
                 let r = self
@@ -717,7 +717,7 @@ impl Driver {
                         if data.is_empty() {
                             s.drop_partial(&bid)
                         } else {
-                            s.save_partial(&bid, &partner, &data, now)
+                            s.save_partial(&bid, &partner, mode.name(), &data, now)
                         }
                     })
                     .await;
@@ -854,13 +854,12 @@ impl Driver {
 
     async fn answer(&mut self, ps: Vec<qtc_fbb::Proposal>) {
         let partner = self.partner.clone();
-        let bids: Vec<(String, bool)> = ps
+        // A kept partial is offered for resume only in the mode it came in.
+        let bids: Vec<(String, Option<&'static str>)> = ps
             .iter()
             .map(|p| {
-                (
-                    p.bid.to_ascii_uppercase(),
-                    matches!(p.mode, Mode::B0 | Mode::B1),
-                )
+                let resumable = p.mode.is_resumable() || p.mode == Mode::B0;
+                (p.bid.to_ascii_uppercase(), resumable.then(|| p.mode.name()))
             })
             .collect();
         // The largest proposal decides whether the store is asked to make room.
