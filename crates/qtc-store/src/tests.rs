@@ -351,6 +351,7 @@ pub(crate) fn station() -> Station {
     let p = |c: &str, r: &[&str]| route::PartnerRoutes {
         call: c.into(),
         routes: r.iter().map(|s| s.to_string()).collect(),
+        collects: false,
     };
     Station {
         call: "N0AAA".into(),

@@ -91,3 +91,53 @@ fn a_partner_logging_in_again_replaces_its_dead_session_and_resumes() {
     assert_eq!(shown.body, text);
     assert!(!d.log().contains("already running"), "{}", d.log());
 }
+
+#[test]
+fn a_cut_keeps_the_messages_of_the_block_that_came_whole() {
+    let d = Daemon::start_bbs(
+        "N0BBS",
+        &[("N0PTR", "ptrpw", "--bbs")],
+        "[forward]\nlisten = [\"127.0.0.1:0\"]\n\
+         [[partner]]\ncallsign = \"N0PTR\"\nroutes = [\"N0PTR\"]\n",
+    );
+    let short = b"a short one\r\n".to_vec();
+    let long = text();
+    let files: Vec<Vec<u8>> = [&short, &long]
+        .iter()
+        .map(|t| qtc_lzhuf::compress_with_crc(&qtc_lzhuf::fbb_text(t)))
+        .collect();
+    let block_of = |bid: &str, size: usize| format!("FA P N0PTR N0BBS N0USR {bid} {size}");
+    let login = |c: &mut Client| {
+        c.expect("Callsign:");
+        c.send_raw(b"N0PTR\r");
+        c.expect("Password:");
+        c.send_raw(b"ptrpw\r");
+        c.expect(">\r");
+        c.send_raw(b"[FBB-7.0.11-AB1FHMRX$]\r");
+        let lines = [
+            block_of("K1_N0PTR", short.len()),
+            block_of("K2_N0PTR", long.len()),
+        ];
+        let sum = lines
+            .iter()
+            .fold(0, |s, l| proposal::checksum_add(s, l.as_bytes()));
+        let sum = proposal::checksum_value(sum);
+        c.send_raw(format!("{}\r{}\rF> {sum:02X}\r", lines[0], lines[1]).as_bytes());
+        c.expect("\r").trim().to_string()
+    };
+    let mut c = Client::connect(d.fwd_port.unwrap());
+    assert_eq!(login(&mut c), "FS YY");
+    let mut wire = Vec::new();
+    block::encode(b"short", 0, &files[0], &mut wire);
+    let mut second = Vec::new();
+    block::encode(b"long", 0, &files[1], &mut second);
+    wire.extend_from_slice(&second[..second.len() / 2]);
+    c.send_raw(&wire);
+    drop(c);
+    d.wait_for_log("keeping the messages of the cut block that came whole");
+    assert_eq!(d.listed().len(), 1, "the first message is kept");
+    // The partner offers both again: it is told it has the first, and resumes the second.
+    let mut c = Client::connect(d.fwd_port.unwrap());
+    let answer = login(&mut c);
+    assert!(answer.starts_with("FS NA"), "{answer}");
+}

@@ -729,6 +729,13 @@ impl Driver {
             Event::Closed { error } => {
                 if let Some(e) = error {
                     self.fail(e.to_string());
+                    if !self.block.is_empty() {
+                        // A cut inside a block: the messages that came whole are kept (CRC
+                        // checked); unacknowledged, the partner offers them again and is
+                        // told we have them.
+                        tracing::info!(partner = %self.partner, messages = self.block.len(), "keeping the messages of the cut block that came whole");
+                        let _ = self.store_block().await;
+                    }
                 }
                 self.closed = true;
             }
@@ -957,7 +964,25 @@ impl Driver {
         }
     }
 
+    /// Stores the received block (the session's acknowledgement follows once it is safe).
     async fn commit_block(&mut self) {
+        match self.store_block().await {
+            Ok(()) => {
+                if let Err(e) = self.session.committed(clock::now()) {
+                    tracing::error!(error = %e, "forwarding session refused the commit");
+                }
+            }
+            Err(why) => {
+                // Nothing acknowledged: the partner keeps the block and offers it again later.
+                tracing::error!(partner = %self.partner, error = %why, "cannot store the received block; closing");
+                self.session.close(clock::now());
+                self.fail(why);
+            }
+        }
+    }
+
+    /// Stores the messages received in this block in one transaction and counts them.
+    async fn store_block(&mut self) -> Result<(), String> {
         let block = std::mem::take(&mut self.block);
         let partner = self.partner.clone();
         let bids: Vec<String> = block.iter().map(|m| m.bid.to_ascii_uppercase()).collect();
@@ -995,20 +1020,10 @@ impl Driver {
                     self.taken.remove(bid);
                 }
                 drop(fl);
-                if let Err(e) = self.session.committed(clock::now()) {
-                    tracing::error!(error = %e, "forwarding session refused the commit");
-                }
+                Ok(())
             }
-            Ok(Err(e)) => {
-                // Nothing acknowledged: the partner keeps the block and offers it again later.
-                tracing::error!(partner = %self.partner, error = %e, "cannot store the received block; closing");
-                self.session.close(clock::now());
-                self.fail(format!("store: {e}"));
-            }
-            Err(e) => {
-                self.session.close(clock::now());
-                self.fail(e.to_string());
-            }
+            Ok(Err(e)) => Err(format!("store: {e}")),
+            Err(e) => Err(e.to_string()),
         }
     }
 
