@@ -3,7 +3,7 @@
 # (or those given with --only), prints a Markdown table and writes it to bench/results/latest.md
 # (bench/results/partial.md with --only; or --out FILE). Exits non-zero only when a measurement broke, never because a figure is slow.
 #
-# usage: bench/run.sh [--quick] [--only idle,forward,telnet,faults,scale,lzhuf,radio,stalled] [--modes fbb,b1,b2]
+# usage: bench/run.sh [--quick] [--only idle,forward,telnet,faults,scale,lzhuf,radio,stalled,netrom] [--modes fbb,b1,b2]
 #                     [--durability full|normal] [--log-level LEVEL] [--out FILE] ...
 # Full run: under 10 minutes on 2 cores; --quick: under 2 minutes. Needs strace.
 # BENCH_PROFILE=profiling bench/run.sh ...: measure target/profiling/qtc (symbols for perf).

@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
 # Counts the system calls an idle qtc makes: starts the daemon on a scratch data directory,
-# optionally logs one telnet user in and leaves the session idle, then attaches `strace -f -c`
-# to every thread for a while and prints the total. Expected: 0.
+# optionally logs one telnet user in and leaves the session idle, optionally with a NET/ROM node
+# on an AXUDP port (its first broadcast and poll gone, the next an hour away), then attaches
+# `strace -f -c` to every thread for a while and prints the total. Expected: 0.
 #
-# usage: scripts/idle-syscalls.sh [--session] [--seconds N] [--binary PATH]
+# --mail also opens the four [mail] listeners and leaves an IMAP client in IDLE (logged in,
+# INBOX selected) and an NNTP reader (a group selected) connected while it counts.
+#
+# usage: scripts/idle-syscalls.sh [--session] [--mail] [--netrom] [--seconds N] [--binary PATH]
 set -euo pipefail
 
 session=0
+mail=0
+netrom=0
 seconds=10
 bin=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --session) session=1 ;;
+    --mail) mail=1 ;;
+    --netrom) netrom=1 ;;
     --seconds) seconds="$2"; shift ;;
     --binary) bin="$2"; shift ;;
-    *) echo "usage: $0 [--session] [--seconds N] [--binary PATH]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--session] [--mail] [--netrom] [--seconds N] [--binary PATH]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -29,7 +37,7 @@ work=$(mktemp -d)
 pid=""
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  exec 3>&- 2>/dev/null || true
+  exec 3>&- 4>&- 5>&- 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -42,6 +50,23 @@ listen = ["127.0.0.1:0"]
 [log]
 level = "warn"
 TOML
+if [ "$mail" = 1 ]; then
+  printf '[mail]\nsmtp_listen = "127.0.0.1:0"\npop3_listen = "127.0.0.1:0"\nimap_listen = "127.0.0.1:0"\nnntp_listen = "127.0.0.1:0"\n' >>"$work/qtc.toml"
+fi
+if [ "$netrom" = 1 ]; then
+  # A NET/ROM node on an AXUDP port whose peer is silent: it broadcasts (and polls) at start.
+  cat >> "$work/qtc.toml" <<TOML
+[[port]]
+name = "udp"
+kind = "axudp"
+listen = "127.0.0.1:0"
+peers = [{ callsign = "N0PEE", address = "127.0.0.1:9" }]
+netrom_quality = 192
+[netrom]
+alias = "IDLE"
+broadcast = "1h"
+TOML
+fi
 "$bin" -c "$work/qtc.toml" user add N0USR --password idle >/dev/null
 "$bin" -c "$work/qtc.toml" run >"$work/out" 2>"$work/err" &
 pid=$!
@@ -58,6 +83,14 @@ if [ "$session" = 1 ]; then
   printf 'idle\r\n' >&3; sleep 1
   printf 'L\r\n' >&3; sleep 0.5
 fi
+if [ "$mail" = 1 ]; then
+  listener() { sed -n "s/^$1: listening on .*:\([0-9]*\)\$/\1/p" "$work/out" | sed -n 1p; }
+  exec 4<>"/dev/tcp/127.0.0.1/$(listener imap)"
+  printf 'a LOGIN N0USR idle\r\n' >&4; sleep 1
+  printf 'b SELECT INBOX\r\nc IDLE\r\n' >&4; sleep 0.5
+  exec 5<>"/dev/tcp/127.0.0.1/$(listener nntp)"
+  printf 'LIST\r\n' >&5; sleep 0.5
+fi
 # Let start-up work (and the session's login) finish before counting.
 sleep 1
 
@@ -69,5 +102,7 @@ kill -INT "$spid"; wait "$spid" 2>/dev/null || true
 calls=$(awk '$NF=="total" {print $4}' "$work/strace")
 calls=${calls:-0}
 what="idle"; [ "$session" = 1 ] && what="idle, one logged-in telnet session"
+[ "$mail" = 1 ] && what="$what, SMTP/POP3/IMAP/NNTP listening, an IMAP client in IDLE and an NNTP reader connected"
+[ "$netrom" = 1 ] && what="$what, a NET/ROM node between broadcasts"
 echo "qtc $what: $calls syscalls in ${seconds} s (strace -f -c)"
 [ "$calls" = 0 ] || cat "$work/strace"

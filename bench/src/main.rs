@@ -18,6 +18,7 @@ mod genstore;
 mod idle;
 mod lzhuf;
 mod measure;
+mod netrom;
 mod paste;
 mod radio;
 mod report;
@@ -125,13 +126,14 @@ impl Plan {
 
 const ROWS: &[&str] = &[
     "idle", "forward", "telnet", "faults", "scale", "lzhuf", "radio", "bigstore", "stalled",
+    "netrom",
 ];
 
 const USAGE: &str = "usage: qtc-bench [--quick] [--qtc PATH] [--out FILE] [--only ROW,...] \
 [--modes fbb,b1,b2] [--durability full|normal] [--log-level LEVEL] [--sessions N] [--store N] [--fwd N]
        [--fwd-runs N] [--big N] [--without ll1,logins,housekeeping,metrics (loads left out of row 8e)]
        [--baseline PATH (another qtc binary: forwarding, 1 M store and stalled rows for both)]
-rows: idle, forward, telnet, faults, scale, lzhuf, radio, bigstore, stalled";
+rows: idle, forward, telnet, faults, scale, lzhuf, radio, bigstore, stalled, netrom";
 
 struct Args {
     plan: Plan,
@@ -296,6 +298,7 @@ fn main() -> ExitCode {
             "radio" => radio::run(o, plan),
             "bigstore" => bigstore::run(o, plan),
             "stalled" => stalled::run(o, plan),
+            "netrom" => netrom::run(o, plan),
             _ => unreachable!("rows are checked when parsed"),
         };
         for r in &rows {

@@ -53,7 +53,8 @@ pub enum PortEvent {
         /// What happened.
         event: Event,
     },
-    /// A UI frame addressed to one of our callsigns.
+    /// A UI frame addressed to one of our callsigns or to a UI destination
+    /// ([`Port::add_ui_destination`]).
     Ui(Frame),
 }
 
@@ -63,6 +64,8 @@ pub struct Port {
     config: Config,
     max_links: usize,
     locals: BTreeSet<Callsign>,
+    /// Destinations whose UI frames we take (`NODES`), without answering to them.
+    ui_destinations: BTreeSet<Callsign>,
     links: BTreeMap<LinkId, Link>,
     by_pair: BTreeMap<(Callsign, Callsign), LinkId>,
     next_id: u64,
@@ -83,6 +86,7 @@ impl Port {
             config,
             max_links: DEFAULT_MAX_LINKS,
             locals: BTreeSet::new(),
+            ui_destinations: BTreeSet::new(),
             links: BTreeMap::new(),
             by_pair: BTreeMap::new(),
             next_id: 0,
@@ -97,6 +101,12 @@ impl Port {
     /// Answer to a callsign (exact SSID): accept connects and receive UI frames for it.
     pub fn add_local(&mut self, call: Callsign) {
         self.locals.insert(call);
+    }
+
+    /// Take UI frames sent to `dest` (a broadcast address such as NET/ROM's `NODES`) as
+    /// [`PortEvent::Ui`]. Nothing else addressed to it is answered: it is no station of ours.
+    pub fn add_ui_destination(&mut self, dest: Callsign) {
+        self.ui_destinations.insert(dest);
     }
 
     /// Stop answering to a callsign (existing links stay).
@@ -196,7 +206,13 @@ impl Port {
             tracing::trace!("unparsable address field");
             return;
         };
-        if !addr.path.all_repeated() || !self.locals.contains(&addr.dest) {
+        if !addr.path.all_repeated() {
+            return;
+        }
+        if !self.locals.contains(&addr.dest) {
+            if self.ui_destinations.contains(&addr.dest) {
+                self.broadcast_ui(bytes);
+            }
             return;
         }
         let key = (addr.dest, addr.src);
@@ -267,6 +283,26 @@ impl Port {
                     self.dm(&addr, pf);
                 }
             }
+        }
+    }
+
+    /// A UI frame to one of the UI destinations: passed up as it is, never answered.
+    fn broadcast_ui(&mut self, bytes: &[u8]) {
+        match Frame::parse(bytes, Modulo::Mod8) {
+            Ok(f)
+                if matches!(
+                    f.control,
+                    Control::U {
+                        kind: Unnumbered::Ui,
+                        ..
+                    }
+                ) =>
+            {
+                if self.events.len() < MAX_PORT_EVENTS {
+                    self.events.push_back(PortEvent::Ui(f));
+                }
+            }
+            _ => tracing::trace!("non-UI frame to a broadcast address ignored"),
         }
     }
 

@@ -17,8 +17,16 @@ pub enum Ask {
         /// The channel.
         channel: u16,
     },
+    /// `NODES [name]`: the NET/ROM nodes, or (with a name) the routes to that one.
+    Nodes {
+        /// The alias or callsign asked about.
+        node: Option<String>,
+    },
+    /// `ROUTES`: the NET/ROM neighbours.
+    Routes,
     /// `C`: connect the user to `call` (through `via`) on a radio port (`None`: the first
-    /// one); answered with [`Answer::Disconnected`] when the link is over.
+    /// one, or a NET/ROM circuit when `call` is a known node); answered with
+    /// [`Answer::Disconnected`] when the link is over.
     Connect {
         /// The port's name, as `PORTS` shows it.
         port: Option<String>,
@@ -58,6 +66,45 @@ pub struct PortInfo {
     pub heard: Vec<HeardStation>,
 }
 
+/// One NET/ROM node, for `NODES`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeInfo {
+    /// Its alias (may be empty).
+    pub alias: String,
+    /// Its callsign.
+    pub call: String,
+    /// Routes to it, best first.
+    pub routes: Vec<RouteInfo>,
+}
+
+/// One route to a node, for `NODES name`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RouteInfo {
+    /// Quality 0-255.
+    pub quality: u8,
+    /// Broadcasts left before it goes; `None`: locked by the sysop.
+    pub obsolescence: Option<u8>,
+    /// The radio port.
+    pub port: String,
+    /// The neighbour it goes through.
+    pub neighbour: String,
+}
+
+/// One NET/ROM neighbour, for `ROUTES`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NeighbourInfo {
+    /// The radio port.
+    pub port: String,
+    /// Its callsign.
+    pub call: String,
+    /// Its quality.
+    pub quality: u8,
+    /// Locked by the sysop.
+    pub locked: bool,
+    /// Nodes whose best route goes through it.
+    pub nodes: usize,
+}
+
 /// The daemon's answer to an [`Ask`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Answer {
@@ -69,4 +116,9 @@ pub enum Answer {
     ConvEnded,
     /// For [`Ask::Connect`]: the link is over, or never came up (`Err` says why).
     Disconnected(Result<(), String>),
+    /// For [`Ask::Nodes`]: the nodes (only the one asked about, if found); `None`: this BBS
+    /// runs no NET/ROM node.
+    Nodes(Option<Vec<NodeInfo>>),
+    /// For [`Ask::Routes`]; `None`: no NET/ROM node.
+    Routes(Option<Vec<NeighbourInfo>>),
 }

@@ -97,6 +97,10 @@ pub enum Command {
     Heard,
     /// `PORTS`: the radio ports.
     Ports,
+    /// `NODES [alias|call]`: the NET/ROM nodes known, or the routes to one.
+    Nodes(Option<String>),
+    /// `ROUTES`: the NET/ROM neighbours and their quality.
+    Routes,
     /// `T text`: page the sysop.
     Talk(String),
     /// `CONV [n]`, `CHAT [n]`: the conference, channel n (0 if not given).
@@ -373,6 +377,10 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
         "U" | "USERS" => Ok(Command::Users),
         "J" | "MH" => Ok(Command::Heard),
         "PORTS" => Ok(Command::Ports),
+        "NODES" if args.len() <= 1 => {
+            Ok(Command::Nodes(args.first().map(|a| a.to_ascii_uppercase())))
+        }
+        "ROUTES" if args.is_empty() => Ok(Command::Routes),
         "C" | "CONNECT" => parse_connect(&args),
         "CONV" | "CHAT" => {
             optional_number(&args, USAGE_CONV).map(|n| Command::Conv(n.unwrap_or(0)))
@@ -534,6 +542,12 @@ mod tests {
         assert_eq!(parse("u").unwrap(), Command::Users);
         assert_eq!(parse("MH").unwrap(), Command::Heard);
         assert_eq!(parse("ports").unwrap(), Command::Ports);
+        assert_eq!(parse("nodes").unwrap(), Command::Nodes(None));
+        assert_eq!(
+            parse("NODES ccc").unwrap(),
+            Command::Nodes(Some("CCC".into()))
+        );
+        assert_eq!(parse("routes").unwrap(), Command::Routes);
         assert_eq!(
             parse("T are you there").unwrap(),
             Command::Talk("are you there".into())

@@ -121,6 +121,18 @@ const COMMANDS: &[Entry] = &[
         example: "CONV 1",
     },
     Entry {
+        names: &["NODES"],
+        usage: "NODES [alias|call]",
+        what: "NET/ROM nodes known; routes to one",
+        example: "NODES BBSB",
+    },
+    Entry {
+        names: &["ROUTES"],
+        usage: "ROUTES",
+        what: "NET/ROM neighbours and their quality",
+        example: "ROUTES",
+    },
+    Entry {
         names: &["PORTS"],
         usage: "PORTS",
         what: "the radio ports",

@@ -28,7 +28,9 @@ mod request;
 mod session;
 mod view;
 
-pub use ask::{Answer, Ask, HeardStation, OnlineUser, PortInfo};
+pub use ask::{
+    Answer, Ask, HeardStation, NeighbourInfo, NodeInfo, OnlineUser, PortInfo, RouteInfo,
+};
 pub use command::{parse, Command, CommandError, ListStatus, ListWhat, SendCmd};
 pub use conv::{said, Conv, ConvEvent};
 pub use lines::{Line, LineReader};

@@ -16,6 +16,7 @@ pub mod b2f;
 mod counts;
 mod forward;
 pub mod housekeep;
+mod mailview;
 mod parts;
 mod schema;
 mod traffic;
@@ -26,6 +27,7 @@ mod wp;
 
 pub use forward::{pack, FwdOutcome, Incoming, Pending, ProposalInfo, Queued, Stored};
 pub use housekeep::{Housekeeping, Housekept, Lifetimes};
+pub use mailview::{Area, Overview};
 pub use parts::{Attachment, Recipient};
 pub use traffic::DayTraffic;
 pub use users::{hash_password, verify_password, DUMMY_HASH};

@@ -166,7 +166,13 @@ pub(crate) const MIGRATIONS: &[&str] = &[
      DROP INDEX messages_bid;
      DROP INDEX fwd_done;
      CREATE INDEX fwd_done ON fwd_queue (updated) WHERE state = 'F';",
-    // 12: a partial transfer records the mode it came in (`b0`, `b1`, `b2`), and is offered
+    // 12: the IMAP INBOX's UIDVALIDITY (UIDs are message numbers): drawn once, from the time
+    // the store got it, so a store made anew is told apart from the one before.
+    // (Written to run again on top of itself: tests take a store back to older versions.)
+    "CREATE TABLE IF NOT EXISTS mail_meta (uid_validity INTEGER NOT NULL);
+     INSERT INTO mail_meta (uid_validity) SELECT CAST(strftime('%s', 'now') AS INTEGER)
+      WHERE NOT EXISTS (SELECT 1 FROM mail_meta);",
+    // 13: a partial transfer records the mode it came in (`b0`, `b1`, `b2`), and is offered
     // for resume only in that mode: a B2 file is another file than the B1 one. Kept partials
     // of unknown mode are dropped (the message comes whole next time).
     "DELETE FROM partials;

@@ -257,7 +257,7 @@ fn copies_of_mail_read_before_the_upgrade_stay_read() {
 
 /// Takes a store back to before migration 11 and says it has schema `version`.
 fn undo_schema_11(conn: &rusqlite::Connection, version: i64) {
-    // Migration 12 (the partials' mode) is undone too: it runs again on top.
+    // Migration 13 (the partials' mode) is undone too: it runs again on top.
     conn.execute_batch(&format!(
         "ALTER TABLE partials DROP COLUMN mode;
          ALTER TABLE bids DROP COLUMN number;

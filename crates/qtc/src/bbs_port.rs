@@ -4,13 +4,11 @@
 //! handed to the forwarding session.
 
 use std::net::{IpAddr, SocketAddr};
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::Poll;
 use std::time::Duration;
 
 use qtc_bbs::{Access, Event, Session};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
@@ -21,7 +19,8 @@ use crate::clock;
 use crate::forward::{self, Forwarder};
 use crate::link::Codec;
 use crate::store_thread::StoreHandle;
-use crate::throttle::{AddressSlot, Throttle};
+use crate::stream_io::{read_or_write, Io, Outbox};
+use crate::throttle::Throttle;
 
 /// A TLS client gets this long to finish its handshake.
 const TLS_HANDSHAKE: Duration = Duration::from_secs(30);
@@ -40,7 +39,7 @@ pub struct Shared {
     /// Login attempt counts.
     pub throttle: Arc<Throttle>,
     /// Places for connections and sessions.
-    pub admission: Admission,
+    pub admission: Arc<Admission>,
     /// Messages per hour and bytes per day for each user.
     pub user_limits: Arc<crate::user_limits::UserLimits>,
     /// A user who sends no complete line for this long is disconnected (`None`: never).
@@ -99,16 +98,17 @@ pub async fn serve(
                 // The address cap and a place among the connections logging in are taken
                 // before any TLS handshake: a host that opens handshakes and never finishes
                 // them holds no more places than one that never logs in.
-                let admitted = match span.in_scope(|| admit(&shared, peer.ip())) {
-                    Ok(a) => a,
-                    // A TLS client could not read a plain refusal: it is just closed, before
-                    // its handshake costs anything.
-                    Err(refusal) if tls.is_none() => {
-                        tasks.spawn(refuse(stream, refusal).instrument(span));
-                        continue;
-                    }
-                    Err(_) => continue,
-                };
+                let admitted =
+                    match span.in_scope(|| admit(&shared.throttle, &shared.admission, peer.ip())) {
+                        Ok(a) => a,
+                        // A TLS client could not read a plain refusal: it is just closed, before
+                        // its handshake costs anything.
+                        Err(refusal) if tls.is_none() => {
+                            tasks.spawn(refuse(stream, refusal).instrument(span));
+                            continue;
+                        }
+                        Err(_) => continue,
+                    };
                 let (shared, shutdown) = (shared.clone(), shutdown.clone());
                 match tls.clone() {
                     None => {
@@ -163,30 +163,7 @@ async fn refuse<S: AsyncWrite + Unpin>(mut stream: S, text: &str) {
     let _ = stream.shutdown().await;
 }
 
-/// A connection's places, taken at connect.
-struct Admitted {
-    /// Counts against the connection's address while it is open.
-    _address_slot: AddressSlot,
-    /// Given up at login.
-    login_place: Place,
-}
-
-/// The places for a new connection from `ip`, or the line that refuses it: a locked-out
-/// address gets none, and one host cannot take the places of the others.
-fn admit(shared: &Shared, ip: IpAddr) -> Result<Admitted, &'static str> {
-    if shared.throttle.locked_out(ip, clock::now()) {
-        tracing::warn!("refused: locked out after repeated login failures");
-        return Err("Too many failed logins from your address. Try again later.\r\n");
-    }
-    let Some(slot) = shared.admission.per_address.take(ip) else {
-        tracing::warn!("refused: too many connections from this address");
-        return Err("Too many connections from your address. Try again later.\r\n");
-    };
-    Ok(Admitted {
-        _address_slot: slot,
-        login_place: shared.admission.enter_login(ip),
-    })
-}
+use crate::login::{admit, Admitted};
 
 async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
     stream: S,
@@ -197,7 +174,7 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
     shutdown: watch::Receiver<bool>,
 ) {
     let Admitted {
-        _address_slot,
+        address_slot: _address_slot,
         login_place,
     } = admitted;
     let _counted = (kind == PortKind::Telnet).then(|| {
@@ -410,9 +387,17 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
         if let Some(ask @ qtc_bbs::Ask::Connect { .. }) = session.pending_ask().cloned() {
             let radios = shared.online.radios();
             let local = &shared.bbs.callsign;
-            let ended =
-                crate::downlink::run(&radios, &ask, local, &mut stream, &mut codec, &mut shutdown)
-                    .await;
+            let user = session.user().map_or(local.clone(), |u| u.call.clone());
+            let ended = crate::downlink::run(
+                &radios,
+                &ask,
+                local,
+                &user,
+                &mut stream,
+                &mut codec,
+                &mut shutdown,
+            )
+            .await;
             let Some(result) = ended else { break };
             session.answer(qtc_bbs::Answer::Disconnected(result), clock::unix_now());
             continue;
@@ -430,24 +415,20 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
             // Counted before the check: parallel guesses cannot outrun the lockout, and while
             // the address or the account is locked out not even the right password is checked.
             // PW's current password is checked (and counted) the same way.
-            let ok = match shared.throttle.attempt(throttle_ip, &call, clock::now()) {
-                None => {
-                    tracing::warn!("login refused unchecked: locked out after repeated failures");
-                    Ok(false)
-                }
-                Some(attempt) => {
-                    // A partner's login must not wait for a burst of users' logins.
-                    let login = match shared.forwarder.partner(&call) {
-                        Some(_) => crate::passwords::Login::Partner,
-                        None => crate::passwords::Login::User,
-                    };
-                    let ok = shared.passwords.check(&call, password, login).await;
-                    if matches!(ok, Ok(true)) {
-                        shared.throttle.succeeded(attempt, clock::now());
-                    }
-                    ok
-                }
+            // A partner's login must not wait for a burst of users' logins.
+            let login = match shared.forwarder.partner(&call) {
+                Some(_) => crate::passwords::Login::Partner,
+                None => crate::passwords::Login::User,
             };
+            let ok = crate::login::check(
+                &shared.throttle,
+                &shared.passwords,
+                throttle_ip,
+                &call,
+                password,
+                login,
+            )
+            .await;
             session.password_checked(ok, clock::unix_now());
             continue;
         }
@@ -552,85 +533,4 @@ fn partner_framing(codec: &mut Codec, shared: &Shared, call: &str, login_lf: boo
         tracing::info!(%call, "the partner never spoke telnet: its link is raw (0xFF as it is)");
     }
     codec.mirror_line_end(login_lf);
-}
-
-/// What [`read_or_write`] did.
-enum Io {
-    Wrote(std::io::Result<usize>),
-    Read(std::io::Result<usize>),
-}
-
-/// Reads into `buf` (when given) or writes some of `pending`, whichever the stream allows
-/// first: output waiting for a slow reader does not stop the user's input (`A`). Input is tried
-/// first: to a client that reads as fast as we write, the socket is always writable, and
-/// trying the write first would leave its `A` unread until the whole output had gone.
-/// Cancel-safe: nothing is written or read unless it returns.
-async fn read_or_write<S: AsyncRead + AsyncWrite + Unpin>(
-    stream: &mut S,
-    pending: &[u8],
-    mut buf: Option<&mut [u8]>,
-) -> Io {
-    std::future::poll_fn(|cx| {
-        if let Some(buf) = buf.as_deref_mut() {
-            let mut rb = ReadBuf::new(buf);
-            if let Poll::Ready(r) = Pin::new(&mut *stream).poll_read(cx, &mut rb) {
-                return Poll::Ready(Io::Read(r.map(|()| rb.filled().len())));
-            }
-        }
-        if !pending.is_empty() {
-            if let Poll::Ready(r) = Pin::new(&mut *stream).poll_write(cx, pending) {
-                return Poll::Ready(Io::Wrote(r));
-            }
-        }
-        Poll::Pending
-    })
-    .await
-}
-
-/// Bytes for the stream (encoded by the codec) and how much of them is written: at most one
-/// piece of the interpreter's output and the codec's own replies.
-struct Outbox {
-    net: Vec<u8>,
-    sent: usize,
-}
-
-impl Outbox {
-    fn new(initial: Vec<u8>) -> Outbox {
-        Outbox {
-            net: initial,
-            sent: 0,
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.sent >= self.net.len()
-    }
-
-    fn pending(&self) -> &[u8] {
-        &self.net[self.sent..]
-    }
-
-    fn sent(&mut self, n: usize) {
-        self.sent += n;
-        if self.sent >= self.net.len() {
-            self.net.clear();
-            self.sent = 0;
-        }
-    }
-
-    /// Writes everything now; false when the stream is gone.
-    async fn write_all<S: AsyncWrite + Unpin>(&mut self, stream: &mut S) -> bool {
-        if self.is_empty() {
-            return true;
-        }
-        let ok = stream.write_all(self.pending()).await.is_ok();
-        self.sent(self.net.len() - self.sent);
-        ok
-    }
-
-    /// A last line after what is pending.
-    async fn bye<S: AsyncWrite + Unpin>(&mut self, stream: &mut S, codec: &mut Codec, text: &str) {
-        codec.encode_text(format!("\r\n{text}\r\n").as_bytes(), &mut self.net);
-        let _ = self.write_all(stream).await;
-    }
 }

@@ -499,6 +499,14 @@ pub enum CtlCmd {
     ///
     /// Example: qtc ctl heard
     Heard,
+    /// The NET/ROM node: nodes known with their routes, neighbours, circuits open.
+    ///
+    /// Example: qtc ctl nodes
+    Nodes {
+        /// One JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run housekeeping now (expire old mail, forget old BIDs) and print what it did.
     ///
     /// Example: qtc ctl housekeep
@@ -524,6 +532,8 @@ pub fn ctl(c: &Loaded, cmd: CtlCmd) -> anyhow::Result<()> {
         CtlCmd::Status { json: false } => "status".to_string(),
         CtlCmd::Status { json: true } => "status json".to_string(),
         CtlCmd::Heard => "heard".to_string(),
+        CtlCmd::Nodes { json: false } => "nodes".to_string(),
+        CtlCmd::Nodes { json: true } => "nodes json".to_string(),
         CtlCmd::Housekeep => "housekeep".to_string(),
     };
     let answer = crate::ctl::client(&c.store.dir, &request)?;

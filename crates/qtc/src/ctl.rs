@@ -92,16 +92,32 @@ async fn request(
         ["status"] => status(&sources, false).await,
         ["status", "json"] => status(&sources, true).await,
         ["heard"] => sources.radios.heard_report(),
+        ["nodes"] => nodes(&sources, false),
+        ["nodes", "json"] => nodes(&sources, true),
         ["housekeep"] => match housekeeper.run_now().await {
             Ok(line) => format!("ok: {line}\n"),
             Err(e) => format!("error: {e}\n"),
         },
         _ => {
-            "error: unknown request; try `forward CALL`, `status [json]`, `heard` or `housekeep`\n"
+            "error: unknown request; try `forward CALL`, `status [json]`, `heard`, `nodes [json]` \
+             or `housekeep`\n"
                 .to_string()
         }
     };
     let _ = stream.write_all(answer.as_bytes()).await;
+}
+
+/// `qtc ctl nodes`: the NET/ROM node's tables and circuits.
+fn nodes(sources: &Sources, json: bool) -> String {
+    let Some(n) = sources.radios.netrom() else {
+        return "error: NET/ROM is off (no [[port]] has a netrom_quality)\n".into();
+    };
+    let v = n.view();
+    if json {
+        serde_json::to_string(&v).map_or_else(|e| format!("error: {e}\n"), |j| j + "\n")
+    } else {
+        v.text()
+    }
 }
 
 async fn status(sources: &Sources, json: bool) -> String {

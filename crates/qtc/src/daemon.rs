@@ -61,6 +61,9 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
         .set_max_size(quota)
         .map_err(|e| anyhow::anyhow!("{e} ([store] max_mb in {})", c.source))?;
     let db_path = store.path().to_path_buf();
+    let uid_validity = store
+        .uid_validity()
+        .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
     let (store, store_thread) =
         StoreHandle::spawn(store).context("cannot start the store thread")?;
     // The interpreter's queries read beside the writer (WAL), on threads of their own.
@@ -131,6 +134,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
                 listeners.push((l, kind, tls.clone()));
             }
         }
+        let mail_listeners = bind_mail(&c).await?;
         let ctl_listener = ctl::bind(&c.store.dir)?;
         let web_listener = crate::web::bind(&c).await?;
         outln!(
@@ -149,11 +153,20 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             };
             outln!("{what}: listening on {}", l.local_addr()?);
         }
+        for (l, proto) in &mail_listeners {
+            outln!("{}: listening on {}", proto.name(), l.local_addr()?);
+        }
         for p in &c.partners {
             outln!("partner: {}", p.describe());
         }
         for p in &c.radio_ports {
             outln!("radio: {} {}", p.name, crate::radio::describe(&p.kind));
+        }
+        if let Some(n) = &c.netrom {
+            outln!(
+                "netrom: {}",
+                crate::radio::netrom::describe(&n.node, &c.radio_ports)
+            );
         }
         outln!("control: {}", ctl::path(&c.store.dir).display());
         if let Some(l) = &web_listener {
@@ -183,7 +196,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             store: store.clone(),
             readers,
             throttle: Arc::new(Throttle::new(c.limits.lockout_after)),
-            admission: Admission::new(
+            admission: Arc::new(Admission::new(
                 Sizes {
                     users: c.telnet.max_sessions.get(),
                     partners: c.telnet.max_partner_sessions.get(),
@@ -191,7 +204,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
                     per_address: c.telnet.max_per_address.get(),
                 },
                 metrics.clone(),
-            ),
+            )),
             user_limits: Arc::new(crate::user_limits::UserLimits::new(
                 c.limits.messages_per_hour,
                 c.limits.bytes_per_day,
@@ -216,6 +229,16 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             ));
         }
         let radios = start_radios(&c, &shared, &stop_rx, &tasks);
+        let mail = mail_shared(&c, &shared, &passwords, acceptor.clone(), uid_validity);
+        for (l, proto) in mail_listeners {
+            tasks.spawn(crate::mail::serve(
+                l,
+                proto,
+                mail.clone(),
+                stop_rx.clone(),
+                tasks.clone(),
+            ));
+        }
         let housekeeper = Arc::new(crate::housekeeping::Housekeeper::new(
             store.clone(),
             c.housekeeping,
@@ -287,7 +310,65 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
     result
 }
 
-/// Starts one task per `[[port]]`; incoming links to our BBS callsigns get a BBS session (a
+/// What the `[mail]` ports share: the telnet ports' throttle, places and password pool.
+fn mail_shared(
+    c: &Loaded,
+    shared: &Shared,
+    passwords: &crate::passwords::Passwords,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+    uid_validity: u32,
+) -> Arc<crate::mail::Shared> {
+    Arc::new(crate::mail::Shared {
+        throttle: shared.throttle.clone(),
+        admission: shared.admission.clone(),
+        passwords: passwords.clone(),
+        backends: crate::mail::store::Backends {
+            readers: shared.readers.clone(),
+            store: shared.store.clone(),
+            user_limits: shared.user_limits.clone(),
+        },
+        metrics: shared.metrics.clone(),
+        idle_timeout: c.limits.idle,
+        login_timeout: c.limits.login_timeout,
+        login_attempts: c.limits.login_attempts.get(),
+        settings: qtc_email::Settings {
+            call: c.station.call.clone(),
+            haddr: c.station.haddr.clone(),
+            domain: c.mail.domain.clone(),
+            max_message: c.limits.max_message,
+            plain_auth: false,
+            starttls: false,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        },
+        plain_auth_anywhere: c.mail.plain_auth,
+        uid_validity,
+        acceptor,
+        changes: shared.store.changes(),
+    })
+}
+
+/// Binds the `[mail]` listeners.
+async fn bind_mail(c: &Loaded) -> anyhow::Result<Vec<(TcpListener, crate::mail::Protocol)>> {
+    use crate::mail::Protocol;
+    let mut out = Vec::new();
+    for (addrs, proto, key) in [
+        (&c.mail.smtp, Protocol::Smtp, "[mail] smtp_listen"),
+        (&c.mail.pop3, Protocol::Pop3, "[mail] pop3_listen"),
+        (&c.mail.imap, Protocol::Imap, "[mail] imap_listen"),
+        (&c.mail.nntp, Protocol::Nntp, "[mail] nntp_listen"),
+    ] {
+        for addr in addrs {
+            let l = TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("cannot listen on {addr} ({key} in {})", c.source))?;
+            out.push((l, proto));
+        }
+    }
+    Ok(out)
+}
+
+/// Starts one task per `[[port]]`, and the NET/ROM node over them when `[netrom]` is on;
+/// incoming links to our BBS callsigns and circuits to our node get a BBS session (a
 /// BBS-flagged caller is handed to forwarding, as on telnet).
 fn start_radios(
     c: &Loaded,
@@ -298,7 +379,8 @@ fn start_radios(
     use crate::radio::{self, PortSetup, RadioHandle};
     let mut handles = std::collections::BTreeMap::new();
     let mut ports = Vec::new();
-    for p in &c.radio_ports {
+    let mut wiring = c.netrom.as_ref().map(|n| NetromWiring::new(c, n));
+    for (i, p) in c.radio_ports.iter().enumerate() {
         let (tx, rx) = tokio::sync::mpsc::channel(16);
         let heard = radio::Heard::default();
         ports.push(crate::online::Port {
@@ -307,26 +389,7 @@ fn start_radios(
             heard: heard.clone(),
         });
         let health = std::sync::Arc::<radio::PortHealth>::default();
-        let (sh, st, tk, name) = (shared.clone(), stop.clone(), tasks.clone(), p.name.clone());
-        let on_incoming: radio::Incoming = Arc::new(move |stream, _local, remote| {
-            let span = tracing::info_span!("ax25", port = %name, %remote);
-            let (sh, st) = (sh.clone(), st.clone());
-            let opts = bbs_port::UserOpts {
-                access: qtc_bbs::Access::Callsign(remote.call().to_string()),
-                throttle_ip: None,
-                partners_only: false,
-                initial: Vec::new(),
-                via: name.clone(),
-                station: Some(remote.to_string()),
-                login_place: None,
-            };
-            tk.spawn(
-                async move {
-                    bbs_port::serve_user(stream, Codec::raw(), opts, &sh, st).await;
-                }
-                .instrument(span),
-            );
-        });
+        let on_incoming = bbs_for_callers(shared, stop, tasks, &p.name, false);
         tasks.spawn(radio::run_port(
             PortSetup {
                 port: p.clone(),
@@ -336,6 +399,7 @@ fn start_radios(
                 heard: heard.clone(),
                 health: health.clone(),
                 metrics: shared.metrics.clone(),
+                netrom: wiring.as_mut().and_then(|w| w.hooks[i].take()),
             },
             rx,
             stop.clone(),
@@ -349,9 +413,116 @@ fn start_radios(
             },
         );
     }
-    let radios = Radios::new(handles);
+    let mut radios = Radios::new(handles);
+    if let Some(w) = wiring {
+        let on_incoming = bbs_for_callers(shared, stop, tasks, "netrom", true);
+        radios = radios.with_netrom(w.start(c, on_incoming, stop, tasks));
+    }
     shared.online.set_ports(ports, radios.clone());
     radios
+}
+
+/// Where callers over the air go: a BBS session each. `via` is the radio port's name, or
+/// `netrom` for circuits (`U` shows it).
+fn bbs_for_callers(
+    shared: &Arc<Shared>,
+    stop: &watch::Receiver<bool>,
+    tasks: &TaskTracker,
+    via: &str,
+    circuits: bool,
+) -> crate::radio::Incoming {
+    let (sh, st, tk, name) = (shared.clone(), stop.clone(), tasks.clone(), via.to_string());
+    Arc::new(move |stream, _local, remote| {
+        let span = if circuits {
+            tracing::info_span!("netrom", user = %remote)
+        } else {
+            tracing::info_span!("ax25", port = %name, %remote)
+        };
+        let (sh, st) = (sh.clone(), st.clone());
+        let opts = bbs_port::UserOpts {
+            access: qtc_bbs::Access::Callsign(remote.call().to_string()),
+            throttle_ip: None,
+            partners_only: false,
+            initial: Vec::new(),
+            via: name.clone(),
+            station: Some(remote.to_string()),
+            login_place: None,
+        };
+        tk.spawn(
+            async move {
+                bbs_port::serve_user(stream, Codec::raw(), opts, &sh, st).await;
+            }
+            .instrument(span),
+        );
+    })
+}
+
+/// The channels between the NET/ROM node and the ports with a NET/ROM quality.
+struct NetromWiring {
+    node: qtc_netrom::Config,
+    to_node: tokio::sync::mpsc::Sender<crate::radio::netrom::NetIn>,
+    inbox: tokio::sync::mpsc::Receiver<crate::radio::netrom::NetIn>,
+    /// Each port's hook, taken by its task.
+    hooks: Vec<Option<crate::radio::netrom::PortHook>>,
+    /// The node's side of each port's channel.
+    senders: Vec<Option<tokio::sync::mpsc::Sender<crate::radio::netrom::NetOut>>>,
+}
+
+impl NetromWiring {
+    fn new(c: &Loaded, n: &crate::config::netrom::Netrom) -> NetromWiring {
+        use crate::radio::netrom::{PortHook, QUEUE};
+        use tokio::sync::mpsc::channel;
+        let (to_node, inbox) = channel(QUEUE);
+        let mut hooks = Vec::new();
+        let mut senders = Vec::new();
+        for (i, p) in c.radio_ports.iter().enumerate() {
+            if p.netrom_quality == 0 {
+                hooks.push(None);
+                senders.push(None);
+                continue;
+            }
+            let (tx, rx) = channel(QUEUE);
+            hooks.push(Some(PortHook {
+                port: i,
+                call: n.node.call,
+                to_node: to_node.clone(),
+                from_node: rx,
+            }));
+            senders.push(Some(tx));
+        }
+        NetromWiring {
+            node: n.node.clone(),
+            to_node,
+            inbox,
+            hooks,
+            senders,
+        }
+    }
+
+    /// Starts the node's task.
+    fn start(
+        self,
+        c: &Loaded,
+        on_incoming: crate::radio::Incoming,
+        stop: &watch::Receiver<bool>,
+        tasks: &TaskTracker,
+    ) -> crate::radio::netrom::NetromHandle {
+        use crate::radio::netrom::{self, NetromHandle};
+        drop(self.to_node);
+        let (cmd_tx, cmds) = tokio::sync::mpsc::channel(16);
+        let view = Arc::default();
+        tasks.spawn(netrom::run(netrom::Setup {
+            node: qtc_netrom::Node::new(self.node, crate::clock::now()),
+            ports: self.senders,
+            port_names: c.radio_ports.iter().map(|p| p.name.clone()).collect(),
+            inbox: self.inbox,
+            cmds,
+            on_incoming,
+            view: Arc::clone(&view),
+            shutdown: stop.clone(),
+        }));
+        NetromHandle::new(cmd_tx, view)
+    }
 }
 
 /// Raises the open-file limit to its hard limit: every connection is a descriptor, and the

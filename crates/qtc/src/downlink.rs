@@ -1,5 +1,6 @@
-//! `C`: a BBS user connected out through a radio port. The user's stream and the AX.25 link
-//! are joined (the link from [`crate::radio::Radios::connect`], the engine `qtc call` uses)
+//! `C`: a BBS user connected out through a radio port, or over NET/ROM to a node by its alias
+//! or callsign (as the user's own callsign). The user's stream and the AX.25 link (from
+//! [`crate::radio::Radios::connect`], the engine `qtc call` uses) or the circuit are joined
 //! until either side goes; then the user is back at the BBS prompt.
 
 use qtc_ax25::Callsign;
@@ -24,6 +25,7 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
     radios: &Radios,
     ask: &Ask,
     local: &str,
+    user: &str,
     stream: &mut S,
     codec: &mut Codec,
     shutdown: &mut watch::Receiver<bool>,
@@ -31,13 +33,22 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
     let Ask::Connect { port, call, via } = ask else {
         return Some(Err("not a connect request".into()));
     };
-    let link = match open(radios, port.as_deref(), local, call, via).await {
-        Ok(link) => link,
+    let netrom = radios
+        .netrom()
+        .filter(|n| port.is_none() && via.is_empty() && n.find(call).is_some());
+    let opened = match netrom {
+        Some(n) => circuit(n, user, call).await,
+        None => open(radios, port.as_deref(), local, call, via)
+            .await
+            .map(|l| (l, call.clone())),
+    };
+    let (link, name) = match opened {
+        Ok(x) => x,
         Err(e) => return Some(Err(e)),
     };
-    tracing::info!(%call, ?via, "user connected out");
+    tracing::info!(%call, ?via, netrom = netrom.is_some(), "user connected out");
     let mut hello = Vec::new();
-    codec.encode_text(format!("*** Connected to {call}\r").as_bytes(), &mut hello);
+    codec.encode_text(format!("*** Connected to {name}\r").as_bytes(), &mut hello);
     if stream.write_all(&hello).await.is_err() {
         return None;
     }
@@ -73,6 +84,19 @@ async fn open(
     radios
         .connect(&port, parse(local)?, parse(call)?, via)
         .await
+}
+
+/// Opens a NET/ROM circuit for `user` to the node `name`; the stream and `ALIAS:CALL`.
+async fn circuit(
+    netrom: &crate::radio::netrom::NetromHandle,
+    user: &str,
+    name: &str,
+) -> Result<(DuplexStream, String), String> {
+    let user = user
+        .parse::<Callsign>()
+        .map_err(|e| format!("{user} is not a callsign ({e})"))?;
+    let (stream, node) = netrom.connect(user, name).await?;
+    Ok((stream, node.name()))
 }
 
 /// Moves text between the user and the link until one of them goes. Lines typed go out with

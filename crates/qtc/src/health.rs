@@ -27,6 +27,8 @@ pub struct Health {
     pub users: Vec<UserReport>,
     /// The message store.
     pub store: StoreReport,
+    /// The NET/ROM node, when `[netrom]` is on.
+    pub netrom: Option<crate::radio::netrom::NetromView>,
 }
 
 /// One partner.
@@ -217,6 +219,7 @@ pub async fn gather(sources: &Sources) -> Result<Health, String> {
             path: path.display().to_string(),
             quota_bytes: quota,
         },
+        netrom: radios.netrom().map(|n| n.view()),
     })
 }
 
@@ -280,6 +283,16 @@ impl Health {
                 "; {} in, {} out\n",
                 bytes(p.bytes_in),
                 bytes(p.bytes_out)
+            ));
+        }
+        if let Some(n) = &self.netrom {
+            out.push_str(&format!(
+                "netrom: {}:{}, {} nodes, {} neighbours, {} circuits (qtc ctl nodes)\n",
+                n.alias,
+                n.call,
+                n.nodes.len(),
+                n.neighbours.len(),
+                n.circuits.len()
             ));
         }
         if !self.ports.is_empty() {

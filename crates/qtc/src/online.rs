@@ -8,7 +8,9 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use qtc_bbs::{Answer, Ask, HeardStation, OnlineUser, PortInfo};
+use qtc_bbs::{
+    Answer, Ask, HeardStation, NeighbourInfo, NodeInfo, OnlineUser, PortInfo, RouteInfo,
+};
 use tokio::sync::broadcast;
 
 use crate::radio::{Heard, Radios};
@@ -210,7 +212,49 @@ impl Online {
                         .collect(),
                 )
             }
+            Ask::Nodes { node } => Answer::Nodes(self.netrom_nodes(node.as_deref())),
+            Ask::Routes => Answer::Routes(self.netrom_routes()),
         })
+    }
+
+    /// `NODES [name]` from the NET/ROM node's tables; `None` when it is off.
+    fn netrom_nodes(&self, name: Option<&str>) -> Option<Vec<NodeInfo>> {
+        let view = self.radios.get()?.netrom()?.view();
+        let info = |n: &crate::radio::netrom::NodeRow| NodeInfo {
+            alias: n.alias.clone(),
+            call: n.call.clone(),
+            routes: n
+                .routes
+                .iter()
+                .map(|r| RouteInfo {
+                    quality: r.quality,
+                    obsolescence: r.obsolescence,
+                    port: r.port.clone(),
+                    neighbour: r.neighbour.clone(),
+                })
+                .collect(),
+        };
+        Some(match name {
+            Some(name) => view.find(name).map(info).into_iter().collect(),
+            None => view.nodes.iter().map(info).collect(),
+        })
+    }
+
+    /// `ROUTES` from the NET/ROM node's tables; `None` when it is off.
+    fn netrom_routes(&self) -> Option<Vec<NeighbourInfo>> {
+        let view = self.radios.get()?.netrom()?.view();
+        Some(
+            view.neighbours
+                .iter()
+                .map(|n| NeighbourInfo {
+                    port: n.port.clone(),
+                    call: n.call.clone(),
+                    quality: n.quality,
+                    locked: n.locked,
+                    nodes: n.nodes,
+                })
+                .collect(),
+        )
     }
 
     /// Who is logged in now, how, and since when (Unix seconds), in order of arrival.

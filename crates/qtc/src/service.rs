@@ -173,6 +173,9 @@ pub fn restart_needed(a: &Loaded, b: &Loaded) -> Vec<&'static str> {
     if a.ax25 != b.ax25 || a.radio_ports != b.radio_ports {
         v.push("[ax25]/[[port]]");
     }
+    if a.netrom != b.netrom {
+        v.push("[netrom]");
+    }
     // Routes are applied; anything else about a partner (connect, login, protocol, interval,
     // a partner added or removed) is held by the running forwarder.
     let strip = |ps: &[config::forward::Partner]| {
@@ -217,6 +220,12 @@ pub fn check(c: &Loaded) -> anyhow::Result<()> {
     }
     for p in &c.radio_ports {
         outln!("radio: {} {}", p.name, crate::radio::describe(&p.kind));
+    }
+    if let Some(n) = &c.netrom {
+        outln!(
+            "netrom: {}",
+            crate::radio::netrom::describe(&n.node, &c.radio_ports)
+        );
     }
     for p in &c.partners {
         outln!("partner: {}", p.describe());

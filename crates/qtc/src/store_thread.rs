@@ -24,6 +24,8 @@ pub struct StoreHandle {
     /// are writing.
     sent: Arc<AtomicU64>,
     queued: QueueMarks,
+    /// Moves after every job that wrote something: what IMAP IDLE waits on.
+    changed: tokio::sync::watch::Receiver<u64>,
 }
 
 /// The store thread went away (it only does at shutdown, or if a job panicked).
@@ -37,6 +39,8 @@ impl StoreHandle {
     pub fn spawn(mut store: Store) -> std::io::Result<(StoreHandle, JoinHandle<()>)> {
         let queued = store.queue_marks();
         let (tx, rx) = mpsc::channel::<Job>();
+        let (changes, changed) = tokio::sync::watch::channel(0u64);
+        let mut seen = store.changes();
         let background = Arc::new(Mutex::new(VecDeque::<Job>::new()));
         let later = background.clone();
         let thread = std::thread::Builder::new()
@@ -57,6 +61,11 @@ impl StoreHandle {
                     }
                 };
                 job(&mut store);
+                // A counter in memory: no system call unless a task waits on it.
+                if store.changes() != seen {
+                    seen = store.changes();
+                    changes.send_modify(|n| *n += 1);
+                }
             })?;
         Ok((
             StoreHandle {
@@ -64,9 +73,15 @@ impl StoreHandle {
                 background,
                 sent: Arc::new(AtomicU64::new(0)),
                 queued,
+                changed,
             },
             thread,
         ))
+    }
+
+    /// A receiver that hears of every job that wrote to the store (IMAP IDLE).
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changed.clone()
     }
 
     /// The store's queue marks, readable without a call to the store thread.

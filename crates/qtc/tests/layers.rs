@@ -21,11 +21,19 @@ const LAYERS: &[&[&str]] = &[
         "import",
     ],
     // Counters, limits, finding the config file, the store's readers.
-    &["metrics", "user_limits", "config_file", "read_pool"],
+    &[
+        "metrics",
+        "user_limits",
+        "config_file",
+        "read_pool",
+        "stream_io",
+    ],
     // Login throttling; password checks (they read stored hashes on the readers).
     &["throttle", "passwords"],
     // Admission to the ports; where a BBS session's store requests run.
     &["admission", "session_store"],
+    // The login path every port shares (places at connect, the counted password check).
+    &["login"],
     // Services: radio ports, housekeeping, forwarding, who is online.
     &["radio", "housekeeping"],
     &["forward", "online", "downlink"],
@@ -33,7 +41,7 @@ const LAYERS: &[&[&str]] = &[
     // What the sysop and the users reach: the control socket, the web, the BBS ports, the
     // CLI, the systemd glue.
     &["ctl"],
-    &["web", "bbs_port", "service", "cli"],
+    &["web", "bbs_port", "service", "cli", "mail"],
     // Creates every service and wires them together.
     &["daemon"],
 ];

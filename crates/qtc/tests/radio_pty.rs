@@ -150,3 +150,53 @@ fn kiss_serial_port_forwards_over_a_pty_as_its_tty() {
     );
     forward_both_ways(&a, &b, 20, 5);
 }
+
+/// NET/ROM over KISS ptys: three nodes in a chain (A's pty bridged to B's first, B's second to
+/// C's), A cannot hear C; a user on A reaches C's BBS by alias and comes back with `B`.
+#[test]
+fn netrom_chain_over_kiss_ptys() {
+    let d = tempfile::tempdir().unwrap();
+    let p = |n: &str| d.path().join(n);
+    let node = |alias: &str, ports: &[(&str, PathBuf)]| {
+        let mut t = String::new();
+        for (name, path) in ports {
+            t.push_str(&pty_port(path).replace("name = \"pty\"", &format!("name = \"{name}\"")));
+            t.push_str("netrom_quality = 192\n");
+        }
+        format!("{t}[netrom]\nalias = \"{alias}\"\nbroadcast = \"10s\"\n")
+    };
+    let a = Daemon::start_bbs(
+        "N0AAA",
+        &[("N0USR", "pw", "")],
+        &node("AAA", &[("pty", p("a"))]),
+    );
+    let _b = Daemon::start_bbs(
+        "N0BBB",
+        &[],
+        &node("BBB", &[("west", p("b1")), ("east", p("b2"))]),
+    );
+    let _c = Daemon::start_bbs("N0CCC", &[], &node("CCC", &[("pty", p("c"))]));
+    for n in ["a", "b1", "b2", "c"] {
+        wait_for(&p(n));
+    }
+    bridge(&p("a"), &p("b1"));
+    bridge(&p("b2"), &p("c"));
+    // The first broadcasts went before the bridges: the next ones (10 s) or B's answers to
+    // A's and C's do it.
+    a.wait_for_log_within(
+        "NET/ROM route learned: CCC:N0CCC-1 via N0BBB-1 on port pty",
+        Duration::from_secs(60),
+    );
+    let mut u = a.connect();
+    u.expect("Callsign:");
+    u.send("N0USR");
+    u.expect("Password:");
+    u.send("pw");
+    u.expect("de N0AAA>");
+    u.send("C CCC");
+    u.expect("*** Connected to CCC:N0CCC-1");
+    u.expect("de N0CCC>");
+    u.send("B");
+    u.expect("*** Disconnected from CCC. Back at N0AAA.");
+    u.expect("de N0AAA>");
+}

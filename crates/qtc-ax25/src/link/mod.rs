@@ -208,6 +208,13 @@ pub enum Event {
     },
     /// In-sequence data from the peer (one I frame's information field).
     Data(Vec<u8>),
+    /// An in-sequence I frame whose PID is NET/ROM's: one layer-3 packet, kept whole.
+    Datagram {
+        /// The frame's PID.
+        pid: Pid,
+        /// Its information field.
+        data: Vec<u8>,
+    },
     /// The link was re-established after data had flowed. Frames in flight at that moment may
     /// have been lost or may be delivered twice.
     Reset,
@@ -305,12 +312,16 @@ pub struct Link {
 
     /// Bytes from `send` not yet put in an I frame.
     pending: VecDeque<u8>,
-    /// Information fields of outstanding I frames, indexed by N(S).
-    sent: Vec<Option<Vec<u8>>>,
+    /// Packets from `send_datagram` not yet sent, each one I frame, with its PID.
+    datagrams: VecDeque<(Pid, Vec<u8>)>,
+    /// Bytes held in `datagrams`.
+    datagram_bytes: usize,
+    /// Outstanding I frames, indexed by N(S).
+    sent: Vec<Option<Outstanding>>,
     /// N(S) values the peer asked for with SREJ.
     resend: VecDeque<u8>,
-    /// Out-of-sequence I frames kept for SREJ recovery, indexed by N(S).
-    rx_stash: Vec<Option<Vec<u8>>>,
+    /// Out-of-sequence I frames (PID, information) kept for SREJ recovery, indexed by N(S).
+    rx_stash: Vec<Option<(Pid, Vec<u8>)>>,
     /// Bit n set: SREJ for N(S) = n sent and not yet answered.
     srej_requested: u128,
     rx_undelivered: usize,
@@ -362,6 +373,8 @@ impl Link {
             t1v: t1_initial,
             t1_initial,
             pending: VecDeque::new(),
+            datagrams: VecDeque::new(),
+            datagram_bytes: 0,
             sent: vec![None; 128],
             resend: VecDeque::new(),
             rx_stash: vec![None; 128],
@@ -456,22 +469,23 @@ impl Link {
         self.stats
     }
 
-    /// Bytes queued by [`Link::send`] and not yet put in an I frame.
+    /// Bytes queued by [`Link::send`] and [`Link::send_datagram`] and not yet put in an I
+    /// frame.
     #[must_use]
     pub fn pending_bytes(&self) -> usize {
-        self.pending.len()
+        self.pending.len() + self.datagram_bytes
     }
 
     /// How many more bytes [`Link::send`] would accept now.
     #[must_use]
     pub fn send_capacity(&self) -> usize {
-        self.cfg.send_buffer.saturating_sub(self.pending.len())
+        self.cfg.send_buffer.saturating_sub(self.pending_bytes())
     }
 
     /// Whether everything sent has been acknowledged and nothing is queued.
     #[must_use]
     pub fn is_idle(&self) -> bool {
-        self.pending.is_empty() && self.va == self.vs_max
+        self.pending.is_empty() && self.datagrams.is_empty() && self.va == self.vs_max
     }
 
     /// Disconnected with no output left to drain: the link can be dropped.
@@ -513,6 +527,26 @@ impl Link {
             return Err(Error::SendBufferFull);
         }
         self.pending.extend(data);
+        Ok(())
+    }
+
+    /// Queue one packet to go as one I frame with `pid` (a NET/ROM datagram), however long
+    /// the link's N1: such packets are never cut or joined. All or nothing, as [`Link::send`];
+    /// [`Error::InfoTooLong`] beyond [`MAX_INFO_LEN`].
+    pub fn send_datagram(&mut self, _now: Instant, pid: Pid, data: Vec<u8>) -> Result<(), Error> {
+        match self.state {
+            State::Disconnected | State::AwaitingRelease => return Err(Error::NotConnected),
+            _ if self.close_pending => return Err(Error::InvalidState("closing")),
+            _ => {}
+        }
+        if data.len() > MAX_INFO_LEN {
+            return Err(Error::InfoTooLong { len: data.len() });
+        }
+        if data.len() > self.send_capacity() {
+            return Err(Error::SendBufferFull);
+        }
+        self.datagram_bytes += data.len();
+        self.datagrams.push_back((pid, data));
         Ok(())
     }
 
@@ -643,7 +677,7 @@ impl Link {
     #[must_use]
     pub fn poll_event(&mut self) -> Option<Event> {
         let e = self.events.pop_front()?;
-        if let Event::Data(d) = &e {
+        if let Event::Data(d) | Event::Datagram { data: d, .. } = &e {
             self.rx_undelivered = self.rx_undelivered.saturating_sub(d.len());
         }
         Some(e)
@@ -765,10 +799,23 @@ impl Link {
         let count = self.seq_sub(self.vs_max, self.va);
         for _ in 0..count {
             seq = self.seq_sub(seq, 1);
-            if let Some(data) = self.sent[usize::from(seq)].take() {
-                for &b in data.iter().rev() {
-                    self.pending.push_front(b);
+            match self.sent[usize::from(seq)].take() {
+                Some(Outstanding {
+                    datagram: Some(pid),
+                    data,
+                }) => {
+                    self.datagram_bytes += data.len();
+                    self.datagrams.push_front((pid, data));
                 }
+                Some(Outstanding {
+                    datagram: None,
+                    data,
+                }) => {
+                    for &b in data.iter().rev() {
+                        self.pending.push_front(b);
+                    }
+                }
+                None => {}
             }
         }
         self.reset_sequence();
@@ -776,6 +823,8 @@ impl Link {
 
     fn discard_queue(&mut self) {
         self.pending.clear();
+        self.datagrams.clear();
+        self.datagram_bytes = 0;
         self.reset_sequence();
         self.close_pending = false;
     }
@@ -1167,37 +1216,50 @@ impl Link {
             if !self.outstanding(seq) {
                 continue;
             }
-            if let Some(data) = self.sent[usize::from(seq)].clone() {
+            if let Some(o) = self.sent[usize::from(seq)].clone() {
                 self.stats.i_frames_resent += 1;
-                return Some(self.i_frame(now, seq, data));
+                return Some(self.i_frame(now, seq, o));
             }
         }
         // Go-back-N retransmission in progress.
         if self.vs != self.vs_max {
             let seq = self.vs;
-            if let Some(data) = self.sent[usize::from(seq)].clone() {
+            if let Some(o) = self.sent[usize::from(seq)].clone() {
                 self.vs = self.seq_add(seq, 1);
                 self.stats.i_frames_resent += 1;
-                return Some(self.i_frame(now, seq, data));
+                return Some(self.i_frame(now, seq, o));
             }
             // Cannot happen (slots between V(A) and vs_max are filled); resynchronise.
             self.vs = self.vs_max;
         }
-        // New data, within the window.
-        if self.pending.is_empty() || self.seq_sub(self.vs, self.va) >= self.k {
+        // New data, within the window: whole packets first, then the byte stream.
+        if self.seq_sub(self.vs, self.va) >= self.k {
             return None;
         }
-        let len = self.pending.len().min(self.n1);
-        let data: Vec<u8> = self.pending.drain(..len).collect();
+        let o = if let Some((pid, data)) = self.datagrams.pop_front() {
+            self.datagram_bytes -= data.len();
+            Outstanding {
+                datagram: Some(pid),
+                data,
+            }
+        } else if !self.pending.is_empty() {
+            let len = self.pending.len().min(self.n1);
+            Outstanding {
+                datagram: None,
+                data: self.pending.drain(..len).collect(),
+            }
+        } else {
+            return None;
+        };
         let seq = self.vs;
-        self.sent[usize::from(seq)] = Some(data.clone());
+        self.sent[usize::from(seq)] = Some(o.clone());
         self.vs = self.seq_add(seq, 1);
         self.vs_max = self.vs;
         self.stats.i_frames_sent += 1;
-        Some(self.i_frame(now, seq, data))
+        Some(self.i_frame(now, seq, o))
     }
 
-    fn i_frame(&mut self, now: Instant, ns: u8, data: Vec<u8>) -> Frame {
+    fn i_frame(&mut self, now: Instant, ns: u8, o: Outstanding) -> Frame {
         self.ack_pending = false;
         self.timers.stop(Timer::T2);
         self.ensure_t1(now);
@@ -1206,9 +1268,18 @@ impl Link {
             ns,
             self.vr,
             false,
-            self.cfg.pid,
-            data,
+            o.datagram.unwrap_or(self.cfg.pid),
+            o.data,
             self.modulo,
         )
     }
+}
+
+/// An I frame sent and not yet acknowledged: its information field, and the PID it went with
+/// when it is a whole packet from [`Link::send_datagram`] (`None`: a piece of the byte stream,
+/// sent with [`Config::pid`]).
+#[derive(Debug, Clone)]
+struct Outstanding {
+    datagram: Option<Pid>,
+    data: Vec<u8>,
 }

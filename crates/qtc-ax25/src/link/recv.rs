@@ -3,7 +3,9 @@
 use std::time::Instant;
 
 use super::{DisconnectReason, Event, Link, State, Timer, XidState};
-use crate::wire::{CommandResponse, Control, Frame, Modulo, Supervisory, Unnumbered, XidParams};
+use crate::wire::{
+    CommandResponse, Control, Frame, Modulo, Pid, Supervisory, Unnumbered, XidParams,
+};
 
 /// Result of checking a received N(R) against V(A)..vs_max.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,10 +91,16 @@ impl Link {
         self.reestablish(now, self.modulo);
     }
 
-    fn deliver(&mut self, data: Vec<u8>) {
+    /// Hands one I frame's information field to the application: NET/ROM datagrams as
+    /// [`Event::Datagram`] (each frame is one packet), everything else as stream data.
+    fn deliver(&mut self, pid: Pid, data: Vec<u8>) {
         self.rx_undelivered += data.len();
         self.traffic_seen = true;
-        self.events.push_back(Event::Data(data));
+        self.events.push_back(if pid == Pid::NETROM {
+            Event::Datagram { pid, data }
+        } else {
+            Event::Data(data)
+        });
     }
 
     // ------------------------------------------------------------------ U frames
@@ -491,13 +499,13 @@ impl Link {
         }
 
         if ns == self.vr {
-            self.deliver(f.info);
+            self.deliver(f.pid.unwrap_or(Pid::NO_LAYER3), f.info);
             self.srej_requested &= !(1u128 << ns);
             self.vr = self.seq_add(self.vr, 1);
             self.reject_exception = false;
-            while let Some(data) = self.rx_stash[usize::from(self.vr)].take() {
+            while let Some((pid, data)) = self.rx_stash[usize::from(self.vr)].take() {
                 self.srej_requested &= !(1u128 << self.vr);
-                self.deliver(data);
+                self.deliver(pid, data);
                 self.vr = self.seq_add(self.vr, 1);
             }
             if poll {
@@ -524,7 +532,7 @@ impl Link {
         }
 
         if self.srej {
-            self.rx_stash[usize::from(ns)].get_or_insert(f.info);
+            self.rx_stash[usize::from(ns)].get_or_insert((f.pid.unwrap_or(Pid::NO_LAYER3), f.info));
             let mut answered_poll = false;
             let mut seq = self.vr;
             for _ in 0..ahead {

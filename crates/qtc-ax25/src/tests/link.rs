@@ -690,3 +690,48 @@ fn seed_sweep() {
         }
     }
 }
+
+/// NET/ROM datagrams share a link with text: each goes as one I frame with its PID, whatever
+/// N1 is, and comes out whole as `Event::Datagram`; a lossy channel loses none and splits
+/// none.
+#[test]
+fn datagrams_keep_their_frames_and_pid_beside_the_text() {
+    for seed in 0..4 {
+        let cfg = Config { n1: 64, ..v22() };
+        let mut p = Pair::new(cfg.clone(), cfg, seed);
+        p.loss = 0.1;
+        p.connect();
+        let packets: Vec<Vec<u8>> = (0..40u8).map(|i| vec![i; 100 + usize::from(i)]).collect();
+        let text = p.rng.bytes(5000);
+        p.a.to_send.extend(&text);
+        for d in &packets {
+            p.a.link
+                .send_datagram(p.now, crate::wire::Pid::NETROM, d.clone())
+                .unwrap();
+        }
+        let want = packets.len();
+        let ok = p.drive_until(Duration::from_secs(600), |p| {
+            p.b.rx.len() >= text.len()
+                && p.b
+                    .events
+                    .iter()
+                    .filter(|e| matches!(e, Event::Datagram { .. }))
+                    .count()
+                    >= want
+        });
+        assert!(ok, "stalled: {} text bytes", p.b.rx.len());
+        assert_eq!(p.b.rx, text);
+        let got: Vec<Vec<u8>> =
+            p.b.events
+                .iter()
+                .filter_map(|e| match e {
+                    Event::Datagram { pid, data } => {
+                        assert_eq!(*pid, crate::wire::Pid::NETROM);
+                        Some(data.clone())
+                    }
+                    _ => None,
+                })
+                .collect();
+        assert_eq!(got, packets, "seed {seed}");
+    }
+}

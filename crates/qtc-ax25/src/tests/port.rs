@@ -360,3 +360,27 @@ fn two_ports_talk() {
     assert_eq!(user.poll_timeout(), None);
     let _ = Duration::ZERO;
 }
+
+#[test]
+fn ui_frames_to_a_broadcast_address_are_taken_and_never_answered() {
+    let now = base();
+    let mut port = bbs_port();
+    port.add_ui_destination(call("NODES"));
+    let nodes = Frame::ui(
+        Address::new(call("NODES"), call("N0BBB"), CommandResponse::Command),
+        Pid::NETROM,
+        b"\xFFBBB   ".to_vec(),
+    );
+    port.handle(now, &nodes.to_bytes());
+    assert_eq!(port.poll_event(), Some(PortEvent::Ui(nodes)));
+    // A connect to it is no connect to us: no UA, no DM, no link.
+    let sabm = Frame::unnumbered(
+        Address::new(call("NODES"), call("N0BBB"), CommandResponse::Command),
+        Unnumbered::Sabm,
+        true,
+    );
+    port.handle(now, &sabm.to_bytes());
+    assert!(drain_tx(&mut port, now).is_empty());
+    assert_eq!(port.poll_event(), None);
+    assert_eq!(port.link_count(), 0);
+}

@@ -87,6 +87,19 @@ impl Callsign {
         Ok(Callsign { ssid, ..self })
     }
 
+    /// The 7-byte form an address field carries (characters shifted left, SSID byte with the
+    /// reserved bits set, no C/H or extension bit). NET/ROM carries callsigns this way.
+    #[must_use]
+    pub fn to_shifted(&self) -> [u8; ADDRESS_LEN] {
+        self.encode(false, false)
+    }
+
+    /// Reads the 7-byte shifted form, ignoring the SSID byte's flag bits (C/H, reserved,
+    /// extension), as NET/ROM peers set them freely.
+    pub fn from_shifted(bytes: &[u8; ADDRESS_LEN]) -> Result<Callsign, Error> {
+        Callsign::decode(bytes).map(|(c, _)| c)
+    }
+
     /// Decode one 7-byte address. Returns the callsign and the raw SSID byte (flag bits).
     fn decode(bytes: &[u8; ADDRESS_LEN]) -> Result<(Callsign, u8), Error> {
         let mut call = *b"      ";

@@ -37,6 +37,8 @@ impl Session {
             Command::Users => self.ask(Ask::Users),
             Command::Heard => self.ask(Ask::Heard),
             Command::Ports => self.ask(Ask::Ports),
+            Command::Nodes(node) => self.ask(Ask::Nodes { node }),
+            Command::Routes => self.ask(Ask::Routes),
             Command::Conv(channel) => self.ask(Ask::Conv { channel }),
             Command::Connect { port, call, via } => self.connect(port, call, via),
             Command::Talk(text) => self.page_sysop(text),

@@ -4,10 +4,13 @@
 use qtc_mail::Utc;
 
 use super::{Event, Session, State};
-use crate::ask::{Answer, Ask};
+use crate::ask::{Answer, Ask, NeighbourInfo, NodeInfo};
 
 /// The longest page to the sysop kept (a line on the sysop's screen).
 const MAX_PAGE_TEXT: usize = 60;
+
+/// Nodes per line of `NODES`.
+const NODES_PER_LINE: usize = 3;
 
 /// Heard stations shown per port: enough for 1200 baud.
 const HEARD_SHOWN: usize = 10;
@@ -53,6 +56,14 @@ impl Session {
                 }
             }
             Answer::ConvEnded => self.say("*** Left the conference.\r"),
+            Answer::Nodes(None) | Answer::Routes(None) => {
+                self.say("This BBS is no NET/ROM node.\r")
+            }
+            Answer::Nodes(Some(nodes)) => match ask {
+                Ask::Nodes { node: Some(name) } => self.node_routes(&name, &nodes),
+                _ => self.node_list(&nodes),
+            },
+            Answer::Routes(Some(neighbours)) => self.neighbour_list(&neighbours),
             Answer::Disconnected(result) => {
                 let call = match ask {
                     Ask::Connect { call, .. } => call,
@@ -69,6 +80,63 @@ impl Session {
         }
         self.prompt();
         self.take_waiting(now);
+    }
+
+    /// `NODES`: `ALIAS:CALL`, three to a line, as NET/ROM nodes list them.
+    fn node_list(&mut self, nodes: &[NodeInfo]) {
+        if nodes.is_empty() {
+            self.say("Nodes: none known yet.\r");
+            return;
+        }
+        self.say(&format!("Nodes ({}):\r", nodes.len()));
+        for row in nodes.chunks(NODES_PER_LINE) {
+            let line: Vec<String> = row
+                .iter()
+                .map(|n| {
+                    let name = if n.alias.is_empty() {
+                        n.call.clone()
+                    } else {
+                        format!("{}:{}", n.alias, n.call)
+                    };
+                    format!("{name:<17}")
+                })
+                .collect();
+            self.say(&format!("{}\r", line.concat().trim_end()));
+        }
+    }
+
+    /// `NODES name`: the routes to one node, best first.
+    fn node_routes(&mut self, name: &str, nodes: &[NodeInfo]) {
+        let Some(n) = nodes.first() else {
+            self.say(&format!("No such node: {name}.\r"));
+            return;
+        };
+        self.say(&format!("Routes to {}:{}\r", n.alias, n.call));
+        for r in &n.routes {
+            let obs = r
+                .obsolescence
+                .map_or("locked".to_string(), |o| o.to_string());
+            self.say(&format!(
+                "  quality {:>3}  obs {:<6} {:<8} via {}\r",
+                r.quality, obs, r.port, r.neighbour
+            ));
+        }
+    }
+
+    /// `ROUTES`: the neighbours.
+    fn neighbour_list(&mut self, neighbours: &[NeighbourInfo]) {
+        if neighbours.is_empty() {
+            self.say("Routes: no neighbours heard yet.\r");
+            return;
+        }
+        self.say("Routes (port, neighbour, quality, nodes):\r");
+        for n in neighbours {
+            let lock = if n.locked { " (locked)" } else { "" };
+            self.say(&format!(
+                "  {:<8} {:<9} {:>3} {:>4}{lock}\r",
+                n.port, n.call, n.quality, n.nodes
+            ));
+        }
     }
 
     /// `C [port] call [via digi...]`: the daemon links the user through; we say so first.

@@ -571,6 +571,78 @@ fn reply_expert_and_password() {
 }
 
 #[test]
+fn nodes_and_routes_show_the_netrom_tables() {
+    use crate::ask::{Answer, Ask, NeighbourInfo, NodeInfo, RouteInfo};
+    let mut bbs = Bbs::new();
+    let mut u = bbs.rf("N0USR");
+    u.s.take_output();
+    let node = |alias: &str, call: &str| NodeInfo {
+        alias: alias.into(),
+        call: call.into(),
+        routes: vec![RouteInfo {
+            quality: 144,
+            obsolescence: Some(5),
+            port: "vhf".into(),
+            neighbour: "N0BBB-1".into(),
+        }],
+    };
+    u.send(&mut bbs, "NODES");
+    assert_eq!(u.s.pending_ask(), Some(&Ask::Nodes { node: None }));
+    let nodes = vec![
+        node("BBB", "N0BBB-1"),
+        node("CCC", "N0CCC-1"),
+        node("", "N0DDD"),
+        node("EEE", "N0EEE"),
+    ];
+    answered(&mut u.s, Answer::Nodes(Some(nodes)), &mut bbs.store);
+    let out = String::from_utf8(u.s.take_output()).unwrap();
+    assert!(
+        out.starts_with(
+            "Nodes (4):\rBBB:N0BBB-1      CCC:N0CCC-1      N0DDD\rEEE:N0EEE\rde N0CALL>"
+        ),
+        "{out:?}"
+    );
+    u.send(&mut bbs, "NODES ccc");
+    assert_eq!(
+        u.s.pending_ask(),
+        Some(&Ask::Nodes {
+            node: Some("CCC".into())
+        })
+    );
+    answered(
+        &mut u.s,
+        Answer::Nodes(Some(vec![node("CCC", "N0CCC-1")])),
+        &mut bbs.store,
+    );
+    let out = String::from_utf8(u.s.take_output()).unwrap();
+    assert!(
+        out.starts_with("Routes to CCC:N0CCC-1\r  quality 144  obs 5      vhf      via N0BBB-1\r"),
+        "{out:?}"
+    );
+    u.send(&mut bbs, "NODES XYZ");
+    answered(&mut u.s, Answer::Nodes(Some(Vec::new())), &mut bbs.store);
+    assert!(String::from_utf8_lossy(&u.s.take_output()).contains("No such node: XYZ."));
+    u.send(&mut bbs, "ROUTES");
+    assert_eq!(u.s.pending_ask(), Some(&Ask::Routes));
+    let n = NeighbourInfo {
+        port: "vhf".into(),
+        call: "N0BBB-1".into(),
+        quality: 192,
+        locked: true,
+        nodes: 2,
+    };
+    answered(&mut u.s, Answer::Routes(Some(vec![n])), &mut bbs.store);
+    let out = String::from_utf8(u.s.take_output()).unwrap();
+    assert!(
+        out.contains("  vhf      N0BBB-1   192    2 (locked)\r"),
+        "{out:?}"
+    );
+    u.send(&mut bbs, "ROUTES");
+    answered(&mut u.s, Answer::Routes(None), &mut bbs.store);
+    assert!(String::from_utf8_lossy(&u.s.take_output()).contains("This BBS is no NET/ROM node."));
+}
+
+#[test]
 fn node_questions_wait_for_the_daemon_and_keep_typed_ahead_lines() {
     use crate::ask::{Answer, Ask, OnlineUser};
     let mut bbs = Bbs::new();

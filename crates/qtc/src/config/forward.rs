@@ -157,6 +157,11 @@ pub enum Connect {
         /// Digipeaters, in order.
         via: Vec<qtc_ax25::Callsign>,
     },
+    /// A NET/ROM circuit to a node: `netrom:ALIAS` or `netrom:CALL`.
+    Netrom {
+        /// The node's alias or callsign, as written (upper case).
+        node: String,
+    },
 }
 
 /// As a sysop writes it in `connect = "..."`; a partner that only calls us: "calls us".
@@ -176,6 +181,7 @@ impl std::fmt::Display for Connect {
                 write!(f, "ax25:{port}:{call}")?;
                 via.iter().try_for_each(|d| write!(f, ",{d}"))
             }
+            Connect::Netrom { node } => write!(f, "netrom:{node}"),
         }
     }
 }
@@ -329,11 +335,27 @@ pub(super) fn check_partner(
                 ),
             )
         })?
+    } else if let Some(node) = p.connect.strip_prefix("netrom:") {
+        let ok =
+            node.parse::<qtc_netrom::Alias>().is_ok() || node.parse::<qtc_ax25::Callsign>().is_ok();
+        if !ok {
+            return Err((
+                "connect",
+                format!(
+                    "expected \"netrom:ALIAS\" or \"netrom:CALL\", got {:?}",
+                    p.connect
+                ),
+            ));
+        }
+        Connect::Netrom {
+            node: node.to_ascii_uppercase(),
+        }
     } else {
         return Err((
             "connect",
             format!(
-                "expected \"tcp:HOST:PORT\" or \"ax25:PORTNAME:CALL[,DIGI...]\", got {:?}",
+                "expected \"tcp:HOST:PORT\", \"ax25:PORTNAME:CALL[,DIGI...]\" or \"netrom:ALIAS\", \
+                 got {:?}",
                 p.connect
             ),
         ));
@@ -367,8 +389,11 @@ pub(super) fn check_partner(
     } else {
         p.login.clone()
     };
-    let script = if p.script.is_empty() && matches!(connect, Connect::Ax25 { .. }) {
-        // Over AX.25 the link's source callsign is the login: no prompts to answer.
+    let script = if p.script.is_empty()
+        && matches!(connect, Connect::Ax25 { .. } | Connect::Netrom { .. })
+    {
+        // Over AX.25 the link's source callsign is the login, over NET/ROM the circuit's user
+        // callsign: no prompts to answer.
         Vec::new()
     } else if p.script.is_empty() {
         vec![

@@ -12,6 +12,8 @@ use serde::Deserialize;
 
 pub mod forward;
 pub mod housekeeping;
+pub mod mail;
+pub mod netrom;
 pub mod radio;
 pub mod web;
 
@@ -50,6 +52,10 @@ struct Config {
     housekeeping: housekeeping::HousekeepingCfg,
     /// `[web]`: the sysop's dashboard and `/metrics`.
     web: web::WebCfg,
+    /// `[mail]`: SMTP, POP3, IMAP and NNTP for users' own clients.
+    mail: mail::MailCfg,
+    /// `[netrom]`: the NET/ROM node (docs/netrom.md).
+    netrom: netrom::NetromCfg,
 }
 
 /// `[ax25]`: what the radio ports share.
@@ -296,6 +302,10 @@ pub struct Loaded {
     pub housekeeping: housekeeping::Housekeeping,
     /// `[web]`; `None`: no web listener.
     pub web: Option<web::Web>,
+    /// `[mail]`
+    pub mail: mail::Mail,
+    /// `[netrom]`; `None`: no port has a NET/ROM quality.
+    pub netrom: Option<netrom::Netrom>,
 }
 
 /// `[station]`, checked.
@@ -608,8 +618,14 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         .web
         .check()
         .map_err(|(key, m)| key_err(&format!("[web] {key}"), m))?;
+    let mail = cfg
+        .mail
+        .check(&cfg.station.callsign)
+        .map_err(|(key, m)| key_err(&format!("[mail] {key}"), m))?;
     let (ax25, radio_ports) =
         radio::check(&cfg).map_err(|(key, m): (String, String)| key_err(key.as_str(), m))?;
+    let netrom = netrom::check(&cfg.netrom, &cfg.station.callsign, &ax25, &radio_ports)
+        .map_err(|(key, m)| key_err(key.as_str(), m))?;
     for (i, p) in partners.iter().enumerate() {
         if let Connect::Ax25 { port, .. } = &p.connect {
             if !radio_ports.iter().any(|r| &r.name == port) {
@@ -618,6 +634,12 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
                     format!("no [[port]] is named {port:?}"),
                 ));
             }
+        }
+        if matches!(p.connect, Connect::Netrom { .. }) && netrom.is_none() {
+            return Err(key_err(
+                &format!("[[partner]] #{} ({}) connect", i + 1, p.call),
+                "NET/ROM is off: give a [[port]] a netrom_quality (and [netrom] an alias)".into(),
+            ));
         }
     }
     let rules = cfg
@@ -694,6 +716,8 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         radio_ports,
         housekeeping,
         web,
+        mail,
+        netrom,
         source,
     })
 }

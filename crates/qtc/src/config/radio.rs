@@ -81,6 +81,9 @@ pub(super) struct PortCfg {
     /// Most links at once on this port.
     #[serde(default = "default_max_links")]
     pub(super) max_links: usize,
+    /// NET/ROM quality of neighbours heard here (JNOS `netrom interface`); 0: no NET/ROM.
+    #[serde(default)]
+    pub(super) netrom_quality: u8,
 }
 
 fn default_baud() -> u32 {
@@ -160,6 +163,8 @@ pub struct RadioPort {
     pub max_links: usize,
     /// ID beacon: interval and text.
     pub beacon: Option<(Duration, String)>,
+    /// NET/ROM quality of this port's neighbours; 0: no NET/ROM here.
+    pub netrom_quality: u8,
 }
 
 /// Checks `[ax25]` and `[[port]]`; errors are (key, message).
@@ -313,6 +318,7 @@ pub(super) fn check(cfg: &Config) -> Result<(Ax25, Vec<RadioPort>), (String, Str
             link,
             max_links: p.max_links.max(1),
             beacon,
+            netrom_quality: p.netrom_quality,
         });
     }
     let ax25 = Ax25 {

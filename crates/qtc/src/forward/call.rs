@@ -92,6 +92,22 @@ async fn connect_and_run(
                 Err(e) => return Err(format!("cannot connect to {addr}: {e}")),
             }
         }
+        Connect::Netrom { node } => {
+            tracing::info!(partner = %p.call, via = %addr, "calling over NET/ROM");
+            let Some(nr) = radios.netrom() else {
+                return Err("NET/ROM is off: no [[port]] has a netrom_quality".into());
+            };
+            let Ok(local) = fwd.call.parse::<qtc_ax25::Callsign>() else {
+                return Err(format!(
+                    "our callsign {} is not an AX.25 callsign",
+                    fwd.call
+                ));
+            };
+            match nr.connect(local, node).await {
+                Ok((s, _)) => Box::new(s),
+                Err(e) => return Err(format!("cannot connect to {addr}: {e}")),
+            }
+        }
         Connect::None => {
             return Err(format!(
                 "{partner} has no connect = address: it only calls us"

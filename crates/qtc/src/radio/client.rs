@@ -89,6 +89,7 @@ pub fn run(port: &str, mycall: &str, remote: &str, via: &[String]) -> anyhow::Re
             link,
             max_links: 1,
             beacon: None,
+            netrom_quality: 0,
         };
         let heard = super::Heard::default();
         let health = std::sync::Arc::<super::PortHealth>::default();
@@ -103,6 +104,7 @@ pub fn run(port: &str, mycall: &str, remote: &str, via: &[String]) -> anyhow::Re
                 heard: heard.clone(),
                 health: health.clone(),
                 metrics: Default::default(),
+                netrom: None,
             },
             rx,
             stop_rx,

@@ -7,6 +7,7 @@
 
 pub mod client;
 mod device;
+pub mod netrom;
 mod port;
 pub mod pty;
 
@@ -165,10 +166,11 @@ pub struct PortReport {
     pub heard: usize,
 }
 
-/// Every running radio port, by name.
+/// Every running radio port, by name, and the NET/ROM node over them.
 #[derive(Clone, Default)]
 pub struct Radios {
     ports: Arc<BTreeMap<String, RadioHandle>>,
+    netrom: Option<netrom::NetromHandle>,
 }
 
 impl Radios {
@@ -176,7 +178,21 @@ impl Radios {
     pub fn new(ports: BTreeMap<String, RadioHandle>) -> Radios {
         Radios {
             ports: Arc::new(ports),
+            netrom: None,
         }
+    }
+
+    /// The same, with the NET/ROM node running over the ports.
+    pub fn with_netrom(self, netrom: netrom::NetromHandle) -> Radios {
+        Radios {
+            netrom: Some(netrom),
+            ..self
+        }
+    }
+
+    /// The NET/ROM node, when `[netrom]` is on.
+    pub fn netrom(&self) -> Option<&netrom::NetromHandle> {
+        self.netrom.as_ref()
     }
 
     /// The ports' names, in order.

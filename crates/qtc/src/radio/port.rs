@@ -19,6 +19,8 @@ use tokio::time::{Instant, Sleep};
 
 use super::device::{self, Dev};
 use super::{heard, Heard, PortCmd};
+
+mod netrom;
 use crate::clock;
 use crate::config::radio::{Kind, RadioPort};
 
@@ -52,6 +54,8 @@ pub struct PortSetup {
     pub health: Arc<super::PortHealth>,
     /// The daemon's counters (the port's bytes and AX.25 link counts).
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// The NET/ROM node's side, when this port has a NET/ROM quality.
+    pub netrom: Option<super::netrom::PortHook>,
 }
 
 struct LinkIo {
@@ -116,6 +120,7 @@ struct Task {
     /// AX.25 frame bytes in and out, for /metrics.
     bytes: std::sync::Arc<crate::metrics::PortBytes>,
     metrics: Arc<crate::metrics::Metrics>,
+    netrom: Option<netrom::PortNetrom>,
 }
 
 fn opening(kind: &Kind, kiss_port: u8) -> Opening {
@@ -141,11 +146,13 @@ pub async fn run_port(
         heard,
         health,
         metrics,
+        netrom,
     } = setup;
     let mut port = qtc_ax25::Port::new(cfg.link.clone());
     for c in &locals {
         port.add_local(*c);
     }
+    let (netrom, mut from_node) = netrom::attach(&mut port, netrom);
     port.set_accept(accept);
     port.set_max_links(cfg.max_links);
     let mut t = Task {
@@ -165,6 +172,7 @@ pub async fn run_port(
         mycall: locals.first().copied(),
         bytes: metrics.port_bytes(&cfg.name),
         metrics,
+        netrom,
     };
     let mut timer = Box::pin(tokio::time::sleep_until(Instant::now()));
     let mut armed: Option<std::time::Instant> = None;
@@ -176,7 +184,7 @@ pub async fn run_port(
     loop {
         let now = clock::now();
         t.drain(now);
-        let dl = t.port.poll_timeout();
+        let dl = t.deadline();
         if dl != armed {
             if let Some(d) = dl {
                 timer.as_mut().reset(Instant::from_std(d));
@@ -188,8 +196,13 @@ pub async fn run_port(
             () = &mut timer, if armed.is_some() => {
                 // The clock may lag the sleep by a hair; a spurious call does nothing.
                 t.port.handle_timeout(clock::now());
+                t.netrom_timeout(clock::now());
                 armed = None;
             }
+            o = netrom::next(&mut from_node) => match o {
+                Some(o) => t.netrom_out(clock::now(), o),
+                None => from_node = None,
+            },
             () = &mut beacon_timer, if beacon.is_some() => {
                 if let Some((every, text)) = &beacon {
                     t.beacon(text);
@@ -283,25 +296,44 @@ impl Task {
         }
     }
 
+    /// The earliest deadline: the links' timers and the idle NET/ROM links.
+    fn deadline(&self) -> Option<std::time::Instant> {
+        self.port
+            .poll_timeout()
+            .into_iter()
+            .chain(self.netrom_deadline())
+            .min()
+    }
+
+    /// A station that called us gets its session (or a DM if nothing takes sessions here).
+    fn accept(&mut self, now: std::time::Instant, id: LinkId, local: Callsign, remote: Callsign) {
+        match &self.on_incoming {
+            Some(f) => {
+                let (mut l, theirs) = LinkIo::new();
+                l.incoming = true;
+                self.links.insert(id, l);
+                f(theirs, local, remote);
+            }
+            None => {
+                if let Some(link) = self.port.link_mut(id) {
+                    link.abort(now);
+                }
+            }
+        }
+    }
+
     fn on_event(&mut self, now: std::time::Instant, ev: PortEvent) {
         match ev {
             PortEvent::Incoming { id, local, remote } => {
                 tracing::info!(port = %self.name, %remote, %local, "incoming link");
-                match &self.on_incoming {
-                    Some(f) => {
-                        let (mut l, theirs) = LinkIo::new();
-                        l.incoming = true;
-                        self.links.insert(id, l);
-                        f(theirs, local, remote);
-                    }
-                    None => {
-                        if let Some(link) = self.port.link_mut(id) {
-                            link.abort(now);
-                        }
-                    }
+                if !self.netrom_defers(now, id, local, remote) {
+                    self.accept(now, id, local, remote);
                 }
             }
             PortEvent::Link { id, event } => {
+                let Some(event) = self.netrom_event(now, id, event) else {
+                    return;
+                };
                 let Some(l) = self.links.get_mut(&id) else {
                     return;
                 };
@@ -342,6 +374,7 @@ impl Task {
             }
             PortEvent::Ui(f) => {
                 tracing::debug!(port = %self.name, from = %f.address.src, "UI frame");
+                self.netrom_ui(&f);
             }
             _ => {}
         }
@@ -650,6 +683,7 @@ mod tests {
             link: link.clone(),
             max_links: 4,
             beacon: None,
+            netrom_quality: 0,
         };
         let streams = Arc::new(Mutex::new(Vec::new()));
         let notify = Arc::new(tokio::sync::Notify::new());
@@ -669,6 +703,7 @@ mod tests {
                 heard: Heard::default(),
                 health: Default::default(),
                 metrics: Default::default(),
+                netrom: None,
             },
             rx,
             stop_rx,

@@ -1,6 +1,7 @@
 //! The Status page: the health model `qtc ctl status` prints (crate::health), as HTML: radio
 //! ports up or down, each partner's queue, last result, next call and a Forward now button,
-//! the sessions in progress, the store's size and the last pages to the sysop (`T`).
+//! the sessions in progress, the store's size, the NET/ROM node (nodes, neighbours, circuits)
+//! and the last pages to the sysop (`T`).
 
 use std::fmt::Write;
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use super::pages::{csrf, esc, page};
 use super::{need_sysop, store_down, Page, Web};
 use crate::health::{time, Health, SessionReport};
 use crate::online::SysopPage;
+use crate::radio::netrom::NetromView;
 
 /// `GET /status`.
 pub async fn status(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
@@ -22,6 +24,9 @@ pub async fn status(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
         .await
         .map_err(|_| store_down())?;
     let mut b = body(&h, &csrf(&s));
+    if let Some(v) = &h.netrom {
+        b.push_str(&netrom(v));
+    }
     b.push_str(&pages(&web.health.online.recent_pages()));
     Ok(Html(page(&s, "Status", &b)).into_response())
 }
@@ -45,6 +50,67 @@ fn pages(pages: &[SysopPage]) -> String {
         );
     }
     b.push_str("</table>");
+    b
+}
+
+/// The NET/ROM node: nodes with their best route, neighbours, circuits.
+fn netrom(v: &NetromView) -> String {
+    let mut b = format!(
+        "<h2>NET/ROM node {}</h2><h3>Nodes ({})</h3>",
+        esc(&format!("{}:{}", v.alias, v.call)),
+        v.nodes.len()
+    );
+    if !v.nodes.is_empty() {
+        b.push_str("<table id=\"nodes\"><tr><th>Node</th><th>Quality</th><th>Via</th><th>Obsolescence</th></tr>");
+        for n in &v.nodes {
+            let Some(r) = n.routes.first() else { continue };
+            let obs = r
+                .obsolescence
+                .map_or("locked".to_string(), |o| o.to_string());
+            let _ = write!(
+                b,
+                "<tr><td>{}</td><td>{}</td><td>{} on {}</td><td>{obs}</td></tr>",
+                esc(&n.name()),
+                r.quality,
+                esc(&r.neighbour),
+                esc(&r.port)
+            );
+        }
+        b.push_str("</table>");
+    }
+    let _ = write!(b, "<h3>Neighbours ({})</h3>", v.neighbours.len());
+    if !v.neighbours.is_empty() {
+        b.push_str("<table><tr><th>Port</th><th>Neighbour</th><th>Quality</th><th>Nodes</th></tr>");
+        for n in &v.neighbours {
+            let lock = if n.locked { " (locked)" } else { "" };
+            let _ = write!(
+                b,
+                "<tr><td>{}</td><td>{}</td><td>{}{lock}</td><td>{}</td></tr>",
+                esc(&n.port),
+                esc(&n.call),
+                n.quality,
+                n.nodes
+            );
+        }
+        b.push_str("</table>");
+    }
+    let _ = write!(b, "<h3>Circuits ({})</h3>", v.circuits.len());
+    if !v.circuits.is_empty() {
+        b.push_str("<table><tr><th>Circuit</th><th>User</th><th>Node</th><th>State</th><th>Unsent</th></tr>");
+        for c in &v.circuits {
+            let _ = write!(
+                b,
+                "<tr><td>{} {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&c.id),
+                c.direction,
+                esc(&c.user),
+                esc(&c.node),
+                c.state,
+                c.unsent
+            );
+        }
+        b.push_str("</table>");
+    }
     b
 }
 
@@ -178,5 +244,56 @@ mod tests {
             "{html}"
         );
         assert!(pages(&[]).contains("None since start."));
+    }
+
+    #[test]
+    fn the_netrom_node_shows_nodes_neighbours_and_circuits_as_text() {
+        use crate::radio::netrom::{CircuitRow, NeighbourRow, NetromView, NodeRow, RouteRow};
+        let v = NetromView {
+            call: "N0QTC-1".into(),
+            alias: "QTC".into(),
+            nodes: vec![NodeRow {
+                alias: "<b>".into(),
+                call: "N0CCC-1".into(),
+                routes: vec![RouteRow {
+                    neighbour: "N0BBB-1".into(),
+                    port: "vhf".into(),
+                    quality: 144,
+                    obsolescence: Some(5),
+                    kind: "learned",
+                }],
+            }],
+            neighbours: vec![NeighbourRow {
+                port: "vhf".into(),
+                call: "N0BBB-1".into(),
+                quality: 192,
+                locked: false,
+                nodes: 1,
+            }],
+            circuits: vec![CircuitRow {
+                id: "1/0".into(),
+                direction: "in",
+                user: "N0USR".into(),
+                node: "N0AAA-1".into(),
+                state: "connected",
+                window: 4,
+                unsent: 0,
+                resent: 0,
+            }],
+            totals: Default::default(),
+        };
+        let html = netrom(&v);
+        assert!(html.contains("NET/ROM node QTC:N0QTC-1"), "{html}");
+        assert!(
+            html.contains(
+                "<td>&lt;b&gt;:N0CCC-1</td><td>144</td><td>N0BBB-1 on vhf</td><td>5</td>"
+            ),
+            "{html}"
+        );
+        assert!(
+            html.contains("Neighbours (1)") && html.contains("Circuits (1)"),
+            "{html}"
+        );
+        assert!(html.contains("<td>1/0 in</td><td>N0USR</td>"), "{html}");
     }
 }

@@ -190,7 +190,13 @@ impl Daemon {
 
     /// Waits until the daemon's log says `what` (its word that something happened).
     pub fn wait_for_log(&self, what: &str) {
-        let deadline = Instant::now() + PATIENCE;
+        self.wait_for_log_within(what, PATIENCE);
+    }
+
+    /// [`Daemon::wait_for_log`] for things that come later than at once (a hang guard of
+    /// `within`).
+    pub fn wait_for_log_within(&self, what: &str, within: Duration) {
+        let deadline = Instant::now() + within;
         while !self.log().contains(what) {
             assert!(
                 Instant::now() < deadline,

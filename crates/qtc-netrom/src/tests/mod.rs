@@ -1,0 +1,6 @@
+//! Nodes joined by simulated links (seeded loss, a manual clock), and the tables alone.
+
+mod circuit;
+mod node;
+mod table;
+pub(crate) mod util;

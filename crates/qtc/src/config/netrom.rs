@@ -1,0 +1,314 @@
+//! `[netrom]` and each `[[port]]`'s `netrom_quality`: the NET/ROM node, checked into
+//! [`Netrom`]. NET/ROM is on when any port has a quality above 0; it then needs an alias.
+
+use std::time::Duration;
+
+use qtc_ax25::Callsign;
+use qtc_netrom::{Alias, LockedRoute};
+use serde::Deserialize;
+
+use super::parse_duration;
+use super::radio::{Ax25, RadioPort};
+
+/// `[netrom]` as written.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub(super) struct NetromCfg {
+    /// The node's alias, 1-6 characters (JNOS `netrom alias`, LinBPQ `NODEALIAS`).
+    alias: String,
+    /// The node callsign (default: `[station] callsign` with the lowest SSID that is not a BBS
+    /// one).
+    callsign: String,
+    /// How often NODES go out, and routes age ("30m").
+    broadcast: String,
+    /// Routes below this quality are neither learned nor broadcast.
+    min_quality: u8,
+    /// A route's obsolescence count when heard.
+    obsolescence: u8,
+    /// Routes below this count are not broadcast.
+    obsolescence_min: u8,
+    /// Most nodes kept.
+    max_nodes: usize,
+    /// Most neighbours kept.
+    max_neighbours: usize,
+    /// Most circuits at once.
+    max_circuits: usize,
+    /// Time to live of our datagrams.
+    ttl: u8,
+    /// Circuit window.
+    window: u8,
+    /// Transport timeout: how long a frame waits for its acknowledgement.
+    transport_timeout: String,
+    /// Tries before a circuit is given up.
+    transport_retries: u8,
+    /// How long an acknowledgement may wait for data to ride on.
+    ack_delay: String,
+    /// Locked routes.
+    route: Vec<RouteCfg>,
+}
+
+impl Default for NetromCfg {
+    fn default() -> Self {
+        NetromCfg {
+            alias: String::new(),
+            callsign: String::new(),
+            broadcast: "30m".into(),
+            min_quality: 10,
+            obsolescence: 6,
+            obsolescence_min: 5,
+            max_nodes: 500,
+            max_neighbours: 32,
+            max_circuits: 32,
+            ttl: 16,
+            window: 4,
+            transport_timeout: "60s".into(),
+            transport_retries: 3,
+            ack_delay: "3s".into(),
+            route: Vec::new(),
+        }
+    }
+}
+
+/// `[[netrom.route]]`: a route the sysop locks (LinBPQ `ROUTES:`, JNOS `netrom route add`).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RouteCfg {
+    /// The port the neighbour is on.
+    port: String,
+    /// The neighbour's callsign.
+    neighbour: String,
+    /// The route's quality.
+    quality: u8,
+    /// The destination (default: the neighbour itself, fixing its quality).
+    #[serde(default)]
+    node: String,
+    /// The destination's alias.
+    #[serde(default)]
+    alias: String,
+}
+
+/// The NET/ROM node, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Netrom {
+    /// The node's settings; `ports` follows the order of the `[[port]]` tables.
+    pub node: qtc_netrom::Config,
+}
+
+/// Checks `[netrom]` against the ports; `None` when no port has a NET/ROM quality.
+pub(super) fn check(
+    cfg: &NetromCfg,
+    station: &str,
+    ax25: &Ax25,
+    ports: &[RadioPort],
+) -> Result<Option<Netrom>, (String, String)> {
+    let key = |k: &str| format!("[netrom] {k}");
+    let Some(on) = ports.iter().find(|p| p.netrom_quality > 0) else {
+        return Ok(None);
+    };
+    let alias: Alias = cfg.alias.parse().map_err(|_| {
+        (
+            key("alias"),
+            format!(
+                "NET/ROM is on ([[port]] {} netrom_quality = {}): give the node an alias of 1 to \
+                 6 letters and digits, such as \"QTCA\", got {:?}",
+                on.name, on.netrom_quality, cfg.alias
+            ),
+        )
+    })?;
+    let call = node_call(&cfg.callsign, station, ax25).map_err(|m| (key("callsign"), m))?;
+    let mut node = qtc_netrom::Config::new(call, alias);
+    let dur = |k: &str, v: &str| {
+        parse_duration(v).filter(|d| !d.is_zero()).ok_or_else(|| {
+            (
+                key(k),
+                format!("expected a duration such as \"30m\", got {v:?}"),
+            )
+        })
+    };
+    node.broadcast = dur("broadcast", &cfg.broadcast)?;
+    node.circuit.timeout = dur("transport_timeout", &cfg.transport_timeout)?;
+    node.circuit.ack_delay = dur("ack_delay", &cfg.ack_delay)?.min(Duration::from_secs(60));
+    node.ports = ports.iter().map(|p| p.netrom_quality).collect();
+    node.min_quality = cfg.min_quality;
+    node.obsolescence = nonzero(cfg.obsolescence, key("obsolescence"))?;
+    node.obsolescence_min = cfg.obsolescence_min.min(cfg.obsolescence);
+    node.max_nodes = nonzero(cfg.max_nodes, key("max_nodes"))?;
+    node.max_neighbours = nonzero(cfg.max_neighbours, key("max_neighbours"))?;
+    node.max_circuits = nonzero(cfg.max_circuits, key("max_circuits"))?;
+    if node.max_circuits > qtc_netrom::MAX_CIRCUITS {
+        return Err((
+            key("max_circuits"),
+            format!("expected 1 to {}", qtc_netrom::MAX_CIRCUITS),
+        ));
+    }
+    node.ttl = nonzero(cfg.ttl, key("ttl"))?;
+    if !(1..=qtc_netrom::wire::MAX_WINDOW).contains(&cfg.window) {
+        return Err((key("window"), "expected 1 to 127".into()));
+    }
+    node.circuit.window = cfg.window;
+    node.circuit.retries = nonzero(cfg.transport_retries, key("transport_retries"))?;
+    for (i, r) in cfg.route.iter().enumerate() {
+        node.locked.push(
+            locked(r, ports).map_err(|m| (format!("[[netrom.route]] #{} {}", i + 1, m.0), m.1))?,
+        );
+    }
+    Ok(Some(Netrom { node }))
+}
+
+/// The node's callsign: as written, or the station's with the lowest SSID the BBS does not
+/// answer to. It must not be a BBS callsign: a connect to the node call is a NET/ROM link
+/// first (JNOS's interface call beside its `bbscall`, LinBPQ's NODECALL beside its BBS).
+fn node_call(written: &str, station: &str, ax25: &Ax25) -> Result<Callsign, String> {
+    if written.is_empty() {
+        let base: Callsign = station
+            .parse()
+            .map_err(|e| format!("[station] callsign {station:?} is no AX.25 callsign: {e}"))?;
+        return (0..=qtc_ax25::wire::MAX_SSID)
+            .filter_map(|ssid| base.with_ssid(ssid).ok())
+            .find(|c| !ax25.bbs_calls.contains(c))
+            .ok_or_else(|| "every SSID is a BBS one ([ax25] bbs_ssids): give the node one".into());
+    }
+    let call: Callsign = written
+        .parse()
+        .map_err(|e| format!("{written:?} is no AX.25 callsign: {e}"))?;
+    if ax25.bbs_calls.contains(&call) {
+        return Err(format!(
+            "{call} is also a BBS callsign ([ax25] bbs_ssids): give the node an SSID of its own, \
+             as JNOS's netrom call beside its bbscall"
+        ));
+    }
+    Ok(call)
+}
+
+fn nonzero<T: PartialEq + Default>(v: T, key: String) -> Result<T, (String, String)> {
+    if v == T::default() {
+        return Err((key, "expected a number above 0".into()));
+    }
+    Ok(v)
+}
+
+fn locked(r: &RouteCfg, ports: &[RadioPort]) -> Result<LockedRoute, (String, String)> {
+    let port = ports.iter().position(|p| p.name == r.port).ok_or_else(|| {
+        (
+            "port".to_string(),
+            format!("no [[port]] is named {:?}", r.port),
+        )
+    })?;
+    let call = |k: &str, v: &str| {
+        v.parse::<Callsign>()
+            .map_err(|e| (k.to_string(), format!("{v:?} is no callsign: {e}")))
+    };
+    let neighbour = call("neighbour", &r.neighbour)?;
+    let node = if r.node.is_empty() {
+        neighbour
+    } else {
+        call("node", &r.node)?
+    };
+    let alias = if r.alias.is_empty() {
+        Alias::NONE
+    } else {
+        r.alias.parse().map_err(|_| {
+            (
+                "alias".to_string(),
+                format!("{:?}: 1 to 6 characters", r.alias),
+            )
+        })?
+    };
+    Ok(LockedRoute {
+        port,
+        neighbour,
+        node,
+        alias,
+        quality: r.quality,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::parse;
+    use std::path::Path;
+
+    const PORT: &str =
+        "[[port]]\nname = \"vhf\"\nkind = \"kiss-tcp\"\naddress = \"127.0.0.1:8001\"\n";
+
+    fn load(text: &str) -> anyhow::Result<crate::config::Loaded> {
+        parse(
+            &format!("[station]\ncallsign = \"N0QTC\"\n{text}"),
+            "qtc.toml",
+            Path::new("/etc/qtc"),
+        )
+    }
+
+    #[test]
+    fn off_without_a_port_quality_and_defaults_when_on() {
+        assert!(load(PORT).unwrap().netrom.is_none());
+        let l = load(&format!(
+            "{PORT}netrom_quality = 192\n[netrom]\nalias = \"qtca\"\n"
+        ))
+        .unwrap();
+        let n = l.netrom.unwrap().node;
+        assert_eq!(n.alias.as_str(), "QTCA");
+        // The BBS answers to N0QTC (bbs_ssids = [0]): the node takes the next SSID.
+        assert_eq!(n.call.to_string(), "N0QTC-1");
+        assert_eq!(n.ports, vec![192]);
+        assert_eq!(n.broadcast, std::time::Duration::from_secs(1800));
+        assert_eq!(
+            (n.obsolescence, n.obsolescence_min, n.min_quality),
+            (6, 5, 10)
+        );
+    }
+
+    #[test]
+    fn errors_name_the_key_and_the_fix() {
+        let e = load(&format!("{PORT}netrom_quality = 192\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("[netrom] alias") && e.contains("netrom_quality = 192"),
+            "{e}"
+        );
+        let e = load(&format!(
+            "{PORT}netrom_quality = 192\n[netrom]\nalias = \"Q\"\ncallsign = \"N0QTC\"\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("[netrom] callsign") && e.contains("bbs_ssids"),
+            "{e}"
+        );
+        let e = load(&format!(
+            "{PORT}netrom_quality = 192\n[netrom]\nalias = \"Q\"\nbroadcast = \"often\"\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("[netrom] broadcast"), "{e}");
+        let e = load(&format!(
+            "{PORT}netrom_quality = 192\n[netrom]\nalias = \"Q\"\n\
+             [[netrom.route]]\nport = \"uhf\"\nneighbour = \"N0BBB\"\nquality = 200\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("[[netrom.route]] #1 port"), "{e}");
+        let e = load(&format!(
+            "{PORT}[[partner]]\ncallsign = \"N0BBB\"\nconnect = \"netrom:BBB\"\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("connect") && e.contains("NET/ROM is off"), "{e}");
+    }
+
+    #[test]
+    fn a_locked_route() {
+        let l = load(&format!(
+            "{PORT}netrom_quality = 192\n[netrom]\nalias = \"Q\"\ncallsign = \"N0QTC-7\"\n\
+             [[netrom.route]]\nport = \"vhf\"\nneighbour = \"N0BBB-1\"\nquality = 200\n\
+             [[netrom.route]]\nport = \"vhf\"\nneighbour = \"N0BBB-1\"\nnode = \"N0CCC\"\nalias = \"ccc\"\nquality = 150\n"
+        ))
+        .unwrap();
+        let n = l.netrom.unwrap().node;
+        assert_eq!(n.call.to_string(), "N0QTC-7");
+        assert_eq!(n.locked.len(), 2);
+        assert_eq!(n.locked[0].node, n.locked[0].neighbour);
+        assert_eq!(n.locked[1].alias.as_str(), "CCC");
+    }
+}

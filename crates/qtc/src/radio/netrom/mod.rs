@@ -1,0 +1,180 @@
+//! The NET/ROM node (`[netrom]`): one task owns the sans-IO `qtc_netrom::Node` and bridges each
+//! circuit to a `tokio::io::duplex` stream, as the port tasks do for AX.25 links. The port
+//! tasks hand it the NODES broadcasts and datagrams they hear ([`NetIn`]) and send what it
+//! asks for ([`NetOut`]): broadcasts as UI frames, datagrams as I frames with PID 0xCF on an
+//! AX.25 link from the node call to the neighbour (opened when needed, closed after
+//! [`LINK_IDLE`] without a datagram).
+//!
+//! Idle, the task sleeps until its next broadcast: circuits arm timers only while something is
+//! outstanding.
+
+mod bridge;
+mod task;
+mod view;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use qtc_ax25::Callsign;
+use tokio::io::DuplexStream;
+use tokio::sync::{mpsc, oneshot, watch};
+
+pub use task::run;
+pub use view::{CircuitRow, NeighbourRow, NetromView, NodeRow, RouteRow, Totals};
+
+/// A NET/ROM link to a neighbour that carried no datagram (and has no session) this long is
+/// closed; shorter than T3, so an idle node polls nobody.
+pub const LINK_IDLE: Duration = Duration::from_secs(180);
+/// Frames waiting between the node and a port task, each way; beyond it they are dropped (the
+/// circuits' retries cover it, as for frames lost on the air).
+pub const QUEUE: usize = 512;
+
+/// What a port task hands the node.
+#[derive(Debug)]
+pub enum NetIn {
+    /// A UI frame to `NODES` with PID 0xCF.
+    Nodes {
+        /// The port's index.
+        port: usize,
+        /// The sender.
+        from: Callsign,
+        /// Its information field.
+        info: Vec<u8>,
+    },
+    /// An I frame with PID 0xCF on a link.
+    Datagram {
+        /// The port's index.
+        port: usize,
+        /// The link's far end.
+        from: Callsign,
+        /// Its information field.
+        data: Vec<u8>,
+    },
+}
+
+/// What the node asks a port task to send.
+#[derive(Debug)]
+pub enum NetOut {
+    /// A NODES broadcast (UI from the node call to `NODES`, PID 0xCF).
+    Nodes(Vec<u8>),
+    /// A datagram for `neighbour`, over the AX.25 link from the node call.
+    Datagram {
+        /// The next hop.
+        neighbour: Callsign,
+        /// The datagram.
+        data: Vec<u8>,
+    },
+}
+
+/// One line for the start-up report: `QTCA:N0QTC-1 on vhf (192), broadcast every 1800 s`.
+pub fn describe(node: &qtc_netrom::Config, ports: &[crate::config::radio::RadioPort]) -> String {
+    let on: Vec<String> = ports
+        .iter()
+        .filter(|p| p.netrom_quality > 0)
+        .map(|p| format!("{} ({})", p.name, p.netrom_quality))
+        .collect();
+    format!(
+        "{}:{} on {}, broadcast every {} s",
+        node.alias,
+        node.call,
+        on.join(", "),
+        node.broadcast.as_secs()
+    )
+}
+
+/// A port task's side of the node.
+pub struct PortHook {
+    /// The port's index among the `[[port]]` tables (the node's port number).
+    pub port: usize,
+    /// The node callsign.
+    pub call: Callsign,
+    /// To the node.
+    pub to_node: mpsc::Sender<NetIn>,
+    /// From the node.
+    pub from_node: mpsc::Receiver<NetOut>,
+}
+
+/// A request to the node's task.
+pub enum NetCmd {
+    /// Open a circuit for `user` to the node `dest`; the answer comes once it is up (or
+    /// failed).
+    Connect {
+        /// Our user.
+        user: Callsign,
+        /// The node.
+        dest: Callsign,
+        /// The circuit's stream.
+        reply: oneshot::Sender<Result<DuplexStream, String>>,
+    },
+}
+
+/// The running node, as the rest of the daemon sees it.
+#[derive(Clone)]
+pub struct NetromHandle {
+    cmd: mpsc::Sender<NetCmd>,
+    view: Arc<Mutex<NetromView>>,
+}
+
+impl NetromHandle {
+    /// A handle on a task reading `cmd` and publishing `view`.
+    pub fn new(cmd: mpsc::Sender<NetCmd>, view: Arc<Mutex<NetromView>>) -> NetromHandle {
+        NetromHandle { cmd, view }
+    }
+
+    /// The tables and circuits now.
+    pub fn view(&self) -> NetromView {
+        self.view.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The node a user means by `name` (alias or callsign), if known.
+    pub fn find(&self, name: &str) -> Option<NodeRow> {
+        self.view().find(name).cloned()
+    }
+
+    /// Opens a circuit for `user` to the node `name`; its stream once connected, and the node.
+    pub async fn connect(
+        &self,
+        user: Callsign,
+        name: &str,
+    ) -> Result<(DuplexStream, NodeRow), String> {
+        let node = self
+            .find(name)
+            .ok_or_else(|| format!("{name} is no known NET/ROM node"))?;
+        let dest: Callsign = node
+            .call
+            .parse()
+            .map_err(|e| format!("{}: {e}", node.call))?;
+        let (tx, rx) = oneshot::channel();
+        let stopped = || "the NET/ROM node has stopped".to_string();
+        self.cmd
+            .send(NetCmd::Connect {
+                user,
+                dest,
+                reply: tx,
+            })
+            .await
+            .map_err(|_| stopped())?;
+        let stream = rx.await.map_err(|_| stopped())??;
+        Ok((stream, node))
+    }
+}
+
+/// What the node's task needs.
+pub struct Setup {
+    /// The node.
+    pub node: qtc_netrom::Node,
+    /// Each port's channel, by port index (`None`: no NET/ROM on it).
+    pub ports: Vec<Option<mpsc::Sender<NetOut>>>,
+    /// Port names, by index, for the view.
+    pub port_names: Vec<String>,
+    /// From the port tasks.
+    pub inbox: mpsc::Receiver<NetIn>,
+    /// Requests.
+    pub cmds: mpsc::Receiver<NetCmd>,
+    /// Where circuits users open to us go: (stream, the user's node, the user).
+    pub on_incoming: super::Incoming,
+    /// Where the task publishes its tables and circuits.
+    pub view: Arc<Mutex<NetromView>>,
+    /// Stop.
+    pub shutdown: watch::Receiver<bool>,
+}
