@@ -450,7 +450,7 @@ fn both_ways(plan: Plan, mode: &str, per_side: usize) {
             t0.elapsed().as_secs_f64()
         )
     };
-    let mut rng = Rng(0x4a_4e4f_53 ^ per_side as u64);
+    let mut rng = Rng(0x4a4e_4f53 ^ per_side as u64);
     let mut to_jnos = for_jnos(&mut rng, per_side);
     let mut to_qtc = from_jnos(&mut rng, per_side);
     if plan.via != Via::Tcp {

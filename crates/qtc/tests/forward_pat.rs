@@ -169,6 +169,19 @@ fn post(d: &Daemon, to: &str, subject: &str, body: &[u8]) {
     c.send("B");
 }
 
+/// Mail for Pat's bare callsign (UTF-8, Latin-1) and one `@` this BBS (which reaches Pat as
+/// `To: N0PAT`, not an internet address): it waits in Pat's queue for the sysop to see
+/// before Pat calls.
+fn post_for_pat_and_see_it_queued(d: &Daemon) {
+    post(d, "N0PAT", "utf8 for pat", "Köln ist schön\r\n".as_bytes());
+    post(d, "N0PAT", "latin1 for pat", b"K\xf6ln in Latin-1\r\n");
+    post(d, "N0PAT@N0QTC", "at this bbs", b"addressed @ here\r\n");
+    let queue = d.fwd_queue(Some("N0PAT"));
+    assert!(queue.matches("N0PAT").count() >= 3, "{queue}");
+    let status = d.ctl(&["status"]);
+    assert!(status.contains("N0PAT    3 queued"), "{status}");
+}
+
 /// One HTTP/1.1 request to the dashboard: (head, body bytes).
 fn http(port: u16, request: &str) -> (String, Vec<u8>) {
     use std::io::{Read, Write};
@@ -247,15 +260,7 @@ fn pat_sends_its_outbox_and_collects_its_mail_in_one_connect_each() {
         "For both of you.\n",
     );
     pat.compose(&["-s", "two to", "N0USR", "N0OTH"], "To you both.\n");
-    // Mail for Pat's bare callsign, UTF-8 and Latin-1, and one `@` this BBS.
-    post(&d, "N0PAT", "utf8 for pat", "Köln ist schön\r\n".as_bytes());
-    post(&d, "N0PAT", "latin1 for pat", b"K\xf6ln in Latin-1\r\n");
-    post(&d, "N0PAT@N0QTC", "at this bbs", b"addressed @ here\r\n");
-    // It waits in Pat's queue, for the sysop to see, before Pat calls.
-    let queue = d.fwd_queue(Some("N0PAT"));
-    assert!(queue.matches("N0PAT").count() >= 3, "{queue}");
-    let status = d.ctl(&["status"]);
-    assert!(status.contains("N0PAT    3 queued"), "{status}");
+    post_for_pat_and_see_it_queued(&d);
 
     let out = pat.connect(port, &[]);
     assert!(
@@ -264,13 +269,8 @@ fn pat_sends_its_outbox_and_collects_its_mail_in_one_connect_each() {
     );
     let inbox = pat.folder("in");
     assert_eq!(inbox.len(), 3, "Pat collected its mail:\n{out}");
-    // `@` this BBS reaches Pat as its bare call, not an internet address.
     let here = inbox.iter().find(|m| contains(m, b"at this bbs")).unwrap();
-    assert!(
-        contains(here, b"To: N0PAT\r\n"),
-        "{}",
-        String::from_utf8_lossy(here)
-    );
+    assert!(contains(here, b"To: N0PAT\r\n"), "a bare call: {here:?}");
     let utf8 = inbox.iter().find(|m| contains(m, b"utf8 for pat")).unwrap();
     assert!(contains(utf8, "Köln ist schön".as_bytes()));
     assert!(contains(utf8, b"Content-Type: text/plain; charset=UTF-8"));

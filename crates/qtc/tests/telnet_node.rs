@@ -192,14 +192,7 @@ fn the_own_call_is_never_heard() {
     let mut other = Frame::ui(address, Pid::NO_LAYER3, b"hello".to_vec()).to_bytes();
     qtc_ax25::wire::append_fcs(&mut other);
     udp.send_to(&other, ("127.0.0.1", port)).unwrap();
-    let deadline = std::time::Instant::now() + common::PATIENCE;
-    let heard = loop {
-        let heard = d.ctl(&["heard"]);
-        if heard.contains("N0OTH") || std::time::Instant::now() > deadline {
-            break heard;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
+    let heard = d.wait_for_ctl(&["heard"], |h| h.contains("N0OTH"));
     assert!(
         heard.contains("N0OTH") && heard.contains("N0ZZZ-7"),
         "{heard}"

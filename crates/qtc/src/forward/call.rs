@@ -114,13 +114,7 @@ async fn connect_and_run(
             ))
         }
     };
-    let mut codec = if p.telnet {
-        Codec::telnet(qtc_telnet::Role::Client)
-    } else if p.iac_escaped && matches!(p.connect, Connect::Tcp(_) | Connect::Tls { .. }) {
-        Codec::iac()
-    } else {
-        Codec::raw()
-    };
+    let mut codec = codec_for(&p);
     // Over AX.25 with no script the link's callsign is the login: nothing to answer.
     let mut early_answers = 0;
     let input = if p.script.is_empty() {
@@ -153,6 +147,17 @@ async fn connect_and_run(
     // Closing our end lets an AX.25 link send what is left, then DISC.
     let _ = stream.shutdown().await;
     Ok(summary)
+}
+
+/// The byte layer of a call to `p`: telnet, IAC-escaped (xfbbd over TCP) or raw.
+fn codec_for(p: &crate::config::forward::Partner) -> Codec {
+    if p.telnet {
+        Codec::telnet(qtc_telnet::Role::Client)
+    } else if p.iac_escaped && matches!(p.connect, Connect::Tcp(_) | Connect::Tls { .. }) {
+        Codec::iac()
+    } else {
+        Codec::raw()
+    }
 }
 
 /// A connection to a partner: TCP or an AX.25 link's stream.
