@@ -65,14 +65,26 @@ fn queue_one(d: &Daemon) {
     c.send("B");
 }
 
-#[test]
-fn fbb_toward_bpq_falls_back_to_mbl_and_sends_ours_when_bpq_hands_over() {
+/// qtc, with one message queued for N0BPQ and its partner entry offering `protocol`, calls a
+/// BPQ played by `bpq` (given the connection after the login); returns qtc and what
+/// `qtc ctl forward N0BPQ` said.
+fn call_bpq(
+    protocol: &str,
+    bpq: impl FnOnce(TcpStream) + Send + 'static,
+) -> (Daemon, (bool, String)) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
-    let a = qtc_calling_bpq("fbb", port);
+    let a = qtc_calling_bpq(protocol, port);
     queue_one(&a);
-    let bpq = std::thread::spawn(move || {
-        let mut s = accept_login(&l);
+    let played = std::thread::spawn(move || bpq(accept_login(&l)));
+    let said = a.try_ctl(&["forward", "N0BPQ"]);
+    played.join().unwrap();
+    (a, said)
+}
+
+#[test]
+fn fbb_toward_bpq_falls_back_to_mbl_and_sends_ours_when_bpq_hands_over() {
+    let (a, (ok, out)) = call_bpq("fbb", |mut s| {
         let ours = read_until(&mut s, b"F>\r");
         assert!(ours.starts_with(b"[QTC-"), "{ours:?}");
         assert!(ours.windows(3).any(|w| w == b"FB "), "{ours:?}");
@@ -103,8 +115,6 @@ fn fbb_toward_bpq_falls_back_to_mbl_and_sends_ours_when_bpq_hands_over() {
         read_until(&mut s, b"F>\r");
         s.write_all(b"*** DONE\r").unwrap();
     });
-    let (ok, out) = a.try_ctl(&["forward", "N0BPQ"]);
-    bpq.join().unwrap();
     assert!(ok, "{out}\n{}", common::tail(&a.log(), 4000));
     assert!(out.starts_with("ok: N0BPQ: 1 received, 1 sent"), "{out}");
     assert!(a.log().contains("going on in MBL"));
@@ -120,18 +130,11 @@ fn fbb_toward_bpq_falls_back_to_mbl_and_sends_ours_when_bpq_hands_over() {
 
 #[test]
 fn fbb_toward_bpq_with_nothing_for_us_is_reported_failed_not_ok() {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    let a = qtc_calling_bpq("fbb", port);
-    queue_one(&a);
-    let bpq = std::thread::spawn(move || {
-        let mut s = accept_login(&l);
+    let (a, (_, out)) = call_bpq("fbb", |mut s| {
         read_until(&mut s, b"F>\r");
         // Our `F>` asks it for its mail: it has none, and ends the session.
         s.write_all(b">\r*** DONE\r").unwrap();
     });
-    let (_, out) = a.try_ctl(&["forward", "N0BPQ"]);
-    bpq.join().unwrap();
     assert!(
         out.starts_with("error: N0BPQ: the partner speaks MBL only"),
         "{out}"
@@ -141,12 +144,7 @@ fn fbb_toward_bpq_with_nothing_for_us_is_reported_failed_not_ok() {
 
 #[test]
 fn mbl_toward_bpq_reports_a_refused_proposal_and_ends_at_done() {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    let a = qtc_calling_bpq("mbl", port);
-    queue_one(&a);
-    let bpq = std::thread::spawn(move || {
-        let mut s = accept_login(&l);
+    let (a, (ok, out)) = call_bpq("mbl", |mut s| {
         let sid = read_until(&mut s, b"]\r");
         assert!(sid.starts_with(b"[QTC-"), "{sid:?}");
         s.write_all(b">\r").unwrap();
@@ -160,8 +158,6 @@ fn mbl_toward_bpq_reports_a_refused_proposal_and_ends_at_done() {
         read_until(&mut s, b"F>\r");
         s.write_all(b"*** DONE\r").unwrap();
     });
-    let (ok, out) = a.try_ctl(&["forward", "N0BPQ"]);
-    bpq.join().unwrap();
     assert!(ok, "{out}\n{}", common::tail(&a.log(), 4000));
     assert!(
         out.starts_with("ok: N0BPQ: 0 received, 0 sent, 1 refused"),

@@ -20,9 +20,9 @@ fn text() -> Vec<u8> {
     t
 }
 
-/// Logs N0PTR in on the forwarding port, sends its SID and proposes `bid` in B1; returns the
-/// connection after qtc's answer and the answer.
-fn propose(d: &Daemon, bid: &str, size: usize) -> (Client, String) {
+/// Logs N0PTR in on the forwarding port, sends its SID and proposes `messages` (BID, size)
+/// in B1; returns the connection after qtc's answer and the answer.
+fn propose_all(d: &Daemon, messages: &[(&str, usize)]) -> (Client, String) {
     let mut c = Client::connect(d.fwd_port.unwrap());
     c.expect("Callsign:");
     c.send_raw(b"N0PTR\r");
@@ -30,11 +30,21 @@ fn propose(d: &Daemon, bid: &str, size: usize) -> (Client, String) {
     c.send_raw(b"ptrpw\r");
     c.expect(">\r");
     c.send_raw(b"[FBB-7.0.11-AB1FHMRX$]\r");
-    let line = format!("FA P N0PTR N0BBS N0USR {bid} {size}");
-    let sum = proposal::checksum_value(proposal::checksum_add(0, line.as_bytes()));
-    c.send_raw(format!("{line}\rF> {sum:02X}\r").as_bytes());
+    let mut block = String::new();
+    let mut sum = 0;
+    for (bid, size) in messages {
+        let line = format!("FA P N0PTR N0BBS N0USR {bid} {size}");
+        sum = proposal::checksum_add(sum, line.as_bytes());
+        block += &format!("{line}\r");
+    }
+    let sum = proposal::checksum_value(sum);
+    c.send_raw(format!("{block}F> {sum:02X}\r").as_bytes());
     let answer = c.expect("\r");
     (c, answer.trim().to_string())
+}
+
+fn propose(d: &Daemon, bid: &str, size: usize) -> (Client, String) {
+    propose_all(d, &[(bid, size)])
 }
 
 #[test]
@@ -106,27 +116,9 @@ fn a_cut_keeps_the_messages_of_the_block_that_came_whole() {
         .iter()
         .map(|t| qtc_lzhuf::compress_with_crc(&qtc_lzhuf::fbb_text(t)))
         .collect();
-    let block_of = |bid: &str, size: usize| format!("FA P N0PTR N0BBS N0USR {bid} {size}");
-    let login = |c: &mut Client| {
-        c.expect("Callsign:");
-        c.send_raw(b"N0PTR\r");
-        c.expect("Password:");
-        c.send_raw(b"ptrpw\r");
-        c.expect(">\r");
-        c.send_raw(b"[FBB-7.0.11-AB1FHMRX$]\r");
-        let lines = [
-            block_of("K1_N0PTR", short.len()),
-            block_of("K2_N0PTR", long.len()),
-        ];
-        let sum = lines
-            .iter()
-            .fold(0, |s, l| proposal::checksum_add(s, l.as_bytes()));
-        let sum = proposal::checksum_value(sum);
-        c.send_raw(format!("{}\r{}\rF> {sum:02X}\r", lines[0], lines[1]).as_bytes());
-        c.expect("\r").trim().to_string()
-    };
-    let mut c = Client::connect(d.fwd_port.unwrap());
-    assert_eq!(login(&mut c), "FS YY");
+    let both = [("K1_N0PTR", short.len()), ("K2_N0PTR", long.len())];
+    let (mut c, answer) = propose_all(&d, &both);
+    assert_eq!(answer, "FS YY");
     let mut wire = Vec::new();
     block::encode(b"short", 0, &files[0], &mut wire);
     let mut second = Vec::new();
@@ -137,7 +129,6 @@ fn a_cut_keeps_the_messages_of_the_block_that_came_whole() {
     d.wait_for_log("keeping the messages of the cut block that came whole");
     assert_eq!(d.listed().len(), 1, "the first message is kept");
     // The partner offers both again: it is told it has the first, and resumes the second.
-    let mut c = Client::connect(d.fwd_port.unwrap());
-    let answer = login(&mut c);
+    let (_c, answer) = propose_all(&d, &both);
     assert!(answer.starts_with("FS NA"), "{answer}");
 }
