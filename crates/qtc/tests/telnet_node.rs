@@ -168,30 +168,24 @@ fn the_own_call_is_never_heard() {
         .and_then(|p| p.parse().ok())
         .expect("the AXUDP port in the start-up report");
     let call = |c: &str, ssid| Callsign::new(c, ssid).unwrap();
-    let mut address = Address::new(call("ID", 0), call("N0BBB", 3), CommandResponse::Command);
-    address
-        .path
-        .push(Digipeater {
+    // A UI frame from `src`, repeated by the digipeater N0DIG, with its FCS (AXUDP).
+    let repeated = |src: Callsign| {
+        let mut address = Address::new(call("ID", 0), src, CommandResponse::Command);
+        let digi = Digipeater {
             call: call("N0DIG", 0),
             repeated: true,
-        })
-        .unwrap();
-    let mut bytes = Frame::ui(address, Pid::NO_LAYER3, b"N0BBB BBS".to_vec()).to_bytes();
-    qtc_ax25::wire::append_fcs(&mut bytes);
+        };
+        address.path.push(digi).unwrap();
+        let mut bytes = Frame::ui(address, Pid::NO_LAYER3, b"hello".to_vec()).to_bytes();
+        qtc_ax25::wire::append_fcs(&mut bytes);
+        bytes
+    };
     let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    udp.send_to(&bytes, ("127.0.0.1", port)).unwrap();
-    // A frame from another station after it: once that is heard, ours was handled.
-    let mut address = Address::new(call("ID", 0), call("N0OTH", 0), CommandResponse::Command);
-    address
-        .path
-        .push(Digipeater {
-            call: call("N0DIG", 0),
-            repeated: true,
-        })
+    udp.send_to(&repeated(call("N0BBB", 3)), ("127.0.0.1", port))
         .unwrap();
-    let mut other = Frame::ui(address, Pid::NO_LAYER3, b"hello".to_vec()).to_bytes();
-    qtc_ax25::wire::append_fcs(&mut other);
-    udp.send_to(&other, ("127.0.0.1", port)).unwrap();
+    // A frame from another station after it: once that is heard, ours was handled.
+    udp.send_to(&repeated(call("N0OTH", 0)), ("127.0.0.1", port))
+        .unwrap();
     let heard = d.wait_for_ctl(&["heard"], |h| h.contains("N0OTH"));
     assert!(
         heard.contains("N0OTH") && heard.contains("N0ZZZ-7"),
