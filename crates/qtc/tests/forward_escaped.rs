@@ -1,6 +1,6 @@
 //! B1 from partners on links without telnet negotiation: xfbbd calling qtc's raw forwarding
-//! port (it doubles 0xFF on every outgoing forwarding link: `iac_escaped`), and a raw TCP
-//! client such as JNOS on qtc's telnet port (it never sends a telnet command, doubles nothing
+//! port (it doubles 0xFF on every outgoing forwarding link: `iac_escaped`), and raw TCP
+//! clients such as JNOS and LinBPQ on qtc's telnet port (it never sends a telnet command, doubles nothing
 //! and reads no IAC: the telnet port's rule makes its link raw). Their binary blocks carry CR
 //! NUL as it is; qtc undoes xfbbd's doubling and takes the raw client's bytes as they are.
 
@@ -67,10 +67,15 @@ fn stored_body(d: &Daemon, bid: &str) -> Vec<u8> {
 fn xfbbd_on_the_raw_port_and_a_raw_client_on_the_telnet_port_deliver_b1_intact() {
     let d = Daemon::start_bbs(
         "N0BBS",
-        &[("N0PTR", "ptrpw", "--bbs"), ("N0JNO", "jnopw", "--bbs")],
+        &[
+            ("N0PTR", "ptrpw", "--bbs"),
+            ("N0JNO", "jnopw", "--bbs"),
+            ("N0BPQ", "bpqpw", "--bbs"),
+        ],
         "[forward]\nlisten = [\"127.0.0.1:0\"]\n\
          [[partner]]\ncallsign = \"N0PTR\"\niac_escaped = true\nroutes = [\"N0PTR\"]\n\
-         [[partner]]\ncallsign = \"N0JNO\"\nroutes = [\"N0JNO\"]\n",
+         [[partner]]\ncallsign = \"N0JNO\"\nroutes = [\"N0JNO\"]\n\
+         [[partner]]\ncallsign = \"N0BPQ\"\nprotocol = \"b2\"\nroutes = [\"N0BPQ\"]\n",
     );
     let (text, file) = awkward_text(3400);
 
