@@ -61,6 +61,7 @@ pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
             }
             Err(e) => rows.push(Row::broken("8", &format!("1 M store{tag}"), &e, "")),
         }
+        rows.push(crate::mailbox::row(ob, tag));
     }
     (rows, notes)
 }
@@ -407,7 +408,7 @@ fn med_max(t: &mut [f64]) -> String {
 }
 
 /// Sends `cmd`, reads to the prompt; returns (seconds, bytes).
-fn timed(c: &mut Client, prompt: &str, cmd: &str) -> R<(f64, usize)> {
+pub(crate) fn timed(c: &mut Client, prompt: &str, cmd: &str) -> R<(f64, usize)> {
     let t0 = now();
     c.line(cmd)?;
     let n = c.skip_to(prompt, LIMIT)?;

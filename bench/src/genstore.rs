@@ -9,7 +9,7 @@ use crate::daemon::{Daemon, Opts, Spec};
 use crate::util::{now, Ctx, R};
 
 /// Bump when the generated mix changes, so old cached stores are not reused.
-const MIX: u32 = 1;
+const MIX: u32 = 2;
 
 /// How far back the generated messages go: about a third are older than the 14 days
 /// bulletins live, so a housekeeping run has plenty to expire.
@@ -22,7 +22,7 @@ pub const USERS: &[(&str, &str, &str)] = &[
     ("N0AAA", "fwdpw", "--bbs"),
 ];
 
-/// Personal mail goes to N0USR every this many messages.
+/// Personal mail goes to N0USR every this many messages (row 8's store).
 pub const MINE_EVERY: usize = 2000;
 
 /// A sender with about 1 in 7,000 of the messages (`L<`).
@@ -48,15 +48,23 @@ pub fn spec(max_sessions: usize) -> Spec<'static> {
 /// Starts a daemon on a store of `n` generated messages (from the cache when there is one);
 /// returns it and how long making the store took (0 from the cache).
 pub fn daemon(o: &Opts, n: usize, max_sessions: usize) -> R<(Daemon, f64)> {
+    daemon_with(o, n, MINE_EVERY, max_sessions)
+}
+
+/// [`daemon`] with every `mine_every`th message personal mail to N0USR (1: all of them).
+pub fn daemon_with(o: &Opts, n: usize, mine_every: usize, max_sessions: usize) -> R<(Daemon, f64)> {
     let mut d = Daemon::create(o, &spec(max_sessions))?;
     d.terminate()?;
     let db = d.data_dir().join("qtc.sqlite");
     let version = sql(&db, "PRAGMA user_version;")?;
-    let cache = cache_dir(&o.bin).join(format!("store-v{}-n{n}-mix{MIX}.sqlite", version.trim()));
+    let cache = cache_dir(&o.bin).join(format!(
+        "store-v{}-n{n}-mine{mine_every}-mix{MIX}.sqlite",
+        version.trim()
+    ));
     let mut made = 0.0;
     if !cache.exists() {
         let t0 = now();
-        fill(&db, n)?;
+        fill(&db, n, mine_every)?;
         made = t0.elapsed().as_secs_f64();
         std::fs::create_dir_all(cache.parent().ctx("cache dir")?).ctx("cache dir")?;
         copy_synced(&db, &cache).ctx("cache the store")?;
@@ -117,9 +125,10 @@ pub fn some_bulletin(n: usize) -> usize {
 }
 
 /// Fills the store: 63 % bulletins in ten areas and six `@` values (one message `@ RARE`), 36 %
-/// personal mail between 7,000 senders and 5,000 addressees (every 2,000th to N0USR), 1 %
-/// NTS traffic; 4 % killed, 0.1 % held; one BID each; numbered in age order over 21 days.
-fn fill(db: &Path, n: usize) -> R<()> {
+/// personal mail between 7,000 senders and 5,000 addressees, 1 % NTS traffic, and every
+/// `mine`th message personal mail to N0USR; 4 % killed, 0.1 % held; one BID each; numbered in
+/// age order over 21 days.
+fn fill(db: &Path, n: usize, mine: usize) -> R<()> {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
@@ -131,7 +140,8 @@ fn fill(db: &Path, n: usize) -> R<()> {
         "PRAGMA synchronous = OFF;
          BEGIN;
          WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < {n}),
-         g(i, k) AS (SELECT i, CASE WHEN i % 100 = 0 THEN 'T' WHEN i % 100 < 37 THEN 'P'
+         g(i, k) AS (SELECT i, CASE WHEN (i - 1) % {mine} = 0 THEN 'P'
+                                    WHEN i % 100 = 0 THEN 'T' WHEN i % 100 < 37 THEN 'P'
                                     ELSE 'B' END FROM c)
          INSERT INTO messages (number, kind, status, to_call, at, from_call, bid, subject,
                                rlines, body, size, created, origin)
@@ -141,7 +151,7 @@ fn fill(db: &Path, n: usize) -> R<()> {
            CASE k WHEN 'B' THEN trim(substr('ALL  WX   SALE AMSATDX   KEPS NEWS QST  TECH ARRL ',
                                             (i % 10) * 5 + 1, 5))
                   WHEN 'T' THEN printf('%05d', 10000 + i % 89999)
-                  ELSE CASE WHEN i % {MINE_EVERY} = 1 THEN 'N0USR'
+                  ELSE CASE WHEN (i - 1) % {mine} = 0 THEN 'N0USR'
                             ELSE printf('K%dU%03d', i % 5, (i / 7) % 1000) END END,
            CASE k WHEN 'B' THEN CASE WHEN i = {rare} THEN 'RARE'
                                      ELSE trim(substr('WW   EU   USA  NOAM ALLUSGBR  ', (i % 6) * 5 + 1, 5))

@@ -17,6 +17,7 @@ mod forward;
 mod genstore;
 mod idle;
 mod lzhuf;
+mod mailbox;
 mod measure;
 mod netrom;
 mod paste;

@@ -98,7 +98,7 @@ fn drain(s: &mut Session, store: &mut dyn MessageStore, now: i64, closed: &mut b
         while let Some(ev) = s.poll_event() {
             match ev {
                 Event::Close => *closed = true,
-                Event::CheckPassword { call, password } => check = Some((call, password)),
+                Event::CheckPassword { call, password, .. } => check = Some((call, password)),
                 _ => {}
             }
         }

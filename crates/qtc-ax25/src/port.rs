@@ -109,6 +109,12 @@ impl Port {
         self.ui_destinations.insert(dest);
     }
 
+    /// Whether the port answers to `call` (exact SSID).
+    #[must_use]
+    pub fn is_local(&self, call: &Callsign) -> bool {
+        self.locals.contains(call)
+    }
+
     /// Stop answering to a callsign (existing links stay).
     pub fn remove_local(&mut self, call: &Callsign) {
         self.locals.remove(call);
@@ -209,13 +215,16 @@ impl Port {
         if !addr.path.all_repeated() {
             return;
         }
-        if !self.locals.contains(&addr.dest) {
+        let key = (addr.dest, addr.src);
+        // A link we opened from a callsign that is not one of ours (a user connected out
+        // through the node under their own call) gets its frames; nothing else for that call.
+        let ours = self.locals.contains(&addr.dest);
+        if !ours && !self.by_pair.contains_key(&key) {
             if self.ui_destinations.contains(&addr.dest) {
                 self.broadcast_ui(bytes);
             }
             return;
         }
-        let key = (addr.dest, addr.src);
         if let Some(&id) = self.by_pair.get(&key) {
             let closed = self.links.get(&id).is_none_or(Link::is_closed);
             if !closed {
@@ -228,6 +237,9 @@ impl Port {
             }
             self.remove(id);
             self.by_pair.remove(&key);
+            if !ours {
+                return;
+            }
         }
         let Ok(frame) =
             Frame::parse(bytes, Modulo::Mod8).or_else(|_| Frame::parse(bytes, Modulo::Mod128))

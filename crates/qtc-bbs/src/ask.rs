@@ -25,8 +25,9 @@ pub enum Ask {
     /// `ROUTES`: the NET/ROM neighbours.
     Routes,
     /// `C`: connect the user to `call` (through `via`) on a radio port (`None`: the first
-    /// one, or a NET/ROM circuit when `call` is a known node); answered with
-    /// [`Answer::Disconnected`] when the link is over.
+    /// one, or a NET/ROM circuit when `call` is a known node), under the user's own callsign;
+    /// the daemon says what it is calling, and answers with [`Answer::Disconnected`] when the
+    /// link is over or [`Answer::Refused`].
     Connect {
         /// The port's name, as `PORTS` shows it.
         port: Option<String>,
@@ -121,4 +122,7 @@ pub enum Answer {
     Nodes(Option<Vec<NodeInfo>>),
     /// For [`Ask::Routes`]; `None`: no NET/ROM node.
     Routes(Option<Vec<NeighbourInfo>>),
+    /// For [`Ask::Connect`]: nothing was called (no such port, a port named without a call,
+    /// the user gave up); the line says why.
+    Refused(String),
 }

@@ -5,7 +5,7 @@ use qtc_mail::{MsgType, MAX_AT_LEN, MAX_BID_LEN, MAX_TO_LEN};
 /// Which messages by status a listing wants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ListStatus {
-    /// `LN`: unread, addressed to the user.
+    /// `LN`: not read by the user: their own new mail and the bulletins they have not read.
     UnreadMine,
     /// `LY`: read.
     Read,
@@ -300,6 +300,8 @@ fn parse_send(kind: MsgType, args: &[&str]) -> Result<SendCmd, CommandError> {
     let mut tokens = args.iter().map(|t| t.to_ascii_uppercase());
     let first = tokens.next().ok_or(CommandError::Usage(USAGE_SEND))?;
     let (to, mut at) = match first.split_once('@') {
+        // `SP N0X@` names no BBS: a typo, not local mail.
+        Some((_, "")) => return Err(CommandError::Usage(USAGE_SEND)),
         Some((to, at)) => (to.to_string(), at.to_string()),
         None => (first.clone(), String::new()),
     };
@@ -498,6 +500,11 @@ mod tests {
             Err(CommandError::Usage(_))
         ));
         assert!(matches!(parse("SP N0USR @"), Err(CommandError::Usage(_))));
+        assert!(matches!(parse("SP N0X@"), Err(CommandError::Usage(_))));
+        assert!(matches!(
+            parse("SP N0X@ < N0Y"),
+            Err(CommandError::Usage(_))
+        ));
         assert!(matches!(
             parse("SP N0USRXX"),
             Err(CommandError::TooLong { max: 6, .. })

@@ -35,4 +35,4 @@ pub use command::{parse, Command, CommandError, ListStatus, ListWhat, SendCmd};
 pub use conv::{said, Conv, ConvEvent};
 pub use lines::{Line, LineReader};
 pub use request::{answer_all, apply, KillOutcome, Reply, Request, StoreAccess};
-pub use session::{Access, Config, Event, Session};
+pub use session::{Access, Checking, Config, Event, Refusal, Session};

@@ -5,11 +5,57 @@
 //! Erasing keys are applied, since a character-mode telnet client or a terminal behind a serial
 //! bridge sends them as typed: BS and DEL drop the byte before them, Ctrl-U the whole line,
 //! Ctrl-W the last word (and the blanks after it). `LX` DEL `B` is the line `LB`.
+//!
+//! [`without_escapes`] drops terminal escape sequences (ECMA-48: the arrow, Home and function
+//! keys send `ESC [ A`, `ESC O P`...) from a line: a line mode terminal sends them inside the
+//! line, and echoed back in an answer they would move the user's cursor.
 
 const BS: u8 = 0x08;
 const DEL: u8 = 0x7f;
 const CTRL_U: u8 = 0x15;
 const CTRL_W: u8 = 0x17;
+const ESC: u8 = 0x1b;
+
+/// Where a terminal escape sequence being dropped has got to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Escape {
+    /// Not in one.
+    None,
+    /// After ESC.
+    Start,
+    /// After `ESC [` (CSI): parameter and intermediate bytes until a final byte 0x40-0x7E.
+    Csi,
+    /// After `ESC O` (SS3) or another ESC with an intermediate byte: one more byte.
+    OneMore,
+}
+
+impl Escape {
+    /// Takes `b`; true when it belongs to a sequence (and is dropped).
+    fn eat(&mut self, b: u8) -> bool {
+        *self = match (*self, b) {
+            (Escape::None, ESC) => Escape::Start,
+            (Escape::None, _) => return false,
+            (Escape::Start, b'[') => Escape::Csi,
+            (Escape::Start, b'O' | 0x20..=0x2f) => Escape::OneMore,
+            (Escape::Csi, 0x20..=0x3f) => Escape::Csi,
+            // The final byte, or ESC and one byte (`ESC c`, Alt-key), or a broken sequence:
+            // whatever ends it is dropped with it.
+            _ => Escape::None,
+        };
+        true
+    }
+}
+
+/// `line` without the terminal escape sequences in it (the keys that send them: arrows,
+/// Home, End, function keys, Alt-letter).
+pub fn without_escapes(line: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if !line.contains(&ESC) {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let mut state = Escape::None;
+    let kept = line.iter().copied().filter(|&b| !state.eat(b)).collect();
+    std::borrow::Cow::Owned(kept)
+}
 
 /// What the splitter found.
 #[derive(Debug, PartialEq, Eq)]
@@ -18,6 +64,21 @@ pub enum Line {
     Text(Vec<u8>),
     /// A line longer than the limit ended here; its bytes were dropped.
     TooLong,
+}
+
+impl Line {
+    /// The bytes it holds (none for a line too long).
+    pub fn len(&self) -> usize {
+        match self {
+            Line::Text(t) => t.len(),
+            Line::TooLong => 0,
+        }
+    }
+
+    /// True for an empty line and for one too long (whose bytes were dropped).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// Incremental line splitter with a length limit.
@@ -38,6 +99,11 @@ impl LineReader {
             overflow: false,
             after_cr: false,
         }
+    }
+
+    /// Changes the limit for the lines still to come (the one being typed included).
+    pub fn set_max(&mut self, max: usize) {
+        self.max = max;
     }
 
     /// Feeds bytes; calls `each` for every line end found, in order.
@@ -193,6 +259,26 @@ mod tests {
         let mut r = LineReader::new(4);
         let got = split(&mut r, &[b"abc\x7f\x7fdef\r"]);
         assert_eq!(got, vec![text("adef")]);
+    }
+
+    #[test]
+    fn terminal_escape_sequences_are_dropped() {
+        let strip = |l: &[u8]| without_escapes(l).into_owned();
+        // Arrow keys (CSI and SS3 forms), a function key with parameters, Alt-x, a lone ESC.
+        assert_eq!(strip(b"LL\x1b[A"), b"LL");
+        assert_eq!(strip(b"L\x1bOB\x1b[15~B\x1bx"), b"LB");
+        assert_eq!(strip(b"ok\x1b"), b"ok");
+        assert_eq!(strip(b"caf\xc3\xa9"), b"caf\xc3\xa9");
+    }
+
+    #[test]
+    fn the_limit_may_change_between_lines() {
+        let mut r = LineReader::new(4);
+        let mut got = Vec::new();
+        r.push(b"abcdefgh\r", |l| got.push(l));
+        r.set_max(10);
+        r.push(b"abcdefgh\r", |l| got.push(l));
+        assert_eq!(got, vec![Line::TooLong, text("abcdefgh")]);
     }
 
     proptest! {

@@ -47,6 +47,8 @@ pub enum Request {
     MessageHead {
         /// Its number.
         number: u64,
+        /// Whose read mark its status shows (`None`: the message's own).
+        reader: Option<String>,
     },
     /// A piece of a message's body.
     Body {
@@ -203,8 +205,14 @@ pub fn apply(request: Request, store: &mut dyn MessageStore) -> Result<Reply, St
         }
         Request::HomeBbs { call } => Reply::HomeBbs(store.home_bbs(&call)?),
         Request::BidKnown { bid } => Reply::BidKnown(store.bid_known(&bid)?),
-        Request::MessageHead { number } => {
-            Reply::Message(store.message_head(number)?.map(Box::new))
+        Request::MessageHead { number, reader } => {
+            let mut m = store.message_head(number)?;
+            if let (Some(m), Some(reader)) = (m.as_mut(), reader) {
+                if let Some(seen) = store.status_seen_by(number, &reader)? {
+                    m.header.status = seen;
+                }
+            }
+            Reply::Message(m.map(Box::new))
         }
         Request::Body {
             number,

@@ -23,18 +23,7 @@ mod types;
 
 use paging::Pager;
 
-pub use types::{Access, Config, Event};
-
-/// What a password check is for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Checking {
-    /// A telnet login.
-    Login,
-    /// `SYS` on RF.
-    Sys,
-    /// `PW`: the current password.
-    PwOld,
-}
+pub use types::{Access, Checking, Config, Event, Refusal};
 
 enum State {
     AskCall,
@@ -122,6 +111,10 @@ pub struct Session {
     last_read: Option<u64>,
     /// A question for the daemon, until it takes it.
     asking: Option<Ask>,
+    /// When the lines being interpreted arrived (Unix seconds).
+    now: i64,
+    /// When this session paged the sysop lately (`T`), oldest first.
+    pages: VecDeque<i64>,
 }
 
 /// The most lines one listing shows.
@@ -160,6 +153,8 @@ impl Session {
             expert: false,
             last_read: None,
             asking: None,
+            now: 0,
+            pages: VecDeque::new(),
         }
     }
 
@@ -179,6 +174,14 @@ impl Session {
 
     /// Feeds what the user sent.
     pub fn handle_input(&mut self, input: &[u8], now: i64) {
+        self.now = now;
+        // The line limit is for commands: once logged in, a line of a message may be as long as
+        // a message (a paste, a text written without line ends). Before login it stays short,
+        // since connections that have not logged in are cheap to open.
+        self.lines.set_max(match self.user {
+            Some(_) => self.cfg.max_line.max(self.cfg.max_message),
+            None => self.cfg.max_line,
+        });
         let mut lines = Vec::new();
         self.lines.push(input, |l| lines.push(l));
         for line in lines {
@@ -230,6 +233,7 @@ impl Session {
     /// False while enough typed-ahead lines wait: the transport reads no more until then.
     pub fn wants_input(&self) -> bool {
         self.waiting.len() < MAX_WAITING
+            && self.waiting.iter().map(Line::len).sum::<usize>() < self.cfg.max_message
     }
 
     /// Waiting for something outside the session: a store answer, a password check, the
@@ -251,6 +255,7 @@ impl Session {
     /// Interprets the lines typed while the session waited, in order, until one makes it wait
     /// again. While output flows only `A` is taken (it aborts); the rest wait for its end.
     fn take_waiting(&mut self, now: i64) {
+        self.now = now;
         while !self.busy() {
             let Some(line) = self.waiting.pop_front() else {
                 break;
@@ -340,9 +345,16 @@ impl Session {
     }
 
     fn handle_line(&mut self, line: Line, now: i64) {
+        let writing = matches!(self.state, State::Body(_));
         let text = match line {
-            Line::Text(t) => t,
-            Line::TooLong => {
+            Line::Text(t) if writing || t.len() <= self.cfg.max_line => t,
+            Line::TooLong if writing => {
+                if let State::Body(d) = std::mem::replace(&mut self.state, State::Command) {
+                    self.body_too_large(d);
+                }
+                return;
+            }
+            Line::Text(_) | Line::TooLong => {
                 let max = self.cfg.max_line;
                 self.say(&format!(
                     "*** Line too long (more than {max} bytes): ignored.\r"
@@ -351,6 +363,14 @@ impl Session {
                 return;
             }
         };
+        // Keys that send escape sequences (arrows) are dropped, except from the text of a
+        // message where the station keeps ANSI art as it was typed.
+        let mut text = text;
+        if !(writing && self.cfg.raw_bodies) {
+            if let std::borrow::Cow::Owned(kept) = crate::lines::without_escapes(&text) {
+                text = kept;
+            }
+        }
         match std::mem::replace(&mut self.state, State::Command) {
             State::AskCall => self.got_callsign(&text),
             State::AskPassword { call } => self.got_password(call, &text),

@@ -81,26 +81,6 @@ pub(crate) fn message_head(m: &Message, verbose: bool, out: &mut Vec<u8>) {
     }
 }
 
-/// The length of `bytes` without an unfinished UTF-8 sequence at its end: a body read in
-/// pieces is shown as if whole, so no character (a C1 control above all) is split unchecked.
-pub(crate) fn complete_utf8(bytes: &[u8]) -> usize {
-    let n = bytes.len();
-    for back in 1..=n.min(3) {
-        let b = bytes[n - back];
-        if b & 0xC0 == 0x80 {
-            continue;
-        }
-        let need = match b {
-            0xC0..=0xDF => 2,
-            0xE0..=0xEF => 3,
-            0xF0..=0xF7 => 4,
-            _ => 1,
-        };
-        return if need > back { n - back } else { n };
-    }
-    n
-}
-
 /// A piece of a body. Bodies go out as stored (the transport maps their line ends), unless the
 /// sender declared an 8-bit charset (Winlink `Content-Type`): then they are shown decoded, as
 /// UTF-8. Control characters are made visible unless the station allows ANSI art.
@@ -140,21 +120,4 @@ pub(crate) fn message_tail(m: &Message, last: Option<u8>, out: &mut Vec<u8>) {
         )
         .as_bytes(),
     );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::complete_utf8;
-
-    #[test]
-    fn a_split_character_waits_for_its_end() {
-        assert_eq!(complete_utf8(b"ab"), 2);
-        assert_eq!(complete_utf8(b"a\xc2"), 1);
-        assert_eq!(complete_utf8(b"a\xc2\x9f"), 3);
-        assert_eq!(complete_utf8(b"a\xe2\x82"), 1);
-        assert_eq!(complete_utf8(b"a\xf0\x9f\x98"), 1);
-        assert_eq!(complete_utf8(b"a\xf0\x9f\x98\x80"), 5);
-        assert_eq!(complete_utf8(b"\x80\x80\x80\x80"), 4);
-        assert_eq!(complete_utf8(b""), 0);
-    }
 }

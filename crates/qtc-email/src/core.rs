@@ -181,9 +181,10 @@ pub enum Reply {
 /// Why a login was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LoginRefused {
-    /// Wrong callsign or password (or locked out: the client is not told which).
+    /// Wrong callsign or password.
     Wrong,
-    /// Every place is taken: the line to show.
+    /// Not now (every place taken, the account locked, too many logins at once): the line
+    /// to show.
     Full(String),
     /// The store or the password checks are not available.
     Unavailable,

@@ -15,6 +15,8 @@ pub struct MemoryStore {
     messages: BTreeMap<u64, Message>,
     bids: HashSet<String>,
     homes: HashMap<String, String>,
+    /// Each user's read marks on bulletins and on copies (a copy's recipient, a number).
+    reads: HashSet<(String, u64)>,
 }
 
 impl MemoryStore {
@@ -57,15 +59,44 @@ impl MemoryStore {
         }
     }
 
-    fn matches(f: &ListFilter, m: &Message) -> bool {
+    /// The status `reader` sees: their own mark on a bulletin or a copy.
+    fn seen(&self, m: &Message, reader: Option<&str>) -> MsgStatus {
+        let h = &m.header;
+        let Some(reader) = reader else {
+            return h.status;
+        };
+        let read = || {
+            if self.reads.contains(&(reader.to_string(), h.number)) {
+                MsgStatus::Read
+            } else {
+                MsgStatus::New
+            }
+        };
+        match h.status {
+            MsgStatus::Held | MsgStatus::Killed => h.status,
+            _ if h.kind == MsgType::Bulletin => read(),
+            _ if h.to == reader => h.status,
+            _ if m.copies.iter().any(|c| c == reader) => read(),
+            s => s,
+        }
+    }
+
+    fn matches(&self, f: &ListFilter, m: &Message) -> bool {
         let h = &m.header;
         let mine = |call: &str| h.to == call || m.copies.iter().any(|c| c == call);
         let upper = |s: &Option<String>| s.as_ref().map(|s| s.to_ascii_uppercase());
+        let reader = upper(
+            &f.reader
+                .clone()
+                .or(f.to_or_copy.clone())
+                .or(f.visible_to.clone()),
+        );
+        let seen = self.seen(m, reader.as_deref());
         f.after.is_none_or(|a| h.number > a)
             && f.range.is_none_or(|(lo, hi)| (lo..=hi).contains(&h.number))
             && f.kind.is_none_or(|k| h.kind == k)
             && match f.status {
-                Some(s) => h.status == s,
+                Some(s) => seen == s,
                 None => f.include_killed || h.status != MsgStatus::Killed,
             }
             && upper(&f.to).is_none_or(|to| h.to == to)
@@ -75,6 +106,10 @@ impl MemoryStore {
             && upper(&f.visible_to).is_none_or(|v| {
                 (h.kind != MsgType::Personal || h.from == v || mine(&v))
                     && h.status != MsgStatus::Held
+            })
+            && upper(&f.unread_by).is_none_or(|u| {
+                (mine(&u) || h.kind == MsgType::Bulletin)
+                    && self.seen(m, Some(&u)) == MsgStatus::New
             })
     }
 }
@@ -169,11 +204,20 @@ impl MessageStore for MemoryStore {
     }
 
     fn list(&mut self, filter: &ListFilter) -> Result<Vec<MessageHeader>, StoreError> {
+        let reader = filter
+            .reader
+            .clone()
+            .or(filter.to_or_copy.clone())
+            .or(filter.visible_to.clone())
+            .map(|r| r.to_ascii_uppercase());
         let matching = self
             .messages
             .values()
-            .filter(|m| Self::matches(filter, m))
-            .map(|m| m.header.clone());
+            .filter(|m| self.matches(filter, m))
+            .map(|m| MessageHeader {
+                status: self.seen(m, reader.as_deref()),
+                ..m.header.clone()
+            });
         let limit = filter.last.unwrap_or(usize::MAX);
         Ok(if filter.oldest_first {
             matching.take(limit).collect()
@@ -193,18 +237,34 @@ impl MessageStore for MemoryStore {
     }
 
     fn mark_read(&mut self, number: u64, reader: &str) -> Result<(), StoreError> {
-        // Only the addressee's mark is kept here: this store has no copies.
-        if let Some(m) = self
-            .messages
-            .get_mut(&number)
-            .filter(|m| m.header.to.eq_ignore_ascii_case(reader))
-        {
+        let reader = reader.to_ascii_uppercase();
+        let Some(m) = self.messages.get_mut(&number) else {
+            return Ok(());
+        };
+        if m.header.to == reader {
             m.read_count += 1;
             if m.header.status == MsgStatus::New {
                 m.header.status = MsgStatus::Read;
             }
+        } else if m.header.kind == MsgType::Bulletin {
+            self.reads.insert((reader, number));
+        } else if m.copies.contains(&reader) {
+            m.read_count += 1;
+            self.reads.insert((reader, number));
         }
         Ok(())
+    }
+
+    fn status_seen_by(
+        &mut self,
+        number: u64,
+        reader: &str,
+    ) -> Result<Option<MsgStatus>, StoreError> {
+        let reader = reader.to_ascii_uppercase();
+        Ok(self
+            .messages
+            .get(&number)
+            .map(|m| self.seen(m, Some(&reader))))
     }
 
     fn bid_known(&mut self, bid: &str) -> Result<bool, StoreError> {

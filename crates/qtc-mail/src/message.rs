@@ -208,4 +208,11 @@ pub struct ListFilter {
     pub visible_to: Option<String>,
     /// Include killed messages (sysop `LK`); otherwise they are hidden unless `status` asks for them.
     pub include_killed: bool,
+    /// Whose read marks the status column shows (and `status` is compared with): a bulletin
+    /// is new for each user until they read it, a copy until its recipient reads it. `None`:
+    /// the user of `to_or_copy` or `visible_to`; without those, the message's own status.
+    pub reader: Option<String>,
+    /// Only what this user has not read (`LN`): their own mail (addressee or copy) still new,
+    /// and bulletins they have not read; never held or killed ones.
+    pub unread_by: Option<String>,
 }

@@ -89,8 +89,20 @@ pub trait MessageStore {
     fn set_status(&mut self, number: u64, status: MsgStatus) -> Result<bool, StoreError>;
     /// `reader` read message `number`: when they are its addressee or one of its other
     /// recipients, counts one more reading and marks their copy read (the addressee's is the
-    /// message's status; each other recipient has their own mark). Nothing for anyone else.
+    /// message's status; each other recipient has their own mark); a bulletin gets the
+    /// reader's own read mark. Nothing for anyone else.
     fn mark_read(&mut self, number: u64, reader: &str) -> Result<(), StoreError>;
+    /// Message `number`'s status as `reader` sees it (their own read mark on a bulletin or a
+    /// copy, as listings show it); `None` when there is no such message. The default is the
+    /// message's own status.
+    fn status_seen_by(
+        &mut self,
+        number: u64,
+        reader: &str,
+    ) -> Result<Option<MsgStatus>, StoreError> {
+        let _ = reader;
+        Ok(self.message_head(number)?.map(|m| m.header.status))
+    }
     /// True when the BID has been seen here.
     fn bid_known(&mut self, bid: &str) -> Result<bool, StoreError>;
     /// Number of messages not killed, and the highest message number.

@@ -60,6 +60,26 @@ pub fn visible_line_bytes(b: &[u8]) -> Cow<'_, [u8]> {
     neutralise_bytes(b, false)
 }
 
+/// The length of `bytes` without an unfinished UTF-8 sequence at its end: text read in pieces
+/// is shown as if whole, so no character (a C1 control above all) is split unchecked.
+pub fn complete_utf8(bytes: &[u8]) -> usize {
+    let n = bytes.len();
+    for back in 1..=n.min(3) {
+        let b = bytes[n - back];
+        if b & 0xC0 == 0x80 {
+            continue;
+        }
+        let need = match b {
+            0xC0..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF7 => 4,
+            _ => 1,
+        };
+        return if need > back { n - back } else { n };
+    }
+    n
+}
+
 fn neutralise_bytes(b: &[u8], keep_lines: bool) -> Cow<'_, [u8]> {
     // ESC and the other C0 controls, DEL, and the lead byte of a UTF-8 C1 control.
     let risky = |&x: &u8| {
@@ -79,6 +99,18 @@ fn neutralise_bytes(b: &[u8], keep_lines: bool) -> Cow<'_, [u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_split_character_waits_for_its_end() {
+        assert_eq!(complete_utf8(b"ab"), 2);
+        assert_eq!(complete_utf8(b"a\xc2"), 1);
+        assert_eq!(complete_utf8(b"a\xc2\x9f"), 3);
+        assert_eq!(complete_utf8(b"a\xe2\x82"), 1);
+        assert_eq!(complete_utf8(b"a\xf0\x9f\x98"), 1);
+        assert_eq!(complete_utf8(b"a\xf0\x9f\x98\x80"), 5);
+        assert_eq!(complete_utf8(b"\x80\x80\x80\x80"), 4);
+        assert_eq!(complete_utf8(b""), 0);
+    }
 
     #[test]
     fn escapes_what_a_terminal_would_act_on() {

@@ -94,10 +94,24 @@ impl Station {
     }
 }
 
+/// How large the store may grow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Quota {
+    /// As large as the disk allows.
+    #[default]
+    Unlimited,
+    /// At most this many bytes (`[store] max_mb`).
+    Bytes(u64),
+    /// Worked out from the disk's free space, again whenever the owner measures it (the
+    /// daemon's `room`): the store grows, other programs fill or free the disk.
+    FollowsDisk,
+}
+
 /// An open message store.
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    quota: Quota,
     station: Station,
     queued: QueueMarks,
     durability: Durability,
@@ -218,6 +232,7 @@ impl Store {
         let mut store = Store {
             conn,
             path,
+            quota: Quota::default(),
             station: Station::default(),
             queued: QueueMarks::default(),
             durability,
@@ -281,6 +296,7 @@ impl Store {
         Ok(Store {
             conn,
             path,
+            quota: Quota::default(),
             station: Station::default(),
             queued: QueueMarks::default(),
             durability: Durability::default(),
@@ -304,6 +320,37 @@ impl Store {
             .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))
             .map_err(db_err)?;
         Ok(())
+    }
+
+    /// Sets how large the store may grow; a fixed size applies at once, [`Quota::FollowsDisk`]
+    /// once the owner measures the disk ([`Store::set_max_size`]).
+    pub fn set_quota(&mut self, quota: Quota) -> Result<(), StoreError> {
+        self.quota = quota;
+        match quota {
+            Quota::Unlimited => self.set_max_size(0),
+            Quota::Bytes(b) => self.set_max_size(b),
+            Quota::FollowsDisk => Ok(()),
+        }
+    }
+
+    /// How large the store may grow.
+    pub fn quota(&self) -> Quota {
+        self.quota
+    }
+
+    /// The cap on the database file now, in bytes; 0: none.
+    pub fn max_size(&mut self) -> Result<u64, StoreError> {
+        let get = |pragma: &str| -> Result<u64, StoreError> {
+            self.conn
+                .query_row(&format!("PRAGMA {pragma}"), [], |r| r.get::<_, i64>(0))
+                .map(|n| n.max(0) as u64)
+                .map_err(db_err)
+        };
+        let pages = get("max_page_count")?;
+        if pages >= u64::from(u32::MAX) - 1 {
+            return Ok(0);
+        }
+        Ok(pages.saturating_mul(get("page_size")?))
     }
 
     /// Bytes the `[store] max_mb` quota still leaves (free pages included); `u64::MAX`-ish
@@ -368,6 +415,19 @@ impl Store {
         Ok(results)
     }
 
+    /// Holds a message for the sysop: nobody else sees it, and it is not forwarded, until it
+    /// is released. False when there is no such message, or it is killed or held already.
+    pub fn hold(&mut self, number: u64) -> Result<bool, StoreError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE messages SET status = 'H' WHERE number = ?1 AND status NOT IN ('H', 'K')",
+                [number as i64],
+            )
+            .map_err(db_err)?;
+        Ok(n == 1)
+    }
+
     /// Releases a held message: it becomes new and is queued for forwarding like any other.
     /// False when there is no held message with that number.
     pub fn release(&mut self, number: u64, now: i64) -> Result<bool, StoreError> {
@@ -415,19 +475,54 @@ impl Store {
         &self.path
     }
 
+    /// Runs SQLite's integrity check on the store in `dir` without opening it as a store (no
+    /// migration, nothing written): the problems found, empty when healthy. Works when the
+    /// disk is full: a stopped daemon's store, whose WAL index cannot be made then, is checked
+    /// with the index in memory (exclusive locking); a running daemon's is already there.
+    pub fn check_dir(dir: &Path) -> Result<Vec<String>, StoreError> {
+        let path = dir.join(DB_FILE);
+        if !path.exists() {
+            return Err(StoreError::Database(format!(
+                "no store at {}",
+                path.display()
+            )));
+        }
+        let check = |exclusive: bool| -> Result<Vec<String>, StoreError> {
+            let conn = Connection::open_with_flags(
+                &path,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+                    | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+            .map_err(db_err)?;
+            conn.busy_timeout(std::time::Duration::from_secs(5))
+                .map_err(db_err)?;
+            if exclusive {
+                conn.query_row("PRAGMA locking_mode = EXCLUSIVE", [], |_| Ok(()))
+                    .map_err(db_err)?;
+            }
+            integrity(&conn)
+        };
+        check(false).or_else(|e| {
+            tracing::debug!(error = %e, "store check: trying again with the WAL index in memory");
+            check(true)
+        })
+    }
+
     /// Runs SQLite's integrity check; returns the problems found (empty when healthy).
     pub fn check(&mut self) -> Result<Vec<String>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare("PRAGMA integrity_check")
-            .map_err(db_err)?;
-        let rows = stmt
-            .query_map([], |r| r.get::<_, String>(0))
-            .map_err(db_err)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(db_err)?;
-        Ok(rows.into_iter().filter(|r| r != "ok").collect())
+        integrity(&self.conn)
     }
+}
+
+/// SQLite's integrity check on `conn`: the problems found.
+fn integrity(conn: &Connection) -> Result<Vec<String>, StoreError> {
+    let mut stmt = conn.prepare("PRAGMA integrity_check").map_err(db_err)?;
+    let rows = stmt
+        .query_map([], |r| r.get::<_, String>(0))
+        .map_err(db_err)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(db_err)?;
+    Ok(rows.into_iter().filter(|r| r != "ok").collect())
 }
 
 /// The columns [`header_from_row`] reads, `status` being the status column or an expression.
@@ -435,14 +530,18 @@ fn header_columns(status: &str) -> String {
     format!("number, kind, {status}, to_call, at, from_call, bid, subject, size, created")
 }
 
-/// The status of a message as `viewer` (the placeholder of a bound callsign) sees it: their own
-/// read mark when they are one of its other recipients (Cc, a further To) and it is neither held
-/// nor killed; the message's status otherwise (the addressee's mark, or no mark of theirs).
+/// The status of a message as `viewer` (the placeholder of a bound callsign) sees it, unless it
+/// is held or killed: a bulletin is new until they read it (their row in `bulletin_reads`);
+/// their own read mark when they are one of its other recipients (Cc, a further To); the
+/// message's status otherwise (the addressee's mark, or no mark of theirs).
 fn status_seen_by(viewer: &str) -> String {
     format!(
-        "CASE WHEN to_call = {viewer} OR status IN ('H', 'K') THEN status \
-         ELSE COALESCE((SELECT CASE MIN(r.read) WHEN 0 THEN 'N' ELSE 'Y' END FROM recipients r \
-           WHERE r.number = messages.number AND r.call = {viewer}), status) END"
+        "CASE WHEN status IN ('H', 'K') THEN status \
+         WHEN kind = 'B' THEN CASE WHEN EXISTS (SELECT 1 FROM bulletin_reads b \
+           WHERE b.number = messages.number AND b.call = {viewer}) THEN 'Y' ELSE 'N' END \
+         WHEN to_call = {viewer} THEN status \
+         ELSE COALESCE((SELECT CASE MIN(r.read) WHEN 0 THEN 'N' WHEN 1 THEN 'Y' END \
+           FROM recipients r WHERE r.number = messages.number AND r.call = {viewer}), status) END"
     )
 }
 
@@ -573,7 +672,8 @@ impl MessageStore for Store {
         let tx = self.conn.transaction().map_err(db_err)?;
         tx.execute(
             "UPDATE messages SET read_count = read_count + 1, \
-             status = CASE WHEN status = 'N' AND to_call = ?2 THEN 'Y' ELSE status END \
+             status = CASE WHEN status = 'N' AND to_call = ?2 AND kind != 'B' THEN 'Y' \
+               ELSE status END \
              WHERE number = ?1 AND (to_call = ?2 \
                OR number IN (SELECT number FROM recipients WHERE call = ?2))",
             params![number as i64, reader],
@@ -584,8 +684,39 @@ impl MessageStore for Store {
                 params![number as i64, reader],
             )
         })
+        .and_then(|_| {
+            // A bulletin's read mark is the reader's own: one row per reader and bulletin
+            // read, nothing when it is stored, so neither an insert nor a listing costs more
+            // with more users; reading it again writes nothing (no commit to sync).
+            tx.execute(
+                "INSERT OR IGNORE INTO bulletin_reads (number, call) \
+                 SELECT number, ?2 FROM messages WHERE number = ?1 AND kind = 'B'",
+                params![number as i64, reader],
+            )
+        })
         .map_err(db_err)?;
         tx.commit().map_err(db_err)
+    }
+
+    fn status_seen_by(
+        &mut self,
+        number: u64,
+        reader: &str,
+    ) -> Result<Option<MsgStatus>, StoreError> {
+        let status: Option<String> = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {} FROM messages WHERE number = ?2",
+                status_seen_by("?1")
+            ))
+            .and_then(|mut st| {
+                st.query_row(params![reader.to_ascii_uppercase(), number as i64], |r| {
+                    r.get(0)
+                })
+                .optional()
+            })
+            .map_err(db_err)?;
+        Ok(status.as_deref().map(status_from_db))
     }
 
     fn bid_known(&mut self, bid: &str) -> Result<bool, StoreError> {
@@ -792,17 +923,66 @@ impl Where {
 /// Builds a listing's query. Every filter the BBS and the web use is answered by walking an
 /// index newest first (the table itself by number, or an index whose entries are in number
 /// order for one key), stopping at the LIMIT: see the query-plan tests. Status and type are
-/// written as literals so the planner can use the partial indexes on them.
+/// written as literals so the planner can use the partial indexes on them. A filter that is
+/// one of several ways in (a user's own mail: addressee or copy, or sender too for `LP`;
+/// `LN`'s unread mail and bulletins) is one SELECT per way, each walked in number order and
+/// merged (`UNION`), instead of an OR that gathers the whole mailbox and sorts it.
 fn list_query(
     f: &ListFilter,
     at: Option<&counts::AtMatch>,
 ) -> (String, Vec<rusqlite::types::Value>) {
     let mut w = Where::default();
-    // Whose read marks the status shows: the user whose mail this is, or who lists.
-    let status = match f.to_or_copy.as_ref().or(f.visible_to.as_ref()) {
+    // Whose read marks the status shows: the one named, or the user whose mail this is, or
+    // who lists.
+    let viewer = f
+        .reader
+        .as_ref()
+        .or(f.to_or_copy.as_ref())
+        .or(f.visible_to.as_ref());
+    let status = match viewer {
         Some(viewer) => status_seen_by(&w.bind(viewer.to_ascii_uppercase())),
         None => "status".to_string(),
     };
+    common_conditions(&mut w, f, at, &status);
+    let ways = ways_in(&mut w, f);
+    let columns = header_columns(&status);
+    let select = |extra: Option<&String>| {
+        let conds: Vec<&str> = w
+            .conds
+            .iter()
+            .map(String::as_str)
+            .chain(extra.map(String::as_str))
+            .collect();
+        let mut q = format!("SELECT {columns} FROM messages");
+        if !conds.is_empty() {
+            q.push_str(" WHERE ");
+            q.push_str(&conds.join(" AND "));
+        }
+        q
+    };
+    let mut sql = match ways.as_slice() {
+        [] => select(None),
+        ways => ways
+            .iter()
+            .map(|way| select(Some(way)))
+            .collect::<Vec<_>>()
+            .join(" UNION "),
+    };
+    sql.push_str(if f.oldest_first {
+        " ORDER BY number ASC"
+    } else {
+        " ORDER BY number DESC"
+    });
+    if let Some(n) = f.last {
+        let p = w.bind(n as i64);
+        sql.push_str(&format!(" LIMIT {p}"));
+    }
+    (sql, w.args)
+}
+
+/// The conditions every way into a listing shares: number range, type, status, addressee,
+/// sender, `@`, and what a user may see.
+fn common_conditions(w: &mut Where, f: &ListFilter, at: Option<&counts::AtMatch>, status: &str) {
     // Message numbers are stored as SQLite integers; a bound past i64::MAX (`L n` is n to
     // u64::MAX) means "no upper bound", not a negative number.
     let number = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
@@ -825,6 +1005,11 @@ fn list_query(
         w.push(format!("kind = '{}'", kind.letter()));
     }
     match f.status {
+        // Held and killed are the message's own status for every reader: the plain column,
+        // so the partial indexes on them serve `LH` and `LK`.
+        Some(wanted @ (MsgStatus::Held | MsgStatus::Killed)) => {
+            w.push(format!("status = '{}'", wanted.letter()))
+        }
         Some(wanted) => w.push(format!("{status} = '{}'", wanted.letter())),
         None if !f.include_killed => w.push("status != 'K'".into()),
         None => {}
@@ -832,12 +1017,6 @@ fn list_query(
     if let Some(to) = &f.to {
         let p = w.bind(to.to_ascii_uppercase());
         w.push(format!("to_call = {p}"));
-    }
-    if let Some(call) = &f.to_or_copy {
-        let p = w.bind(call.to_ascii_uppercase());
-        w.push(format!(
-            "(to_call = {p} OR number IN (SELECT number FROM recipients WHERE call = {p}))"
-        ));
     }
     if let Some(from) = &f.from {
         let p = w.bind(from.to_ascii_uppercase());
@@ -853,34 +1032,56 @@ fn list_query(
     }
     if let Some(viewer) = &f.visible_to {
         let p = w.bind(viewer.to_ascii_uppercase());
-        let theirs = format!(
-            "to_call = {p} OR from_call = {p} \
-             OR number IN (SELECT number FROM recipients WHERE call = {p})"
-        );
-        if f.kind == Some(MsgType::Personal) {
-            // Only their own: three index lookups instead of a walk past everyone else's.
-            w.push(format!("({theirs})"));
-        } else {
-            w.push(format!("(kind != 'P' OR {theirs})"));
+        if f.kind != Some(MsgType::Personal) {
+            w.push(format!(
+                "(kind != 'P' OR to_call = {p} OR from_call = {p} \
+                 OR number IN (SELECT number FROM recipients WHERE call = {p}))"
+            ));
         }
         // Held mail waits for the sysop: nobody else sees it until it is released.
         w.push("status != 'H'".into());
     }
-    let mut sql = format!("SELECT {} FROM messages", header_columns(&status));
-    if !w.conds.is_empty() {
-        sql.push_str(" WHERE ");
-        sql.push_str(&w.conds.join(" AND "));
+}
+
+/// The ways into a listing of several (each walked by its own index and merged): a user's
+/// own mail (`to_or_copy`), a user's personal mail (`visible_to` with type P: theirs as
+/// addressee, copy or sender), `LN`'s unread mail and bulletins. Empty: one way, the
+/// common conditions alone.
+fn ways_in(w: &mut Where, f: &ListFilter) -> Vec<String> {
+    let copy = |p: &str, unread: &str| {
+        format!("number IN (SELECT number FROM recipients WHERE call = {p}{unread})")
+    };
+    if let Some(user) = &f.unread_by {
+        let p = w.bind(user.to_ascii_uppercase());
+        let mut ways = vec![
+            format!("to_call = {p} AND status = 'N'"),
+            format!("{} AND status NOT IN ('H', 'K')", copy(&p, " AND read = 0")),
+        ];
+        // `LMN`: their own mail alone.
+        if f.to_or_copy.is_none() {
+            ways.push(format!(
+                "kind = 'B' AND status NOT IN ('H', 'K') AND NOT EXISTS \
+                 (SELECT 1 FROM bulletin_reads b WHERE b.number = messages.number AND b.call = {p})"
+            ));
+        }
+        return ways;
     }
-    sql.push_str(if f.oldest_first {
-        " ORDER BY number ASC"
-    } else {
-        " ORDER BY number DESC"
-    });
-    if let Some(n) = f.last {
-        let p = w.bind(n as i64);
-        sql.push_str(&format!(" LIMIT {p}"));
+    if let Some(call) = &f.to_or_copy {
+        let p = w.bind(call.to_ascii_uppercase());
+        return vec![format!("to_call = {p}"), copy(&p, "")];
     }
-    (sql, w.args)
+    match &f.visible_to {
+        // Only their own: three index lookups instead of a walk past everyone else's.
+        Some(viewer) if f.kind == Some(MsgType::Personal) => {
+            let p = w.bind(viewer.to_ascii_uppercase());
+            vec![
+                format!("to_call = {p}"),
+                format!("from_call = {p}"),
+                copy(&p, ""),
+            ]
+        }
+        _ => Vec::new(),
+    }
 }
 
 #[cfg(test)]

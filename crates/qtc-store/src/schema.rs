@@ -172,7 +172,26 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS mail_meta (uid_validity INTEGER NOT NULL);
      INSERT INTO mail_meta (uid_validity) SELECT CAST(strftime('%s', 'now') AS INTEGER)
       WHERE NOT EXISTS (SELECT 1 FROM mail_meta);",
-    // 13: a partial transfer records the mode it came in (`b0`, `b1`, `b2`), and is offered
+    // 13: where each account logged in from (the address, or its network prefix for IPv6),
+    // and when last: guessing from elsewhere cannot lock a user out of these places, and
+    // connections from them keep a share of the login places under a flood. Kept across
+    // restarts; written once per good login, read once at start.
+    "CREATE TABLE login_places (
+        call   TEXT    NOT NULL,
+        prefix TEXT    NOT NULL,
+        last   INTEGER NOT NULL,
+        PRIMARY KEY (call, prefix)
+     ) WITHOUT ROWID;",
+    // 14: each user's read marks on bulletins: a bulletin is new for every user until they
+    // read it. A row per reader and bulletin read, none when a bulletin is stored; keyed by
+    // number first so housekeeping's delete of a bulletin finds its marks (the cascade), and
+    // a listing checks a mark with one lookup per bulletin shown, whatever the number of users.
+    "CREATE TABLE bulletin_reads (
+        number INTEGER NOT NULL REFERENCES messages (number) ON DELETE CASCADE,
+        call   TEXT    NOT NULL,
+        PRIMARY KEY (number, call)
+     ) WITHOUT ROWID;",
+    // 15: a partial transfer records the mode it came in (`b0`, `b1`, `b2`), and is offered
     // for resume only in that mode: a B2 file is another file than the B1 one. Kept partials
     // of unknown mode are dropped (the message comes whole next time).
     "DELETE FROM partials;

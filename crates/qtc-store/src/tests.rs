@@ -255,11 +255,13 @@ fn copies_of_mail_read_before_the_upgrade_stay_read() {
     assert_eq!(seen, [MsgStatus::Read, MsgStatus::New]);
 }
 
-/// Takes a store back to before migration 11 and says it has schema `version`.
+/// Takes a store back to before migration 11 (and the later ones) and says it has schema
+/// `version`.
 fn undo_schema_11(conn: &rusqlite::Connection, version: i64) {
-    // Migration 13 (the partials' mode) is undone too: it runs again on top.
     conn.execute_batch(&format!(
-        "ALTER TABLE partials DROP COLUMN mode;
+        "DROP TABLE login_places;
+         DROP TABLE bulletin_reads;
+         ALTER TABLE partials DROP COLUMN mode;
          ALTER TABLE bids DROP COLUMN number;
          CREATE INDEX messages_bid ON messages (bid);
          DROP INDEX fwd_done;
@@ -1033,4 +1035,57 @@ proptest::proptest! {
         let mut s = Store::open(dir.path(), Durability::Full).unwrap();
         proptest::prop_assert!(s.check().unwrap().is_empty());
     }
+}
+
+#[test]
+fn each_user_has_their_own_read_mark_on_a_bulletin() {
+    let (_d, mut s) = open();
+    let b = s
+        .insert_message(&msg(MsgType::Bulletin, "ALL", "N0ABC", None), "N0AAA", 0)
+        .unwrap();
+    let seen = |s: &mut Store, who: &str| {
+        let f = ListFilter {
+            reader: Some(who.into()),
+            ..Default::default()
+        };
+        s.list(&f).unwrap()[0].status
+    };
+    let unread = |s: &mut Store, who: &str| {
+        let f = ListFilter {
+            unread_by: Some(who.into()),
+            visible_to: Some(who.into()),
+            ..Default::default()
+        };
+        s.list(&f).unwrap().len()
+    };
+    for who in ["N0USR", "N0OTH"] {
+        assert_eq!(seen(&mut s, who), MsgStatus::New, "{who}");
+        assert_eq!(unread(&mut s, who), 1, "{who}");
+    }
+    s.mark_read(b, "n0usr").unwrap();
+    s.mark_read(b, "N0USR").unwrap();
+    assert_eq!(seen(&mut s, "N0USR"), MsgStatus::Read);
+    assert_eq!(unread(&mut s, "N0USR"), 0);
+    assert_eq!(s.status_seen_by(b, "N0USR").unwrap(), Some(MsgStatus::Read));
+    // Nobody else's mark moved, nor the bulletin's own status.
+    assert_eq!(seen(&mut s, "N0OTH"), MsgStatus::New);
+    assert_eq!(unread(&mut s, "N0OTH"), 1);
+    assert_eq!(s.status_seen_by(b, "N0OTH").unwrap(), Some(MsgStatus::New));
+    assert_eq!(s.message(b).unwrap().unwrap().header.status, MsgStatus::New);
+    // A bulletin's readings are its readers' marks; its count is for personal mail.
+    assert_eq!(s.message(b).unwrap().unwrap().read_count, 0);
+    // Gone with the bulletin.
+    s.conn
+        .execute("DELETE FROM messages WHERE number = ?1", [b as i64])
+        .unwrap();
+    let marks: i64 = s
+        .conn
+        .query_row("SELECT COUNT(*) FROM bulletin_reads", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(marks, 0);
+    // A message sent to someone else shows its own status to its sender (it showed Y).
+    let p = s
+        .insert_message(&msg(MsgType::Personal, "N0OTH", "N0USR", None), "N0AAA", 0)
+        .unwrap();
+    assert_eq!(s.status_seen_by(p, "N0USR").unwrap(), Some(MsgStatus::New));
 }

@@ -350,6 +350,42 @@ impl Store {
         Ok(calls)
     }
 
+    /// Notes that `call` logged in from `prefix` (an address or a network, as text) at `now`.
+    pub fn logged_in_from(&mut self, call: &str, prefix: &str, now: i64) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO login_places (call, prefix, last) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (call, prefix) DO UPDATE SET last = MAX(last, excluded.last)",
+            )
+            .and_then(|mut st| st.execute(params![call.to_ascii_uppercase(), prefix, now]))
+            .map_err(db_err)?;
+        Ok(())
+    }
+
+    /// The places accounts logged in from since `since` (call, prefix, last login), newest
+    /// first, at most `limit`; older ones are forgotten.
+    pub fn login_places(
+        &mut self,
+        since: i64,
+        limit: usize,
+    ) -> Result<Vec<(String, String, i64)>, StoreError> {
+        self.conn
+            .execute("DELETE FROM login_places WHERE last < ?1", [since])
+            .map_err(db_err)?;
+        let mut st = self
+            .conn
+            .prepare("SELECT call, prefix, last FROM login_places ORDER BY last DESC LIMIT ?1")
+            .map_err(db_err)?;
+        let rows = st
+            .query_map([i64::try_from(limit).unwrap_or(i64::MAX)], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .map_err(db_err)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db_err);
+        rows
+    }
+
     /// Every user, sorted by callsign.
     pub fn users(&mut self) -> Result<Vec<User>, StoreError> {
         let mut stmt = self
@@ -403,6 +439,30 @@ mod tests {
         assert!(mem.verify("secret", &parsed).unwrap());
         // The memory was allocated once, for the largest parameters seen.
         assert_eq!(mem.0.len(), Params::default().block_count());
+    }
+
+    #[test]
+    fn login_places_are_kept_and_old_ones_forgotten() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(dir.path(), crate::Durability::Normal).unwrap();
+        s.logged_in_from("n0usr", "192.0.2.7/32", 100).unwrap();
+        s.logged_in_from("N0USR", "192.0.2.7/32", 50).unwrap();
+        s.logged_in_from("N0OTH", "2001:db8::/64", 10).unwrap();
+        drop(s);
+        let mut s = Store::open(dir.path(), crate::Durability::Normal).unwrap();
+        assert_eq!(
+            s.login_places(0, 10).unwrap(),
+            vec![
+                ("N0USR".into(), "192.0.2.7/32".into(), 100),
+                ("N0OTH".into(), "2001:db8::/64".into(), 10)
+            ]
+        );
+        assert_eq!(s.login_places(20, 10).unwrap().len(), 1);
+        assert_eq!(
+            s.login_places(0, 10).unwrap().len(),
+            1,
+            "forgotten for good"
+        );
     }
 
     #[test]

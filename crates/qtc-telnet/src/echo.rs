@@ -24,12 +24,34 @@ pub(crate) struct Editor {
     line: Vec<u8>,
     /// The last key was CR: an LF right after it is the same Enter.
     after_cr: bool,
+    /// Inside a key's escape sequence (arrow keys: `ESC [ A`), which the BBS drops from the
+    /// line: nothing of it is shown.
+    escape: Escape,
 }
+
+/// How far into an ECMA-48 escape sequence the keys are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Escape {
+    #[default]
+    None,
+    /// After ESC.
+    Start,
+    /// After `ESC [`: until a final byte 0x40-0x7E.
+    Csi,
+    /// After `ESC O`: one more byte.
+    OneMore,
+}
+
+/// ESC.
+const ESC: u8 = 0x1b;
 
 impl Editor {
     /// Appends to `echo` what the screen needs for the keys in `typed`.
     pub(crate) fn keys(&mut self, typed: &[u8], echo: &mut Vec<u8>) {
         for &b in typed {
+            if self.in_escape(b) {
+                continue;
+            }
             let after_cr = std::mem::take(&mut self.after_cr);
             match b {
                 b'\r' | b'\n' => {
@@ -54,6 +76,19 @@ impl Editor {
                 _ => {}
             }
         }
+    }
+
+    /// Whether `b` is part of an escape sequence (never shown).
+    fn in_escape(&mut self, b: u8) -> bool {
+        self.escape = match (self.escape, b) {
+            (Escape::None, ESC) => Escape::Start,
+            (Escape::None, _) => return false,
+            (Escape::Start, b'[') => Escape::Csi,
+            (Escape::Start, b'O') => Escape::OneMore,
+            (Escape::Csi, 0x20..=0x3f) => Escape::Csi,
+            _ => Escape::None,
+        };
+        true
     }
 
     /// Forgets the line (it was typed while echo was off).
@@ -109,6 +144,11 @@ mod tests {
         assert_eq!(screen(b"L  xy \x17"), b"L  xy \x08 \x08\x08 \x08\x08 \x08");
         assert_eq!(last_word_start(b"SP N0CALL  "), 3);
         assert_eq!(last_word_start(b"word"), 0);
+    }
+
+    #[test]
+    fn arrow_keys_are_not_shown() {
+        assert_eq!(screen(b"L\x1b[AL\x1bOB\x1b[15~"), b"LL");
     }
 
     #[test]

@@ -42,8 +42,12 @@
 //! The client role stays silent at start because a partner BBS port may not be a real telnet
 //! server, and unsolicited IAC bytes would show up there as garbage.
 //!
-//! Other commands: `AYT` is answered with [`AYT_REPLY`]; `NOP`, `DM`, `BRK`, `IP`, `AO`, `EC`,
-//! `EL` and `GA` are consumed and ignored. Anomalies (stray `SE`, unknown command bytes, overlong or
+//! Other commands: `AYT` is answered with [`AYT_REPLY`]; `SUSP` and `EOF` (Ctrl-Z and Ctrl-D
+//! of a line-mode client) reach the application as [`END_KEY`]; `DO TIMING-MARK`, which
+//! inetutils `telnet` sends after `SUSP` and then discards our output until it is answered, is
+//! answered `WILL TIMING-MARK` at once, the option never kept on (RFC 860: the answer only marks
+//! a point in the stream; BSD telnetd does the same); `NOP`, `DM`, `BRK`, `IP`, `AO`, `ABORT`,
+//! `EC`, `EL` and `GA` are consumed and ignored. Anomalies (stray `SE`, unknown command bytes, overlong or
 //! unterminated subnegotiations, negotiation answers that contradict our request) never stop
 //! decoding; the first one is kept for [`Telnet::poll_error`].
 //!
@@ -121,6 +125,12 @@ pub mod cmd {
     pub const NOP: u8 = 241;
     /// Subnegotiation end (RFC 855).
     pub const SE: u8 = 240;
+    /// Abort process (RFC 1184).
+    pub const ABORT: u8 = 238;
+    /// Suspend process (RFC 1184): what a line-mode client sends for Ctrl-Z.
+    pub const SUSP: u8 = 237;
+    /// End of file (RFC 1184): what a line-mode client sends for Ctrl-D.
+    pub const EOF: u8 = 236;
 }
 
 /// Telnet option codes this crate names.
@@ -131,7 +141,14 @@ pub mod opt {
     pub const ECHO: u8 = 1;
     /// SUPPRESS-GO-AHEAD (RFC 858).
     pub const SGA: u8 = 3;
+    /// TIMING-MARK (RFC 860): answered `WILL` at once and never kept on.
+    pub const TM: u8 = 6;
 }
+
+/// The byte `IAC SUSP` and `IAC EOF` become for the application: Ctrl-Z (SUB), the end of a
+/// message on a BBS. A line-mode client (inetutils `telnet`) sends them for Ctrl-Z and Ctrl-D
+/// instead of the key itself.
+pub const END_KEY: u8 = 0x1a;
 
 use cmd::*;
 
@@ -372,9 +389,14 @@ impl Telnet {
                 // The reply ends in LF, so no CR NUL stuffing is pending on the wire.
                 self.tx_wire_cr = false;
             }
+            // Ctrl-Z or Ctrl-D on a line-mode client: the key the BBS ends a message with.
+            SUSP | EOF if !self.transparent => {
+                to_app.push(END_KEY);
+                self.rx_cr = false;
+            }
             // NOP, DM (we do not use TCP urgent data, so a Synch's DM is a no-op), BRK, IP, AO,
-            // EC, EL, GA: nothing for a line-oriented BBS to do.
-            GA | EL | EC | AO | IP | BRK | DM | NOP => {}
+            // ABORT, EC, EL, GA: nothing for a line-oriented BBS to do.
+            GA | EL | EC | AO | IP | BRK | DM | NOP | ABORT | SUSP | EOF => {}
             _ => self.note(Error::UnknownCommand(b)),
         }
     }
@@ -396,6 +418,15 @@ impl Telnet {
 
     /// Handle `IAC verb option` (RFC 1143 section 7).
     fn negotiate(&mut self, verb: u8, option: u8, to_net: &mut Vec<u8>) {
+        if option == opt::TM && matches!(verb, DO | DONT) {
+            // Everything before it is processed: say so. Never on, so the next DO is answered
+            // too; a DONT needs no answer.
+            if verb == DO {
+                to_net.extend_from_slice(&[IAC, WILL, opt::TM]);
+                self.tx_wire_cr = false;
+            }
+            return;
+        }
         let i = usize::from(option);
         let result = match verb {
             DO => {

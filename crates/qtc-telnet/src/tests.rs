@@ -94,13 +94,36 @@ fn cr_nul_split_and_across_commands() {
 
 #[test]
 fn simple_commands_are_consumed() {
-    for c in [NOP, DM, BRK, IP, AO, EC, EL, GA] {
+    for c in [NOP, DM, BRK, IP, AO, ABORT, EC, EL, GA] {
         let mut t = server();
         let (app, net) = rx(&mut t, &[b'a', IAC, c, b'b']);
         assert_eq!(app, b"ab", "command {c}");
         assert!(net.is_empty(), "command {c}");
         assert_eq!(t.poll_error(), None);
     }
+}
+
+#[test]
+fn ctrl_z_from_a_line_mode_client_ends_a_message_and_its_timing_mark_is_answered() {
+    // inetutils telnet, Ctrl-Z: `IAC SUSP IAC DO TIMING-MARK`, then the Enter key. Until the
+    // mark is answered the client throws our output away.
+    let mut t = started_server();
+    let (app, net) = rx(&mut t, &[IAC, SUSP, IAC, DO, opt::TM]);
+    assert_eq!(app, [END_KEY]);
+    assert_eq!(net, [IAC, WILL, opt::TM]);
+    let (app, net) = rx(&mut t, b"\r\n");
+    assert_eq!(app, b"\r\n");
+    assert!(net.is_empty());
+    // Every mark is answered (the option is never left on), Ctrl-D alike.
+    let (app, net) = rx(&mut t, &[IAC, EOF, IAC, DO, opt::TM, IAC, DONT, opt::TM]);
+    assert_eq!(app, [END_KEY]);
+    assert_eq!(net, [IAC, WILL, opt::TM]);
+    assert!(!t.local_enabled(opt::TM));
+    assert_eq!(t.poll_error(), None);
+    // Binary data (a compressed forwarding session) gains no byte.
+    t.set_transparent(true);
+    let (app, _) = rx(&mut t, &[b'a', IAC, SUSP, b'b']);
+    assert_eq!(app, b"ab");
 }
 
 #[test]

@@ -1,8 +1,11 @@
-//! Who gets a place on the telnet and forwarding ports. At connect: a cap per source address,
-//! then a place among the connections still logging in (when those are all taken, the one
-//! waiting longest is closed to make room, so connections that never log in cannot keep a
-//! real user out). At login: separate pools for users and for forwarding partners, and one
-//! place kept for a sysop when every user place is taken.
+//! Who gets a place on the telnet and forwarding ports. At connect: a cap per source address
+//! (per network for IPv6, see [`crate::prefix`]), then a place among the connections still
+//! logging in. When those are all taken the one waiting longest of the network holding the
+//! most is closed to make room, and half the places are kept for networks some account logged
+//! in from before ([`KnownPlaces`]): connections that never log in, from however many
+//! addresses, cannot keep out people who log in from where they usually do. At login:
+//! separate pools for users and for forwarding partners, and one place kept for a sysop when
+//! every user place is taken.
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -12,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 
 use crate::metrics::Metrics;
-use crate::throttle::AddressSlots;
+use crate::throttle::{AddressSlot, AddressSlots, KnownPlaces};
 
 /// The sizes of the pools, from the configuration.
 pub struct Sizes {
@@ -28,8 +31,8 @@ pub struct Sizes {
 
 /// The places of the BBS ports.
 pub struct Admission {
-    /// Connections per source address, taken at connect.
-    pub per_address: AddressSlots,
+    /// Connections per source address (or network), taken at connect.
+    per_address: AddressSlots,
     logins: Places,
     users: Arc<Semaphore>,
     sysop: Arc<Semaphore>,
@@ -41,11 +44,12 @@ pub struct Admission {
 pub type Seat = OwnedSemaphorePermit;
 
 impl Admission {
-    /// Pools of the given sizes; closed places are counted in `metrics`.
-    pub fn new(sizes: Sizes, metrics: Arc<Metrics>) -> Admission {
+    /// Pools of the given sizes; closed places are counted in `metrics`; `known` says which
+    /// networks accounts logged in from (and how addresses group).
+    pub fn new(sizes: Sizes, metrics: Arc<Metrics>, known: Arc<KnownPlaces>) -> Admission {
         Admission {
             per_address: AddressSlots::new(sizes.per_address),
-            logins: Places::new(sizes.logins, metrics),
+            logins: Places::new(sizes.logins, metrics, known),
             users: Arc::new(Semaphore::new(sizes.users)),
             sysop: Arc::new(Semaphore::new(1)),
             partners: Arc::new(Semaphore::new(sizes.partners)),
@@ -53,8 +57,15 @@ impl Admission {
         }
     }
 
-    /// A place among the connections logging in; may close another (see [`Places`]).
-    pub fn enter_login(&self, ip: IpAddr) -> Place {
+    /// One more connection from `ip`'s network, or `None` when it has its cap already.
+    pub fn take_address(&self, ip: IpAddr) -> Option<AddressSlot> {
+        self.per_address
+            .take(self.logins.known.grouping().group(ip))
+    }
+
+    /// A place among the connections logging in; may close another (see [`Places`]), or
+    /// `None` when every place is held by connections it may not close.
+    pub fn enter_login(&self, ip: IpAddr) -> Option<Place> {
         self.logins.enter(ip)
     }
 
@@ -86,42 +97,79 @@ impl Admission {
 }
 
 /// A fixed number of places for connections. When all are taken, a newcomer still gets in:
-/// the longest-waiting connection of the address holding the most places is told to go. A
-/// flood from a few hosts so only ever displaces itself; to displace a real user an attacker
-/// needs as many addresses as there are places, each waiting longer than the user takes.
+/// the longest-waiting connection of the network holding the most places is told to go. Half
+/// the places are kept for networks an account logged in from before: a newcomer from
+/// elsewhere only ever displaces others from elsewhere, so a flood from any number of new
+/// addresses churns among itself, and one from a few networks only displaces itself.
 pub struct Places {
     max: usize,
+    /// Places only connections from known networks may take.
+    reserved: usize,
     waiting: Arc<Mutex<Waiting>>,
     metrics: Arc<Metrics>,
+    known: Arc<KnownPlaces>,
 }
 
 #[derive(Default)]
 struct Waiting {
     next: u64,
-    /// Oldest first: the address and the sender that keeps the [`Place`] open.
-    open: BTreeMap<u64, (IpAddr, oneshot::Sender<()>)>,
-    per_address: HashMap<IpAddr, usize>,
+    /// Oldest first: the network, whether it is known, and the sender that keeps the
+    /// [`Place`] open.
+    open: BTreeMap<u64, (IpAddr, bool, oneshot::Sender<()>)>,
+    /// Places held per (network, known).
+    per_address: HashMap<(IpAddr, bool), usize>,
+    /// Places held by connections from networks not known.
+    strangers: usize,
 }
 
 impl Waiting {
     fn remove(&mut self, id: u64) {
-        if let Some((ip, _)) = self.open.remove(&id) {
-            if let Some(n) = self.per_address.get_mut(&ip) {
+        if let Some((ip, known, _)) = self.open.remove(&id) {
+            let key = (ip, known);
+            if let Some(n) = self.per_address.get_mut(&key) {
                 *n -= 1;
                 if *n == 0 {
-                    self.per_address.remove(&ip);
+                    self.per_address.remove(&key);
                 }
+            }
+            if !known {
+                self.strangers -= 1;
             }
         }
     }
 
-    /// The longest-waiting place of the address with the most.
-    fn victim(&self) -> Option<u64> {
-        let most = *self.per_address.values().max()?;
+    /// The longest-waiting place of the network with the most, among known or unknown ones.
+    fn victim(&self, known: bool) -> Option<u64> {
+        let most = self
+            .per_address
+            .iter()
+            .filter(|((_, k), _)| *k == known)
+            .map(|(_, n)| *n)
+            .max()?;
         self.open
             .iter()
-            .find(|(_, (ip, _))| self.per_address.get(ip) == Some(&most))
+            .find(|(_, (ip, k, _))| *k == known && self.per_address.get(&(*ip, *k)) == Some(&most))
             .map(|(id, _)| *id)
+    }
+
+    /// Whom a newcomer displaces: a stranger only other strangers, and only when the places
+    /// strangers may hold are full; someone from a known network a stranger first.
+    fn make_room(&self, max: usize, reserved: usize, known: bool) -> Result<Option<u64>, ()> {
+        let full = self.open.len() >= max;
+        if known {
+            if !full {
+                return Ok(None);
+            }
+            return self
+                .victim(false)
+                .or_else(|| self.victim(true))
+                .map(Some)
+                .ok_or(());
+        }
+        if !full && self.strangers < max.saturating_sub(reserved) {
+            return Ok(None);
+        }
+        self.victim(false).map(Some).ok_or(())
     }
 }
 
@@ -134,34 +182,49 @@ pub struct Place {
 }
 
 impl Places {
-    /// `max` places; each one closed to make room is counted in `metrics`.
-    pub fn new(max: usize, metrics: Arc<Metrics>) -> Places {
+    /// `max` places, half of them kept for networks in `known`; each one closed to make room
+    /// is counted in `metrics`.
+    pub fn new(max: usize, metrics: Arc<Metrics>, known: Arc<KnownPlaces>) -> Places {
+        let max = max.max(1);
         Places {
-            max: max.max(1),
+            max,
+            reserved: max / 2,
             waiting: Default::default(),
             metrics,
+            known,
         }
     }
 
-    /// A place for a new connection from `ip`; may close another.
-    pub fn enter(&self, ip: IpAddr) -> Place {
+    /// A place for a new connection from `ip`; may close another. `None` when only places
+    /// this connection may not take are left.
+    pub fn enter(&self, ip: IpAddr) -> Option<Place> {
+        let known = self.known.knows(ip, crate::clock::now());
+        let ip = self.known.grouping().group(ip);
         let mut w = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
-        while w.open.len() >= self.max {
-            // Dropping its sender tells the chosen connection to go.
-            let Some(id) = w.victim() else { break };
-            w.remove(id);
-            self.metrics.error("places_full");
+        loop {
+            match w.make_room(self.max, self.reserved, known) {
+                Ok(None) => break,
+                // Dropping its sender tells the chosen connection to go.
+                Ok(Some(id)) => {
+                    w.remove(id);
+                    self.metrics.error("places_full");
+                }
+                Err(()) => return None,
+            }
         }
         let (tx, evicted) = oneshot::channel();
         let id = w.next;
         w.next += 1;
-        w.open.insert(id, (ip, tx));
-        *w.per_address.entry(ip).or_insert(0) += 1;
-        Place {
+        w.open.insert(id, (ip, known, tx));
+        *w.per_address.entry((ip, known)).or_insert(0) += 1;
+        if !known {
+            w.strangers += 1;
+        }
+        Some(Place {
             id,
             waiting: self.waiting.clone(),
             evicted,
-        }
+        })
     }
 }
 
@@ -219,27 +282,71 @@ impl AcceptErrors {
 mod tests {
     use super::*;
 
-    #[tokio::test]
-    async fn the_busiest_address_makes_room() {
-        let pool = Places::new(3, Arc::default());
+    fn nobody_known() -> Arc<KnownPlaces> {
+        Arc::new(KnownPlaces::new(Default::default(), &[], 0, None))
+    }
+
+    /// Whether the place is still open (not told to go).
+    fn open(p: &mut Place) -> bool {
+        let waker = std::task::Waker::noop();
+        !p.poll_closed(&mut std::task::Context::from_waker(waker))
+    }
+
+    #[test]
+    fn the_busiest_address_makes_room() {
+        // Five places, three of them for strangers.
+        let pool = Places::new(5, Arc::default(), nobody_known());
         let (user, flood): (IpAddr, IpAddr) =
             ("192.0.2.1".parse().unwrap(), "192.0.2.66".parse().unwrap());
-        let mut mine = pool.enter(user);
-        let mut first = pool.enter(flood);
-        let mut second = pool.enter(flood);
-        let _third = pool.enter(flood);
+        let mut mine = pool.enter(user).unwrap();
+        let mut first = pool.enter(flood).unwrap();
+        let mut second = pool.enter(flood).unwrap();
+        let _third = pool.enter(flood).unwrap();
         // The flood's oldest is told to go; the user, waiting longer, keeps the place.
-        first.closed().await;
-        for p in [&mut mine, &mut second] {
-            tokio::select! {
-                biased;
-                _ = p.closed() => panic!("closed the wrong place"),
-                _ = std::future::ready(()) => {}
-            }
-        }
+        assert!(!open(&mut first));
+        assert!(open(&mut mine) && open(&mut second));
         drop(second);
         assert_eq!(pool.waiting.lock().unwrap().open.len(), 2);
-        assert_eq!(pool.waiting.lock().unwrap().per_address[&flood], 1);
+        assert_eq!(pool.waiting.lock().unwrap().per_address[&(flood, false)], 1);
+    }
+
+    #[test]
+    fn a_flood_from_new_addresses_never_displaces_a_known_one() {
+        let unix = 1_800_000_000;
+        let rows = [("N0USR".to_string(), "192.0.2.1/32".to_string(), unix - 60)];
+        let known = Arc::new(KnownPlaces::new(Default::default(), &rows, unix, None));
+        let pool = Places::new(200, Arc::default(), known);
+        let user: IpAddr = "192.0.2.1".parse().unwrap();
+        let mut mine = pool.enter(user).unwrap();
+        // 250 addresses, each reconnecting: the flood churns through its own 100 places.
+        let mut flood = Vec::new();
+        for round in 0..4u8 {
+            for a in 0..250u8 {
+                flood.push(pool.enter(IpAddr::from([10, round, 0, a])).unwrap());
+            }
+        }
+        assert!(open(&mut mine));
+        let open_flood = flood
+            .iter_mut()
+            .filter_map(|p| open(p).then_some(()))
+            .count();
+        assert_eq!(open_flood, 100);
+        // A second known connection takes a stranger's place when all are full.
+        let mut again = pool.enter(user).unwrap();
+        assert!(open(&mut again) && open(&mut mine));
+    }
+
+    #[test]
+    fn an_ipv6_network_is_one_party() {
+        let pool = Places::new(4, Arc::default(), nobody_known());
+        let one = |i: u16| IpAddr::from([0x2001, 0xdb8, 0, 1, 0, 0, 0, i]);
+        let mut a = pool.enter(one(1)).unwrap();
+        let mut b = pool
+            .enter(IpAddr::from([0x2001, 0xdb8, 0, 2, 0, 0, 0, 1]))
+            .unwrap();
+        let mut c = pool.enter(one(2)).unwrap();
+        // Two strangers' places: the /64 holding both loses its oldest, not the other network.
+        assert!(!open(&mut a) && open(&mut b) && open(&mut c));
     }
 
     #[test]
@@ -252,6 +359,7 @@ mod tests {
                 per_address: 4,
             },
             Arc::default(),
+            nobody_known(),
         );
         let _user = a.seat(false, false).unwrap();
         assert!(a.seat(false, false).unwrap_err().contains("all 1 sessions"));

@@ -20,7 +20,7 @@ use crate::forward::{self, Forwarder};
 use crate::link::Codec;
 use crate::store_thread::StoreHandle;
 use crate::stream_io::{read_or_write, Io, Outbox};
-use crate::throttle::Throttle;
+use crate::throttle::{Refused, Throttle};
 
 /// A TLS client gets this long to finish its handshake.
 const TLS_HANDSHAKE: Duration = Duration::from_secs(30);
@@ -275,7 +275,11 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
         while let Some(ev) = session.poll_event() {
             match ev {
                 Event::HideInput(h) => codec.hide_input(h, &mut out.net),
-                Event::CheckPassword { call, password } => check = Some((call, password)),
+                Event::CheckPassword {
+                    call,
+                    password,
+                    purpose,
+                } => check = Some((call, password, purpose)),
                 Event::LoginFailed { call } => {
                     // Only a valid callsign is logged: anything else may be a password.
                     match call {
@@ -386,20 +390,12 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
         }
         if let Some(ask @ qtc_bbs::Ask::Connect { .. }) = session.pending_ask().cloned() {
             let radios = shared.online.radios();
-            let local = &shared.bbs.callsign;
-            let user = session.user().map_or(local.clone(), |u| u.call.clone());
-            let ended = crate::downlink::run(
-                &radios,
-                &ask,
-                local,
-                &user,
-                &mut stream,
-                &mut codec,
-                &mut shutdown,
-            )
-            .await;
-            let Some(result) = ended else { break };
-            session.answer(qtc_bbs::Answer::Disconnected(result), clock::unix_now());
+            let user = session.user().map(|u| u.call.clone()).unwrap_or_default();
+            let ended =
+                crate::downlink::run(&radios, &ask, &user, &mut stream, &mut codec, &mut shutdown)
+                    .await;
+            let Some(answer) = ended else { break };
+            session.answer(answer, clock::unix_now());
             continue;
         }
         // U, J, PORTS: answered at once.
@@ -411,25 +407,11 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
             // Slow down password guessing; input typed meanwhile waits in the socket.
             tokio::time::sleep(d).await;
         }
-        if let Some((call, password)) = check {
-            // Counted before the check: parallel guesses cannot outrun the lockout, and while
-            // the address or the account is locked out not even the right password is checked.
-            // PW's current password is checked (and counted) the same way.
-            // A partner's login must not wait for a burst of users' logins.
-            let login = match shared.forwarder.partner(&call) {
-                Some(_) => crate::passwords::Login::Partner,
-                None => crate::passwords::Login::User,
-            };
-            let ok = crate::login::check(
-                &shared.throttle,
-                &shared.passwords,
-                throttle_ip,
-                &call,
-                password,
-                login,
-            )
-            .await;
-            session.password_checked(ok, clock::unix_now());
+        if let Some((call, password, purpose)) = check {
+            match check_password(shared, throttle_ip, &call, password, purpose).await {
+                Ok(ok) => session.password_checked(ok, clock::unix_now()),
+                Err(why) => session.password_refused(why, clock::unix_now()),
+            }
             continue;
         }
         if let Some(request) = session.take_request() {
@@ -533,4 +515,37 @@ fn partner_framing(codec: &mut Codec, shared: &Shared, call: &str, login_lf: boo
         tracing::info!(%call, "the partner never spoke telnet: its link is raw (0xFF as it is)");
     }
     codec.mirror_line_end(login_lf);
+}
+
+/// Checks `call`'s password for a session from `ip` (none for a radio link). A login and
+/// `SYS` go through the throttle ([`crate::login::check`]). `PW`'s current password (the user
+/// is logged in already) is not a login attempt: the session bounds it.
+async fn check_password(
+    shared: &Shared,
+    ip: Option<IpAddr>,
+    call: &str,
+    password: String,
+    purpose: qtc_bbs::Checking,
+) -> Result<Result<bool, qtc_mail::StoreError>, qtc_bbs::Refusal> {
+    // A partner's login must not wait for a burst of users' logins.
+    let login = match shared.forwarder.partner(call) {
+        Some(_) => crate::passwords::Login::Partner,
+        None => crate::passwords::Login::User,
+    };
+    if purpose == qtc_bbs::Checking::Current {
+        return Ok(shared.passwords.check(call, password, login).await);
+    }
+    crate::login::check(
+        &shared.throttle,
+        &shared.passwords,
+        ip,
+        call,
+        password,
+        login,
+    )
+    .await
+    .map_err(|why| match why {
+        Refused::Locked => qtc_bbs::Refusal::Locked,
+        Refused::Busy => qtc_bbs::Refusal::Busy,
+    })
 }

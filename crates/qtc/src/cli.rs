@@ -104,6 +104,13 @@ pub enum MsgCmd {
         #[arg(required = true, value_name = "N|FROM-TO", value_parser = parse_numbers)]
         numbers: Vec<(u64, u64)>,
     },
+    /// Hold a message for the sysop: no user sees it and it is not forwarded until released.
+    ///
+    /// Example: qtc msg hold 12
+    Hold {
+        /// Message number.
+        number: u64,
+    },
     /// Release a held message: it becomes new and is queued for forwarding.
     Release {
         /// Message number.
@@ -263,7 +270,7 @@ pub fn user(c: &Loaded, cmd: UserCmd) -> anyhow::Result<()> {
 pub fn msg(c: &Loaded, cmd: MsgCmd) -> anyhow::Result<()> {
     let changes = matches!(
         cmd,
-        MsgCmd::Kill { .. } | MsgCmd::Release { .. } | MsgCmd::Import { .. }
+        MsgCmd::Kill { .. } | MsgCmd::Hold { .. } | MsgCmd::Release { .. } | MsgCmd::Import { .. }
     );
     let mut store = if changes { open_to_write(c)? } else { open(c)? };
     match cmd {
@@ -288,103 +295,15 @@ pub fn msg(c: &Loaded, cmd: MsgCmd) -> anyhow::Result<()> {
                 ..Default::default()
             };
             let oldest = since.map(|age| crate::clock::unix_now() - age.as_secs() as i64);
-            let mut out = std::io::stdout().lock();
-            let listed = store.list(&filter)?;
-            let wanted = listed
-                .into_iter()
-                .filter(|h| oldest.is_none_or(|t| h.created >= t))
-                .take(limit.unwrap_or(usize::MAX));
-            for h in wanted {
-                // As users see it: RFC 2047 words (Winlink subjects) decoded.
-                let subject = qtc_mail::charset::decode_header(&h.subject);
-                if json {
-                    let v = serde_json::json!({
-                        "number": h.number,
-                        "type": h.kind.letter().to_string(),
-                        "status": h.status.letter().to_string(),
-                        "to": h.to,
-                        "at": h.at,
-                        "from": h.from,
-                        "bid": h.bid,
-                        "subject": subject,
-                        "size": h.size,
-                        "date": Utc::from_unix(h.created).rfc3339(),
-                    });
-                    writeln!(out, "{v}")?;
-                } else {
-                    writeln!(
-                        out,
-                        "{:<6} {}{} {:>7} {:<6} {:<12} {:<6} {:<12} {} {}",
-                        h.number,
-                        h.kind.letter(),
-                        h.status.letter(),
-                        h.size,
-                        visible_line(&h.to),
-                        visible_line(&h.at),
-                        visible_line(&h.from),
-                        visible_line(&h.bid),
-                        Utc::from_unix(h.created).rfc3339(),
-                        visible_line(&subject)
-                    )?;
-                }
-            }
+            msg_list(&mut store, &filter, oldest, limit, json)?;
         }
-        MsgCmd::Show { number } => {
-            let Some(m) = store.message(number)? else {
-                bail!("no message #{number}");
-            };
-            let h = &m.header;
-            let mut out = std::io::stdout().lock();
-            writeln!(out, "Number:  {}", h.number)?;
-            writeln!(out, "Type:    {}  Status: {}", h.kind, h.status)?;
-            writeln!(
-                out,
-                "To:      {}{}{}",
-                visible_line(&h.to),
-                if h.at.is_empty() { "" } else { "@" },
-                visible_line(&h.at)
-            )?;
-            writeln!(out, "From:    {}", visible_line(&h.from))?;
-            writeln!(out, "BID:     {}", visible_line(&h.bid))?;
-            writeln!(out, "Date:    {}", Utc::from_unix(h.created).rfc3339())?;
-            writeln!(out, "Size:    {}", h.size)?;
-            out.write_all(b"Subject: ")?;
-            out.write_all(&visible_line_bytes(&h.subject))?;
-            out.write_all(b"\n\n")?;
-            // On a terminal, escape sequences in the text are shown, not acted on; piped
-            // (to a file, a script) the text goes out byte for byte.
-            if out.is_terminal() {
-                out.write_all(&visible_bytes(&m.rlines))?;
-                out.write_all(&visible_bytes(&m.body))?;
-            } else {
-                out.write_all(&m.rlines)?;
-                out.write_all(&m.body)?;
+        MsgCmd::Show { number } => msg_show(&mut store, number)?,
+        MsgCmd::Import { file } => msg_import(c, &mut store, &file)?,
+        MsgCmd::Hold { number } => {
+            if !store.hold(number)? {
+                bail!("no message #{number} to hold (none, killed, or held already)");
             }
-        }
-        MsgCmd::Import { file } => {
-            let data = if file.as_os_str() == "-" {
-                let mut d = Vec::new();
-                std::io::Read::read_to_end(&mut std::io::stdin(), &mut d)?;
-                d
-            } else {
-                std::fs::read(&file).with_context(|| format!("cannot read {}", file.display()))?
-            };
-            let msgs = crate::import::parse(&data, &c.station.call, c.limits.max_message)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-            store.set_station(c.store_station());
-            let results = store.insert_many(&msgs, crate::clock::unix_now())?;
-            let mut stored = 0;
-            for (m, r) in msgs.iter().zip(&results) {
-                match r {
-                    Ok(_) => stored += 1,
-                    Err(e) => eprintln!(
-                        "skipped {} to {}: {e}",
-                        m.bid.as_deref().unwrap_or("?"),
-                        m.to
-                    ),
-                }
-            }
-            outln!("imported {stored} of {} messages", msgs.len());
+            outln!("message #{number} held");
         }
         MsgCmd::Release { number } => {
             store.set_station(c.store_station());
@@ -393,37 +312,155 @@ pub fn msg(c: &Loaded, cmd: MsgCmd) -> anyhow::Result<()> {
             }
             outln!("message #{number} released");
         }
-        MsgCmd::Kill { numbers } => {
-            let mut killed = 0;
-            let mut missing = Vec::new();
-            for (first, last) in numbers {
-                let mut any = false;
-                for number in first..=last {
-                    if store.set_status(number, MsgStatus::Killed)? {
-                        outln!("message #{number} killed");
-                        killed += 1;
-                        any = true;
-                    }
-                }
-                if !any {
-                    missing.push(if first == last {
-                        format!("#{first}")
-                    } else {
-                        format!("#{first}-{last}")
-                    });
-                }
-            }
-            if !missing.is_empty() {
-                bail!(
-                    "no message {} ({} killed)",
-                    missing.join(", "),
-                    plural(killed, "message")
-                );
-            }
-            if killed > 1 {
-                outln!("{} killed", plural(killed, "message"));
+        MsgCmd::Kill { numbers } => msg_kill(&mut store, numbers)?,
+    }
+    Ok(())
+}
+
+/// `qtc msg list`: the headers matching `filter`, stored since `oldest`, at most `limit`.
+fn msg_list(
+    store: &mut Store,
+    filter: &ListFilter,
+    oldest: Option<i64>,
+    limit: Option<usize>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let listed = store.list(filter)?;
+    let wanted = listed
+        .into_iter()
+        .filter(|h| oldest.is_none_or(|t| h.created >= t))
+        .take(limit.unwrap_or(usize::MAX));
+    for h in wanted {
+        // As users see it: RFC 2047 words (Winlink subjects) decoded.
+        let subject = qtc_mail::charset::decode_header(&h.subject);
+        if json {
+            let v = serde_json::json!({
+                "number": h.number,
+                "type": h.kind.letter().to_string(),
+                "status": h.status.letter().to_string(),
+                "to": h.to,
+                "at": h.at,
+                "from": h.from,
+                "bid": h.bid,
+                "subject": subject,
+                "size": h.size,
+                "date": Utc::from_unix(h.created).rfc3339(),
+            });
+            writeln!(out, "{v}")?;
+        } else {
+            writeln!(
+                out,
+                "{:<6} {}{} {:>7} {:<6} {:<12} {:<6} {:<12} {} {}",
+                h.number,
+                h.kind.letter(),
+                h.status.letter(),
+                h.size,
+                visible_line(&h.to),
+                visible_line(&h.at),
+                visible_line(&h.from),
+                visible_line(&h.bid),
+                Utc::from_unix(h.created).rfc3339(),
+                visible_line(&subject)
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// `qtc msg show N`.
+fn msg_show(store: &mut Store, number: u64) -> anyhow::Result<()> {
+    let Some(m) = store.message(number)? else {
+        bail!("no message #{number}");
+    };
+    let h = &m.header;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "Number:  {}", h.number)?;
+    writeln!(out, "Type:    {}  Status: {}", h.kind, h.status)?;
+    writeln!(
+        out,
+        "To:      {}{}{}",
+        visible_line(&h.to),
+        if h.at.is_empty() { "" } else { "@" },
+        visible_line(&h.at)
+    )?;
+    writeln!(out, "From:    {}", visible_line(&h.from))?;
+    writeln!(out, "BID:     {}", visible_line(&h.bid))?;
+    writeln!(out, "Date:    {}", Utc::from_unix(h.created).rfc3339())?;
+    writeln!(out, "Size:    {}", h.size)?;
+    out.write_all(b"Subject: ")?;
+    out.write_all(&visible_line_bytes(&h.subject))?;
+    out.write_all(b"\n\n")?;
+    // On a terminal, escape sequences in the text are shown, not acted on; piped
+    // (to a file, a script) the text goes out byte for byte.
+    if out.is_terminal() {
+        out.write_all(&visible_bytes(&m.rlines))?;
+        out.write_all(&visible_bytes(&m.body))?;
+    } else {
+        out.write_all(&m.rlines)?;
+        out.write_all(&m.body)?;
+    }
+    Ok(())
+}
+
+/// `qtc msg import FILE`.
+fn msg_import(c: &Loaded, store: &mut Store, file: &Path) -> anyhow::Result<()> {
+    let data = if file.as_os_str() == "-" {
+        let mut d = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut d)?;
+        d
+    } else {
+        std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?
+    };
+    let msgs = crate::import::parse(&data, &c.station.call, c.limits.max_message)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    store.set_station(c.store_station());
+    let results = store.insert_many(&msgs, crate::clock::unix_now())?;
+    let mut stored = 0;
+    for (m, r) in msgs.iter().zip(&results) {
+        match r {
+            Ok(_) => stored += 1,
+            Err(e) => eprintln!(
+                "skipped {} to {}: {e}",
+                m.bid.as_deref().unwrap_or("?"),
+                m.to
+            ),
+        }
+    }
+    outln!("imported {stored} of {} messages", msgs.len());
+    Ok(())
+}
+
+/// `qtc msg kill N FROM-TO...`.
+fn msg_kill(store: &mut Store, numbers: Vec<(u64, u64)>) -> anyhow::Result<()> {
+    let mut killed = 0;
+    let mut missing = Vec::new();
+    for (first, last) in numbers {
+        let mut any = false;
+        for number in first..=last {
+            if store.set_status(number, MsgStatus::Killed)? {
+                outln!("message #{number} killed");
+                killed += 1;
+                any = true;
             }
         }
+        if !any {
+            missing.push(if first == last {
+                format!("#{first}")
+            } else {
+                format!("#{first}-{last}")
+            });
+        }
+    }
+    if !missing.is_empty() {
+        bail!(
+            "no message {} ({} killed)",
+            missing.join(", "),
+            plural(killed, "message")
+        );
+    }
+    if killed > 1 {
+        outln!("{} killed", plural(killed, "message"));
     }
     Ok(())
 }

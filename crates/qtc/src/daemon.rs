@@ -39,33 +39,52 @@ fn init_logging(level: &str, json: bool) {
 /// up every other user, on the two cores of a small node.
 const READERS: usize = 2;
 
-/// Runs the daemon until a stop signal.
-pub fn run(c: Loaded) -> anyhow::Result<()> {
-    init_logging(&c.log.filter, c.log.json);
-    raise_fd_limit();
+/// Opens the store with its station and quota; returns it and where accounts logged in from
+/// (kept across restarts: the lockout's and the login places' exemptions).
+fn open_store(c: &Loaded) -> anyhow::Result<(qtc_store::Store, Vec<crate::throttle::PlaceRow>)> {
     let mut store = qtc_store::Store::open(&c.store.dir, c.store.durability)
         .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
     store.set_station(c.store_station());
     let quota = match c.store.max_bytes {
-        None => {
-            let q = crate::room::default_quota(&store);
-            tracing::info!(
-                mib = q / (1024 * 1024),
-                "store quota from the free disk space"
-            );
-            q
-        }
-        Some(bytes) => bytes.get(),
+        None => qtc_store::Quota::FollowsDisk,
+        Some(bytes) => qtc_store::Quota::Bytes(bytes.get()),
     };
     store
-        .set_max_size(quota)
+        .set_quota(quota)
         .map_err(|e| anyhow::anyhow!("{e} ([store] max_mb in {})", c.source))?;
+    if quota == qtc_store::Quota::FollowsDisk {
+        // Measured again as the store grows and whenever space may have been freed.
+        crate::room::refresh(&mut store);
+        tracing::info!(
+            mib = store.max_size().unwrap_or(0) / (1024 * 1024),
+            "store quota from the free disk space"
+        );
+    }
+    let since = crate::clock::unix_now() - crate::throttle::TRUSTED_FOR.as_secs() as i64;
+    let places = store
+        .login_places(since, crate::throttle::MAX_ENTRIES)
+        .map_err(|e| anyhow::anyhow!("{e} (reading where users logged in from)"))?;
+    Ok((store, places))
+}
+
+/// Runs the daemon until a stop signal.
+pub fn run(c: Loaded) -> anyhow::Result<()> {
+    init_logging(&c.log.filter, c.log.json);
+    raise_fd_limit();
+    let (mut store, places) = open_store(&c)?;
     let db_path = store.path().to_path_buf();
     let uid_validity = store
         .uid_validity()
         .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
     let (store, store_thread) =
         StoreHandle::spawn(store).context("cannot start the store thread")?;
+    let (v4, v6) = c.telnet.prefixes;
+    let known = Arc::new(crate::throttle::KnownPlaces::new(
+        crate::prefix::Grouping { v4, v6 },
+        &places,
+        crate::clock::unix_now(),
+        Some(store.clone()),
+    ));
     // The interpreter's queries read beside the writer (WAL), on threads of their own.
     let readers = crate::read_pool::ReadPool::spawn(&c.store.dir, READERS)
         .context("cannot open the store's readers")?;
@@ -195,7 +214,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             bbs: Arc::new(bbs),
             store: store.clone(),
             readers,
-            throttle: Arc::new(Throttle::new(c.limits.lockout_after)),
+            throttle: Arc::new(Throttle::new(c.limits.lockout_after, known.clone())),
             admission: Arc::new(Admission::new(
                 Sizes {
                     users: c.telnet.max_sessions.get(),
@@ -204,6 +223,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
                     per_address: c.telnet.max_per_address.get(),
                 },
                 metrics.clone(),
+                known.clone(),
             )),
             user_limits: Arc::new(crate::user_limits::UserLimits::new(
                 c.limits.messages_per_hour,
@@ -252,7 +272,6 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
             radios: radios.clone(),
             metrics: metrics.clone(),
             online: shared.online.clone(),
-            quota,
         };
         tasks.spawn(ctl::serve(
             ctl_listener,
@@ -268,6 +287,7 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
                 sources,
                 passwords.clone(),
                 shared.user_limits.clone(),
+                known.clone(),
             );
             tasks.spawn(crate::web::serve(l, web, stop_rx.clone()));
         }
@@ -304,6 +324,8 @@ pub fn run(c: Loaded) -> anyhow::Result<()> {
     runtime.shutdown_timeout(Duration::from_millis(200));
     let _ = std::fs::remove_file(ctl::path(&c.store.dir));
     // Every StoreHandle is gone now, so the store thread ends after its last job.
+    // The store thread ends when its last handle goes.
+    drop(known);
     drop(store);
     let _ = store_thread.join();
     tracing::info!("stopped");
@@ -377,7 +399,7 @@ fn start_radios(
     tasks: &TaskTracker,
 ) -> Radios {
     use crate::radio::{self, PortSetup, RadioHandle};
-    let mut handles = std::collections::BTreeMap::new();
+    let mut handles = Vec::new();
     let mut ports = Vec::new();
     let mut wiring = c.netrom.as_ref().map(|n| NetromWiring::new(c, n));
     for (i, p) in c.radio_ports.iter().enumerate() {
@@ -404,14 +426,14 @@ fn start_radios(
             rx,
             stop.clone(),
         ));
-        handles.insert(
+        handles.push((
             p.name.clone(),
             RadioHandle {
                 cmd: tx,
                 heard,
                 health,
             },
-        );
+        ));
     }
     let mut radios = Radios::new(handles);
     if let Some(w) = wiring {

@@ -1,107 +1,206 @@
 //! `C`: a BBS user connected out through a radio port, or over NET/ROM to a node by its alias
-//! or callsign (as the user's own callsign). The user's stream and the AX.25 link (from
+//! or callsign, always under the user's own callsign (on a radio port an SSID picked by the
+//! port when the plain call is taken, [`Local::User`]): the far station sees who is calling,
+//! never this BBS, so a user cannot use the station's identity (its mail, its forwarding
+//! logins) at a neighbour. The user's stream and the AX.25 link (from
 //! [`crate::radio::Radios::connect`], the engine `qtc call` uses) or the circuit are joined
 //! until either side goes; then the user is back at the BBS prompt.
 
 use qtc_ax25::Callsign;
-use qtc_bbs::Ask;
+use qtc_bbs::{Answer, Ask};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, DuplexStream};
 use tokio::sync::watch;
 
 use crate::link::Codec;
-use crate::radio::Radios;
+use crate::radio::{Local, Radios};
 
 /// How a downlink ended.
-enum End {
+pub enum End {
     /// The far end (or the link) went: back to the BBS.
     Far,
     /// The user's connection ended, or the daemon stops: the session ends too.
     User,
 }
 
-/// Runs a user's `C`: `None` when the user's connection ended meanwhile, else how the link
-/// went (`Err`: it never came up, and why).
+/// Where a `C` goes, once checked.
+struct Target {
+    port: String,
+    call: Callsign,
+    via: Vec<Callsign>,
+    local: Local,
+}
+
+/// Runs a user's `C`: `None` when the user's connection ended meanwhile, else the answer for
+/// the interpreter (refused before calling, failed, or over).
 pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
     radios: &Radios,
     ask: &Ask,
-    local: &str,
     user: &str,
     stream: &mut S,
     codec: &mut Codec,
     shutdown: &mut watch::Receiver<bool>,
-) -> Option<Result<(), String>> {
-    let Ask::Connect { port, call, via } = ask else {
-        return Some(Err("not a connect request".into()));
-    };
-    let netrom = radios
-        .netrom()
-        .filter(|n| port.is_none() && via.is_empty() && n.find(call).is_some());
-    let opened = match netrom {
-        Some(n) => circuit(n, user, call).await,
-        None => open(radios, port.as_deref(), local, call, via)
-            .await
-            .map(|l| (l, call.clone())),
-    };
-    let (link, name) = match opened {
-        Ok(x) => x,
-        Err(e) => return Some(Err(e)),
-    };
-    tracing::info!(%call, ?via, netrom = netrom.is_some(), "user connected out");
-    let mut hello = Vec::new();
-    codec.encode_text(format!("*** Connected to {name}\r").as_bytes(), &mut hello);
-    if stream.write_all(&hello).await.is_err() {
-        return None;
+) -> Option<Answer> {
+    if let Some((netrom, node)) = netrom_target(radios, ask) {
+        return run_circuit(netrom, user, node, stream, codec, shutdown).await;
     }
+    let t = match target(radios, ask, user) {
+        Ok(t) => t,
+        Err(why) => return Some(Answer::Refused(why)),
+    };
+    let line = format!(
+        "Connecting to {} on {}... (Enter gives up)\r",
+        t.call, t.port
+    );
+    say(stream, codec, &line).await?;
+    let call = t.call;
+    let link = tokio::select! {
+        r = radios.connect(&t.port, t.local, t.call, t.via) => r,
+        gave_up = until_a_line(stream, codec) => {
+            // Dropping the connect abandons the call: the port aborts the link.
+            return gave_up.then(|| Answer::Refused(format!("Call to {call} given up.")));
+        }
+        _ = shutdown.changed() => return None,
+    };
+    let link = match link {
+        Ok(link) => link,
+        Err(e) => return Some(Answer::Disconnected(Err(e))),
+    };
+    tracing::info!(%call, "user connected out");
+    say(stream, codec, &format!("*** Connected to {call}\r")).await?;
     match join(stream, codec, link, shutdown).await {
-        End::Far => Some(Ok(())),
+        End::Far => Some(Answer::Disconnected(Ok(()))),
         End::User => None,
     }
 }
 
-/// Opens the link: on `port` (the first if `None`), from `local` to `call` via `via`.
-async fn open(
-    radios: &Radios,
-    port: Option<&str>,
-    local: &str,
-    call: &str,
-    via: &[String],
-) -> Result<DuplexStream, String> {
+/// The callsign a user's call out carries: the user's, as a [`Local::User`]; `None` when the
+/// login is not an AX.25 callsign.
+pub fn user_call(user: &str) -> Option<Local> {
+    user.parse::<Callsign>().ok().map(Local::User)
+}
+
+/// Checks a `C` against the ports: a port named alone (`C vhf`) or a port that does not exist
+/// is refused before anything is sent; no port means the first one configured.
+fn target(radios: &Radios, ask: &Ask, user: &str) -> Result<Target, String> {
+    let Ask::Connect { port, call, via } = ask else {
+        return Err("not a connect request".into());
+    };
     let port = match port {
-        Some(p) => p.to_string(),
+        Some(p) => radios
+            .find(p)
+            .ok_or_else(|| format!("There is no radio port {p}: PORTS lists them."))?,
+        None if radios.find(call).is_some() => {
+            return Err(format!(
+                "{call} is a radio port: C {call} CALL calls out on it."
+            ))
+        }
         None => radios
             .names()
             .next()
-            .ok_or_else(|| "this BBS has no radio port".to_string())?,
+            .ok_or_else(|| "This BBS has no radio port.".to_string())?,
     };
     let parse = |c: &str| {
         c.parse::<Callsign>()
-            .map_err(|e| format!("{c} is not a callsign ({e})"))
+            .map_err(|e| format!("{c} is not a callsign ({e})."))
     };
-    let via = via
-        .iter()
-        .map(|d| parse(d))
-        .collect::<Result<Vec<_>, _>>()?;
-    radios
-        .connect(&port, parse(local)?, parse(call)?, via)
-        .await
+    let local =
+        user_call(user).ok_or_else(|| format!("{user} cannot call out: not an AX.25 callsign."))?;
+    Ok(Target {
+        port,
+        call: parse(call)?,
+        via: via.iter().map(|d| parse(d)).collect::<Result<_, _>>()?,
+        local,
+    })
 }
 
-/// Opens a NET/ROM circuit for `user` to the node `name`; the stream and `ALIAS:CALL`.
-async fn circuit(
+/// Writes a line for the user; `None` when the connection is gone.
+async fn say<S: AsyncWrite + Unpin>(stream: &mut S, codec: &mut Codec, text: &str) -> Option<()> {
+    let mut out = Vec::new();
+    codec.encode_text(text.as_bytes(), &mut out);
+    stream.write_all(&out).await.ok()
+}
+
+/// Reads the user's input until a line ends (true) or the connection does (false), answering
+/// the codec's negotiation meanwhile.
+async fn until_a_line<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: &mut S,
+    codec: &mut Codec,
+) -> bool {
+    let mut buf = [0u8; 512];
+    let (mut app, mut net) = (Vec::new(), Vec::new());
+    loop {
+        let n = match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => n,
+        };
+        app.clear();
+        net.clear();
+        codec.decode(&buf[..n], &mut app, &mut net);
+        if !net.is_empty() && stream.write_all(&net).await.is_err() {
+            return false;
+        }
+        if app.iter().any(|&b| b == b'\r' || b == b'\n') {
+            return true;
+        }
+    }
+}
+
+/// A `C` with no port and no digipeaters to a node the NET/ROM node knows goes over a circuit.
+fn netrom_target<'a>(
+    radios: &'a Radios,
+    ask: &'a Ask,
+) -> Option<(&'a crate::radio::netrom::NetromHandle, &'a str)> {
+    let Ask::Connect { port, call, via } = ask else {
+        return None;
+    };
+    let netrom = radios.netrom()?;
+    (port.is_none() && via.is_empty() && netrom.find(call).is_some()).then_some((netrom, call))
+}
+
+/// Runs a `C` over a NET/ROM circuit to the node `name`, as the user's own callsign.
+async fn run_circuit<S: AsyncRead + AsyncWrite + Unpin>(
     netrom: &crate::radio::netrom::NetromHandle,
     user: &str,
     name: &str,
-) -> Result<(DuplexStream, String), String> {
-    let user = user
-        .parse::<Callsign>()
-        .map_err(|e| format!("{user} is not a callsign ({e})"))?;
-    let (stream, node) = netrom.connect(user, name).await?;
-    Ok((stream, node.name()))
+    stream: &mut S,
+    codec: &mut Codec,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Option<Answer> {
+    let Ok(call) = user.parse::<Callsign>() else {
+        let why = format!("{user} cannot call out: not an AX.25 callsign.");
+        return Some(Answer::Refused(why));
+    };
+    let line = format!("Connecting to {name} over NET/ROM... (Enter gives up)\r");
+    say(stream, codec, &line).await?;
+    let opened = tokio::select! {
+        r = netrom.connect(call, name) => r,
+        gave_up = until_a_line(stream, codec) => {
+            return gave_up.then(|| Answer::Refused(format!("Call to {name} given up.")));
+        }
+        _ = shutdown.changed() => return None,
+    };
+    let (link, node) = match opened {
+        Ok(x) => x,
+        Err(e) => return Some(Answer::Disconnected(Err(e))),
+    };
+    tracing::info!(node = %node.name(), "user connected out over NET/ROM");
+    say(
+        stream,
+        codec,
+        &format!("*** Connected to {}\r", node.name()),
+    )
+    .await?;
+    match join(stream, codec, link, shutdown).await {
+        End::Far => Some(Answer::Disconnected(Ok(()))),
+        End::User => None,
+    }
 }
 
 /// Moves text between the user and the link until one of them goes. Lines typed go out with
-/// CR ends (AX.25 text); what comes back is encoded for the user's connection.
-async fn join<S: AsyncRead + AsyncWrite + Unpin>(
+/// CR ends (AX.25 text); what comes back is shown with its control characters made visible
+/// (the far station's escape sequences must not reach the user's terminal, as no other
+/// station's text does) and encoded for the user's connection.
+pub async fn join<S: AsyncRead + AsyncWrite + Unpin>(
     stream: &mut S,
     codec: &mut Codec,
     mut link: DuplexStream,
@@ -110,6 +209,8 @@ async fn join<S: AsyncRead + AsyncWrite + Unpin>(
     let mut from_user = vec![0u8; 4096];
     let mut from_link = vec![0u8; 4096];
     let (mut app, mut net) = (Vec::new(), Vec::new());
+    // An unfinished UTF-8 character at the end of the last piece from the link.
+    let mut carry = Vec::new();
     loop {
         tokio::select! {
             r = stream.read(&mut from_user) => {
@@ -132,8 +233,12 @@ async fn join<S: AsyncRead + AsyncWrite + Unpin>(
                     Ok(0) | Err(_) => return End::Far,
                     Ok(n) => n,
                 };
+                carry.extend_from_slice(&from_link[..n]);
+                let whole = qtc_mail::text::complete_utf8(&carry);
+                let rest = carry.split_off(whole);
                 net.clear();
-                codec.encode_text(&from_link[..n], &mut net);
+                codec.encode_text(&qtc_mail::text::visible_bytes(&carry), &mut net);
+                carry = rest;
                 if stream.write_all(&net).await.is_err() {
                     return End::User;
                 }

@@ -66,7 +66,7 @@ pub struct UserReport {
 pub struct LastReport {
     /// When (Unix seconds).
     pub at: i64,
-    /// `called` (we called) or `answered` (it called us).
+    /// `outgoing` (we called) or `incoming` (it called us).
     pub role: &'static str,
     /// The `qtc ctl forward` line for it.
     pub result: String,
@@ -85,7 +85,7 @@ pub struct LastReport {
 pub struct SessionReport {
     /// The partner.
     pub partner: String,
-    /// `called` or `answered`.
+    /// `outgoing` (we called) or `incoming` (it called us).
     pub role: &'static str,
     /// Since when (Unix seconds).
     pub since: i64,
@@ -104,10 +104,12 @@ pub struct StoreReport {
     pub quota_bytes: u64,
 }
 
+/// Who opened a forwarding session: `outgoing` (we called the partner) or `incoming` (it
+/// called us). ("called" read as the partner having called.)
 fn role(r: qtc_fbb::Role) -> &'static str {
     match r {
-        qtc_fbb::Role::Caller => "called",
-        qtc_fbb::Role::Called => "answered",
+        qtc_fbb::Role::Caller => "outgoing",
+        qtc_fbb::Role::Called => "incoming",
     }
 }
 
@@ -136,8 +138,6 @@ pub struct Sources {
     pub metrics: Arc<Metrics>,
     /// Who is logged in.
     pub online: Arc<Online>,
-    /// The store's cap in bytes.
-    pub quota: u64,
 }
 
 /// Reads the model now.
@@ -148,11 +148,14 @@ pub async fn gather(sources: &Sources) -> Result<Health, String> {
         radios,
         metrics,
         online,
-        quota,
     } = sources;
-    let quota = *quota;
-    let (counts, path) = store
-        .call(|s| s.queue_counts().map(|c| (c, s.path().to_path_buf())))
+    let (counts, path, quota) = store
+        .call(|s| {
+            // The quota as it is now (one that follows the disk is measured again).
+            crate::room::refresh(s);
+            let quota = s.max_size()?;
+            s.queue_counts().map(|c| (c, s.path().to_path_buf(), quota))
+        })
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| format!("the store is not available: {e}"))?;
@@ -223,6 +226,32 @@ pub async fn gather(sources: &Sources) -> Result<Health, String> {
     })
 }
 
+impl StoreReport {
+    /// `43.2 MB of 1.8 GB`, or `43.2 MB, no quota`.
+    pub fn size_line(&self) -> String {
+        match self.quota_bytes {
+            0 => format!("{}, no quota", size(self.bytes)),
+            q => format!("{} of {}", size(self.bytes), size(q)),
+        }
+    }
+}
+
+/// A store's size for people: `812 KB`, `4.2 MB`, `51 MB`, `1.8 GB` (decimal units, as disks
+/// are sold), three digits at most.
+pub fn size(n: u64) -> String {
+    let f = n as f64;
+    let (v, unit) = match n {
+        0..1_000_000 => (f / 1e3, "KB"),
+        1_000_000..1_000_000_000 => (f / 1e6, "MB"),
+        _ => (f / 1e9, "GB"),
+    };
+    if v < 10.0 {
+        format!("{v:.1} {unit}")
+    } else {
+        format!("{v:.0} {unit}")
+    }
+}
+
 /// A byte count, short: `512 B`, `12 KiB`, `3 MiB`.
 pub fn bytes(n: u64) -> String {
     match n {
@@ -269,7 +298,7 @@ impl Health {
         for p in &self.partners {
             out.push_str(&format!("  {:<8} {} queued", p.call, p.queued));
             if let Some(l) = &p.last {
-                let who = if l.role == "called" {
+                let who = if l.role == role(qtc_fbb::Role::Caller) {
                     "we called"
                 } else {
                     "it called"
@@ -320,16 +349,36 @@ impl Health {
                 crate::out::plural(p.heard, "station")
             ));
         }
-        let quota = if self.store.quota_bytes == 0 {
-            "no quota".to_string()
-        } else {
-            format!("of {} KiB", self.store.quota_bytes / 1024)
-        };
         out.push_str(&format!(
-            "store: {} KiB {quota} ({})\n",
-            self.store.bytes / 1024,
+            "store: {} ({})\n",
+            self.store.size_line(),
             self.store.path
         ));
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_we_made_is_outgoing() {
+        assert_eq!(role(qtc_fbb::Role::Caller), "outgoing");
+        assert_eq!(role(qtc_fbb::Role::Called), "incoming");
+    }
+
+    #[test]
+    fn store_sizes_read_in_mb_and_gb() {
+        assert_eq!(size(812_345), "812 KB");
+        assert_eq!(size(4_234_567), "4.2 MB");
+        assert_eq!(size(51_234_567), "51 MB");
+        assert_eq!(size(1_834_567_890), "1.8 GB");
+        let r = StoreReport {
+            path: String::new(),
+            bytes: 43_200_000,
+            quota_bytes: 1_800_000_000,
+        };
+        assert_eq!(r.size_line(), "43 MB of 1.8 GB");
     }
 }

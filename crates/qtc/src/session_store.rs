@@ -47,6 +47,11 @@ pub async fn run(
             shared
                 .store
                 .call(move |s| {
+                    // A new message: the room it may take is measured now (a quota that
+                    // follows the disk), not as it was at start.
+                    if matches!(request, Request::Insert { .. }) {
+                        crate::room::refresh(s);
+                    }
                     // Messages entered count against the user's allowances.
                     let mut guarded = Guarded::new(s, &throttle, ip, &limits);
                     qtc_bbs::apply(request, &mut guarded)

@@ -306,3 +306,78 @@ fn msg_list_filters_and_kill_takes_numbers_and_ranges() {
         .status
         .success());
 }
+
+#[test]
+fn msg_hold_keeps_a_message_from_users_and_partners_until_released() {
+    let d = Daemon::start("");
+    let mut c = d.login("N0OTH", "x");
+    c.send("SB ALL");
+    c.expect("Subject:");
+    c.send("doubtful");
+    c.expect("Enter message");
+    c.send("text\r\n/EX");
+    c.expect("de N0CALL>");
+    let out = d.cli(&["msg", "hold", "1"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("message #1 held"));
+    let mut u = d.login("N0USR", "pw");
+    u.send("LB");
+    assert!(u.expect("de N0CALL>").contains("No messages."));
+    // Twice, or a message that is not there: said so.
+    let out = d.cli(&["msg", "hold", "1"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no message #1 to hold"));
+    assert!(d.cli(&["msg", "release", "1"]).status.success());
+    u.send("LB");
+    assert!(u.expect("de N0CALL>").contains("doubtful"));
+}
+
+/// The README's commands work as written: the quick start's daemon keeps its log out of the
+/// terminal the user then runs `telnet` in, and on a packaged install `qtc check` runs as the
+/// `qtc` user, who can read the config (root:qtc 0640).
+#[test]
+fn the_readmes_commands_work_in_their_order() {
+    let readme = include_str!("../../../README.md");
+    let run = readme
+        .lines()
+        .find(|l| l.contains("qtc run") && l.trim_end().contains(" &"))
+        .expect("the quick start's `qtc run &`");
+    assert!(
+        run.contains("2>"),
+        "the log would go into the telnet terminal: {run}"
+    );
+    for line in readme.lines().filter(|l| l.contains("qtc check")) {
+        let line = line.trim();
+        if line.starts_with("qtc check") || line.contains("&& qtc check") {
+            panic!("the packaged config is root:qtc 0640: {line}");
+        }
+    }
+}
+
+/// A config only its owner and group may read: the error says how to run qtc (tests run as
+/// root, so the check is made as nobody, with util-linux `setpriv`).
+#[test]
+fn an_unreadable_config_says_to_run_qtc_as_its_user() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = config_path(dir.path());
+    std::fs::write(&path, BASE_CONFIG).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+    }
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_qtc"))
+        .arg("-c")
+        .arg(&path)
+        .arg("check")
+        .output()
+        .expect("setpriv (util-linux)");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("Permission denied") && err.contains("sudo -u qtc"),
+        "{err}"
+    );
+}

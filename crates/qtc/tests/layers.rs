@@ -19,6 +19,7 @@ const LAYERS: &[&[&str]] = &[
         "link",
         "store_thread",
         "import",
+        "prefix",
     ],
     // Counters, limits, finding the config file, the store's readers.
     &[

@@ -9,6 +9,7 @@
 //!   editing (BS, DEL, Ctrl-U) and never echoes the password.
 //!
 //! The bar for both: log in, type `LX`, Backspace, `B`, Enter: `LB` runs; no `^M` on the screen.
+//! In line mode Ctrl-Z reaches the BBS as `IAC SUSP IAC DO TIMING-MARK` and ends a message.
 //! Skipped (with the reason printed) when `telnet` is not installed, unless `QTC_REQUIRE_PEERS=1`.
 #![allow(clippy::disallowed_methods)]
 
@@ -39,7 +40,10 @@ impl Terminal {
     fn telnet(args: &[String]) -> Terminal {
         let pty = nix::pty::openpty(None, None).unwrap();
         let slave = |fd: &OwnedFd| Stdio::from(fd.try_clone().unwrap());
-        let child = Command::new("telnet")
+        // In a session of its own with the pty as its controlling terminal, as in a terminal
+        // window: keys such as Ctrl-Z become signals to it (util-linux `setsid --ctty`).
+        let child = Command::new("setsid")
+            .args(["--ctty", "telnet"])
             .args(args)
             .stdin(slave(&pty.slave))
             .stdout(slave(&pty.slave))
@@ -81,6 +85,35 @@ impl Terminal {
             .contains(LocalFlags::ECHO)
         {
             assert!(Instant::now() < deadline, "the client kept its local echo");
+            std::thread::yield_now();
+        }
+    }
+
+    /// Bytes the client has sent to the daemon on `port` so far (TCP's own count, from `ss`).
+    fn sent(port: u16) -> u64 {
+        let out = Command::new("ss")
+            .args([
+                "-tinH",
+                "state",
+                "established",
+                &format!("( dport = :{port} )"),
+            ])
+            .output()
+            .expect("ss (iproute2)");
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.split_whitespace()
+            .find_map(|w| w.strip_prefix("bytes_sent:"))
+            .map_or(0, |n| n.parse().unwrap())
+    }
+
+    /// Types a line and waits until the client has sent it to the daemon on `port`.
+    fn type_line_and_wait(&mut self, line: &[u8], port: u16) {
+        let before = Self::sent(port);
+        self.type_keys(line);
+        self.type_keys(b"\r");
+        let deadline = Instant::now() + PATIENCE;
+        while Self::sent(port) < before + line.len() as u64 + 2 {
+            assert!(Instant::now() < deadline, "the client never sent {line:?}");
             std::thread::yield_now();
         }
     }
@@ -202,6 +235,38 @@ fn linux_telnet_in_character_mode() {
     let screen = type_like_a_user(&d, t);
     // The server did the erasing on the screen.
     assert!(screen.contains("LX\x08 \x08B"), "{screen:?}");
+}
+
+/// Ctrl-Z in line mode: the client sends `IAC SUSP IAC DO TIMING-MARK` (not the key), and shows
+/// nothing more from the server until the mark is answered; Enter then ends the message.
+#[test]
+fn ctrl_z_ends_a_message_from_linux_telnet_in_line_mode() {
+    if !have_telnet() {
+        return;
+    }
+    let d = Daemon::start("");
+    let mut t = Terminal::telnet(&["127.0.0.1".into(), d.port.to_string()]);
+    t.expect("Callsign:");
+    t.type_keys(b"N0USR\r");
+    t.expect("Password:");
+    t.type_keys(b"pw\r");
+    t.expect("de N0CALL>");
+    t.type_keys(b"SP N0OTH\r");
+    t.expect("Subject:");
+    t.type_keys(b"ended with ctrl-z\r");
+    t.expect("Enter message");
+    // Ctrl-Z flushes what the client has not sent yet: a person types it after the line has
+    // gone, a test waits for that. The terminal turns the key into a signal; the client sends
+    // the telnet commands.
+    t.type_line_and_wait(b"first line", d.port);
+    t.type_keys(b"\x1a");
+    t.type_keys(b"\r");
+    t.expect("stored");
+    t.expect("de N0CALL>");
+    let list = String::from_utf8_lossy(&d.cli(&["msg", "list"]).stdout).into_owned();
+    assert!(list.contains("ended with ctrl-z"), "{list}");
+    let shown = String::from_utf8_lossy(&d.cli(&["msg", "show", "1"]).stdout).into_owned();
+    assert!(shown.contains("first line"), "{shown}");
 }
 
 #[test]

@@ -167,3 +167,52 @@ fn a_at_the_prompt_has_nothing_to_abort() {
     let mut u = d.login("N0USR", "pw");
     assert!(ask(&mut u, "A").contains("Nothing to abort."));
 }
+
+/// A line of 300 bytes typed into a message (over the 255-byte command limit) is stored whole;
+/// an arrow key typed after a command is dropped, not echoed in the answer.
+#[test]
+fn long_text_lines_are_kept_and_arrow_keys_dropped() {
+    let d = Daemon::start("");
+    let mut u = d.login("N0USR", "pw");
+    let long = "0123456789".repeat(30);
+    u.send("SP N0OTH");
+    u.expect("Subject:");
+    u.send("a long line");
+    u.expect("Enter message");
+    u.send(&long);
+    u.send("/EX");
+    let out = u.expect("de N0CALL>");
+    assert!(out.contains("stored"), "{out}");
+    let shown = String::from_utf8_lossy(&d.cli(&["msg", "show", "1"]).stdout).into_owned();
+    assert!(shown.contains(&long), "{shown}");
+    let out = ask(&mut u, "LX\x1b[A");
+    assert!(out.contains("Unknown command LX."), "{out:?}");
+    assert!(!out.contains('\x1b'), "{out:?}");
+}
+
+/// A bulletin is new for every user until that user reads it: another user's `LN` lists it,
+/// and the status column (`L`, `LB`, `LN`, `R`) is each user's own (the web's:
+/// web_dashboard.rs).
+#[test]
+fn a_new_bulletin_is_new_for_each_user_until_they_read_it() {
+    let d = Daemon::start("");
+    bulletins(&d, 1);
+    let status_of = |out: &str| {
+        out.split("\r\n")
+            .find(|l| l.contains("Bulletin 1") && !l.starts_with("Subject"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .map(str::to_string)
+    };
+    let mut u = d.login("N0USR", "pw");
+    let mut s = d.login("N0SYS", "root");
+    for c in [&mut u, &mut s] {
+        assert_eq!(status_of(&ask(c, "LN")).as_deref(), Some("BN"));
+        assert_eq!(status_of(&ask(c, "LB")).as_deref(), Some("BN"));
+    }
+    assert!(ask(&mut u, "R 1").contains("Msg #1 BN"));
+    assert_eq!(status_of(&ask(&mut u, "L 1")).as_deref(), Some("BY"));
+    assert_eq!(status_of(&ask(&mut u, "LN")), None);
+    // Nobody else has read it.
+    assert_eq!(status_of(&ask(&mut s, "LN")).as_deref(), Some("BN"));
+    assert_eq!(status_of(&ask(&mut s, "L 1")).as_deref(), Some("BN"));
+}

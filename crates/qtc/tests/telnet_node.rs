@@ -88,41 +88,90 @@ fn t_pages_the_sysop_on_every_sysop_session() {
     assert!(d.log().contains("the sysop is paged"), "{}", d.log());
 }
 
+/// An AXUDP `[[port]]` table entry.
+fn udp_port(name: &str, listen: u16, peer: &str, at: u16) -> String {
+    format!(
+        "[[port]]\nname = \"{name}\"\nkind = \"axudp\"\nlisten = \"127.0.0.1:{listen}\"\n\
+         peers = [{{ callsign = \"{peer}\", address = \"127.0.0.1:{at}\" }}]\nfrack = \"1s\"\n"
+    )
+}
+
 /// `C` over AX.25 between two instances (AXUDP on loopback): a telnet user on N0AAA connects
-/// to the BBS N0BBB through A's radio port, uses it, and is back at A's prompt when B says bye.
+/// to the BBS N0BBB through A's radio port "air" and arrives there as themselves (B's `U`
+/// shows N0USR, not the station N0AAA), uses it, and is back at A's prompt when B says bye.
 #[test]
-fn c_connects_out_through_a_radio_port_and_comes_back() {
-    let (pa, pb) = (free_udp_port(), free_udp_port());
-    let port = |listen: u16, peer: &str, at: u16| {
+fn c_connects_out_as_the_user_and_comes_back() {
+    let (pa, pb, unused) = (free_udp_port(), free_udp_port(), free_udp_port());
+    // B shows text as stored (ANSI art): what A's user sees from B must still be escaped.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        common::config_path(dir.path()),
         format!(
-            "[[port]]\nname = \"udp\"\nkind = \"axudp\"\nlisten = \"127.0.0.1:{listen}\"\n\
-             peers = [{{ callsign = \"{peer}\", address = \"127.0.0.1:{at}\" }}]\n"
-        )
-    };
-    let _b = Daemon::start_bbs("N0BBB", &[], &port(pb, "N0AAA", pa));
-    let a = Daemon::start_bbs("N0AAA", &[("N0USR", "pw", "")], &port(pa, "N0BBB", pb));
+            "[station]\ncallsign = \"N0BBB\"\nraw_bodies = true\n[store]\ndurability = \"normal\"\n\
+             [telnet]\nlisten = [\"127.0.0.1:0\"]\n{}",
+            udp_port("air", pb, "N0AAA", pa)
+        ),
+    )
+    .unwrap();
+    let out = common::cli(dir.path(), &["user", "add", "N0OTH", "--password", "x"], "");
+    assert!(out.status.success(), "{out:?}");
+    let b = Daemon::start_in(dir);
+    let art = b.dir.path().join("art.txt");
+    std::fs::write(&art, "SB ALL < N0OTH\nart\n\x1b[2Jcleared\n/EX\n").unwrap();
+    let out = b.cli(&["msg", "import", art.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    // "air" first in A's config; "aaa" sorts before it and goes nowhere.
+    let a = Daemon::start_bbs(
+        "N0AAA",
+        &[("N0USR", "pw", "")],
+        &format!(
+            "{}{}",
+            udp_port("air", pa, "N0BBB", pb),
+            udp_port("aaa", free_udp_port(), "N0ZZZ", unused)
+        ),
+    );
     let mut u = a.connect();
     u.expect("Callsign:");
     u.send("N0USR");
     u.expect("Password:");
     u.send("pw");
     u.expect("de N0AAA>");
-    u.send("C udp N0BBB");
-    u.expect("Connecting to N0BBB...");
+    // No port named: the first one configured.
+    u.send("C N0BBB");
+    u.expect("Connecting to N0BBB on air...");
     u.expect("*** Connected to N0BBB");
-    // B's prompt, over the air; B sees A's station callsign.
-    u.expect("de N0BBB>");
-    u.send("V");
-    u.expect("de N0BBB>");
+    let hello = u.expect("de N0BBB>");
+    assert!(hello.contains("Hello N0USR"), "{hello}");
+    u.send("U");
+    let who = u.expect("de N0BBB>");
+    assert!(who.contains("N0USR     air"), "{who}");
+    assert!(
+        !who.contains("N0AAA"),
+        "B sees the station, not the user: {who}"
+    );
+    u.send("R 1");
+    let art = u.expect("de N0BBB>");
+    assert!(art.contains("\\x1B[2Jcleared"), "{art:?}");
+    assert!(!art.contains('\x1b'), "{art:?}");
     u.send("B");
     u.expect("*** Disconnected from N0BBB. Back at N0AAA.");
     u.expect("de N0AAA>");
-    // A is the BBS again.
-    u.send("V");
+    // A port that does not exist: refused before anything is called.
+    u.send("C uhf N0BBB");
+    let out = u.expect("de N0AAA>");
+    assert!(out.contains("*** There is no radio port uhf"), "{out}");
+    assert!(!out.contains("Connecting"), "{out}");
+    // A port and no call.
+    u.send("c AIR");
+    let out = u.expect("de N0AAA>");
+    assert!(out.contains("*** AIR is a radio port: C AIR CALL"), "{out}");
+    // A station that does not answer: Enter gives the call up at once.
+    u.send("C air N0NONE");
+    u.expect("Connecting to N0NONE on air... (Enter gives up)");
+    u.send("");
+    u.expect("*** Call to N0NONE given up.");
     u.expect("de N0AAA>");
-    // A port that does not exist: a clear failure, the prompt.
-    u.send("C nosuch N0BBB");
-    u.expect("*** Failure with N0BBB: no radio port \"nosuch\" is running");
+    u.send("V");
     u.expect("de N0AAA>");
 }
 

@@ -264,6 +264,16 @@ impl Driver {
         self.resize(WIDE);
     }
 
+    /// Whether the element `css` ends within the screen's width (not off to the right in a
+    /// table that scrolls).
+    fn within_width(&self, css: &str) -> bool {
+        let js = format!(
+            "return document.querySelector(\"{css}\").getBoundingClientRect().right \
+             <= document.documentElement.clientWidth;"
+        );
+        self.script(&js).as_bool().unwrap_or(false)
+    }
+
     fn log_in(&self, base: &str, call: &str, password: &str) {
         self.go(&format!("{base}/login"));
         self.type_in("input[name=call]", call);
@@ -383,6 +393,16 @@ fn web_mail_and_dashboard_in_headless_chromium() {
     let f = b.source_with("<h3>N0BBB</h3>");
     assert!(f.contains("<h3>N0BBB</h3>"), "{f}");
     b.shots("forwarding-history");
+    // On a phone the button and the partner's state are on the screen, not off to the right.
+    b.resize(PHONE);
+    for css in [
+        "form[action='/forward'] button",
+        "#partners td[data-label='Queued']",
+        "#partners td[data-label='Last']",
+    ] {
+        assert!(b.within_width(css), "{css} is off the screen at 390 px");
+    }
+    b.resize(WIDE);
     assert!(
         d.messages()
             .iter()

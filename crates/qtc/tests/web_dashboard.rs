@@ -190,7 +190,22 @@ fn login_csrf_kill_and_metrics() {
         &cookie,
         &format!("csrf={csrf}&action=hold"),
     );
-    assert!(r.body.contains("hold done"), "{}", r.body);
+    // Back on the message, which says what happened and shows its new status.
+    assert_eq!(r.status, 303, "{}", r.body);
+    let back = r.header("location").unwrap();
+    assert_eq!(back, "/messages/1?hold=done");
+    let page = http(port, "GET", &back, &cookie, "");
+    assert!(
+        page.body
+            .contains("<p id=\"result\">message #1: hold done</p>"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("<td id=\"status\">H</td>"),
+        "{}",
+        page.body
+    );
     assert!(d.messages()[0].contains("\"status\":\"H\""));
     let r = http(
         port,
@@ -199,7 +214,10 @@ fn login_csrf_kill_and_metrics() {
         &cookie,
         &format!("csrf={csrf}&action=release"),
     );
-    assert!(r.body.contains("release done"), "{}", r.body);
+    assert_eq!(
+        r.header("location").as_deref(),
+        Some("/messages/1?release=done")
+    );
     // Kill asks again first; only the confirmed post kills.
     let r = http(
         port,
@@ -330,10 +348,14 @@ fn forward_now_calls_the_partner() {
     let cookie = login(port, "N0SYS", "root").unwrap();
     let fwd = http(port, "GET", "/forwarding", &cookie, "");
     assert!(
-        fwd.body.contains("<td>N0BBB</td><td>tcp:127.0.0.1:")
+        fwd.body.contains("<td><b>N0BBB</b>")
             && fwd
                 .body
-                .contains("</td><td>1</td><td>none since start</td><td>on demand</td>"),
+                .contains("<td data-label=\"Connects\">tcp:127.0.0.1:")
+            && fwd.body.contains(
+                "<td data-label=\"Queued\">1</td><td data-label=\"Last\">none since start</td>\
+                 <td data-label=\"Next call\">on demand</td>"
+            ),
         "one queued: {}",
         fwd.body
     );
@@ -376,7 +398,7 @@ fn forward_now_calls_the_partner() {
         fwd.body.contains("<h3>N0BBB</h3>")
             && fwd
                 .body
-                .contains("<td>called</td><td>0</td><td>1</td><td>0</td>")
+                .contains("<td>outgoing</td><td>0</td><td>1</td><td>0</td>")
             && !fwd.body.contains("<td>0 B / 0 B</td>"),
         "{}",
         fwd.body
@@ -508,7 +530,7 @@ fn users_read_write_reply_and_kill_their_own_mail() {
     assert_eq!(r.status, 403);
     // Held mail is the sysop's alone, even for its sender.
     let r = post(port, &sys, &sys_csrf, "/messages/1", "action=hold");
-    assert!(r.body.contains("hold done"));
+    assert_eq!(r.status, 303);
     assert_eq!(http(port, "GET", "/messages/1", &usr, "").status, 404);
     post(port, &sys, &sys_csrf, "/messages/1", "action=release");
     // Nor may a user hold, or kill someone else's bulletin.
@@ -568,7 +590,10 @@ fn users_read_write_reply_and_kill_their_own_mail() {
     let form = http(port, "GET", &format!("/compose?reply={asked}"), &sys, "");
     assert!(
         form.body.contains("value=\"N0USR\"")
-            && form.body.contains("value=\"Re: Question &lt;b&gt;\""),
+            && form.body.contains("value=\"Re: Question &lt;b&gt;\"")
+            // The original, quoted.
+            && form.body.contains("N0USR wrote on ")
+            && form.body.contains("\n&gt; line one\n&gt; line two\n\n</textarea>"),
         "{}",
         form.body
     );
@@ -727,4 +752,37 @@ fn the_sysop_pages_filters_and_edits_users() {
     assert!(r
         .body
         .contains("error: you cannot take your own sysop flag"));
+}
+
+/// The web shows each user's own read mark on a bulletin, as the BBS does.
+#[test]
+fn a_bulletin_is_read_on_the_web_by_whoever_read_it() {
+    let d = Daemon::start("[web]\nlisten = \"127.0.0.1:0\"\n");
+    let port = d.web_port();
+    let mut c = d.login("N0OTH", "x");
+    c.send("SB ALL");
+    c.expect("Subject:");
+    c.send("club news");
+    c.expect("Enter message");
+    c.send("meeting\r\n/EX");
+    c.expect("de N0CALL>");
+    let usr = login(port, "N0USR", "pw").unwrap();
+    let sys = login(port, "N0SYS", "root").unwrap();
+    let row = |cookie: &str| {
+        let list = http(port, "GET", "/messages", cookie, "").body;
+        let at = list.find("club news").expect("the bulletin listed");
+        list[at..].split("</tr>").next().unwrap().to_string()
+    };
+    assert!(row(&usr).contains("<td>B</td><td>N</td>"), "{}", row(&usr));
+    let read = http(port, "GET", "/messages/1", &usr, "");
+    assert!(
+        read.body.contains("<td id=\"status\">N</td>"),
+        "{}",
+        read.body
+    );
+    assert!(row(&usr).contains("<td>B</td><td>Y</td>"), "{}", row(&usr));
+    assert!(row(&sys).contains("<td>B</td><td>N</td>"), "{}", row(&sys));
+    let mut t = d.login("N0SYS", "root");
+    t.send("LB");
+    assert!(t.expect("de N0CALL>").contains(" BN "));
 }

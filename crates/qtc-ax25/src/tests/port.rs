@@ -384,3 +384,37 @@ fn ui_frames_to_a_broadcast_address_are_taken_and_never_answered() {
     assert_eq!(port.poll_event(), None);
     assert_eq!(port.link_count(), 0);
 }
+
+#[test]
+fn a_link_from_a_call_that_is_not_ours_gets_its_frames_and_nothing_else_does() {
+    // The node (QTC) connects out for its user N0USR-15 to W1AW; the far end answers N0USR-15.
+    let now = base();
+    let mut node = bbs_port();
+    let mut far = Port::new(Config::default());
+    far.add_local(call("W1AW"));
+    let id = node
+        .connect(now, call("N0USR-15"), call("W1AW"), Path::new())
+        .unwrap();
+    for _ in 0..4 {
+        while let Some(f) = node.poll_transmit(now) {
+            far.handle(now, &f.to_bytes());
+        }
+        while let Some(f) = far.poll_transmit(now) {
+            node.handle(now, &f.to_bytes());
+        }
+    }
+    let mut up = false;
+    while let Some(e) = node.poll_event() {
+        up |= matches!(e, PortEvent::Link { id: i, event: Event::Connected { .. } } if i == id);
+    }
+    assert!(up, "the far end's UA reached the link");
+    // Another station calling N0USR-15 is not answered (it is not the node's call).
+    let sabm = Frame::unnumbered(
+        Address::new(call("N0USR-15"), call("K1ABC"), CommandResponse::Command),
+        Unnumbered::Sabm,
+        true,
+    );
+    node.handle(now, &sabm.to_bytes());
+    assert!(drain_tx(&mut node, now).is_empty());
+    assert!(node.poll_event().is_none());
+}

@@ -84,13 +84,7 @@ impl Session {
         // With ^Z, text before it on the same line is the last body line.
         if !end || !content.is_empty() {
             if d.body.len() + content.len() + 2 > self.cfg.max_message {
-                if !d.too_large {
-                    let max = self.cfg.max_message;
-                    self.say(&format!(
-                        "*** Message too large (more than {max} bytes): it will not be stored. End it with /EX.\r"
-                    ));
-                }
-                d.too_large = true;
+                self.too_large(&mut d);
             } else if !d.too_large {
                 d.body.extend_from_slice(content);
                 d.body.extend_from_slice(b"\r\n");
@@ -104,6 +98,22 @@ impl Session {
             self.save(d, now);
         }
         self.prompt_if_idle();
+    }
+
+    /// A body line longer than a whole message may be: the message will not be stored.
+    pub(super) fn body_too_large(&mut self, mut d: Draft) {
+        self.too_large(&mut d);
+        self.state = State::Body(d);
+    }
+
+    fn too_large(&mut self, d: &mut Draft) {
+        if !d.too_large {
+            let max = self.cfg.max_message;
+            self.say(&format!(
+                "*** Message too large (more than {max} bytes): it will not be stored. End it with /EX.\r"
+            ));
+        }
+        d.too_large = true;
     }
 
     fn save(&mut self, d: Draft, now: i64) {

@@ -19,6 +19,8 @@ impl Session {
             to: what.to,
             at: what.at,
             oldest_first: what.oldest_first,
+            // The status column shows this user's own read marks, the sysop's too.
+            reader: Some(me.clone()),
             ..Default::default()
         };
         if update_last {
@@ -33,10 +35,8 @@ impl Session {
                 self.say("*** Only the sysop may list held or killed messages.\r");
                 return;
             }
-            Some(ListStatus::UnreadMine) => {
-                f.to_or_copy = Some(me);
-                f.status = Some(MsgStatus::New);
-            }
+            // Their own new mail and every bulletin they have not read.
+            Some(ListStatus::UnreadMine) => f.unread_by = Some(me),
             Some(ListStatus::Read) => f.status = Some(MsgStatus::Read),
             Some(ListStatus::Held) => f.status = Some(MsgStatus::Held),
             Some(ListStatus::Killed) => f.status = Some(MsgStatus::Killed),

@@ -4,7 +4,7 @@
 use qtc_mail::text::visible_line;
 use qtc_mail::{Callsign, GreetingCounts, StoreError, User};
 
-use super::{Access, Checking, Cont, Event, Session, State};
+use super::{Access, Checking, Cont, Event, Refusal, Session, State};
 use crate::request::{Reply, Request};
 
 /// The login prompts: whole lines (CR ended) starting with the word, as Winlink clients (wl2k-go
@@ -26,7 +26,41 @@ impl Session {
                 self.sys_checked(call, result);
                 self.prompt();
             }
-            Checking::PwOld => self.pw_old_checked(result),
+            Checking::Current => self.pw_old_checked(result),
+        }
+        self.take_waiting(now);
+    }
+
+    /// The daemon would not check the password of [`Event::CheckPassword`]: too many failures
+    /// (a lockout) or too many logins to the account at once. Said as it is, not as a wrong
+    /// password, and not counted as one.
+    pub fn password_refused(&mut self, why: Refusal, now: i64) {
+        let State::Verifying { call, purpose } = std::mem::replace(&mut self.state, State::Command)
+        else {
+            return;
+        };
+        match (purpose, why) {
+            (Checking::Login, Refusal::Locked) => {
+                self.say(&format!(
+                    "*** Logins to {call} from here are locked after repeated failures. Try again later.\r"
+                ));
+                self.close();
+            }
+            (Checking::Login, Refusal::Busy) => {
+                self.say(&format!(
+                    "*** Too many logins to {call} at once. Try again in a moment.\r"
+                ));
+                self.state = State::AskCall;
+                self.ask_callsign();
+            }
+            (_, Refusal::Locked) => {
+                self.say("*** Locked after repeated failures. Try again later.\r");
+                self.prompt();
+            }
+            (_, Refusal::Busy) => {
+                self.say("*** Too many password checks at once. Try again in a moment.\r");
+                self.prompt();
+            }
         }
         self.take_waiting(now);
     }
@@ -87,6 +121,7 @@ impl Session {
         self.events.push_back(Event::CheckPassword {
             call: call.clone(),
             password,
+            purpose,
         });
         self.state = State::Verifying { call, purpose };
     }

@@ -12,6 +12,13 @@ const MAX_PAGE_TEXT: usize = 60;
 /// Nodes per line of `NODES`.
 const NODES_PER_LINE: usize = 3;
 
+/// Pages to the sysop (`T`) a session may send within [`PAGE_WINDOW`]: each one is a line on
+/// every sysop session, in the log and on the web.
+const MAX_PAGES: usize = 3;
+
+/// The window [`MAX_PAGES`] counts over, in seconds.
+const PAGE_WINDOW: i64 = 10 * 60;
+
 /// Heard stations shown per port: enough for 1200 baud.
 const HEARD_SHOWN: usize = 10;
 
@@ -64,6 +71,7 @@ impl Session {
                 _ => self.node_list(&nodes),
             },
             Answer::Routes(Some(neighbours)) => self.neighbour_list(&neighbours),
+            Answer::Refused(why) => self.say(&format!("*** {why}\r")),
             Answer::Disconnected(result) => {
                 let call = match ask {
                     Ask::Connect { call, .. } => call,
@@ -139,14 +147,26 @@ impl Session {
         }
     }
 
-    /// `C [port] call [via digi...]`: the daemon links the user through; we say so first.
+    /// `C [port] call [via digi...]`: the daemon checks the port, says what it calls and
+    /// links the user through.
     pub(super) fn connect(&mut self, port: Option<String>, call: String, via: Vec<String>) {
-        self.say(&format!("Connecting to {call}...\r"));
         self.ask(Ask::Connect { port, call, via });
     }
 
     /// `T text`: a line for every sysop session and the log.
     pub(super) fn page_sysop(&mut self, text: String) {
+        let now = self.now;
+        while self.pages.front().is_some_and(|&t| now - t >= PAGE_WINDOW) {
+            self.pages.pop_front();
+        }
+        if self.pages.len() >= MAX_PAGES {
+            self.say(&format!(
+                "*** You have paged the sysop {MAX_PAGES} times in {} minutes: try again later.\r",
+                PAGE_WINDOW / 60
+            ));
+            return;
+        }
+        self.pages.push_back(now);
         let (call, _, _) = self.me();
         let text: String = text.chars().take(MAX_PAGE_TEXT).collect();
         self.events.push_back(Event::PageSysop { from: call, text });

@@ -207,7 +207,12 @@ impl Session {
             return self.request(request, Cont::ReadBody(p));
         }
         if let Some(number) = p.numbers.pop_front() {
-            self.request(Request::MessageHead { number }, Cont::ReadHead(p, number));
+            // The status as this user sees it, as their listings show it.
+            let reader = Some(self.me().0).filter(|me| !me.is_empty());
+            self.request(
+                Request::MessageHead { number, reader },
+                Cont::ReadHead(p, number),
+            );
         }
     }
 

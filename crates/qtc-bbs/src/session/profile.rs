@@ -42,7 +42,7 @@ impl Session {
         self.hidden_answered();
         let (me, _, _) = self.me();
         let password = String::from_utf8_lossy(text).into_owned();
-        self.check_password(me, password, Checking::PwOld);
+        self.check_password(me, password, Checking::Current);
     }
 
     pub(super) fn pw_old_checked(&mut self, result: Result<bool, StoreError>) {
@@ -53,6 +53,13 @@ impl Session {
             }
             Ok(false) => {
                 self.say("Wrong password: not changed.\r");
+                // Not a failed login (the user is in), but no endless guessing either.
+                self.failures += 1;
+                if self.failures >= self.cfg.max_login_attempts {
+                    self.say("Too many wrong passwords. Goodbye.\r");
+                    self.close();
+                    return;
+                }
                 self.prompt();
             }
             Err(e) => {

@@ -81,7 +81,7 @@ impl Session {
         let mut bytes = std::mem::take(&mut r.carry);
         bytes.extend_from_slice(&piece);
         if !ended {
-            let whole = view::complete_utf8(&bytes);
+            let whole = qtc_mail::text::complete_utf8(&bytes);
             r.carry = bytes.split_off(whole);
         }
         view::body_piece(&r.head.charset, &bytes, self.cfg.raw_bodies, &mut p.text);
@@ -116,7 +116,13 @@ impl Session {
     /// subject `Re: ...`; the text follows at once.
     pub(super) fn reply(&mut self, n: Option<u64>) {
         match n.or(self.last_read) {
-            Some(number) => self.request(Request::MessageHead { number }, Cont::Reply(number)),
+            Some(number) => self.request(
+                Request::MessageHead {
+                    number,
+                    reader: None,
+                },
+                Cont::Reply(number),
+            ),
             None => self.say("Read a message first, or give its number: SR n\r"),
         }
     }

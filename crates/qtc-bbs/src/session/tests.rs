@@ -100,7 +100,7 @@ fn feed(s: &mut Session, bytes: &[u8], store: &mut Store) {
         .iter()
         .position(|e| matches!(e, Event::CheckPassword { .. }))
     {
-        let Some(Event::CheckPassword { call, password }) = s.events.remove(i) else {
+        let Some(Event::CheckPassword { call, password, .. }) = s.events.remove(i) else {
             unreachable!()
         };
         let ok = store.check_password(&call, &password);
@@ -137,7 +137,8 @@ fn telnet_login_asks_and_checks_password() {
         s.poll_event(),
         Some(Event::CheckPassword {
             call: "N0USR".into(),
-            password: "pw".into()
+            password: "pw".into(),
+            purpose: Checking::Login,
         })
     );
     assert_eq!(s.poll_event(), None);
@@ -185,6 +186,96 @@ fn three_bad_passwords_close() {
 }
 
 #[test]
+fn a_login_the_daemon_would_not_check_says_why() {
+    let mut bbs = Bbs::new();
+    let mut s = Session::new(bbs.cfg.clone(), Access::Password);
+    start(&mut s, &mut bbs.store);
+    // Many logins to one account at once: not a failure, the user may try again.
+    input(&mut s, b"N0USR\rpw\r", &mut bbs.store);
+    s.take_output();
+    s.password_refused(Refusal::Busy, NOW);
+    let out = String::from_utf8_lossy(&s.take_output()).into_owned();
+    assert!(out.contains("Too many logins to N0USR at once"), "{out}");
+    assert!(!out.contains("incorrect"), "{out}");
+    assert!(out.ends_with("Callsign:\r"), "{out}");
+    let events: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
+    assert!(!events
+        .iter()
+        .any(|e| matches!(e, Event::LoginFailed { .. } | Event::Close)));
+    // Locked out: said as it is (a partner's sysop reads it in their log), then goodbye.
+    input(&mut s, b"N0BBB\rfwd\r", &mut bbs.store);
+    s.take_output();
+    s.password_refused(Refusal::Locked, NOW);
+    let out = String::from_utf8_lossy(&s.take_output()).into_owned();
+    assert!(
+        out.contains("Logins to N0BBB from here are locked"),
+        "{out}"
+    );
+    assert_eq!(
+        std::iter::from_fn(|| s.poll_event()).last(),
+        Some(Event::Close)
+    );
+}
+
+#[test]
+fn paging_the_sysop_is_rate_limited() {
+    let mut bbs = Bbs::new();
+    let mut u = bbs.rf("N0USR");
+    let pages = |u: &mut User_| {
+        std::iter::from_fn(|| u.s.poll_event())
+            .filter(|e| matches!(e, Event::PageSysop { .. }))
+            .count()
+    };
+    for _ in 0..3 {
+        assert!(u
+            .send(&mut bbs, "T hello")
+            .contains("The sysop has been paged."));
+    }
+    // A flood of pages from one session reaches nobody.
+    for _ in 0..1000 {
+        assert!(u.send(&mut bbs, "T hello").contains("try again later"));
+    }
+    assert_eq!(pages(&mut u), 3);
+    // Ten minutes on, one more may go.
+    input(&mut u.s, b"T again\r", &mut bbs.store);
+    u.s.handle_input(b"T later\r", NOW + 600);
+    assert!(String::from_utf8_lossy(&u.s.take_output()).contains("The sysop has been paged."));
+    assert_eq!(pages(&mut u), 1);
+}
+
+#[test]
+fn a_wrong_current_password_at_pw_is_not_a_failed_login() {
+    let mut bbs = Bbs::new();
+    let mut u = bbs.rf("N0USR");
+    u.send(&mut bbs, "PW");
+    assert!(u.send(&mut bbs, "wrong").contains("Wrong password"));
+    let events: Vec<_> = std::iter::from_fn(|| u.s.poll_event()).collect();
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::LoginFailed { .. })),
+        "{events:?}"
+    );
+    // The daemon is told not to count it against the address either.
+    u.send(&mut bbs, "PW");
+    input(&mut u.s, b"guess\r", &mut bbs.store);
+    assert!(u.s.events.iter().any(|e| matches!(
+        e,
+        Event::CheckPassword {
+            purpose: Checking::Current,
+            ..
+        }
+    )));
+    u.s.events.clear();
+    checked(&mut u.s, Ok(false), &mut bbs.store);
+    // Three wrong ones end the session.
+    u.send(&mut bbs, "PW");
+    let out = u.send(&mut bbs, "again");
+    assert!(out.contains("Too many wrong passwords"), "{out}");
+    assert!(std::iter::from_fn(|| u.s.poll_event()).any(|e| e == Event::Close));
+}
+
+#[test]
 fn unknown_user_and_bad_callsign_fail_like_a_bad_password() {
     let mut bbs = Bbs::new();
     let mut s = Session::new(bbs.cfg.clone(), Access::Password);
@@ -202,7 +293,8 @@ fn unknown_user_and_bad_callsign_fail_like_a_bad_password() {
     let events: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
     assert!(events.contains(&Event::CheckPassword {
         call: "N9ZZZ".into(),
-        password: "pw".into()
+        password: "pw".into(),
+        purpose: Checking::Login,
     }));
     checked(&mut s, Ok(false), &mut bbs.store);
     let out = String::from_utf8_lossy(&s.take_output()).into_owned();
@@ -366,6 +458,37 @@ fn long_lines_bad_commands_and_abort() {
     assert_eq!(bbs.store.counts().unwrap(), (0, 0));
     assert!(u.send(&mut bbs, "SP N0OTH").contains("Subject:"));
     assert!(u.send(&mut bbs, "").contains("No subject"));
+}
+
+#[test]
+fn a_line_longer_than_a_command_is_kept_in_a_message() {
+    let mut bbs = Bbs::new();
+    let long = "x".repeat(300);
+    // The whole message in one chunk, as a paste arrives: the subject and command lines are
+    // split before the body's.
+    let mut u = bbs.rf("N0USR");
+    let out = u.send(&mut bbs, &format!("SP N0OTH\rlong line\r{long}\rend\r/EX"));
+    assert!(out.contains("stored"), "{out}");
+    assert!(!out.contains("too long"), "{out}");
+    let m = bbs.store.message(1).unwrap().unwrap();
+    assert_eq!(m.body, format!("{long}\r\nend\r\n").into_bytes());
+    // Commands keep their limit; a body line longer than a message may be is not kept.
+    assert!(u.send(&mut bbs, &long).contains("Line too long"));
+    u.send(&mut bbs, "SP N0OTH");
+    u.send(&mut bbs, "too long");
+    let out = u.send(&mut bbs, &"y".repeat(1200));
+    assert!(out.contains("Message too large"), "{out}");
+    assert!(!u.send(&mut bbs, "/EX").contains("stored"));
+}
+
+#[test]
+fn arrow_keys_never_reach_an_answer() {
+    let mut bbs = Bbs::new();
+    let mut u = bbs.rf("N0USR");
+    // Up arrow after `LL`, as a line-mode terminal sends it.
+    let out = u.send(&mut bbs, "LX\x1b[A");
+    assert!(out.contains("Unknown command LX."), "{out:?}");
+    assert!(!out.contains('\x1b'), "{out:?}");
 }
 
 #[test]
@@ -675,9 +798,8 @@ fn node_questions_wait_for_the_daemon_and_keep_typed_ahead_lines() {
     assert_eq!(u.s.pending_ask(), Some(&Ask::Ports));
     answered(&mut u.s, Answer::Ports(Vec::new()), &mut bbs.store);
     assert!(String::from_utf8_lossy(&u.s.take_output()).contains("No radio ports."));
-    assert!(u
-        .send(&mut bbs, "C N0BBB")
-        .contains("Connecting to N0BBB..."));
+    // The daemon says what it calls, once it has checked the port.
+    assert_eq!(u.send(&mut bbs, "C N0BBB"), "");
     assert!(matches!(u.s.pending_ask(), Some(Ask::Connect { .. })));
     answered(&mut u.s, Answer::Disconnected(Ok(())), &mut bbs.store);
     let back = String::from_utf8(u.s.take_output()).unwrap();
@@ -692,6 +814,16 @@ fn node_questions_wait_for_the_daemon_and_keep_typed_ahead_lines() {
         &mut bbs.store,
     );
     assert!(String::from_utf8_lossy(&u.s.take_output()).contains("*** Failure with N0BBB: busy"));
+    u.send(&mut bbs, "C vhf");
+    answered(
+        &mut u.s,
+        Answer::Refused("VHF is a radio port: C VHF CALL calls out on it.".into()),
+        &mut bbs.store,
+    );
+    assert_eq!(
+        u.s.take_output(),
+        b"*** VHF is a radio port: C VHF CALL calls out on it.\rde N0CALL>\r"
+    );
 }
 
 #[test]
@@ -762,4 +894,39 @@ fn a_character_split_between_body_pieces_is_shown_whole() {
     let mut u = bbs.rf("N0USR");
     let out = u.send(&mut bbs, "R 1");
     assert!(out.contains("x\\u{9B}2J"), "{}", &out[out.len() - 100..]);
+}
+
+#[test]
+fn a_bulletin_is_new_for_each_user_until_they_read_it() {
+    let mut bbs = Bbs::new();
+    insert_all(&mut bbs.store, &[bulletin("Swapfest", b"Sunday\r\n")]);
+    let line = |out: &str| {
+        out.split('\r')
+            .find(|l| l.contains("Swapfest") && !l.starts_with("Subject"))
+            .map(str::to_string)
+    };
+    let mut u = bbs.rf("N0USR");
+    let mut o = bbs.rf("N0SYS");
+    for (who, s) in [("N0USR", &mut u), ("N0SYS", &mut o)] {
+        let ln = s.send(&mut bbs, "LN");
+        assert!(
+            line(&ln).is_some_and(|l| l.contains(" BN ")),
+            "{who} LN: {ln}"
+        );
+        let lb = s.send(&mut bbs, "LB");
+        assert!(
+            line(&lb).is_some_and(|l| l.contains(" BN ")),
+            "{who} LB: {lb}"
+        );
+    }
+    // N0USR reads it: new for them until then (R shows BN), read from then on.
+    assert!(u.send(&mut bbs, "R 1").contains("Msg #1 BN"));
+    assert!(u.send(&mut bbs, "R 1").contains("Msg #1 BY"));
+    assert!(line(&u.send(&mut bbs, "LB")).is_some_and(|l| l.contains(" BY ")));
+    assert!(line(&u.send(&mut bbs, "LN")).is_none());
+    assert!(line(&u.send(&mut bbs, "LY")).is_some());
+    // Still new for everyone else, the sysop included.
+    assert!(line(&o.send(&mut bbs, "LN")).is_some_and(|l| l.contains(" BN ")));
+    assert!(line(&o.send(&mut bbs, "L")).is_some_and(|l| l.contains(" BN ")));
+    assert!(o.send(&mut bbs, "R 1").contains("Msg #1 BN"));
 }

@@ -77,6 +77,9 @@ pub enum Event {
         call: String,
         /// What was typed.
         password: String,
+        /// What it is for: a login and `SYS` count as login attempts, `PW`'s current password
+        /// (the user is logged in already) does not.
+        purpose: Checking,
     },
     /// A user is in. When `bbs` is true the session stops interpreting: the transport hands the
     /// connection to the forwarding session, with [`Session::take_unconsumed`].
@@ -95,4 +98,24 @@ pub enum Event {
     },
     /// Close the connection once the output is sent.
     Close,
+}
+
+/// What a password check is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Checking {
+    /// A telnet login.
+    Login,
+    /// `SYS` on RF: sysop rights.
+    Sys,
+    /// `PW`: the current password of a user logged in already.
+    Current,
+}
+
+/// Why the daemon did not check a password ([`crate::Session::password_refused`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// Repeated failures locked the account or the address out for a while.
+    Locked,
+    /// Too many logins to the account are being checked at once.
+    Busy,
 }

@@ -7,7 +7,7 @@ use std::num::{NonZeroU32, NonZeroU64, NonZeroUsize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use serde::Deserialize;
 
 pub mod forward;
@@ -121,6 +121,10 @@ struct TelnetCfg {
     tls_listen: Vec<String>,
     /// Lines per page before `More?` for telnet users (0: no paging); `OP n` changes it.
     page_lines: usize,
+    /// Leading bits of an IPv4 address that name one party (per-address caps, lockouts).
+    ipv4_prefix: u8,
+    /// Leading bits of an IPv6 address that name one party (a host usually gets a /64).
+    ipv6_prefix: u8,
 }
 
 /// `[tls]`: our certificate, for the TLS listeners.
@@ -238,6 +242,8 @@ impl Default for TelnetCfg {
             max_logins: 200,
             tls_listen: Vec::new(),
             page_lines: 0,
+            ipv4_prefix: 32,
+            ipv6_prefix: 64,
         }
     }
 }
@@ -349,6 +355,8 @@ pub struct Telnet {
     pub max_logins: NonZeroUsize,
     /// Lines per page before `More?` (0: no paging).
     pub page_lines: usize,
+    /// Prefix lengths that group addresses into parties: (IPv4, IPv6).
+    pub prefixes: (u8, u8),
 }
 
 /// `[limits]`, checked.
@@ -426,6 +434,44 @@ pub fn log_filter_env_or(fallback: &str) -> tracing_subscriber::EnvFilter {
         .unwrap_or_default()
 }
 
+/// Why the config file could not be read, and what to do: it holds partner passwords, so the
+/// package makes it readable by root and the `qtc` group only.
+fn unreadable(p: &Path, e: std::io::Error) -> anyhow::Error {
+    let hint = if e.kind() == std::io::ErrorKind::PermissionDenied {
+        use std::os::unix::fs::MetadataExt;
+        let owner = std::fs::metadata(p)
+            .map(|m| {
+                format!(
+                    " (mode {:o}, uid {} gid {})",
+                    m.mode() & 0o777,
+                    m.uid(),
+                    m.gid()
+                )
+            })
+            .unwrap_or_default();
+        format!(
+            "{owner}: it holds passwords, so only its owner and group read it; run qtc as the              user the daemon runs as (the package's: sudo -u qtc qtc ...)"
+        )
+    } else {
+        String::new()
+    };
+    anyhow::anyhow!("cannot read config file {}: {e}{hint}", p.display())
+}
+
+/// `[telnet] ipv4_prefix` and `ipv6_prefix`: 8 bits at least, the address's length at most;
+/// the key and what is wrong otherwise.
+fn check_prefixes(t: &TelnetCfg) -> Result<(), (&'static str, String)> {
+    for (key, v, max) in [
+        ("[telnet] ipv4_prefix", t.ipv4_prefix, 32),
+        ("[telnet] ipv6_prefix", t.ipv6_prefix, 128),
+    ] {
+        if !(8..=max).contains(&v) {
+            return Err((key, format!("expected 8 to {max}, got {v}")));
+        }
+    }
+    Ok(())
+}
+
 /// Loads `path`, or the embedded defaults when `None`.
 pub fn load(path: Option<&Path>) -> anyhow::Result<Loaded> {
     match path {
@@ -435,8 +481,7 @@ pub fn load(path: Option<&Path>) -> anyhow::Result<Loaded> {
             Path::new("."),
         ),
         Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .with_context(|| format!("cannot read config file {}", p.display()))?;
+            let text = std::fs::read_to_string(p).map_err(|e| unreadable(p, e))?;
             let base = p.parent().filter(|d| !d.as_os_str().is_empty());
             parse(
                 &text,
@@ -594,6 +639,7 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         cfg.telnet.max_partner_sessions,
     )?;
     let max_logins = at_least_one("[telnet] max_logins", cfg.telnet.max_logins)?;
+    check_prefixes(&cfg.telnet).map_err(|(key, m)| key_err(key, m))?;
     if !(1..=5).contains(&cfg.forward.max_proposals) {
         return Err(key_err("[forward] max_proposals", "expected 1 to 5".into()));
     }
@@ -685,6 +731,7 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
             max_partner_sessions,
             max_logins,
             page_lines: cfg.telnet.page_lines,
+            prefixes: (cfg.telnet.ipv4_prefix, cfg.telnet.ipv6_prefix),
         },
         limits: Limits {
             max_line: cfg.limits.max_line,

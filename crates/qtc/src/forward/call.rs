@@ -87,7 +87,15 @@ async fn connect_and_run(
                     fwd.call
                 ));
             };
-            match radios.connect(port, local, *call, via.clone()).await {
+            match radios
+                .connect(
+                    port,
+                    crate::radio::Local::Station(local),
+                    *call,
+                    via.clone(),
+                )
+                .await
+            {
                 Ok(s) => Box::new(s),
                 Err(e) => return Err(format!("cannot connect to {addr}: {e}")),
             }

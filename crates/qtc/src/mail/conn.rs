@@ -14,6 +14,7 @@ use crate::admission::{Place, Seat};
 use crate::clock::{self, Timer};
 use crate::login::Admitted;
 use crate::stream_io::{read_or_write, Io, Outbox};
+use crate::throttle::Refused;
 
 /// One read takes up to this much.
 const READ_BUF: usize = 16 * 1024;
@@ -179,7 +180,18 @@ impl Conn<'_> {
                 )
                 .await
             }
-            false => Ok(false),
+            false => Ok(Ok(false)),
+        };
+        let ok = match ok {
+            Ok(ok) => ok,
+            Err(Refused::Locked) => {
+                let why = format!("Logins to {call} from here are locked. Try again later.");
+                return Err(LoginRefused::Full(why));
+            }
+            Err(Refused::Busy) => {
+                let why = format!("Too many logins to {call} at once. Try again in a moment.");
+                return Err(LoginRefused::Full(why));
+            }
         };
         match ok {
             Ok(true) => {}

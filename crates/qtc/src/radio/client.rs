@@ -1,7 +1,6 @@
 //! `qtc call`: a terminal on an AX.25 link, on the same port task as the daemon. Lines typed go
 //! out with CR line ends; received text is printed with LF; it exits when the link is down.
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
 use anyhow::{anyhow, bail, Context};
@@ -109,16 +108,19 @@ pub fn run(port: &str, mycall: &str, remote: &str, via: &[String]) -> anyhow::Re
             rx,
             stop_rx,
         ));
-        let radios = Radios::new(BTreeMap::from([(
+        let radios = Radios::new(vec![(
             "call".to_string(),
             RadioHandle {
                 cmd: tx,
                 heard,
                 health,
             },
-        )]));
+        )]);
         eprintln!("*** calling {remote_call} from {mycall}");
-        let result = match radios.connect("call", mycall, remote_call, via).await {
+        let result = match radios
+            .connect("call", super::Local::Station(mycall), remote_call, via)
+            .await
+        {
             Ok(stream) => {
                 eprintln!("*** connected to {remote_call}");
                 terminal(stream).await;

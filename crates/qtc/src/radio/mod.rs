@@ -24,12 +24,25 @@ pub use port::{run_port, Incoming, PortSetup};
 /// Most stations kept in a port's heard list (the oldest goes).
 pub const MAX_HEARD: usize = 256;
 
+/// Whose callsign an outgoing link carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Local {
+    /// This station's (a forwarding partner's link, `qtc call`): exactly this callsign.
+    Station(Callsign),
+    /// A user's, connecting out through the node (`C`): the far end sees the user, never the
+    /// station, as on JNOS and LinBPQ nodes. The port picks the SSID: the call as given unless
+    /// that call is in use on the port (the user's own station heard there, another link),
+    /// then 15 minus its SSID (the node convention), then 15, 14, ... down.
+    User(Callsign),
+}
+
 /// A request to a port task.
 pub enum PortCmd {
-    /// Open a link; the answer comes once it is up (or has failed).
+    /// Open a link; the answer comes once it is up (or has failed). Dropping the answer's
+    /// receiver before then abandons the call.
     Connect {
         /// Our callsign on it.
-        local: Callsign,
+        local: Local,
         /// Who to call.
         remote: Callsign,
         /// Digipeaters.
@@ -166,16 +179,17 @@ pub struct PortReport {
     pub heard: usize,
 }
 
-/// Every running radio port, by name, and the NET/ROM node over them.
+/// Every running radio port, by name, in the configuration's order, and the NET/ROM node
+/// over them.
 #[derive(Clone, Default)]
 pub struct Radios {
-    ports: Arc<BTreeMap<String, RadioHandle>>,
+    ports: Arc<Vec<(String, RadioHandle)>>,
     netrom: Option<netrom::NetromHandle>,
 }
 
 impl Radios {
-    /// A registry of these ports.
-    pub fn new(ports: BTreeMap<String, RadioHandle>) -> Radios {
+    /// A registry of these ports, the first being the default for `C`.
+    pub fn new(ports: Vec<(String, RadioHandle)>) -> Radios {
         Radios {
             ports: Arc::new(ports),
             netrom: None,
@@ -195,22 +209,33 @@ impl Radios {
         self.netrom.as_ref()
     }
 
-    /// The ports' names, in order.
+    /// The ports' names, in the configuration's order.
     pub fn names(&self) -> impl Iterator<Item = String> + '_ {
-        self.ports.keys().cloned()
+        self.ports.iter().map(|(n, _)| n.clone())
+    }
+
+    /// The port called `name` (any case: users type `c vhf`), by its configured name.
+    pub fn find(&self, name: &str) -> Option<String> {
+        self.ports
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(n, _)| n.clone())
     }
 
     /// Calls `remote` via `via` from `local` on port `name`; the link's stream once it is up.
+    /// Dropping the future before then abandons the call (the link is aborted).
     pub async fn connect(
         &self,
         name: &str,
-        local: Callsign,
+        local: Local,
         remote: Callsign,
         via: Vec<Callsign>,
     ) -> Result<DuplexStream, String> {
         let h = self
             .ports
-            .get(name)
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, h)| h)
             .ok_or_else(|| format!("no radio port {name:?} is running"))?;
         let (tx, rx) = oneshot::channel();
         h.cmd

@@ -18,7 +18,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::{Instant, Sleep};
 
 use super::device::{self, Dev};
-use super::{heard, Heard, PortCmd};
+use super::{heard, Heard, Local, PortCmd};
 
 mod netrom;
 use crate::clock;
@@ -130,6 +130,41 @@ fn opening(kind: &Kind, kiss_port: u8) -> Opening {
 
 fn is_up(state: State) -> bool {
     matches!(state, State::Connected | State::TimerRecovery)
+}
+
+/// A call the user gave up on (`C`, then Enter) before it connected: the link is aborted.
+fn abandoned(
+    l: &mut LinkIo,
+    link: Option<&mut qtc_ax25::Link>,
+    now: std::time::Instant,
+    cx: &mut Context<'_>,
+) -> bool {
+    if !l
+        .pending
+        .as_mut()
+        .is_some_and(|(_, r)| r.poll_closed(cx).is_ready())
+    {
+        return false;
+    }
+    l.pending = None;
+    l.gone = true;
+    if let Some(link) = link {
+        tracing::info!(remote = %link.remote(), "call abandoned");
+        link.abort(now);
+    }
+    true
+}
+
+/// The call a user's link goes out under: theirs as it is unless `taken`, then 15 minus its
+/// SSID (the node convention, as NET/ROM and LinBPQ nodes do), then 15, 14, ... 0.
+fn pick_call(user: Callsign, taken: impl Fn(&Callsign) -> bool) -> Callsign {
+    let ssid = user.ssid();
+    [ssid, 15 - ssid.min(15)]
+        .into_iter()
+        .chain((0..=15).rev())
+        .filter_map(|s| Callsign::new(user.call(), s).ok())
+        .find(|c| !taken(c))
+        .unwrap_or(user)
 }
 
 /// Runs a port until `shutdown`.
@@ -281,9 +316,10 @@ impl Task {
                         return;
                     }
                 };
+                let local = self.local_call(local);
                 match self.port.connect(now, local, remote, path) {
                     Ok(id) => {
-                        tracing::info!(port = %self.name, %remote, "calling");
+                        tracing::info!(port = %self.name, %remote, %local, "calling");
                         let (mut l, theirs) = LinkIo::new();
                         l.pending = Some((theirs, reply));
                         self.links.insert(id, l);
@@ -320,6 +356,25 @@ impl Task {
                 }
             }
         }
+    }
+
+    /// The callsign an outgoing link carries (see [`Local`]).
+    fn local_call(&self, local: Local) -> Callsign {
+        let user = match local {
+            Local::Station(c) => return c,
+            Local::User(c) => c,
+        };
+        let heard = self.heard.lock().unwrap_or_else(|e| e.into_inner());
+        let taken = |c: &Callsign| {
+            heard.contains_key(c)
+                || self.port.is_local(c)
+                || self.links.keys().any(|&id| {
+                    self.port
+                        .link(id)
+                        .is_some_and(|l| l.local() == *c || l.remote() == *c)
+                })
+        };
+        pick_call(user, taken)
     }
 
     fn on_event(&mut self, now: std::time::Instant, ev: PortEvent) {
@@ -485,6 +540,10 @@ impl Task {
         let mut buf = [0u8; device::READ_BUF];
         let mut remove = Vec::new();
         for (&id, l) in self.links.iter_mut() {
+            if abandoned(l, self.port.link_mut(id), now, cx) {
+                progress = true;
+                continue;
+            }
             let link = self.port.link_mut(id);
             if link.is_none() && !l.gone {
                 // The port dropped the link without a word to us: treat it as down.
@@ -658,6 +717,19 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_users_call_gets_another_ssid_only_when_it_is_taken() {
+        let none = |_: &Callsign| false;
+        assert_eq!(pick_call(call("N0USR"), none), call("N0USR"));
+        // Their own station is on the air (heard), or another link has the call.
+        let own = |c: &Callsign| *c == call("N0USR");
+        assert_eq!(pick_call(call("N0USR"), own), call("N0USR-15"));
+        let own3 = |c: &Callsign| *c == call("N0USR-3");
+        assert_eq!(pick_call(call("N0USR-3"), own3), call("N0USR-12"));
+        let busy = |c: &Callsign| c.ssid() >= 14 || c.ssid() == 0;
+        assert_eq!(pick_call(call("N0USR"), busy), call("N0USR-13"));
     }
 
     fn call(s: &str) -> Callsign {

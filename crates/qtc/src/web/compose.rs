@@ -48,12 +48,42 @@ pub async fn form(
     if let Some(n) = q.reply {
         // As `SR`: a personal reply to the sender, "Re: " once.
         let m = super::mail::readable(&web, &s, n, false).await?;
-        d.to = m.header.from;
+        d.to = m.header.from.clone();
         let subject = String::from_utf8_lossy(&m.header.subject).into_owned();
         d.subject = format!("Re: {}", subject.strip_prefix("Re: ").unwrap_or(&subject));
         d.subject = cut(&d.subject, MAX_SUBJECT_LEN).to_string();
+        d.body = quoted(&m);
     }
     Ok(Html(compose_page(&s, &d, None)).into_response())
+}
+
+/// Lines of the original a reply quotes at most (the rest is left out, and said so).
+const QUOTED_LINES: usize = 100;
+
+/// The original, quoted for a reply: who wrote it when, then its lines behind `> `.
+fn quoted(m: &qtc_mail::Message) -> String {
+    let text = String::from_utf8_lossy(&m.body);
+    let text = qtc_mail::text::visible(&text);
+    let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
+    let mut q = format!(
+        "{} wrote on {}:\n",
+        m.header.from,
+        qtc_mail::Utc::from_unix(m.header.created)
+            .rfc3339()
+            .get(..16)
+            .unwrap_or("")
+            .replace('T', " ")
+    );
+    for l in lines.iter().take(QUOTED_LINES) {
+        q.push_str("> ");
+        q.push_str(l);
+        q.push('\n');
+    }
+    if lines.len() > QUOTED_LINES {
+        q.push_str(&format!("> [{} more lines]\n", lines.len() - QUOTED_LINES));
+    }
+    q.push('\n');
+    q
 }
 
 /// The longest prefix of `s` within `max` bytes, on a character boundary.
@@ -192,6 +222,7 @@ pub async fn send(State(web): State<Arc<Web>>, headers: HeaderMap, Form(d): Form
         msg.to.clone(),
     );
     let stored = store(&web, move |st| {
+        crate::room::refresh(st);
         let stored = crate::throttle::within_allowance(st, &limits, &msg, crate::clock::now())
             .and_then(|()| st.insert_message(&msg, &bbs, crate::clock::unix_now()))
             .and_then(|n| {

@@ -24,9 +24,11 @@ pub async fn show(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
     if h.partners.is_empty() {
         b.push_str("<p>No partners configured.</p>");
     } else {
+        // What a sysop looks for first (the button, the queue, the last result) comes first:
+        // on a phone it is what fits.
         b.push_str(
-            "<table id=\"partners\"><tr><th>Partner</th><th>Connects</th><th>Queued</th>\
-             <th>Last session</th><th>Next call</th><th>Bytes in / out</th><th></th></tr>",
+            "<table id=\"partners\" class=\"cards\"><tr><th>Partner</th><th>Queued</th>\
+             <th>Last session</th><th>Next call</th><th>Connects</th><th>Bytes in / out</th></tr>",
         );
         for p in &h.partners {
             let how = web
@@ -42,12 +44,14 @@ pub async fn show(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
             let next = p.next_call.map_or("on demand".to_string(), time);
             let _ = write!(
                 b,
-                "<tr><td>{c}</td><td>{}</td><td>{}</td><td>{last}</td><td>{next}</td>\
-                 <td>{} / {}</td><td><form class=\"inline\" method=\"post\" action=\"/forward\">\
+                "<tr><td><b>{c}</b> <form class=\"inline\" method=\"post\" action=\"/forward\">\
                  {csrf}<input type=\"hidden\" name=\"partner\" value=\"{c}\">\
-                 <button>Forward now</button></form></td></tr>",
-                esc(&how),
+                 <button>Forward now</button></form></td><td data-label=\"Queued\">{}</td>\
+                 <td data-label=\"Last\">{last}</td><td data-label=\"Next call\">{next}</td>\
+                 <td data-label=\"Connects\">{}</td><td data-label=\"Bytes in / out\">{} / {}</td>\
+                 </tr>",
                 p.queued,
+                esc(&how),
                 bytes(p.bytes_in),
                 bytes(p.bytes_out),
                 c = esc(&p.call),

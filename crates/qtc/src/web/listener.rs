@@ -17,12 +17,13 @@ use tokio::net::{TcpListener, TcpStream};
 
 use crate::admission::{AcceptErrors, Place, Places};
 use crate::metrics::Metrics;
-use crate::throttle::{AddressSlot, AddressSlots};
+use crate::throttle::{AddressSlot, AddressSlots, KnownPlaces};
 
 /// Accepts web connections within the caps.
 pub struct WebListener {
     inner: TcpListener,
     per_address: AddressSlots,
+    grouping: crate::prefix::Grouping,
     places: Places,
     idle: Duration,
     errors: AcceptErrors,
@@ -30,8 +31,9 @@ pub struct WebListener {
 }
 
 impl WebListener {
-    /// `max` places (the oldest connection makes room for a new one), at most `per_address`
-    /// from one address, each closed after `idle` without a response.
+    /// `max` places (the oldest connection makes room for a new one; half kept for networks
+    /// in `known`), at most `per_address` from one address (or network), each closed after
+    /// `idle` without a response.
     /// Refusals and failures are counted in `metrics`.
     pub fn new(
         inner: TcpListener,
@@ -39,11 +41,13 @@ impl WebListener {
         per_address: usize,
         idle: Duration,
         metrics: Arc<Metrics>,
+        known: Arc<KnownPlaces>,
     ) -> Self {
         WebListener {
             inner,
             per_address: AddressSlots::new(per_address),
-            places: Places::new(max, metrics.clone()),
+            grouping: known.grouping(),
+            places: Places::new(max, metrics.clone(), known),
             idle,
             errors: AcceptErrors::new(metrics.clone()),
             metrics,
@@ -66,12 +70,16 @@ impl Listener for WebListener {
                     continue;
                 }
             };
-            let Some(slot) = self.per_address.take(peer.ip()) else {
+            let Some(slot) = self.per_address.take(self.grouping.group(peer.ip())) else {
                 tracing::debug!(%peer, "web: refused: too many connections from this address");
                 self.metrics.error("web_refused");
                 continue;
             };
-            let place = self.places.enter(peer.ip());
+            let Some(place) = self.places.enter(peer.ip()) else {
+                tracing::debug!(%peer, "web: refused: every place is taken");
+                self.metrics.error("web_refused");
+                continue;
+            };
             let _ = io.set_nodelay(true);
             let conn = Conn {
                 io,

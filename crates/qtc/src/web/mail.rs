@@ -2,10 +2,12 @@
 //! message, and kill/hold/release. A user sees what the BBS would show them (bulletins, their
 //! own personal mail, nothing held or killed); the sysop sees everything.
 //!
-//! A page costs a bounded amount of store work however big the store is: the list walks back
-//! from the newest message in windows of message numbers (primary-key ranges), at most
-//! [`MAX_WINDOWS`] of them per request, and says where it stopped when it found fewer than a
-//! page of matches in that span.
+//! A page costs a bounded amount of store work however big the store is. Filters on fields
+//! (sender, addressee, `@`, type, status) are one query over the whole store, answered through
+//! the store's indexes as the BBS's `L<` is. A text to find in subjects is matched here: the
+//! list walks back from the newest message in windows of message numbers (primary-key
+//! ranges), at most [`MAX_WINDOWS`] of them per request, and says where it stopped when it
+//! found fewer than a page of matches in that span.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -81,6 +83,8 @@ impl ListQuery {
             at: call(&self.at),
             visible_to: (!s.sysop()).then(|| s.call.clone()),
             include_killed: s.sysop(),
+            // The status column shows this user's own read marks, as on the BBS.
+            reader: Some(s.call.clone()),
             ..Default::default()
         }
     }
@@ -151,6 +155,9 @@ fn scan(
             .first()
             .map_or(0, |h| h.number),
     };
+    if text.is_empty() {
+        return whole(st, f, top, skip);
+    }
     let (mut hi, mut skipped, mut rows) = (top, 0, Vec::new());
     let mut windows = 0;
     while hi > 0 && rows.len() <= PAGE {
@@ -187,6 +194,29 @@ fn scan(
         }
         hi = lo - 1;
     }
+    let older = (rows.len() > PAGE).then(|| {
+        rows.truncate(PAGE);
+        rows.last().map_or(0, |h| h.number)
+    });
+    Ok(Found {
+        rows,
+        older,
+        stopped_at: None,
+    })
+}
+
+/// A page without a text to match: one query over the whole store, which SQL answers through
+/// its indexes (a sender, an addressee, an `@`) or by walking newest first to the page's end,
+/// as `L<` does: a rare sender's one message a million numbers back is found at once.
+fn whole(
+    st: &mut dyn MessageStore,
+    mut f: ListFilter,
+    top: u64,
+    skip: usize,
+) -> Result<Found, qtc_mail::StoreError> {
+    f.range = Some((1, top));
+    f.last = Some(skip + PAGE + 1);
+    let mut rows: Vec<MessageHeader> = st.list(&f)?.into_iter().skip(skip).collect();
     let older = (rows.len() > PAGE).then(|| {
         rows.truncate(PAGE);
         rows.last().map_or(0, |h| h.number)
@@ -346,7 +376,10 @@ pub(super) async fn readable(
     let m = store(web, move |st| {
         let m = st.message(n)?;
         match m {
-            Some(m) if may_read(&me, sysop, &m.header, &m.copies) => {
+            Some(mut m) if may_read(&me, sysop, &m.header, &m.copies) => {
+                if let Some(seen) = st.status_seen_by(n, &me)? {
+                    m.header.status = seen;
+                }
                 if mark {
                     st.mark_read(n, &me)?;
                 }
@@ -360,16 +393,24 @@ pub(super) async fn readable(
 }
 
 /// `GET /messages/{n}`.
-pub async fn read(State(web): State<Arc<Web>>, headers: HeaderMap, Path(n): Path<u64>) -> Page {
+pub async fn read(
+    State(web): State<Arc<Web>>,
+    headers: HeaderMap,
+    Path(n): Path<u64>,
+    Query(done): Query<Done>,
+) -> Page {
     let s = need_login(&web, &headers).await?;
     let m = readable(&web, &s, n, true).await?;
-    Ok(Html(message(&s, &m)).into_response())
+    Ok(Html(message(&s, &m, done.line(n))).into_response())
 }
 
-/// One message, with the buttons this user may use.
-fn message(s: &WebSession, m: &Message) -> String {
+/// One message, with the buttons this user may use; `note` first (what a button did).
+fn message(s: &WebSession, m: &Message, note: Option<String>) -> String {
     let h = &m.header;
-    let mut b = format!(
+    let mut b = note
+        .map(|l| format!("<p id=\"result\">{}</p>", esc(&l)))
+        .unwrap_or_default();
+    b += &format!(
         "<table id=\"header\"><tr><th>Number</th><td>{}</td></tr><tr><th>Type</th><td>{}</td></tr>\
          <tr><th>Status</th><td id=\"status\">{}</td></tr><tr><th>To</th><td>{}{}{}</td></tr>",
         h.number,
@@ -493,17 +534,49 @@ pub async fn action(
     let action = f.action.clone();
     let done = store(&web, move |st| match action.as_str() {
         "kill" => st.set_status(n, MsgStatus::Killed),
-        "hold" => st.set_status(n, MsgStatus::Held),
+        "hold" => st.hold(n),
         _ => st.release(n, crate::clock::unix_now()),
     })
     .await?;
-    let line = if done {
+    if done {
         tracing::info!(call = %s.call, number = n, action = %f.action, "web: message changed");
+    }
+    // Hold and release: back on the message, which says what happened (a kill leaves nothing
+    // to show a user, so it gets its own page).
+    if f.action != "kill" {
+        let outcome = if done { "done" } else { "failed" };
+        let to = format!("/messages/{n}?{}={outcome}", f.action);
+        return Ok(axum::response::Redirect::to(&to).into_response());
+    }
+    let line = if done {
         format!("message #{n}: {} done", f.action)
     } else {
         format!("message #{n}: cannot {} it now", f.action)
     };
     Ok(Html(result(&s, "Message", &line, &back)).into_response())
+}
+
+/// What a hold or release that came back to the message page did (`?hold=done`).
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+pub struct Done {
+    hold: String,
+    release: String,
+}
+
+impl Done {
+    /// The line the message page shows first, if any.
+    fn line(&self, n: u64) -> Option<String> {
+        let (action, outcome) = match (self.hold.as_str(), self.release.as_str()) {
+            (o, _) if !o.is_empty() => ("hold", o),
+            (_, o) if !o.is_empty() => ("release", o),
+            _ => return None,
+        };
+        Some(match outcome {
+            "done" => format!("message #{n}: {action} done"),
+            _ => format!("message #{n}: cannot {action} it now"),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -555,21 +628,24 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut st = qtc_store::Store::open(dir.path(), qtc_store::Durability::Normal).unwrap();
         st.set_station(qtc_store::Station::new("N0BBS"));
-        let msgs: Vec<qtc_mail::NewMessage> = (1..=n)
-            .map(|i| qtc_mail::NewMessage {
-                kind: MsgType::Bulletin,
-                status: MsgStatus::New,
-                to: "ALL".into(),
-                at: String::new(),
-                from: "N0USR".into(),
-                bid: None,
-                subject: format!("n{i}").into_bytes(),
-                rlines: Vec::new(),
-                body: Vec::new(),
-            })
-            .collect();
-        st.insert_many(&msgs, 0).unwrap();
+        st.insert_many(&bulletins("N0USR", 1..=n), 0).unwrap();
         (dir, st)
+    }
+
+    /// Bulletins from `from` with the subjects `n1`, `n2`...
+    fn bulletins(from: &str, n: std::ops::RangeInclusive<usize>) -> Vec<qtc_mail::NewMessage> {
+        n.map(|i| qtc_mail::NewMessage {
+            kind: MsgType::Bulletin,
+            status: MsgStatus::New,
+            to: "ALL".into(),
+            at: String::new(),
+            from: from.into(),
+            bid: None,
+            subject: format!("n{i}").into_bytes(),
+            rlines: Vec::new(),
+            body: Vec::new(),
+        })
+        .collect()
     }
 
     #[test]
@@ -601,6 +677,22 @@ mod tests {
             [179, 178, 177, 176, 175, 174, 173, 172, 171, 170, 17]
         );
         assert_eq!((rest.stopped_at, rest.older), (None, None));
+    }
+
+    #[test]
+    fn a_rare_sender_is_found_however_far_back() {
+        // The sender's one message is the oldest of 12,001: found on the first page.
+        let (_dir, mut st) = store_of(0);
+        st.insert_many(&bulletins("N0RARE", 1..=1), 0).unwrap();
+        st.insert_many(&bulletins("N0USR", 2..=12_001), 0).unwrap();
+        let f = ListFilter {
+            from: Some("N0RARE".into()),
+            ..Default::default()
+        };
+        let found = scan(&mut st, f, "", None, 0).unwrap();
+        let numbers: Vec<u64> = found.rows.iter().map(|h| h.number).collect();
+        assert_eq!(numbers, [1]);
+        assert_eq!((found.stopped_at, found.older), (None, None));
     }
 
     #[test]

@@ -64,6 +64,8 @@ pub struct Web {
     sessions: Sessions,
     /// Web login attempts per address and account, as on telnet.
     throttle: crate::throttle::Throttle,
+    /// Where accounts logged in from (shared with the BBS ports).
+    known: Arc<crate::throttle::KnownPlaces>,
     /// `[web] hosts`.
     hosts: Arc<guard::Hosts>,
     /// `[web]` connection caps and idle timeout.
@@ -85,6 +87,7 @@ impl Web {
         sources: Sources,
         passwords: crate::passwords::Passwords,
         user_limits: Arc<crate::user_limits::UserLimits>,
+        known: Arc<crate::throttle::KnownPlaces>,
     ) -> Arc<Web> {
         let mut listeners = Vec::new();
         for a in &c.telnet.listen {
@@ -109,7 +112,8 @@ impl Web {
             listeners,
             web_addr: std::sync::OnceLock::new(),
             sessions: Sessions::default(),
-            throttle: crate::throttle::Throttle::new(c.limits.lockout_after),
+            throttle: crate::throttle::Throttle::new(c.limits.lockout_after, known.clone()),
+            known,
             hosts: Arc::new(guard::Hosts::new(&w.hosts)),
             caps: (w.max_connections.get(), w.max_per_address.get(), w.idle),
             user_limits,
@@ -144,8 +148,14 @@ pub async fn serve(listener: TcpListener, web: Arc<Web>, mut stop: watch::Receiv
     }
     let (max, per_address, idle) = web.caps;
     let web_metrics = web.metrics.clone();
-    let listener =
-        listener::WebListener::new(listener, max, per_address, idle, web.metrics.clone());
+    let listener = listener::WebListener::new(
+        listener,
+        max,
+        per_address,
+        idle,
+        web.metrics.clone(),
+        web.known.clone(),
+    );
     let app = router(web).into_make_service_with_connect_info::<listener::Peer>();
     let r = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
@@ -358,10 +368,23 @@ async fn login(
     }
     let call = f.call.trim().to_ascii_uppercase();
     // Counted before the check: parallel guesses cannot outrun the lockout.
-    let attempt = web
+    let attempt = match web
         .throttle
         .attempt(Some(peer.ip()), &call, crate::clock::now())
-        .ok_or_else(locked)?;
+    {
+        Ok(a) => a,
+        Err(crate::throttle::Refused::Locked) => return Err(locked()),
+        Err(crate::throttle::Refused::Busy) => {
+            tracing::warn!(%peer, %call, "web: login refused: too many logins to this account at once");
+            return Err((
+                StatusCode::TOO_MANY_REQUESTS,
+                Html(pages::error_page(
+                    "Too many logins to this account at once. Try again in a moment.",
+                )),
+            )
+                .into_response());
+        }
+    };
     let c2 = call.clone();
     let stamp = web.store.call(move |s| s.login_stamp(&c2)).await;
     // Checked whoever it is (a dummy check for an unknown call), so that the time taken tells
@@ -392,7 +415,7 @@ async fn login(
         }
         Err(_) => return Err(store_down()),
     };
-    web.throttle.succeeded(attempt, crate::clock::now());
+    attempt.succeeded(&web.throttle, crate::clock::now());
     tracing::info!(%call, sysop = session::is_sysop(&stamp), "web: logged in");
     let id = web
         .sessions

@@ -21,7 +21,9 @@ pub fn esc(s: &str) -> String {
 }
 
 // Narrow screens: the header wraps, tables scroll sideways inside their own box (the page never
-// gets wider than the screen), forms take the width they are given.
+// gets wider than the screen), forms take the width they are given; a table of class `cards`
+// (one row per thing, buttons in it) becomes one card per row, each cell labelled, so nothing
+// is out of sight to the right.
 const STYLE: &str = "*{box-sizing:border-box}\
 body{font-family:system-ui,sans-serif;margin:0;color:#222;background:#f6f6f4}\
 header{background:#1d3557;color:#fff;padding:.6em 1em;display:flex;flex-wrap:wrap;gap:.4em 1.2em;\
@@ -41,7 +43,10 @@ form.filters label{display:flex;flex-direction:column;font-size:.85em}\
 form.filters input{width:8em}.nav{display:flex;gap:1em;margin:.5em 0 1em}\
 .chart{max-width:100%;height:auto;background:#fff;border:1px solid #ccc}\
 .danger{background:#a00;color:#fff;border:1px solid #700;padding:.3em .8em}\
-@media(max-width:480px){header{gap:.3em .9em;padding:.5em .8em}main{padding:.6em}h1{font-size:1.5em}}";
+@media(max-width:480px){header{gap:.3em .9em;padding:.5em .8em}main{padding:.6em}h1{font-size:1.5em}\
+table.cards,.cards tbody,.cards tr,.cards td{display:block;width:100%}.cards tr:first-child{display:none}\
+.cards tr{margin-bottom:.8em;border:1px solid #ccc}.cards td{border:none;border-bottom:1px solid #eee}\
+.cards td[data-label]::before{content:attr(data-label) \": \";font-weight:600}}";
 
 fn head(title: &str) -> String {
     format!(

@@ -214,16 +214,7 @@ fn body(h: &Health, csrf: &str) -> String {
     if !h.sessions.is_empty() {
         b.push_str(&sessions(&h.sessions));
     }
-    let quota = if h.store.quota_bytes == 0 {
-        "no quota".to_string()
-    } else {
-        format!("of {} KiB", h.store.quota_bytes / 1024)
-    };
-    let _ = write!(
-        b,
-        "<h2>Store</h2><p>{} KiB {quota}</p>",
-        h.store.bytes / 1024
-    );
+    let _ = write!(b, "<h2>Store</h2><p>{}</p>", h.store.size_line());
     b
 }
 

@@ -353,6 +353,37 @@ impl Client {
         }
     }
 
+    /// Reads until `a` or `b` appears; returns everything up to and including it.
+    pub fn expect_either(&mut self, a: &str, b: &str) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let at = [a, b]
+                .iter()
+                .filter_map(|w| find(&self.seen, w.as_bytes()).map(|p| p + w.len()))
+                .min();
+            if let Some(end) = at {
+                let rest = self.seen.split_off(end);
+                let got = std::mem::replace(&mut self.seen, rest);
+                return String::from_utf8_lossy(&got).into_owned();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "never saw {a:?} or {b:?}; got {:?}",
+                String::from_utf8_lossy(&self.seen)
+            );
+            let mut buf = [0u8; 65536];
+            match self.stream.read(&mut buf) {
+                Ok(0) => panic!(
+                    "connection closed before {a:?} or {b:?}; got {:?}",
+                    String::from_utf8_lossy(&self.seen)
+                ),
+                Ok(n) => self.seen.extend_from_slice(&buf[..n]),
+                Err(e) if is_timeout(&e) => {}
+                Err(e) => panic!("read: {e}"),
+            }
+        }
+    }
+
     /// Reads until the server closes the connection; returns what came before.
     pub fn expect_close(&mut self) -> String {
         let deadline = Instant::now() + PATIENCE;
