@@ -861,14 +861,7 @@ impl Driver {
 
     async fn answer(&mut self, ps: Vec<qtc_fbb::Proposal>) {
         let partner = self.partner.clone();
-        // A kept partial is offered for resume only in the mode it came in.
-        let bids: Vec<(String, Option<&'static str>)> = ps
-            .iter()
-            .map(|p| {
-                let resumable = p.mode.is_resumable() || p.mode == Mode::B0;
-                (p.bid.to_ascii_uppercase(), resumable.then(|| p.mode.name()))
-            })
-            .collect();
+        let bids = resume_keys(&ps);
         // The largest proposal decides whether the store is asked to make room.
         let largest = ps
             .iter()
@@ -1110,6 +1103,17 @@ fn shown(line: &[u8]) -> String {
         Ok(s) => s.to_owned(),
         Err(_) => line.iter().map(|&b| char::from(b)).collect(),
     }
+}
+
+/// Each proposal's BID, and the mode in which a kept partial of it may be resumed: B1 only,
+/// and a partial only in the mode it came in (a B2 start is another file).
+fn resume_keys(ps: &[qtc_fbb::Proposal]) -> Vec<(String, Option<&'static str>)> {
+    ps.iter()
+        .map(|p| {
+            let mode = (p.mode == Mode::B1).then(|| p.mode.name());
+            (p.bid.to_ascii_uppercase(), mode)
+        })
+        .collect()
 }
 
 fn mail_type(t: qtc_fbb::MsgType) -> qtc_mail::MsgType {
