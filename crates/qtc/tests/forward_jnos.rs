@@ -597,8 +597,7 @@ fn a_cut_toward_jnos_and_the_next_call_deliver_it_once() {
     let Some(rig) = Rig::start(plan) else {
         return;
     };
-    rig.jnos
-        .relay(RELAY, (JNOS_IP, JNOS_TELNET), 2, true, CUT_AFTER);
+    rig.jnos.relay(RELAY, (JNOS_IP, JNOS_TELNET), 2, CUT_AFTER);
     let mut rng = Rng(0xc07);
     let msg = big(&mut rng, 'P', "CUT1_N0QTC", "cut toward jnos");
     let file = write_import(
@@ -635,8 +634,7 @@ fn a_cut_from_jnos_is_resumed_and_delivered_once() {
     let Some(rig) = Rig::start_with(plan, more, "") else {
         return;
     };
-    rig.jnos
-        .relay(RELAY, (HOST_IP, QTC_FORWARD), 2, true, CUT_AFTER);
+    rig.jnos.relay(RELAY, (HOST_IP, QTC_FORWARD), 2, CUT_AFTER);
     let mut rng = Rng(0xc08);
     let mut msg = big(&mut rng, 'P', "", "cut from jnos");
     (msg.to, msg.at, msg.from) = ("N0ABC".into(), "N0QTC".into(), "N0USR".into());
@@ -655,15 +653,7 @@ fn a_cut_from_jnos_is_resumed_and_delivered_once() {
 
 /// Waits for `what` in qtc's log, as long as JNOS's forwarding cycle may take.
 fn wait_qtc_log(rig: &Rig, what: &str) {
-    let deadline = std::time::Instant::now() + common::PATIENCE * 3;
-    while !rig.qtc.log().contains(what) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no {what:?}:\n{}",
-            rig.logs()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    rig.qtc.wait_for_log_within(what, common::PATIENCE * 3);
 }
 
 #[test]

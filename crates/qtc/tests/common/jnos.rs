@@ -279,15 +279,8 @@ impl Jnos {
 
     /// A relay in the namespace, listening on 127.0.0.2:`port`, to `to` (`IP:PORT` there)
     /// for the next `connections` calls; the first is cut (both ways closed, as a link that
-    /// drops) once `cut_after` bytes have gone toward `to` (`toward_to`) or back from it.
-    pub fn relay(
-        &self,
-        port: u16,
-        to: (&str, u16),
-        connections: usize,
-        toward_to: bool,
-        cut_after: usize,
-    ) {
+    /// drops) once `cut_after` bytes have gone toward `to`.
+    pub fn relay(&self, port: u16, to: (&str, u16), connections: usize, cut_after: usize) {
         let listener = self.in_ns(|| TcpListener::bind((HOST_IP, port)).expect("relay port"));
         let (ns, ip, to_port) = (self.ns.clone(), to.0.to_string(), to.1);
         std::thread::spawn(move || {
@@ -297,10 +290,8 @@ impl Jnos {
                 };
                 let callee = in_ns(&ns, || TcpStream::connect((ip.as_str(), to_port)))
                     .expect("the relay's call");
-                let cut = (n == 0).then_some(cut_after);
-                let (up, down) = if toward_to { (cut, None) } else { (None, cut) };
-                pipe(&caller, &callee, up);
-                pipe(&callee, &caller, down);
+                pipe(&caller, &callee, (n == 0).then_some(cut_after));
+                pipe(&callee, &caller, None);
             }
         });
     }
@@ -335,20 +326,6 @@ impl Jnos {
             super::tail(&self.console_log(), 4000)
         );
         text
-    }
-
-    /// Waits until JNOS's logs hold `what` `n` times (`fwd exit`: a forwarding session of
-    /// its own ended; until then `mbox kick` of that partner does nothing).
-    pub fn wait_log(&self, what: &str, n: usize) {
-        let deadline = Instant::now() + PATIENCE;
-        while self.console_log().matches(what).count() < n {
-            assert!(
-                Instant::now() < deadline,
-                "JNOS never logged {what:?} {n} times:\n{}",
-                super::tail(&self.console_log(), 4000)
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
     }
 
     /// The other end of its KISS pty (`Setup::kiss`).
