@@ -180,6 +180,13 @@ fn post_for_pat_and_see_it_queued(d: &Daemon) {
     assert!(queue.matches("N0PAT").count() >= 3, "{queue}");
     let status = d.ctl(&["status"]);
     assert!(status.contains("N0PAT    3 queued"), "{status}");
+    let (_, page) = web_page(d, "/forwarding");
+    let page = String::from_utf8_lossy(&page);
+    let row = page
+        .split("<tr>")
+        .find(|r| r.contains("<b>N0PAT</b>"))
+        .unwrap_or_default();
+    assert!(row.contains("<td data-label=\"Queued\">3</td>"), "{page}");
 }
 
 /// One HTTP/1.1 request to the dashboard: (head, body bytes).
@@ -201,8 +208,8 @@ fn cookie(head: &str, name: &str) -> String {
     head[at..].split(';').next().unwrap().to_string()
 }
 
-/// Attachment `i` of message `n`, downloaded from the web dashboard as the sysop.
-fn download(d: &Daemon, n: u64, i: usize) -> (String, Vec<u8>) {
+/// A page of the web dashboard, fetched as the sysop: (head, body bytes).
+fn web_page(d: &Daemon, path: &str) -> (String, Vec<u8>) {
     let port = d.web_port();
     let get = |path: &str, cookie: &str| {
         format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nCookie: {cookie}\r\n\r\n")
@@ -219,7 +226,12 @@ fn download(d: &Daemon, n: u64, i: usize) -> (String, Vec<u8>) {
         ),
     );
     let session = format!("qtc_session={}", cookie(&head, "qtc_session"));
-    http(port, &get(&format!("/messages/{n}/files/{i}"), &session))
+    http(port, &get(path, &session))
+}
+
+/// Attachment `i` of message `n`, downloaded from the web dashboard as the sysop.
+fn download(d: &Daemon, n: u64, i: usize) -> (String, Vec<u8>) {
+    web_page(d, &format!("/messages/{n}/files/{i}"))
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
