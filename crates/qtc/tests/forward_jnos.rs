@@ -501,7 +501,11 @@ fn both_ways(plan: Plan, mode: &str, per_side: usize) {
         });
     }
     check_at_jnos(&rig, &to_jnos);
-    phase("checked");
+    phase(&format!(
+        "checked: {mode}, {} JNOS -> qtc and {} qtc -> JNOS, each once, byte for byte",
+        to_qtc.len(),
+        to_jnos.len()
+    ));
 }
 
 /// The four modes: qtc's partner `protocol`, and the mode qtc logs.
@@ -619,6 +623,7 @@ fn a_cut_toward_jnos_and_the_next_call_deliver_it_once() {
     rig.jnos
         .wait_area("n0xyz", "the message filed", |s| !s.is_empty());
     check_at_jnos(&rig, std::slice::from_ref(&msg));
+    eprintln!("cut toward JNOS: 1 qtc -> JNOS (100 KB, B1), once, byte for byte");
 }
 
 #[test]
@@ -649,6 +654,7 @@ fn a_cut_from_jnos_is_resumed_and_delivered_once() {
         rig.logs()
     );
     check_at_qtc(&rig, std::slice::from_ref(&msg));
+    eprintln!("cut from JNOS: 1 JNOS -> qtc (100 KB, B1), once, byte for byte");
 }
 
 /// Waits for `what` in qtc's log, as long as JNOS's forwarding cycle may take.

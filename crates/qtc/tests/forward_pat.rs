@@ -386,6 +386,10 @@ fn pat_sends_its_outbox_and_collects_its_mail_in_one_connect_each() {
         "{head}"
     );
     assert!(contains(&got[0], &relayed));
+    eprintln!(
+        "pat, B2, Pat calling the forward port: 5 Pat -> qtc, 4 qtc -> Pat (3 to N0PAT, 1 \
+         relayed to N0PAU), each once, byte for byte"
+    );
 }
 
 #[test]
@@ -515,6 +519,7 @@ fn qtc_calls_a_listening_pat_and_both_sides_deliver() {
     assert_eq!(inbox.len(), 1);
     assert!(contains(&inbox[0], "Grüße".as_bytes()));
     assert!(d.listed().iter().any(|m| m.subject == "from the listener"));
+    eprintln!("pat, B2, qtc calling a listening Pat: {out}");
 }
 
 #[test]
@@ -551,4 +556,5 @@ fn pat_on_the_telnet_port_is_a_raw_client_and_its_binary_arrives_intact() {
         .unwrap();
     let (_, bytes) = download(&d, got.number, 0);
     assert_eq!(bytes, data);
+    eprintln!("pat, B2, Pat calling the telnet port: 1 Pat -> qtc (20 KB file), 1 qtc -> Pat");
 }
