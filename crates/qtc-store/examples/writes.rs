@@ -54,6 +54,7 @@ fn main() {
     let p = |c: &str, r: &[&str]| route::PartnerRoutes {
         call: c.into(),
         routes: r.iter().map(|s| s.to_string()).collect(),
+        collects: false,
     };
     store.set_station(Station {
         call: "N0AAA".into(),

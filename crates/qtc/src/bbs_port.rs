@@ -186,9 +186,9 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
         PortKind::Telnet => {
             let mut t = qtc_telnet::Telnet::new(qtc_telnet::Role::Server);
             t.start(&mut net);
-            Codec::Telnet(Box::new(t))
+            Codec::from_telnet(t)
         }
-        PortKind::Forward => Codec::raw(),
+        PortKind::Forward => Codec::forward_port(),
     };
     let opts = UserOpts {
         access: Access::Password,
@@ -196,6 +196,7 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
         partners_only: kind == PortKind::Forward,
         initial: net,
         via: "telnet".to_string(),
+        station: None,
         login_place: Some(login_place),
     };
     serve_user(stream, codec, opts, &shared, shutdown).await;
@@ -213,6 +214,8 @@ pub struct UserOpts {
     pub initial: Vec<u8>,
     /// How the user came in, as `U` shows it: `telnet` or the radio port's name.
     pub via: String,
+    /// The caller's station as `U` shows it, SSID included (an AX.25 link's source callsign).
+    pub station: Option<String>,
     /// The connection's place among those logging in (TCP only), given up at login.
     pub login_place: Option<Place>,
 }
@@ -237,6 +240,7 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
         partners_only,
         initial,
         via,
+        station,
         mut login_place,
     } = opts;
     let mut _presence = None;
@@ -259,6 +263,8 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
             .then(|| clock::now() + shared.login_timeout),
     );
     let mut _seat = None;
+    // The partner's login lines ended in LF (CR LF): its forwarding session's lines will too.
+    let mut login_lf = false;
     loop {
         let mut closing = false;
         // A refusal replaces what the session said (a greeting, a prompt).
@@ -304,7 +310,8 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                     login_deadline.set(None);
                     tracing::info!(%call, "logged in");
                     if !bbs && !partners_only {
-                        _presence = Some(shared.online.join(&call, &via));
+                        let shown = station.as_deref().unwrap_or(&call);
+                        _presence = Some(shared.online.join(shown, &via));
                     }
                     if bbs {
                         partner = Some(call);
@@ -349,21 +356,13 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
             break;
         }
         if let Some(call) = partner {
-            if partners_only
-                && shared
-                    .forwarder
-                    .partner(&call)
-                    .is_some_and(|p| p.iac_escaped)
-            {
-                // xfbbd doubles 0xFF on its forwarding link to our raw port.
-                codec = Codec::iac();
-            }
+            partner_framing(&mut codec, shared, &call, login_lf);
             let initial = session.take_unconsumed();
             let _ = forward::run(
                 &shared.forwarder,
                 &mut stream,
                 &mut codec,
-                qtc_fbb::Role::Called,
+                forward::Side::called(),
                 &call,
                 &initial,
                 &mut shutdown,
@@ -486,6 +485,9 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
         };
         app.clear();
         codec.decode(&buf[..n], &mut app, &mut out.net);
+        if _seat.is_none() {
+            login_lf |= app.contains(&b'\n');
+        }
         if app.iter().any(|&b| b == b'\r' || b == b'\n') {
             idle.set(shared.idle_timeout.map(|d| clock::now() + d));
         }
@@ -495,6 +497,24 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
     }
     let _ = stream.shutdown().await;
     tracing::info!("disconnected");
+}
+
+/// The link under a partner's forwarding session: xfbbd doubles 0xFF on its forwarding
+/// link (`iac_escaped`); on the telnet port a client that never spoke telnet is raw; and a
+/// called session's lines end as the partner's login lines did.
+fn partner_framing(codec: &mut Codec, shared: &Shared, call: &str, login_lf: bool) {
+    if shared
+        .forwarder
+        .partner(call)
+        .is_some_and(|p| p.iac_escaped)
+    {
+        *codec = Codec::iac();
+        return;
+    }
+    if codec.raw_unless_telnet_spoken() {
+        tracing::info!(%call, "the partner never spoke telnet: its link is raw (0xFF as it is)");
+    }
+    codec.mirror_line_end(login_lf);
 }
 
 /// Checks `call`'s password for a session from `ip` (none for a radio link). A login and
