@@ -119,7 +119,11 @@ fn kiss_parameters_go_to_the_modem_when_it_opens() {
     for open in ["first", "second"] {
         let mut s = accept(&tnc);
         let got = read_until(&mut s, "the parameters", |b| b.len() >= params.len());
-        assert_eq!(&got[..params.len()], &params[..], "{open} opening: {got:02x?}");
+        assert_eq!(
+            &got[..params.len()],
+            &params[..],
+            "{open} opening: {got:02x?}"
+        );
         // Then the beacon, as a data frame on the same channel.
         read_until(&mut s, "the beacon", |b| {
             common::find(b, b"N0BBB test BBS").is_some()
