@@ -1,6 +1,6 @@
 //! Fuzz a BBS session driven by arbitrary user input against a store in memory: whatever is
 //! typed, in whatever chunks, nothing may panic, and once the session has asked to close it
-//! produces nothing more. Every store request goes through `qtc_bbs::apply`, as in the daemon.
+//! produces nothing more. Every store request runs through `Request::run`, as in the daemon.
 //!
 //! Every input starts from the same store: a plain user, a sysop, a BBS and a few messages.
 //! Users have no password, so the password login path fails, and RF logins
@@ -121,7 +121,7 @@ fn drain(s: &mut Session, store: &mut dyn MessageStore, now: i64, closed: &mut b
             continue;
         }
         if let Some(request) = s.take_request() {
-            let reply = qtc_bbs::apply(request, store);
+            let reply = request.run(store);
             s.store_answered(reply, now);
             continue;
         }

@@ -8,7 +8,7 @@ use qtc_mail::{StoreError, User};
 use crate::ask::Ask;
 use crate::command::SendCmd;
 use crate::lines::{Line, LineReader};
-use crate::request::{Reply, Request};
+use crate::store::{self, Query, Reply, Request};
 
 mod commands;
 mod compose;
@@ -23,6 +23,7 @@ mod types;
 
 use paging::Pager;
 
+pub use kill::{kill, KillOutcome};
 pub use types::{Access, Checking, Config, Event, Refusal};
 
 enum State {
@@ -59,28 +60,6 @@ enum State {
     Closed,
 }
 
-/// What to do with the reply to a request, in the order the requests went out.
-enum Cont {
-    /// Nothing: a save nobody waits for.
-    Silent,
-    Login(String),
-    Greeting,
-    ListPage(paging::ListPager, usize),
-    Categories,
-    Info,
-    WhitePages(String),
-    StartSend(SendCmd),
-    ReadHead(paging::ReadPager, u64),
-    ReadBody(paging::ReadPager),
-    ReadMine,
-    Reply(u64),
-    Kill(VecDeque<u64>),
-    KillRead,
-    Stored(usize),
-    Profile,
-    PasswordSet,
-}
-
 /// One user's conversation with the BBS.
 pub struct Session {
     cfg: Arc<Config>,
@@ -97,8 +76,10 @@ pub struct Session {
     waiting: VecDeque<Line>,
     /// Requests not yet taken by the daemon.
     requests: VecDeque<Request>,
-    /// What to do with each answer still due, oldest first.
-    conts: VecDeque<Cont>,
+    /// Answers still due, taken or not.
+    due: usize,
+    /// Of those, the ones the user waits for (a silent save does not count).
+    awaited: usize,
     /// A sysop who came in over RF (no password) gets sysop rights only after `SYS`.
     sysop_pending: bool,
     /// Lines per page (0: no paging), from the config or the user's record, changed by `OP n`.
@@ -146,7 +127,8 @@ impl Session {
             unconsumed: Vec::new(),
             waiting: VecDeque::new(),
             requests: VecDeque::new(),
-            conts: VecDeque::new(),
+            due: 0,
+            awaited: 0,
             sysop_pending: false,
             page_len,
             page_left: 0,
@@ -189,38 +171,52 @@ impl Session {
         }
     }
 
-    /// The next store operation the session needs, for [`crate::apply`] (or the daemon's
-    /// threads); its answer goes to [`Session::store_answered`], in the order taken.
+    /// The next store operation the session needs, for the daemon's threads (or
+    /// [`Request::run`]); its answer goes to [`Session::store_answered`], in the order taken.
     pub fn take_request(&mut self) -> Option<Request> {
         self.requests.pop_front()
     }
 
     /// The answer to the oldest request taken: the command goes on, then the lines typed
     /// meanwhile.
-    pub fn store_answered(&mut self, reply: Result<Reply, StoreError>, now: i64) {
-        let Some(cont) = self.conts.pop_front() else {
+    pub fn store_answered(&mut self, reply: Reply, now: i64) {
+        let Some(due) = self.due.checked_sub(1) else {
             return;
         };
+        self.due = due;
+        if reply.awaited {
+            self.awaited = self.awaited.saturating_sub(1);
+        }
         if matches!(self.state, State::Closed) {
             return;
         }
-        let silent = matches!(cont, Cont::Silent);
-        self.on_reply(cont, reply);
-        if !silent {
+        (reply.then)(self);
+        if reply.awaited {
             self.prompt_if_idle();
         }
         self.take_waiting(now);
     }
 
+    /// The daemon could not run the oldest request taken (the thread that runs it is gone):
+    /// the user is told, and the session ends, since what the command was to do with the
+    /// answer went with the request.
+    pub fn store_lost(&mut self, error: &StoreError) {
+        self.due = self.due.saturating_sub(1);
+        if !matches!(self.state, State::Closed) {
+            self.store_failed(error);
+            self.close();
+        }
+    }
+
     /// True when output is waiting to be produced: call [`Session::more_output`] once what was
     /// taken has gone out (the socket, the radio link), so a reader who stops costs nothing.
     pub fn has_more_output(&self) -> bool {
-        matches!(self.state, State::Flow(_)) && self.conts.is_empty()
+        matches!(self.state, State::Flow(_)) && self.due == 0
     }
 
     /// Produces the next piece of a listing or a read (or asks the store for it).
     pub fn more_output(&mut self, now: i64) {
-        if !self.conts.is_empty() {
+        if self.due > 0 {
             return;
         }
         if let State::Flow(pager) = std::mem::replace(&mut self.state, State::Command) {
@@ -239,17 +235,54 @@ impl Session {
     /// Waiting for something outside the session: a store answer, a password check, the
     /// daemon's answer to a question.
     fn busy(&self) -> bool {
-        !self.conts.is_empty() || matches!(self.state, State::Verifying { .. } | State::Asking)
+        self.due > 0 || matches!(self.state, State::Verifying { .. } | State::Asking)
     }
 
     /// An answer is due that the user waits for (a silent save does not count).
     fn awaiting(&self) -> bool {
-        self.conts.iter().any(|c| !matches!(c, Cont::Silent))
+        self.awaited > 0
     }
 
-    fn request(&mut self, request: Request, cont: Cont) {
+    /// Asks the store for `query`; `then` goes on with its answer. A failure is said to the
+    /// user, and the command ends there.
+    fn request<Q: Query>(
+        &mut self,
+        query: Q,
+        then: impl FnOnce(&mut Session, Q::Answer) + Send + 'static,
+    ) {
+        self.request_result(query, move |s, answer| match answer {
+            Ok(a) => then(s, a),
+            Err(e) => s.store_failed(&e),
+        });
+    }
+
+    /// Hands `request` out; `awaited`: the user waits for its answer.
+    fn queue(&mut self, request: Request, awaited: bool) {
         self.requests.push_back(request);
-        self.conts.push_back(cont);
+        self.due += 1;
+        if awaited {
+            self.awaited += 1;
+        }
+    }
+
+    /// Asks the store for `query`; `then` goes on with its answer or its failure.
+    fn request_result<Q: Query>(
+        &mut self,
+        query: Q,
+        then: impl FnOnce(&mut Session, Result<Q::Answer, StoreError>) + Send + 'static,
+    ) {
+        self.queue(store::request(query, Box::new(then), true), true);
+    }
+
+    /// A write nobody waits for (a read mark, the user's record): no word to the user.
+    fn save<Q: Query>(&mut self, query: Q) {
+        let logged = |_: &mut Session, done: Result<Q::Answer, StoreError>| {
+            if let Err(e) = done {
+                // A guest from RF has no record to update; nothing is lost.
+                tracing::debug!(error = %e, "not saved");
+            }
+        };
+        self.queue(store::request(query, Box::new(logged), false), false);
     }
 
     /// Interprets the lines typed while the session waited, in order, until one makes it wait
@@ -393,47 +426,6 @@ impl Session {
             | State::Verifying { .. }
             | State::Asking
             | State::Flow(_)) => self.state = s,
-        }
-    }
-
-    /// Goes on with the command that asked, now its answer is here.
-    fn on_reply(&mut self, cont: Cont, reply: Result<Reply, StoreError>) {
-        let reply = match (cont, reply) {
-            (Cont::Silent, Err(e)) => {
-                // A guest from RF has no record to update; nothing is lost.
-                tracing::debug!(error = %e, "user record not saved");
-                return;
-            }
-            (Cont::Silent, Ok(_)) => return,
-            (Cont::Stored(size), r) => return self.stored(r, size),
-            (Cont::Profile, r) => return self.profile_saved(r),
-            (Cont::Login(_), Err(e)) => {
-                self.store_failed(&e);
-                self.close();
-                return;
-            }
-            (Cont::Greeting, r) => return self.greeted(r),
-            (_, Err(e)) => {
-                self.store_failed(&e);
-                return;
-            }
-            (cont, Ok(reply)) => (cont, reply),
-        };
-        match reply {
-            (Cont::Login(call), Reply::User(user)) => self.logged_in(&call, user),
-            (Cont::ListPage(p, want), Reply::Headers(h)) => self.list_page(p, want, h),
-            (Cont::Categories, Reply::Categories(c)) => self.show_categories(c),
-            (Cont::Info, Reply::Counts { active, latest }) => self.show_info(active, latest),
-            (Cont::WhitePages(call), Reply::HomeBbs(home)) => self.show_home(&call, home),
-            (Cont::StartSend(cmd), Reply::BidKnown(known)) => self.send_checked(cmd, known),
-            (Cont::ReadHead(p, n), Reply::Message(m)) => self.read_head(p, n, m),
-            (Cont::ReadBody(p), Reply::Body(b)) => self.read_body(p, b),
-            (Cont::ReadMine, Reply::Headers(h)) => self.read_mine_listed(h),
-            (Cont::Reply(n), Reply::Message(m)) => self.reply_to(n, m),
-            (Cont::Kill(rest), Reply::Killed(k)) => self.killed(rest, k),
-            (Cont::KillRead, Reply::KilledRead(n)) => self.killed_read(n),
-            (Cont::PasswordSet, Reply::Done) => self.password_set(),
-            (_, r) => tracing::error!(reply = ?r, "store answer does not fit the request"),
         }
     }
 

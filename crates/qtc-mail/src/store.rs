@@ -61,9 +61,9 @@ pub enum StoreError {
     Database(String),
 }
 
-/// Storage the interpreter works against (through `qtc_bbs::apply`). Calls are synchronous: the
-/// daemon runs them on its store thread (writes) or its read-only connections (queries), never
-/// on the async runtime.
+/// Storage the interpreter works against (through `qtc_bbs::Request::run`). Calls are
+/// synchronous: the daemon runs them on its store thread (writes) or its read-only connections
+/// (queries), never on the async runtime.
 pub trait MessageStore {
     /// Looks a user up by callsign (upper case, no SSID).
     fn user(&mut self, call: &str) -> Result<Option<User>, StoreError>;

@@ -423,8 +423,10 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
                 user_limits: &shared.user_limits,
                 passwords: &shared.passwords,
             };
-            let reply = crate::session_store::run(request, backends, throttle_ip).await;
-            session.store_answered(reply, clock::unix_now());
+            match crate::session_store::run(request, backends, throttle_ip).await {
+                Ok(reply) => session.store_answered(reply, clock::unix_now()),
+                Err(gone) => session.store_lost(&qtc_mail::StoreError::Database(gone.to_string())),
+            }
             continue;
         }
         if out.is_empty() && session.has_more_output() {

@@ -6,12 +6,12 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use qtc_bbs::{Reply, Request, StoreAccess};
+use qtc_bbs::{Reply, Request};
 use qtc_mail::StoreError;
 
 use crate::passwords::Passwords;
 use crate::read_pool::ReadPool;
-use crate::store_thread::StoreHandle;
+use crate::store_thread::{StoreGone, StoreHandle};
 use crate::throttle::{Guarded, Throttle};
 use crate::user_limits::UserLimits;
 
@@ -29,48 +29,43 @@ pub struct Backends<'a> {
     pub passwords: &'a Passwords,
 }
 
-/// Runs `request` for a session from `ip` (none for a radio link).
+/// Runs `request` for a session from `ip` (none for a radio link); `Err` when the thread that
+/// runs it is gone (the request went with it).
 pub async fn run(
     request: Request,
     shared: Backends<'_>,
     ip: Option<IpAddr>,
-) -> Result<Reply, StoreError> {
-    let gone = |e: crate::store_thread::StoreGone| StoreError::Database(e.to_string());
-    match request.access() {
-        StoreAccess::Read => shared
-            .readers
-            .call(move |s| qtc_bbs::apply(request, s))
-            .await
-            .map_err(gone)?,
-        StoreAccess::Write => {
+) -> Result<Reply, StoreGone> {
+    match request {
+        Request::Read(job) => shared.readers.call(move |s| job.run(s)).await,
+        Request::Write(job) => {
             let (throttle, limits) = (shared.throttle.clone(), shared.user_limits.clone());
             shared
                 .store
                 .call(move |s| {
-                    // A new message: the room it may take is measured now (a quota that
-                    // follows the disk), not as it was at start.
-                    if matches!(request, Request::Insert { .. }) {
-                        crate::room::refresh(s);
-                    }
-                    // Messages entered count against the user's allowances.
+                    // Messages entered count against the user's allowances and the room.
                     let mut guarded = Guarded::new(s, &throttle, ip, &limits);
-                    qtc_bbs::apply(request, &mut guarded)
+                    job.run(&mut guarded)
                 })
                 .await
-                .map_err(gone)?
         }
-        StoreAccess::Password => {
-            let Request::SetPassword { call, password } = request else {
-                return Err(StoreError::Database("not a password request".into()));
-            };
+        Request::NewPassword(p) => {
             // argon2 on the password pool; the store thread only writes the hash.
-            let hash = shared.passwords.hash(password).await?;
-            shared
-                .store
-                .call(move |s| s.set_password_hashed(&call, &hash))
-                .await
-                .map_err(gone)??;
-            Ok(Reply::Done)
+            let stored = match shared.passwords.hash(p.password.clone()).await {
+                Ok(hash) => {
+                    let call = p.call.clone();
+                    match shared
+                        .store
+                        .call(move |s| s.set_password_hashed(&call, &hash))
+                        .await
+                    {
+                        Ok(r) => r,
+                        Err(gone) => Err(StoreError::Database(gone.to_string())),
+                    }
+                }
+                Err(e) => Err(e),
+            };
+            Ok(p.stored(stored))
         }
     }
 }

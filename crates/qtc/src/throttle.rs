@@ -349,7 +349,7 @@ impl Throttle {
 /// through.
 pub struct Guarded<'a> {
     /// The real store.
-    pub store: &'a mut dyn MessageStore,
+    pub store: &'a mut qtc_store::Store,
     /// The counts.
     pub throttle: &'a Throttle,
     /// Where the attempt comes from (none for a radio link).
@@ -363,7 +363,7 @@ pub struct Guarded<'a> {
 impl<'a> Guarded<'a> {
     /// The store as a session from `ip` (none for a radio link) sees it now.
     pub fn new(
-        store: &'a mut dyn MessageStore,
+        store: &'a mut qtc_store::Store,
         throttle: &'a Throttle,
         ip: Option<IpAddr>,
         limits: &'a UserLimits,
@@ -408,6 +408,9 @@ impl MessageStore for Guarded<'_> {
         bbs_call: &str,
         now: i64,
     ) -> Result<u64, StoreError> {
+        // The room it may take is measured now (a quota that follows the disk), not as it was
+        // at start.
+        crate::room::refresh(self.store);
         within_allowance(self.store, self.limits, msg, self.now)?;
         self.store.insert_message(msg, bbs_call, now)
     }

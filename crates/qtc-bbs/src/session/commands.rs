@@ -1,12 +1,13 @@
 //! A command line: parsed, then handed to the family that does it.
 
 use qtc_mail::text::visible_line;
+use qtc_mail::{MessageStore, StoreError};
 
-use super::{Cont, Session, State, CTRL_Z};
+use super::{Session, State, CTRL_Z};
 use crate::ask::Ask;
 use crate::command::{self, Command, CommandError};
 use crate::help;
-use crate::request::Request;
+use crate::store::Query;
 
 impl Session {
     pub(super) fn command(&mut self, text: &[u8]) {
@@ -33,7 +34,7 @@ impl Session {
             Command::Help(None) => self.say(&help::all()),
             Command::Help(Some(c)) => self.say(&help::one(&c)),
             Command::List(what) => self.list(what),
-            Command::Categories => self.request(Request::Categories, Cont::Categories),
+            Command::Categories => self.request(super::list::Categories, Session::show_categories),
             Command::Users => self.ask(Ask::Users),
             Command::Heard => self.ask(Ask::Heard),
             Command::Ports => self.ask(Ask::Ports),
@@ -60,17 +61,14 @@ impl Session {
             Command::Read { numbers, verbose } => self.read(numbers.into_iter().collect(), verbose),
             Command::ReadMine => self.read_mine(),
             Command::Kill(numbers) => self.kill(numbers.into_iter().collect()),
-            Command::KillMine => {
-                let (me, _, _) = self.me();
-                self.request(Request::KillRead { me }, Cont::KillRead);
-            }
+            Command::KillMine => self.kill_mine(),
             Command::Send(cmd) => self.start_send(cmd),
             Command::Name(name) => self.set_profile(|u| u.name = name),
             Command::HomeBbs(h) => self.set_profile(|u| u.home_bbs = h),
-            Command::WhitePages(call) => self.request(
-                Request::HomeBbs { call: call.clone() },
-                Cont::WhitePages(call),
-            ),
+            Command::WhitePages(call) => {
+                let query = HomeBbs { call: call.clone() };
+                self.request(query, move |s, home| s.show_home(&call, home));
+            }
             Command::Sys => {
                 if self.sysop_pending {
                     self.state = State::SysPassword;
@@ -81,7 +79,9 @@ impl Session {
                     self.say("*** Only a sysop may use SYS.\r");
                 }
             }
-            Command::Info => self.request(Request::Counts, Cont::Info),
+            Command::Info => {
+                self.request(Counts, |s, (active, latest)| s.show_info(active, latest))
+            }
             Command::Version => self.say(&format!("qtc {}\r", self.cfg.version)),
             Command::Bye => {
                 let (call, _, _) = self.me();
@@ -105,7 +105,7 @@ impl Session {
         }
     }
 
-    pub(super) fn show_info(&mut self, active: u64, latest: u64) {
+    fn show_info(&mut self, active: u64, latest: u64) {
         self.say(&format!(
             "{} BBS, {} - qtc {}.\r{active} active messages, latest #{latest}.\r",
             self.cfg.callsign, self.cfg.haddr, self.cfg.version
@@ -119,11 +119,37 @@ impl Session {
         }
     }
 
-    pub(super) fn show_home(&mut self, call: &str, home: Option<String>) {
+    fn show_home(&mut self, call: &str, home: Option<String>) {
         match home {
             Some(h) => self.say(&format!("{call}: home BBS {}\r", visible_line(&h))),
             None => self.say(&format!("No white pages entry for {call}.\r")),
         }
+    }
+}
+
+/// `I`: active messages and the latest number.
+#[derive(Debug)]
+struct Counts;
+
+impl Query for Counts {
+    type Answer = (u64, u64);
+    const WRITES: bool = false;
+    fn run(self, store: &mut dyn MessageStore) -> Result<(u64, u64), StoreError> {
+        store.counts()
+    }
+}
+
+/// `WP`: the home BBS the white pages know.
+#[derive(Debug)]
+struct HomeBbs {
+    call: String,
+}
+
+impl Query for HomeBbs {
+    type Answer = Option<String>;
+    const WRITES: bool = false;
+    fn run(self, store: &mut dyn MessageStore) -> Result<Option<String>, StoreError> {
+        store.home_bbs(&self.call)
     }
 }
 

@@ -1,10 +1,10 @@
 //! `S`, `SP`, `SB`, `ST` (and `SR`'s text): subject, body, and storing the message.
 
-use qtc_mail::{MsgStatus, NewMessage, StoreError, MAX_SUBJECT_LEN};
+use qtc_mail::{MessageStore, MsgStatus, NewMessage, StoreError, MAX_SUBJECT_LEN};
 
-use super::{Cont, Session, State, CTRL_Z};
+use super::{Session, State, CTRL_Z};
 use crate::command::SendCmd;
-use crate::request::{Reply, Request};
+use crate::store::Query;
 
 /// A message being written.
 pub(super) struct Draft {
@@ -35,12 +35,12 @@ impl Session {
             }
         }
         match cmd.bid.clone() {
-            Some(bid) => self.request(Request::BidKnown { bid }, Cont::StartSend(cmd)),
+            Some(bid) => self.request(BidKnown { bid }, move |s, known| s.send_checked(cmd, known)),
             None => self.send_checked(cmd, false),
         }
     }
 
-    pub(super) fn send_checked(&mut self, cmd: SendCmd, bid_known: bool) {
+    fn send_checked(&mut self, cmd: SendCmd, bid_known: bool) {
         if bid_known {
             let bid = cmd.bid.unwrap_or_default();
             self.say(&format!("*** BID {bid} exists already: not sent.\r"));
@@ -95,7 +95,7 @@ impl Session {
             return;
         }
         if !d.too_large {
-            self.save(d, now);
+            self.store_draft(d, now);
         }
         self.prompt_if_idle();
     }
@@ -116,7 +116,7 @@ impl Session {
         d.too_large = true;
     }
 
-    fn save(&mut self, d: Draft, now: i64) {
+    fn store_draft(&mut self, d: Draft, now: i64) {
         let (me, _, _) = self.me();
         let msg = NewMessage {
             kind: d.cmd.kind,
@@ -130,23 +130,22 @@ impl Session {
             body: d.body,
         };
         let size = msg.body.len();
-        let request = Request::Insert {
+        let query = Insert {
             msg,
             bbs_call: self.cfg.callsign.clone(),
             now,
         };
-        self.request(request, Cont::Stored(size));
+        self.request_result(query, move |s, stored| s.stored(stored, size));
     }
 
-    pub(super) fn stored(&mut self, reply: Result<Reply, StoreError>, size: usize) {
+    fn stored(&mut self, reply: Result<(u64, String), StoreError>, size: usize) {
         match reply {
-            Ok(Reply::Stored { number, bid }) => {
+            Ok((number, bid)) => {
                 tracing::info!(number, %bid, "message stored");
                 self.say(&format!(
                     "Message #{number} stored, BID {bid}, {size} bytes.\r"
                 ));
             }
-            Ok(_) => {}
             Err(StoreError::DuplicateBid(bid)) => {
                 self.say(&format!("*** BID {bid} exists already: not stored.\r"));
             }
@@ -164,5 +163,42 @@ impl Session {
             }
             Err(e) => self.store_failed(&e),
         }
+    }
+}
+
+/// Whether a BID is known here.
+#[derive(Debug)]
+struct BidKnown {
+    bid: String,
+}
+
+impl Query for BidKnown {
+    type Answer = bool;
+    const WRITES: bool = false;
+    fn run(self, store: &mut dyn MessageStore) -> Result<bool, StoreError> {
+        store.bid_known(&self.bid)
+    }
+}
+
+/// Stores a new message; answers its number and its BID (generated when none was given).
+#[derive(Debug)]
+struct Insert {
+    msg: NewMessage,
+    /// This BBS, for a generated BID.
+    bbs_call: String,
+    /// Unix seconds.
+    now: i64,
+}
+
+impl Query for Insert {
+    type Answer = (u64, String);
+    const WRITES: bool = true;
+    fn run(self, store: &mut dyn MessageStore) -> Result<(u64, String), StoreError> {
+        let number = store.insert_message(&self.msg, &self.bbs_call, self.now)?;
+        let bid = store
+            .message_head(number)?
+            .map(|m| m.header.bid)
+            .unwrap_or_default();
+        Ok((number, bid))
     }
 }

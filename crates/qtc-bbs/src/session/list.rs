@@ -1,11 +1,14 @@
 //! `L` and its family (`LL`, `LB`, `L<`, `LM`, `LN`...), and `LC`.
 
-use qtc_mail::{ListFilter, MsgStatus};
+use qtc_mail::{ListFilter, MessageStore, MsgStatus, MsgType, StoreError};
 
 use super::paging::{ListPager, Pager};
-use super::{Cont, Session, MAX_LIST};
+use super::{Session, MAX_LIST};
 use crate::command::{ListStatus, ListWhat};
-use crate::request::Request;
+use crate::store::{Query, SaveUser};
+
+/// The most bulletins `LC` counts categories over (the newest).
+const CATEGORIES_OVER: usize = 1000;
 
 impl Session {
     pub(super) fn list(&mut self, what: ListWhat) {
@@ -73,7 +76,7 @@ impl Session {
     /// next session, without a word to the user.
     pub(super) fn save_user(&mut self) {
         if let Some(user) = self.user.clone() {
-            self.request(Request::UpdateUser(user), Cont::Silent);
+            self.save(SaveUser(user));
         }
     }
 
@@ -93,5 +96,26 @@ impl Session {
             self.say("\r");
         }
         self.say("LB > name lists one category.\r");
+    }
+}
+
+/// `LC`: bulletin categories with counts, by name.
+#[derive(Debug)]
+pub(super) struct Categories;
+
+impl Query for Categories {
+    type Answer = Vec<(String, usize)>;
+    const WRITES: bool = false;
+    fn run(self, store: &mut dyn MessageStore) -> Result<Self::Answer, StoreError> {
+        let f = ListFilter {
+            kind: Some(MsgType::Bulletin),
+            last: Some(CATEGORIES_OVER),
+            ..Default::default()
+        };
+        let mut counts = std::collections::BTreeMap::<String, usize>::new();
+        for h in store.list(&f)? {
+            *counts.entry(h.to).or_default() += 1;
+        }
+        Ok(counts.into_iter().collect())
     }
 }

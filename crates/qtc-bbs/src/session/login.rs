@@ -2,10 +2,10 @@
 //! greeting.
 
 use qtc_mail::text::visible_line;
-use qtc_mail::{Callsign, GreetingCounts, StoreError, User};
+use qtc_mail::{Callsign, GreetingCounts, MessageStore, StoreError, User};
 
-use super::{Access, Checking, Cont, Event, Refusal, Session, State};
-use crate::request::{Reply, Request};
+use super::{Access, Checking, Event, Refusal, Session, State};
+use crate::store::{Query, UserRecord};
 
 /// The login prompts: whole lines (CR ended) starting with the word, as Winlink clients (wl2k-go
 /// reads up to CR and matches `callsign` / `password`) and the old daemons' scripts expect.
@@ -169,12 +169,17 @@ impl Session {
 
     /// Looks the user up; [`Session::logged_in`] goes on with the record.
     pub(super) fn log_in(&mut self, call: &str) {
-        self.request(
-            Request::User {
-                call: call.to_string(),
-            },
-            Cont::Login(call.to_string()),
-        );
+        let query = UserRecord {
+            call: call.to_string(),
+        };
+        let call = call.to_string();
+        self.request_result(query, move |s, user| match user {
+            Ok(user) => s.logged_in(&call, user),
+            Err(e) => {
+                s.store_failed(&e);
+                s.close();
+            }
+        });
         // Lines typed meanwhile wait; the greeting sets the state.
         self.state = State::Command;
     }
@@ -209,31 +214,44 @@ impl Session {
             "Hello {name}, welcome to {} BBS.\r",
             self.cfg.callsign
         ));
-        self.request(
-            Request::MailCounts {
-                call: user.call.clone(),
-                sysop: user.sysop,
-            },
-            Cont::Greeting,
-        );
+        let counts = MailCounts {
+            call: user.call.clone(),
+            sysop: user.sysop,
+        };
+        self.request_result(counts, Session::greeted);
         // The user is in from now on (the daemon seats them on LoggedIn).
         self.user = Some(user);
     }
 
-    pub(super) fn greeted(&mut self, counts: Result<Reply, StoreError>) {
+    fn greeted(&mut self, counts: Result<GreetingCounts, StoreError>) {
         let last_listed = self.user.as_ref().map_or(0, |u| u.last_listed);
         match counts {
-            Ok(Reply::MailCounts(GreetingCounts { mine, new, latest })) => {
+            Ok(GreetingCounts { mine, new, latest }) => {
                 let s = if mine == 1 { "" } else { "s" };
                 self.say(&format!(
                     "You have {mine} message{s}, {new} new. Latest message is {latest}, last listed is {last_listed}.\r"
                 ));
             }
-            Ok(_) => {}
             Err(e) => self.store_failed(&e),
         }
         self.say("Type H for help.\r");
         self.state = State::Command;
+    }
+}
+
+/// The greeting's counts for `call`.
+#[derive(Debug)]
+struct MailCounts {
+    call: String,
+    /// Held mail counts too.
+    sysop: bool,
+}
+
+impl Query for MailCounts {
+    type Answer = GreetingCounts;
+    const WRITES: bool = false;
+    fn run(self, store: &mut dyn MessageStore) -> Result<GreetingCounts, StoreError> {
+        store.greeting_counts(&self.call, self.sysop)
     }
 }
 

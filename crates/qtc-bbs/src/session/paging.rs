@@ -9,11 +9,11 @@
 
 use std::collections::VecDeque;
 
-use qtc_mail::{ListFilter, Message, MessageHeader};
+use qtc_mail::{ListFilter, Message, MessageHeader, MessageStore, StoreError};
 
-use super::{Cont, Session, State};
+use super::{Session, State};
 use crate::lines::Line;
-use crate::request::Request;
+use crate::store::{Headers, MessageHead, Query};
 use crate::view;
 
 /// The question between pages.
@@ -138,10 +138,10 @@ impl Session {
         let want = room.min(p.left).min(LIST_PIECE);
         // One more than shown tells whether another page follows.
         f.last = Some(want + 1);
-        self.request(Request::List(f), Cont::ListPage(p, want));
+        self.request(Headers(f), move |s, headers| s.list_page(p, want, headers));
     }
 
-    pub(super) fn list_page(&mut self, mut p: ListPager, want: usize, headers: Vec<MessageHeader>) {
+    fn list_page(&mut self, mut p: ListPager, want: usize, headers: Vec<MessageHeader>) {
         if p.cursor.is_none() {
             if headers.is_empty() {
                 self.say("No messages.\r");
@@ -199,20 +199,18 @@ impl Session {
         }
         if let Some(r) = &p.current {
             let (number, offset) = (r.head.header.number, r.offset);
-            let request = Request::Body {
+            let query = Body {
                 number,
                 offset,
                 len: BODY_PIECE,
             };
-            return self.request(request, Cont::ReadBody(p));
+            return self.request(query, move |s, piece| s.read_body(p, piece));
         }
         if let Some(number) = p.numbers.pop_front() {
             // The status as this user sees it, as their listings show it.
             let reader = Some(self.me().0).filter(|me| !me.is_empty());
-            self.request(
-                Request::MessageHead { number, reader },
-                Cont::ReadHead(p, number),
-            );
+            let query = MessageHead { number, reader };
+            self.request(query, move |s, m| s.read_head(p, number, m));
         }
     }
 
@@ -230,6 +228,24 @@ impl Session {
             (Answer::Abort, _) => {}
             (Answer::Command, _) => self.command(line),
         }
+    }
+}
+
+/// A piece of a message's body.
+#[derive(Debug)]
+struct Body {
+    number: u64,
+    /// From this byte.
+    offset: u64,
+    /// At most this many bytes.
+    len: usize,
+}
+
+impl Query for Body {
+    type Answer = Vec<u8>;
+    const WRITES: bool = false;
+    fn run(self, store: &mut dyn MessageStore) -> Result<Vec<u8>, StoreError> {
+        store.body_chunk(self.number, self.offset, self.len)
     }
 }
 

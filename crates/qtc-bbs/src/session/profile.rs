@@ -2,8 +2,8 @@
 
 use qtc_mail::{StoreError, User};
 
-use super::{Checking, Cont, Event, Session, State};
-use crate::request::{Reply, Request};
+use super::{Checking, Event, Session, State};
+use crate::store::{self, SaveUser};
 
 impl Session {
     pub(super) fn set_profile(&mut self, change: impl FnOnce(&mut User)) {
@@ -12,10 +12,10 @@ impl Session {
         };
         change(user);
         let user = user.clone();
-        self.request(Request::UpdateUser(user), Cont::Profile);
+        self.request_result(SaveUser(user), Session::profile_saved);
     }
 
-    pub(super) fn profile_saved(&mut self, reply: Result<Reply, StoreError>) {
+    fn profile_saved(&mut self, reply: Result<(), StoreError>) {
         match reply {
             Ok(_) => self.say("Saved.\r"),
             Err(StoreError::NoSuchUser(_)) => {
@@ -89,10 +89,14 @@ impl Session {
         }
         let (call, _, _) = self.me();
         let password = String::from_utf8_lossy(&new).into_owned();
-        self.request(Request::SetPassword { call, password }, Cont::PasswordSet);
+        let then = |s: &mut Session, set: Result<(), StoreError>| match set {
+            Ok(()) => s.password_set(),
+            Err(e) => s.store_failed(&e),
+        };
+        self.queue(store::new_password(call, password, Box::new(then)), true);
     }
 
-    pub(super) fn password_set(&mut self) {
+    fn password_set(&mut self) {
         let (me, _, _) = self.me();
         tracing::info!(call = %me, "password changed by the user");
         self.say("Password changed.\r");

@@ -2,13 +2,16 @@
 
 use std::collections::VecDeque;
 
-use qtc_mail::{ListFilter, Message, MessageHeader, MsgStatus, MsgType, MAX_SUBJECT_LEN};
+use qtc_mail::{
+    ListFilter, Message, MessageHeader, MessageStore, MsgStatus, MsgType, StoreError,
+    MAX_SUBJECT_LEN,
+};
 
 use super::compose::Draft;
 use super::paging::{Pager, ReadPager, Reading, BODY_PIECE};
-use super::{Cont, Session, State};
+use super::{Session, State};
 use crate::command::SendCmd;
-use crate::request::Request;
+use crate::store::{Headers, MessageHead, Query};
 use crate::view;
 
 impl Session {
@@ -42,13 +45,10 @@ impl Session {
             Some(m) if self.may_read(&m.header, &m.copies) => {
                 let (me, _, _) = self.me();
                 view::message_head(&m, p.verbose, &mut p.text);
-                self.request(
-                    Request::MarkRead {
-                        number: n,
-                        reader: me,
-                    },
-                    Cont::Silent,
-                );
+                self.save(MarkRead {
+                    number: n,
+                    reader: me,
+                });
                 self.last_read = Some(n);
                 p.current = Some(Reading {
                     head: m,
@@ -101,10 +101,10 @@ impl Session {
             oldest_first: true,
             ..Default::default()
         };
-        self.request(Request::List(f), Cont::ReadMine);
+        self.request(Headers(f), Session::read_mine_listed);
     }
 
-    pub(super) fn read_mine_listed(&mut self, headers: Vec<MessageHeader>) {
+    fn read_mine_listed(&mut self, headers: Vec<MessageHeader>) {
         if headers.is_empty() {
             self.say("You have no unread messages.\r");
             return;
@@ -116,18 +116,18 @@ impl Session {
     /// subject `Re: ...`; the text follows at once.
     pub(super) fn reply(&mut self, n: Option<u64>) {
         match n.or(self.last_read) {
-            Some(number) => self.request(
-                Request::MessageHead {
+            Some(number) => {
+                let query = MessageHead {
                     number,
                     reader: None,
-                },
-                Cont::Reply(number),
-            ),
+                };
+                self.request(query, move |s, m| s.reply_to(number, m));
+            }
             None => self.say("Read a message first, or give its number: SR n\r"),
         }
     }
 
-    pub(super) fn reply_to(&mut self, n: u64, m: Option<Box<Message>>) {
+    fn reply_to(&mut self, n: u64, m: Option<Box<Message>>) {
         let m = match m {
             Some(m) if self.may_read(&m.header, &[]) => m,
             _ => {
@@ -153,5 +153,20 @@ impl Session {
         ));
         self.say("Enter message, end with /EX or ^Z:\r");
         self.state = State::Body(Draft::new(cmd, subject));
+    }
+}
+
+/// `reader` read it: their copy is marked read if they are one of its recipients.
+#[derive(Debug)]
+struct MarkRead {
+    number: u64,
+    reader: String,
+}
+
+impl Query for MarkRead {
+    type Answer = ();
+    const WRITES: bool = true;
+    fn run(self, store: &mut dyn MessageStore) -> Result<(), StoreError> {
+        store.mark_read(self.number, &self.reader)
     }
 }
