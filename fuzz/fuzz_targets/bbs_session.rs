@@ -157,7 +157,7 @@ fuzz_target!(|data: &[u8]| {
     for chunk in input.chunks(step) {
         s.handle_input(chunk, now);
         drain(&mut s, store, now, &mut closed);
-        let _ = (s.user().is_some(), s.is_writing());
+        let _ = s.user().is_some();
         let _ = s.take_unconsumed();
     }
 });

@@ -22,20 +22,20 @@
 #![forbid(unsafe_code)]
 
 mod ask;
-mod command;
+mod cmd;
 mod conv;
-mod help;
 mod lines;
 mod session;
 mod store;
+#[cfg(test)]
+mod testing;
 mod view;
 
 pub use ask::{
     Answer, Ask, HeardStation, NeighbourInfo, NodeInfo, OnlineUser, PortInfo, RouteInfo,
 };
-pub use command::{parse, Command, CommandError, ListStatus, ListWhat, SendCmd};
+pub use cmd::{kill, parse, Command, CommandError, KillOutcome, ListStatus, ListWhat, SendCmd};
 pub use conv::{said, Conv, ConvEvent};
 pub use lines::{Line, LineReader};
-pub use session::{kill, KillOutcome};
 pub use session::{Access, Checking, Config, Event, Refusal, Session};
 pub use store::{answer_all, NewPassword, Reply, Request, StoreJob};

@@ -173,23 +173,6 @@ pub fn answer_all(session: &mut Session, store: &mut dyn MessageStore, now: i64)
     }
 }
 
-/// A user's record (the login's lookup).
-#[derive(Debug)]
-pub(crate) struct UserRecord {
-    /// Callsign, no SSID.
-    pub(crate) call: String,
-}
-
-impl Query for UserRecord {
-    type Answer = Option<User>;
-    // A login's lookup queues behind the writes before it: a partner whose link was reset logs
-    // in again only after its previous session's last write (and release).
-    const WRITES: bool = true;
-    fn run(self, store: &mut dyn MessageStore) -> Result<Option<User>, StoreError> {
-        store.user(&self.call)
-    }
-}
-
 /// Saves the user's profile (name, home BBS, last listed, page length).
 #[derive(Debug)]
 pub(crate) struct SaveUser(pub(crate) User);

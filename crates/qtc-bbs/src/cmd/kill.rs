@@ -4,8 +4,18 @@ use std::collections::VecDeque;
 
 use qtc_mail::{ListFilter, MessageStore, MsgStatus, MsgType, StoreError};
 
-use super::Session;
+use super::help::Help;
+use crate::session::Session;
 use crate::store::Query;
+
+pub(super) const HELP: Help = Help {
+    names: &["K", "KM"],
+    usage: "K n [n..] | KM",
+    what: "kill messages; KM: your read mail",
+    example: "K 12",
+};
+
+pub(super) const USAGE: &str = "K n [n...] | KM";
 
 /// What `K n` did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
