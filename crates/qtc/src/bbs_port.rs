@@ -419,11 +419,10 @@ pub async fn serve_user<S: AsyncRead + AsyncWrite + Unpin>(
             let backends = crate::session_store::Backends {
                 readers: &shared.readers,
                 store: &shared.store,
-                throttle: &shared.throttle,
                 user_limits: &shared.user_limits,
                 passwords: &shared.passwords,
             };
-            match crate::session_store::run(request, backends, throttle_ip).await {
+            match crate::session_store::run(request, backends).await {
                 Ok(reply) => session.store_answered(reply, clock::unix_now()),
                 Err(gone) => session.store_lost(&qtc_mail::StoreError::Database(gone.to_string())),
             }

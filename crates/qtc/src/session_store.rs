@@ -1,19 +1,20 @@
 //! Where each of the interpreter's store requests runs: reads on the reader pool, writes on
-//! the store thread (through [`Guarded`], so the per-user allowances apply), a new password's
-//! hash on the password pool before its write. The interpreter itself runs in its session's
-//! task and waits only for its own answers.
+//! the store thread (through [`SessionWrites`], so the room left and the per-user allowances
+//! apply), a new password's hash on the password pool before its write. The interpreter itself
+//! runs in its session's task and waits only for its own answers.
 
-use std::net::IpAddr;
 use std::sync::Arc;
+use std::time::Instant;
 
 use qtc_bbs::{Reply, Request};
-use qtc_mail::StoreError;
+use qtc_mail::{
+    ListFilter, Message, MessageHeader, MessageStore, MsgStatus, NewMessage, StoreError, User,
+};
 
 use crate::passwords::Passwords;
 use crate::read_pool::ReadPool;
 use crate::store_thread::{StoreGone, StoreHandle};
-use crate::throttle::{Guarded, Throttle};
-use crate::user_limits::UserLimits;
+use crate::user_limits::{within_allowance, UserLimits};
 
 /// Where a session's store requests go.
 pub struct Backends<'a> {
@@ -21,32 +22,22 @@ pub struct Backends<'a> {
     pub readers: &'a ReadPool,
     /// Writes (the one writer).
     pub store: &'a StoreHandle,
-    /// Counts a password checked in the store as a login attempt.
-    pub throttle: &'a Arc<Throttle>,
     /// The per-user allowances for messages entered.
     pub user_limits: &'a Arc<UserLimits>,
     /// Hashes a new password.
     pub passwords: &'a Passwords,
 }
 
-/// Runs `request` for a session from `ip` (none for a radio link); `Err` when the thread that
-/// runs it is gone (the request went with it).
-pub async fn run(
-    request: Request,
-    shared: Backends<'_>,
-    ip: Option<IpAddr>,
-) -> Result<Reply, StoreGone> {
+/// Runs `request` for a session; `Err` when the thread that runs it is gone (the request went
+/// with it).
+pub async fn run(request: Request, shared: Backends<'_>) -> Result<Reply, StoreGone> {
     match request {
         Request::Read(job) => shared.readers.call(move |s| job.run(s)).await,
         Request::Write(job) => {
-            let (throttle, limits) = (shared.throttle.clone(), shared.user_limits.clone());
+            let limits = shared.user_limits.clone();
             shared
                 .store
-                .call(move |s| {
-                    // Messages entered count against the user's allowances and the room.
-                    let mut guarded = Guarded::new(s, &throttle, ip, &limits);
-                    job.run(&mut guarded)
-                })
+                .call(move |s| job.run(&mut SessionWrites::new(s, &limits)))
                 .await
         }
         Request::NewPassword(p) => {
@@ -54,18 +45,104 @@ pub async fn run(
             let stored = match shared.passwords.hash(p.password.clone()).await {
                 Ok(hash) => {
                     let call = p.call.clone();
-                    match shared
+                    let write = shared
                         .store
-                        .call(move |s| s.set_password_hashed(&call, &hash))
+                        .call(move |s| s.set_password_hashed(&call, &hash));
+                    write
                         .await
-                    {
-                        Ok(r) => r,
-                        Err(gone) => Err(StoreError::Database(gone.to_string())),
-                    }
+                        .unwrap_or_else(|gone| Err(StoreError::Database(gone.to_string())))
                 }
                 Err(e) => Err(e),
             };
             Ok(p.stored(stored))
         }
+    }
+}
+
+/// The store as a BBS session's writes see it: a new message is measured against the room
+/// left and the user's allowances first. Everything else passes through.
+struct SessionWrites<'a> {
+    store: &'a mut qtc_store::Store,
+    /// What each user may send.
+    limits: &'a UserLimits,
+    /// When the write came.
+    now: Instant,
+}
+
+impl<'a> SessionWrites<'a> {
+    fn new(store: &'a mut qtc_store::Store, limits: &'a UserLimits) -> SessionWrites<'a> {
+        SessionWrites {
+            store,
+            limits,
+            now: crate::clock::now(),
+        }
+    }
+}
+
+impl MessageStore for SessionWrites<'_> {
+    fn insert_message(
+        &mut self,
+        msg: &NewMessage,
+        bbs_call: &str,
+        now: i64,
+    ) -> Result<u64, StoreError> {
+        // The room it may take is measured now (a quota that follows the disk), not as it was
+        // at start.
+        crate::room::refresh(self.store);
+        within_allowance(self.store, self.limits, msg, self.now)?;
+        self.store.insert_message(msg, bbs_call, now)
+    }
+    fn user(&mut self, call: &str) -> Result<Option<User>, StoreError> {
+        self.store.user(call)
+    }
+    fn update_user(&mut self, user: &User) -> Result<(), StoreError> {
+        self.store.update_user(user)
+    }
+    fn set_password(&mut self, call: &str, password: &str) -> Result<(), StoreError> {
+        self.store.set_password(call, password)
+    }
+    fn message(&mut self, number: u64) -> Result<Option<Message>, StoreError> {
+        self.store.message(number)
+    }
+    fn message_head(&mut self, number: u64) -> Result<Option<Message>, StoreError> {
+        self.store.message_head(number)
+    }
+    fn body_chunk(&mut self, number: u64, offset: u64, len: usize) -> Result<Vec<u8>, StoreError> {
+        self.store.body_chunk(number, offset, len)
+    }
+    fn list(&mut self, filter: &ListFilter) -> Result<Vec<MessageHeader>, StoreError> {
+        self.store.list(filter)
+    }
+    fn set_status(&mut self, number: u64, status: MsgStatus) -> Result<bool, StoreError> {
+        self.store.set_status(number, status)
+    }
+    fn mark_read(&mut self, number: u64, reader: &str) -> Result<(), StoreError> {
+        self.store.mark_read(number, reader)
+    }
+    fn status_seen_by(
+        &mut self,
+        number: u64,
+        reader: &str,
+    ) -> Result<Option<MsgStatus>, StoreError> {
+        self.store.status_seen_by(number, reader)
+    }
+    fn bid_known(&mut self, bid: &str) -> Result<bool, StoreError> {
+        self.store.bid_known(bid)
+    }
+    fn counts(&mut self) -> Result<(u64, u64), StoreError> {
+        self.store.counts()
+    }
+    fn home_bbs(&mut self, call: &str) -> Result<Option<String>, StoreError> {
+        self.store.home_bbs(call)
+    }
+    fn greeting_counts(
+        &mut self,
+        call: &str,
+        sysop: bool,
+    ) -> Result<qtc_mail::GreetingCounts, StoreError> {
+        self.store.greeting_counts(call, sysop)
+    }
+    fn categories(&mut self) -> Result<Vec<(String, u64)>, StoreError> {
+        self.store.categories()
     }
 }

@@ -67,7 +67,7 @@ async fn run_write(req: Request, b: &Backends) -> Result<Reply, StoreError> {
                 Ok(Reply::Killed(outcome == qtc_bbs::KillOutcome::Killed))
             }
             Request::Submit(sub) => {
-                crate::throttle::within_allowance(st, &limits, &sub.msg, crate::clock::now())?;
+                crate::user_limits::within_allowance(st, &limits, &sub.msg, crate::clock::now())?;
                 let files: Vec<qtc_store::Attachment> = sub
                     .files
                     .iter()
