@@ -63,9 +63,17 @@ pub(crate) fn message_head(m: &Message, verbose: bool, out: &mut Vec<u8>) {
     // Winlink subjects may be RFC 2047 encoded: shown decoded (stored as received).
     out.extend_from_slice(visible_line(&charset::decode_header(&h.subject)).as_bytes());
     out.push(b'\r');
-    if !m.copies.is_empty() {
-        let copies = m.copies.join(" ");
-        out.extend_from_slice(format!("Copies to: {}\r", visible_line(&copies)).as_bytes());
+    // Further `To:`s are addressees as much as the first; `Cc:`s are copies.
+    let to: Vec<&str> = m
+        .copies
+        .iter()
+        .filter(|c| !m.cc.contains(c))
+        .map(String::as_str)
+        .collect();
+    for (label, calls) in [("To", to.join(" ")), ("Cc", m.cc.join(" "))] {
+        if !calls.is_empty() {
+            out.extend_from_slice(format!("{label}: {}\r", visible_line(&calls)).as_bytes());
+        }
     }
     out.push(b'\r');
     if verbose {

@@ -36,6 +36,7 @@ fn sample(number: u64) -> Message {
         body: b"hi\r\n".to_vec(),
         read_count: 0,
         copies: vec!["N0CC".into()],
+        cc: vec!["N0CC".into()],
         files: Vec::new(),
         charset: String::new(),
     }

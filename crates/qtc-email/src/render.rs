@@ -184,14 +184,16 @@ fn top_header(m: &Message, s: &Settings) -> String {
         ),
         _ => crate::addr::email(&h.to, &h.at, s),
     };
-    let _ = write!(t, "To: {to}\r\n");
-    if !m.copies.is_empty() {
-        let cc: Vec<String> = m
-            .copies
-            .iter()
-            .map(|c| crate::addr::email(c, "", s))
-            .collect();
-        let _ = write!(t, "Cc: {}\r\n", cc.join(", "));
+    // Further addressees (a Winlink message's second To:) are To:, copies Cc:.
+    let (cc, more_to): (Vec<&String>, Vec<&String>) =
+        m.copies.iter().partition(|c| m.cc.contains(c));
+    let email = |calls: Vec<&String>| -> Vec<String> {
+        calls.iter().map(|c| crate::addr::email(c, "", s)).collect()
+    };
+    let to: Vec<String> = std::iter::once(to).chain(email(more_to)).collect();
+    let _ = write!(t, "To: {}\r\n", to.join(", "));
+    if !cc.is_empty() {
+        let _ = write!(t, "Cc: {}\r\n", email(cc).join(", "));
     }
     let _ = write!(t, "Subject: {}\r\n", encode_header(&h.subject));
     let _ = write!(t, "Message-ID: <{}@{}>\r\n", ascii_only(&h.bid), s.domain);
@@ -366,6 +368,7 @@ pub(crate) mod tests {
             body: body.to_vec(),
             read_count: 0,
             copies: Vec::new(),
+            cc: Vec::new(),
             files: Vec::<FileInfo>::new(),
             charset: String::new(),
         }

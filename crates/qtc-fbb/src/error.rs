@@ -102,6 +102,14 @@ pub enum Error {
     /// The connection closed before the session ended.
     #[error("connection lost")]
     ConnectionLost,
+
+    /// The partner took FBB proposals for MBL (LinBPQ toward anything but BPQ) and ended the
+    /// session before our messages could go in MBL.
+    #[error("the partner speaks MBL only and ended before our {unsent} message(s) went: set its protocol to mbl")]
+    MblOnly {
+        /// Our messages still waiting.
+        unsent: usize,
+    },
     /// The application closed the session.
     #[error("closed locally")]
     LocalClose,

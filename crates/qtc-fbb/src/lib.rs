@@ -35,8 +35,9 @@ mod tests;
 pub use bytes::Bytes;
 pub use error::Error;
 pub use session::{
-    Answer, Config, Event, Outcome, Outgoing, Proposal, Role, Session, DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_MAX_MESSAGE, MAX_BUFFERED_INPUT, MAX_LINE_LEN, MAX_TRANSMIT_CHUNK,
+    Answer, Config, Event, LineEnd, Outcome, Outgoing, Proposal, Role, Session,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_MESSAGE, MAX_BUFFERED_INPUT, MAX_LINE_LEN,
+    MAX_TRANSMIT_CHUNK,
 };
 pub use wire::proposal::MsgType;
 pub use wire::sid::{Flags, Mode, SidInfo};

@@ -212,6 +212,24 @@ impl Script {
         }
     }
 
+    /// How many of its lines the script sends without waiting for a prompt first (a LinBPQ
+    /// FBBPORT-style `{login}`, `{password}`): a partner that prompts anyway (JNOS) shows
+    /// that many prompts after them, which are not a refused login.
+    pub fn blind_sends(&self) -> usize {
+        let mut prompted = false;
+        let mut blind = 0;
+        for step in &self.steps {
+            match step {
+                Step::Expect(_) | Step::ExpectOptional(_) => prompted = true,
+                Step::Send(_) | Step::SendIfMatched(_) => {
+                    blind += usize::from(!prompted);
+                    prompted = false;
+                }
+            }
+        }
+        blind
+    }
+
     /// Whether the script has finished (done or failed).
     pub fn is_finished(&self) -> bool {
         self.finished
@@ -349,6 +367,19 @@ mod test {
                 leftover: b"[FBB-7.0.12-AB1FHMRX$]\rN0BBS BBS, QTH FN31PR.\r".to_vec()
             })
         );
+    }
+
+    #[test]
+    fn sends_before_any_prompt_are_counted() {
+        let blind = Script::new(vec![Step::Send("N0AAA".into()), Step::Send("pw".into())]);
+        assert_eq!(blind.blind_sends(), 2);
+        assert_eq!(Script::standard("N0AAA", "pw").blind_sends(), 0);
+        let mixed = Script::new(vec![
+            Step::Send("x".into()),
+            Step::Expect(vec!["login:".into()]),
+            Step::Send("N0AAA".into()),
+        ]);
+        assert_eq!(mixed.blind_sends(), 1);
     }
 
     #[test]

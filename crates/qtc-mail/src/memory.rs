@@ -64,6 +64,7 @@ impl MemoryStore {
     pub fn add_copy(&mut self, number: u64, call: &str) {
         if let Some(m) = self.messages.get_mut(&number) {
             m.copies.push(call.to_ascii_uppercase());
+            m.cc.push(call.to_ascii_uppercase());
         }
     }
 
@@ -191,6 +192,7 @@ impl MessageStore for MemoryStore {
             body: msg.body.clone(),
             read_count: 0,
             copies: Vec::new(),
+            cc: Vec::new(),
             files: Vec::new(),
             charset: String::new(),
         };

@@ -138,6 +138,8 @@ pub struct Message {
     pub read_count: u64,
     /// Every addressee other than `to` (Winlink `To:`/`Cc:` copies), callsigns upper case.
     pub copies: Vec<String>,
+    /// Of [`Message::copies`], those sent as `Cc:` (the others were further `To:`s).
+    pub cc: Vec<String>,
     /// Its attachments (Winlink `File:` parts), name and size.
     pub files: Vec<FileInfo>,
     /// The body's charset as the sender declared it (Winlink `Content-Type`); empty: unknown.

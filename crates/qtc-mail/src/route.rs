@@ -16,6 +16,9 @@ pub struct PartnerRoutes {
     pub call: String,
     /// `@` elements it takes, upper case: a BBS call, `#NCA`, `CA`, `USA`, `NOAM`, `WW`...
     pub routes: Vec<String>,
+    /// A Winlink station (a B2 partner): it collects the personal mail here addressed to its
+    /// own callsign and to the calls among its routes, so that mail waits in its queue.
+    pub collects: bool,
 }
 
 /// What the router needs to know about a message.
@@ -67,7 +70,13 @@ pub fn targets(q: &RouteQuery<'_>, own_call: &str, partners: &[PartnerRoutes]) -
         }
         MsgType::Personal | MsgType::Traffic => {
             if is_local(q.at, own_call) {
-                return Vec::new();
+                let to = q.to.split('-').next().unwrap_or(q.to).to_ascii_uppercase();
+                return partners
+                    .iter()
+                    .filter(|p| p.collects && !excluded(&p.call))
+                    .find(|p| p.call == to || p.routes.contains(&to))
+                    .map(|p| vec![p.call.clone()])
+                    .unwrap_or_default();
             }
             for element in elements(q.at) {
                 if let Some(p) = partners
@@ -149,12 +158,26 @@ mod tests {
         let p = |c: &str, r: &[&str]| PartnerRoutes {
             call: c.into(),
             routes: r.iter().map(|s| s.to_string()).collect(),
+            collects: c == "N0PAT",
         };
         vec![
             p("N0BBB", &["N0BBB", "#NCA", "CA", "USA", "WW"]),
             p("N0CCC", &["N0CCC", "NOAM", "WW"]),
             p("N0DDD", &["N0XYZ", "USA"]),
+            p("N0PAT", &["N0PAT", "N0PAU"]),
         ]
+    }
+
+    #[test]
+    fn local_mail_for_a_winlink_station_waits_in_its_queue() {
+        let p = partners();
+        let t = |to, at| targets(&q(MsgType::Personal, to, at, &[]), "N0AAA", &p);
+        assert_eq!(t("N0PAT", ""), vec!["N0PAT"]);
+        assert_eq!(t("N0PAU", "N0AAA"), vec!["N0PAT"]);
+        assert_eq!(t("N0PAT-5", "N0AAA.#NCA.CA"), vec!["N0PAT"]);
+        // A BBS partner collects nothing; a local user's mail stays here.
+        assert!(t("N0BBB", "").is_empty());
+        assert!(t("N0USR", "").is_empty());
     }
 
     fn q<'a>(kind: MsgType, to: &'a str, at: &'a str, seen: &'a [String]) -> RouteQuery<'a> {

@@ -17,7 +17,10 @@ pub fn encode(p: &Pending, mbo: &str) -> Vec<u8> {
         "{:04}/{:02}/{:02} {:02}:{:02}",
         t.year, t.month, t.day, t.hour, t.minute
     );
-    let to = if p.at.is_empty() {
+    // Mail `@` this BBS is the Winlink station's own: a bare call (wl2k-go reads any
+    // `CALL@HOST` as an internet address, `SMTP:CALL@HOST`).
+    let here = p.at.split('.').next().unwrap_or("");
+    let to = if p.at.is_empty() || here.eq_ignore_ascii_case(mbo) {
         p.to.clone()
     } else {
         format!("{}@{}", p.to, p.at)

@@ -296,11 +296,12 @@ impl Store {
         r
     }
 
-    /// For each proposed BID (and whether it comes compressed): is it known here, and the
-    /// partial transfer kept for it, if any. One read transaction for the whole block.
+    /// For each proposed BID (and the mode it comes compressed in, if it does): is it known
+    /// here, and the partial transfer kept for it in that mode, if any. One read transaction
+    /// for the whole block.
     pub fn proposal_info(
         &mut self,
-        bids: &[(String, bool)],
+        bids: &[(String, Option<&str>)],
     ) -> Result<Vec<ProposalInfo>, StoreError> {
         let tx = crate::read_transaction(&mut self.conn)?;
         let mut out = Vec::with_capacity(bids.len());
@@ -310,15 +311,15 @@ impl Store {
                 continue;
             }
             let known = crate::bid_known_in(&tx, bid)?;
-            let partial = if *compressed && !known {
-                tx.prepare_cached("SELECT data FROM partials WHERE bid = ?1")
+            let partial = match compressed {
+                Some(mode) if !known => tx
+                    .prepare_cached("SELECT data FROM partials WHERE bid = ?1 AND mode = ?2")
                     .and_then(|mut st| {
-                        st.query_row([bid.to_ascii_uppercase()], |r| r.get(0))
+                        st.query_row(params![bid.to_ascii_uppercase(), mode], |r| r.get(0))
                             .optional()
                     })
-                    .map_err(db_err)?
-            } else {
-                None
+                    .map_err(db_err)?,
+                _ => None,
             };
             out.push((known, partial));
         }
@@ -441,18 +442,27 @@ impl Store {
         Ok(())
     }
 
-    /// Keeps the first bytes of an interrupted transfer for a later resume.
+    /// Keeps the first bytes of an interrupted transfer in `mode` (its name: `b1`, `b2`)
+    /// for a later resume in the same mode.
     pub fn save_partial(
         &mut self,
         bid: &str,
         partner: &str,
+        mode: &str,
         data: &[u8],
         now: i64,
     ) -> Result<(), StoreError> {
         self.conn
             .execute(
-                "INSERT OR REPLACE INTO partials (bid, partner, data, updated) VALUES (?1, ?2, ?3, ?4)",
-                params![bid.to_ascii_uppercase(), partner.to_ascii_uppercase(), data, now],
+                "INSERT OR REPLACE INTO partials (bid, partner, data, updated, mode) \
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    bid.to_ascii_uppercase(),
+                    partner.to_ascii_uppercase(),
+                    data,
+                    now,
+                    mode
+                ],
             )
             .map_err(db_err)?;
         Ok(())

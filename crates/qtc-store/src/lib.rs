@@ -266,6 +266,7 @@ impl Store {
                         body: row.get(11)?,
                         read_count: row.get::<_, i64>(12)? as u64,
                         copies: Vec::new(),
+                        cc: Vec::new(),
                         files: Vec::new(),
                         charset: row.get(13)?,
                     })
@@ -274,7 +275,7 @@ impl Store {
             .optional()
             .map_err(db_err)?
             .map(|mut m| {
-                (m.copies, m.files) = parts::shown(&self.conn, number, &m.header.to)?;
+                (m.copies, m.cc, m.files) = parts::shown(&self.conn, number, &m.header.to)?;
                 Ok(m)
             })
             .transpose()

@@ -170,19 +170,29 @@ pub(crate) fn complete(
     Ok(())
 }
 
-/// What a reader sees of the parts: the addressees other than `to`, and the file list.
+/// Addressees other than `to`, those of them sent as Cc, and the file list.
+type Shown = (Vec<String>, Vec<String>, Vec<FileInfo>);
+
+/// What a reader sees of the parts: the addressees other than `to` (and which were Cc),
+/// and the file list.
 pub(crate) fn shown(
     conn: &rusqlite::Connection,
     number: u64,
     to: &str,
-) -> Result<(Vec<String>, Vec<FileInfo>), StoreError> {
-    let copies = conn
-        .prepare_cached("SELECT call FROM recipients WHERE number = ?1 AND call != ?2 ORDER BY pos")
+) -> Result<Shown, StoreError> {
+    let others = conn
+        .prepare_cached(
+            "SELECT call, cc FROM recipients WHERE number = ?1 AND call != ?2 ORDER BY pos",
+        )
         .and_then(|mut st| {
-            st.query_map(params![number as i64, to], |r| r.get(0))?
-                .collect::<Result<Vec<String>, _>>()
+            st.query_map(params![number as i64, to], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, bool>(1)?))
+            })?
+            .collect::<Result<Vec<_>, _>>()
         })
         .map_err(db_err)?;
+    let cc = others.iter().filter(|o| o.1).map(|o| o.0.clone()).collect();
+    let copies = others.into_iter().map(|o| o.0).collect();
     let files = conn
         .prepare_cached("SELECT name, length(data) FROM attachments WHERE number = ?1 ORDER BY pos")
         .and_then(|mut st| {
@@ -195,7 +205,7 @@ pub(crate) fn shown(
             .collect::<Result<Vec<_>, _>>()
         })
         .map_err(db_err)?;
-    Ok((copies, files))
+    Ok((copies, cc, files))
 }
 
 impl Store {

@@ -191,6 +191,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         call   TEXT    NOT NULL,
         PRIMARY KEY (number, call)
      ) WITHOUT ROWID;",
+    // 15: a partial transfer records the mode it came in (`b0`, `b1`, `b2`), and is offered
+    // for resume only in that mode: a B2 file is another file than the B1 one. Kept partials
+    // of unknown mode are dropped (the message comes whole next time).
+    "DELETE FROM partials;
+     ALTER TABLE partials ADD COLUMN mode TEXT NOT NULL DEFAULT '';",
 ];
 
 /// The schema version this build writes.

@@ -268,6 +268,7 @@ fn undo_schema_11(conn: &rusqlite::Connection, version: i64) {
     conn.execute_batch(&format!(
         "DROP TABLE login_places;
          DROP TABLE bulletin_reads;
+         ALTER TABLE partials DROP COLUMN mode;
          ALTER TABLE bids DROP COLUMN number;
          CREATE INDEX messages_bid ON messages (bid);
          DROP INDEX fwd_done;
@@ -359,6 +360,7 @@ pub(crate) fn station() -> Station {
     let p = |c: &str, r: &[&str]| route::PartnerRoutes {
         call: c.into(),
         routes: r.iter().map(|s| s.to_string()).collect(),
+        collects: false,
     };
     Station {
         call: "N0AAA".into(),
@@ -622,20 +624,25 @@ fn partials_are_kept_for_resume() {
     let (_d, mut s) = open();
     s.set_station(station());
     let ask = |s: &mut Store| {
-        s.proposal_info(&[("X1".into(), true), ("X1".into(), false)])
+        s.proposal_info(&[("X1".into(), Some("b1")), ("X1".into(), None)])
             .unwrap()
     };
     assert_eq!(ask(&mut s), vec![(false, None), (false, None)]);
-    s.save_partial("x1", "N0BBB", b"abc", 0).unwrap();
+    s.save_partial("x1", "N0BBB", "b1", b"abc", 0).unwrap();
     // Offered only for a compressed proposal.
     assert_eq!(
         ask(&mut s),
         vec![(false, Some(b"abc".to_vec())), (false, None)]
     );
+    // A partial of a B2 transfer is not offered to a B1 proposal (another file).
+    s.save_partial("x1", "N0BBB", "b2", b"b2f", 0).unwrap();
+    assert_eq!(ask(&mut s), vec![(false, None), (false, None)]);
+    let b2 = s.proposal_info(&[("X1".into(), Some("b2"))]).unwrap();
+    assert_eq!(b2, vec![(false, Some(b"b2f".to_vec()))]);
     // One that did not match the partner's file is dropped: taken from 0 next time.
     s.drop_partial("X1").unwrap();
     assert_eq!(ask(&mut s), vec![(false, None), (false, None)]);
-    s.save_partial("x1", "N0BBB", b"abc", 0).unwrap();
+    s.save_partial("x1", "N0BBB", "b1", b"abc", 0).unwrap();
     // The whole message arriving drops the partial, in the same transaction.
     s.store_received(
         "N0BBB",
@@ -697,7 +704,7 @@ fn housekeeping_expires_by_type_and_keeps_held_mail() {
     let mut h = msg(MsgType::Bulletin, "ALL", "N0ABC", None);
     h.status = MsgStatus::Held;
     let held = s.insert_message(&h, "N0AAA", 0).unwrap();
-    s.save_partial("P1", "N0BBB", b"x", 0).unwrap();
+    s.save_partial("P1", "N0BBB", "b1", b"x", 0).unwrap();
     let l = Lifetimes::default();
     // Day 20: the bulletin (14 days) expires; read personal mail (30) not yet.
     let r = s.housekeep(20 * day, &l).unwrap();

@@ -215,6 +215,8 @@ pub struct Telnet {
     options: [OptionState; 256],
     /// What the character-mode client sees of the line being typed.
     editor: echo::Editor,
+    /// The peer has sent a telnet command (anything after IAC but IAC).
+    peer_spoke: bool,
     error: Option<Error>,
 }
 
@@ -231,6 +233,7 @@ impl Telnet {
             transparent: false,
             options: [OptionState::default(); 256],
             editor: echo::Editor::default(),
+            peer_spoke: false,
             error: None,
         }
     }
@@ -372,6 +375,7 @@ impl Telnet {
     /// Handle the byte after `IAC` (outside a subnegotiation).
     fn command(&mut self, b: u8, to_app: &mut Vec<u8>, to_net: &mut Vec<u8>) {
         self.rx = Rx::Data;
+        self.peer_spoke |= b != IAC;
         match b {
             IAC => {
                 to_app.push(IAC);
@@ -492,6 +496,12 @@ impl Telnet {
     /// Whether `option` is in effect on the peer's side.
     pub fn remote_enabled(&self, option: u8) -> bool {
         self.options[usize::from(option)].him.is_enabled()
+    }
+
+    /// Whether the peer has sent any telnet command (an `IAC` not followed by `IAC`): a peer
+    /// that never has may be a raw TCP client that neither doubles 0xFF nor reads IAC.
+    pub fn peer_sent_command(&self) -> bool {
+        self.peer_spoke
     }
 
     /// The first protocol anomaly seen since the last call, if any. Later anomalies seen while

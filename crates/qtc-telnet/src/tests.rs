@@ -630,3 +630,13 @@ fn what_was_typed_before_echo_was_agreed_is_not_echoed_however_the_reads_fall() 
     assert!(net_whole.ends_with(b"lo"));
     assert!(!net_whole.windows(3).any(|w| w == b"hel"));
 }
+
+#[test]
+fn a_peer_that_sends_no_command_has_not_spoken_telnet() {
+    let (mut app, mut net) = (Vec::new(), Vec::new());
+    let mut t = Telnet::new(Role::Server);
+    t.receive(b"N0PAT\r\xff\xff\r", &mut app, &mut net);
+    assert!(!t.peer_sent_command(), "IAC IAC is data");
+    t.receive(b"\xff\xfd\x01", &mut app, &mut net);
+    assert!(t.peer_sent_command());
+}

@@ -332,7 +332,8 @@ fn msg_list(
         .filter(|h| oldest.is_none_or(|t| h.created >= t))
         .take(limit.unwrap_or(usize::MAX));
     for h in wanted {
-        let subject = String::from_utf8_lossy(&h.subject);
+        // As users see it: RFC 2047 words (Winlink subjects) decoded.
+        let subject = qtc_mail::charset::decode_header(&h.subject);
         if json {
             let v = serde_json::json!({
                 "number": h.number,

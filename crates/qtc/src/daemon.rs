@@ -407,7 +407,7 @@ fn start_radios(
         let heard = radio::Heard::default();
         ports.push(crate::online::Port {
             name: p.name.clone(),
-            what: radio::describe(&p.kind),
+            what: radio::kind_for_users(&p.kind),
             heard: heard.clone(),
         });
         let health = std::sync::Arc::<radio::PortHealth>::default();
@@ -467,6 +467,7 @@ fn bbs_for_callers(
             partners_only: false,
             initial: Vec::new(),
             via: name.clone(),
+            station: Some(remote.to_string()),
             login_place: None,
         };
         tk.spawn(

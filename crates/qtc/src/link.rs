@@ -1,128 +1,232 @@
-//! How bytes are framed on a connection: raw (a forwarding port, an AX.25 link), telnet (IAC
-//! negotiation stripped and answered, 0xFF doubled), or IAC-escaped (a partner that doubles
-//! 0xFF on a raw port without speaking telnet: xfbbd's outgoing forwarding).
+//! How bytes are framed on a connection, per link and per phase (docs/forwarding.md, "Line
+//! ends and escaping").
 //!
-//! Line ends follow the connection kind: CR on raw links (FBB, LinBPQ, AX.25), CR LF on telnet
-//! (the NVT line end) and on IAC-escaped links in a text mode (see [`Codec::encode_session`]). Once a forwarding session agrees on a compressed mode
-//! its telnet link turns binary-transparent: only IAC is escaped, because the NVT CR NUL rule
-//! would corrupt the binary blocks (xfbbd and JNOS send them that way).
+//! Three things vary from link to link, and each setting serves a peer's quirk:
+//! - **what is read**: telnet-decoded (commands stripped and answered, `IAC IAC` undone) or taken
+//!   byte for byte;
+//! - **what is written**: 0xFF doubled or not, apart in the text phase (login, MBL, FBB ASCII,
+//!   protocol lines) and the binary phase (compressed blocks);
+//! - **how lines end**: for users' text (CR on raw links and AX.25, CR LF on telnet), and for a
+//!   forwarding session's lines ([`Codec::session_line_end`]), which the session itself writes.
+//!
+//! The kinds of link: raw (a forwarding port, AX.25, a telnet-port client that never spoke
+//! telnet), telnet (negotiated: IAC rules both ways), IAC-escaped (0xFF doubled both ways,
+//! nothing negotiated: xfbbd's outgoing forwarding), and a call to JNOS over TCP (its mailbox
+//! undoes 0xFF doubling in the text lines it reads, writes raw, and takes compressed blocks raw).
 
+use qtc_fbb::LineEnd;
 use qtc_telnet::Telnet;
 
 /// The byte layer under a BBS or forwarding session.
-pub enum Codec {
-    /// Bytes as they are; `after_cr` remembers a CR that ended the last text chunk, so a
-    /// CR LF split between two chunks still counts once.
-    Raw {
-        /// The last text byte sent was CR.
-        after_cr: bool,
-    },
-    /// RFC 854 telnet.
-    Telnet(Box<Telnet>),
-    /// Raw bytes with 0xFF doubled both ways, nothing negotiated; `binary` once a forwarding
-    /// session agreed on a compressed mode.
-    Iac { telnet: Box<Telnet>, binary: bool },
+pub struct Codec {
+    /// Telnet state: options answered, 0xFF doubled on output. `None` on a raw link.
+    telnet: Option<Box<Telnet>>,
+    /// A negotiated telnet link: users' text gets NVT line ends, passwords hidden with ECHO.
+    nvt: bool,
+    /// Received bytes go through the telnet decoder; otherwise they are taken as they are.
+    decode: bool,
+    /// 0xFF is doubled in what we write in the text phase.
+    escape_text: bool,
+    /// 0xFF is doubled in what we write in the binary phase.
+    escape_binary: bool,
+    /// A forwarding session agreed on a compressed mode.
+    binary: bool,
+    /// How a forwarding session's lines end in the text phase and in the binary phase.
+    lines: (LineEnd, LineEnd),
+    /// How users' text lines end (before any forwarding session).
+    text_eol: LineEnd,
+    /// The last text byte sent on a raw link was CR (a CR LF split between two chunks).
+    after_cr: bool,
 }
 
 impl Codec {
-    /// A raw codec.
+    /// A raw link: bytes as they are, bare CR line ends (AX.25, LinBPQ's FBBPORT, FBB).
     pub fn raw() -> Codec {
-        Codec::Raw { after_cr: false }
+        Codec {
+            telnet: None,
+            nvt: false,
+            decode: false,
+            escape_text: false,
+            escape_binary: false,
+            binary: false,
+            lines: (LineEnd::Cr, LineEnd::Cr),
+            text_eol: LineEnd::Cr,
+            after_cr: false,
+        }
     }
 
-    /// A telnet codec in the given role.
+    /// Our raw TCP forwarding port: raw, but its prompts end in CR LF. A caller waiting for a
+    /// line end then gets the one it waits for: JNOS without `cronly` reads on after a CR until
+    /// the LF (a prompt ending in CR costs it its script's whole `*N` wait), and a reader that
+    /// splits at CR (wl2k-go, LinBPQ) skips the LF as the start of the next line.
+    pub fn forward_port() -> Codec {
+        Codec {
+            text_eol: LineEnd::CrLf,
+            ..Codec::raw()
+        }
+    }
+
+    /// A telnet codec in the given role, with IAC rules both ways and CR LF line ends.
     pub fn telnet(role: qtc_telnet::Role) -> Codec {
-        Codec::Telnet(Box::new(Telnet::new(role)))
+        Codec::from_telnet(Telnet::new(role))
     }
 
-    /// An IAC-escaped raw link.
+    /// A telnet codec over a [`Telnet`] already started.
+    pub fn from_telnet(t: Telnet) -> Codec {
+        Codec {
+            telnet: Some(Box::new(t)),
+            nvt: true,
+            decode: true,
+            escape_text: true,
+            escape_binary: true,
+            lines: (LineEnd::CrLf, LineEnd::CrLf),
+            text_eol: LineEnd::CrLf,
+            ..Codec::raw()
+        }
+    }
+
+    /// An IAC-escaped raw link (xfbbd's outgoing forwarding): 0xFF doubled both ways, nothing
+    /// negotiated; CR LF lines in the text modes (xfbbd reads the byte after a CR as it is,
+    /// expecting the LF: `tcp_trame` in LinFBB's drv_tcp.c), bare CR in the binary ones.
     pub fn iac() -> Codec {
         let mut t = Telnet::new(qtc_telnet::Role::Client);
         t.set_transparent(true);
-        Codec::Iac {
-            telnet: Box::new(t),
-            binary: false,
+        Codec {
+            telnet: Some(Box::new(t)),
+            decode: true,
+            escape_text: true,
+            escape_binary: true,
+            lines: (LineEnd::CrLf, LineEnd::Cr),
+            ..Codec::raw()
         }
     }
 
-    /// A forwarding session agreed on its mode: a telnet link carries binary blocks untouched
-    /// but for IAC doubling in the compressed modes.
+    /// Whether the peer has sent a telnet command (anything but `IAC IAC`) so far.
+    pub fn peer_spoke_telnet(&self) -> bool {
+        self.telnet.as_ref().is_some_and(|t| t.peer_sent_command())
+    }
+
+    /// The telnet port's rule for a forwarding partner: a client that never spoke telnet (pat,
+    /// LinBPQ, JNOS: none doubles 0xFF or reads IAC) is a raw TCP client, its blocks taken byte
+    /// for byte; one that negotiated keeps the IAC rules. Returns whether the link went raw.
+    pub fn raw_unless_telnet_spoken(&mut self) -> bool {
+        if !self.nvt || self.peer_spoke_telnet() {
+            return false;
+        }
+        let lines = self.lines;
+        *self = Codec::raw();
+        self.lines = lines;
+        true
+    }
+
+    /// A link to JNOS that we called over TCP (its telnet mailbox, `cronly` or not): JNOS
+    /// writes raw and reads compressed blocks raw (`JNOS_DEFAULT_NOIAC`), but its mailbox line
+    /// reader (`mbxrecvline`) undoes 0xFF doubling on a link that came in over telnet, so our
+    /// text lines keep 0xFF doubled.
+    pub fn jnos_called_over_tcp(&mut self) {
+        if self.telnet.is_none() {
+            let mut t = Telnet::new(qtc_telnet::Role::Client);
+            t.set_transparent(true);
+            self.telnet = Some(Box::new(t));
+        }
+        self.decode = false;
+        self.escape_text = true;
+        self.escape_binary = false;
+    }
+
+    /// A forwarding session agreed on its mode: compressed blocks travel from now on (a
+    /// telnet link drops the NVT CR NUL rule, which would corrupt them).
     pub fn set_binary(&mut self, binary: bool) {
-        match self {
-            Codec::Telnet(t) => t.set_transparent(binary),
-            Codec::Iac { binary: b, .. } => *b = binary,
-            Codec::Raw { .. } => {}
+        self.binary = binary;
+        if let Some(t) = self.telnet.as_mut() {
+            t.set_transparent(binary || !self.nvt);
         }
     }
 
-    /// How a login line ends on this connection: CR on a raw link, as FBB, LinBPQ and every
-    /// AX.25 BBS end lines (LinBPQ's FBBPORT reads CR LF as a line and one stray byte, which
-    /// it keeps as part of the password); CR LF on telnet, the NVT line end.
+    /// How a login script's lines end: CR LF on telnet, the NVT line end; CR on a raw link, as
+    /// FBB, LinBPQ and every AX.25 BBS end lines (LinBPQ's FBBPORT reads CR LF as a line and
+    /// one stray byte, which it keeps as part of the password).
     pub fn line_end(&self) -> &'static [u8] {
-        match self {
-            Codec::Raw { .. } | Codec::Iac { .. } => b"\r",
-            Codec::Telnet(_) => b"\r\n",
+        if self.nvt {
+            b"\r\n"
+        } else {
+            b"\r"
+        }
+    }
+
+    /// How a forwarding session's lines end now (by the phase).
+    pub fn session_line_end(&self) -> LineEnd {
+        if self.binary {
+            self.lines.1
+        } else {
+            self.lines.0
+        }
+    }
+
+    /// A called session's lines end as the partner ended its login lines: CR LF if it sent LF
+    /// (JNOS without `cronly`, which waits for the LF after a bare CR), else a bare CR (LinBPQ,
+    /// JNOS with `cronly`, pat). A negotiated telnet link and an IAC-escaped one keep theirs.
+    pub fn mirror_line_end(&mut self, partner_sent_lf: bool) {
+        if self.telnet.is_none() {
+            let eol = if partner_sent_lf {
+                LineEnd::CrLf
+            } else {
+                LineEnd::Cr
+            };
+            self.lines = (eol, eol);
         }
     }
 
     /// Decodes received bytes: application data to `app`, protocol answers to `reply`.
     pub fn decode(&mut self, input: &[u8], app: &mut Vec<u8>, reply: &mut Vec<u8>) {
-        match self {
-            Codec::Raw { .. } => app.extend_from_slice(input),
-            Codec::Telnet(t) | Codec::Iac { telnet: t, .. } => t.receive(input, app, reply),
+        match self.telnet.as_mut() {
+            Some(t) if self.decode => t.receive(input, app, reply),
+            _ => app.extend_from_slice(input),
         }
     }
 
-    /// Encodes text for the user: line ends as the transport wants them (telnet CR LF; raw CR).
+    /// Encodes text for a user: line ends as the link wants them (telnet CR LF; raw CR).
     pub fn encode_text(&mut self, data: &[u8], out: &mut Vec<u8>) {
-        match self {
-            Codec::Raw { after_cr } => {
-                // Packet convention: bare CR ends a line.
+        match self.telnet.as_mut() {
+            Some(t) if self.nvt => t.send(data, out),
+            Some(t) => t.send_raw(data, out),
+            None => {
+                let eol = self.text_eol.as_bytes();
                 for &b in data {
                     match b {
-                        b'\n' if *after_cr => {}
-                        b'\n' => out.push(b'\r'),
+                        b'\n' if self.after_cr => {}
+                        b'\n' | b'\r' => out.extend_from_slice(eol),
                         b => out.push(b),
                     }
-                    *after_cr = b == b'\r';
+                    self.after_cr = b == b'\r';
                 }
             }
-            Codec::Telnet(t) => t.send(data, out),
-            Codec::Iac { telnet, .. } => telnet.send_raw(data, out),
         }
     }
 
-    /// Encodes protocol bytes unchanged but for telnet's 0xFF doubling.
+    /// Encodes protocol bytes unchanged but for the 0xFF doubling of the phase.
     pub fn encode_raw(&mut self, data: &[u8], out: &mut Vec<u8>) {
-        match self {
-            Codec::Raw { after_cr } => {
-                *after_cr = false;
-                out.extend_from_slice(data);
-            }
-            Codec::Telnet(t) | Codec::Iac { telnet: t, .. } => t.send_raw(data, out),
+        self.after_cr = false;
+        let escape = if self.binary {
+            self.escape_binary
+        } else {
+            self.escape_text
+        };
+        match self.telnet.as_mut() {
+            Some(t) if escape => t.send_raw(data, out),
+            _ => out.extend_from_slice(data),
         }
     }
 
-    /// Encodes a forwarding session's output (CR line ends, binary blocks in compressed
-    /// modes): in a text mode CR becomes CR LF on a telnet link, since LinBPQ's telnet port
-    /// swallows the byte after a bare CR, and on an IAC-escaped one, since xfbbd takes the byte
-    /// after a CR as it is, without undoing the doubling (its telnet driver expects the LF of CR
-    /// LF there: `tcp_trame` in LinFBB's drv_tcp.c), so a line starting 0xFF 0xFF lost its
-    /// next two bytes; everything else as [`Codec::encode_raw`].
+    /// Encodes a forwarding session's output: its lines already end as
+    /// [`Codec::session_line_end`] says; only 0xFF is doubled where the link wants it.
     pub fn encode_session(&mut self, data: &[u8], out: &mut Vec<u8>) {
-        match self {
-            Codec::Telnet(t) if !t.is_transparent() => t.send(data, out),
-            Codec::Iac {
-                telnet,
-                binary: false,
-            } => telnet.send(data, out),
-            _ => self.encode_raw(data, out),
-        }
+        self.encode_raw(data, out);
     }
 
-    /// Asks a telnet client to stop or resume local echo; nothing on a raw link.
+    /// Asks a telnet client to stop or resume local echo; nothing on other links.
     pub fn hide_input(&mut self, hide: bool, out: &mut Vec<u8>) {
-        if let Codec::Telnet(t) = self {
+        if let Some(t) = self.telnet.as_mut().filter(|_| self.nvt) {
             t.set_hide_input(hide, out);
         }
     }
@@ -133,43 +237,87 @@ mod tests {
     use super::*;
 
     #[test]
-    fn raw_text_uses_bare_cr() {
+    fn raw_text_uses_bare_cr_and_the_forward_port_cr_lf() {
         let mut out = Vec::new();
         let mut c = Codec::raw();
         c.encode_text(b"a\r\nb\nc\rd\r", &mut out);
         c.encode_text(b"\ne", &mut out);
         assert_eq!(out, b"a\rb\rc\rd\re");
+        out.clear();
+        Codec::forward_port().encode_text(b"Callsign:\rPassword:\n", &mut out);
+        assert_eq!(out, b"Callsign:\r\nPassword:\r\n");
     }
 
     #[test]
     fn session_output_per_connection_kind() {
-        let session = b"FA P A B C D 1\r\x02\x0d\x00\xff";
+        let block = b"\x02\x0d\x00\xff";
         let mut out = Vec::new();
-        // Telnet before a compressed mode: protocol lines end in CR LF (LinBPQ's telnet port
-        // eats the byte after a bare CR).
+        // Telnet: CR LF session lines, 0xFF doubled; binary-transparent once B1 is agreed.
         let mut t = Codec::telnet(qtc_telnet::Role::Client);
-        t.encode_session(b"SP N0XYZ\r", &mut out);
-        assert_eq!(out, b"SP N0XYZ\r\n");
-        // Binary-transparent once B1 is agreed: only 0xFF doubled, CR NUL as it is.
-        out.clear();
+        assert_eq!(t.session_line_end(), LineEnd::CrLf);
         t.set_binary(true);
-        t.encode_session(session, &mut out);
-        assert_eq!(out, b"FA P A B C D 1\r\x02\x0d\x00\xff\xff");
-        // xfbbd's IAC-escaped raw link: CR LF lines in a text mode (xfbbd reads the byte after
-        // a CR unescaped), binary-transparent in a compressed one; and a plain raw link.
+        t.encode_session(block, &mut out);
+        assert_eq!(out, b"\x02\x0d\x00\xff\xff");
+        assert_eq!(t.session_line_end(), LineEnd::CrLf);
+        // xfbbd's IAC-escaped raw link: CR LF in a text mode, CR in a compressed one.
         out.clear();
         let mut iac = Codec::iac();
-        iac.encode_session(b"SP N0XYZ\r\xff\xff x\r", &mut out);
-        assert_eq!(out, b"SP N0XYZ\r\n\xff\xff\xff\xff x\r\n");
-        out.clear();
+        assert_eq!(iac.session_line_end(), LineEnd::CrLf);
+        iac.encode_session(b"x \xff\xff\r\n", &mut out);
+        assert_eq!(out, b"x \xff\xff\xff\xff\r\n");
         iac.set_binary(true);
-        iac.encode_session(session, &mut out);
-        assert_eq!(out, b"FA P A B C D 1\r\x02\x0d\x00\xff\xff");
+        assert_eq!(iac.session_line_end(), LineEnd::Cr);
+        // A plain raw link: nothing changes.
         out.clear();
-        Codec::raw().encode_session(session, &mut out);
-        assert_eq!(out, session);
+        Codec::raw().encode_session(block, &mut out);
+        assert_eq!(out, block);
         assert_eq!(Codec::raw().line_end(), b"\r");
         assert_eq!(Codec::iac().line_end(), b"\r");
         assert_eq!(t.line_end(), b"\r\n");
+    }
+
+    #[test]
+    fn a_telnet_port_client_that_never_spoke_telnet_goes_raw() {
+        let (mut app, mut net) = (Vec::new(), Vec::new());
+        let mut silent = Codec::telnet(qtc_telnet::Role::Server);
+        silent.decode(b"N0PAT\r\xff\xffpw\r", &mut app, &mut net);
+        assert!(silent.raw_unless_telnet_spoken());
+        app.clear();
+        silent.decode(b"\x01\x05\xff\xfb\x01", &mut app, &mut net);
+        assert_eq!(app, b"\x01\x05\xff\xfb\x01");
+        let mut out = Vec::new();
+        silent.encode_session(b"\xff", &mut out);
+        assert_eq!(out, b"\xff");
+        // A client that answered our WILL ECHO keeps the IAC rules.
+        let mut spoke = Codec::telnet(qtc_telnet::Role::Server);
+        spoke.decode(b"\xff\xfd\x01N0ABC\r\n", &mut app, &mut net);
+        assert!(!spoke.raw_unless_telnet_spoken());
+    }
+
+    #[test]
+    fn a_called_session_mirrors_the_partner_line_end() {
+        let mut c = Codec::raw();
+        c.mirror_line_end(true);
+        assert_eq!(c.session_line_end(), LineEnd::CrLf);
+        c.mirror_line_end(false);
+        assert_eq!(c.session_line_end(), LineEnd::Cr);
+        let mut t = Codec::telnet(qtc_telnet::Role::Server);
+        t.mirror_line_end(false);
+        assert_eq!(t.session_line_end(), LineEnd::CrLf);
+    }
+
+    #[test]
+    fn jnos_called_over_tcp_reads_raw_and_escapes_only_text() {
+        let mut c = Codec::telnet(qtc_telnet::Role::Client);
+        c.jnos_called_over_tcp();
+        let (mut app, mut net, mut out) = (Vec::new(), Vec::new(), Vec::new());
+        c.decode(b"K\xf6ln \xff x\r\n", &mut app, &mut net);
+        assert_eq!(app, b"K\xf6ln \xff x\r\n");
+        c.encode_session(b"\xff x\r\n", &mut out);
+        assert_eq!(out, b"\xff\xff x\r\n");
+        out.clear();
+        c.set_binary(true);
+        c.encode_session(b"\x02\x01\xff", &mut out);
+        assert_eq!(out, b"\x02\x01\xff");
     }
 }

@@ -1,6 +1,7 @@
 //! qtc calling a LinBPQ BBS, played from LinBPQ 6.0.25's source (MBLRoutines.c and its
 //! FBBPORT): no login prompts, CR-only lines, a bare `>` to a non-BPQ SID (MBL only), `F>`
-//! read as the reverse-forward request, `*** DONE` and a disconnect at the end.
+//! read as the reverse-forward request, a bare `>` after a message answered with its next one
+//! or, with none left, `F>` (the turn handed back), `*** DONE` and a disconnect at the end.
 
 mod common;
 
@@ -64,14 +65,26 @@ fn queue_one(d: &Daemon) {
     c.send("B");
 }
 
-#[test]
-fn fbb_toward_bpq_falls_back_to_mbl_and_done_is_a_normal_end() {
+/// qtc, with one message queued for N0BPQ and its partner entry offering `protocol`, calls a
+/// BPQ played by `bpq` (given the connection after the login); returns qtc and what
+/// `qtc ctl forward N0BPQ` said.
+fn call_bpq(
+    protocol: &str,
+    bpq: impl FnOnce(TcpStream) + Send + 'static,
+) -> (Daemon, (bool, String)) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
-    let a = qtc_calling_bpq("fbb", port);
+    let a = qtc_calling_bpq(protocol, port);
     queue_one(&a);
-    let bpq = std::thread::spawn(move || {
-        let mut s = accept_login(&l);
+    let played = std::thread::spawn(move || bpq(accept_login(&l)));
+    let said = a.try_ctl(&["forward", "N0BPQ"]);
+    played.join().unwrap();
+    (a, said)
+}
+
+#[test]
+fn fbb_toward_bpq_falls_back_to_mbl_and_sends_ours_when_bpq_hands_over() {
+    let (a, (ok, out)) = call_bpq("fbb", |mut s| {
         let ours = read_until(&mut s, b"F>\r");
         assert!(ours.starts_with(b"[QTC-"), "{ours:?}");
         assert!(ours.windows(3).any(|w| w == b"FB "), "{ours:?}");
@@ -79,41 +92,59 @@ fn fbb_toward_bpq_falls_back_to_mbl_and_done_is_a_normal_end() {
         s.write_all(b">\rSP N0AAA @ N0AAA < N0BPQ $5_N0BPQ\r")
             .unwrap();
         read_until(&mut s, b"OK\r");
+        // LinBPQ's MBL message: its R: line (LinBPQ's stamp), a blank line after it (the
+        // message is its own), the body and, after the body's line end, `\r/ex\r`.
         s.write_all(
-            b"Hello from BPQ\rR:261203/1712Z 5@N0BPQ.#NCA.CA.USA.NOAM BPQ6.0.25\r\r\
-              first line\rsecond line\r\r\x1a",
+            b"Hello from BPQ\rR:261203/1712Z 5@N0BPQ.#NCA.CA.USA.NOAM LinBPQ6.0.25\r\r\
+              first line\rsecond line\r\r/ex\r",
         )
         .unwrap();
+        // qtc still has mail: a bare `>`, and BPQ, with nothing more, hands the turn back.
+        let prompt = read_until(&mut s, b">\r");
+        assert_eq!(prompt, b">\r", "not F>: BPQ would end the session");
+        s.write_all(b"F>\r").unwrap();
+        let sline = read_until(&mut s, b"\r");
+        assert!(
+            sline.starts_with(b"SP N0XYZ @ N0BPQ < N0USR $"),
+            "{sline:?}"
+        );
+        s.write_all(b"OK\r").unwrap();
+        let msg = read_until(&mut s, b"\x1a\r");
+        assert!(msg.windows(9).any(|w| w == b"hello bpq"), "{msg:?}");
+        s.write_all(b">\r").unwrap();
         read_until(&mut s, b"F>\r");
         s.write_all(b"*** DONE\r").unwrap();
     });
-    let (ok, out) = a.try_ctl(&["forward", "N0BPQ"]);
-    bpq.join().unwrap();
     assert!(ok, "{out}\n{}", common::tail(&a.log(), 4000));
-    assert!(out.starts_with("ok: N0BPQ: 1 received, 0 sent"), "{out}");
+    assert!(out.starts_with("ok: N0BPQ: 1 received, 1 sent"), "{out}");
     assert!(a.log().contains("going on in MBL"));
-    // The blank line BPQ puts after its R: line is not the body's first line.
+    // The blank line after BPQ's R: line, and the one before its `/ex`, are not the body's.
     let got = a.listed().into_iter().find(|m| m.from == "N0BPQ").unwrap();
-    let shown = String::from_utf8(a.show_raw(got.number)).unwrap();
-    let lines: Vec<&str> = shown.lines().map(|l| l.trim_end()).collect();
-    let r = lines.iter().position(|l| l.ends_with("BPQ6.0.25")).unwrap();
-    assert_eq!(
-        lines[r + 1..r + 3],
-        ["first line", "second line"],
-        "{shown}"
+    let shown = common::Shown::parse(&a.show_raw(got.number));
+    assert_eq!(shown.body, b"first line\r\nsecond line\r\n");
+    assert!(a
+        .fwd_queue(Some("N0BPQ"))
+        .lines()
+        .all(|l| !l.contains("N0XYZ")));
+}
+
+#[test]
+fn fbb_toward_bpq_with_nothing_for_us_is_reported_failed_not_ok() {
+    let (a, (_, out)) = call_bpq("fbb", |mut s| {
+        read_until(&mut s, b"F>\r");
+        // Our `F>` asks it for its mail: it has none, and ends the session.
+        s.write_all(b">\r*** DONE\r").unwrap();
+    });
+    assert!(
+        out.starts_with("error: N0BPQ: the partner speaks MBL only"),
+        "{out}"
     );
-    // Ours stays queued for the next session (an MBL one, once the sysop says so).
-    assert!(a.fwd_queue(Some("N0BPQ")).contains("N0XYZ"));
+    assert!(a.fwd_queue(Some("N0BPQ")).contains("N0XYZ"), "still queued");
 }
 
 #[test]
 fn mbl_toward_bpq_reports_a_refused_proposal_and_ends_at_done() {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    let a = qtc_calling_bpq("mbl", port);
-    queue_one(&a);
-    let bpq = std::thread::spawn(move || {
-        let mut s = accept_login(&l);
+    let (a, (ok, out)) = call_bpq("mbl", |mut s| {
         let sid = read_until(&mut s, b"]\r");
         assert!(sid.starts_with(b"[QTC-"), "{sid:?}");
         s.write_all(b">\r").unwrap();
@@ -127,8 +158,6 @@ fn mbl_toward_bpq_reports_a_refused_proposal_and_ends_at_done() {
         read_until(&mut s, b"F>\r");
         s.write_all(b"*** DONE\r").unwrap();
     });
-    let (ok, out) = a.try_ctl(&["forward", "N0BPQ"]);
-    bpq.join().unwrap();
     assert!(ok, "{out}\n{}", common::tail(&a.log(), 4000));
     assert!(
         out.starts_with("ok: N0BPQ: 0 received, 0 sent, 1 refused"),

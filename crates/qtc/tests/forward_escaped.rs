@@ -1,7 +1,9 @@
-//! B1 from partners whose links are telnet-escaped without negotiation: xfbbd calling qtc's raw
-//! forwarding port (it doubles 0xFF on every outgoing forwarding link) and JNOS calling qtc's
-//! telnet port. Their binary blocks carry 0xFF doubled and CR NUL as it is; qtc must undo the
-//! doubling and nothing else.
+//! B1 and B2 from partners on links without telnet negotiation: xfbbd calling qtc's raw
+//! forwarding port (it doubles 0xFF on every outgoing forwarding link: `iac_escaped`), and
+//! raw TCP clients such as JNOS and LinBPQ on qtc's telnet port (they never send a telnet
+//! command, double nothing and read no IAC: the telnet port's rule makes their link raw).
+//! Their binary blocks carry CR NUL as it is; qtc undoes xfbbd's doubling and takes the raw
+//! clients' bytes as they are.
 
 mod common;
 
@@ -37,16 +39,23 @@ fn doubled(data: &[u8]) -> Vec<u8> {
         .collect()
 }
 
-/// After the login: SID, one FA proposal, the IAC-doubled transfer; qtc answers and stores it.
-fn send_b1(c: &mut Client, sid: &[u8], bid: &str, text: &[u8], file: &[u8]) {
-    c.send_raw(sid);
+/// After the login: SID, one FA proposal, the transfer (0xFF doubled if `escaped`); qtc
+/// answers and stores it.
+fn send_b1(c: &mut Client, sid: &[u8], bid: &str, text: &[u8], file: &[u8], escaped: bool) {
     let line = format!("FA P N0PTR N0BBS N0USR {bid} {}", text.len());
+    send_one(c, sid, &line, file, escaped);
+}
+
+/// After the login: SID, one proposal `line`, the transfer of `file` (0xFF doubled if
+/// `escaped`); qtc accepts and stores it, has nothing for us, and the session ends.
+fn send_one(c: &mut Client, sid: &[u8], line: &str, file: &[u8], escaped: bool) {
+    c.send_raw(sid);
     let sum = proposal::checksum_value(proposal::checksum_add(0, line.as_bytes()));
     c.send_raw(format!("{line}\rF> {sum:02X}\r").as_bytes());
     c.expect("FS Y");
     let mut wire = Vec::new();
     block::encode(b"escaped", 0, file, &mut wire);
-    c.send_raw(&doubled(&wire));
+    c.send_raw(&if escaped { doubled(&wire) } else { wire });
     c.expect("FF");
     c.send_raw(b"FQ\r");
     c.expect_close();
@@ -62,7 +71,7 @@ fn stored_body(d: &Daemon, bid: &str) -> Vec<u8> {
 }
 
 #[test]
-fn xfbbd_on_the_raw_port_and_jnos_on_the_telnet_port_deliver_b1_intact() {
+fn xfbbd_on_the_raw_port_and_a_raw_client_on_the_telnet_port_deliver_b1_intact() {
     let d = Daemon::start_bbs(
         "N0BBS",
         &[("N0PTR", "ptrpw", "--bbs"), ("N0JNO", "jnopw", "--bbs")],
@@ -85,16 +94,72 @@ fn xfbbd_on_the_raw_port_and_jnos_on_the_telnet_port_deliver_b1_intact() {
         "X1_N0PTR",
         &text,
         &file,
+        true,
     );
     assert_eq!(stored_body(&d, "X1_N0PTR"), text);
 
-    // JNOS: telnet port, CR LF login, binary IAC-doubled and CR NUL left alone.
+    // JNOS: telnet port, CR LF login, no telnet command: binary as it is (0xFF single, CR NUL).
     let mut c = Client::connect(d.port);
     c.expect("Callsign:");
     c.send_raw(b"N0JNO\r\n");
     c.expect("Password:");
     c.send_raw(b"jnopw\r\n");
     c.expect(">\r\n");
-    send_b1(&mut c, b"[JNOS-2.0o.2-B1FHIM$]\r", "J1_N0JNO", &text, &file);
+    send_b1(
+        &mut c,
+        b"[JNOS-2.0o.2-B1FHIM$]\r\n",
+        "J1_N0JNO",
+        &text,
+        &file,
+        false,
+    );
     assert_eq!(stored_body(&d, "J1_N0JNO"), text);
+}
+
+/// LinBPQ logged in on qtc's telnet port: CR-only login lines, no telnet command, its SID.
+fn bpq_on_the_telnet_port(d: &Daemon, call: &str, pw: &str) -> Client {
+    let mut c = Client::connect(d.port);
+    c.expect("Callsign:");
+    c.send_raw(format!("{call}\r").as_bytes());
+    c.expect("Password:");
+    c.send_raw(format!("{pw}\r").as_bytes());
+    // Its login lines ended in a bare CR: so do qtc's session lines.
+    c.expect(">\r");
+    c
+}
+
+#[test]
+fn linbpq_on_the_telnet_port_delivers_b2_and_b1_intact() {
+    // LinBPQ's forwarding script to a telnet port sends no telnet command and doubles no 0xFF
+    // (its TCP links are raw): the telnet port takes its blocks byte for byte, in B2 as in B1.
+    let d = Daemon::start_bbs(
+        "N0BBS",
+        &[("N0BPQ", "bpqpw", "--bbs"), ("N0BPR", "bprpw", "--bbs")],
+        "[[partner]]\ncallsign = \"N0BPQ\"\nprotocol = \"b2\"\nroutes = [\"N0BPQ\"]\n\
+         [[partner]]\ncallsign = \"N0BPR\"\nprotocol = \"b1\"\nroutes = [\"N0BPR\"]\n",
+    );
+    let sid = b"[BPQ-6.0.25.23-B12FWIHJM$]\r";
+    let (text, file) = awkward_text(3400);
+
+    // B2: a B2F message whose body holds 8-bit text; its compressed form 0xFF and CR NUL.
+    let mut b2f = format!(
+        "Mid: BPQB2MID01\r\nDate: 2026/12/05 10:00\r\nType: Private\r\nFrom: N0BPQ\r\n\
+         To: N0USR\r\nSubject: b2 from bpq\r\nMbo: N0BPQ\r\nBody: {}\r\n\r\n",
+        text.len()
+    )
+    .into_bytes();
+    b2f.extend_from_slice(&text);
+    let packed = qtc_lzhuf::compress_with_crc(&b2f);
+    assert!(packed.contains(&0xff), "no 0xFF in the B2 file");
+    let mut c = bpq_on_the_telnet_port(&d, "N0BPQ", "bpqpw");
+    let line = format!("FC EM BPQB2MID01 {} {} 0", b2f.len(), packed.len());
+    send_one(&mut c, sid, &line, &packed, false);
+    assert_eq!(stored_body(&d, "BPQB2MID01"), text);
+
+    // B1, the same text as an FBB file.
+    let mut c = bpq_on_the_telnet_port(&d, "N0BPR", "bprpw");
+    let line = format!("FA P N0BPR N0BBS N0USR B1_N0BPR {}", text.len());
+    send_one(&mut c, sid, &line, &file, false);
+    assert_eq!(stored_body(&d, "B1_N0BPR"), text);
+    assert!(d.log().contains("never spoke telnet"), "{}", d.log());
 }

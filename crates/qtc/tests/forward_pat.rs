@@ -99,7 +99,8 @@ impl Pat {
         assert!(out.status.success(), "pat compose: {out:?}");
     }
 
-    /// One `pat connect` to qtc's forwarding port; returns Pat's output.
+    /// One `pat connect` to qtc's forwarding port (or any port of qtc's); returns Pat's
+    /// output.
     fn connect(&self, port: u16, extra: &[&str]) -> String {
         let url = format!("telnet://{}:patpw@127.0.0.1:{port}/N0QTC", self.call);
         let mut args: Vec<&str> = extra.to_vec();
@@ -168,6 +169,26 @@ fn post(d: &Daemon, to: &str, subject: &str, body: &[u8]) {
     c.send("B");
 }
 
+/// Mail for Pat's bare callsign (UTF-8, Latin-1) and one `@` this BBS (which reaches Pat as
+/// `To: N0PAT`, not an internet address): it waits in Pat's queue for the sysop to see
+/// before Pat calls.
+fn post_for_pat_and_see_it_queued(d: &Daemon) {
+    post(d, "N0PAT", "utf8 for pat", "Köln ist schön\r\n".as_bytes());
+    post(d, "N0PAT", "latin1 for pat", b"K\xf6ln in Latin-1\r\n");
+    post(d, "N0PAT@N0QTC", "at this bbs", b"addressed @ here\r\n");
+    let queue = d.fwd_queue(Some("N0PAT"));
+    assert!(queue.matches("N0PAT").count() >= 3, "{queue}");
+    let status = d.ctl(&["status"]);
+    assert!(status.contains("N0PAT    3 queued"), "{status}");
+    let (_, page) = web_page(d, "/forwarding");
+    let page = String::from_utf8_lossy(&page);
+    let row = page
+        .split("<tr>")
+        .find(|r| r.contains("<b>N0PAT</b>"))
+        .unwrap_or_default();
+    assert!(row.contains("<td data-label=\"Queued\">3</td>"), "{page}");
+}
+
 /// One HTTP/1.1 request to the dashboard: (head, body bytes).
 fn http(port: u16, request: &str) -> (String, Vec<u8>) {
     use std::io::{Read, Write};
@@ -187,8 +208,8 @@ fn cookie(head: &str, name: &str) -> String {
     head[at..].split(';').next().unwrap().to_string()
 }
 
-/// Attachment `i` of message `n`, downloaded from the web dashboard as the sysop.
-fn download(d: &Daemon, n: u64, i: usize) -> (String, Vec<u8>) {
+/// A page of the web dashboard, fetched as the sysop: (head, body bytes).
+fn web_page(d: &Daemon, path: &str) -> (String, Vec<u8>) {
     let port = d.web_port();
     let get = |path: &str, cookie: &str| {
         format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nCookie: {cookie}\r\n\r\n")
@@ -205,7 +226,12 @@ fn download(d: &Daemon, n: u64, i: usize) -> (String, Vec<u8>) {
         ),
     );
     let session = format!("qtc_session={}", cookie(&head, "qtc_session"));
-    http(port, &get(&format!("/messages/{n}/files/{i}"), &session))
+    http(port, &get(path, &session))
+}
+
+/// Attachment `i` of message `n`, downloaded from the web dashboard as the sysop.
+fn download(d: &Daemon, n: u64, i: usize) -> (String, Vec<u8>) {
+    web_page(d, &format!("/messages/{n}/files/{i}"))
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
@@ -245,9 +271,8 @@ fn pat_sends_its_outbox_and_collects_its_mail_in_one_connect_each() {
         &["-s", "copied", "-c", "N0OTH", "N0USR"],
         "For both of you.\n",
     );
-    // Mail for Pat's bare callsign, UTF-8 and Latin-1.
-    post(&d, "N0PAT", "utf8 for pat", "Köln ist schön\r\n".as_bytes());
-    post(&d, "N0PAT", "latin1 for pat", b"K\xf6ln in Latin-1\r\n");
+    pat.compose(&["-s", "two to", "N0USR", "N0OTH"], "To you both.\n");
+    post_for_pat_and_see_it_queued(&d);
 
     let out = pat.connect(port, &[]);
     assert!(
@@ -255,7 +280,9 @@ fn pat_sends_its_outbox_and_collects_its_mail_in_one_connect_each() {
         "Pat's outbox not sent:\n{out}"
     );
     let inbox = pat.folder("in");
-    assert_eq!(inbox.len(), 2, "Pat collected its mail:\n{out}");
+    assert_eq!(inbox.len(), 3, "Pat collected its mail:\n{out}");
+    let here = inbox.iter().find(|m| contains(m, b"at this bbs")).unwrap();
+    assert!(contains(here, b"To: N0PAT\r\n"), "a bare call: {here:?}");
     let utf8 = inbox.iter().find(|m| contains(m, b"utf8 for pat")).unwrap();
     assert!(contains(utf8, "Köln ist schön".as_bytes()));
     assert!(contains(utf8, b"Content-Type: text/plain; charset=UTF-8"));
@@ -271,7 +298,7 @@ fn pat_sends_its_outbox_and_collects_its_mail_in_one_connect_each() {
 
     let listed = d.listed();
     let from_pat: Vec<_> = listed.iter().filter(|m| m.from == "N0PAT").collect();
-    assert_eq!(from_pat.len(), 3, "{listed:?}");
+    assert_eq!(from_pat.len(), 4, "{listed:?}");
     // The copy: N0OTH lists and reads it as well as N0USR.
     let copied = from_pat.iter().find(|m| m.subject == "copied").unwrap();
     let mut oth = login(&d, "N0OTH");
@@ -281,6 +308,15 @@ fn pat_sends_its_outbox_and_collects_its_mail_in_one_connect_each() {
     oth.send(&format!("R {}", copied.number));
     let shown = oth.expect("de N0QTC>");
     assert!(shown.contains("For both of you."), "{shown}");
+    assert!(shown.contains("\r\nCc: N0OTH\r\n"), "{shown}");
+    // A second `To:` is an addressee, shown as such.
+    let two = from_pat.iter().find(|m| m.subject == "two to").unwrap();
+    oth.send(&format!("R {}", two.number));
+    let shown = oth.expect("de N0QTC>");
+    assert!(
+        shown.contains("\r\nTo: N0OTH\r\n") && !shown.contains("Cc:"),
+        "{shown}"
+    );
     oth.send("B");
     // The attachment is listed under the message, with its size.
     let with_file = from_pat
@@ -292,7 +328,11 @@ fn pat_sends_its_outbox_and_collects_its_mail_in_one_connect_each() {
     usr.send("L");
     let list = usr.expect("de N0QTC>");
     assert!(list.contains("Grüße from pat"), "{list}");
-    let plain = listed.iter().find(|m| m.subject.contains("=?")).unwrap();
+    // `qtc msg list` shows the subject decoded too.
+    let plain = listed
+        .iter()
+        .find(|m| m.subject == "Grüße from pat")
+        .unwrap();
     usr.send(&format!("R {}", plain.number));
     let shown = usr.expect("de N0QTC>");
     // Pat sends the body in ISO-8859-1 and says so: stored as it came, shown decoded.
@@ -312,7 +352,7 @@ fn pat_sends_its_outbox_and_collects_its_mail_in_one_connect_each() {
 
     // A second connect: nothing new either way.
     let again = pat.connect(port, &[]);
-    assert_eq!(pat.folder("in").len(), 2, "{again}");
+    assert_eq!(pat.folder("in").len(), 3, "{again}");
 
     // Relayed to a second Pat station: recipients and the attachment byte-identical.
     let pau = Pat::new("N0PAU");
@@ -346,6 +386,10 @@ fn pat_sends_its_outbox_and_collects_its_mail_in_one_connect_each() {
         "{head}"
     );
     assert!(contains(&got[0], &relayed));
+    eprintln!(
+        "pat, B2, Pat calling the forward port: 5 Pat -> qtc, 4 qtc -> Pat (3 to N0PAT, 1 \
+         relayed to N0PAU), each once, byte for byte"
+    );
 }
 
 #[test]
@@ -475,4 +519,42 @@ fn qtc_calls_a_listening_pat_and_both_sides_deliver() {
     assert_eq!(inbox.len(), 1);
     assert!(contains(&inbox[0], "Grüße".as_bytes()));
     assert!(d.listed().iter().any(|m| m.subject == "from the listener"));
+    eprintln!("pat, B2, qtc calling a listening Pat: {out}");
+}
+
+#[test]
+fn pat_on_the_telnet_port_is_a_raw_client_and_its_binary_arrives_intact() {
+    // Pat calls its raw TCP transport "telnet" and users point it at a BBS's telnet port: it
+    // never sends a telnet command and doubles no 0xFF, so qtc takes its B2 blocks byte for
+    // byte (before, they failed as "malformed binary block").
+    if !have_pat() {
+        return;
+    }
+    let d = qtc();
+    let pat = Pat::new("N0PAT");
+    let data = file(&pat.path("ff.bin"), 20_000);
+    assert!(data.contains(&0xff));
+    pat.compose(
+        &[
+            "-s",
+            "via telnet",
+            "-a",
+            pat.path("ff.bin").to_str().unwrap(),
+            "N0USR",
+        ],
+        "Over the telnet port.\n",
+    );
+    post(&d, "N0PAT", "for pat over telnet", b"K\xf6ln \xff\r\n");
+    let out = pat.connect(d.port, &[]);
+    assert!(pat.folder("out").is_empty(), "{out}\n{}", d.log());
+    assert_eq!(pat.folder("in").len(), 1, "{out}");
+    assert!(d.log().contains("never spoke telnet"), "{}", d.log());
+    let got = d
+        .listed()
+        .into_iter()
+        .find(|m| m.subject == "via telnet")
+        .unwrap();
+    let (_, bytes) = download(&d, got.number, 0);
+    assert_eq!(bytes, data);
+    eprintln!("pat, B2, Pat calling the telnet port: 1 Pat -> qtc (20 KB file), 1 qtc -> Pat");
 }

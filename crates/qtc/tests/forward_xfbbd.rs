@@ -459,6 +459,16 @@ fn forward_both_ways(caller: Caller, protocol: &str, mode: &str, per_side: usize
             as_stored.map(|m| String::from_utf8_lossy(m))
         );
     }
+    eprintln!(
+        "xfbbd, {mode}, {} calling: {} xfbbd -> qtc and {} qtc -> xfbbd, each once, byte for byte",
+        if caller == Caller::Qtc {
+            "qtc"
+        } else {
+            "xfbbd"
+        },
+        to_qtc.len(),
+        to_fbb.len()
+    );
 
     drop(console);
     drop(fbb);

@@ -268,3 +268,37 @@ fn ctrl_z_ends_a_message_from_linux_telnet_in_line_mode() {
     let shown = String::from_utf8_lossy(&d.cli(&["msg", "show", "1"]).stdout).into_owned();
     assert!(shown.contains("first line"), "{shown}");
 }
+
+#[test]
+fn a_partner_on_the_real_telnet_client_keeps_the_telnet_rules() {
+    // The telnet port's rule: a client that spoke telnet (this one answers the server's
+    // WILL ECHO at the password prompt) keeps IAC doubling in its forwarding session, so the
+    // 0xFF it sends as IAC IAC is one 0xFF in the message. (A raw client's bytes are taken as
+    // they are: forward_escaped.rs, and pat on the telnet port in forward_pat.rs.)
+    if !have_telnet() {
+        return;
+    }
+    let d = Daemon::start_bbs(
+        "N0QTC",
+        &[("N0TEL", "telpw", "--bbs")],
+        "[[partner]]\ncallsign = \"N0TEL\"\nprotocol = \"mbl\"\nroutes = [\"N0TEL\"]\n",
+    );
+    let mut t = Terminal::telnet(&["127.0.0.1".into(), d.port.to_string()]);
+    t.expect("Callsign:");
+    t.type_keys(b"N0TEL\r");
+    t.expect("Password:");
+    t.type_keys(b"telpw\r");
+    t.expect("de N0QTC>");
+    t.type_keys(b"[TST-1.0-HM$]\r");
+    t.expect(">");
+    t.type_keys(b"SP N0USR < N0TEL $T1_N0TEL\r");
+    t.expect("OK");
+    t.type_keys(b"typed at a telnet client\rK\xf6ln \xff end\r/EX\r");
+    t.expect(">");
+    t.type_keys(b"B\r");
+    d.wait_for_log("forwarding session ended partner=N0TEL");
+    assert!(!d.log().contains("never spoke telnet"), "{}", d.log());
+    let got = d.listed();
+    let shown = common::Shown::parse(&d.show_raw(got[0].number));
+    assert_eq!(shown.body, b"K\xf6ln \xff end\r\n");
+}

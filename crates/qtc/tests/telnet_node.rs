@@ -8,7 +8,7 @@ mod radio_util;
 use common::{Client, Daemon};
 use radio_util::{free_udp_port, Call};
 
-/// The BBS N0BBB with an AXUDP port "udp", and a radio user N0ZZZ calling it.
+/// The BBS N0BBB with an AXUDP port "udp", and a radio user N0ZZZ calling it from N0ZZZ-7.
 fn bbs_with_radio_user() -> (Daemon, Call) {
     let (port, user) = (free_udp_port(), free_udp_port());
     let d = Daemon::start_bbs(
@@ -25,7 +25,7 @@ fn bbs_with_radio_user() -> (Daemon, Call) {
     );
     let mut c = Call::start(
         &format!("axudp:127.0.0.1:{user}:127.0.0.1:{port}"),
-        "N0ZZZ",
+        "N0ZZZ-7",
         "N0BBB",
     );
     c.expect("de N0BBB>");
@@ -53,7 +53,8 @@ fn u_lists_users_and_how_they_came_in() {
     let mut u = login(&d, "N0USR", "pw");
     let who = ask(&mut u, "U");
     assert!(who.contains("2 online:"), "{who}");
-    assert!(who.contains("N0ZZZ     udp"), "{who}");
+    // The station as it called, SSID included.
+    assert!(who.contains("N0ZZZ-7   udp"), "{who}");
     assert!(who.contains("N0USR     telnet"), "{who}");
 }
 
@@ -62,11 +63,16 @@ fn j_shows_the_heard_list_and_ports_the_port() {
     let (d, _radio) = bbs_with_radio_user();
     let mut u = login(&d, "N0USR", "pw");
     let heard = ask(&mut u, "J");
-    assert!(heard.contains("udp      axudp"), "{heard}");
-    assert!(heard.contains("  N0ZZZ"), "{heard}");
+    assert!(heard.contains("udp      AX.25 over UDP (AXUDP)"), "{heard}");
+    assert!(heard.contains("  N0ZZZ-7"), "{heard}");
     let ports = ask(&mut u, "PORTS");
-    assert!(ports.contains("udp      axudp"), "{ports}");
+    assert!(ports.contains("udp      AX.25 over UDP (AXUDP)"), "{ports}");
     assert!(!ports.contains("  N0ZZZ"), "no heard list: {ports}");
+    // Users see the port's kind, not its addresses (the sysop's business).
+    assert!(
+        !heard.contains("127.0.0.1") && !ports.contains("127.0.0.1"),
+        "{ports}"
+    );
 }
 
 #[test]
@@ -195,4 +201,44 @@ fn conv_joins_telnet_and_ax25_users() {
     u.send("/q");
     u.expect("*** Left the conference.");
     u.expect("de N0BBB>");
+}
+
+#[test]
+fn the_own_call_is_never_heard() {
+    // A digipeater (JNOS with `ax25 digipeat on`) repeats our own frames back to us: their
+    // source is this BBS, any SSID; the heard list is for other stations.
+    use qtc_ax25::wire::{Address, Callsign, CommandResponse, Digipeater, Frame, Pid};
+    let (d, _radio) = bbs_with_radio_user();
+    let port: u16 = d
+        .stdout
+        .iter()
+        .find_map(|l| l.strip_prefix("radio: udp axudp 127.0.0.1:"))
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|p| p.parse().ok())
+        .expect("the AXUDP port in the start-up report");
+    let call = |c: &str, ssid| Callsign::new(c, ssid).unwrap();
+    // A UI frame from `src`, repeated by the digipeater N0DIG, with its FCS (AXUDP).
+    let repeated = |src: Callsign| {
+        let mut address = Address::new(call("ID", 0), src, CommandResponse::Command);
+        let digi = Digipeater {
+            call: call("N0DIG", 0),
+            repeated: true,
+        };
+        address.path.push(digi).unwrap();
+        let mut bytes = Frame::ui(address, Pid::NO_LAYER3, b"hello".to_vec()).to_bytes();
+        qtc_ax25::wire::append_fcs(&mut bytes);
+        bytes
+    };
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.send_to(&repeated(call("N0BBB", 3)), ("127.0.0.1", port))
+        .unwrap();
+    // A frame from another station after it: once that is heard, ours was handled.
+    udp.send_to(&repeated(call("N0OTH", 0)), ("127.0.0.1", port))
+        .unwrap();
+    let heard = d.wait_for_ctl(&["heard"], |h| h.contains("N0OTH"));
+    assert!(
+        heard.contains("N0OTH") && heard.contains("N0ZZZ-7"),
+        "{heard}"
+    );
+    assert!(!heard.contains("N0BBB"), "{heard}");
 }

@@ -41,6 +41,7 @@ impl Session {
              (set its protocol to mbl to avoid the detour)"
         );
         self.mode = Some(Mode::Mbl);
+        self.fell_back = true;
         self.events.push_back(Event::Connected {
             peer_sid: self.peer.clone(),
             mode: Mode::Mbl,
@@ -80,6 +81,11 @@ impl Session {
                 Ok(())
             }
             Role::Called if is_prompt(l) => Ok(()),
+            Role::Caller if is_prompt(l) && !is_mbl_done(l) && !self.pending.is_empty() => {
+                // The called side hands the turn back (LinBPQ's `F>` after a fall-back): ours.
+                self.start_turn(Turn::Mbl);
+                Ok(())
+            }
             Role::Caller if is_mbl_done(l) || is_prompt(l) => {
                 // The called side has nothing (more) for us.
                 self.send_line(b"B");

@@ -122,6 +122,9 @@ pub struct Session {
     peer_spoke_fbb: bool,
     /// We sent a message from a resume offset and it is not acknowledged yet.
     resumed_unacked: bool,
+    /// The partner answered our FBB proposals in MBL (LinBPQ): ours go in MBL when it hands
+    /// the turn back.
+    fell_back: bool,
     inbuf: Vec<u8>,
     pos: usize,
     skip_lf: bool,
@@ -187,27 +190,37 @@ fn clean_title(title: &[u8]) -> Vec<u8> {
         .collect()
 }
 
-/// CR LF / CR / LF -> CR, ^Z dropped, final CR ensured; then `^Z CR`.
-fn emit_wire_text(text: &[u8], out: &mut Vec<u8>) {
+/// CR LF / CR / LF -> `eol`, ^Z dropped, a final line end ensured; then `^Z eol`.
+fn emit_wire_text(text: &[u8], eol: LineEnd, out: &mut Vec<u8>) {
+    let eol = eol.as_bytes();
     let mut i = 0;
+    let mut line_open = false;
     while i < text.len() {
         match text[i] {
             b'\r' => {
-                out.push(b'\r');
+                out.extend_from_slice(eol);
+                line_open = false;
                 if text.get(i + 1) == Some(&b'\n') {
                     i += 1;
                 }
             }
-            b'\n' => out.push(b'\r'),
+            b'\n' => {
+                out.extend_from_slice(eol);
+                line_open = false;
+            }
             CTRL_Z => {}
-            b => out.push(b),
+            b => {
+                out.push(b);
+                line_open = true;
+            }
         }
         i += 1;
     }
-    if !text.is_empty() && out.last() != Some(&b'\r') {
-        out.push(b'\r');
+    if line_open {
+        out.extend_from_slice(eol);
     }
-    out.extend_from_slice(&[CTRL_Z, b'\r']);
+    out.push(CTRL_Z);
+    out.extend_from_slice(eol);
 }
 
 impl Session {
@@ -226,6 +239,7 @@ impl Session {
             peer_forwards: Vec::new(),
             peer_spoke_fbb: false,
             resumed_unacked: false,
+            fell_back: false,
             inbuf: Vec::new(),
             pos: 0,
             skip_lf: false,
@@ -317,7 +331,7 @@ impl Session {
         self.rearm(now, false);
     }
 
-    /// Append bytes to send (CR line ends) to `buf`; returns how many (0: nothing).
+    /// Append bytes to send (lines ended as [`Config::line_end`] says) to `buf`; returns how many (0: nothing).
     #[must_use]
     pub fn poll_transmit(&mut self, buf: &mut Vec<u8>) -> usize {
         let n = (self.out.len() - self.out_pos).min(MAX_TRANSMIT_CHUNK);
@@ -447,12 +461,20 @@ impl Session {
     fn send_line(&mut self, line: &[u8]) {
         trace!(line = %String::from_utf8_lossy(line), "fbb >");
         self.out.extend_from_slice(line);
-        self.out.push(b'\r');
+        self.out.extend_from_slice(self.cfg.line_end.as_bytes());
+    }
+
+    /// Ends our lines with `eol` from now on (a link whose line end differs by phase).
+    pub fn set_line_end(&mut self, eol: LineEnd) {
+        self.cfg.line_end = eol;
     }
 
     fn send_mbl_prompt(&mut self) {
         match self.role {
             Role::Called => self.send_line(b">"),
+            // After a fall-back our messages still wait: a bare `>` lets LinBPQ send its next
+            // message or, with none left, hand the turn back (`F>`); `F>` would make it end.
+            Role::Caller if self.fell_back && !self.pending.is_empty() => self.send_line(b">"),
             Role::Caller => self.send_line(b"F>"),
         }
     }
@@ -504,6 +526,12 @@ impl Session {
     }
 
     fn close_clean(&mut self) {
+        if self.fell_back && !self.pending.is_empty() {
+            // Never a clean end with our mail left behind.
+            let unsent = self.pending.len();
+            self.fail(Error::MblOnly { unsent });
+            return;
+        }
         self.state = State::Closed;
         self.deadline = None;
         self.events.push_back(Event::Closed { error: None });
@@ -519,6 +547,7 @@ impl Session {
             Error::BlockChecksum { .. } => Some(MESSAGE_CHECKSUM_ERROR.to_owned()),
             Error::Timeout { .. }
             | Error::ConnectionLost
+            | Error::MblOnly { .. }
             | Error::LocalClose
             | Error::PeerError(_)
             | Error::PeerAborted(_) => None,

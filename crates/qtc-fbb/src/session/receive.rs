@@ -39,6 +39,7 @@ impl Session {
         };
         self.events.push_back(Event::Partial {
             bid: rx.proposal.bid.clone(),
+            mode: rx.proposal.mode,
             data: Bytes::from(file),
         });
     }
@@ -49,6 +50,7 @@ impl Session {
         if let Some(rx) = self.rx.front() {
             self.events.push_back(Event::Partial {
                 bid: rx.proposal.bid.clone(),
+                mode: rx.proposal.mode,
                 data: Bytes::new(),
             });
         }
@@ -250,9 +252,9 @@ impl Session {
         let (used, frame) = match dec.decode(input) {
             Ok(r) => r,
             Err(e) => {
-                if matches!(e, Error::BlockChecksum { .. }) {
-                    self.rx_cur = None; // known-bad data: nothing to resume from
-                }
+                // Known-bad data (a wrong sum, a block that does not parse: 0xFF doubled on a
+                // link that should not): nothing to resume from.
+                self.rx_cur = None;
                 return Err(e);
             }
         };

@@ -165,7 +165,7 @@ impl Session {
     pub(super) fn send_text_message(&mut self, m: &OutMsg) {
         let title = clean_title(&m.msg.title);
         self.send_line(&title);
-        emit_wire_text(&m.msg.text, &mut self.out);
+        emit_wire_text(&m.msg.text, self.cfg.line_end, &mut self.out);
     }
 
     pub(super) fn send_binary_message(&mut self, m: &mut OutMsg, resume: u32) {

@@ -26,6 +26,28 @@ pub enum Role {
     Called,
 }
 
+/// How our protocol lines (SIDs, prompts, proposals, answers, the lines of a plain-text
+/// message) end on the wire. Compressed blocks are never touched.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LineEnd {
+    /// A bare CR: the FBB convention (LinFBB, LinBPQ, every AX.25 BBS, JNOS with `cronly`).
+    #[default]
+    Cr,
+    /// CR LF: telnet's line end, which JNOS's telnet ports want unless set `cronly` (a bare
+    /// CR leaves JNOS waiting for the LF).
+    CrLf,
+}
+
+impl LineEnd {
+    /// The bytes that end a line.
+    pub fn as_bytes(self) -> &'static [u8] {
+        match self {
+            LineEnd::Cr => b"\r",
+            LineEnd::CrLf => b"\r\n",
+        }
+    }
+}
+
 /// Session settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
@@ -55,6 +77,8 @@ pub struct Config {
     /// Caller: the secret for the partner's login challenges (FBB `SYS` numbers or MD5 form,
     /// Winlink `;PQ`); `None` answers none.
     pub secret: Option<String>,
+    /// How our lines end (see [`crate::Session::set_line_end`] to change it later).
+    pub line_end: LineEnd,
 }
 
 impl Config {
@@ -73,6 +97,7 @@ impl Config {
             mbl_reverse: true,
             send_resumes: true,
             secret: None,
+            line_end: LineEnd::Cr,
         }
     }
 }
@@ -199,6 +224,9 @@ pub enum Event {
     Partial {
         /// BID / MID of the message.
         bid: String,
+        /// The mode it travelled in: a resume is asked only in the same mode (a B2 partial is
+        /// another file than the B1 one).
+        mode: Mode,
         /// File bytes received so far.
         data: Bytes,
     },

@@ -3,7 +3,7 @@
 //! ends with `*** DONE` and a disconnect.
 
 use super::util::*;
-use crate::{Answer, Event, Mode, MsgType, Outgoing, Role, Session};
+use crate::{Answer, Event, Mode, MsgType, Outcome, Outgoing, Role, Session};
 use bytes::Bytes;
 
 const BPQ_HELLO: &[u8] = b"[BPQ-6.0.25.23-B12FWIHJM$]\rHello from N0BPQ's BBS\rde N0BPQ>\r";
@@ -40,8 +40,9 @@ fn caller(mode: Mode) -> Session {
     s
 }
 
-/// BPQ's reverse forwarding after our `F>`: one message, then `*** DONE`.
-fn take_bpq_message(s: &mut Session) {
+/// BPQ's reverse forwarding after our `F>`: one message, and our prompt after it (`F>` when
+/// we have nothing, a bare `>` while our mail waits).
+fn take_bpq_message(s: &mut Session, prompt: &[u8]) {
     let now = base_time();
     s.handle_input(now, b"SP N0PTR @ N0PTR < N0BPQ $B5_N0BPQ\r");
     let evs = events(s);
@@ -62,9 +63,12 @@ fn take_bpq_message(s: &mut Session) {
         "{evs:?}"
     );
     s.committed(now).unwrap();
-    // The caller's MBL prompt: BPQ has nothing more and ends.
-    assert_eq!(tx(s), b"F>\r");
-    s.handle_input(now, b"*** DONE\r");
+    assert_eq!(tx(s), prompt);
+}
+
+/// BPQ has nothing more and ends.
+fn bpq_done(s: &mut Session) {
+    s.handle_input(base_time(), b"*** DONE\r");
     assert_eq!(tx(s), b"B\r");
     assert_eq!(events(s), vec![Event::Closed { error: None }]);
 }
@@ -91,7 +95,30 @@ fn fbb_proposals_answered_with_a_bare_prompt_fall_back_to_mbl() {
         }]
     );
     assert_eq!(s.mode(), Some(Mode::Mbl));
-    take_bpq_message(&mut s);
+    take_bpq_message(&mut s, b">\r");
+    // With nothing more it hands the turn back: ours goes in MBL.
+    s.handle_input(now, b"F>\r");
+    assert_eq!(tx(&mut s), b"SP N0USR @ N0BPQ < N0PTR $Q7_N0PTR\r");
+    s.handle_input(now, b"OK\r");
+    assert_eq!(tx(&mut s), b"to bpq\rhello bpq\r\x1a\r");
+    s.handle_input(now, b">\r");
+    let evs = events(&mut s);
+    assert!(
+        matches!(
+            &evs[..],
+            [
+                Event::Acknowledged {
+                    outcome: Outcome::Sent,
+                    ..
+                },
+                Event::NeedOutgoing { max: 1 }
+            ]
+        ),
+        "{evs:?}"
+    );
+    s.offer(now, vec![]).unwrap();
+    assert_eq!(tx(&mut s), b"F>\r");
+    bpq_done(&mut s);
 }
 
 #[test]
@@ -130,5 +157,6 @@ fn mbl_session_ends_normally_at_bpq_done() {
     assert_eq!(events(&mut s), vec![Event::NeedOutgoing { max: 1 }]);
     s.offer(now, vec![]).unwrap();
     assert!(tx(&mut s).ends_with(b"F>\r"));
-    take_bpq_message(&mut s);
+    take_bpq_message(&mut s, b"F>\r");
+    bpq_done(&mut s);
 }

@@ -535,7 +535,7 @@ fn corrupt_transfer_is_not_received() {
     s.handle_input(now, &B1_TRANSFER[..1000]);
     s.handle_eof(now);
     let ev = events(&mut s);
-    let [Event::Partial { bid, data }, Event::Closed {
+    let [Event::Partial { bid, data, .. }, Event::Closed {
         error: Some(Error::ConnectionLost),
     }] = &ev[..]
     else {
@@ -703,4 +703,69 @@ fn a_login_stuck_at_the_pager_prompt_times_out_early_and_says_why() {
     };
     assert!(e.to_string().contains("prompt after the login"), "{e}");
     assert!(e.to_string().contains("-->"), "{e}");
+}
+
+#[test]
+fn cr_lf_line_ends_for_jnos_telnet_ports_reach_every_protocol_line_and_text() {
+    // JNOS without `cronly` waits for the LF after a bare CR: the session's own lines and a
+    // plain-text message's lines all end in CR LF when asked; blocks stay as they are.
+    let now = base_time();
+    let mut cfg = config("N0BBS", Mode::FbbAscii);
+    cfg.line_end = crate::LineEnd::CrLf;
+    let mut s = Session::new(Role::Called, cfg);
+    s.start(now);
+    let hello = tx(&mut s);
+    assert!(hello.ends_with(b"]\r\nde N0BBS>\r\n"), "{hello:?}");
+    s.handle_input(now, b"[JNOS-2.0o.2-FHIM$]\r\nFF\r\n");
+    let evs = events(&mut s);
+    assert!(evs.iter().any(|e| matches!(e, Event::NeedOutgoing { .. })));
+    let msg = Outgoing {
+        id: 1,
+        kind: MsgType::Personal,
+        from: "N0ABC".into(),
+        at: "N0JNS".into(),
+        to: "N0XYZ".into(),
+        bid: "1_N0BBS".into(),
+        title: Bytes::from_static(b"hi"),
+        text: Bytes::from_static(b"one\r\ntwo"),
+        compressed: None,
+    };
+    s.offer(now, vec![msg]).unwrap();
+    let out = tx(&mut s);
+    assert!(
+        out.starts_with(b"FB P N0ABC N0JNS N0XYZ 1_N0BBS 8\r\nF>\r\n"),
+        "{out:?}"
+    );
+    s.handle_input(now, b"FS +\r\n");
+    assert_eq!(tx(&mut s), b"hi\r\none\r\ntwo\r\n\x1a\r\n");
+}
+
+#[test]
+fn a_block_that_does_not_parse_leaves_no_partial_but_a_cut_does() {
+    // 0xFF doubled where it should not be breaks the framing: the start is known-bad, and
+    // offering it for resume next time would fail that session too.
+    let now = base_time();
+    for (cut, partial) in [(false, false), (true, true)] {
+        let mut s = called(Mode::B1, b"[TST-1.0-B1FHM$]\r");
+        let _ = events(&mut s);
+        s.handle_input(now, b"FA P N0PTR N0BBS N0USR 1_N0PTR 5000\rF> 52\r");
+        let _ = events(&mut s);
+        s.answer(now, vec![Answer::Accept]).unwrap();
+        let _ = tx(&mut s);
+        s.handle_input(now, &B1_TRANSFER[..600]);
+        if cut {
+            s.handle_eof(now);
+        } else {
+            s.handle_input(now, &[0x99; 600]);
+        }
+        let ev = events(&mut s);
+        assert!(
+            matches!(ev.last(), Some(Event::Closed { error: Some(_) })),
+            "{ev:?}"
+        );
+        let kept = ev
+            .iter()
+            .any(|e| matches!(e, Event::Partial { data, .. } if !data.is_empty()));
+        assert_eq!(kept, partial, "{ev:?}");
+    }
 }

@@ -128,10 +128,10 @@ impl App {
                 }
                 s.committed(now).expect("committed");
             }
-            Event::Partial { bid, data } if data.is_empty() => {
+            Event::Partial { bid, data, .. } if data.is_empty() => {
                 self.partials.remove(&bid);
             }
-            Event::Partial { bid, data } => {
+            Event::Partial { bid, data, .. } => {
                 self.partials.insert(bid, data);
             }
             Event::Acknowledged { id, outcome } => {

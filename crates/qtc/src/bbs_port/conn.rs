@@ -64,6 +64,10 @@ pub(super) struct UserConn<'a, S> {
     partners_only: bool,
     /// How the user came in, as `U` shows it.
     via: String,
+    /// The caller's station as `U` shows it, SSID included (an AX.25 link's source callsign).
+    station: Option<String>,
+    /// The partner's login lines ended in LF (CR LF): its forwarding session's lines will too.
+    login_lf: bool,
     /// The connection's place among those logging in, given up at login.
     login_place: Option<Place>,
     /// Its place among the sessions, taken at login.
@@ -120,6 +124,8 @@ impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
             throttle_ip: opts.throttle_ip,
             partners_only: opts.partners_only,
             via: opts.via,
+            station: opts.station,
+            login_lf: false,
             login_place: opts.login_place,
             seat: None,
             presence: None,
@@ -287,7 +293,8 @@ impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
         self.login_deadline.set(None);
         tracing::info!(%call, "logged in");
         if !bbs && !self.partners_only {
-            self.presence = Some(self.shared.online.join(&call, &self.via));
+            let shown = self.station.as_deref().unwrap_or(&call);
+            self.presence = Some(self.shared.online.join(shown, &self.via));
         }
         if bbs {
             self.partner = Some(call);
@@ -302,22 +309,33 @@ impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
 
     /// A partner logged in: its forwarding session takes the connection to its end.
     async fn hand_over(&mut self, call: &str) {
-        let fwd = &self.shared.forwarder;
-        if self.partners_only && fwd.partner(call).is_some_and(|p| p.iac_escaped) {
-            // xfbbd doubles 0xFF on its forwarding link to our raw port.
-            self.codec = Codec::iac();
-        }
+        self.partner_framing(call);
         let initial = self.session.take_unconsumed();
         let _ = forward::run(
-            fwd,
+            &self.shared.forwarder,
             &mut self.stream,
             &mut self.codec,
-            qtc_fbb::Role::Called,
+            forward::Side::called(),
             call,
             &initial,
             &mut self.shutdown,
         )
         .await;
+    }
+
+    /// The link under a partner's forwarding session: xfbbd doubles 0xFF on its forwarding
+    /// link (`iac_escaped`); on the telnet port a client that never spoke telnet is raw; and a
+    /// called session's lines end as the partner's login lines did.
+    fn partner_framing(&mut self, call: &str) {
+        let fwd = &self.shared.forwarder;
+        if fwd.partner(call).is_some_and(|p| p.iac_escaped) {
+            self.codec = Codec::iac();
+            return;
+        }
+        if self.codec.raw_unless_telnet_spoken() {
+            tracing::info!(%call, "the partner never spoke telnet: its link is raw (0xFF as it is)");
+        }
+        self.codec.mirror_line_end(self.login_lf);
     }
 
     /// The session's question: `CONV` and `C` take the stream until the user is back; `U`,
@@ -476,6 +494,9 @@ impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
         self.app.clear();
         self.codec
             .decode(&self.buf[..n], &mut self.app, &mut self.out.net);
+        if self.seat.is_none() {
+            self.login_lf |= self.app.contains(&b'\n');
+        }
         if self.app.iter().any(|&b| b == b'\r' || b == b'\n') {
             self.idle
                 .set(self.shared.idle_timeout.map(|d| clock::now() + d));

@@ -185,9 +185,9 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
         PortKind::Telnet => {
             let mut t = qtc_telnet::Telnet::new(qtc_telnet::Role::Server);
             t.start(&mut net);
-            Codec::Telnet(Box::new(t))
+            Codec::from_telnet(t)
         }
-        PortKind::Forward => Codec::raw(),
+        PortKind::Forward => Codec::forward_port(),
     };
     let opts = UserOpts {
         access: Access::Password,
@@ -195,6 +195,7 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
         partners_only: kind == PortKind::Forward,
         initial: net,
         via: "telnet".to_string(),
+        station: None,
         login_place: Some(login_place),
     };
     serve_user(stream, codec, opts, &shared, shutdown).await;
@@ -212,6 +213,8 @@ pub struct UserOpts {
     pub initial: Vec<u8>,
     /// How the user came in, as `U` shows it: `telnet` or the radio port's name.
     pub via: String,
+    /// The caller's station as `U` shows it, SSID included (an AX.25 link's source callsign).
+    pub station: Option<String>,
     /// The connection's place among those logging in (TCP only), given up at login.
     pub login_place: Option<Place>,
 }

@@ -404,6 +404,9 @@ impl Loaded {
                 .map(|p| qtc_mail::route::PartnerRoutes {
                     call: p.call.clone(),
                     routes: p.routes.clone(),
+                    // A B2 partner is a Winlink station (Pat, Winlink Express): the local
+                    // mail for it waits in its queue until it calls.
+                    collects: p.max_mode == qtc_fbb::Mode::B2,
                 })
                 .collect(),
         }

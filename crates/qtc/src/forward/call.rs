@@ -52,8 +52,52 @@ async fn connect_and_run(
         return Err(format!("{partner} is not a configured [[partner]]"));
     };
     let addr = p.connect.to_string();
+    let mut stream = open_stream(&fwd, radios, &p).await?;
+    let mut codec = codec_for(&p);
+    // Over AX.25 with no script the link's callsign is the login: nothing to answer.
+    let mut early_answers = 0;
+    let input = if p.script.is_empty() {
+        Vec::new()
+    } else {
+        let script = Script::new(p.script.clone())
+            .with_line_end(codec.line_end())
+            .with_timeout(ANSWER_TIME)
+            .with_failure_texts(FAILURE_TEXTS.iter().map(|t| t.to_string()).collect());
+        early_answers = script.blind_sends();
+        login(&mut stream, &mut codec, script, &mut shutdown)
+            .await
+            .map_err(|f| f.describe(&p.call, &addr))?
+    };
+    let side = super::Side {
+        role: Role::Caller,
+        tcp_caller: matches!(p.connect, Connect::Tcp(_) | Connect::Tls { .. }),
+        early_answers,
+    };
+    let summary = super::run(
+        &fwd,
+        &mut stream,
+        &mut codec,
+        side,
+        &p.call,
+        &input,
+        &mut shutdown,
+    )
+    .await;
+    // Closing our end lets an AX.25 link send what is left, then DISC.
+    let _ = stream.shutdown().await;
+    Ok(summary)
+}
+
+/// Opens the connection a call to `p` goes over: TCP, TLS, an AX.25 link or a NET/ROM
+/// circuit; `Err` says why there is none.
+async fn open_stream(
+    fwd: &Forwarder,
+    radios: &Radios,
+    p: &crate::config::forward::Partner,
+) -> Result<Box<dyn Stream>, String> {
+    let addr = p.connect.to_string();
     let silent = || format!("no answer from {addr} in {} s", ANSWER_TIME.as_secs());
-    let mut stream: Box<dyn Stream> = match &p.connect {
+    let stream: Box<dyn Stream> = match &p.connect {
         Connect::Tcp(a) => {
             tracing::info!(partner = %p.call, addr = %a, "calling");
             match tokio::time::timeout(ANSWER_TIME, TcpStream::connect(a)).await {
@@ -118,42 +162,23 @@ async fn connect_and_run(
         }
         Connect::None => {
             return Err(format!(
-                "{partner} has no connect = address: it only calls us"
+                "{} has no connect = address: it only calls us",
+                p.call
             ))
         }
     };
-    let mut codec = if p.telnet {
+    Ok(stream)
+}
+
+/// The byte layer of a call to `p`: telnet, IAC-escaped (xfbbd over TCP) or raw.
+fn codec_for(p: &crate::config::forward::Partner) -> Codec {
+    if p.telnet {
         Codec::telnet(qtc_telnet::Role::Client)
     } else if p.iac_escaped && matches!(p.connect, Connect::Tcp(_) | Connect::Tls { .. }) {
         Codec::iac()
     } else {
         Codec::raw()
-    };
-    // Over AX.25 with no script the link's callsign is the login: nothing to answer.
-    let input = if p.script.is_empty() {
-        Vec::new()
-    } else {
-        let script = Script::new(p.script.clone())
-            .with_line_end(codec.line_end())
-            .with_timeout(ANSWER_TIME)
-            .with_failure_texts(FAILURE_TEXTS.iter().map(|t| t.to_string()).collect());
-        login(&mut stream, &mut codec, script, &mut shutdown)
-            .await
-            .map_err(|f| f.describe(&p.call, &addr))?
-    };
-    let summary = super::run(
-        &fwd,
-        &mut stream,
-        &mut codec,
-        Role::Caller,
-        &p.call,
-        &input,
-        &mut shutdown,
-    )
-    .await;
-    // Closing our end lets an AX.25 link send what is left, then DISC.
-    let _ = stream.shutdown().await;
-    Ok(summary)
+    }
 }
 
 /// A connection to a partner: TCP or an AX.25 link's stream.

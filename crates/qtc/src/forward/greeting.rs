@@ -49,20 +49,31 @@ pub enum Heard {
 #[derive(Debug, Default)]
 pub struct AfterLogin {
     buf: Vec<u8>,
+    /// Prompts still to come for answers our script sent before any prompt.
+    early: usize,
 }
 
 impl AfterLogin {
+    /// Watching after a login script that sent `early` answers before any prompt: a partner
+    /// that prompts anyway (JNOS reads them as typed ahead) shows that many prompts first.
+    pub fn new(early: usize) -> AfterLogin {
+        AfterLogin {
+            buf: Vec::new(),
+            early,
+        }
+    }
+
     /// Adds received text and says what it amounts to. A refusal counts only before the SID:
     /// a message may say anything.
     pub fn input(&mut self, bytes: &[u8]) -> Heard {
         self.buf.extend_from_slice(bytes);
         let start = session_start(&self.buf);
         let before = &self.buf[..start.unwrap_or(self.buf.len())];
-        if FAILURE_TEXTS
+        let prompts = PROMPTS_AGAIN
             .iter()
-            .chain(PROMPTS_AGAIN)
-            .any(|r| contains_ci(before, r))
-        {
+            .map(|p| count_ci(before, p))
+            .sum::<usize>();
+        if prompts > self.early || FAILURE_TEXTS.iter().any(|r| contains_ci(before, r)) {
             return Heard::Refused;
         }
         if start.is_some() {
@@ -70,7 +81,14 @@ impl AfterLogin {
             return Heard::Sid;
         }
         if self.buf.len() > MAX_KEPT {
-            self.buf.drain(..self.buf.len() - MAX_KEPT / 2);
+            // The prompts seen in what is dropped are not seen again.
+            let cut = self.buf.len() - MAX_KEPT / 2;
+            let dropped = PROMPTS_AGAIN
+                .iter()
+                .map(|p| count_ci(&self.buf[..cut], p))
+                .sum();
+            self.early = self.early.saturating_sub(dropped);
+            self.buf.drain(..cut);
         }
         Heard::Waiting
     }
@@ -89,6 +107,14 @@ pub fn closed(partner: &str) -> String {
 /// The partner said no SID in time.
 pub fn no_sid(partner: &str) -> String {
     format!("no SID from {partner} in {} s", ANSWER_TIME.as_secs())
+}
+
+/// How often `needle` occurs in `hay`, case-insensitively (`password:` inside `password :`
+/// counts once: the two never overlap).
+fn count_ci(hay: &[u8], needle: &str) -> usize {
+    hay.windows(needle.len())
+        .filter(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+        .count()
 }
 
 fn contains_ci(hay: &[u8], needle: &str) -> bool {
@@ -122,6 +148,19 @@ mod test {
         let mut a = AfterLogin::default();
         assert_eq!(a.input(b"\r"), Heard::Waiting);
         assert_eq!(a.input(b"Login incorrect.\r"), Heard::Refused);
+    }
+
+    #[test]
+    fn prompts_for_answers_sent_early_are_no_refusal() {
+        // `script = [{ send = "{login}" }, { send = "{password}" }]` against JNOS: its
+        // `login:` and `Password:` come after both answers, then its SID.
+        let mut a = AfterLogin::new(2);
+        assert_eq!(a.input(b"\r\nJNOS (n0jns)\r\n\r\nlogin: "), Heard::Waiting);
+        assert_eq!(a.input(b"Password: \xff\xfb\x01"), Heard::Waiting);
+        assert_eq!(a.input(b"\r\n[JNOS-2.0o.2-B1FHIM$]\r\n"), Heard::Sid);
+        // One prompt more than answers sent is a refusal.
+        let mut b = AfterLogin::new(1);
+        assert_eq!(b.input(b"login: Password: "), Heard::Refused);
     }
 
     #[test]

@@ -9,6 +9,7 @@
 pub mod call;
 mod greeting;
 mod handle;
+mod peer_text;
 
 pub use handle::ForwardHandle;
 
@@ -18,7 +19,8 @@ use std::sync::{Arc, Mutex};
 use qtc_fbb::{Answer, Event, Mode, Outcome, Outgoing, Role, Session};
 use qtc_store::{FwdOutcome, Incoming, Pending, Stored};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
+use tokio_util::sync::CancellationToken;
 
 use crate::clock;
 use crate::config::forward::Partner;
@@ -38,6 +40,8 @@ pub struct Active {
     pub since: i64,
     /// The agreed mode, once known.
     pub mode: Option<Mode>,
+    /// Ends the session (a new login of the partner replaces it).
+    stop: CancellationToken,
 }
 
 /// What one session did.
@@ -133,6 +137,8 @@ pub struct Forwarder {
     in_flight: Mutex<HashMap<String, String>>,
     /// Partner -> its session in progress (at most one each).
     active: Mutex<HashMap<String, Active>>,
+    /// Told when a session ends and frees its partner.
+    released: Notify,
     /// Partner -> how its last sessions ended, and its traffic.
     log: Mutex<HashMap<String, PartnerLog>>,
     /// Partners a session failed with while our resumed transfer was unacknowledged: they get
@@ -163,6 +169,7 @@ impl Forwarder {
             base,
             in_flight: Mutex::new(HashMap::new()),
             active: Mutex::new(HashMap::new()),
+            released: Notify::new(),
             log: Mutex::new(HashMap::new()),
             no_resume: Mutex::new(HashSet::new()),
             next_calls: Mutex::new(HashMap::new()),
@@ -235,21 +242,51 @@ impl Forwarder {
         map.get(&partner.to_ascii_uppercase()).copied()
     }
 
-    /// Reserves the partner for one session; false when it already has one.
-    fn claim(&self, partner: &str, role: Role) -> bool {
+    /// Reserves the partner for one session: the token that ends it, or the token of the
+    /// session it already has.
+    fn claim(&self, partner: &str, role: Role) -> Result<CancellationToken, CancellationToken> {
         let mut map = self.active.lock().unwrap_or_else(|e| e.into_inner());
-        if map.contains_key(partner) {
-            return false;
+        if let Some(a) = map.get(partner) {
+            return Err(a.stop.clone());
         }
+        let stop = CancellationToken::new();
         map.insert(
             partner.to_string(),
             Active {
                 role,
                 since: clock::unix_now(),
                 mode: None,
+                stop: stop.clone(),
             },
         );
-        true
+        Ok(stop)
+    }
+
+    /// Takes the partner for a session. A partner that logs in while a session with it runs
+    /// has lost that one (killed, its link down, a cut nobody saw): the old session is
+    /// closed, keeping its partial transfer, and this one waits for it to end. Our own call
+    /// never displaces a session: `None` then.
+    async fn take(&self, partner: &str, role: Role) -> Option<CancellationToken> {
+        let deadline = tokio::time::Instant::now() + greeting::ANSWER_TIME;
+        loop {
+            // Registered before the check, so a release in between is not missed.
+            let released = self.released.notified();
+            tokio::pin!(released);
+            released.as_mut().enable();
+            match self.claim(partner, role) {
+                Ok(stop) => return Some(stop),
+                Err(old) if role == Role::Called => {
+                    if !old.is_cancelled() {
+                        tracing::warn!(%partner, "the partner logged in again: closing its old session");
+                        old.cancel();
+                    }
+                }
+                Err(_) => return None,
+            }
+            if tokio::time::timeout_at(deadline, released).await.is_err() {
+                return None;
+            }
+        }
     }
 
     fn set_mode(&self, partner: &str, mode: Mode) {
@@ -270,6 +307,8 @@ impl Forwarder {
             .remove(partner);
         let mut fl = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
         fl.retain(|bid, p| !(p == partner && bids.contains(bid)));
+        drop(fl);
+        self.released.notify_waiters();
     }
 
     /// Marks a BID as arriving from `partner`; false when another partner is sending it.
@@ -285,19 +324,42 @@ impl Forwarder {
     }
 }
 
+/// Which end of a session we are, and whether we called over TCP (where JNOS's mailbox
+/// reads our text lines with telnet's 0xFF rule: [`Codec::jnos_called_over_tcp`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Side {
+    /// Caller or called.
+    pub role: Role,
+    /// We called the partner over TCP (or TLS).
+    pub tcp_caller: bool,
+    /// Login answers our script sent before any prompt (their prompts may follow).
+    pub early_answers: usize,
+}
+
+impl Side {
+    /// The called end of a session.
+    pub fn called() -> Side {
+        Side {
+            role: Role::Called,
+            tcp_caller: false,
+            early_answers: 0,
+        }
+    }
+}
+
 /// Runs a forwarding session with `partner` over `io` until it ends. `initial` is input that
 /// arrived before the session took over (after a login).
 pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
     fwd: &Arc<Forwarder>,
     io: &mut S,
     codec: &mut Codec,
-    role: Role,
+    side: Side,
     partner: &str,
     initial: &[u8],
     shutdown: &mut watch::Receiver<bool>,
 ) -> Summary {
     let partner = partner.to_ascii_uppercase();
-    if !fwd.claim(&partner, role) {
+    let Some(stop) = fwd.take(&partner, side.role).await else {
         tracing::warn!(%partner, "a forwarding session with this partner is already running");
         let mut net = Vec::new();
         codec.encode_raw(
@@ -309,32 +371,11 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
             error: Some("already in a session".into()),
             ..Default::default()
         };
-    }
-    let mut d = Driver {
-        fwd: fwd.clone(),
-        partner: partner.clone(),
-        session: Session::new(role, fwd.session_config(&partner)),
-        offered_max: 0,
-        queue_dry_at: None,
-        room: crate::room::Estimate::default(),
-        next_offer: None,
-        made: Vec::new(),
-        acks: Vec::new(),
-        trace: fwd.partner(&partner).is_some_and(|p| p.trace),
-        taken: HashSet::new(),
-        block: Vec::new(),
-        summary: Summary::default(),
-        closed: false,
-        greeting: (role == Role::Caller).then(|| {
-            (
-                greeting::AfterLogin::default(),
-                clock::now() + greeting::ANSWER_TIME,
-            )
-        }),
     };
+    let mut d = Driver::new(fwd, &partner, side, codec.session_line_end(), stop);
     let _counted =
         crate::metrics::SessionGuard::new(&fwd.metrics, crate::metrics::SessionKind::Forward);
-    tracing::info!(%partner, ?role, "forwarding session started");
+    tracing::info!(%partner, role = ?side.role, "forwarding session started");
     d.session.start(clock::now());
     if !initial.is_empty() {
         if d.trace {
@@ -347,25 +388,46 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
     // The acknowledgements went to the store without waiting; the session is over once they
     // are recorded.
     let _ = fwd.store.call(|_| ()).await;
-    fwd.release(&partner, &d.taken);
-    fwd.metrics
-        .forwarded(&partner, d.summary.received as u64, d.summary.sent as u64);
-    if d.summary.error.is_some() {
-        fwd.metrics.error("forward");
-        if d.session.resumed_unacked() {
-            tracing::warn!(%partner, "the session failed during a transfer we resumed at its request: sending it whole messages from now on");
-            fwd.no_resume
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(partner.clone());
+    fwd.finish(
+        &partner,
+        side.role,
+        &d.taken,
+        &d.summary,
+        d.session.resumed_unacked(),
+    );
+    d.summary
+}
+
+impl Forwarder {
+    /// Books the end of a session with `partner`: frees it for the next one, counts it, keeps
+    /// its result.
+    fn finish(
+        &self,
+        partner: &str,
+        role: Role,
+        taken: &HashSet<String>,
+        summary: &Summary,
+        resumed_unacked: bool,
+    ) {
+        self.release(partner, taken);
+        self.metrics
+            .forwarded(partner, summary.received as u64, summary.sent as u64);
+        if summary.error.is_some() {
+            self.metrics.error("forward");
+            if resumed_unacked {
+                tracing::warn!(%partner, "the session failed during a transfer we resumed at its request: sending it whole messages from now on");
+                self.no_resume
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(partner.to_string());
+            }
+        }
+        self.record(partner, role, summary);
+        match &summary.error {
+            None => tracing::info!(%partner, %summary, "forwarding session ended"),
+            Some(_) => tracing::warn!(%partner, %summary, "forwarding session failed"),
         }
     }
-    fwd.record(&partner, role, &d.summary);
-    match &d.summary.error {
-        None => tracing::info!(%partner, summary = %d.summary, "forwarding session ended"),
-        Some(_) => tracing::warn!(%partner, summary = %d.summary, "forwarding session failed"),
-    }
-    d.summary
 }
 
 /// Our messages for the partner, the queue mark they were read at and the compressed forms
@@ -388,6 +450,9 @@ struct Driver {
     fwd: Arc<Forwarder>,
     partner: String,
     session: Session,
+    side: Side,
+    /// Cancelled when the partner logs in again: this session is dead from its side.
+    stop: CancellationToken,
     /// The highest of our message numbers offered in this session: the queue is read above it,
     /// so nothing is offered twice in one session.
     offered_max: u64,
@@ -417,6 +482,41 @@ struct Driver {
 }
 
 impl Driver {
+    fn new(
+        fwd: &Arc<Forwarder>,
+        partner: &str,
+        side: Side,
+        line_end: qtc_fbb::LineEnd,
+        stop: CancellationToken,
+    ) -> Driver {
+        let mut cfg = fwd.session_config(partner);
+        cfg.line_end = line_end;
+        Driver {
+            fwd: fwd.clone(),
+            partner: partner.to_string(),
+            session: Session::new(side.role, cfg),
+            side,
+            stop,
+            offered_max: 0,
+            queue_dry_at: None,
+            room: crate::room::Estimate::default(),
+            next_offer: None,
+            made: Vec::new(),
+            acks: Vec::new(),
+            trace: fwd.partner(partner).is_some_and(|p| p.trace),
+            taken: HashSet::new(),
+            block: Vec::new(),
+            summary: Summary::default(),
+            closed: false,
+            greeting: (side.role == Role::Caller).then(|| {
+                (
+                    greeting::AfterLogin::new(side.early_answers),
+                    clock::now() + greeting::ANSWER_TIME,
+                )
+            }),
+        }
+    }
+
     async fn drive<S: AsyncRead + AsyncWrite + Unpin>(
         &mut self,
         io: &mut S,
@@ -444,8 +544,8 @@ impl Driver {
                     any = true;
                     match ev {
                         Event::Acknowledged { id, outcome } => self.acks.push((id, outcome)),
-                        Event::Connected { mode, .. } if mode.is_compressed() => {
-                            codec.set_binary(true);
+                        Event::Connected { mode, ref peer_sid } => {
+                            self.frame(codec, mode, peer_sid.as_ref());
                             self.on_event(ev).await;
                         }
                         ev => self.on_event(ev).await,
@@ -509,8 +609,23 @@ impl Driver {
                     tracing::info!(partner = %self.partner, "closing for shutdown");
                     self.session.close(clock::now());
                 }
+                _ = self.stop.cancelled() => {
+                    tracing::info!(partner = %self.partner, "closing: the partner logged in again");
+                    self.session.close(clock::now());
+                    self.fail("replaced by a new login of the partner".into());
+                }
             }
         }
+    }
+
+    /// The mode is agreed: the link's framing for it (binary blocks, the line end of the
+    /// phase), and JNOS's quirk when we called it over TCP.
+    fn frame(&mut self, codec: &mut Codec, mode: Mode, peer: Option<&qtc_fbb::SidInfo>) {
+        if self.side.tcp_caller && peer.is_some_and(|p| p.name.eq_ignore_ascii_case("JNOS")) {
+            codec.jnos_called_over_tcp();
+        }
+        codec.set_binary(mode.is_compressed());
+        self.session.set_line_end(codec.session_line_end());
     }
 
     /// Watches input until the partner's SID: a refused login ends the call at once.
@@ -578,7 +693,11 @@ impl Driver {
                         bid: proposal.bid.clone(),
                         // The session's buffers, taken over without a copy.
                         title: title.into(),
-                        text: without_rline_gap(text.into()),
+                        text: peer_text::as_written(
+                            text.into(),
+                            self.session.peer_sid(),
+                            proposal.mode,
+                        ),
                         hold: false,
                         recipients: Vec::new(),
                         files: Vec::new(),
@@ -588,7 +707,7 @@ impl Driver {
                 self.block.push(msg);
             }
             Event::BlockComplete => self.commit_block().await,
-            Event::Partial { bid, data } => {
+            Event::Partial { bid, mode, data } => {
                 let partner = self.partner.clone();
                 let now = clock::unix_now();
                 let r = self
@@ -598,7 +717,7 @@ impl Driver {
                         if data.is_empty() {
                             s.drop_partial(&bid)
                         } else {
-                            s.save_partial(&bid, &partner, &data, now)
+                            s.save_partial(&bid, &partner, mode.name(), &data, now)
                         }
                     })
                     .await;
@@ -610,6 +729,13 @@ impl Driver {
             Event::Closed { error } => {
                 if let Some(e) = error {
                     self.fail(e.to_string());
+                    if !self.block.is_empty() {
+                        // A cut inside a block: the messages that came whole are kept (CRC
+                        // checked); unacknowledged, the partner offers them again and is
+                        // told we have them.
+                        tracing::info!(partner = %self.partner, messages = self.block.len(), "keeping the messages of the cut block that came whole");
+                        let _ = self.store_block().await;
+                    }
                 }
                 self.closed = true;
             }
@@ -735,15 +861,7 @@ impl Driver {
 
     async fn answer(&mut self, ps: Vec<qtc_fbb::Proposal>) {
         let partner = self.partner.clone();
-        let bids: Vec<(String, bool)> = ps
-            .iter()
-            .map(|p| {
-                (
-                    p.bid.to_ascii_uppercase(),
-                    matches!(p.mode, Mode::B0 | Mode::B1),
-                )
-            })
-            .collect();
+        let bids = resume_keys(&ps);
         // The largest proposal decides whether the store is asked to make room.
         let largest = ps
             .iter()
@@ -839,7 +957,25 @@ impl Driver {
         }
     }
 
+    /// Stores the received block (the session's acknowledgement follows once it is safe).
     async fn commit_block(&mut self) {
+        match self.store_block().await {
+            Ok(()) => {
+                if let Err(e) = self.session.committed(clock::now()) {
+                    tracing::error!(error = %e, "forwarding session refused the commit");
+                }
+            }
+            Err(why) => {
+                // Nothing acknowledged: the partner keeps the block and offers it again later.
+                tracing::error!(partner = %self.partner, error = %why, "cannot store the received block; closing");
+                self.session.close(clock::now());
+                self.fail(why);
+            }
+        }
+    }
+
+    /// Stores the messages received in this block in one transaction and counts them.
+    async fn store_block(&mut self) -> Result<(), String> {
         let block = std::mem::take(&mut self.block);
         let partner = self.partner.clone();
         let bids: Vec<String> = block.iter().map(|m| m.bid.to_ascii_uppercase()).collect();
@@ -877,20 +1013,10 @@ impl Driver {
                     self.taken.remove(bid);
                 }
                 drop(fl);
-                if let Err(e) = self.session.committed(clock::now()) {
-                    tracing::error!(error = %e, "forwarding session refused the commit");
-                }
+                Ok(())
             }
-            Ok(Err(e)) => {
-                // Nothing acknowledged: the partner keeps the block and offers it again later.
-                tracing::error!(partner = %self.partner, error = %e, "cannot store the received block; closing");
-                self.session.close(clock::now());
-                self.fail(format!("store: {e}"));
-            }
-            Err(e) => {
-                self.session.close(clock::now());
-                self.fail(e.to_string());
-            }
+            Ok(Err(e)) => Err(format!("store: {e}")),
+            Err(e) => Err(e.to_string()),
         }
     }
 
@@ -979,24 +1105,15 @@ fn shown(line: &[u8]) -> String {
     }
 }
 
-/// A received plain-text message's text: LinBPQ puts a blank line between its R: line and
-/// the body of a message it originated (its R: line, the oldest, ends in `BPQ<version>`); it
-/// separates, it is not the body's first line. Anyone else's blank line is the author's.
-fn without_rline_gap(text: Vec<u8>) -> Vec<u8> {
-    let (rlines, body) = qtc_mail::route::split_rlines(&text);
-    let origin = rlines
-        .trim_ascii_end()
-        .rsplit(|&b| b == b'\n')
-        .next()
-        .unwrap_or_default();
-    let by_bpq = origin
-        .rsplit(|&b| b == b' ')
-        .next()
-        .is_some_and(|stamp| stamp.starts_with(b"BPQ"));
-    match body.strip_prefix(b"\r\n") {
-        Some(rest) if by_bpq => [rlines, rest].concat(),
-        _ => text,
-    }
+/// Each proposal's BID, and the mode in which a kept partial of it may be resumed: B1 only,
+/// and a partial only in the mode it came in (a B2 start is another file).
+fn resume_keys(ps: &[qtc_fbb::Proposal]) -> Vec<(String, Option<&'static str>)> {
+    ps.iter()
+        .map(|p| {
+            let mode = (p.mode == Mode::B1).then(|| p.mode.name());
+            (p.bid.to_ascii_uppercase(), mode)
+        })
+        .collect()
 }
 
 fn mail_type(t: qtc_fbb::MsgType) -> qtc_mail::MsgType {
@@ -1054,19 +1171,6 @@ fn outgoing(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_blank_line_after_r_lines_is_dropped_once() {
-        let bpq = b"R:261203/1712Z 5@N0BPQ.#NCA BPQ6.0.25\r\n\r\nfirst\r\n\r\nlast\r\n";
-        assert_eq!(
-            without_rline_gap(bpq.to_vec()),
-            b"R:261203/1712Z 5@N0BPQ.#NCA BPQ6.0.25\r\nfirst\r\n\r\nlast\r\n"
-        );
-        // No R: lines, or not BPQ's: a leading blank line is the author's.
-        assert_eq!(without_rline_gap(b"\r\nbody\r\n".to_vec()), b"\r\nbody\r\n");
-        let qtc = b"R:261203/1712Z @:N0BBB.#NCA #:5 $:A1_N0BBB\r\n\r\nbody\r\n";
-        assert_eq!(without_rline_gap(qtc.to_vec()), qtc);
-    }
 
     #[test]
     fn trace_keeps_text_lines_whole_and_binary_apart() {

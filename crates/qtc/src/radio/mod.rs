@@ -311,6 +311,18 @@ fn heard(list: &Heard, call: Callsign, now: i64) {
     e.frames += 1;
 }
 
+/// What a port is, for users (`PORTS`, `J`): the kind of link, never a device path or an
+/// address, which are the sysop's business (the start-up report, [`describe`]).
+pub fn kind_for_users(kind: &crate::config::radio::Kind) -> String {
+    use crate::config::radio::Kind;
+    match kind {
+        Kind::KissTcp(_) => "KISS TNC (TCP)".into(),
+        Kind::Axudp { .. } => "AX.25 over UDP (AXUDP)".into(),
+        Kind::PtyDevice(_) | Kind::PtyCreate(_) => "KISS TNC".into(),
+        Kind::Serial { baud, .. } => format!("KISS TNC, {baud} baud"),
+    }
+}
+
 /// One line saying what a port is attached to, for the start-up report.
 pub fn describe(kind: &crate::config::radio::Kind) -> String {
     use crate::config::radio::Kind;

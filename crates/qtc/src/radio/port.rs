@@ -461,6 +461,24 @@ impl Task {
         }
     }
 
+    /// Hands the frames read from the device to the link layer, noting who was heard.
+    fn take_frames(&mut self, now: std::time::Instant) {
+        let unix = clock::unix_now();
+        // Our own call, any SSID, is never "heard": a digipeater (JNOS with `ax25 digipeat
+        // on`) repeats our frames back to us.
+        let mycall = self.mycall;
+        let ours = |c: &Callsign| mycall.is_some_and(|m| m.call() == c.call());
+        for f in self.frames.drain(..) {
+            self.bytes.received(f.len());
+            self.health.frame_in();
+            match Address::parse(&f) {
+                Ok((a, _)) if !ours(&a.src) => heard(&self.heard, a.src, unix),
+                _ => {}
+            }
+            self.port.handle(now, &f);
+        }
+    }
+
     /// Moves bytes between the device, the port and the links' streams; `Ready` when anything
     /// happened (the caller then settles the port and comes back).
     fn poll_io(&mut self, cx: &mut Context<'_>) -> Poll<()> {
@@ -517,15 +535,7 @@ impl Task {
             self.dev = DevState::Waiting(Box::pin(tokio::time::sleep(self.backoff)));
             self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
         }
-        let unix = clock::unix_now();
-        for f in self.frames.drain(..) {
-            self.bytes.received(f.len());
-            self.health.frame_in();
-            if let Ok((a, _)) = Address::parse(&f) {
-                heard(&self.heard, a.src, unix);
-            }
-            self.port.handle(now, &f);
-        }
+        self.take_frames(now);
         // The links' streams.
         let mut buf = [0u8; device::READ_BUF];
         let mut remove = Vec::new();

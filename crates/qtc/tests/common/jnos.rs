@@ -230,12 +230,19 @@ impl Jnos {
             std::fs::write(&path, self.setup.extra.join("\n") + "\n").unwrap();
             cmd.arg("--extra").arg(path);
         }
-        let out = run(&mut cmd);
+        // Its output to a file: with --kiss it leaves socat running with its standard output,
+        // so a pipe would never end.
+        let report = self.dir.path().join("run.out");
+        let file = std::fs::File::create(&report).unwrap();
+        let status = cmd
+            .stdout(file.try_clone().unwrap())
+            .stderr(file)
+            .status()
+            .expect("run.sh");
         assert!(
-            out.status.success(),
-            "run.sh failed: {}{}\n--- console.log ---\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr),
+            status.success(),
+            "run.sh failed: {}\n--- console.log ---\n{}",
+            std::fs::read_to_string(&report).unwrap_or_default(),
             self.console_log()
         );
     }
@@ -267,20 +274,26 @@ impl Jnos {
     /// Runs `f` on a thread inside JNOS's namespace: sockets it opens belong there (and can be
     /// used from any thread afterwards).
     pub fn in_ns<T: Send>(&self, f: impl FnOnce() -> T + Send) -> T {
-        let path = Path::new("/var/run/netns").join(&self.ns);
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                let ns = std::fs::File::open(&path).expect("open the namespace");
-                rustix::thread::move_into_link_name_space(
-                    std::os::fd::AsFd::as_fd(&ns),
-                    Some(rustix::thread::LinkNameSpaceType::Network),
-                )
-                .expect("enter the namespace");
-                f()
-            })
-            .join()
-            .unwrap()
-        })
+        in_ns(&self.ns, f)
+    }
+
+    /// A relay in the namespace, listening on 127.0.0.2:`port`, to `to` (`IP:PORT` there)
+    /// for the next `connections` calls; the first is cut (both ways closed, as a link that
+    /// drops) once `cut_after` bytes have gone toward `to`.
+    pub fn relay(&self, port: u16, to: (&str, u16), connections: usize, cut_after: usize) {
+        let listener = self.in_ns(|| TcpListener::bind((HOST_IP, port)).expect("relay port"));
+        let (ns, ip, to_port) = (self.ns.clone(), to.0.to_string(), to.1);
+        std::thread::spawn(move || {
+            for n in 0..connections {
+                let Ok((caller, _)) = listener.accept() else {
+                    return;
+                };
+                let callee = in_ns(&ns, || TcpStream::connect((ip.as_str(), to_port)))
+                    .expect("the relay's call");
+                pipe(&caller, &callee, (n == 0).then_some(cut_after));
+                pipe(&callee, &caller, None);
+            }
+        });
     }
 
     /// A TCP connection to JNOS's `port`, as a line client.
@@ -358,6 +371,51 @@ impl Jnos {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
+}
+
+/// Runs `f` on a thread inside network namespace `ns`.
+fn in_ns<T: Send>(ns: &str, f: impl FnOnce() -> T + Send) -> T {
+    let path = Path::new("/var/run/netns").join(ns);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let ns = std::fs::File::open(&path).expect("open the namespace");
+            rustix::thread::move_into_link_name_space(
+                std::os::fd::AsFd::as_fd(&ns),
+                Some(rustix::thread::LinkNameSpaceType::Network),
+            )
+            .expect("enter the namespace");
+            f()
+        })
+        .join()
+        .unwrap()
+    })
+}
+
+/// Copies `from` to `to` on a thread of its own; after `cut` bytes (if given) it closes both
+/// connections both ways, which ends the copy the other way too.
+fn pipe(from: &TcpStream, to: &TcpStream, cut: Option<usize>) {
+    let (mut from, mut to) = (from.try_clone().unwrap(), to.try_clone().unwrap());
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        let mut moved = 0;
+        loop {
+            let n = match std::io::Read::read(&mut from, &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            let n = cut.map_or(n, |c| n.min(c - moved));
+            if to.write_all(&buf[..n]).is_err() {
+                break;
+            }
+            moved += n;
+            if cut.is_some_and(|c| moved >= c) {
+                let _ = from.shutdown(std::net::Shutdown::Both);
+                let _ = to.shutdown(std::net::Shutdown::Both);
+                return;
+            }
+        }
+        let _ = to.shutdown(std::net::Shutdown::Write);
+    });
 }
 
 impl Drop for Jnos {

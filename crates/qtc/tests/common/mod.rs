@@ -207,6 +207,19 @@ impl Daemon {
         }
     }
 
+    /// Waits until `qtc ctl ARGS` answers what `check` wants; returns that answer (or the last
+    /// one, after [`PATIENCE`], for the caller's assertion to show).
+    pub fn wait_for_ctl(&self, args: &[&str], check: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let said = self.ctl(args);
+            if check(&said) || Instant::now() > deadline {
+                return said;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     pub fn connect(&self) -> Client {
         Client::connect(self.port)
     }
