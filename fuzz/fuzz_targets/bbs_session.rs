@@ -1,6 +1,6 @@
 //! Fuzz a BBS session driven by arbitrary user input against a store in memory: whatever is
 //! typed, in whatever chunks, nothing may panic, and once the session has asked to close it
-//! produces nothing more. Every store request goes through `qtc_bbs::apply`, as in the daemon.
+//! produces nothing more. Every store request runs through `Request::run`, as in the daemon.
 //!
 //! Every input starts from the same store: a plain user, a sysop, a BBS and a few messages.
 //! Users have no password, so the password login path fails, and RF logins
@@ -88,7 +88,7 @@ fn config() -> Arc<Config> {
 /// Does what the daemon does until the session waits for input: sends its output, answers
 /// password checks, questions (U, J, PORTS...) and store requests, and asks for the next piece
 /// of a long output; notes when the session asked to close.
-fn drain(s: &mut Session, store: &mut dyn MessageStore, now: i64, closed: &mut bool) {
+fn drain(s: &mut Session, store: &mut MemoryStore, now: i64, closed: &mut bool) {
     loop {
         let out = s.take_output();
         if *closed {
@@ -123,7 +123,7 @@ fn drain(s: &mut Session, store: &mut dyn MessageStore, now: i64, closed: &mut b
             continue;
         }
         if let Some(request) = s.take_request() {
-            let reply = qtc_bbs::apply(request, store);
+            let reply = request.run(store);
             s.store_answered(reply, now);
             continue;
         }
@@ -140,7 +140,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let mut db = fresh_store();
-    let store: &mut dyn MessageStore = &mut db;
+    let store = &mut db;
 
     let access = match who % 6 {
         0 => Access::Password,
@@ -159,7 +159,7 @@ fuzz_target!(|data: &[u8]| {
     for chunk in input.chunks(step) {
         s.handle_input(chunk, now);
         drain(&mut s, store, now, &mut closed);
-        let _ = (s.user().is_some(), s.is_writing());
+        let _ = s.user().is_some();
         let _ = s.take_unconsumed();
     }
 });

@@ -1,130 +1,101 @@
-//! The per-user interpreter state machine.
+//! The per-user interpreter state machine: lines in, the command they name run
+//! ([`crate::cmd`]), text, events, store requests and questions out.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use qtc_mail::{StoreError, User};
 
-use crate::ask::Ask;
-use crate::command::SendCmd;
+use crate::ask::{Answer, Ask};
+use crate::cmd::send::Draft;
 use crate::lines::{Line, LineReader};
-use crate::request::{Reply, Request};
+use crate::store::{self, Query, Reply, Request};
 
-mod commands;
-mod compose;
-mod kill;
-mod list;
 mod login;
-mod node;
-mod paging;
-mod profile;
-mod read;
+pub(crate) mod paging;
 mod types;
 
 use paging::Pager;
 
 pub use types::{Access, Checking, Config, Event, Refusal};
 
-enum State {
+pub(crate) enum State {
     AskCall,
     AskPassword {
         call: String,
     },
-    /// `SYS` on RF: waiting for the sysop's password.
-    SysPassword,
     /// Waiting for [`Session::password_checked`] on `call`'s password.
     Verifying {
         call: String,
         purpose: Checking,
+        then: Checked,
     },
     Command,
-    Subject {
-        cmd: SendCmd,
-    },
-    Body(compose::Draft),
+    /// A command prompted for the user's next line (a subject, a password).
+    Prompted(NextLine),
+    /// A message's text, a line at a time.
+    Body(Draft),
     /// Output paused at `More?`.
     More(Pager),
     /// Output going out: the next piece comes when the transport asks ([`Session::more_output`]).
     Flow(Pager),
     /// Waiting for the daemon's [`Session::answer`].
     Asking,
-    /// `PW`: the current password, then the new one twice.
-    PwOld,
-    PwNew,
-    PwAgain {
-        new: Vec<u8>,
-    },
     /// A BBS logged in: its lines are for the forwarding session now.
     Handover,
     Closed,
 }
 
-/// What to do with the reply to a request, in the order the requests went out.
-enum Cont {
-    /// Nothing: a save nobody waits for.
-    Silent,
-    Login(String),
-    Greeting,
-    ListPage(paging::ListPager, usize),
-    Categories,
-    Info,
-    WhitePages(String),
-    StartSend(SendCmd),
-    ReadHead(paging::ReadPager, u64),
-    ReadBody(paging::ReadPager),
-    ReadMine,
-    Reply(u64),
-    Kill(VecDeque<u64>),
-    KillRead,
-    Stored(usize),
-    Profile,
-    PasswordSet,
-}
+/// What a command does with the line it prompted for.
+pub(crate) type NextLine = Box<dyn FnOnce(&mut Session, Vec<u8>) + Send>;
+
+/// What follows a password check.
+pub(crate) type Checked = Box<dyn FnOnce(&mut Session, Result<bool, StoreError>) + Send>;
 
 /// One user's conversation with the BBS.
 pub struct Session {
-    cfg: Arc<Config>,
+    pub(crate) cfg: Arc<Config>,
     access: Access,
-    state: State,
-    user: Option<User>,
+    pub(crate) state: State,
+    pub(crate) user: Option<User>,
     lines: LineReader,
-    out: Vec<u8>,
-    events: VecDeque<Event>,
-    failures: u32,
+    pub(crate) out: Vec<u8>,
+    pub(crate) events: VecDeque<Event>,
+    /// Wrong passwords so far (at login, or `PW`'s current one).
+    pub(crate) failures: u32,
     unconsumed: Vec<u8>,
     /// Lines that arrived while the session waited (a store answer, a password check, the end
     /// of an output), taken in order after it.
     waiting: VecDeque<Line>,
     /// Requests not yet taken by the daemon.
     requests: VecDeque<Request>,
-    /// What to do with each answer still due, oldest first.
-    conts: VecDeque<Cont>,
+    /// Answers still due, taken or not.
+    due: usize,
+    /// Of those, the ones the user waits for (a silent save does not count).
+    awaited: usize,
     /// A sysop who came in over RF (no password) gets sysop rights only after `SYS`.
-    sysop_pending: bool,
+    pub(crate) sysop_pending: bool,
     /// Lines per page (0: no paging), from the config or the user's record, changed by `OP n`.
-    page_len: usize,
+    pub(crate) page_len: usize,
     /// Lines the current page may still take before `More?`.
-    page_left: usize,
+    pub(crate) page_left: usize,
     /// `X`: short prompts.
-    expert: bool,
+    pub(crate) expert: bool,
     /// The message read last, for `SR`.
-    last_read: Option<u64>,
+    pub(crate) last_read: Option<u64>,
     /// A question for the daemon, until it takes it.
     asking: Option<Ask>,
     /// When the lines being interpreted arrived (Unix seconds).
-    now: i64,
+    pub(crate) now: i64,
     /// When this session paged the sysop lately (`T`), oldest first.
-    pages: VecDeque<i64>,
+    pub(crate) pages: VecDeque<i64>,
 }
-
-/// The most lines one listing shows.
-pub const MAX_LIST: usize = 1000;
 
 /// Lines typed ahead kept while the session waits; beyond it the daemon stops reading.
 const MAX_WAITING: usize = 64;
 
 /// Control-Z: the classic end of a message body.
-const CTRL_Z: u8 = 0x1a;
+pub(crate) const CTRL_Z: u8 = 0x1a;
 
 impl Session {
     /// A new session; nothing is sent until [`Session::start`].
@@ -146,7 +117,8 @@ impl Session {
             unconsumed: Vec::new(),
             waiting: VecDeque::new(),
             requests: VecDeque::new(),
-            conts: VecDeque::new(),
+            due: 0,
+            awaited: 0,
             sysop_pending: false,
             page_len,
             page_left: 0,
@@ -189,38 +161,76 @@ impl Session {
         }
     }
 
-    /// The next store operation the session needs, for [`crate::apply`] (or the daemon's
-    /// threads); its answer goes to [`Session::store_answered`], in the order taken.
+    /// The next store operation the session needs, for the daemon's threads (or
+    /// [`Request::run`]); its answer goes to [`Session::store_answered`], in the order taken.
     pub fn take_request(&mut self) -> Option<Request> {
         self.requests.pop_front()
     }
 
     /// The answer to the oldest request taken: the command goes on, then the lines typed
     /// meanwhile.
-    pub fn store_answered(&mut self, reply: Result<Reply, StoreError>, now: i64) {
-        let Some(cont) = self.conts.pop_front() else {
+    pub fn store_answered(&mut self, reply: Reply, now: i64) {
+        let Some(due) = self.due.checked_sub(1) else {
             return;
         };
+        self.due = due;
+        if reply.awaited {
+            self.awaited = self.awaited.saturating_sub(1);
+        }
         if matches!(self.state, State::Closed) {
             return;
         }
-        let silent = matches!(cont, Cont::Silent);
-        self.on_reply(cont, reply);
-        if !silent {
+        (reply.then)(self);
+        if reply.awaited {
             self.prompt_if_idle();
         }
         self.take_waiting(now);
     }
 
+    /// The daemon could not run the oldest request taken (the thread that runs it is gone):
+    /// the user is told, and the session ends, since what the command was to do with the
+    /// answer went with the request.
+    pub fn store_lost(&mut self, error: &StoreError) {
+        self.due = self.due.saturating_sub(1);
+        if !matches!(self.state, State::Closed) {
+            self.store_failed(error);
+            self.close();
+        }
+    }
+
+    /// The question waiting for the daemon, if any; the daemon must call [`Session::answer`]
+    /// (for [`Ask::Connect`], once the link is over) before feeding more input.
+    pub fn pending_ask(&self) -> Option<&Ask> {
+        self.asking.as_ref()
+    }
+
+    /// The daemon's answer to the last [`Session::pending_ask`]: shown, then the session goes
+    /// on with any lines typed meanwhile.
+    pub fn answer(&mut self, answer: Answer, now: i64) {
+        let Some(ask) = self.asking.take() else {
+            return;
+        };
+        self.state = State::Command;
+        crate::cmd::answered(self, ask, answer);
+        self.prompt();
+        self.take_waiting(now);
+    }
+
+    /// A line from the daemon for this user (a page, for a sysop), shown at once; another
+    /// user's words in it are shown with their control characters made visible.
+    pub fn notice(&mut self, text: &str) {
+        self.say(&format!("\r*** {}\r", qtc_mail::text::visible_line(text)));
+    }
+
     /// True when output is waiting to be produced: call [`Session::more_output`] once what was
     /// taken has gone out (the socket, the radio link), so a reader who stops costs nothing.
     pub fn has_more_output(&self) -> bool {
-        matches!(self.state, State::Flow(_)) && self.conts.is_empty()
+        matches!(self.state, State::Flow(_)) && self.due == 0
     }
 
     /// Produces the next piece of a listing or a read (or asks the store for it).
     pub fn more_output(&mut self, now: i64) {
-        if !self.conts.is_empty() {
+        if self.due > 0 {
             return;
         }
         if let State::Flow(pager) = std::mem::replace(&mut self.state, State::Command) {
@@ -239,17 +249,68 @@ impl Session {
     /// Waiting for something outside the session: a store answer, a password check, the
     /// daemon's answer to a question.
     fn busy(&self) -> bool {
-        !self.conts.is_empty() || matches!(self.state, State::Verifying { .. } | State::Asking)
+        self.due > 0 || matches!(self.state, State::Verifying { .. } | State::Asking)
     }
 
     /// An answer is due that the user waits for (a silent save does not count).
     fn awaiting(&self) -> bool {
-        self.conts.iter().any(|c| !matches!(c, Cont::Silent))
+        self.awaited > 0
     }
 
-    fn request(&mut self, request: Request, cont: Cont) {
+    /// Stops at the command until the daemon answers `ask` ([`Session::answer`]).
+    pub(crate) fn ask(&mut self, ask: Ask) {
+        self.asking = Some(ask);
+        self.state = State::Asking;
+    }
+
+    /// Asks the store for `query`; `then` goes on with its answer. A failure is said to the
+    /// user, and the command ends there.
+    pub(crate) fn request<Q: Query>(
+        &mut self,
+        query: Q,
+        then: impl FnOnce(&mut Session, Q::Answer) + Send + 'static,
+    ) {
+        self.request_result(query, move |s, answer| match answer {
+            Ok(a) => then(s, a),
+            Err(e) => s.store_failed(&e),
+        });
+    }
+
+    /// Hands `request` out; `awaited`: the user waits for its answer.
+    pub(crate) fn queue(&mut self, request: Request, awaited: bool) {
         self.requests.push_back(request);
-        self.conts.push_back(cont);
+        self.due += 1;
+        if awaited {
+            self.awaited += 1;
+        }
+    }
+
+    /// Asks the store for `query`; `then` goes on with its answer or its failure.
+    pub(crate) fn request_result<Q: Query>(
+        &mut self,
+        query: Q,
+        then: impl FnOnce(&mut Session, Result<Q::Answer, StoreError>) + Send + 'static,
+    ) {
+        self.queue(store::request(query, Box::new(then), true), true);
+    }
+
+    /// A write nobody waits for (a read mark, the user's record): no word to the user.
+    pub(crate) fn save<Q: Query>(&mut self, query: Q) {
+        let logged = |_: &mut Session, done: Result<Q::Answer, StoreError>| {
+            if let Err(e) = done {
+                // A guest from RF has no record to update; nothing is lost.
+                tracing::debug!(error = %e, "not saved");
+            }
+        };
+        self.queue(store::request(query, Box::new(logged), false), false);
+    }
+
+    /// Keeps what the session changed in the user's record (last listed, page length) for the
+    /// next session, without a word to the user.
+    pub(crate) fn save_user(&mut self) {
+        if let Some(user) = self.user.clone() {
+            self.save(store::SaveUser(user));
+        }
     }
 
     /// Interprets the lines typed while the session waited, in order, until one makes it wait
@@ -309,16 +370,16 @@ impl Session {
         self.user.as_ref()
     }
 
-    /// True while a message is being written (so a dropped connection loses only that draft).
-    pub fn is_writing(&self) -> bool {
-        matches!(self.state, State::Subject { .. } | State::Body(_))
-    }
-
-    fn say(&mut self, text: &str) {
+    pub(crate) fn say(&mut self, text: &str) {
         self.out.extend_from_slice(text.as_bytes());
     }
 
-    fn prompt(&mut self) {
+    /// Waits for the user's next line, for `then` (a subject, a password).
+    pub(crate) fn next_line(&mut self, then: impl FnOnce(&mut Session, Vec<u8>) + Send + 'static) {
+        self.state = State::Prompted(Box::new(then));
+    }
+
+    pub(crate) fn prompt(&mut self) {
         if self.expert {
             self.say(">\r");
         } else {
@@ -328,18 +389,18 @@ impl Session {
     }
 
     /// The prompt, once a command is over and nothing it asked for is due.
-    fn prompt_if_idle(&mut self) {
+    pub(crate) fn prompt_if_idle(&mut self) {
         if matches!(self.state, State::Command) && !self.awaiting() {
             self.prompt();
         }
     }
 
-    fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         self.state = State::Closed;
         self.events.push_back(Event::Close);
     }
 
-    fn store_failed(&mut self, e: &StoreError) {
+    pub(crate) fn store_failed(&mut self, e: &StoreError) {
         tracing::warn!(error = %e, "message store operation failed");
         self.say("*** The message store is not available right now; please try again later.\r");
     }
@@ -374,7 +435,6 @@ impl Session {
         match std::mem::replace(&mut self.state, State::Command) {
             State::AskCall => self.got_callsign(&text),
             State::AskPassword { call } => self.got_password(call, &text),
-            State::SysPassword => self.got_sys_password(&text),
             State::Command => {
                 self.command(&text);
                 self.prompt_if_idle();
@@ -383,10 +443,7 @@ impl Session {
                 self.more(pager, &text);
                 self.prompt_if_idle();
             }
-            State::PwOld => self.pw_old(&text),
-            State::PwNew => self.pw_new(text),
-            State::PwAgain { new } => self.pw_again(new, &text),
-            State::Subject { cmd } => self.got_subject(cmd, text),
+            State::Prompted(then) => then(self, text),
             State::Body(draft) => self.body_line(draft, text, now),
             s @ (State::Handover
             | State::Closed
@@ -396,48 +453,8 @@ impl Session {
         }
     }
 
-    /// Goes on with the command that asked, now its answer is here.
-    fn on_reply(&mut self, cont: Cont, reply: Result<Reply, StoreError>) {
-        let reply = match (cont, reply) {
-            (Cont::Silent, Err(e)) => {
-                // A guest from RF has no record to update; nothing is lost.
-                tracing::debug!(error = %e, "user record not saved");
-                return;
-            }
-            (Cont::Silent, Ok(_)) => return,
-            (Cont::Stored(size), r) => return self.stored(r, size),
-            (Cont::Profile, r) => return self.profile_saved(r),
-            (Cont::Login(_), Err(e)) => {
-                self.store_failed(&e);
-                self.close();
-                return;
-            }
-            (Cont::Greeting, r) => return self.greeted(r),
-            (_, Err(e)) => {
-                self.store_failed(&e);
-                return;
-            }
-            (cont, Ok(reply)) => (cont, reply),
-        };
-        match reply {
-            (Cont::Login(call), Reply::User(user)) => self.logged_in(&call, user),
-            (Cont::ListPage(p, want), Reply::Headers(h)) => self.list_page(p, want, h),
-            (Cont::Categories, Reply::Categories(c)) => self.show_categories(c),
-            (Cont::Info, Reply::Counts { active, latest }) => self.show_info(active, latest),
-            (Cont::WhitePages(call), Reply::HomeBbs(home)) => self.show_home(&call, home),
-            (Cont::StartSend(cmd), Reply::BidKnown(known)) => self.send_checked(cmd, known),
-            (Cont::ReadHead(p, n), Reply::Message(m)) => self.read_head(p, n, m),
-            (Cont::ReadBody(p), Reply::Body(b)) => self.read_body(p, b),
-            (Cont::ReadMine, Reply::Headers(h)) => self.read_mine_listed(h),
-            (Cont::Reply(n), Reply::Message(m)) => self.reply_to(n, m),
-            (Cont::Kill(rest), Reply::Killed(k)) => self.killed(rest, k),
-            (Cont::KillRead, Reply::KilledRead(n)) => self.killed_read(n),
-            (Cont::PasswordSet, Reply::Done) => self.password_set(),
-            (_, r) => tracing::error!(reply = ?r, "store answer does not fit the request"),
-        }
-    }
-
-    fn me(&self) -> (String, bool, bool) {
+    /// The user's callsign, sysop rights and BBS flag (empty and false before login).
+    pub(crate) fn me(&self) -> (String, bool, bool) {
         match &self.user {
             Some(u) => (u.call.clone(), u.sysop, u.bbs),
             None => (String::new(), false, false),

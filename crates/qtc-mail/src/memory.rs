@@ -51,6 +51,15 @@ impl MemoryStore {
         Ok(())
     }
 
+    /// Whether `password` is `call`'s (the daemon checks passwords on its own, off the store).
+    pub fn check_password(&mut self, call: &str, password: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .users
+            .get(&call.to_ascii_uppercase())
+            .and_then(|(_, p)| p.as_deref())
+            == Some(password))
+    }
+
     /// Makes `call` one of message `number`'s other recipients (a Winlink Cc).
     pub fn add_copy(&mut self, number: u64, call: &str) {
         if let Some(m) = self.messages.get_mut(&number) {
@@ -120,14 +129,6 @@ impl MessageStore for MemoryStore {
             .users
             .get(&call.to_ascii_uppercase())
             .map(|(u, _)| u.clone()))
-    }
-
-    fn check_password(&mut self, call: &str, password: &str) -> Result<bool, StoreError> {
-        Ok(self
-            .users
-            .get(&call.to_ascii_uppercase())
-            .and_then(|(_, p)| p.as_deref())
-            == Some(password))
     }
 
     fn set_password(&mut self, call: &str, password: &str) -> Result<(), StoreError> {

@@ -61,14 +61,12 @@ pub enum StoreError {
     Database(String),
 }
 
-/// Storage the interpreter works against (through `qtc_bbs::apply`). Calls are synchronous: the
-/// daemon runs them on its store thread (writes) or its read-only connections (queries), never
-/// on the async runtime.
+/// Storage the interpreter works against (through `qtc_bbs::Request::run`). Calls are
+/// synchronous: the daemon runs them on its store thread (writes) or its read-only connections
+/// (queries), never on the async runtime.
 pub trait MessageStore {
     /// Looks a user up by callsign (upper case, no SSID).
     fn user(&mut self, call: &str) -> Result<Option<User>, StoreError>;
-    /// Checks a password against the stored hash; false for unknown users and users without one.
-    fn check_password(&mut self, call: &str, password: &str) -> Result<bool, StoreError>;
     /// Sets `call`'s login password (`PW`).
     fn set_password(&mut self, call: &str, password: &str) -> Result<(), StoreError>;
     /// Saves the profile fields of a user (name, home BBS, last listed).

@@ -600,10 +600,6 @@ impl MessageStore for Store {
         users::get(&self.conn, call)
     }
 
-    fn check_password(&mut self, call: &str, password: &str) -> Result<bool, StoreError> {
-        users::check_password(&self.conn, &mut self.argon2, call, password)
-    }
-
     fn set_password(&mut self, call: &str, password: &str) -> Result<(), StoreError> {
         Store::set_password(self, call, password)
     }

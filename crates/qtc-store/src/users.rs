@@ -159,22 +159,6 @@ pub fn hash_password(password: &str) -> Result<String, StoreError> {
 pub const DUMMY_HASH: &str =
     "$argon2id$v=19$m=19456,t=2,p=1$cXRjLWR1bW15LXNhbHQ$8hwDtjvFqqZ6r2Yx0Fn0Od4SmgbTzC0V5oBDqsQQkYk";
 
-pub(crate) fn check_password(
-    conn: &Connection,
-    memory: &mut Argon2Memory,
-    call: &str,
-    password: &str,
-) -> Result<bool, StoreError> {
-    let Some(hash) = password_hash(conn, call)? else {
-        return Ok(false);
-    };
-    let Ok(parsed) = PasswordHash::new(&hash) else {
-        tracing::warn!(%call, "stored password hash is unreadable; reset it with `qtc user passwd`");
-        return Ok(false);
-    };
-    Ok(memory.verify(password, &parsed).unwrap_or(false))
-}
-
 pub(crate) fn update_profile(conn: &Connection, user: &User) -> Result<(), StoreError> {
     let n = conn
         .execute(

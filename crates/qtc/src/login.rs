@@ -1,6 +1,6 @@
-//! The login path every port shares (telnet, the forwarding port, the mail ports): the places
-//! a connection takes at connect, and a password check counted by the throttle before it is
-//! made.
+//! The login path every port shares (telnet, the forwarding port, AX.25 `SYS`, the mail ports,
+//! the web): the places a connection takes at connect, and a password check counted by the
+//! throttle before it is made.
 
 use std::net::IpAddr;
 
@@ -9,7 +9,7 @@ use qtc_mail::StoreError;
 use crate::admission::{Admission, Place};
 use crate::clock;
 use crate::passwords::{Login, Passwords};
-use crate::throttle::{AddressSlot, Refused, Throttle};
+use crate::throttle::{AddressSlot, Attempt, Refused, Throttle};
 
 /// A connection's places, taken at connect.
 pub struct Admitted {
@@ -44,10 +44,9 @@ pub fn admit(
     })
 }
 
-/// Checks `call`'s password from `ip` (none for a radio link). Counted before the check:
-/// parallel guesses cannot outrun the lockout, and while the address or the account is locked
-/// out not even the right password is checked (`Err`: why it was not checked). A right one
-/// takes back its own attempt.
+/// Checks `call`'s password from `ip` (none for a radio link): [`attempt`], then [`verify`].
+/// While the address or the account is locked out not even the right password is checked
+/// (`Err`: why it was not checked).
 pub async fn check(
     throttle: &Throttle,
     passwords: &Passwords,
@@ -56,20 +55,39 @@ pub async fn check(
     password: String,
     login: Login,
 ) -> Result<Result<bool, StoreError>, Refused> {
-    let attempt = match throttle.attempt(ip, call, clock::now()) {
-        Ok(a) => a,
-        Err(why @ Refused::Locked) => {
-            tracing::warn!(%call, "login refused unchecked: locked out after repeated failures");
-            return Err(why);
-        }
-        Err(why @ Refused::Busy) => {
-            tracing::warn!(%call, "login refused unchecked: too many logins to this account at once");
-            return Err(why);
-        }
-    };
+    let attempt = attempt(throttle, ip, call)?;
+    Ok(verify(throttle, passwords, attempt, call, password, login).await)
+}
+
+/// Counts a login to `call` from `ip` before its password is checked, so parallel guesses
+/// cannot outrun the lockout; `Err` (logged): it must not be checked.
+pub fn attempt(throttle: &Throttle, ip: Option<IpAddr>, call: &str) -> Result<Attempt, Refused> {
+    throttle
+        .attempt(ip, call, clock::now())
+        .inspect_err(|why| match why {
+            Refused::Locked => {
+                tracing::warn!(%call, "login refused unchecked: locked out after repeated failures")
+            }
+            Refused::Busy => tracing::warn!(
+                %call,
+                "login refused unchecked: too many logins to this account at once"
+            ),
+        })
+}
+
+/// Checks the password of a counted `attempt` (argon2, on the password pool); a right one
+/// takes back its own attempt.
+pub async fn verify(
+    throttle: &Throttle,
+    passwords: &Passwords,
+    attempt: Attempt,
+    call: &str,
+    password: String,
+    login: Login,
+) -> Result<bool, StoreError> {
     let ok = passwords.check(call, password, login).await;
     if matches!(ok, Ok(true)) {
         attempt.succeeded(throttle, clock::now());
     }
-    Ok(ok)
+    ok
 }

@@ -5,8 +5,8 @@
 //! Attempts still being checked fill the count as failures do, but are told apart: a refusal
 //! because of them says "too many logins at once", not "locked out". No timer: entries are
 //! aged whenever they are looked at. [`KnownPlaces`] remembers (in the store, across
-//! restarts) where each account logged in from. [`Guarded`] is the store as a user session
-//! sees it, with these checks and the per-user allowances applied.
+//! restarts) where each account logged in from. Every login path counts its attempts here
+//! through [`crate::login::check`].
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -16,10 +16,6 @@ use std::time::{Duration, Instant};
 
 use crate::prefix::Grouping;
 use crate::store_thread::StoreHandle;
-use crate::user_limits::UserLimits;
-use qtc_mail::{
-    ListFilter, Message, MessageHeader, MessageStore, MsgStatus, NewMessage, StoreError, User,
-};
 
 /// Attempts older than this are forgotten; a lockout lasts this long after the last attempt.
 pub const WINDOW: Duration = Duration::from_secs(15 * 60);
@@ -342,132 +338,6 @@ impl Throttle {
             .max(1);
         Duration::from_secs(1u64 << (n - 1).min(4)).min(MAX_DELAY)
     }
-}
-
-/// The store as a login sees it: every password check is first counted by the throttle, and
-/// not made at all while the address or the account is locked out. Everything else passes
-/// through.
-pub struct Guarded<'a> {
-    /// The real store.
-    pub store: &'a mut dyn MessageStore,
-    /// The counts.
-    pub throttle: &'a Throttle,
-    /// Where the attempt comes from (none for a radio link).
-    pub ip: Option<IpAddr>,
-    /// The time of the attempt.
-    pub now: Instant,
-    /// What each user may send.
-    pub limits: &'a UserLimits,
-}
-
-impl<'a> Guarded<'a> {
-    /// The store as a session from `ip` (none for a radio link) sees it now.
-    pub fn new(
-        store: &'a mut dyn MessageStore,
-        throttle: &'a Throttle,
-        ip: Option<IpAddr>,
-        limits: &'a UserLimits,
-    ) -> Guarded<'a> {
-        Guarded {
-            store,
-            throttle,
-            ip,
-            now: crate::clock::now(),
-            limits,
-        }
-    }
-}
-
-impl MessageStore for Guarded<'_> {
-    fn check_password(&mut self, call: &str, password: &str) -> Result<bool, StoreError> {
-        let attempt = match self.throttle.attempt(self.ip, call, self.now) {
-            Ok(a) => a,
-            Err(why) => {
-                tracing::warn!(?why, "login refused unchecked");
-                return Ok(false);
-            }
-        };
-        let ok = self.store.check_password(call, password)?;
-        if ok {
-            attempt.succeeded(self.throttle, self.now);
-        }
-        Ok(ok)
-    }
-    fn user(&mut self, call: &str) -> Result<Option<User>, StoreError> {
-        self.store.user(call)
-    }
-    fn update_user(&mut self, user: &User) -> Result<(), StoreError> {
-        self.store.update_user(user)
-    }
-    fn set_password(&mut self, call: &str, password: &str) -> Result<(), StoreError> {
-        self.store.set_password(call, password)
-    }
-    fn insert_message(
-        &mut self,
-        msg: &NewMessage,
-        bbs_call: &str,
-        now: i64,
-    ) -> Result<u64, StoreError> {
-        within_allowance(self.store, self.limits, msg, self.now)?;
-        self.store.insert_message(msg, bbs_call, now)
-    }
-    fn message(&mut self, number: u64) -> Result<Option<Message>, StoreError> {
-        self.store.message(number)
-    }
-    fn list(&mut self, filter: &ListFilter) -> Result<Vec<MessageHeader>, StoreError> {
-        self.store.list(filter)
-    }
-    fn set_status(&mut self, number: u64, status: MsgStatus) -> Result<bool, StoreError> {
-        self.store.set_status(number, status)
-    }
-    fn mark_read(&mut self, number: u64, reader: &str) -> Result<(), StoreError> {
-        self.store.mark_read(number, reader)
-    }
-    fn status_seen_by(
-        &mut self,
-        number: u64,
-        reader: &str,
-    ) -> Result<Option<MsgStatus>, StoreError> {
-        self.store.status_seen_by(number, reader)
-    }
-    fn bid_known(&mut self, bid: &str) -> Result<bool, StoreError> {
-        self.store.bid_known(bid)
-    }
-    fn counts(&mut self) -> Result<(u64, u64), StoreError> {
-        self.store.counts()
-    }
-    fn home_bbs(&mut self, call: &str) -> Result<Option<String>, StoreError> {
-        self.store.home_bbs(call)
-    }
-    fn greeting_counts(
-        &mut self,
-        call: &str,
-        sysop: bool,
-    ) -> Result<qtc_mail::GreetingCounts, StoreError> {
-        self.store.greeting_counts(call, sysop)
-    }
-    fn categories(&mut self) -> Result<Vec<(String, u64)>, StoreError> {
-        self.store.categories()
-    }
-}
-
-/// Counts a message a user entered (at the BBS or on the web) against their allowances, or
-/// refuses it; sysops and BBS accounts are exempt.
-pub fn within_allowance(
-    store: &mut dyn MessageStore,
-    limits: &UserLimits,
-    msg: &NewMessage,
-    now: Instant,
-) -> Result<(), StoreError> {
-    let exempt = store.user(&msg.from)?.is_some_and(|u| u.sysop || u.bbs);
-    if !exempt {
-        let size = (msg.body.len() + msg.subject.len()) as u64;
-        if let Err(why) = limits.take(&msg.from, size, now) {
-            tracing::warn!(from = %msg.from, "message refused: {why}");
-            return Err(StoreError::OverLimit(why));
-        }
-    }
-    Ok(())
 }
 
 /// Counts open connections per address, so one host cannot take every session.

@@ -6,6 +6,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use qtc_mail::{MessageStore, NewMessage, StoreError};
+
 const HOUR: Duration = Duration::from_secs(3600);
 const DAY: Duration = Duration::from_secs(24 * 3600);
 /// Senders remembered at most; beyond it the counts of the quietest are dropped.
@@ -71,6 +73,25 @@ impl UserLimits {
         u.bytes = u.bytes.saturating_add(size);
         Ok(())
     }
+}
+
+/// Counts a message a user entered (at the BBS or on the web) against their allowances, or
+/// refuses it; sysops and BBS accounts are exempt.
+pub fn within_allowance(
+    store: &mut dyn MessageStore,
+    limits: &UserLimits,
+    msg: &NewMessage,
+    now: Instant,
+) -> Result<(), StoreError> {
+    let exempt = store.user(&msg.from)?.is_some_and(|u| u.sysop || u.bbs);
+    if !exempt {
+        let size = (msg.body.len() + msg.subject.len()) as u64;
+        if let Err(why) = limits.take(&msg.from, size, now) {
+            tracing::warn!(from = %msg.from, "message refused: {why}");
+            return Err(StoreError::OverLimit(why));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

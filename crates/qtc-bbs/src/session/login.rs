@@ -2,10 +2,10 @@
 //! greeting.
 
 use qtc_mail::text::visible_line;
-use qtc_mail::{Callsign, GreetingCounts, StoreError, User};
+use qtc_mail::{Callsign, GreetingCounts, MessageStore, StoreError, User};
 
-use super::{Access, Checking, Cont, Event, Refusal, Session, State};
-use crate::request::{Reply, Request};
+use super::{Access, Checked, Checking, Event, Refusal, Session, State};
+use crate::store::Query;
 
 /// The login prompts: whole lines (CR ended) starting with the word, as Winlink clients (wl2k-go
 /// reads up to CR and matches `callsign` / `password`) and the old daemons' scripts expect.
@@ -16,18 +16,11 @@ impl Session {
     /// Takes the answer to [`Event::CheckPassword`]: logs the user in (or grants `SYS`, or goes
     /// on with `PW`) or counts a failure, then interprets the lines that arrived meanwhile.
     pub fn password_checked(&mut self, result: Result<bool, StoreError>, now: i64) {
-        let State::Verifying { call, purpose } = std::mem::replace(&mut self.state, State::Command)
+        let State::Verifying { then, .. } = std::mem::replace(&mut self.state, State::Command)
         else {
             return;
         };
-        match purpose {
-            Checking::Login => self.login_checked(call, result),
-            Checking::Sys => {
-                self.sys_checked(call, result);
-                self.prompt();
-            }
-            Checking::Current => self.pw_old_checked(result),
-        }
+        then(self, result);
         self.take_waiting(now);
     }
 
@@ -35,7 +28,8 @@ impl Session {
     /// (a lockout) or too many logins to the account at once. Said as it is, not as a wrong
     /// password, and not counted as one.
     pub fn password_refused(&mut self, why: Refusal, now: i64) {
-        let State::Verifying { call, purpose } = std::mem::replace(&mut self.state, State::Command)
+        let State::Verifying { call, purpose, .. } =
+            std::mem::replace(&mut self.state, State::Command)
         else {
             return;
         };
@@ -113,17 +107,32 @@ impl Session {
         // The client did not echo the line end either.
         self.say("\r");
         let password = String::from_utf8_lossy(text).into_owned();
-        self.check_password(call, password, Checking::Login);
+        let then = call.clone();
+        self.check_password(call, password, Checking::Login, move |s, ok| {
+            s.login_checked(then, ok)
+        });
     }
 
-    /// Asks the daemon to check a password (argon2, on its password pool).
-    pub(super) fn check_password(&mut self, call: String, password: String, purpose: Checking) {
+    /// Asks the daemon to check a password (argon2, on its password pool); `then` goes on
+    /// with the result.
+    pub(crate) fn check_password(
+        &mut self,
+        call: String,
+        password: String,
+        purpose: Checking,
+        then: impl FnOnce(&mut Session, Result<bool, StoreError>) + Send + 'static,
+    ) {
         self.events.push_back(Event::CheckPassword {
             call: call.clone(),
             password,
             purpose,
         });
-        self.state = State::Verifying { call, purpose };
+        let then: Checked = Box::new(then);
+        self.state = State::Verifying {
+            call,
+            purpose,
+            then,
+        };
     }
 
     fn login_checked(&mut self, call: String, result: Result<bool, StoreError>) {
@@ -141,45 +150,24 @@ impl Session {
         }
     }
 
-    pub(super) fn got_sys_password(&mut self, text: &[u8]) {
-        let (call, _, _) = self.me();
-        let password = String::from_utf8_lossy(text).trim().to_string();
-        self.check_password(call, password, Checking::Sys);
-    }
-
-    fn sys_checked(&mut self, call: String, result: Result<bool, StoreError>) {
-        match result {
-            Ok(true) => {
-                self.sysop_pending = false;
-                if let Some(u) = self.user.as_mut() {
-                    u.sysop = true;
-                }
-                tracing::info!(%call, "sysop rights granted");
-                self.say("Sysop rights granted.\r");
-            }
-            Ok(false) => {
-                tracing::warn!(%call, "SYS: wrong password");
-                self.events
-                    .push_back(Event::LoginFailed { call: Some(call) });
-                self.say("Wrong password.\r");
-            }
-            Err(e) => self.store_failed(&e),
-        }
-    }
-
     /// Looks the user up; [`Session::logged_in`] goes on with the record.
     pub(super) fn log_in(&mut self, call: &str) {
-        self.request(
-            Request::User {
-                call: call.to_string(),
-            },
-            Cont::Login(call.to_string()),
-        );
+        let query = UserRecord {
+            call: call.to_string(),
+        };
+        let call = call.to_string();
+        self.request_result(query, move |s, user| match user {
+            Ok(user) => s.logged_in(&call, user),
+            Err(e) => {
+                s.store_failed(&e);
+                s.close();
+            }
+        });
         // Lines typed meanwhile wait; the greeting sets the state.
         self.state = State::Command;
     }
 
-    pub(super) fn logged_in(&mut self, call: &str, user: Option<User>) {
+    fn logged_in(&mut self, call: &str, user: Option<User>) {
         // An RF caller we have never seen: a guest with a default profile.
         let mut user = user.unwrap_or_else(|| guest(call));
         tracing::info!(call = %user.call, bbs = user.bbs, "logged in");
@@ -209,31 +197,61 @@ impl Session {
             "Hello {name}, welcome to {} BBS.\r",
             self.cfg.callsign
         ));
-        self.request(
-            Request::MailCounts {
-                call: user.call.clone(),
-                sysop: user.sysop,
-            },
-            Cont::Greeting,
-        );
+        let counts = MailCounts {
+            call: user.call.clone(),
+            sysop: user.sysop,
+        };
+        self.request_result(counts, Session::greeted);
         // The user is in from now on (the daemon seats them on LoggedIn).
         self.user = Some(user);
     }
 
-    pub(super) fn greeted(&mut self, counts: Result<Reply, StoreError>) {
+    fn greeted(&mut self, counts: Result<GreetingCounts, StoreError>) {
         let last_listed = self.user.as_ref().map_or(0, |u| u.last_listed);
         match counts {
-            Ok(Reply::MailCounts(GreetingCounts { mine, new, latest })) => {
+            Ok(GreetingCounts { mine, new, latest }) => {
                 let s = if mine == 1 { "" } else { "s" };
                 self.say(&format!(
                     "You have {mine} message{s}, {new} new. Latest message is {latest}, last listed is {last_listed}.\r"
                 ));
             }
-            Ok(_) => {}
             Err(e) => self.store_failed(&e),
         }
         self.say("Type H for help.\r");
         self.state = State::Command;
+    }
+}
+
+/// A user's record (the login's lookup).
+#[derive(Debug)]
+struct UserRecord {
+    /// Callsign, no SSID.
+    call: String,
+}
+
+impl Query for UserRecord {
+    type Answer = Option<User>;
+    // A login's lookup queues behind the writes before it: a partner whose link was reset logs
+    // in again only after its previous session's last write (and release).
+    const WRITES: bool = true;
+    fn run(self, store: &mut dyn MessageStore) -> Result<Option<User>, StoreError> {
+        store.user(&self.call)
+    }
+}
+
+/// The greeting's counts for `call`.
+#[derive(Debug)]
+struct MailCounts {
+    call: String,
+    /// Held mail counts too.
+    sysop: bool,
+}
+
+impl Query for MailCounts {
+    type Answer = GreetingCounts;
+    const WRITES: bool = false;
+    fn run(self, store: &mut dyn MessageStore) -> Result<GreetingCounts, StoreError> {
+        store.greeting_counts(&self.call, self.sysop)
     }
 }
 

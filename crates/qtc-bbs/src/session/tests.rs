@@ -1,122 +1,11 @@
 //! Interpreter tests against a store in memory; no SQLite, no sockets. Every store request goes
-//! through [`crate::apply`], as in the daemon.
+//! through [`crate::Request::run`], as in the daemon.
 
 use super::*;
-use qtc_mail::memory::MemoryStore as Store;
-use qtc_mail::{MessageStore, MsgStatus, MsgType, NewMessage};
-
-struct Bbs {
-    store: Store,
-    cfg: Arc<Config>,
-}
-
-const NOW: i64 = 1_796_214_665; // 2026-12-02 12:31:05Z
-
-impl Bbs {
-    fn new() -> Bbs {
-        let mut store = Store::new();
-        store.add_user("N0USR", Some("pw"), false, false).unwrap();
-        store.add_user("N0SYS", Some("root"), true, false).unwrap();
-        store.add_user("N0OTH", Some("x"), false, false).unwrap();
-        store.add_user("N0BBB", Some("fwd"), false, true).unwrap();
-        let mut cfg = Config::new("N0CALL");
-        cfg.max_line = 80;
-        cfg.max_message = 1000;
-        // Paging has its own tests; the others see whole listings.
-        cfg.page_len_radio = 0;
-        Bbs {
-            store,
-            cfg: Arc::new(cfg),
-        }
-    }
-
-    /// The sysop over RF, with rights granted by SYS.
-    fn sysop(&mut self) -> User_ {
-        let mut s = self.rf("N0SYS");
-        s.send(self, "SYS");
-        assert!(s.send(self, "root").contains("granted"));
-        s
-    }
-
-    /// A session already logged in over RF as `call`.
-    fn rf(&mut self, call: &str) -> User_ {
-        let mut s = Session::new(self.cfg.clone(), Access::Callsign(call.into()));
-        start(&mut s, &mut self.store);
-        let out = s.take_output();
-        User_ { s, first: out }
-    }
-}
-
-struct User_ {
-    s: Session,
-    first: Vec<u8>,
-}
-
-impl User_ {
-    fn send(&mut self, bbs: &mut Bbs, line: &str) -> String {
-        feed(&mut self.s, format!("{line}\r").as_bytes(), &mut bbs.store);
-        String::from_utf8_lossy(&self.s.take_output()).into_owned()
-    }
-}
-
-/// Answers the session's store requests and asks for its output until it has all of it, as
-/// the daemon does when the reader keeps up.
-fn pump(s: &mut Session, store: &mut Store) {
-    loop {
-        crate::answer_all(s, store, NOW);
-        if !s.has_more_output() {
-            return;
-        }
-        s.more_output(NOW);
-    }
-}
-
-fn start(s: &mut Session, store: &mut Store) {
-    s.start();
-    pump(s, store);
-}
-
-fn input(s: &mut Session, bytes: &[u8], store: &mut Store) {
-    s.handle_input(bytes, NOW);
-    pump(s, store);
-}
-
-fn checked(s: &mut Session, ok: Result<bool, StoreError>, store: &mut Store) {
-    s.password_checked(ok, NOW);
-    pump(s, store);
-}
-
-fn answered(s: &mut Session, answer: crate::Answer, store: &mut Store) {
-    s.answer(answer, NOW);
-    pump(s, store);
-}
-
-/// Feeds `input`, then answers the password checks it asked for from `store`, as the daemon
-/// does (there off its threads); the other events stay queued, in order.
-fn feed(s: &mut Session, bytes: &[u8], store: &mut Store) {
-    input(s, bytes, store);
-    while let Some(i) = s
-        .events
-        .iter()
-        .position(|e| matches!(e, Event::CheckPassword { .. }))
-    {
-        let Some(Event::CheckPassword { call, password, .. }) = s.events.remove(i) else {
-            unreachable!()
-        };
-        let ok = store.check_password(&call, &password);
-        checked(s, ok, store);
-    }
-}
-
-fn post(bbs: &mut Bbs, who: &str, cmd: &str, subject: &str, body: &[&str]) -> String {
-    let mut u = bbs.rf(who);
-    let mut out = u.send(bbs, cmd);
-    out += &u.send(bbs, subject);
-    for l in body {
-        out += &u.send(bbs, l);
-    }
-    out
-}
+use crate::cmd::list::MAX_LIST;
+use crate::cmd::read::BODY_PIECE;
+use crate::testing::*;
+use qtc_mail::{MessageStore, MsgStatus, MsgType};
 
 #[test]
 fn telnet_login_asks_and_checks_password() {
@@ -556,27 +445,6 @@ fn listings_are_bounded() {
     assert!(u.send(&mut bbs, "LL 3").matches("Many").count() == 3);
 }
 
-fn insert_all(store: &mut Store, msgs: &[NewMessage]) {
-    for m in msgs {
-        store.insert_message(m, "N0CALL", NOW).unwrap();
-    }
-}
-
-/// A bulletin to ALL @ WW from N0OTH.
-fn bulletin(subject: &str, body: &[u8]) -> NewMessage {
-    NewMessage {
-        kind: MsgType::Bulletin,
-        status: MsgStatus::New,
-        to: "ALL".into(),
-        at: "WW".into(),
-        from: "N0OTH".into(),
-        bid: None,
-        subject: subject.as_bytes().to_vec(),
-        rlines: Vec::new(),
-        body: body.to_vec(),
-    }
-}
-
 /// Twenty bulletins, numbered 1 to 20.
 fn twenty(bbs: &mut Bbs) {
     let m = bulletin("Bull", b"one\r\ntwo\r\nthree\r\n");
@@ -857,14 +725,14 @@ fn long_output_is_made_as_the_reader_takes_it_and_a_stops_it() {
     u.s.handle_input(b"R 1 1 1\r", NOW);
     crate::answer_all(&mut u.s, &mut bbs.store, NOW);
     let first = u.s.take_output();
-    assert!(first.len() <= 2 * paging::BODY_PIECE, "{}", first.len());
+    assert!(first.len() <= 2 * BODY_PIECE, "{}", first.len());
     assert!(u.s.has_more_output());
     let mut total = first.len();
     for _ in 0..3 {
         u.s.more_output(NOW);
         crate::answer_all(&mut u.s, &mut bbs.store, NOW);
         let piece = u.s.take_output();
-        assert!(piece.len() <= 2 * paging::BODY_PIECE, "{}", piece.len());
+        assert!(piece.len() <= 2 * BODY_PIECE, "{}", piece.len());
         total += piece.len();
     }
     // A line typed meanwhile waits for the end of the output; `A` does not.
@@ -888,7 +756,7 @@ fn long_output_is_made_as_the_reader_takes_it_and_a_stops_it() {
 fn a_character_split_between_body_pieces_is_shown_whole() {
     let mut bbs = Bbs::new();
     // A C1 control (U+009B, CSI) straddling the first piece's end is still made visible.
-    let mut body = vec![b'x'; paging::BODY_PIECE - 1];
+    let mut body = vec![b'x'; BODY_PIECE - 1];
     body.extend_from_slice("\u{9b}2J\r\n".as_bytes());
     insert_all(&mut bbs.store, &[bulletin("Split", &body)]);
     let mut u = bbs.rf("N0USR");

@@ -63,12 +63,11 @@ async fn run_write(req: Request, b: &Backends) -> Result<Reply, StoreError> {
             Request::Seen { number, call, seen: true } => st.mark_read(number, &call).map(|()| Reply::Done),
             Request::Seen { number, call, seen: false } => st.mark_unread(number, &call).map(|()| Reply::Done),
             Request::Kill { number, call } => {
-                let kill = qtc_bbs::Request::Kill { number, me: call, sysop: false };
-                let outcome = qtc_bbs::apply(kill, st)?;
-                Ok(Reply::Killed(outcome == qtc_bbs::Reply::Killed(qtc_bbs::KillOutcome::Killed)))
+                let outcome = qtc_bbs::kill(st, number, &call, false)?;
+                Ok(Reply::Killed(outcome == qtc_bbs::KillOutcome::Killed))
             }
             Request::Submit(sub) => {
-                crate::throttle::within_allowance(st, &limits, &sub.msg, crate::clock::now())?;
+                crate::user_limits::within_allowance(st, &limits, &sub.msg, crate::clock::now())?;
                 let files: Vec<qtc_store::Attachment> = sub
                     .files
                     .iter()

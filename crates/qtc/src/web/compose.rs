@@ -223,7 +223,7 @@ pub async fn send(State(web): State<Arc<Web>>, headers: HeaderMap, Form(d): Form
     );
     let stored = store(&web, move |st| {
         crate::room::refresh(st);
-        let stored = crate::throttle::within_allowance(st, &limits, &msg, crate::clock::now())
+        let stored = crate::user_limits::within_allowance(st, &limits, &msg, crate::clock::now())
             .and_then(|()| st.insert_message(&msg, &bbs, crate::clock::unix_now()))
             .and_then(|n| {
                 let bid = st.message(n)?.map(|m| m.header.bid).unwrap_or_default();

@@ -338,18 +338,9 @@ async fn login(
     headers: HeaderMap,
     Form(f): Form<LoginForm>,
 ) -> Page {
-    let locked = || {
-        tracing::warn!(%peer, "web: login refused: locked out after repeated failures");
-        (
-            StatusCode::TOO_MANY_REQUESTS,
-            Html(pages::error_page(
-                "Too many failed logins from your address or for this account. Try again later.",
-            )),
-        )
-            .into_response()
-    };
     if web.throttle.locked_out(peer.ip(), crate::clock::now()) {
-        return Err(locked());
+        tracing::warn!(%peer, "web: login refused: locked out after repeated failures");
+        return Err(too_many(LOCKED_OUT));
     }
     // The login form's token must match the cookie set with the form (double submit).
     let pre = headers
@@ -367,55 +358,7 @@ async fn login(
             .into_response());
     }
     let call = f.call.trim().to_ascii_uppercase();
-    // Counted before the check: parallel guesses cannot outrun the lockout.
-    let attempt = match web
-        .throttle
-        .attempt(Some(peer.ip()), &call, crate::clock::now())
-    {
-        Ok(a) => a,
-        Err(crate::throttle::Refused::Locked) => return Err(locked()),
-        Err(crate::throttle::Refused::Busy) => {
-            tracing::warn!(%peer, %call, "web: login refused: too many logins to this account at once");
-            return Err((
-                StatusCode::TOO_MANY_REQUESTS,
-                Html(pages::error_page(
-                    "Too many logins to this account at once. Try again in a moment.",
-                )),
-            )
-                .into_response());
-        }
-    };
-    let c2 = call.clone();
-    let stamp = web.store.call(move |s| s.login_stamp(&c2)).await;
-    // Checked whoever it is (a dummy check for an unknown call), so that the time taken tells
-    // nothing about which callsigns exist or are sysops.
-    let checked = web
-        .passwords
-        .check(&call, f.password, crate::passwords::Login::User)
-        .await;
-    let ok = match (stamp, checked) {
-        (Ok(Ok(stamp)), Ok(ok)) => Ok(Ok(stamp.filter(|_| ok))),
-        (Err(e), _) => Err(e),
-        (Ok(Err(e)), _) | (_, Err(e)) => Ok(Err(e)),
-    };
-    let stamp = match ok {
-        Ok(Ok(Some(stamp))) => stamp,
-        Ok(Ok(None)) | Ok(Err(_)) => {
-            web.metrics.login_failed();
-            // What was typed as the callsign is logged only if it is one: it may be a password.
-            match qtc_mail::Callsign::parse(&call) {
-                Ok(_) => tracing::warn!(%call, %peer, "web: login failed"),
-                Err(_) => tracing::warn!(%peer, "web: login failed (not a callsign)"),
-            }
-            // Slow down guessing: the answer waits 1, 2, 4... up to 16 s, as on telnet.
-            let pause = web.throttle.delay(Some(peer.ip()), crate::clock::now());
-            tokio::time::sleep(pause).await;
-            let t = session::token().map_err(|_| store_down())?;
-            return Err(login_page(&t, Some("Wrong callsign or password.")));
-        }
-        Err(_) => return Err(store_down()),
-    };
-    attempt.succeeded(&web.throttle, crate::clock::now());
+    let stamp = checked_login(&web, peer, &call, f.password).await?;
     tracing::info!(%call, sysop = session::is_sysop(&stamp), "web: logged in");
     let id = web
         .sessions
@@ -430,6 +373,62 @@ async fn login(
         r.headers_mut().append(header::SET_COOKIE, v);
     }
     Ok(r)
+}
+
+/// The refusal of a login the throttle would not check.
+const LOCKED_OUT: &str =
+    "Too many failed logins from your address or for this account. Try again later.";
+
+fn too_many(why: &str) -> Response {
+    (StatusCode::TOO_MANY_REQUESTS, Html(pages::error_page(why))).into_response()
+}
+
+/// Checks `call`'s password from `peer` through the throttle, as every port does
+/// ([`crate::login`]): the user's login stamp, or the page that refuses.
+async fn checked_login(
+    web: &Web,
+    peer: std::net::SocketAddr,
+    call: &str,
+    password: String,
+) -> Result<String, Response> {
+    let attempt = crate::login::attempt(&web.throttle, Some(peer.ip()), call).map_err(|why| {
+        too_many(match why {
+            crate::throttle::Refused::Locked => LOCKED_OUT,
+            crate::throttle::Refused::Busy => {
+                "Too many logins to this account at once. Try again in a moment."
+            }
+        })
+    })?;
+    // Read before the check: a password changed meanwhile ends the session at its next page.
+    let c = call.to_string();
+    let stamp = web.store.call(move |s| s.login_stamp(&c)).await;
+    let stamp = stamp.map_err(|_| store_down())?;
+    // Checked whoever it is (a dummy check for an unknown call), so that the time taken tells
+    // nothing about which callsigns exist or are sysops.
+    let login = crate::passwords::Login::User;
+    let checked = crate::login::verify(
+        &web.throttle,
+        &web.passwords,
+        attempt,
+        call,
+        password,
+        login,
+    )
+    .await;
+    if let (Ok(Some(stamp)), Ok(true)) = (stamp, checked) {
+        return Ok(stamp);
+    }
+    web.metrics.login_failed();
+    // What was typed as the callsign is logged only if it is one: it may be a password.
+    match qtc_mail::Callsign::parse(call) {
+        Ok(_) => tracing::warn!(%call, %peer, "web: login failed"),
+        Err(_) => tracing::warn!(%peer, "web: login failed (not a callsign)"),
+    }
+    // Slow down guessing: the answer waits 1, 2, 4... up to 16 s, as on telnet.
+    let pause = web.throttle.delay(Some(peer.ip()), crate::clock::now());
+    tokio::time::sleep(pause).await;
+    let t = session::token().map_err(|_| store_down())?;
+    Err(login_page(&t, Some("Wrong callsign or password.")))
 }
 
 /// A button's form post on a message or a user: what to do, and what goes with it.

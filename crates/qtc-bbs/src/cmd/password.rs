@@ -1,32 +1,27 @@
-//! The user's own record: `N`, `NH` (saved at once) and `PW`.
+//! `PW`, `PASS`: the user changes their password: the current one (checked by the daemon like
+//! a login's), then the new one twice, none of them echoed.
 
-use qtc_mail::{StoreError, User};
+use qtc_mail::StoreError;
 
-use super::{Checking, Cont, Event, Session, State};
-use crate::request::{Reply, Request};
+use super::help::Help;
+use crate::session::{Checking, Event, Session};
+use crate::store;
+
+pub(super) const HELP: Help = Help {
+    names: &["PW", "PASS"],
+    usage: "PW | PASS",
+    what: "change your telnet password",
+    example: "PW",
+};
 
 impl Session {
-    pub(super) fn set_profile(&mut self, change: impl FnOnce(&mut User)) {
-        let Some(user) = self.user.as_mut() else {
-            return;
-        };
-        change(user);
-        let user = user.clone();
-        self.request(Request::UpdateUser(user), Cont::Profile);
-    }
-
-    pub(super) fn profile_saved(&mut self, reply: Result<Reply, StoreError>) {
-        match reply {
-            Ok(_) => self.say("Saved.\r"),
-            Err(StoreError::NoSuchUser(_)) => {
-                self.say("Noted for this session (you have no user record here).\r")
-            }
-            Err(e) => self.store_failed(&e),
-        }
+    pub(super) fn change_password(&mut self) {
+        self.ask_hidden("Old password: ");
+        self.next_line(Session::pw_old);
     }
 
     /// A prompt whose answer the client should not show.
-    pub(super) fn ask_hidden(&mut self, prompt: &str) {
+    fn ask_hidden(&mut self, prompt: &str) {
         self.events.push_back(Event::HideInput(true));
         self.say(prompt);
     }
@@ -38,18 +33,18 @@ impl Session {
     }
 
     /// The current password goes to the daemon's password check, like a login's.
-    pub(super) fn pw_old(&mut self, text: &[u8]) {
+    fn pw_old(&mut self, text: Vec<u8>) {
         self.hidden_answered();
         let (me, _, _) = self.me();
-        let password = String::from_utf8_lossy(text).into_owned();
-        self.check_password(me, password, Checking::Current);
+        let password = String::from_utf8_lossy(&text).into_owned();
+        self.check_password(me, password, Checking::Current, Session::pw_old_checked);
     }
 
-    pub(super) fn pw_old_checked(&mut self, result: Result<bool, StoreError>) {
+    fn pw_old_checked(&mut self, result: Result<bool, StoreError>) {
         match result {
             Ok(true) => {
                 self.ask_hidden("New password: ");
-                self.state = State::PwNew;
+                self.next_line(Session::pw_new);
             }
             Ok(false) => {
                 self.say("Wrong password: not changed.\r");
@@ -69,7 +64,7 @@ impl Session {
         }
     }
 
-    pub(super) fn pw_new(&mut self, new: Vec<u8>) {
+    fn pw_new(&mut self, new: Vec<u8>) {
         self.hidden_answered();
         if new.trim_ascii().is_empty() {
             self.say("Empty password: not changed.\r");
@@ -77,10 +72,10 @@ impl Session {
             return;
         }
         self.ask_hidden("Again: ");
-        self.state = State::PwAgain { new };
+        self.next_line(move |s, again| s.pw_again(new, &again));
     }
 
-    pub(super) fn pw_again(&mut self, new: Vec<u8>, again: &[u8]) {
+    fn pw_again(&mut self, new: Vec<u8>, again: &[u8]) {
         self.hidden_answered();
         if new != again {
             self.say("The two differ: not changed.\r");
@@ -89,12 +84,14 @@ impl Session {
         }
         let (call, _, _) = self.me();
         let password = String::from_utf8_lossy(&new).into_owned();
-        self.request(Request::SetPassword { call, password }, Cont::PasswordSet);
-    }
-
-    pub(super) fn password_set(&mut self) {
-        let (me, _, _) = self.me();
-        tracing::info!(call = %me, "password changed by the user");
-        self.say("Password changed.\r");
+        let then = |s: &mut Session, set: Result<(), StoreError>| match set {
+            Ok(()) => {
+                let (me, _, _) = s.me();
+                tracing::info!(call = %me, "password changed by the user");
+                s.say("Password changed.\r");
+            }
+            Err(e) => s.store_failed(&e),
+        };
+        self.queue(store::new_password(call, password, Box::new(then)), true);
     }
 }

@@ -1,0 +1,563 @@
+//! One user's connection: the BBS interpreter ([`qtc_bbs::Session`]), its stream and codec, and
+//! what the daemon does around them (places, timers, the sysop's pages). The interpreter runs
+//! in the connection's task; its store requests go to the reader pool or the store thread
+//! ([`crate::session_store`]), its password checks to the password pool, its questions to
+//! [`crate::online::Online`] (or, for `CONV` and `C`, to the conference and the radio ports,
+//! which take the stream until the user is back).
+//!
+//! [`UserConn::run`] looks at the session after every step ([`UserConn::step`]): its events,
+//! its text, then the one thing it waits for (a refusal, a partner's handover, a question, the
+//! pause after a failed login, a password check, a store answer, the next piece of a long
+//! output). When it waits for nothing, the connection waits for the stream and the daemon
+//! ([`UserConn::wait`]). Each kind of event has a method of its own.
+//!
+//! Output is made a piece at a time, the next only once the last has been written to the
+//! stream, while input is still read (so `A` stops it): a reader who stops costs one piece of
+//! memory and no work.
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use qtc_bbs::{Answer, Ask, Checking, Event, Refusal, Request, Session};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{broadcast, watch};
+
+use super::{Shared, UserOpts, READ_BUF};
+use crate::admission::{Place, Seat};
+use crate::clock::{self, Timer};
+use crate::forward;
+use crate::link::Codec;
+use crate::online::Presence;
+use crate::stream_io::{read_or_write, Io, Outbox};
+use crate::throttle::Refused;
+
+/// What the connection does after a step.
+enum Step {
+    /// Look at the session again: it went on.
+    Again,
+    /// Wait for the stream or the daemon.
+    Wait,
+    /// Close the connection.
+    End,
+}
+
+/// A password the session asked to have checked ([`Event::CheckPassword`]).
+struct PasswordCheck {
+    call: String,
+    password: String,
+    purpose: Checking,
+}
+
+/// A user's connection and the session it drives.
+pub(super) struct UserConn<'a, S> {
+    shared: &'a Shared,
+    stream: S,
+    codec: Codec,
+    session: Session,
+    out: Outbox,
+    /// One read's bytes, and what the codec made of them.
+    buf: Vec<u8>,
+    app: Vec<u8>,
+    /// The address login failures count against (TCP only).
+    throttle_ip: Option<IpAddr>,
+    /// Only BBS-flagged users may stay (the raw forwarding port).
+    partners_only: bool,
+    /// How the user came in, as `U` shows it.
+    via: String,
+    /// The caller's station as `U` shows it, SSID included (an AX.25 link's source callsign).
+    station: Option<String>,
+    /// The partner's login lines ended in LF (CR LF): its forwarding session's lines will too.
+    login_lf: bool,
+    /// The connection's place among those logging in, given up at login.
+    login_place: Option<Place>,
+    /// Its place among the sessions, taken at login.
+    seat: Option<Seat>,
+    /// On the list `U` shows, from login.
+    presence: Option<Presence>,
+    /// Connect to completed login: bounded, however the bytes trickle in.
+    login_deadline: Timer,
+    /// Moved on after every complete line.
+    idle: Timer,
+    /// The client closed its sending side (`printf 'LL\r' | nc -N`): what it asked for is
+    /// still written, then the connection ends.
+    input_closed: bool,
+    /// The session asked to close (or was refused): once its text is out, the connection ends.
+    closing: bool,
+    /// A line that replaces what the session said since the last step (a refused login).
+    refusal: Option<String>,
+    /// After a failed login: nothing more is read or checked for this long.
+    pause: Option<Duration>,
+    /// A password check the session waits for.
+    check: Option<PasswordCheck>,
+    /// A partner logged in: the connection goes to its forwarding session.
+    partner: Option<String>,
+    /// Pages to the sysop, shown to a sysop.
+    pages: broadcast::Receiver<String>,
+    shutdown: watch::Receiver<bool>,
+}
+
+impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
+    /// A connection on `stream`, come in as `opts` says.
+    pub(super) fn new(
+        stream: S,
+        codec: Codec,
+        opts: UserOpts,
+        shared: &'a Shared,
+        shutdown: watch::Receiver<bool>,
+    ) -> Self {
+        let mut idle = Timer::new();
+        idle.set(shared.idle_timeout.map(|d| clock::now() + d));
+        let mut login_deadline = Timer::new();
+        login_deadline.set(
+            opts.login_place
+                .is_some()
+                .then(|| clock::now() + shared.login_timeout),
+        );
+        UserConn {
+            shared,
+            stream,
+            codec,
+            session: Session::new(shared.bbs.clone(), opts.access),
+            out: Outbox::new(opts.initial),
+            buf: vec![0u8; READ_BUF],
+            app: Vec::with_capacity(READ_BUF),
+            throttle_ip: opts.throttle_ip,
+            partners_only: opts.partners_only,
+            via: opts.via,
+            station: opts.station,
+            login_lf: false,
+            login_place: opts.login_place,
+            seat: None,
+            presence: None,
+            login_deadline,
+            idle,
+            input_closed: false,
+            closing: false,
+            refusal: None,
+            pause: None,
+            check: None,
+            partner: None,
+            pages: shared.online.pages(),
+            shutdown,
+        }
+    }
+
+    /// Serves the user until they leave, the stream ends or the daemon stops.
+    pub(super) async fn run(mut self) {
+        self.session.start();
+        loop {
+            match self.step().await {
+                Step::Again => {}
+                Step::Wait => {
+                    if !self.wait().await {
+                        break;
+                    }
+                }
+                Step::End => break,
+            }
+        }
+        let _ = self.stream.shutdown().await;
+        tracing::info!("disconnected");
+    }
+
+    /// Acts on what the session said and asked since the last step: its events, its text, then
+    /// the one thing it waits for, most urgent first.
+    async fn step(&mut self) -> Step {
+        while let Some(ev) = self.session.poll_event() {
+            self.on_event(ev);
+        }
+        self.take_text();
+        // Whatever waits next (the forwarding session, a conference, a password check, the
+        // pause after a failure) comes after what was said so far.
+        if self.waits_outside() && !self.out.write_all(&mut self.stream).await {
+            return Step::End;
+        }
+        if self.closing {
+            return Step::End;
+        }
+        if let Some(call) = self.partner.take() {
+            self.hand_over(&call).await;
+            return Step::End;
+        }
+        if let Some(step) = self.on_ask().await {
+            return step;
+        }
+        if let Some(d) = self.pause.take() {
+            // Slow down password guessing; input typed meanwhile waits in the socket.
+            tokio::time::sleep(d).await;
+        }
+        if let Some(check) = self.check.take() {
+            self.on_password_check(check).await;
+            return Step::Again;
+        }
+        if let Some(request) = self.session.take_request() {
+            self.on_store_request(request).await;
+            return Step::Again;
+        }
+        if self.out.is_empty() && self.session.has_more_output() {
+            self.session.more_output(clock::unix_now());
+            return Step::Again;
+        }
+        if self.input_closed && self.out.is_empty() {
+            return Step::End;
+        }
+        Step::Wait
+    }
+
+    /// The session waits for something that takes the connection away from its stream a while:
+    /// its text goes out first.
+    fn waits_outside(&self) -> bool {
+        self.closing
+            || self.partner.is_some()
+            || self.pause.is_some()
+            || self.check.is_some()
+            || matches!(
+                self.session.pending_ask(),
+                Some(Ask::Conv { .. } | Ask::Connect { .. })
+            )
+    }
+
+    /// What the session said, for the stream; a refusal says no more than itself.
+    fn take_text(&mut self) {
+        // After the events: a password prompt follows the request to stop echoing.
+        let said = self.session.take_output();
+        match self.refusal.take() {
+            None => self.codec.encode_text(&said, &mut self.out.net),
+            Some(text) => {
+                self.codec.encode_text(text.as_bytes(), &mut self.out.net);
+                self.closing = true;
+            }
+        }
+    }
+
+    fn on_event(&mut self, ev: Event) {
+        match ev {
+            Event::HideInput(h) => self.codec.hide_input(h, &mut self.out.net),
+            Event::CheckPassword {
+                call,
+                password,
+                purpose,
+            } => {
+                self.check = Some(PasswordCheck {
+                    call,
+                    password,
+                    purpose,
+                })
+            }
+            Event::LoginFailed { call } => self.on_login_failed(call),
+            Event::LoggedIn { call, bbs } => self.on_logged_in(call, bbs),
+            Event::PageSysop { from, text } => {
+                self.shared
+                    .online
+                    .page_sysop(&from, &text, clock::unix_now())
+            }
+            Event::Close => self.closing = true,
+        }
+    }
+
+    /// A wrong password or callsign: counted, then a pause; an address that reached the limit
+    /// is told so and closed.
+    fn on_login_failed(&mut self, call: Option<String>) {
+        // Only a valid callsign is logged: anything else may be a password.
+        match call {
+            Some(call) => tracing::warn!(%call, "login failed"),
+            None => tracing::warn!("login failed: not a callsign"),
+        }
+        let shared = self.shared;
+        shared.metrics.login_failed();
+        self.pause = Some(shared.throttle.delay(self.throttle_ip, clock::now()));
+        if self
+            .throttle_ip
+            .is_some_and(|ip| shared.throttle.locked_out(ip, clock::now()))
+        {
+            self.refusal = Some(
+                "Login incorrect.\rToo many failed logins from your address. Try again later.\r"
+                    .to_string(),
+            );
+        }
+    }
+
+    /// The user is in: a seat among the sessions (or a refusal), then on the list `U` shows,
+    /// or handed to forwarding for a partner.
+    fn on_logged_in(&mut self, call: String, bbs: bool) {
+        let sysop = self.session.user().is_some_and(|u| u.sysop);
+        match self.shared.admission.seat(sysop, bbs) {
+            Ok(seat) => self.seat = Some(seat),
+            Err(refusal) => {
+                tracing::warn!(%call, "refused at login: {refusal}");
+                self.refusal = Some(format!("{refusal}\r"));
+                return;
+            }
+        }
+        self.login_place = None;
+        self.login_deadline.set(None);
+        tracing::info!(%call, "logged in");
+        if !bbs && !self.partners_only {
+            let shown = self.station.as_deref().unwrap_or(&call);
+            self.presence = Some(self.shared.online.join(shown, &self.via));
+        }
+        if bbs {
+            self.partner = Some(call);
+        } else if self.partners_only {
+            self.codec.encode_text(
+                b"*** This port is for forwarding partners only: use the telnet port.\r",
+                &mut self.out.net,
+            );
+            self.closing = true;
+        }
+    }
+
+    /// A partner logged in: its forwarding session takes the connection to its end.
+    async fn hand_over(&mut self, call: &str) {
+        self.partner_framing(call);
+        let initial = self.session.take_unconsumed();
+        let _ = forward::run(
+            &self.shared.forwarder,
+            &mut self.stream,
+            &mut self.codec,
+            forward::Side::called(),
+            call,
+            &initial,
+            &mut self.shutdown,
+        )
+        .await;
+    }
+
+    /// The link under a partner's forwarding session: xfbbd doubles 0xFF on its forwarding
+    /// link (`iac_escaped`); on the telnet port a client that never spoke telnet is raw; and a
+    /// called session's lines end as the partner's login lines did.
+    fn partner_framing(&mut self, call: &str) {
+        let fwd = &self.shared.forwarder;
+        if fwd.partner(call).is_some_and(|p| p.iac_escaped) {
+            self.codec = Codec::iac();
+            return;
+        }
+        if self.codec.raw_unless_telnet_spoken() {
+            tracing::info!(%call, "the partner never spoke telnet: its link is raw (0xFF as it is)");
+        }
+        self.codec.mirror_line_end(self.login_lf);
+    }
+
+    /// The session's question: `CONV` and `C` take the stream until the user is back; `U`,
+    /// `J`, `PORTS`, `NODES` and `ROUTES` are answered at once. `None`: no question.
+    async fn on_ask(&mut self) -> Option<Step> {
+        let ask = self.session.pending_ask()?.clone();
+        match ask {
+            Ask::Conv { channel } => Some(self.conference(channel).await),
+            Ask::Connect { .. } => Some(self.connect_out(&ask).await),
+            _ => {
+                let answer = self.shared.online.answer(&ask)?;
+                self.session.answer(answer, clock::unix_now());
+                Some(Step::Again)
+            }
+        }
+    }
+
+    /// `CONV`: the conference has the stream until the user leaves it.
+    async fn conference(&mut self, channel: u16) -> Step {
+        let back = crate::conference::run(
+            &self.shared.online,
+            &self.user_call(),
+            channel,
+            self.shared.bbs.max_line,
+            &mut self.stream,
+            &mut self.codec,
+            &mut self.shutdown,
+        )
+        .await;
+        if !back {
+            return Step::End;
+        }
+        self.session.answer(Answer::ConvEnded, clock::unix_now());
+        Step::Again
+    }
+
+    /// `C`: the link out has the stream until it is over.
+    async fn connect_out(&mut self, ask: &Ask) -> Step {
+        let radios = self.shared.online.radios();
+        let user = self.user_call();
+        let ended = crate::downlink::run(
+            &radios,
+            ask,
+            &user,
+            &mut self.stream,
+            &mut self.codec,
+            &mut self.shutdown,
+        )
+        .await;
+        match ended {
+            Some(answer) => {
+                self.session.answer(answer, clock::unix_now());
+                Step::Again
+            }
+            None => Step::End,
+        }
+    }
+
+    fn user_call(&self) -> String {
+        self.session
+            .user()
+            .map(|u| u.call.clone())
+            .unwrap_or_default()
+    }
+
+    /// Checks a password on the password pool and gives the session the result.
+    async fn on_password_check(&mut self, c: PasswordCheck) {
+        let now = || clock::unix_now();
+        match check_password(
+            self.shared,
+            self.throttle_ip,
+            &c.call,
+            c.password,
+            c.purpose,
+        )
+        .await
+        {
+            Ok(ok) => self.session.password_checked(ok, now()),
+            Err(why) => self.session.password_refused(why, now()),
+        }
+    }
+
+    /// Runs a store request where it belongs and gives the session the answer.
+    async fn on_store_request(&mut self, request: Request) {
+        let backends = crate::session_store::Backends {
+            readers: &self.shared.readers,
+            store: &self.shared.store,
+            user_limits: &self.shared.user_limits,
+            passwords: &self.shared.passwords,
+        };
+        match crate::session_store::run(request, backends).await {
+            Ok(reply) => self.session.store_answered(reply, clock::unix_now()),
+            Err(gone) => self
+                .session
+                .store_lost(&qtc_mail::StoreError::Database(gone.to_string())),
+        }
+    }
+
+    /// Waits for the stream (input, or room for output) and the daemon (a page to the sysop,
+    /// shutdown, the login and idle timers, a newer connection that needs the place); false
+    /// when the connection ends.
+    async fn wait(&mut self) -> bool {
+        let reading = self.session.wants_input() && !self.input_closed;
+        let buf = reading.then_some(&mut self.buf[..]);
+        tokio::select! {
+            io = read_or_write(&mut self.stream, self.out.pending(), buf) => self.on_io(io),
+            page = self.pages.recv() => {
+                self.on_page(page);
+                true
+            }
+            _ = self.shutdown.changed() => {
+                self.bye("*** The BBS is shutting down. 73!").await;
+                false
+            }
+            _ = self.login_deadline.fired() => {
+                tracing::info!("no login in time: disconnected");
+                self.bye("*** Login timed out. 73!").await;
+                false
+            }
+            _ = place_needed(&mut self.login_place) => {
+                tracing::info!("not logged in, and its place was needed: disconnected");
+                self.bye("*** Too many connections logging in. 73!").await;
+                false
+            }
+            // Moved on after every complete line: a session that trickles bytes without ever
+            // finishing a line is as silent as one that sends nothing.
+            _ = self.idle.fired() => {
+                tracing::info!("idle for too long: disconnected");
+                self.bye("*** You have been idle for too long. 73!").await;
+                false
+            }
+        }
+    }
+
+    /// The stream read or took some bytes; false when it is gone.
+    fn on_io(&mut self, io: Io) -> bool {
+        match io {
+            Io::Read(Ok(0)) => {
+                self.input_closed = true;
+                true
+            }
+            Io::Wrote(Ok(0) | Err(_)) | Io::Read(Err(_)) => false,
+            Io::Wrote(Ok(n)) => {
+                self.out.sent(n);
+                true
+            }
+            Io::Read(Ok(n)) => {
+                self.on_input(n);
+                true
+            }
+        }
+    }
+
+    /// `n` bytes from the user: through the codec to the session.
+    fn on_input(&mut self, n: usize) {
+        self.app.clear();
+        self.codec
+            .decode(&self.buf[..n], &mut self.app, &mut self.out.net);
+        if self.seat.is_none() {
+            self.login_lf |= self.app.contains(&b'\n');
+        }
+        if self.app.iter().any(|&b| b == b'\r' || b == b'\n') {
+            self.idle
+                .set(self.shared.idle_timeout.map(|d| clock::now() + d));
+        }
+        if !self.app.is_empty() {
+            self.session.handle_input(&self.app, clock::unix_now());
+        }
+    }
+
+    /// A page to the sysop: only a sysop sees it; a lagging receiver just skips the oldest.
+    fn on_page(&mut self, page: Result<String, broadcast::error::RecvError>) {
+        if let Ok(text) = page {
+            if self.session.user().is_some_and(|u| u.sysop) {
+                self.session.notice(&text);
+            }
+        }
+    }
+
+    /// A last line after what is pending.
+    async fn bye(&mut self, text: &str) {
+        self.out.bye(&mut self.stream, &mut self.codec, text).await;
+    }
+}
+
+/// Completes when a newer connection needed the place; never without one.
+async fn place_needed(place: &mut Option<Place>) {
+    match place.as_mut() {
+        Some(p) => p.closed().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Checks `call`'s password for a session from `ip` (none for a radio link). A login and
+/// `SYS` go through the throttle ([`crate::login::check`]). `PW`'s current password (the user
+/// is logged in already) is not a login attempt: the session bounds it.
+async fn check_password(
+    shared: &Shared,
+    ip: Option<IpAddr>,
+    call: &str,
+    password: String,
+    purpose: Checking,
+) -> Result<Result<bool, qtc_mail::StoreError>, Refusal> {
+    // A partner's login must not wait for a burst of users' logins.
+    let login = match shared.forwarder.partner(call) {
+        Some(_) => crate::passwords::Login::Partner,
+        None => crate::passwords::Login::User,
+    };
+    if purpose == Checking::Current {
+        return Ok(shared.passwords.check(call, password, login).await);
+    }
+    crate::login::check(
+        &shared.throttle,
+        &shared.passwords,
+        ip,
+        call,
+        password,
+        login,
+    )
+    .await
+    .map_err(|why| match why {
+        Refused::Locked => Refusal::Locked,
+        Refused::Busy => Refusal::Busy,
+    })
+}
