@@ -107,7 +107,7 @@ impl Config {
 pub struct Outgoing {
     /// Application id, echoed in [`Event::Acknowledged`].
     pub id: u64,
-    /// P, B, T (A is sent as P to peers without the A flag).
+    /// P, B or T.
     pub kind: MsgType,
     /// Sender callsign (<= 6, no `@` or `.`).
     pub from: String,

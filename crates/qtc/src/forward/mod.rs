@@ -686,7 +686,7 @@ impl Driver {
                         }
                     },
                     _ => Incoming {
-                        kind: mail_type(proposal.kind),
+                        kind: proposal.kind,
                         from: proposal.from.clone(),
                         to: proposal.to.clone(),
                         at: proposal.at.clone(),
@@ -1116,22 +1116,6 @@ fn resume_keys(ps: &[qtc_fbb::Proposal]) -> Vec<(String, Option<&'static str>)> 
         .collect()
 }
 
-fn mail_type(t: qtc_fbb::MsgType) -> qtc_mail::MsgType {
-    match t {
-        qtc_fbb::MsgType::Bulletin => qtc_mail::MsgType::Bulletin,
-        qtc_fbb::MsgType::Traffic => qtc_mail::MsgType::Traffic,
-        _ => qtc_mail::MsgType::Personal,
-    }
-}
-
-fn fbb_type(t: qtc_mail::MsgType) -> qtc_fbb::MsgType {
-    match t {
-        qtc_mail::MsgType::Bulletin => qtc_fbb::MsgType::Bulletin,
-        qtc_mail::MsgType::Traffic => qtc_fbb::MsgType::Traffic,
-        qtc_mail::MsgType::Personal => qtc_fbb::MsgType::Personal,
-    }
-}
-
 /// A queued message in the session's terms. Its compressed form is made once (by the first
 /// session that sends it in that form) and, while other partners still wait for the message,
 /// kept in the store for them: forms made here are pushed to `made`.
@@ -1157,7 +1141,7 @@ fn outgoing(
     };
     Outgoing {
         id: p.number,
-        kind: fbb_type(p.kind),
+        kind: p.kind,
         from: p.from,
         at: p.at,
         to: p.to,
