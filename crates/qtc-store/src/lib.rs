@@ -39,7 +39,7 @@ use std::sync::{Arc, Mutex};
 use qtc_mail::route;
 use qtc_mail::{
     GreetingCounts, ListFilter, Message, MessageHeader, MessageStore, MsgStatus, MsgType,
-    NewMessage, StoreError, User,
+    NewMessage, Station, StoreError, User,
 };
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
@@ -65,31 +65,6 @@ impl Durability {
         match self {
             Durability::Full => "FULL",
             Durability::Normal => "NORMAL",
-        }
-    }
-}
-
-/// This BBS as the store needs to know it: for R: lines, generated BIDs and routing.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Station {
-    /// Our callsign.
-    pub call: String,
-    /// Our hierarchical address (the callsign when there is none).
-    pub haddr: String,
-    /// The forwarding partners and the `@` elements each takes, in configuration order.
-    pub partners: Vec<route::PartnerRoutes>,
-    /// Hold and reject rules applied to every message stored.
-    pub rules: Vec<qtc_mail::rules::Rule>,
-}
-
-impl Station {
-    /// A station with no partners, its address being its callsign.
-    pub fn new(call: &str) -> Station {
-        Station {
-            call: call.to_ascii_uppercase(),
-            haddr: call.to_ascii_uppercase(),
-            partners: Vec::new(),
-            rules: Vec::new(),
         }
     }
 }

@@ -359,7 +359,7 @@ pub(crate) fn station() -> Station {
         call: "N0AAA".into(),
         haddr: "N0AAA.#NCA.CA.USA.NOAM".into(),
         partners: vec![p("N0BBB", &["N0BBB", "USA", "WW"]), p("N0CCC", &["WW"])],
-        rules: Vec::new(),
+        ..Station::default()
     }
 }
 

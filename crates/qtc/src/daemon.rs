@@ -44,7 +44,7 @@ const READERS: usize = 2;
 fn open_store(c: &Loaded) -> anyhow::Result<(qtc_store::Store, Vec<crate::throttle::PlaceRow>)> {
     let mut store = qtc_store::Store::open(&c.store.dir, c.store.durability)
         .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
-    store.set_station(c.store_station());
+    store.set_station(c.station.clone());
     let quota = match c.store.max_bytes {
         None => qtc_store::Quota::FollowsDisk,
         Some(bytes) => qtc_store::Quota::Bytes(bytes.get()),

@@ -212,6 +212,17 @@ pub struct Partner {
 }
 
 impl Partner {
+    /// What the store routes by: its call, its routes, and whether it collects its mail.
+    pub fn routes(&self) -> qtc_mail::route::PartnerRoutes {
+        qtc_mail::route::PartnerRoutes {
+            call: self.call.clone(),
+            routes: self.routes.clone(),
+            // A B2 partner is a Winlink station (Pat, Winlink Express): the local mail for it
+            // waits in its queue until it calls.
+            collects: self.max_mode == qtc_fbb::Mode::B2,
+        }
+    }
+
     /// One line for the start-up report and `qtc check`: how it is reached, the highest mode
     /// we offer and when we call it.
     pub fn describe(&self) -> String {

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::bail;
+use qtc_mail::Station;
 use serde::Deserialize;
 
 pub mod forward;
@@ -280,7 +281,8 @@ impl Default for LogCfg {
 pub struct Loaded {
     /// Where they came from, for messages ("built-in defaults" or the file).
     pub source: String,
-    /// `[station]`
+    /// `[station]`, with the partners' routes (`[[partner]] routes`) and the hold/reject
+    /// rules (`[[rule]]`): what the store routes and filters by.
     pub station: Station,
     /// `[store]`
     pub store: Storage,
@@ -298,8 +300,6 @@ pub struct Loaded {
     pub partners: Vec<Partner>,
     /// What is allowed but probably wrong, for `qtc check`.
     pub warnings: Vec<String>,
-    /// `[[rule]]`: hold and reject rules, checked.
-    pub rules: Vec<qtc_mail::rules::Rule>,
     /// `[ax25]`
     pub ax25: radio::Ax25,
     /// `[[port]]`: radio ports, checked.
@@ -312,19 +312,6 @@ pub struct Loaded {
     pub mail: mail::Mail,
     /// `[netrom]`; `None`: no port has a NET/ROM quality.
     pub netrom: Option<netrom::Netrom>,
-}
-
-/// `[station]`, checked.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Station {
-    /// This BBS's callsign, upper case, no SSID.
-    pub call: String,
-    /// Hierarchical address, upper case; the callsign when none is set.
-    pub haddr: String,
-    /// Text for the I command.
-    pub info: String,
-    /// Message bodies go to terminals as stored, escape sequences included (ANSI art).
-    pub raw_bodies: bool,
 }
 
 /// `[store]`, checked.
@@ -389,28 +376,6 @@ pub struct Log {
     pub filter: String,
     /// One JSON object per line instead of text.
     pub json: bool,
-}
-
-impl Loaded {
-    /// This station as the store needs it: callsign, address and partner routes.
-    pub fn store_station(&self) -> qtc_store::Station {
-        qtc_store::Station {
-            call: self.station.call.clone(),
-            haddr: self.station.haddr.clone(),
-            rules: self.rules.clone(),
-            partners: self
-                .partners
-                .iter()
-                .map(|p| qtc_mail::route::PartnerRoutes {
-                    call: p.call.clone(),
-                    routes: p.routes.clone(),
-                    // A B2 partner is a Winlink station (Pat, Winlink Express): the local
-                    // mail for it waits in its queue until it calls.
-                    collects: p.max_mode == qtc_fbb::Mode::B2,
-                })
-                .collect(),
-        }
-    }
 }
 
 /// A log filter from `directives`. Span field values match as plain text, not as regular
@@ -715,13 +680,16 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
     } else {
         cfg.station.haddr
     };
+    let station = Station {
+        call: cfg.station.callsign,
+        haddr,
+        info: cfg.station.info,
+        raw_bodies: cfg.station.raw_bodies,
+        partners: partners.iter().map(Partner::routes).collect(),
+        rules,
+    };
     Ok(Loaded {
-        station: Station {
-            call: cfg.station.callsign,
-            haddr,
-            info: cfg.station.info,
-            raw_bodies: cfg.station.raw_bodies,
-        },
+        station,
         store,
         telnet: Telnet {
             listen: telnet_listen,
@@ -758,7 +726,6 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         },
         warnings: forward::warnings(&cfg.partner),
         partners,
-        rules,
         ax25,
         radio_ports,
         housekeeping,
