@@ -1105,12 +1105,13 @@ fn shown(line: &[u8]) -> String {
     }
 }
 
-/// Each proposal's BID, and the mode in which a kept partial of it may be resumed: B1 only,
-/// and a partial only in the mode it came in (a B2 start is another file).
+/// Each proposal's BID, and the mode in which a kept partial of it may be resumed: a
+/// resumable mode (B1, B2), and a partial only in the mode it came in (a B2 start is another
+/// file).
 fn resume_keys(ps: &[qtc_fbb::Proposal]) -> Vec<(String, Option<&'static str>)> {
     ps.iter()
         .map(|p| {
-            let mode = (p.mode == Mode::B1).then(|| p.mode.name());
+            let mode = p.mode.is_resumable().then(|| p.mode.name());
             (p.bid.to_ascii_uppercase(), mode)
         })
         .collect()
