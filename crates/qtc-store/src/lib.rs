@@ -12,7 +12,6 @@
 //! one call (SQLite's VFS interface is C function tables).
 #![deny(unsafe_code)]
 
-pub mod b2f;
 mod counts;
 mod forward;
 pub mod housekeep;
@@ -25,7 +24,9 @@ mod walvfs;
 mod winlink;
 mod wp;
 
-pub use forward::{pack, FwdOutcome, Incoming, Pending, ProposalInfo, Queued, Stored};
+pub use forward::{
+    Form, FwdOutcome, Incoming, MadeForms, Pending, ProposalInfo, Queued, Stored, FORMS,
+};
 pub use housekeep::{Housekeeping, Housekept, Lifetimes};
 pub use mailview::{Area, Overview};
 pub use parts::{Attachment, Recipient};
@@ -843,7 +844,7 @@ fn insert_in(
             seen: &seen,
         };
         // Its compressed forms are made when a partner's session first sends it (see
-        // [`pack`]), not here: receiving and storing costs no compression.
+        // [`FORMS`]), not here: receiving and storing costs no compression.
         queue_in(tx, number, &query, station, queued, now)?;
     }
     Ok((number, status))

@@ -1,8 +1,9 @@
 //! Public types of the forwarding session: configuration, messages, answers and events.
 
 use crate::wire::proposal::{MsgType, DEFAULT_BLOCK_BUDGET, MAX_PROPOSALS};
-use crate::wire::sid::{Mode, SidInfo};
+use crate::wire::sid::SidInfo;
 use crate::Error;
+use crate::Mode;
 use bytes::Bytes;
 use std::time::Duration;
 

@@ -125,7 +125,7 @@ pub(super) struct PartnerCfg {
 }
 
 fn default_protocol() -> String {
-    "b1".into()
+    qtc_fbb::Mode::DEFAULT.name().to_ascii_lowercase()
 }
 
 fn default_interval() -> String {
@@ -217,9 +217,9 @@ impl Partner {
         qtc_mail::route::PartnerRoutes {
             call: self.call.clone(),
             routes: self.routes.clone(),
-            // A B2 partner is a Winlink station (Pat, Winlink Express): the local mail for it
-            // waits in its queue until it calls.
-            collects: self.max_mode == qtc_fbb::Mode::B2,
+            // A Winlink station (Pat, Winlink Express): the local mail for it waits in its
+            // queue until it calls.
+            collects: self.max_mode.is_winlink(),
         }
     }
 
