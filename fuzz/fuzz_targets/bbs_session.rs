@@ -116,6 +116,8 @@ fn drain(s: &mut Session, store: &mut dyn MessageStore, now: i64, closed: &mut b
                     via: "telnet".into(),
                 }]),
                 Ask::Heard | Ask::Ports => Answer::Ports(Vec::new()),
+                Ask::Nodes { .. } => Answer::Nodes(None),
+                Ask::Routes => Answer::Routes(None),
             };
             s.answer(answer, now);
             continue;
