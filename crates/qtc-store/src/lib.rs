@@ -746,40 +746,12 @@ fn insert_in(
             return Err(StoreError::DuplicateBid(bid.clone()));
         }
     }
-    let verdict = qtc_mail::rules::check(
-        &station.rules,
-        &qtc_mail::rules::RuleInput {
-            from: &msg.from,
-            to: &msg.to,
-            at: &msg.at,
-            bid: msg.bid.as_deref().unwrap_or_default(),
-            subject: &msg.subject,
-        },
-    );
-    let held_by_rule = match verdict {
-        Some(r) if r.action == qtc_mail::rules::RuleAction::Reject => {
-            return Err(StoreError::Rejected(format!("{:?} {}", r.field, r.pattern)));
-        }
-        Some(r) => {
-            tracing::info!(field = ?r.field, pattern = %r.pattern, "message held by rule");
-            true
-        }
-        None => false,
-    };
+    let held_by_rule = held_by_rule(msg, station)?;
     let seen = route::rline_calls(&msg.rlines);
     if let Some(home) = wp::origin_address(&msg.rlines) {
         wp::learn(tx, &msg.from, &home, wp::Source::Rline, now)?;
     }
-    // Personal mail with no @ for someone who is not a user here: the white pages may know
-    // their home BBS.
-    let mut at = msg.at.to_ascii_uppercase();
-    if at.is_empty() && msg.kind != MsgType::Bulletin && users::get(tx, &msg.to)?.is_none() {
-        if let Some(home) = wp::lookup(tx, &msg.to)? {
-            if !route::is_local(&home, &station.call) {
-                at = home;
-            }
-        }
-    }
+    let at = address_at(tx, msg, station)?;
     let looped = seen.iter().any(|c| c.eq_ignore_ascii_case(&station.call));
     let status = if looped || held_by_rule {
         MsgStatus::Held
@@ -848,6 +820,50 @@ fn insert_in(
         queue_in(tx, number, &query, station, queued, now)?;
     }
     Ok((number, status))
+}
+
+/// The hold/reject rules' verdict on `msg`: `Rejected`, or whether a rule holds it.
+fn held_by_rule(msg: &NewMessage, station: &Station) -> Result<bool, StoreError> {
+    let verdict = qtc_mail::rules::check(
+        &station.rules,
+        &qtc_mail::rules::RuleInput {
+            from: &msg.from,
+            to: &msg.to,
+            at: &msg.at,
+            bid: msg.bid.as_deref().unwrap_or_default(),
+            subject: &msg.subject,
+        },
+    );
+    match verdict {
+        Some(r) if r.action == qtc_mail::rules::RuleAction::Reject => {
+            Err(StoreError::Rejected(format!("{:?} {}", r.field, r.pattern)))
+        }
+        Some(r) => {
+            tracing::info!(field = ?r.field, pattern = %r.pattern, "message held by rule");
+            Ok(true)
+        }
+        None => Ok(false),
+    }
+}
+
+/// Where `msg` goes, upper case: its `@`, or for personal mail with none to someone who is
+/// not a user here, their home BBS as the white pages know it.
+fn address_at(
+    tx: &rusqlite::Transaction<'_>,
+    msg: &NewMessage,
+    station: &Station,
+) -> Result<String, StoreError> {
+    // Personal mail with no @ for someone who is not a user here: the white pages may know
+    // their home BBS.
+    let mut at = msg.at.to_ascii_uppercase();
+    if at.is_empty() && msg.kind != MsgType::Bulletin && users::get(tx, &msg.to)?.is_none() {
+        if let Some(home) = wp::lookup(tx, &msg.to)? {
+            if !route::is_local(&home, &station.call) {
+                at = home;
+            }
+        }
+    }
+    Ok(at)
 }
 
 /// Queues a message for the partners the routing rules pick.
