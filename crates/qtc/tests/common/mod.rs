@@ -21,66 +21,6 @@ pub struct Daemon {
     /// The first raw forwarding port, if any.
     pub fwd_port: Option<u16>,
     pub stdout: Vec<String>,
-    /// Its log (standard error) as it comes.
-    pub log: std::sync::Arc<LogTail>,
-}
-
-/// A daemon's log as it comes: a thread copies each line from its standard error to
-/// `qtc.log` in its directory and here, and wakes whoever waits for a line ([`LogTail::wait`]).
-/// Tests wait on these lines (and on the pipe's end when the daemon exits), not on time.
-#[derive(Default)]
-pub struct LogTail {
-    /// (the log so far, the daemon has closed it: exited).
-    state: std::sync::Mutex<(String, bool)>,
-    grew: std::sync::Condvar,
-}
-
-impl LogTail {
-    /// Starts copying `from` to `file` and the tail.
-    fn follow(from: std::process::ChildStderr, file: &Path) -> std::sync::Arc<LogTail> {
-        let tail = std::sync::Arc::new(LogTail::default());
-        let mut out = std::fs::File::create(file).unwrap();
-        let t = tail.clone();
-        std::thread::spawn(move || {
-            let mut lines = BufReader::new(from);
-            loop {
-                let mut line = Vec::new();
-                let n = lines.read_until(b'\n', &mut line).unwrap_or(0);
-                let _ = out.write_all(&line);
-                let mut st = t.state.lock().unwrap();
-                st.0.push_str(&String::from_utf8_lossy(&line));
-                st.1 = n == 0;
-                drop(st);
-                t.grew.notify_all();
-                if n == 0 {
-                    return;
-                }
-            }
-        });
-        tail
-    }
-
-    /// The log so far.
-    pub fn text(&self) -> String {
-        self.state.lock().unwrap().0.clone()
-    }
-
-    /// Waits, woken by each new line, until `done(log, closed)` holds or `within` has passed
-    /// (a hang guard); says whether it held.
-    pub fn wait(&self, within: Duration, done: impl Fn(&str, bool) -> bool) -> bool {
-        let deadline = Instant::now() + within;
-        let mut st = self.state.lock().unwrap();
-        loop {
-            if done(&st.0, st.1) {
-                return true;
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return false;
-            }
-            st = self.grew.wait_timeout(st, left).unwrap().0;
-        }
-    }
 }
 
 pub fn qtc() -> Command {
@@ -189,10 +129,9 @@ impl Daemon {
             .arg(config_path(dir.path()))
             .arg("run")
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stderr(std::fs::File::create(dir.path().join("qtc.log")).unwrap())
             .spawn()
             .unwrap();
-        let log = LogTail::follow(child.stderr.take().unwrap(), &dir.path().join("qtc.log"));
         let mut reader = BufReader::new(child.stdout.take().unwrap());
         let mut stdout = Vec::new();
         let mut port = None;
@@ -226,13 +165,12 @@ impl Daemon {
             port: port.unwrap(),
             fwd_port,
             stdout,
-            log,
         }
     }
 
     /// The daemon's log so far (for failure messages).
     pub fn log(&self) -> String {
-        self.log.text()
+        std::fs::read_to_string(self.dir.path().join("qtc.log")).unwrap_or_default()
     }
 
     /// `qtc ctl ARGS`, returning standard output; panics with the log when it fails.
@@ -258,8 +196,15 @@ impl Daemon {
     /// [`Daemon::wait_for_log`] for things that come later than at once (a hang guard of
     /// `within`).
     pub fn wait_for_log_within(&self, what: &str, within: Duration) {
-        let seen = self.log.wait(within, |log, _| log.contains(what));
-        assert!(seen, "no {what:?} in the log:\n{}", self.log());
+        let deadline = Instant::now() + within;
+        while !self.log().contains(what) {
+            assert!(
+                Instant::now() < deadline,
+                "no {what:?} in the log:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// Waits until `qtc ctl ARGS` answers what `check` wants; returns that answer (or the last
@@ -332,10 +277,14 @@ impl Daemon {
     pub fn stop(&mut self) -> std::process::ExitStatus {
         let pid = self.child.id().to_string();
         Command::new("kill").args(["-TERM", &pid]).status().unwrap();
-        // Its log closes when it exits.
-        let closed = self.log.wait(PATIENCE, |_, closed| closed);
-        assert!(closed, "qtc did not exit after SIGTERM");
-        self.child.wait().unwrap()
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "qtc did not exit after SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 
@@ -735,19 +684,24 @@ impl Daemon {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        // Its output ends when it exits: read on a thread, waited for with a hang guard.
         let mut stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             let mut s = Vec::new();
             let _ = stdout.read_to_end(&mut s);
-            let _ = tx.send(s);
+            s
         });
-        let Ok(out) = rx.recv_timeout(SESSION_PATIENCE) else {
-            let _ = child.kill();
-            panic!("qtc ctl {args:?} hung\n--- log ---\n{}", self.log());
+        let deadline = Instant::now() + SESSION_PATIENCE;
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("qtc ctl {args:?} hung\n--- log ---\n{}", self.log());
+            }
+            std::thread::sleep(Duration::from_millis(20));
         };
-        let status = child.wait().unwrap();
+        let out = reader.join().unwrap();
         (status.success(), String::from_utf8_lossy(&out).into_owned())
     }
 
