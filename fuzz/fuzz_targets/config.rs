@@ -13,7 +13,10 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     if let Ok(loaded) = qtc::config::parse(text, "fuzz.toml", Path::new("/nonexistent")) {
-        // What the daemon derives from a loaded config right away.
-        let _ = loaded.store_station();
+        // What the daemon derives from a loaded config right away: the start-up report's
+        // partner lines (the store's station is checked as loaded).
+        for p in &loaded.partners {
+            let _ = p.describe();
+        }
     }
 });

@@ -6,6 +6,8 @@
 //! - [`wire`]: parse/emit only. SIDs and mode negotiation, proposals and answers, binary
 //!   blocks, B2F messages, MBL lines. Parsers borrow their input; each limit has its own
 //!   [`Error`] variant.
+//! - [`Mode`]: the forwarding modes, and the one table of what each means to the session, the
+//!   daemon and the store ([`Payload`], stored forms, resumes).
 //! - [`Session`]: one forwarding session, caller or called, in the agreed [`Mode`].
 //! - [`login::Script`]: expect/send steps to log in to a partner before the session.
 //!
@@ -26,6 +28,7 @@
 pub mod challenge;
 mod error;
 pub mod login;
+mod mode;
 mod session;
 pub mod wire;
 
@@ -34,10 +37,11 @@ mod tests;
 
 pub use bytes::Bytes;
 pub use error::Error;
+pub use mode::{Mode, Payload};
 pub use session::{
     Answer, Config, Event, LineEnd, Outcome, Outgoing, Proposal, Role, Session,
     DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_MESSAGE, MAX_BUFFERED_INPUT, MAX_LINE_LEN,
     MAX_TRANSMIT_CHUNK,
 };
 pub use wire::proposal::MsgType;
-pub use wire::sid::{Flags, Mode, SidInfo};
+pub use wire::sid::{Flags, SidInfo};

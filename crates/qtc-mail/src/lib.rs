@@ -11,6 +11,7 @@ pub mod memory;
 mod message;
 pub mod route;
 pub mod rules;
+mod station;
 mod store;
 pub mod text;
 mod utc;
@@ -20,5 +21,6 @@ pub use message::{
     is_valid_bid, FileInfo, ListFilter, Message, MessageHeader, MsgStatus, MsgType, NewMessage,
     MAX_AT_LEN, MAX_BID_LEN, MAX_SUBJECT_LEN, MAX_TO_LEN,
 };
+pub use station::Station;
 pub use store::{GreetingCounts, MessageStore, StoreError, User};
 pub use utc::Utc;

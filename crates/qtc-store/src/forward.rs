@@ -5,7 +5,6 @@
 //! caller reports the partner's protocol acknowledgement ([`Store::forwarded`]); a received
 //! block is committed before the session acknowledges anything after it.
 
-use qtc_fbb::Mode;
 use qtc_mail::{route, MsgStatus, MsgType, NewMessage, StoreError};
 use rusqlite::{params, OptionalExtension};
 
@@ -84,33 +83,40 @@ pub struct Pending {
     pub charset: String,
 }
 
-/// A compressed form of a message is named by the mode it is made for ([`Mode::packed`]: B1,
-/// LZHUF of the text as FBB sends it, for B0 and B1 partners; B2, LZHUF of the B2F message).
-/// It is made when a partner's session first sends the message in that form (never while it
-/// is received and stored) and kept for every other partner that takes it: they are sent
-/// stored bytes, and a message no partner takes compressed is never compressed.
+/// The compressed forms kept, by name, and the table of each: `fbb` (LZHUF of the text as FBB
+/// sends it, for B0 and B1 partners), `b2f` (LZHUF of the B2F message, for B2 partners). The
+/// names are the forwarding mode table's (`qtc_fbb::Payload::name`).
 ///
-/// Makes the form `form` of `p`; `mbo` is our callsign (B2F `Mbo:`).
-pub fn pack(form: Mode, p: &Pending, mbo: &str) -> Vec<u8> {
-    match form {
-        Mode::B2 => qtc_lzhuf::compress_with_crc(&crate::b2f::encode(p, mbo)),
-        _ => qtc_lzhuf::compress_with_crc(&qtc_lzhuf::fbb_text(&p.text)),
-    }
+/// A form is made when a partner's session first sends the message in it (never while the
+/// message is received and stored) and kept for every other partner that takes it: they are
+/// sent stored bytes, and a message no partner takes compressed is never compressed. The
+/// store keeps forms as they come; it does not make them.
+pub const FORMS: [(&str, &str); 2] = [("fbb", "compressed"), ("b2f", "compressed_b2")];
+
+/// The table holding the compressed form named `form` (number, payload).
+pub(crate) fn packed_table(form: &str) -> Result<&'static str, StoreError> {
+    FORMS
+        .iter()
+        .find(|(name, _)| *name == form)
+        .map(|(_, table)| *table)
+        .ok_or_else(|| StoreError::Database(format!("no table for the compressed form {form:?}")))
 }
 
-/// Every compressed form kept, in the order their tables were added.
-pub(crate) const PACKED_FORMS: [Mode; 2] = [Mode::B1, Mode::B2];
-
-/// The table holding the compressed form `form` (number, payload).
-pub(crate) fn packed_table(form: Mode) -> &'static str {
-    match form {
-        Mode::B2 => "compressed_b2",
-        _ => "compressed",
-    }
+/// How a partner's session sends queued messages, as the forwarding mode table says
+/// (`qtc_fbb::Mode::packed`, `qtc_fbb::Payload::carries_every_part`): what [`Store::pending`]
+/// reads with each message.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Form {
+    /// The compressed form it sends (a name of [`FORMS`]), read where it has been made.
+    pub packed: Option<&'static str>,
+    /// Its messages carry every recipient and attachment (read for a form still to be made);
+    /// else each is addressed to one recipient, one that routes to this partner.
+    pub every_part: bool,
 }
 
-/// Compressed forms a sending session made, all in one form: (message number, bytes).
-pub type MadeForms<'a> = (Mode, &'a [(u64, &'a [u8])]);
+/// Compressed forms a sending session made, all in one form (its name): (message number,
+/// bytes).
+pub type MadeForms<'a> = (&'a str, &'a [(u64, &'a [u8])]);
 
 /// One queue entry: a message waiting for a partner.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -222,24 +228,24 @@ impl Store {
 
     /// Up to `limit` messages queued for `partner`, oldest first, numbered above `after` (a
     /// session passes the highest number it has offered, so nothing is offered twice in it),
-    /// with the compressed form `packed` where it has been made.
+    /// read as `form` says (its compressed form where it has been made, its parts).
     pub fn pending(
         &mut self,
         partner: &str,
         limit: usize,
         after: u64,
-        packed: Option<Mode>,
+        form: Form,
     ) -> Result<Vec<Pending>, StoreError> {
         const QUEUED: &str = "FROM fwd_queue q JOIN messages m ON m.number = q.number";
         const WHERE: &str = "WHERE q.partner = ?1 AND q.state = 'Q' AND q.number > ?3 \
                              AND m.status NOT IN ('K', 'H') ORDER BY q.number LIMIT ?2";
         const COLUMNS: &str = "SELECT m.number, m.kind, m.from_call, m.to_call, m.at, m.bid, \
                                m.subject, m.rlines, m.body, m.created, m.charset";
-        let sql = match packed {
+        let sql = match form.packed {
             None => format!("{COLUMNS}, NULL {QUEUED} {WHERE}"),
-            Some(form) => format!(
+            Some(name) => format!(
                 "{COLUMNS}, c.payload {QUEUED} LEFT JOIN {} c ON c.number = m.number {WHERE}",
-                packed_table(form)
+                packed_table(name)?
             ),
         };
         // One read transaction for the block and its parts.
@@ -275,7 +281,7 @@ impl Store {
             .map_err(db_err)?;
         let mut pending = rows.collect::<Result<Vec<_>, _>>().map_err(db_err)?;
         drop(stmt);
-        parts::complete(&tx, &mut pending, partner, packed, &self.station)?;
+        parts::complete(&tx, &mut pending, partner, form.every_part, &self.station)?;
         tx.commit().map_err(db_err)?;
         Ok(pending)
     }
@@ -380,7 +386,7 @@ impl Store {
             let sql = format!(
                 "INSERT OR REPLACE INTO {} (number, payload) SELECT ?1, ?2 \
                  WHERE EXISTS (SELECT 1 FROM fwd_queue WHERE number = ?1 AND state = 'Q')",
-                packed_table(form)
+                packed_table(form)?
             );
             for (number, payload) in items {
                 tx.prepare_cached(&sql)

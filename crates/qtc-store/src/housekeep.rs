@@ -314,13 +314,13 @@ impl Housekeeping {
                 .execute("DELETE FROM partials WHERE updated < ?1", params![before])
                 .map_err(db_err)? as u64;
         }
-        for form in crate::forward::PACKED_FORMS {
+        for (_, table) in crate::forward::FORMS {
             self.done.compressed += tx
                 .execute(
                     &format!(
                         "DELETE FROM {0} WHERE NOT EXISTS (SELECT 1 FROM fwd_queue q \
                          WHERE q.number = {0}.number AND q.state = 'Q')",
-                        crate::forward::packed_table(form)
+                        table
                     ),
                     [],
                 )

@@ -12,7 +12,6 @@
 //! one call (SQLite's VFS interface is C function tables).
 #![deny(unsafe_code)]
 
-pub mod b2f;
 mod counts;
 mod forward;
 pub mod housekeep;
@@ -25,7 +24,9 @@ mod walvfs;
 mod winlink;
 mod wp;
 
-pub use forward::{pack, FwdOutcome, Incoming, Pending, ProposalInfo, Queued, Stored};
+pub use forward::{
+    Form, FwdOutcome, Incoming, MadeForms, Pending, ProposalInfo, Queued, Stored, FORMS,
+};
 pub use housekeep::{Housekeeping, Housekept, Lifetimes};
 pub use mailview::{Area, Overview};
 pub use parts::{Attachment, Recipient};
@@ -39,7 +40,7 @@ use std::sync::{Arc, Mutex};
 use qtc_mail::route;
 use qtc_mail::{
     GreetingCounts, ListFilter, Message, MessageHeader, MessageStore, MsgStatus, MsgType,
-    NewMessage, StoreError, User,
+    NewMessage, Station, StoreError, User,
 };
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
@@ -75,31 +76,6 @@ impl Durability {
         match self {
             Durability::Full => "FULL",
             Durability::Normal => "NORMAL",
-        }
-    }
-}
-
-/// This BBS as the store needs to know it: for R: lines, generated BIDs and routing.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Station {
-    /// Our callsign.
-    pub call: String,
-    /// Our hierarchical address (the callsign when there is none).
-    pub haddr: String,
-    /// The forwarding partners and the `@` elements each takes, in configuration order.
-    pub partners: Vec<route::PartnerRoutes>,
-    /// Hold and reject rules applied to every message stored.
-    pub rules: Vec<qtc_mail::rules::Rule>,
-}
-
-impl Station {
-    /// A station with no partners, its address being its callsign.
-    pub fn new(call: &str) -> Station {
-        Station {
-            call: call.to_ascii_uppercase(),
-            haddr: call.to_ascii_uppercase(),
-            partners: Vec::new(),
-            rules: Vec::new(),
         }
     }
 }
@@ -787,40 +763,12 @@ fn insert_in(
             return Err(StoreError::DuplicateBid(bid.clone()));
         }
     }
-    let verdict = qtc_mail::rules::check(
-        &station.rules,
-        &qtc_mail::rules::RuleInput {
-            from: &msg.from,
-            to: &msg.to,
-            at: &msg.at,
-            bid: msg.bid.as_deref().unwrap_or_default(),
-            subject: &msg.subject,
-        },
-    );
-    let held_by_rule = match verdict {
-        Some(r) if r.action == qtc_mail::rules::RuleAction::Reject => {
-            return Err(StoreError::Rejected(format!("{:?} {}", r.field, r.pattern)));
-        }
-        Some(r) => {
-            tracing::info!(field = ?r.field, pattern = %r.pattern, "message held by rule");
-            true
-        }
-        None => false,
-    };
+    let held_by_rule = held_by_rule(msg, station)?;
     let seen = route::rline_calls(&msg.rlines);
     if let Some(home) = wp::origin_address(&msg.rlines) {
         wp::learn(tx, &msg.from, &home, wp::Source::Rline, now)?;
     }
-    // Personal mail with no @ for someone who is not a user here: the white pages may know
-    // their home BBS.
-    let mut at = msg.at.to_ascii_uppercase();
-    if at.is_empty() && msg.kind != MsgType::Bulletin && users::get(tx, &msg.to)?.is_none() {
-        if let Some(home) = wp::lookup(tx, &msg.to)? {
-            if !route::is_local(&home, &station.call) {
-                at = home;
-            }
-        }
-    }
+    let at = address_at(tx, msg, station)?;
     let looped = seen.iter().any(|c| c.eq_ignore_ascii_case(&station.call));
     let status = if looped || held_by_rule {
         MsgStatus::Held
@@ -885,10 +833,54 @@ fn insert_in(
             seen: &seen,
         };
         // Its compressed forms are made when a partner's session first sends it (see
-        // [`pack`]), not here: receiving and storing costs no compression.
+        // [`FORMS`]), not here: receiving and storing costs no compression.
         queue_in(tx, number, &query, station, queued, now)?;
     }
     Ok((number, status))
+}
+
+/// The hold/reject rules' verdict on `msg`: `Rejected`, or whether a rule holds it.
+fn held_by_rule(msg: &NewMessage, station: &Station) -> Result<bool, StoreError> {
+    let verdict = qtc_mail::rules::check(
+        &station.rules,
+        &qtc_mail::rules::RuleInput {
+            from: &msg.from,
+            to: &msg.to,
+            at: &msg.at,
+            bid: msg.bid.as_deref().unwrap_or_default(),
+            subject: &msg.subject,
+        },
+    );
+    match verdict {
+        Some(r) if r.action == qtc_mail::rules::RuleAction::Reject => {
+            Err(StoreError::Rejected(format!("{:?} {}", r.field, r.pattern)))
+        }
+        Some(r) => {
+            tracing::info!(field = ?r.field, pattern = %r.pattern, "message held by rule");
+            Ok(true)
+        }
+        None => Ok(false),
+    }
+}
+
+/// Where `msg` goes, upper case: its `@`, or for personal mail with none to someone who is
+/// not a user here, their home BBS as the white pages know it.
+fn address_at(
+    tx: &rusqlite::Transaction<'_>,
+    msg: &NewMessage,
+    station: &Station,
+) -> Result<String, StoreError> {
+    // Personal mail with no @ for someone who is not a user here: the white pages may know
+    // their home BBS.
+    let mut at = msg.at.to_ascii_uppercase();
+    if at.is_empty() && msg.kind != MsgType::Bulletin && users::get(tx, &msg.to)?.is_none() {
+        if let Some(home) = wp::lookup(tx, &msg.to)? {
+            if !route::is_local(&home, &station.call) {
+                at = home;
+            }
+        }
+    }
+    Ok(at)
 }
 
 /// Queues a message for the partners the routing rules pick.

@@ -125,18 +125,17 @@ fn attachments(conn: &rusqlite::Connection, number: u64) -> Result<Vec<Attachmen
         .map_err(db_err)
 }
 
-/// Fills in what `partner` needs of the parts of messages queued for it: a B2 form still to
-/// be made (`packed` B2, none cached) gets every recipient and attachment; a one-addressee form
-/// (MBL, FBB, B0, B1) is addressed to a recipient that routes to this partner when the first
-/// `To:` does not (a `Cc:` for a station behind it).
+/// Fills in what `partner` needs of the parts of messages queued for it: a form that carries
+/// every part (`every_part`: B2F), unless already made and read with the message, gets every
+/// recipient and attachment; a one-addressee form (FBB text) is addressed to a recipient that
+/// routes to this partner when the first `To:` does not (a `Cc:` for a station behind it).
 pub(crate) fn complete(
     conn: &rusqlite::Connection,
     pending: &mut [Pending],
     partner: &str,
-    packed: Option<qtc_fbb::Mode>,
+    every_part: bool,
     station: &Station,
 ) -> Result<(), StoreError> {
-    let b2 = packed == Some(qtc_fbb::Mode::B2);
     let routes_here = |p: &Pending, to: &str, at: &str| {
         let q = route::RouteQuery {
             kind: p.kind,
@@ -150,11 +149,11 @@ pub(crate) fn complete(
             .any(|c| c.eq_ignore_ascii_case(partner))
     };
     for p in pending.iter_mut() {
-        if b2 && p.compressed.is_some() {
+        if every_part && p.compressed.is_some() {
             continue;
         }
         let all = recipients(conn, p.number)?;
-        if b2 {
+        if every_part {
             p.files = attachments(conn, p.number)?;
         } else if !all.is_empty() && !routes_here(p, &p.to, &p.at) {
             if let Some((to, at)) = all

@@ -366,7 +366,7 @@ pub(crate) fn station() -> Station {
         call: "N0AAA".into(),
         haddr: "N0AAA.#NCA.CA.USA.NOAM".into(),
         partners: vec![p("N0BBB", &["N0BBB", "USA", "WW"]), p("N0CCC", &["WW"])],
-        rules: Vec::new(),
+        ..Station::default()
     }
 }
 
@@ -407,7 +407,7 @@ fn local_messages_get_our_rline_and_are_queued_by_route() {
         s.queue_counts().unwrap(),
         vec![("N0BBB".into(), 1), ("N0CCC".into(), 1)]
     );
-    let p = s.pending("N0BBB", 5, 0, Some(qtc_fbb::Mode::B1)).unwrap();
+    let p = s.pending("N0BBB", 5, 0, B1).unwrap();
     assert_eq!(p.len(), 1);
     assert!(p[0].text.starts_with(b"R:261202/1231Z"));
     assert!(p[0].text.ends_with(&m.body));
@@ -425,9 +425,7 @@ fn local_messages_get_our_rline_and_are_queued_by_route() {
     p.at = "N0QQQ.USA".into();
     let n = s.insert_message(&p, "N0AAA", 0).unwrap();
     assert_eq!((marks.get("N0BBB"), marks.get("N0CCC")), (2, 1));
-    let p = s
-        .pending("N0BBB", 5, n - 1, Some(qtc_fbb::Mode::B1))
-        .unwrap();
+    let p = s.pending("N0BBB", 5, n - 1, B1).unwrap();
     assert_eq!((p[0].number, p[0].compressed.as_deref()), (n, None));
     assert!(l < n);
 }
@@ -443,18 +441,29 @@ fn bulletin_for_two(now: i64) -> (tempfile::TempDir, Store, u64) {
     (d, s, n)
 }
 
-/// Makes `form` of the one message pending for `partner`, as a sending session does, and
-/// records the partner's answer `Later` with it: the message is still queued, so the form is
-/// kept.
-fn pack_for(s: &mut Store, partner: &str, form: qtc_fbb::Mode) -> Vec<u8> {
-    let p = s.pending(partner, 5, 0, Some(form)).unwrap();
+/// How a B1 (B0) and a B2 session read the queue.
+const B1: Form = Form {
+    packed: Some("fbb"),
+    every_part: false,
+};
+const B2: Form = Form {
+    packed: Some("b2f"),
+    every_part: true,
+};
+
+/// Makes a compressed form (the bytes stand for it: the store keeps them as they come) of the
+/// one message pending for `partner`, as a sending session in `form` does, and records the
+/// partner's answer `Later` with it: the message is still queued, so the form is kept.
+fn pack_for(s: &mut Store, partner: &str, form: Form) -> Vec<u8> {
+    let p = s.pending(partner, 5, 0, form).unwrap();
     assert_eq!(p[0].compressed, None, "made before it was sent");
-    let packed = pack(form, &p[0], "N0AAA");
+    let name = form.packed.unwrap();
+    let packed = format!("{name} form of {}", p[0].number).into_bytes();
     let made = [(p[0].number, &packed[..])];
     s.forwarded(
         partner,
         &[(p[0].number, FwdOutcome::Later)],
-        Some((form, &made)),
+        Some((name, &made)),
         1,
     )
     .unwrap();
@@ -476,15 +485,15 @@ fn a_form_is_kept_only_while_another_partner_waits_for_its_message() {
     // A bulletin for N0BBB and N0CCC: N0BBB took it; its B1 form is kept for N0CCC.
     let (_d, mut s, n) = bulletin_for_two(0);
     let b1 = [(n, &b"zip"[..])];
-    let made = Some((qtc_fbb::Mode::B1, &b1[..]));
+    let made = Some(("fbb", &b1[..]));
     s.forwarded("N0BBB", &[(n, FwdOutcome::Sent)], made, 1)
         .unwrap();
     assert_eq!(forms_kept(&s), (1, 0));
-    let p = s.pending("N0CCC", 5, 0, Some(qtc_fbb::Mode::B1)).unwrap();
+    let p = s.pending("N0CCC", 5, 0, B1).unwrap();
     assert_eq!(p[0].compressed.as_deref(), Some(&b"zip"[..]));
     // N0CCC took it too, with a B2 form made for it: nobody waits, so that one is not written.
     let b2 = [(n, &b"zap"[..])];
-    let made = Some((qtc_fbb::Mode::B2, &b2[..]));
+    let made = Some(("b2f", &b2[..]));
     s.forwarded("N0CCC", &[(n, FwdOutcome::Sent)], made, 2)
         .unwrap();
     assert_eq!(forms_kept(&s), (1, 0));
@@ -493,28 +502,30 @@ fn a_form_is_kept_only_while_another_partner_waits_for_its_message() {
 #[test]
 fn each_compressed_form_is_made_when_first_sent_and_kept_for_every_partner() {
     let (_d, mut s, n) = bulletin_for_two(1_796_214_665);
-    // B2 (N0BBB): the B2F message (Date: when stored, Mbo: us), compressed; it decodes back.
-    let packed = pack_for(&mut s, "N0BBB", qtc_fbb::Mode::B2);
-    let p = s.pending("N0BBB", 5, 0, Some(qtc_fbb::Mode::B2)).unwrap();
+    // B2 (N0BBB): its form made by the session, kept for N0CCC.
+    let packed = pack_for(&mut s, "N0BBB", B2);
+    let p = s.pending("N0BBB", 5, 0, B2).unwrap();
     assert_eq!((p[0].number, p[0].created), (n, 1_796_214_665));
-    let b2f = crate::b2f::encode(&p[0], "N0AAA");
-    assert!(b2f.starts_with(b"Mid: 1_N0AAA\r\nDate: 2026/12/02 12:31\r\n"));
     assert_eq!(p[0].compressed.as_deref(), Some(&packed[..]));
-    let limits = qtc_lzhuf::Limits::default();
+    // Another partner taking B2 gets the kept bytes; B1 is a form of its own.
+    let p = s.pending("N0CCC", 5, 0, B2).unwrap();
+    assert_eq!(p[0].compressed.as_deref(), Some(&packed[..]));
+    let b1 = pack_for(&mut s, "N0CCC", B1);
     assert_eq!(
-        qtc_lzhuf::decompress_with_crc(&packed, &limits).unwrap(),
-        b2f
+        s.pending("N0CCC", 5, 0, B1).unwrap()[0].compressed,
+        Some(b1)
     );
-    assert_eq!(crate::b2f::decode(&b2f).unwrap().bid, "1_N0AAA");
-    // Another partner taking B2 gets the kept bytes; B1 is a form of its own, from the text as
-    // it goes on the wire.
-    let p = s.pending("N0CCC", 5, 0, Some(qtc_fbb::Mode::B2)).unwrap();
-    assert_eq!(p[0].compressed.as_deref(), Some(&packed[..]));
-    let b1 = pack_for(&mut s, "N0CCC", qtc_fbb::Mode::B1);
-    let want = qtc_lzhuf::compress_with_crc(&qtc_lzhuf::fbb_text(&p[0].text));
-    assert_eq!(b1, want);
     // No form asked, none read.
-    assert_eq!(s.pending("N0BBB", 5, 0, None).unwrap()[0].compressed, None);
+    assert_eq!(
+        s.pending("N0BBB", 5, 0, Form::default()).unwrap()[0].compressed,
+        None
+    );
+    // A form the store has no table for is an error, not a panic.
+    let unknown = Form {
+        packed: Some("b9"),
+        every_part: false,
+    };
+    assert!(s.pending("N0BBB", 5, 0, unknown).is_err());
 }
 
 #[test]
@@ -580,39 +591,21 @@ fn acknowledgements_empty_the_queue() {
     p.at = "N0QQQ.USA".into();
     let n = s.insert_message(&p, "N0AAA", 0).unwrap();
     let made = [(n, &b"zip"[..])];
-    s.forwarded(
-        "N0BBB",
-        &[(n, FwdOutcome::Later)],
-        Some((qtc_fbb::Mode::B1, &made)),
-        0,
-    )
-    .unwrap();
+    s.forwarded("N0BBB", &[(n, FwdOutcome::Later)], Some(("fbb", &made)), 0)
+        .unwrap();
     assert_eq!(
-        s.pending("N0BBB", 5, 0, Some(qtc_fbb::Mode::B1)).unwrap()[0]
+        s.pending("N0BBB", 5, 0, B1).unwrap()[0]
             .compressed
             .as_deref(),
         Some(&b"zip"[..])
     );
-    assert_eq!(
-        s.pending("N0BBB", 5, n, Some(qtc_fbb::Mode::B1))
-            .unwrap()
-            .len(),
-        0
-    );
+    assert_eq!(s.pending("N0BBB", 5, n, B1).unwrap().len(), 0);
     s.forwarded("N0BBB", &[(n, FwdOutcome::Later)], None, 1)
         .unwrap();
-    assert_eq!(
-        s.pending("N0BBB", 5, 0, Some(qtc_fbb::Mode::B1))
-            .unwrap()
-            .len(),
-        1
-    );
+    assert_eq!(s.pending("N0BBB", 5, 0, B1).unwrap().len(), 1);
     s.forwarded("N0BBB", &[(n, FwdOutcome::Sent)], None, 2)
         .unwrap();
-    assert!(s
-        .pending("N0BBB", 5, 0, Some(qtc_fbb::Mode::B1))
-        .unwrap()
-        .is_empty());
+    assert!(s.pending("N0BBB", 5, 0, B1).unwrap().is_empty());
     assert_eq!(
         s.message(n).unwrap().unwrap().header.status,
         MsgStatus::Forwarded
@@ -739,8 +732,8 @@ fn housekeeping_expires_by_type_and_keeps_held_mail() {
 #[test]
 fn housekeeping_drops_compressed_forms_once_every_partner_has_the_message() {
     let (_d, mut s, n) = bulletin_for_two(0);
-    pack_for(&mut s, "N0BBB", qtc_fbb::Mode::B2);
-    pack_for(&mut s, "N0CCC", qtc_fbb::Mode::B1);
+    pack_for(&mut s, "N0BBB", B2);
+    pack_for(&mut s, "N0CCC", B1);
     let l = Lifetimes::default();
     assert_eq!(s.housekeep(1, &l).unwrap().compressed, 0);
     s.forwarded("N0BBB", &[(n, FwdOutcome::Sent)], None, 2)
@@ -922,11 +915,11 @@ fn every_b2f_recipient_is_routed_and_sees_it_and_attachments_are_kept() {
         })
     );
     // The B2 form carries every recipient and the file.
-    let p = s.pending("N0BBB", 5, 0, Some(qtc_fbb::Mode::B2)).unwrap();
+    let p = s.pending("N0BBB", 5, 0, B2).unwrap();
     assert_eq!(p[0].recipients.len(), 3);
     assert_eq!(p[0].files.len(), 1);
     // A one-addressee (B1) partner gets it addressed to the copy behind it.
-    let p = s.pending("N0BBB", 5, 0, Some(qtc_fbb::Mode::B1)).unwrap();
+    let p = s.pending("N0BBB", 5, 0, B1).unwrap();
     assert_eq!((p[0].to.as_str(), p[0].at.as_str()), ("N0XYZ", "N0BBB"));
     assert!(p[0].files.is_empty());
 }
@@ -951,7 +944,7 @@ fn a_winlink_partner_collects_mail_for_the_calls_it_announces() {
     assert_eq!(s.queue_collected("N0PAT", &calls, now).unwrap(), 2);
     // Twice is once.
     assert_eq!(s.queue_collected("N0PAT", &calls, now).unwrap(), 0);
-    let p = s.pending("N0PAT", 5, 0, None).unwrap();
+    let p = s.pending("N0PAT", 5, 0, Form::default()).unwrap();
     assert_eq!(p.iter().map(|p| p.number).collect::<Vec<_>>(), [1, 2]);
     // Once the partner took them they are forwarded, not queued again.
     s.forwarded(

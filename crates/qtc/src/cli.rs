@@ -306,7 +306,7 @@ pub fn msg(c: &Loaded, cmd: MsgCmd) -> anyhow::Result<()> {
             outln!("message #{number} held");
         }
         MsgCmd::Release { number } => {
-            store.set_station(c.store_station());
+            store.set_station(c.station.clone());
             if !store.release(number, crate::clock::unix_now())? {
                 bail!("no held message #{number}");
             }
@@ -414,7 +414,7 @@ fn msg_import(c: &Loaded, store: &mut Store, file: &Path) -> anyhow::Result<()> 
     };
     let msgs = crate::import::parse(&data, &c.station.call, c.limits.max_message)
         .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-    store.set_station(c.store_station());
+    store.set_station(c.station.clone());
     let results = store.insert_many(&msgs, crate::clock::unix_now())?;
     let mut stored = 0;
     for (m, r) in msgs.iter().zip(&results) {

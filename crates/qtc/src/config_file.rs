@@ -27,7 +27,7 @@ pub fn choose(
 /// Loads the configuration `choose` picks on this machine.
 pub fn load(flag: Option<PathBuf>) -> anyhow::Result<Loaded> {
     let path = choose(flag, std::env::var_os(ENV), Path::new(SYSTEM).exists());
-    config::load(path.as_deref())
+    Ok(config::load(path.as_deref())?)
 }
 
 #[cfg(test)]

@@ -200,6 +200,17 @@ type Ax25Series = (&'static str, &'static str, fn(&qtc_ax25::LinkStats) -> u64);
 /// its counts.
 pub async fn render(metrics: &Metrics, partners: &[String], store: &StoreHandle) -> String {
     let mut o = String::new();
+    render_sessions(&mut o, metrics);
+    let partners = render_forwarded(&mut o, metrics, partners);
+    render_errors(&mut o, metrics);
+    render_ports(&mut o, metrics);
+    render_ax25(&mut o, metrics);
+    render_store(&mut o, metrics, &partners, store).await;
+    o
+}
+
+/// The version, the sessions in progress and the failed logins.
+fn render_sessions(o: &mut String, metrics: &Metrics) {
     let _ = writeln!(o, "# HELP qtc_build_info The running qtc version.");
     let _ = writeln!(o, "# TYPE qtc_build_info gauge");
     let _ = writeln!(
@@ -226,6 +237,11 @@ pub async fn render(metrics: &Metrics, partners: &[String], store: &StoreHandle)
         "qtc_login_failures_total {}",
         metrics.login_failures.load(Ordering::Relaxed)
     );
+}
+
+/// Messages forwarded, by partner and direction; returns the partners listed (`partners`
+/// first, then any other that forwarded).
+fn render_forwarded(o: &mut String, metrics: &Metrics, partners: &[String]) -> Vec<String> {
     let fwd_counts = metrics
         .forwarded
         .lock()
@@ -254,6 +270,11 @@ pub async fn render(metrics: &Metrics, partners: &[String], store: &StoreHandle)
             "qtc_forwarded_messages_total{{partner=\"{l}\",direction=\"out\"}} {tx}"
         );
     }
+    partners
+}
+
+/// Errors, by kind (the usual kinds always listed).
+fn render_errors(o: &mut String, metrics: &Metrics) {
     let errors = metrics
         .errors
         .lock()
@@ -270,6 +291,10 @@ pub async fn render(metrics: &Metrics, partners: &[String], store: &StoreHandle)
             let _ = writeln!(o, "qtc_errors_total{{kind=\"{}\"}} {n}", label(kind));
         }
     }
+}
+
+/// Bytes in and out, by port.
+fn render_ports(o: &mut String, metrics: &Metrics) {
     let ports: Vec<(String, u64, u64)> = metrics
         .ports
         .lock()
@@ -300,6 +325,10 @@ pub async fn render(metrics: &Metrics, partners: &[String], store: &StoreHandle)
             "qtc_port_bytes_total{{port=\"{l}\",direction=\"out\"}} {tx}"
         );
     }
+}
+
+/// The AX.25 link counters, by radio port.
+fn render_ax25(o: &mut String, metrics: &Metrics) {
     let ax25 = metrics
         .ax25
         .lock()
@@ -338,6 +367,11 @@ pub async fn render(metrics: &Metrics, partners: &[String], store: &StoreHandle)
             let _ = writeln!(o, "{name}{{port=\"{}\"}} {}", label(port), get(st));
         }
     }
+}
+
+/// What the store counts, asked at scrape time: messages by type and status, the queues
+/// (`partners` always listed), and whether the store answered.
+async fn render_store(o: &mut String, metrics: &Metrics, partners: &[String], store: &StoreHandle) {
     // Read from the store at scrape time.
     let from_store = store
         .call(|s| {
@@ -365,7 +399,7 @@ pub async fn render(metrics: &Metrics, partners: &[String], store: &StoreHandle)
                 "# HELP qtc_queued_messages Messages waiting to be forwarded, by partner."
             );
             let _ = writeln!(o, "# TYPE qtc_queued_messages gauge");
-            for p in &partners {
+            for p in partners {
                 let n = queues.iter().find(|(c, _)| c == p).map_or(0, |(_, n)| *n);
                 let _ = writeln!(o, "qtc_queued_messages{{partner=\"{}\"}} {n}", label(p));
             }
@@ -387,5 +421,4 @@ pub async fn render(metrics: &Metrics, partners: &[String], store: &StoreHandle)
             let _ = writeln!(o, "qtc_store_up 0");
         }
     }
-    o
 }

@@ -112,7 +112,7 @@ fn source_path(c: &Loaded) -> Option<std::path::PathBuf> {
 }
 
 /// Reloads the config file and applies what is safe while running: the partners' routes and
-/// the hold/reject rules (the store's Station) and the housekeeping settings. Everything else
+/// the hold/reject rules (both in the store's copy of the Station) and the housekeeping settings. Everything else
 /// is logged as needing a restart.
 pub async fn reload(
     old: &Loaded,
@@ -120,7 +120,7 @@ pub async fn reload(
     housekeeper: &Housekeeper,
 ) -> anyhow::Result<Loaded> {
     let new = config::load(source_path(old).as_deref())?;
-    let station = new.store_station();
+    let station = new.station.clone();
     store
         .call(move |s| s.set_station(station))
         .await
@@ -135,7 +135,7 @@ pub async fn reload(
     tracing::info!(
         config = %new.source,
         routes_changed,
-        rules_changed = old.rules != new.rules,
+        rules_changed = old.station.rules != new.station.rules,
         housekeeping_changed = old.housekeeping != new.housekeeping,
         "configuration reloaded: partner routes, rules and housekeeping applied"
     );
@@ -149,7 +149,7 @@ pub async fn reload(
 /// "1800s" are no change).
 pub fn restart_needed(a: &Loaded, b: &Loaded) -> Vec<&'static str> {
     let mut v = Vec::new();
-    if a.station != b.station {
+    if !a.station.same_identity(&b.station) {
         v.push("[station]");
     }
     if a.store != b.store {

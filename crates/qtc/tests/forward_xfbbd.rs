@@ -404,11 +404,7 @@ fn forward_both_ways(caller: Caller, protocol: &str, mode: &str, per_side: usize
         // The sysop's `FW N0AAA` at the console: forward to N0AAA now.
         Caller::Xfbbd => {
             console.say("FW N0AAA");
-            wait_until(
-                "no forwarding session with xfbbd ended",
-                || qtc.log().contains("forwarding session ended partner=N0FBB"),
-                || common::tail(&qtc.log(), 6000).to_string(),
-            );
+            qtc.wait_for_log("forwarding session ended partner=N0FBB");
         }
         Caller::Qtc => {
             console.add_bbs_user("N0AAA", QTC_ON_FBB_PW);

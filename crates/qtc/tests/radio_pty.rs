@@ -10,9 +10,9 @@ mod radio_util;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{Daemon, PATIENCE};
+use common::Daemon;
 use radio_util::{assert_exactly_once, seed, Call};
 
 /// The bridge is a wire, not a radio: no air time to model (`modem_baud = 0`).
@@ -23,16 +23,9 @@ fn pty_port(path: &Path) -> String {
     )
 }
 
-fn wait_for(path: &Path) {
-    let deadline = Instant::now() + PATIENCE;
-    while std::fs::metadata(path).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "{} never appeared",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+/// Waits until `d` has created its pty at `path` (its log says so).
+fn wait_for(d: &Daemon, path: &Path) {
+    d.wait_for_log(&format!("link={}\n", path.display()));
 }
 
 fn open(path: &Path) -> File {
@@ -86,7 +79,7 @@ fn forward_both_ways(a: &Daemon, b: &Daemon, to_b: usize, to_a: usize) {
 fn user_gets_the_prompt_over_a_pty() {
     let (_d, _a, b_path) = scratch();
     let b = Daemon::start_bbs("N0BBB", &[], &pty_port(&b_path));
-    wait_for(&b_path);
+    wait_for(&b, &b_path);
     let spec = format!("kiss-pty:{}", b_path.display());
     let mut c = Call::start(&spec, "N0ZZZ-3", "N0BBB");
     let hello = c.expect("de N0BBB>");
@@ -115,8 +108,8 @@ fn forward_200_messages_over_kiss_ptys_exactly_once() {
             pty_port(&a_path)
         ),
     );
-    wait_for(&a_path);
-    wait_for(&b_path);
+    wait_for(&a, &a_path);
+    wait_for(&b, &b_path);
     bridge(&a_path, &b_path);
     forward_both_ways(&a, &b, 200, 20);
     let out = a.ctl(&["forward", "N0BBB"]);
@@ -138,7 +131,7 @@ fn kiss_serial_port_forwards_over_a_pty_as_its_tty() {
             pty_port(&b_path)
         ),
     );
-    wait_for(&b_path);
+    wait_for(&b, &b_path);
     let a = Daemon::start_bbs(
         "N0AAA",
         &[],
@@ -171,14 +164,14 @@ fn netrom_chain_over_kiss_ptys() {
         &[("N0USR", "pw", "")],
         &node("AAA", &[("pty", p("a"))]),
     );
-    let _b = Daemon::start_bbs(
+    let b = Daemon::start_bbs(
         "N0BBB",
         &[],
         &node("BBB", &[("west", p("b1")), ("east", p("b2"))]),
     );
-    let _c = Daemon::start_bbs("N0CCC", &[], &node("CCC", &[("pty", p("c"))]));
-    for n in ["a", "b1", "b2", "c"] {
-        wait_for(&p(n));
+    let c = Daemon::start_bbs("N0CCC", &[], &node("CCC", &[("pty", p("c"))]));
+    for (d, n) in [(&a, "a"), (&b, "b1"), (&b, "b2"), (&c, "c")] {
+        wait_for(d, &p(n));
     }
     bridge(&p("a"), &p("b1"));
     bridge(&p("b2"), &p("c"));

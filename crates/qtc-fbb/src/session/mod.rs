@@ -31,8 +31,9 @@ use crate::wire::proposal::{
     self as wp, AnswerCode, B2Proposal, Dialect, FbbLine, FbbProposal, MsgType, ProposalLine,
     MAX_PROPOSALS,
 };
-use crate::wire::sid::{forwards_line, trim_end, Flags, Mode, Sid, SidInfo};
+use crate::wire::sid::{forwards_line, trim_end, Flags, Sid, SidInfo};
 use crate::Error;
+use crate::Mode;
 use bytes::Bytes;
 use std::collections::VecDeque;
 use std::time::Instant;

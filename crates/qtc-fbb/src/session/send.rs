@@ -29,11 +29,6 @@ impl Session {
     /// Build the wire line for `msg` in the current mode, or say why it cannot be sent.
     pub(super) fn prepare(&self, msg: Outgoing) -> Result<OutMsg, (u64, Error)> {
         let mode = self.mode_or_mbl();
-        let kind = if msg.kind == MsgType::Ack && !self.peer_flags.ack_messages {
-            MsgType::Personal
-        } else {
-            msg.kind
-        };
         let at = if self.peer_flags.hierarchical {
             msg.at.as_str()
         } else {
@@ -52,7 +47,7 @@ impl Session {
         let checked = match mode {
             Mode::Mbl => {
                 let s = SendLine {
-                    kind,
+                    kind: msg.kind,
                     to: &msg.to,
                     at: (!at.is_empty()).then_some(at),
                     from: (!msg.from.is_empty()).then_some(msg.from.as_str()),
@@ -64,7 +59,7 @@ impl Session {
             Mode::FbbAscii | Mode::B0 | Mode::B1 => {
                 let p = ProposalLine::Fbb(FbbProposal {
                     compressed: mode != Mode::FbbAscii,
-                    kind,
+                    kind: msg.kind,
                     from: &msg.from,
                     at,
                     to: &msg.to,

@@ -1,8 +1,9 @@
 //! Public types of the forwarding session: configuration, messages, answers and events.
 
 use crate::wire::proposal::{MsgType, DEFAULT_BLOCK_BUDGET, MAX_PROPOSALS};
-use crate::wire::sid::{Mode, SidInfo};
+use crate::wire::sid::SidInfo;
 use crate::Error;
+use crate::Mode;
 use bytes::Bytes;
 use std::time::Duration;
 
@@ -107,7 +108,7 @@ impl Config {
 pub struct Outgoing {
     /// Application id, echoed in [`Event::Acknowledged`].
     pub id: u64,
-    /// P, B, T (A is sent as P to peers without the A flag).
+    /// P, B or T.
     pub kind: MsgType,
     /// Sender callsign (<= 6, no `@` or `.`).
     pub from: String,

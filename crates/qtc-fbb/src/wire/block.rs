@@ -200,104 +200,116 @@ impl Decoder {
     pub fn decode(&mut self, input: &[u8]) -> Result<(usize, Option<Frame>), Error> {
         let mut i = 0;
         while i < input.len() {
-            let b = input[i];
-            match self.st {
-                St::Done => return Err(Error::BadBlock("decoder used after its frame")),
-                St::Start => {
-                    i += 1;
-                    self.st = match b {
-                        SOH => St::HeaderLen,
-                        CAN => St::CanLen,
-                        _ => return Err(Error::BadBlock("binary packet is not a header (SOH)")),
-                    };
-                }
-                St::HeaderLen => {
-                    i += 1;
-                    if b < 2 {
-                        return Err(Error::BadBlock("header too short"));
-                    }
-                    self.st = St::Header(usize::from(b));
-                }
-                St::Header(n) => {
-                    let take = (n - self.buf.len()).min(input.len() - i);
-                    self.buf.extend_from_slice(&input[i..i + take]);
-                    i += take;
-                    if self.buf.len() == n {
-                        self.parse_header()?;
-                        self.buf.clear();
-                        self.st = St::Kind;
-                    }
-                }
-                St::Kind => {
-                    i += 1;
-                    self.st = match b {
-                        STX => St::BlockLen,
-                        EOT => St::Sum,
-                        CAN => St::CanLen,
-                        SOH => return Err(Error::BadBlock("second header inside a transfer")),
-                        _ => return Err(Error::BadBlock("expected STX, EOT or CAN")),
-                    };
-                }
-                St::BlockLen => {
-                    i += 1;
-                    let n = if b == 0 { 256 } else { usize::from(b) };
-                    if self.data.len() + n > self.max {
-                        return Err(Error::MessageTooLarge { max: self.max });
-                    }
-                    self.st = St::Block(n);
-                }
-                St::Block(n) => {
-                    let take = n.min(input.len() - i);
-                    let chunk = &input[i..i + take];
-                    self.sum = chunk.iter().fold(self.sum, |s, &b| s.wrapping_add(b));
-                    self.data.extend_from_slice(chunk);
-                    i += take;
-                    self.st = if take == n {
-                        St::Kind
-                    } else {
-                        St::Block(n - take)
-                    };
-                }
-                St::Sum => {
-                    i += 1;
-                    self.st = St::Done;
-                    if self.sum.wrapping_add(b) != 0 {
-                        return Err(Error::BlockChecksum {
-                            expected: self.sum.wrapping_neg(),
-                            got: b,
-                        });
-                    }
-                    let (title, offset) = self.header.take().unwrap_or_default();
-                    let data = std::mem::take(&mut self.data);
-                    return Ok((
-                        i,
-                        Some(Frame::Message {
-                            title,
-                            offset,
-                            data,
-                        }),
-                    ));
-                }
-                St::CanLen => {
-                    i += 1;
-                    self.st = St::Can(usize::from(b));
-                    if b == 0 {
-                        self.st = St::Done;
-                        return Ok((i, Some(Frame::Aborted(Vec::new()))));
-                    }
-                }
-                St::Can(n) => {
-                    let take = (n - self.buf.len()).min(input.len() - i);
-                    self.buf.extend_from_slice(&input[i..i + take]);
-                    i += take;
-                    if self.buf.len() == n {
-                        self.st = St::Done;
-                        return Ok((i, Some(Frame::Aborted(std::mem::take(&mut self.buf)))));
-                    }
-                }
+            let (used, frame) = match self.st {
+                St::Header(_) | St::Block(_) | St::Can(_) => self.on_run(&input[i..])?,
+                _ => (1, self.on_byte(input[i])?),
+            };
+            i += used;
+            if frame.is_some() {
+                return Ok((i, frame));
             }
         }
         Ok((i, None))
+    }
+
+    /// The states that read one byte: the packets' kinds and lengths, and the checksum.
+    fn on_byte(&mut self, b: u8) -> Result<Option<Frame>, Error> {
+        match self.st {
+            St::Done => return Err(Error::BadBlock("decoder used after its frame")),
+            St::Start => {
+                self.st = match b {
+                    SOH => St::HeaderLen,
+                    CAN => St::CanLen,
+                    _ => return Err(Error::BadBlock("binary packet is not a header (SOH)")),
+                };
+            }
+            St::HeaderLen => {
+                if b < 2 {
+                    return Err(Error::BadBlock("header too short"));
+                }
+                self.st = St::Header(usize::from(b));
+            }
+            St::Kind => {
+                self.st = match b {
+                    STX => St::BlockLen,
+                    EOT => St::Sum,
+                    CAN => St::CanLen,
+                    SOH => return Err(Error::BadBlock("second header inside a transfer")),
+                    _ => return Err(Error::BadBlock("expected STX, EOT or CAN")),
+                };
+            }
+            St::BlockLen => {
+                let n = if b == 0 { 256 } else { usize::from(b) };
+                if self.data.len() + n > self.max {
+                    return Err(Error::MessageTooLarge { max: self.max });
+                }
+                self.st = St::Block(n);
+            }
+            St::Sum => {
+                self.st = St::Done;
+                if self.sum.wrapping_add(b) != 0 {
+                    return Err(Error::BlockChecksum {
+                        expected: self.sum.wrapping_neg(),
+                        got: b,
+                    });
+                }
+                let (title, offset) = self.header.take().unwrap_or_default();
+                let data = std::mem::take(&mut self.data);
+                return Ok(Some(Frame::Message {
+                    title,
+                    offset,
+                    data,
+                }));
+            }
+            St::CanLen => {
+                self.st = St::Can(usize::from(b));
+                if b == 0 {
+                    self.st = St::Done;
+                    return Ok(Some(Frame::Aborted(Vec::new())));
+                }
+            }
+            St::Header(_) | St::Block(_) | St::Can(_) => unreachable!("runs go to on_run"),
+        }
+        Ok(None)
+    }
+
+    /// The states that read a run of bytes: a header, a data block, an abort's reason.
+    /// Returns how many bytes of `input` were used, and the frame if one completed.
+    fn on_run(&mut self, input: &[u8]) -> Result<(usize, Option<Frame>), Error> {
+        match self.st {
+            St::Header(n) => {
+                let take = (n - self.buf.len()).min(input.len());
+                self.buf.extend_from_slice(&input[..take]);
+                if self.buf.len() == n {
+                    self.parse_header()?;
+                    self.buf.clear();
+                    self.st = St::Kind;
+                }
+                Ok((take, None))
+            }
+            St::Block(n) => {
+                let take = n.min(input.len());
+                let chunk = &input[..take];
+                self.sum = chunk.iter().fold(self.sum, |s, &b| s.wrapping_add(b));
+                self.data.extend_from_slice(chunk);
+                self.st = if take == n {
+                    St::Kind
+                } else {
+                    St::Block(n - take)
+                };
+                Ok((take, None))
+            }
+            St::Can(n) => {
+                let take = (n - self.buf.len()).min(input.len());
+                self.buf.extend_from_slice(&input[..take]);
+                if self.buf.len() < n {
+                    return Ok((take, None));
+                }
+                self.st = St::Done;
+                Ok((take, Some(Frame::Aborted(std::mem::take(&mut self.buf)))))
+            }
+            _ => unreachable!("single bytes go to on_byte"),
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! MBL/RLI one-at-a-time lines (spec §3): `S<type> <to> [@ <at>] [< <from>] [$<bid>]` and the
 //! receiver's answer `OK` / `NO` / `REJECT` / `LATER` (only the first letter counts).
 
-use crate::wire::proposal::{MsgType, MAX_AT_LEN, MAX_BID_LEN, MAX_CALL_LEN};
+use crate::wire::proposal::{type_of, MsgType, MAX_AT_LEN, MAX_BID_LEN, MAX_CALL_LEN};
 use crate::Error;
 
 /// Longest `S` line we accept.
@@ -35,7 +35,7 @@ fn limit(field: &'static str, v: &str, max: usize) -> Result<(), Error> {
 impl<'a> SendLine<'a> {
     /// Whether a line is an `S` command (`S` + a type letter + space).
     pub fn is_send_line(line: &[u8]) -> bool {
-        matches!(line, [b'S' | b's', t, b' ', ..] if MsgType::from_byte(*t).is_some())
+        matches!(line, [b'S' | b's', t, b' ', ..] if type_of(*t).is_some())
     }
 
     /// Parse an `S` line (no line end).
@@ -47,7 +47,7 @@ impl<'a> SendLine<'a> {
         let mut it = text.split_ascii_whitespace();
         let cmd = it.next().ok_or(Error::BadMblLine("empty line"))?;
         let kind = match cmd.as_bytes() {
-            [b'S' | b's', t] => MsgType::from_byte(*t).ok_or(Error::BadMblLine("unknown type"))?,
+            [b'S' | b's', t] => type_of(*t).ok_or(Error::BadMblLine("unknown type"))?,
             _ => return Err(Error::BadMblLine("not an S<type> command")),
         };
         let mut to = it.next().ok_or(Error::BadMblLine("missing addressee"))?;
@@ -99,7 +99,7 @@ impl<'a> SendLine<'a> {
 
     /// Append the line (no line end), e.g. `SP N0USR @ N0BBS < N0PTR $M1_N0PTR`.
     pub fn emit(&self, out: &mut Vec<u8>) {
-        let mut s = format!("S{} {}", self.kind.as_char(), self.to);
+        let mut s = format!("S{} {}", self.kind.letter(), self.to);
         if let Some(a) = self.at {
             s.push_str(" @ ");
             s.push_str(a);
@@ -196,10 +196,10 @@ mod test {
     proptest! {
         #[test]
         fn round_trip(
-            k in 0usize..4, to in "[A-Z0-9]{1,6}", at in proptest::option::of("[A-Z0-9.#]{1,31}"),
+            k in 0usize..3, to in "[A-Z0-9]{1,6}", at in proptest::option::of("[A-Z0-9.#]{1,31}"),
             from in proptest::option::of("[A-Z0-9]{1,6}"), bid in proptest::option::of("[A-Z0-9_]{1,12}"),
         ) {
-            let kind = [MsgType::Personal, MsgType::Bulletin, MsgType::Traffic, MsgType::Ack][k];
+            let kind = [MsgType::Personal, MsgType::Bulletin, MsgType::Traffic][k];
             let s = SendLine { kind, to: &to, at: at.as_deref(), from: from.as_deref(), bid: bid.as_deref() };
             let mut out = Vec::new();
             s.emit(&mut out);

@@ -16,39 +16,15 @@ pub const PROPOSAL_READ_LEN: usize = 80;
 /// A block stops growing once its total uncompressed size passes this many bytes.
 pub const DEFAULT_BLOCK_BUDGET: usize = 10 * 1024;
 
-/// Message type letter of a proposal or `S` line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MsgType {
-    /// `P`: personal.
-    Personal,
-    /// `B`: bulletin.
-    Bulletin,
-    /// `T`: NTS traffic.
-    Traffic,
-    /// `A`: acknowledgement (sent as `P` to peers without the A flag).
-    Ack,
-}
+pub use qtc_mail::MsgType;
 
-impl MsgType {
-    /// The wire letter.
-    pub fn as_char(self) -> char {
-        match self {
-            MsgType::Personal => 'P',
-            MsgType::Bulletin => 'B',
-            MsgType::Traffic => 'T',
-            MsgType::Ack => 'A',
-        }
-    }
-
-    /// Parse a wire letter (case-insensitive).
-    pub fn from_byte(b: u8) -> Option<MsgType> {
-        match b.to_ascii_uppercase() {
-            b'P' => Some(MsgType::Personal),
-            b'B' => Some(MsgType::Bulletin),
-            b'T' => Some(MsgType::Traffic),
-            b'A' => Some(MsgType::Ack),
-            _ => None,
-        }
+/// The type a proposal's or `S` line's letter gives its message: `P`, `B` or `T` (either case),
+/// and `A`, an FBB acknowledgement message, taken as the personal message it is (qtc announces
+/// no `A` flag, so it sends none, and one it receives is stored as personal mail).
+pub fn type_of(letter: u8) -> Option<MsgType> {
+    match letter.to_ascii_uppercase() {
+        b'A' => Some(MsgType::Personal),
+        b => MsgType::from_letter(char::from(b)),
     }
 }
 
@@ -215,7 +191,7 @@ impl<'a> ProposalLine<'a> {
             "FA" | "FB" => {
                 let kind = next("missing type")?;
                 let kind = match kind.as_bytes() {
-                    [b] => MsgType::from_byte(*b).ok_or(Error::BadProposal("unknown type"))?,
+                    [b] => type_of(*b).ok_or(Error::BadProposal("unknown type"))?,
                     _ => return Err(Error::BadProposal("unknown type")),
                 };
                 let p = FbbProposal {
@@ -258,7 +234,7 @@ impl<'a> ProposalLine<'a> {
             ProposalLine::Fbb(p) => format!(
                 "F{} {} {} {} {} {} {}",
                 if p.compressed { 'A' } else { 'B' },
-                p.kind.as_char(),
+                p.kind.letter(),
                 p.from,
                 p.at,
                 p.to,
@@ -439,6 +415,11 @@ mod test {
                 size: 5000
             }))
         );
+        // An acknowledgement message (`A`) is taken as the personal message it is.
+        match FbbLine::parse(b"FB A N0ABC N0XYZ N0XYZ 12345_N0ABC 100").unwrap() {
+            FbbLine::Proposal(ProposalLine::Fbb(p)) => assert_eq!(p.kind, MsgType::Personal),
+            other => panic!("{other:?}"),
+        }
         assert_eq!(FbbLine::parse(b"F>").unwrap(), FbbLine::End(None));
         assert_eq!(FbbLine::parse(b"F> 00").unwrap(), FbbLine::End(Some(0)));
         assert_eq!(FbbLine::parse(b"FF").unwrap(), FbbLine::NoMore);
@@ -561,10 +542,10 @@ mod test {
     proptest! {
         #[test]
         fn proposal_round_trip(
-            compressed: bool, k in 0usize..4, from in call(), to in call(),
+            compressed: bool, k in 0usize..3, from in call(), to in call(),
             at in "[A-Z0-9.#]{1,31}", bid in "[A-Z0-9_]{1,12}", size: u32,
         ) {
-            let kind = [MsgType::Personal, MsgType::Bulletin, MsgType::Traffic, MsgType::Ack][k];
+            let kind = [MsgType::Personal, MsgType::Bulletin, MsgType::Traffic][k];
             let p = ProposalLine::Fbb(FbbProposal {
                 compressed, kind, from: &from, at: &at, to: &to, bid: &bid, size,
             });

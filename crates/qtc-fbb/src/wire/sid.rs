@@ -1,6 +1,6 @@
 //! System identifier lines `[NAME-VERSION-FLAGS$]` (spec §2) and mode negotiation.
 
-use crate::Error;
+use crate::{Error, Mode};
 use std::fmt;
 
 /// Longest SID line we accept (brackets included).
@@ -261,107 +261,6 @@ impl fmt::Display for Sid<'_> {
     }
 }
 
-/// Forwarding mode agreed for a session, from least to most capable. It is also the one table
-/// of what each mode means: its name in the config, how a message travels in it (a
-/// proposal's mode), whether a transfer can resume and which stored compressed form it sends.
-/// A new mode is a variant here, its wire handling in the session, and its stored form.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Mode {
-    /// MBL/RLI: `S` lines, one message at a time.
-    Mbl,
-    /// FBB batch with plain text bodies (FB proposals).
-    FbbAscii,
-    /// FBB compressed version 0 (FA proposals, no CRC).
-    B0,
-    /// FBB compressed version 1 (FA proposals, CRC, resume).
-    B1,
-    /// Winlink B2F (FC proposals).
-    B2,
-}
-
-impl Mode {
-    /// Every mode, from least to most capable.
-    pub const ALL: [Mode; 5] = [Mode::Mbl, Mode::FbbAscii, Mode::B0, Mode::B1, Mode::B2];
-
-    /// The name a sysop writes in `protocol = "..."`, upper case: MBL, FBB, B0, B1, B2.
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Mbl => "MBL",
-            Mode::FbbAscii => "FBB",
-            Mode::B0 => "B0",
-            Mode::B1 => "B1",
-            Mode::B2 => "B2",
-        }
-    }
-
-    /// The mode a sysop names (any case), if there is one.
-    pub fn from_name(name: &str) -> Option<Mode> {
-        Mode::ALL
-            .into_iter()
-            .find(|m| m.name().eq_ignore_ascii_case(name))
-    }
-
-    /// Negotiate the highest mode both flag sets offer, capped at `max` (spec §2).
-    pub fn negotiate(ours: &Flags, theirs: &Flags, max: Mode) -> Mode {
-        let f = ours.fbb && theirs.fbb;
-        if max >= Mode::B2 && f && ours.b2() && theirs.b2() {
-            Mode::B2
-        } else if max >= Mode::B1 && f && ours.b1() && theirs.b1() {
-            Mode::B1
-        } else if max >= Mode::B0 && f && ours.b0() && theirs.b0() {
-            Mode::B0
-        } else if max >= Mode::FbbAscii && f {
-            Mode::FbbAscii
-        } else {
-            Mode::Mbl
-        }
-    }
-
-    /// Whether message bodies travel compressed in binary blocks.
-    pub fn is_compressed(self) -> bool {
-        self >= Mode::B0
-    }
-
-    /// Whether the mode is FBB batch (proposals, FS, FF/FQ).
-    pub fn is_batch(self) -> bool {
-        self >= Mode::FbbAscii
-    }
-
-    /// Whether a message travelling in this mode carries a CRC and can resume a broken
-    /// transfer from an offset.
-    pub fn is_resumable(self) -> bool {
-        matches!(self, Mode::B1 | Mode::B2)
-    }
-
-    /// How a message proposed with `FA` travels in a session agreed on this mode: B0 in a B0
-    /// session, B1 otherwise.
-    pub fn fa_travels_as(self) -> Mode {
-        if self == Mode::B0 {
-            Mode::B0
-        } else {
-            Mode::B1
-        }
-    }
-
-    /// The stored compressed form this mode sends, named by the mode it was made for: B0 and
-    /// B1 send the B1 form (LZHUF of the FBB text), B2 the B2 form (LZHUF of the B2F
-    /// message); the plain modes none.
-    pub fn packed(self) -> Option<Mode> {
-        match self {
-            Mode::Mbl | Mode::FbbAscii => None,
-            Mode::B0 | Mode::B1 => Some(Mode::B1),
-            Mode::B2 => Some(Mode::B2),
-        }
-    }
-}
-
-/// [`Mode::name`].
-impl fmt::Display for Mode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
 pub(crate) fn trim_end(mut line: &[u8]) -> &[u8] {
     while let [rest @ .., last] = line {
         if matches!(last, b'\r' | b'\n' | b' ' | b'\t') {
@@ -436,14 +335,6 @@ mod test {
         assert_eq!(Mode::negotiate(&ours, &rli, Mode::B2), Mode::Mbl);
         let plain = Flags::ours(Mode::FbbAscii);
         assert_eq!(Mode::negotiate(&plain, &fbb, Mode::B2), Mode::FbbAscii);
-    }
-
-    #[test]
-    fn names_round_trip() {
-        for m in Mode::ALL {
-            assert_eq!(Mode::from_name(&m.name().to_ascii_lowercase()), Some(m));
-        }
-        assert_eq!(Mode::from_name("b3"), None);
     }
 
     #[test]

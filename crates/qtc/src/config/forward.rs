@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::parse_duration;
+use super::radio::RadioPort;
+use super::{parse_addrs, KeyError};
 
 /// `[forward]`
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -125,7 +126,7 @@ pub(super) struct PartnerCfg {
 }
 
 fn default_protocol() -> String {
-    "b1".into()
+    qtc_fbb::Mode::DEFAULT.name().to_ascii_lowercase()
 }
 
 fn default_interval() -> String {
@@ -212,6 +213,17 @@ pub struct Partner {
 }
 
 impl Partner {
+    /// What the store routes by: its call, its routes, and whether it collects its mail.
+    pub fn routes(&self) -> qtc_mail::route::PartnerRoutes {
+        qtc_mail::route::PartnerRoutes {
+            call: self.call.clone(),
+            routes: self.routes.clone(),
+            // A Winlink station (Pat, Winlink Express): the local mail for it waits in its
+            // queue until it calls.
+            collects: self.max_mode.is_winlink(),
+        }
+    }
+
     /// One line for the start-up report and `qtc check`: how it is reached, the highest mode
     /// we offer and when we call it.
     pub fn describe(&self) -> String {
@@ -243,14 +255,99 @@ pub(super) fn warnings(partners: &[PartnerCfg]) -> Vec<String> {
         .collect()
 }
 
-pub(super) fn check_rule(r: &RuleCfg) -> Result<qtc_mail::rules::Rule, String> {
+impl ForwardCfg {
+    /// `[forward]`: the listeners, the idle timeout, the block's size.
+    pub(super) fn check(&self) -> Result<Forward, KeyError> {
+        let idle = super::duration(
+            "[forward] idle_timeout",
+            &self.idle_timeout,
+            "\"5m\" or \"90s\"",
+            false,
+        )?;
+        if !(1..=5).contains(&self.max_proposals) {
+            return Err(KeyError::new("[forward] max_proposals", "expected 1 to 5"));
+        }
+        Ok(Forward {
+            listen: parse_addrs("[forward] listen", &self.listen)?,
+            tls_listen: parse_addrs("[forward] tls_listen", &self.tls_listen)?,
+            idle,
+            max_proposals: self.max_proposals,
+            block_bytes: self.block_bytes,
+        })
+    }
+}
+
+/// The key of the `i`th (from 0) `[[partner]]`, as written (`callsign`).
+fn partner_key(i: usize, callsign: &str) -> String {
+    format!("[[partner]] #{} ({callsign})", i + 1)
+}
+
+/// `[[partner]]`, each checked, none twice; `own` is our callsign (the default login).
+pub(super) fn check_partners(
+    written: &[PartnerCfg],
+    own: &str,
+    base: &Path,
+) -> Result<Vec<Partner>, KeyError> {
+    let mut partners = Vec::new();
+    for (i, p) in written.iter().enumerate() {
+        let partner =
+            check_partner(p, own, base).map_err(|e| e.within(&partner_key(i, &p.callsign)))?;
+        if partners.iter().any(|q: &Partner| q.call == partner.call) {
+            return Err(KeyError::new(
+                format!("[[partner]] #{}", i + 1),
+                format!("{} is configured twice", partner.call),
+            ));
+        }
+        partners.push(partner);
+    }
+    Ok(partners)
+}
+
+/// What the partners reach through other areas: a `[[port]]` for each `ax25:` partner, the
+/// NET/ROM node (`netrom`: it is on) for a `netrom:` one.
+pub(super) fn check_partner_links(
+    partners: &[Partner],
+    radio_ports: &[RadioPort],
+    netrom: bool,
+) -> Result<(), KeyError> {
+    for (i, p) in partners.iter().enumerate() {
+        let key = || format!("{} connect", partner_key(i, &p.call));
+        if let Connect::Ax25 { port, .. } = &p.connect {
+            if !radio_ports.iter().any(|r| &r.name == port) {
+                return Err(KeyError::new(
+                    key(),
+                    format!("no [[port]] is named {port:?}"),
+                ));
+            }
+        }
+        if matches!(p.connect, Connect::Netrom { .. }) && !netrom {
+            return Err(KeyError::new(
+                key(),
+                "NET/ROM is off: give a [[port]] a netrom_quality (and [netrom] an alias)",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `[[rule]]`, each checked.
+pub(super) fn check_rules(written: &[RuleCfg]) -> Result<Vec<qtc_mail::rules::Rule>, KeyError> {
+    written
+        .iter()
+        .enumerate()
+        .map(|(i, r)| check_rule(r).map_err(|e| e.within(&format!("[[rule]] #{}", i + 1))))
+        .collect()
+}
+
+fn check_rule(r: &RuleCfg) -> Result<qtc_mail::rules::Rule, KeyError> {
     use qtc_mail::rules::{Rule, RuleAction, RuleField};
     let action = match r.action.to_ascii_lowercase().as_str() {
         "hold" => RuleAction::Hold,
         "reject" => RuleAction::Reject,
         other => {
-            return Err(format!(
-                "action: expected \"hold\" or \"reject\", got {other:?}"
+            return Err(KeyError::new(
+                "action",
+                format!("expected \"hold\" or \"reject\", got {other:?}"),
             ))
         }
     };
@@ -261,13 +358,14 @@ pub(super) fn check_rule(r: &RuleCfg) -> Result<qtc_mail::rules::Rule, String> {
         "bid" => RuleField::Bid,
         "subject" => RuleField::Subject,
         other => {
-            return Err(format!(
-                "field: expected from, to, at, bid or subject, got {other:?}"
+            return Err(KeyError::new(
+                "field",
+                format!("expected from, to, at, bid or subject, got {other:?}"),
             ))
         }
     };
     if r.pattern.is_empty() || r.pattern.len() > 80 {
-        return Err("pattern: expected 1 to 80 characters".into());
+        return Err(KeyError::new("pattern", "expected 1 to 80 characters"));
     }
     Ok(Rule {
         action,
@@ -276,97 +374,17 @@ pub(super) fn check_rule(r: &RuleCfg) -> Result<qtc_mail::rules::Rule, String> {
     })
 }
 
-pub(super) fn check_partner(
-    p: &PartnerCfg,
-    own: &str,
-    base: &Path,
-) -> Result<Partner, (&'static str, String)> {
-    use qtc_fbb::login::Step;
-    let call = qtc_mail::Callsign::parse(&p.callsign).map_err(|e| ("callsign", e.to_string()))?;
-    let call = call.base().to_string();
-    let connect = if p.connect.is_empty() {
-        Connect::None
-    } else if let Some(addr) = p.connect.strip_prefix("tcp:") {
-        if addr
-            .rsplit_once(':')
-            .and_then(|(_, port)| port.parse::<u16>().ok())
-            .is_none()
-        {
-            return Err((
-                "connect",
-                format!("expected \"tcp:HOST:PORT\", got {:?}", p.connect),
-            ));
-        }
-        Connect::Tcp(addr.to_string())
-    } else if let Some(addr) = p.connect.strip_prefix("tls:") {
-        let Some((host, _)) = addr
-            .rsplit_once(':')
-            .filter(|(_, port)| port.parse::<u16>().is_ok())
-        else {
-            return Err((
-                "connect",
-                format!("expected \"tls:HOST:PORT\", got {:?}", p.connect),
-            ));
-        };
-        if p.tls_ca.as_os_str().is_empty() {
-            return Err((
-                "tls_ca",
-                "a tls: partner needs tls_ca = \"FILE\": the PEM certificate(s) to trust for it"
-                    .into(),
-            ));
-        }
-        let host = host.trim_start_matches('[').trim_end_matches(']');
-        Connect::Tls {
-            addr: addr.to_string(),
-            name: if p.tls_name.is_empty() {
-                host.to_string()
-            } else {
-                p.tls_name.clone()
-            },
-            ca: base.join(&p.tls_ca),
-        }
-    } else if let Some(rest) = p.connect.strip_prefix("ax25:") {
-        super::radio::parse_ax25_connect(rest).map_err(|m| {
-            (
-                "connect",
-                format!(
-                    "expected \"ax25:PORTNAME:CALL[,DIGI1,DIGI2]\" ({m}), got {:?}",
-                    p.connect
-                ),
-            )
-        })?
-    } else if let Some(node) = p.connect.strip_prefix("netrom:") {
-        let ok =
-            node.parse::<qtc_netrom::Alias>().is_ok() || node.parse::<qtc_ax25::Callsign>().is_ok();
-        if !ok {
-            return Err((
-                "connect",
-                format!(
-                    "expected \"netrom:ALIAS\" or \"netrom:CALL\", got {:?}",
-                    p.connect
-                ),
-            ));
-        }
-        Connect::Netrom {
-            node: node.to_ascii_uppercase(),
-        }
-    } else {
-        return Err((
-            "connect",
-            format!(
-                "expected \"tcp:HOST:PORT\", \"ax25:PORTNAME:CALL[,DIGI...]\" or \"netrom:ALIAS\", \
-                 got {:?}",
-                p.connect
-            ),
-        ));
-    };
+fn check_partner(p: &PartnerCfg, own: &str, base: &Path) -> Result<Partner, KeyError> {
+    let call = qtc_mail::Callsign::parse(&p.callsign)
+        .map_err(|e| KeyError::new("callsign", e.to_string()))?;
+    let connect = p.check_connect(base)?;
     let max_mode = qtc_fbb::Mode::from_name(&p.protocol).ok_or_else(|| {
         let names: Vec<String> = qtc_fbb::Mode::ALL
             .iter()
             .map(|m| m.name().to_ascii_lowercase())
             .collect();
         let (last, rest) = names.split_last().expect("modes");
-        (
+        KeyError::new(
             "protocol",
             format!(
                 "expected {} or {last}, got {:?}",
@@ -375,54 +393,10 @@ pub(super) fn check_partner(
             ),
         )
     })?;
-    let interval = parse_duration(&p.interval).ok_or_else(|| {
-        (
-            "interval",
-            format!(
-                "expected a duration such as \"10m\" or \"0\", got {:?}",
-                p.interval
-            ),
-        )
-    })?;
-    let login = if p.login.is_empty() {
-        own.to_string()
-    } else {
-        p.login.clone()
-    };
-    let script = if p.script.is_empty()
-        && matches!(connect, Connect::Ax25 { .. } | Connect::Netrom { .. })
-    {
-        // Over AX.25 the link's source callsign is the login, over NET/ROM the circuit's user
-        // callsign: no prompts to answer.
-        Vec::new()
-    } else if p.script.is_empty() {
-        vec![
-            Step::Expect(vec!["callsign".into(), "login:".into(), "user:".into()]),
-            Step::Send(login),
-            Step::ExpectOptional(vec!["password".into()]),
-            Step::SendIfMatched(p.password.clone()),
-        ]
-    } else {
-        let mut steps = Vec::new();
-        for s in &p.script {
-            if let Some(e) = &s.expect {
-                steps.push(Step::Expect(vec![e.clone()]));
-            }
-            match &s.send {
-                Some(text) => steps.push(Step::Send(
-                    text.replace("{login}", &login)
-                        .replace("{password}", &p.password),
-                )),
-                None if s.expect.is_none() => {
-                    return Err(("script", "each step needs expect, send or both".into()))
-                }
-                None => {}
-            }
-        }
-        steps
-    };
+    let interval = super::duration("interval", &p.interval, "\"10m\" or \"0\"", true)?;
+    let script = p.check_script(own, &connect)?;
     Ok(Partner {
-        call,
+        call: call.base().to_string(),
         connect,
         telnet: p.telnet,
         iac_escaped: p.iac_escaped,
@@ -436,4 +410,117 @@ pub(super) fn check_partner(
             .find(|s| !s.is_empty())
             .cloned(),
     })
+}
+
+impl PartnerCfg {
+    /// `connect`: how we reach it (`tls_ca` and `tls_name` for a TLS one), or nothing.
+    fn check_connect(&self, base: &Path) -> Result<Connect, KeyError> {
+        let wrong = |expected: &str| {
+            KeyError::new(
+                "connect",
+                format!("expected {expected}, got {:?}", self.connect),
+            )
+        };
+        if self.connect.is_empty() {
+            Ok(Connect::None)
+        } else if let Some(addr) = self.connect.strip_prefix("tcp:") {
+            if addr
+                .rsplit_once(':')
+                .and_then(|(_, port)| port.parse::<u16>().ok())
+                .is_none()
+            {
+                return Err(wrong("\"tcp:HOST:PORT\""));
+            }
+            Ok(Connect::Tcp(addr.to_string()))
+        } else if let Some(addr) = self.connect.strip_prefix("tls:") {
+            let Some((host, _)) = addr
+                .rsplit_once(':')
+                .filter(|(_, port)| port.parse::<u16>().is_ok())
+            else {
+                return Err(wrong("\"tls:HOST:PORT\""));
+            };
+            if self.tls_ca.as_os_str().is_empty() {
+                return Err(KeyError::new(
+                    "tls_ca",
+                    "a tls: partner needs tls_ca = \"FILE\": the PEM certificate(s) to trust for it",
+                ));
+            }
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            Ok(Connect::Tls {
+                addr: addr.to_string(),
+                name: if self.tls_name.is_empty() {
+                    host.to_string()
+                } else {
+                    self.tls_name.clone()
+                },
+                ca: base.join(&self.tls_ca),
+            })
+        } else if let Some(rest) = self.connect.strip_prefix("ax25:") {
+            super::radio::parse_ax25_connect(rest)
+                .map_err(|m| wrong(&format!("\"ax25:PORTNAME:CALL[,DIGI1,DIGI2]\" ({m})")))
+        } else if let Some(node) = self.connect.strip_prefix("netrom:") {
+            let ok = node.parse::<qtc_netrom::Alias>().is_ok()
+                || node.parse::<qtc_ax25::Callsign>().is_ok();
+            if !ok {
+                return Err(wrong("\"netrom:ALIAS\" or \"netrom:CALL\""));
+            }
+            Ok(Connect::Netrom {
+                node: node.to_ascii_uppercase(),
+            })
+        } else {
+            Err(wrong(
+                "\"tcp:HOST:PORT\", \"ax25:PORTNAME:CALL[,DIGI...]\" or \"netrom:ALIAS\"",
+            ))
+        }
+    }
+
+    /// `script`, `login` and `password`: the steps that log us in over `connect`; `own` is
+    /// our callsign (the default login).
+    fn check_script(
+        &self,
+        own: &str,
+        connect: &Connect,
+    ) -> Result<Vec<qtc_fbb::login::Step>, KeyError> {
+        use qtc_fbb::login::Step;
+        let login = if self.login.is_empty() {
+            own.to_string()
+        } else {
+            self.login.clone()
+        };
+        if self.script.is_empty()
+            && matches!(connect, Connect::Ax25 { .. } | Connect::Netrom { .. })
+        {
+            // Over AX.25 the link's source callsign is the login, over NET/ROM the circuit's
+            // user callsign: no prompts to answer.
+            return Ok(Vec::new());
+        }
+        if self.script.is_empty() {
+            return Ok(vec![
+                Step::Expect(vec!["callsign".into(), "login:".into(), "user:".into()]),
+                Step::Send(login),
+                Step::ExpectOptional(vec!["password".into()]),
+                Step::SendIfMatched(self.password.clone()),
+            ]);
+        }
+        let mut steps = Vec::new();
+        for s in &self.script {
+            if let Some(e) = &s.expect {
+                steps.push(Step::Expect(vec![e.clone()]));
+            }
+            match &s.send {
+                Some(text) => steps.push(Step::Send(
+                    text.replace("{login}", &login)
+                        .replace("{password}", &self.password),
+                )),
+                None if s.expect.is_none() => {
+                    return Err(KeyError::new(
+                        "script",
+                        "each step needs expect, send or both",
+                    ))
+                }
+                None => {}
+            }
+        }
+        Ok(steps)
+    }
 }

@@ -48,9 +48,9 @@ pub struct Housekeeping {
 
 impl HousekeepingCfg {
     /// Checks the values; the error names the key.
-    pub(super) fn check(&self) -> Result<Housekeeping, (&'static str, String)> {
+    pub(super) fn check(&self) -> Result<Housekeeping, super::KeyError> {
         if self.hour > 23 {
-            return Err((
+            return Err(super::KeyError::new(
                 "hour",
                 format!("expected a UTC hour from 0 to 23, got {}", self.hour),
             ));

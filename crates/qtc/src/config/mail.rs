@@ -61,15 +61,14 @@ pub struct Mail {
 
 impl MailCfg {
     /// Checks the values; the error names the key.
-    pub(super) fn check(&self, call: &str) -> Result<Mail, (&'static str, String)> {
-        let addrs =
-            |key: &'static str, a: &Addrs| super::parse_addrs(&a.list()).map_err(|m| (key, m));
+    pub(super) fn check(&self, call: &str) -> Result<Mail, super::KeyError> {
+        let addrs = |key: &str, a: &Addrs| super::parse_addrs(key, &a.list());
         let domain = self.domain.trim();
         if !domain
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '#'))
         {
-            return Err((
+            return Err(super::KeyError::new(
                 "domain",
                 format!("expected a domain such as \"bbs.example.org\", got {domain:?}"),
             ));

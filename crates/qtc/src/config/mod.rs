@@ -7,9 +7,10 @@ use std::num::{NonZeroU32, NonZeroU64, NonZeroUsize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::bail;
+use qtc_mail::Station;
 use serde::Deserialize;
 
+mod error;
 pub mod forward;
 pub mod housekeeping;
 pub mod mail;
@@ -17,7 +18,8 @@ pub mod netrom;
 pub mod radio;
 pub mod web;
 
-use forward::{check_partner, check_rule, Connect, ForwardCfg, Partner, PartnerCfg, RuleCfg};
+pub use error::{ConfigError, KeyError};
+use forward::{ForwardCfg, Partner, PartnerCfg, RuleCfg};
 
 /// The commented example written by `qtc init`; it holds exactly the defaults.
 pub const EXAMPLE: &str = include_str!("../../qtc.example.toml");
@@ -183,8 +185,32 @@ impl LogCfg {
         f
     }
 
+    /// `[log]`: the format, the level (a filter) and each module's own level.
+    fn check(&self) -> Result<Log, KeyError> {
+        if !matches!(self.format.as_str(), "text" | "json") {
+            return Err(KeyError::new(
+                "[log] format",
+                format!("expected \"text\" or \"json\", got {:?}", self.format),
+            ));
+        }
+        self.check_modules()?;
+        if log_filter(&self.level).is_err() {
+            return Err(KeyError::new(
+                "[log] level",
+                format!(
+                    "expected error, warn, info, debug, trace or a filter, got {:?}",
+                    self.level
+                ),
+            ));
+        }
+        Ok(Log {
+            filter: self.filter(),
+            json: self.format == "json",
+        })
+    }
+
     /// Checks `[log.modules]`: a module path and one of the levels each.
-    fn check_modules(&self) -> Result<(), (String, String)> {
+    fn check_modules(&self) -> Result<(), KeyError> {
         for (module, level) in &self.modules {
             let key = format!("[log.modules] {module:?}");
             let path_ok = !module.is_empty()
@@ -192,16 +218,16 @@ impl LogCfg {
                     !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
                 });
             if !path_ok {
-                return Err((
+                return Err(KeyError::new(
                     key,
-                    "expected a module path such as \"qtc::forward\" or \"qtc_fbb\"".into(),
+                    "expected a module path such as \"qtc::forward\" or \"qtc_fbb\"",
                 ));
             }
             if !matches!(
                 level.to_ascii_lowercase().as_str(),
                 "off" | "error" | "warn" | "info" | "debug" | "trace"
             ) {
-                return Err((
+                return Err(KeyError::new(
                     key,
                     format!("expected off, error, warn, info, debug or trace, got {level:?}"),
                 ));
@@ -280,7 +306,8 @@ impl Default for LogCfg {
 pub struct Loaded {
     /// Where they came from, for messages ("built-in defaults" or the file).
     pub source: String,
-    /// `[station]`
+    /// `[station]`, with the partners' routes (`[[partner]] routes`) and the hold/reject
+    /// rules (`[[rule]]`): what the store routes and filters by.
     pub station: Station,
     /// `[store]`
     pub store: Storage,
@@ -298,8 +325,6 @@ pub struct Loaded {
     pub partners: Vec<Partner>,
     /// What is allowed but probably wrong, for `qtc check`.
     pub warnings: Vec<String>,
-    /// `[[rule]]`: hold and reject rules, checked.
-    pub rules: Vec<qtc_mail::rules::Rule>,
     /// `[ax25]`
     pub ax25: radio::Ax25,
     /// `[[port]]`: radio ports, checked.
@@ -312,19 +337,6 @@ pub struct Loaded {
     pub mail: mail::Mail,
     /// `[netrom]`; `None`: no port has a NET/ROM quality.
     pub netrom: Option<netrom::Netrom>,
-}
-
-/// `[station]`, checked.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Station {
-    /// This BBS's callsign, upper case, no SSID.
-    pub call: String,
-    /// Hierarchical address, upper case; the callsign when none is set.
-    pub haddr: String,
-    /// Text for the I command.
-    pub info: String,
-    /// Message bodies go to terminals as stored, escape sequences included (ANSI art).
-    pub raw_bodies: bool,
 }
 
 /// `[store]`, checked.
@@ -391,28 +403,6 @@ pub struct Log {
     pub json: bool,
 }
 
-impl Loaded {
-    /// This station as the store needs it: callsign, address and partner routes.
-    pub fn store_station(&self) -> qtc_store::Station {
-        qtc_store::Station {
-            call: self.station.call.clone(),
-            haddr: self.station.haddr.clone(),
-            rules: self.rules.clone(),
-            partners: self
-                .partners
-                .iter()
-                .map(|p| qtc_mail::route::PartnerRoutes {
-                    call: p.call.clone(),
-                    routes: p.routes.clone(),
-                    // A B2 partner is a Winlink station (Pat, Winlink Express): the local
-                    // mail for it waits in its queue until it calls.
-                    collects: p.max_mode == qtc_fbb::Mode::B2,
-                })
-                .collect(),
-        }
-    }
-}
-
 /// A log filter from `directives`. Span field values match as plain text, not as regular
 /// expressions: compiling a crafted regular expression into tracing's matcher can take minutes
 /// (the config fuzz target found a 264-byte `[log] level` that hung `qtc check`).
@@ -434,46 +424,8 @@ pub fn log_filter_env_or(fallback: &str) -> tracing_subscriber::EnvFilter {
         .unwrap_or_default()
 }
 
-/// Why the config file could not be read, and what to do: it holds partner passwords, so the
-/// package makes it readable by root and the `qtc` group only.
-fn unreadable(p: &Path, e: std::io::Error) -> anyhow::Error {
-    let hint = if e.kind() == std::io::ErrorKind::PermissionDenied {
-        use std::os::unix::fs::MetadataExt;
-        let owner = std::fs::metadata(p)
-            .map(|m| {
-                format!(
-                    " (mode {:o}, uid {} gid {})",
-                    m.mode() & 0o777,
-                    m.uid(),
-                    m.gid()
-                )
-            })
-            .unwrap_or_default();
-        format!(
-            "{owner}: it holds passwords, so only its owner and group read it; run qtc as the              user the daemon runs as (the package's: sudo -u qtc qtc ...)"
-        )
-    } else {
-        String::new()
-    };
-    anyhow::anyhow!("cannot read config file {}: {e}{hint}", p.display())
-}
-
-/// `[telnet] ipv4_prefix` and `ipv6_prefix`: 8 bits at least, the address's length at most;
-/// the key and what is wrong otherwise.
-fn check_prefixes(t: &TelnetCfg) -> Result<(), (&'static str, String)> {
-    for (key, v, max) in [
-        ("[telnet] ipv4_prefix", t.ipv4_prefix, 32),
-        ("[telnet] ipv6_prefix", t.ipv6_prefix, 128),
-    ] {
-        if !(8..=max).contains(&v) {
-            return Err((key, format!("expected 8 to {max}, got {v}")));
-        }
-    }
-    Ok(())
-}
-
 /// Loads `path`, or the embedded defaults when `None`.
-pub fn load(path: Option<&Path>) -> anyhow::Result<Loaded> {
+pub fn load(path: Option<&Path>) -> Result<Loaded, ConfigError> {
     match path {
         None => check(
             Config::default(),
@@ -481,7 +433,7 @@ pub fn load(path: Option<&Path>) -> anyhow::Result<Loaded> {
             Path::new("."),
         ),
         Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|e| unreadable(p, e))?;
+            let text = std::fs::read_to_string(p).map_err(|e| ConfigError::unreadable(p, e))?;
             let base = p.parent().filter(|d| !d.as_os_str().is_empty());
             parse(
                 &text,
@@ -495,270 +447,53 @@ pub fn load(path: Option<&Path>) -> anyhow::Result<Loaded> {
 /// Parses and checks the text of a config file without touching the file system: `source`
 /// names the file in error messages, relative paths in it are taken from `base`. The fuzz
 /// target `config` feeds it arbitrary text.
-pub fn parse(text: &str, source: &str, base: &Path) -> anyhow::Result<Loaded> {
-    let cfg: Config = toml::from_str(text)
-        .map_err(|e| anyhow::anyhow!("{source}: {}", e.to_string().trim_end()))?;
+pub fn parse(text: &str, source: &str, base: &Path) -> Result<Loaded, ConfigError> {
+    let cfg: Config = toml::from_str(text).map_err(|e| ConfigError::Syntax {
+        file: source.to_string(),
+        problem: e.to_string().trim_end().to_string(),
+    })?;
     check(cfg, source.to_string(), base)
 }
 
-fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded> {
-    let key_err = |key: &str, msg: String| anyhow::anyhow!("{source}: {key}: {msg}");
-    let at_least_one = |key: &str, n: usize| {
-        NonZeroUsize::new(n).ok_or_else(|| key_err(key, "expected at least 1".into()))
-    };
-    let call = qtc_mail::Callsign::parse(&cfg.station.callsign)
-        .map_err(|e| key_err("[station] callsign", e.to_string()))?;
-    if call.ssid() != 0 {
-        return Err(key_err(
-            "[station] callsign",
-            format!("give the callsign without an SSID, got {call}"),
-        ));
-    }
-    cfg.station.callsign = call.to_string();
-    cfg.station.haddr = cfg.station.haddr.to_ascii_uppercase();
-    if !cfg.station.haddr.is_empty() {
-        let first = cfg.station.haddr.split('.').next().unwrap_or("");
-        if first != cfg.station.callsign || cfg.station.haddr.len() > qtc_mail::MAX_AT_LEN {
-            return Err(key_err(
-                "[station] haddr",
-                format!(
-                    "expected the callsign followed by the hierarchy, e.g. {}.#NCA.CA.USA.NOAM \
-                     (at most {} characters), got {:?}",
-                    cfg.station.callsign,
-                    qtc_mail::MAX_AT_LEN,
-                    cfg.station.haddr
-                ),
-            ));
-        }
-    }
-    let durability = match cfg.store.durability.as_str() {
-        "full" => qtc_store::Durability::Full,
-        "normal" => qtc_store::Durability::Normal,
-        other => {
-            return Err(key_err(
-                "[store] durability",
-                format!("expected \"full\" or \"normal\", got {other:?}"),
-            ))
-        }
-    };
-    let telnet_listen =
-        parse_addrs(&cfg.telnet.listen).map_err(|m| key_err("[telnet] listen", m))?;
-    let max_sessions = at_least_one("[telnet] max_sessions", cfg.telnet.max_sessions)?;
-    if cfg.limits.max_line < 80 {
-        return Err(key_err(
-            "[limits] max_line",
-            "expected at least 80 bytes".into(),
-        ));
-    }
-    if cfg.limits.max_message < 1024 {
-        return Err(key_err(
-            "[limits] max_message",
-            "expected at least 1024 bytes".into(),
-        ));
-    }
-    let login_attempts = NonZeroU32::new(cfg.limits.login_attempts)
-        .ok_or_else(|| key_err("[limits] login_attempts", "expected at least 1".into()))?;
-    if !matches!(cfg.log.format.as_str(), "text" | "json") {
-        return Err(key_err(
-            "[log] format",
-            format!("expected \"text\" or \"json\", got {:?}", cfg.log.format),
-        ));
-    }
-    cfg.log
-        .check_modules()
-        .map_err(|(key, m)| key_err(&key, m))?;
-    if log_filter(&cfg.log.level).is_err() {
-        bail!(key_err(
-            "[log] level",
-            format!(
-                "expected error, warn, info, debug, trace or a filter, got {:?}",
-                cfg.log.level
-            )
-        ));
-    }
-    let forward_listen =
-        parse_addrs(&cfg.forward.listen).map_err(|m| key_err("[forward] listen", m))?;
-    let forward_idle = parse_duration(&cfg.forward.idle_timeout)
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| {
-            key_err(
-                "[forward] idle_timeout",
-                format!(
-                    "expected a duration such as \"5m\" or \"90s\", got {:?}",
-                    cfg.forward.idle_timeout
-                ),
-            )
-        })?;
-    let telnet_tls_listen =
-        parse_addrs(&cfg.telnet.tls_listen).map_err(|m| key_err("[telnet] tls_listen", m))?;
-    let forward_tls_listen =
-        parse_addrs(&cfg.forward.tls_listen).map_err(|m| key_err("[forward] tls_listen", m))?;
-    let tls = match (
-        cfg.tls.cert.as_os_str().is_empty(),
-        cfg.tls.key.as_os_str().is_empty(),
-    ) {
-        (true, true) => None,
-        (false, false) => Some((base.join(&cfg.tls.cert), base.join(&cfg.tls.key))),
-        _ => {
-            return Err(key_err(
-                "[tls]",
-                "give both cert and key (PEM files), or neither".into(),
-            ))
-        }
-    };
-    if tls.is_none() && !(telnet_tls_listen.is_empty() && forward_tls_listen.is_empty()) {
-        return Err(key_err(
-            "[telnet]/[forward] tls_listen",
-            "TLS listeners need [tls] cert and key".into(),
-        ));
-    }
-    let user_idle = parse_duration(&cfg.limits.idle_timeout).ok_or_else(|| {
-        key_err(
-            "[limits] idle_timeout",
-            format!(
-                "expected a duration such as \"30m\" or \"0\", got {:?}",
-                cfg.limits.idle_timeout
-            ),
-        )
-    })?;
-    let user_idle = (!user_idle.is_zero()).then_some(user_idle);
-    let login_timeout = parse_duration(&cfg.limits.login_timeout)
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| {
-            key_err(
-                "[limits] login_timeout",
-                format!(
-                    "expected a duration such as \"60s\" or \"2m\", got {:?}",
-                    cfg.limits.login_timeout
-                ),
-            )
-        })?;
-    let max_per_address = at_least_one("[telnet] max_per_address", cfg.telnet.max_per_address)?;
-    let max_partner_sessions = at_least_one(
-        "[telnet] max_partner_sessions",
-        cfg.telnet.max_partner_sessions,
-    )?;
-    let max_logins = at_least_one("[telnet] max_logins", cfg.telnet.max_logins)?;
-    check_prefixes(&cfg.telnet).map_err(|(key, m)| key_err(key, m))?;
-    if !(1..=5).contains(&cfg.forward.max_proposals) {
-        return Err(key_err("[forward] max_proposals", "expected 1 to 5".into()));
-    }
-    let mut partners = Vec::new();
-    for (i, p) in cfg.partner.iter().enumerate() {
-        let partner = check_partner(p, &cfg.station.callsign, base).map_err(|(key, m)| {
-            key_err(&format!("[[partner]] #{} ({}) {key}", i + 1, p.callsign), m)
-        })?;
-        if partners.iter().any(|q: &Partner| q.call == partner.call) {
-            return Err(key_err(
-                &format!("[[partner]] #{}", i + 1),
-                format!("{} is configured twice", partner.call),
-            ));
-        }
-        partners.push(partner);
-    }
+/// Checks every area of `cfg`, each on its own, then what one area says about another (a
+/// partner's radio port, the TLS listeners' certificate).
+fn check(cfg: Config, source: String, base: &Path) -> Result<Loaded, ConfigError> {
+    let file = source.clone();
+    check_areas(cfg, source, base).map_err(|error| ConfigError::Key { file, error })
+}
+
+fn check_areas(mut cfg: Config, source: String, base: &Path) -> Result<Loaded, KeyError> {
+    cfg.station.check()?;
+    let store = cfg.store.check(base)?;
+    let telnet = cfg.telnet.check()?;
+    let limits = cfg.limits.check()?;
+    let log = cfg.log.check()?;
+    let forward = cfg.forward.check()?;
+    let tls = cfg.tls.check(base, &telnet, &forward)?;
+    let partners = forward::check_partners(&cfg.partner, &cfg.station.callsign, base)?;
     let housekeeping = cfg
         .housekeeping
         .check()
-        .map_err(|(key, m)| key_err(&format!("[housekeeping] {key}"), m))?;
-    let web = cfg
-        .web
-        .check()
-        .map_err(|(key, m)| key_err(&format!("[web] {key}"), m))?;
+        .map_err(|e| e.within("[housekeeping]"))?;
+    let web = cfg.web.check().map_err(|e| e.within("[web]"))?;
     let mail = cfg
         .mail
         .check(&cfg.station.callsign)
-        .map_err(|(key, m)| key_err(&format!("[mail] {key}"), m))?;
-    let (ax25, radio_ports) =
-        radio::check(&cfg).map_err(|(key, m): (String, String)| key_err(key.as_str(), m))?;
-    let netrom = netrom::check(&cfg.netrom, &cfg.station.callsign, &ax25, &radio_ports)
-        .map_err(|(key, m)| key_err(key.as_str(), m))?;
-    for (i, p) in partners.iter().enumerate() {
-        if let Connect::Ax25 { port, .. } = &p.connect {
-            if !radio_ports.iter().any(|r| &r.name == port) {
-                return Err(key_err(
-                    &format!("[[partner]] #{} ({}) connect", i + 1, p.call),
-                    format!("no [[port]] is named {port:?}"),
-                ));
-            }
-        }
-        if matches!(p.connect, Connect::Netrom { .. }) && netrom.is_none() {
-            return Err(key_err(
-                &format!("[[partner]] #{} ({}) connect", i + 1, p.call),
-                "NET/ROM is off: give a [[port]] a netrom_quality (and [netrom] an alias)".into(),
-            ));
-        }
-    }
-    let rules = cfg
-        .rule
-        .iter()
-        .enumerate()
-        .map(|(i, r)| check_rule(r).map_err(|m| key_err(&format!("[[rule]] #{}", i + 1), m)))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let max_bytes = cfg
-        .store
-        .max_mb
-        .checked_mul(1024 * 1024)
-        .ok_or_else(|| key_err("[store] max_mb", "expected a size in MiB that fits".into()))?;
-    let bytes_per_day = cfg.limits.kb_per_day.checked_mul(1024).ok_or_else(|| {
-        key_err(
-            "[limits] kb_per_day",
-            "expected a size in KiB that fits".into(),
-        )
-    })?;
-    let store = Storage {
-        dir: base.join(&cfg.store.dir),
-        durability,
-        max_bytes: NonZeroU64::new(max_bytes),
-    };
-    let haddr = if cfg.station.haddr.is_empty() {
-        cfg.station.callsign.clone()
-    } else {
-        cfg.station.haddr
-    };
+        .map_err(|e| e.within("[mail]"))?;
+    let (ax25, radio_ports) = radio::check(&cfg).map_err(|(key, m)| KeyError::new(key, m))?;
+    let netrom = netrom::check(&cfg.netrom, &cfg.station.callsign, &ax25, &radio_ports)?;
+    forward::check_partner_links(&partners, &radio_ports, netrom.is_some())?;
+    let rules = forward::check_rules(&cfg.rule)?;
     Ok(Loaded {
-        station: Station {
-            call: cfg.station.callsign,
-            haddr,
-            info: cfg.station.info,
-            raw_bodies: cfg.station.raw_bodies,
-        },
+        station: cfg.station.into_station(&partners, rules),
         store,
-        telnet: Telnet {
-            listen: telnet_listen,
-            tls_listen: telnet_tls_listen,
-            max_sessions,
-            max_per_address,
-            max_partner_sessions,
-            max_logins,
-            page_lines: cfg.telnet.page_lines,
-            prefixes: (cfg.telnet.ipv4_prefix, cfg.telnet.ipv6_prefix),
-        },
-        limits: Limits {
-            max_line: cfg.limits.max_line,
-            max_message: cfg.limits.max_message,
-            login_attempts,
-            lockout_after: cfg.limits.lockout_after,
-            idle: user_idle,
-            login_timeout,
-            password_checks: cfg.limits.password_checks,
-            messages_per_hour: cfg.limits.messages_per_hour,
-            bytes_per_day,
-        },
-        log: Log {
-            filter: cfg.log.filter(),
-            json: cfg.log.format == "json",
-        },
+        telnet,
+        limits,
+        log,
         tls,
-        forward: forward::Forward {
-            listen: forward_listen,
-            tls_listen: forward_tls_listen,
-            idle: forward_idle,
-            max_proposals: cfg.forward.max_proposals,
-            block_bytes: cfg.forward.block_bytes,
-        },
+        forward,
         warnings: forward::warnings(&cfg.partner),
         partners,
-        rules,
         ax25,
         radio_ports,
         housekeeping,
@@ -767,6 +502,204 @@ fn check(mut cfg: Config, source: String, base: &Path) -> anyhow::Result<Loaded>
         netrom,
         source,
     })
+}
+
+impl StationCfg {
+    /// `[station]`: the callsign (no SSID) and the hierarchical address, both upper case.
+    fn check(&mut self) -> Result<(), KeyError> {
+        let call = qtc_mail::Callsign::parse(&self.callsign)
+            .map_err(|e| KeyError::new("[station] callsign", e.to_string()))?;
+        if call.ssid() != 0 {
+            return Err(KeyError::new(
+                "[station] callsign",
+                format!("give the callsign without an SSID, got {call}"),
+            ));
+        }
+        self.callsign = call.to_string();
+        self.haddr = self.haddr.to_ascii_uppercase();
+        if !self.haddr.is_empty() {
+            let first = self.haddr.split('.').next().unwrap_or("");
+            if first != self.callsign || self.haddr.len() > qtc_mail::MAX_AT_LEN {
+                return Err(KeyError::new(
+                    "[station] haddr",
+                    format!(
+                        "expected the callsign followed by the hierarchy, e.g. \
+                         {}.#NCA.CA.USA.NOAM (at most {} characters), got {:?}",
+                        self.callsign,
+                        qtc_mail::MAX_AT_LEN,
+                        self.haddr
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The station the store routes and filters by, once checked: with the partners' routes
+    /// and the hold/reject rules.
+    fn into_station(self, partners: &[Partner], rules: Vec<qtc_mail::rules::Rule>) -> Station {
+        let haddr = if self.haddr.is_empty() {
+            self.callsign.clone()
+        } else {
+            self.haddr
+        };
+        Station {
+            call: self.callsign,
+            haddr,
+            info: self.info,
+            raw_bodies: self.raw_bodies,
+            partners: partners.iter().map(Partner::routes).collect(),
+            rules,
+        }
+    }
+}
+
+impl StoreCfg {
+    /// `[store]`: the directory taken from `base`, the durability, the size cap.
+    fn check(&self, base: &Path) -> Result<Storage, KeyError> {
+        let durability = match self.durability.as_str() {
+            "full" => qtc_store::Durability::Full,
+            "normal" => qtc_store::Durability::Normal,
+            other => {
+                return Err(KeyError::new(
+                    "[store] durability",
+                    format!("expected \"full\" or \"normal\", got {other:?}"),
+                ))
+            }
+        };
+        let max_bytes = self
+            .max_mb
+            .checked_mul(1024 * 1024)
+            .ok_or_else(|| KeyError::new("[store] max_mb", "expected a size in MiB that fits"))?;
+        Ok(Storage {
+            dir: base.join(&self.dir),
+            durability,
+            max_bytes: NonZeroU64::new(max_bytes),
+        })
+    }
+}
+
+/// `n` as a count that must not be 0, named `key`.
+fn at_least_one(key: &str, n: usize) -> Result<NonZeroUsize, KeyError> {
+    NonZeroUsize::new(n).ok_or_else(|| KeyError::new(key, "expected at least 1"))
+}
+
+/// A duration written as [`parse_duration`] reads it, named `key`; `example` is what the
+/// error suggests ("\"5m\" or \"90s\""); 0 is refused unless `zero_ok`.
+fn duration(key: &str, text: &str, example: &str, zero_ok: bool) -> Result<Duration, KeyError> {
+    parse_duration(text)
+        .filter(|d| zero_ok || !d.is_zero())
+        .ok_or_else(|| {
+            KeyError::new(
+                key,
+                format!("expected a duration such as {example}, got {text:?}"),
+            )
+        })
+}
+
+impl TelnetCfg {
+    /// `[telnet]`: the listeners, the caps, and the prefixes that group addresses (8 bits at
+    /// least, the address's length at most).
+    fn check(&self) -> Result<Telnet, KeyError> {
+        for (key, v, max) in [
+            ("[telnet] ipv4_prefix", self.ipv4_prefix, 32),
+            ("[telnet] ipv6_prefix", self.ipv6_prefix, 128),
+        ] {
+            if !(8..=max).contains(&v) {
+                return Err(KeyError::new(key, format!("expected 8 to {max}, got {v}")));
+            }
+        }
+        Ok(Telnet {
+            listen: parse_addrs("[telnet] listen", &self.listen)?,
+            tls_listen: parse_addrs("[telnet] tls_listen", &self.tls_listen)?,
+            max_sessions: at_least_one("[telnet] max_sessions", self.max_sessions)?,
+            max_per_address: at_least_one("[telnet] max_per_address", self.max_per_address)?,
+            max_partner_sessions: at_least_one(
+                "[telnet] max_partner_sessions",
+                self.max_partner_sessions,
+            )?,
+            max_logins: at_least_one("[telnet] max_logins", self.max_logins)?,
+            page_lines: self.page_lines,
+            prefixes: (self.ipv4_prefix, self.ipv6_prefix),
+        })
+    }
+}
+
+impl LimitsCfg {
+    /// `[limits]`: line and message sizes, logins, time limits and users' allowances.
+    fn check(&self) -> Result<Limits, KeyError> {
+        if self.max_line < 80 {
+            return Err(KeyError::new(
+                "[limits] max_line",
+                "expected at least 80 bytes",
+            ));
+        }
+        if self.max_message < 1024 {
+            return Err(KeyError::new(
+                "[limits] max_message",
+                "expected at least 1024 bytes",
+            ));
+        }
+        let login_attempts = NonZeroU32::new(self.login_attempts)
+            .ok_or_else(|| KeyError::new("[limits] login_attempts", "expected at least 1"))?;
+        let idle = duration(
+            "[limits] idle_timeout",
+            &self.idle_timeout,
+            "\"30m\" or \"0\"",
+            true,
+        )?;
+        let login_timeout = duration(
+            "[limits] login_timeout",
+            &self.login_timeout,
+            "\"60s\" or \"2m\"",
+            false,
+        )?;
+        let bytes_per_day = self.kb_per_day.checked_mul(1024).ok_or_else(|| {
+            KeyError::new("[limits] kb_per_day", "expected a size in KiB that fits")
+        })?;
+        Ok(Limits {
+            max_line: self.max_line,
+            max_message: self.max_message,
+            login_attempts,
+            lockout_after: self.lockout_after,
+            idle: (!idle.is_zero()).then_some(idle),
+            login_timeout,
+            password_checks: self.password_checks,
+            messages_per_hour: self.messages_per_hour,
+            bytes_per_day,
+        })
+    }
+}
+
+impl TlsCfg {
+    /// `[tls]`: both files or neither, taken from `base`; TLS listeners need them.
+    fn check(
+        &self,
+        base: &Path,
+        telnet: &Telnet,
+        forward: &forward::Forward,
+    ) -> Result<Option<(PathBuf, PathBuf)>, KeyError> {
+        let tls = match (
+            self.cert.as_os_str().is_empty(),
+            self.key.as_os_str().is_empty(),
+        ) {
+            (true, true) => None,
+            (false, false) => Some((base.join(&self.cert), base.join(&self.key))),
+            _ => {
+                return Err(KeyError::new(
+                    "[tls]",
+                    "give both cert and key (PEM files), or neither",
+                ))
+            }
+        };
+        if tls.is_none() && !(telnet.tls_listen.is_empty() && forward.tls_listen.is_empty()) {
+            return Err(KeyError::new(
+                "[telnet]/[forward] tls_listen",
+                "TLS listeners need [tls] cert and key",
+            ));
+        }
+        Ok(tls)
+    }
 }
 
 /// Parses "90s", "10m", "2h", "1d" or a plain number of seconds.
@@ -787,13 +720,18 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
     Some(Duration::from_secs(secs))
 }
 
-fn parse_addrs(addrs: &[String]) -> Result<Vec<SocketAddr>, String> {
+/// Listen addresses, named `key`.
+fn parse_addrs(key: &str, addrs: &[String]) -> Result<Vec<SocketAddr>, KeyError> {
     addrs
         .iter()
         .map(|a| {
             a.parse::<SocketAddr>().map_err(|_| {
-                format!(
-                    "expected \"IP:PORT\" such as \"127.0.0.1:6300\" or \"[::]:6300\", got {a:?}"
+                KeyError::new(
+                    key,
+                    format!(
+                        "expected \"IP:PORT\" such as \"127.0.0.1:6300\" or \"[::]:6300\", \
+                         got {a:?}"
+                    ),
                 )
             })
         })
@@ -804,7 +742,7 @@ fn parse_addrs(addrs: &[String]) -> Result<Vec<SocketAddr>, String> {
 mod tests {
     use super::*;
 
-    fn load_str(text: &str) -> anyhow::Result<Loaded> {
+    fn load_str(text: &str) -> Result<Loaded, ConfigError> {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("qtc.toml");
         std::fs::write(&p, text).unwrap();

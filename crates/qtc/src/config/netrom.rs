@@ -7,8 +7,8 @@ use qtc_ax25::Callsign;
 use qtc_netrom::{Alias, LockedRoute};
 use serde::Deserialize;
 
-use super::parse_duration;
 use super::radio::{Ax25, RadioPort};
+use super::{parse_duration, KeyError};
 
 /// `[netrom]` as written.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -100,13 +100,13 @@ pub(super) fn check(
     station: &str,
     ax25: &Ax25,
     ports: &[RadioPort],
-) -> Result<Option<Netrom>, (String, String)> {
+) -> Result<Option<Netrom>, KeyError> {
     let key = |k: &str| format!("[netrom] {k}");
     let Some(on) = ports.iter().find(|p| p.netrom_quality > 0) else {
         return Ok(None);
     };
     let alias: Alias = cfg.alias.parse().map_err(|_| {
-        (
+        KeyError::new(
             key("alias"),
             format!(
                 "NET/ROM is on ([[port]] {} netrom_quality = {}): give the node an alias of 1 to \
@@ -115,11 +115,12 @@ pub(super) fn check(
             ),
         )
     })?;
-    let call = node_call(&cfg.callsign, station, ax25).map_err(|m| (key("callsign"), m))?;
+    let call =
+        node_call(&cfg.callsign, station, ax25).map_err(|m| KeyError::new(key("callsign"), m))?;
     let mut node = qtc_netrom::Config::new(call, alias);
     let dur = |k: &str, v: &str| {
         parse_duration(v).filter(|d| !d.is_zero()).ok_or_else(|| {
-            (
+            KeyError::new(
                 key(k),
                 format!("expected a duration such as \"30m\", got {v:?}"),
             )
@@ -136,21 +137,20 @@ pub(super) fn check(
     node.max_neighbours = nonzero(cfg.max_neighbours, key("max_neighbours"))?;
     node.max_circuits = nonzero(cfg.max_circuits, key("max_circuits"))?;
     if node.max_circuits > qtc_netrom::MAX_CIRCUITS {
-        return Err((
+        return Err(KeyError::new(
             key("max_circuits"),
             format!("expected 1 to {}", qtc_netrom::MAX_CIRCUITS),
         ));
     }
     node.ttl = nonzero(cfg.ttl, key("ttl"))?;
     if !(1..=qtc_netrom::wire::MAX_WINDOW).contains(&cfg.window) {
-        return Err((key("window"), "expected 1 to 127".into()));
+        return Err(KeyError::new(key("window"), "expected 1 to 127"));
     }
     node.circuit.window = cfg.window;
     node.circuit.retries = nonzero(cfg.transport_retries, key("transport_retries"))?;
     for (i, r) in cfg.route.iter().enumerate() {
-        node.locked.push(
-            locked(r, ports).map_err(|m| (format!("[[netrom.route]] #{} {}", i + 1, m.0), m.1))?,
-        );
+        node.locked
+            .push(locked(r, ports).map_err(|e| e.within(&format!("[[netrom.route]] #{}", i + 1)))?);
     }
     Ok(Some(Netrom { node }))
 }
@@ -180,23 +180,21 @@ fn node_call(written: &str, station: &str, ax25: &Ax25) -> Result<Callsign, Stri
     Ok(call)
 }
 
-fn nonzero<T: PartialEq + Default>(v: T, key: String) -> Result<T, (String, String)> {
+fn nonzero<T: PartialEq + Default>(v: T, key: String) -> Result<T, KeyError> {
     if v == T::default() {
-        return Err((key, "expected a number above 0".into()));
+        return Err(KeyError::new(key, "expected a number above 0"));
     }
     Ok(v)
 }
 
-fn locked(r: &RouteCfg, ports: &[RadioPort]) -> Result<LockedRoute, (String, String)> {
-    let port = ports.iter().position(|p| p.name == r.port).ok_or_else(|| {
-        (
-            "port".to_string(),
-            format!("no [[port]] is named {:?}", r.port),
-        )
-    })?;
+fn locked(r: &RouteCfg, ports: &[RadioPort]) -> Result<LockedRoute, KeyError> {
+    let port = ports
+        .iter()
+        .position(|p| p.name == r.port)
+        .ok_or_else(|| KeyError::new("port", format!("no [[port]] is named {:?}", r.port)))?;
     let call = |k: &str, v: &str| {
         v.parse::<Callsign>()
-            .map_err(|e| (k.to_string(), format!("{v:?} is no callsign: {e}")))
+            .map_err(|e| KeyError::new(k, format!("{v:?} is no callsign: {e}")))
     };
     let neighbour = call("neighbour", &r.neighbour)?;
     let node = if r.node.is_empty() {
@@ -207,12 +205,9 @@ fn locked(r: &RouteCfg, ports: &[RadioPort]) -> Result<LockedRoute, (String, Str
     let alias = if r.alias.is_empty() {
         Alias::NONE
     } else {
-        r.alias.parse().map_err(|_| {
-            (
-                "alias".to_string(),
-                format!("{:?}: 1 to 6 characters", r.alias),
-            )
-        })?
+        r.alias
+            .parse()
+            .map_err(|_| KeyError::new("alias", format!("{:?}: 1 to 6 characters", r.alias)))?
     };
     Ok(LockedRoute {
         port,
@@ -231,7 +226,7 @@ mod tests {
     const PORT: &str =
         "[[port]]\nname = \"vhf\"\nkind = \"kiss-tcp\"\naddress = \"127.0.0.1:8001\"\n";
 
-    fn load(text: &str) -> anyhow::Result<crate::config::Loaded> {
+    fn load(text: &str) -> Result<crate::config::Loaded, crate::config::ConfigError> {
         parse(
             &format!("[station]\ncallsign = \"N0QTC\"\n{text}"),
             "qtc.toml",

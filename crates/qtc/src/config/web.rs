@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use super::KeyError;
+
 /// `[web]`: off unless `listen` is set.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -51,27 +53,15 @@ pub struct Web {
 
 impl WebCfg {
     /// Checks the values; `None` when the web listener is off. The error names the key.
-    pub(super) fn check(&self) -> Result<Option<Web>, (&'static str, String)> {
-        let idle = super::parse_duration(&self.idle_timeout)
-            .filter(|d| !d.is_zero())
-            .ok_or_else(|| {
-                (
-                    "idle_timeout",
-                    format!(
-                        "expected a duration such as \"60s\", got {:?}",
-                        self.idle_timeout
-                    ),
-                )
-            })?;
-        let at_least_one =
-            |key, n| NonZeroUsize::new(n).ok_or((key, "expected at least 1".to_string()));
-        let max_connections = at_least_one("max_connections", self.max_connections)?;
-        let max_per_address = at_least_one("max_per_address", self.max_per_address)?;
+    pub(super) fn check(&self) -> Result<Option<Web>, KeyError> {
+        let idle = super::duration("idle_timeout", &self.idle_timeout, "\"60s\"", false)?;
+        let max_connections = super::at_least_one("max_connections", self.max_connections)?;
+        let max_per_address = super::at_least_one("max_per_address", self.max_per_address)?;
         if self.listen.trim().is_empty() {
             return Ok(None);
         }
         let listen = self.listen.trim().parse().map_err(|_| {
-            (
+            KeyError::new(
                 "listen",
                 format!(
                     "expected \"IP:PORT\" such as \"127.0.0.1:8080\", got {:?}",

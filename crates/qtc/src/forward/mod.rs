@@ -6,9 +6,11 @@
 //! protocol's acknowledgement; BIDs arriving from one partner are answered "later" to any other
 //! partner proposing them meanwhile.
 
+mod b2f;
 pub mod call;
 mod greeting;
 mod handle;
+mod payload;
 mod peer_text;
 
 pub use handle::ForwardHandle;
@@ -16,7 +18,7 @@ pub use handle::ForwardHandle;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use qtc_fbb::{Answer, Event, Mode, Outcome, Outgoing, Role, Session};
+use qtc_fbb::{Answer, Event, Mode, Outcome, Outgoing, Payload, Role, Session};
 use qtc_store::{FwdOutcome, Incoming, Pending, Stored};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{watch, Notify};
@@ -187,7 +189,7 @@ impl Forwarder {
     fn session_config(&self, partner: &str) -> qtc_fbb::Config {
         let mut cfg = self.base.clone();
         let p = self.partner(partner);
-        cfg.max_mode = p.map_or(Mode::B1, |p| p.max_mode);
+        cfg.max_mode = p.map_or(Mode::DEFAULT, |p| p.max_mode);
         cfg.secret = p.and_then(|p| p.secret.clone());
         cfg.send_resumes = !self
             .no_resume
@@ -664,46 +666,8 @@ impl Driver {
                 title,
                 text,
             } => {
-                let msg = match proposal.mode {
-                    Mode::B2 => match qtc_store::b2f::decode(&text) {
-                        Some(m) => m,
-                        None => {
-                            // Never lost, never refused again: kept whole and held for the sysop.
-                            tracing::warn!(partner = %self.partner, bid = %proposal.bid, "received B2 payload is not a B2F message: held for the sysop");
-                            Incoming {
-                                kind: qtc_mail::MsgType::Personal,
-                                from: self.partner.clone(),
-                                to: "SYSOP".into(),
-                                at: String::new(),
-                                bid: proposal.bid.clone(),
-                                title: title.into(),
-                                text: text.into(),
-                                hold: true,
-                                recipients: Vec::new(),
-                                files: Vec::new(),
-                                charset: String::new(),
-                            }
-                        }
-                    },
-                    _ => Incoming {
-                        kind: mail_type(proposal.kind),
-                        from: proposal.from.clone(),
-                        to: proposal.to.clone(),
-                        at: proposal.at.clone(),
-                        bid: proposal.bid.clone(),
-                        // The session's buffers, taken over without a copy.
-                        title: title.into(),
-                        text: peer_text::as_written(
-                            text.into(),
-                            self.session.peer_sid(),
-                            proposal.mode,
-                        ),
-                        hold: false,
-                        recipients: Vec::new(),
-                        files: Vec::new(),
-                        charset: String::new(),
-                    },
-                };
+                let peer = self.session.peer_sid();
+                let msg = payload::received(&proposal, title, text, peer, &self.partner);
                 self.block.push(msg);
             }
             Event::BlockComplete => self.commit_block().await,
@@ -822,11 +786,11 @@ impl Driver {
         let partner = self.partner.clone();
         let after = self.offered_max;
         let mode = self.session.mode();
-        let packed = mode.and_then(Mode::packed);
+        let form = payload::form(mode);
         let read = self.fwd.store.start(move |s| {
             // Read before the query: a message queued after it moves the mark.
             let mark = marks.get(&partner);
-            s.pending(&partner, max, after, packed).map(|p| (p, mark))
+            s.pending(&partner, max, after, form).map(|p| (p, mark))
         });
         let (packer, mbo) = (self.fwd.packer.clone(), self.fwd.call.clone());
         // A task of its own, so the packing starts now, not when the session awaits it.
@@ -837,7 +801,7 @@ impl Driver {
             };
             // Only compressing goes to another thread; plain FBB, and forms already kept, are
             // sent as stored.
-            let to_pack = packed.is_some() && pending.iter().any(|p| p.compressed.is_none());
+            let to_pack = form.packed.is_some() && pending.iter().any(|p| p.compressed.is_none());
             let convert = move || {
                 let mut made = Vec::new();
                 let out: Vec<Outgoing> = pending
@@ -1051,7 +1015,11 @@ impl Driver {
             .into_iter()
             .partition(|(n, _)| outcomes.iter().any(|(id, _)| id == n));
         self.made = rest;
-        let form = self.session.mode().and_then(Mode::packed);
+        let form = self
+            .session
+            .mode()
+            .and_then(Mode::packed)
+            .map(Payload::name);
         // Not waited for: the session goes on while the store records it, and the next store
         // call runs after it.
         let _ = self.fwd.store.submit(move |s| {
@@ -1105,31 +1073,16 @@ fn shown(line: &[u8]) -> String {
     }
 }
 
-/// Each proposal's BID, and the mode in which a kept partial of it may be resumed: B1 only,
-/// and a partial only in the mode it came in (a B2 start is another file).
+/// Each proposal's BID, and the mode in which a kept partial of it may be resumed: a
+/// resumable mode (B1, B2), and a partial only in the mode it came in (a B2 start is another
+/// file).
 fn resume_keys(ps: &[qtc_fbb::Proposal]) -> Vec<(String, Option<&'static str>)> {
     ps.iter()
         .map(|p| {
-            let mode = (p.mode == Mode::B1).then(|| p.mode.name());
+            let mode = p.mode.is_resumable().then(|| p.mode.name());
             (p.bid.to_ascii_uppercase(), mode)
         })
         .collect()
-}
-
-fn mail_type(t: qtc_fbb::MsgType) -> qtc_mail::MsgType {
-    match t {
-        qtc_fbb::MsgType::Bulletin => qtc_mail::MsgType::Bulletin,
-        qtc_fbb::MsgType::Traffic => qtc_mail::MsgType::Traffic,
-        _ => qtc_mail::MsgType::Personal,
-    }
-}
-
-fn fbb_type(t: qtc_mail::MsgType) -> qtc_fbb::MsgType {
-    match t {
-        qtc_mail::MsgType::Bulletin => qtc_fbb::MsgType::Bulletin,
-        qtc_mail::MsgType::Traffic => qtc_fbb::MsgType::Traffic,
-        qtc_mail::MsgType::Personal => qtc_fbb::MsgType::Personal,
-    }
 }
 
 /// A queued message in the session's terms. Its compressed form is made once (by the first
@@ -1141,23 +1094,20 @@ fn outgoing(
     mbo: &str,
     made: &mut Vec<(u64, qtc_fbb::Bytes)>,
 ) -> Outgoing {
+    let text = payload::text(mode.map_or(Payload::FbbText, Mode::payload), &mut p, mbo);
     let compressed = mode
         .and_then(Mode::packed)
         .map(|form| match p.compressed.take() {
             Some(c) => qtc_fbb::Bytes::from(c),
             None => {
-                let c = qtc_fbb::Bytes::from(qtc_store::pack(form, &p, mbo));
+                let c = qtc_fbb::Bytes::from(payload::pack(form, &text));
                 made.push((p.number, c.clone()));
                 c
             }
         });
-    let text = match mode {
-        Some(Mode::B2) => qtc_fbb::Bytes::from(qtc_store::b2f::encode(&p, mbo)),
-        _ => qtc_fbb::Bytes::from(p.text),
-    };
     Outgoing {
         id: p.number,
-        kind: fbb_type(p.kind),
+        kind: p.kind,
         from: p.from,
         at: p.at,
         to: p.to,

@@ -62,7 +62,7 @@ pub fn as_written(text: Vec<u8>, peer: Option<&SidInfo>, mode: Mode) -> Vec<u8> 
     if gap {
         body = body.strip_prefix(b"\r\n").unwrap_or(body);
     }
-    let trailing = sw == Software::Jnos || (sw == Software::Bpq && mode == Mode::Mbl);
+    let trailing = sw == Software::Jnos || (sw == Software::Bpq && !mode.is_batch());
     if trailing {
         if body == b"\r\n" {
             body = &[];

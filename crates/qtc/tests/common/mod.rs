@@ -684,24 +684,19 @@ impl Daemon {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        // Its output ends when it exits: read on a thread, waited for with a hang guard.
         let mut stdout = child.stdout.take().unwrap();
-        let reader = std::thread::spawn(move || {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
             let mut s = Vec::new();
             let _ = stdout.read_to_end(&mut s);
-            s
+            let _ = tx.send(s);
         });
-        let deadline = Instant::now() + SESSION_PATIENCE;
-        let status = loop {
-            if let Some(st) = child.try_wait().unwrap() {
-                break st;
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                panic!("qtc ctl {args:?} hung\n--- log ---\n{}", self.log());
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        let Ok(out) = rx.recv_timeout(SESSION_PATIENCE) else {
+            let _ = child.kill();
+            panic!("qtc ctl {args:?} hung\n--- log ---\n{}", self.log());
         };
-        let out = reader.join().unwrap();
+        let status = child.wait().unwrap();
         (status.success(), String::from_utf8_lossy(&out).into_owned())
     }
 

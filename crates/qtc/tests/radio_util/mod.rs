@@ -5,7 +5,7 @@
 use std::io::{Read, Write};
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::common::{self, Daemon, PATIENCE};
 
@@ -91,13 +91,15 @@ impl Call {
     /// Closes standard input and waits for the exit (the link must come down).
     pub fn finish(mut self) -> std::process::ExitStatus {
         drop(self.stdin.take());
+        // Its output ends when it exits.
         let deadline = Instant::now() + PATIENCE;
         loop {
-            if let Some(st) = self.child.try_wait().unwrap() {
-                return st;
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(b) => self.seen.extend_from_slice(&b),
+                Err(mpsc::RecvTimeoutError::Disconnected) => return self.child.wait().unwrap(),
+                Err(mpsc::RecvTimeoutError::Timeout) => panic!("qtc call did not exit"),
             }
-            assert!(Instant::now() < deadline, "qtc call did not exit");
-            std::thread::sleep(Duration::from_millis(20));
         }
     }
 }

@@ -1,13 +1,13 @@
-//! Our messages as Winlink B2F messages and back (B2 mode). The R: lines travel at the top of
-//! the body, as LinBPQ sends them; `Type:` carries P/B/T, `To:` carries `to@at`.
+//! Our messages as Winlink B2F messages and back (the B2F payload, B2 mode). The R: lines
+//! travel at the top of the body, as LinBPQ sends them; `Type:` carries P/B/T, `To:` carries
+//! `to@at`.
 //!
 //! The B2F form of a message depends only on the message and our callsign (`Date:` is when it
 //! was stored here), so its compressed form is made once and sent to every B2 partner.
 
 use qtc_fbb::wire::b2f::{File, Header, Message};
 use qtc_mail::{MsgType, Utc};
-
-use crate::{Attachment, Incoming, Pending, Recipient};
+use qtc_store::{Attachment, Incoming, Pending, Recipient};
 
 /// The B2F form of a queued message; `mbo` is our callsign. Its recipients and attachments go
 /// in as received; the body's charset is declared (see [`body_charset`]).
