@@ -11,8 +11,8 @@
 //! Bench row 12 measures the same through the daemon (`bench/run.sh --only disk`).
 #![allow(clippy::disallowed_methods)]
 
-use qtc_mail::{route, MsgType};
-use qtc_store::{Durability, Incoming, Station, Store};
+use qtc_mail::{route, MsgType, Station};
+use qtc_store::{Durability, Incoming, Store};
 
 fn write_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/io")
@@ -65,7 +65,7 @@ fn main() {
         } else {
             vec![p("N0BBB", &["N0BBB"])]
         },
-        rules: Vec::new(),
+        ..Station::new("N0AAA")
     });
     // `WRITES_PREFILL=N`: N small bulletins (200 bytes, from 2,000 senders) stored first, so
     // the indexes are those of a store in use rather than a fresh one.
