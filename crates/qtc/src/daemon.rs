@@ -258,14 +258,8 @@ fn announce(c: &Loaded, l: &Listeners, db_path: &std::path::Path) -> anyhow::Res
     for p in &c.partners {
         outln!("partner: {}", p.describe());
     }
-    for p in &c.radio_ports {
-        outln!("radio: {} {}", p.name, crate::radio::describe(&p.kind));
-    }
-    if let Some(n) = &c.netrom {
-        outln!(
-            "netrom: {}",
-            crate::radio::netrom::describe(&n.node, &c.radio_ports)
-        );
+    for line in crate::radio::report_lines(c) {
+        outln!("{line}");
     }
     outln!("control: {}", ctl::path(&c.store.dir).display());
     if let Some(l) = &l.web {

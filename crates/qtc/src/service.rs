@@ -218,14 +218,8 @@ pub fn check(c: &Loaded) -> anyhow::Result<()> {
     if let Some(w) = &c.web {
         outln!("web: would listen on {}", w.listen);
     }
-    for p in &c.radio_ports {
-        outln!("radio: {} {}", p.name, crate::radio::describe(&p.kind));
-    }
-    if let Some(n) = &c.netrom {
-        outln!(
-            "netrom: {}",
-            crate::radio::netrom::describe(&n.node, &c.radio_ports)
-        );
+    for line in crate::radio::report_lines(c) {
+        outln!("{line}");
     }
     for p in &c.partners {
         outln!("partner: {}", p.describe());

@@ -10,6 +10,7 @@ mod device;
 pub mod netrom;
 mod port;
 pub mod pty;
+mod to_session;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -321,6 +322,20 @@ pub fn kind_for_users(kind: &crate::config::radio::Kind) -> String {
         Kind::PtyDevice(_) | Kind::PtyCreate(_) => "KISS TNC".into(),
         Kind::Serial { baud, .. } => format!("KISS TNC, {baud} baud"),
     }
+}
+
+/// The start-up report's lines for the radio ports and the NET/ROM node: what the daemon
+/// prints when it starts and `qtc check` when it would.
+pub fn report_lines(c: &crate::config::Loaded) -> Vec<String> {
+    let ports = c
+        .radio_ports
+        .iter()
+        .map(|p| format!("radio: {} {}", p.name, describe(&p.kind)));
+    let node = c
+        .netrom
+        .iter()
+        .map(|n| format!("netrom: {}", netrom::describe(&n.node, &c.radio_ports)));
+    ports.chain(node).collect()
 }
 
 /// One line saying what a port is attached to, for the start-up report.
