@@ -13,11 +13,12 @@ use qtc_ax25::{
     Address, Callsign, CommandResponse, DisconnectReason, Event, Frame, LinkId, Path, Pid,
     PortEvent, State,
 };
-use tokio::io::{AsyncRead, AsyncWrite, DuplexStream, ReadBuf};
+use tokio::io::{AsyncRead, DuplexStream, ReadBuf};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::{Instant, Sleep};
 
 use super::device::{self, Dev};
+use super::to_session::ToSession;
 use super::{heard, Heard, Local, PortCmd};
 
 mod netrom;
@@ -60,13 +61,8 @@ pub struct PortSetup {
 
 struct LinkIo {
     io: DuplexStream,
-    /// Received data not yet written to the duplex stream, from `written` on.
-    to_user: Vec<u8>,
-    written: usize,
-    /// The session closed its end (or went away).
-    user_eof: bool,
-    /// We set the link busy because the session is not reading.
-    busy: bool,
+    /// Received data on its way to the session.
+    to_user: ToSession,
     /// The link is down: flush `to_user`, then drop the stream.
     gone: bool,
     /// An outgoing link still connecting: its stream, handed over once connected.
@@ -81,10 +77,7 @@ impl LinkIo {
         (
             LinkIo {
                 io: ours,
-                to_user: Vec::new(),
-                written: 0,
-                user_eof: false,
-                busy: false,
+                to_user: ToSession::default(),
                 gone: false,
                 pending: None,
                 incoming: false,
@@ -134,30 +127,6 @@ fn is_up(state: State) -> bool {
     matches!(state, State::Connected | State::TimerRecovery)
 }
 
-impl LinkIo {
-    /// Writes received data to the session while it takes it. Returns whether anything moved,
-    /// and whether the session has gone (its stream refused the write).
-    fn write_to_session(&mut self, cx: &mut Context<'_>) -> (bool, bool) {
-        let mut progress = false;
-        while self.written < self.to_user.len() && !self.user_eof {
-            match Pin::new(&mut self.io).poll_write(cx, &self.to_user[self.written..]) {
-                Poll::Ready(Ok(n)) if n > 0 => {
-                    self.written += n;
-                    progress = true;
-                }
-                Poll::Ready(_) => {
-                    self.user_eof = true;
-                    self.to_user.clear();
-                    self.written = 0;
-                    return (true, true);
-                }
-                Poll::Pending => break,
-            }
-        }
-        (progress, false)
-    }
-}
-
 /// The session's bytes to its link, only while the link is up and can take more (the duplex
 /// stream holds the rest: backpressure to the session). End of stream disconnects the link.
 fn session_to_link(
@@ -167,7 +136,7 @@ fn session_to_link(
     link: &mut qtc_ax25::Link,
     buf: &mut [u8],
 ) -> bool {
-    if l.user_eof || l.gone || l.pending.is_some() {
+    if l.to_user.is_closed() || l.gone || l.pending.is_some() {
         return false;
     }
     let cap = link.send_capacity().min(buf.len());
@@ -181,7 +150,7 @@ fn session_to_link(
             true
         }
         Poll::Ready(_) => {
-            l.user_eof = true;
+            l.to_user.close();
             link.disconnect(now);
             true
         }
@@ -478,15 +447,10 @@ impl Task {
                         }
                     }
                     Event::Data(d) => {
-                        if l.user_eof {
-                            return;
-                        }
-                        l.to_user.extend_from_slice(&d);
-                        if l.to_user.len() - l.written > BUSY_ABOVE && !l.busy {
-                            l.busy = true;
-                            if let Some(link) = self.port.link_mut(id) {
-                                link.set_busy(now, true);
-                            }
+                        let hold = l.to_user.push(&d);
+                        match self.port.link_mut(id) {
+                            Some(link) if hold => link.set_busy(now, true),
+                            _ => {}
                         }
                     }
                     Event::Reset => self.on_reset(id),
@@ -574,7 +538,7 @@ impl Task {
             if self
                 .links
                 .get(&id)
-                .is_some_and(|l| l.gone && (l.to_user.is_empty() || l.user_eof))
+                .is_some_and(|l| l.gone && l.to_user.flushed())
             {
                 remove.push(id);
             }
@@ -679,22 +643,14 @@ impl Task {
         if let Some(link) = link {
             progress |= session_to_link(cx, now, l, link, buf);
         }
-        let (moved, session_gone) = l.write_to_session(cx);
-        progress |= moved;
-        if session_gone {
-            if let Some(link) = self.port.link_mut(id) {
+        let flush = l.to_user.poll_write(&mut l.io, cx);
+        progress |= flush.moved || flush.release;
+        if let Some(link) = self.port.link_mut(id) {
+            if flush.gone {
                 link.disconnect(now);
             }
-        }
-        if l.written >= l.to_user.len() {
-            l.to_user.clear();
-            l.written = 0;
-            if l.busy {
-                l.busy = false;
-                if let Some(link) = self.port.link_mut(id) {
-                    link.set_busy(now, false);
-                }
-                progress = true;
+            if flush.release {
+                link.set_busy(now, false);
             }
         }
         progress

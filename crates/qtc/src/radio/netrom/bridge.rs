@@ -8,10 +8,11 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use qtc_netrom::{CircuitId, Node};
-use tokio::io::{AsyncRead, AsyncWrite, DuplexStream, ReadBuf};
+use tokio::io::{AsyncRead, DuplexStream, ReadBuf};
 use tokio::sync::oneshot;
 
-use crate::radio::port::{BUSY_ABOVE, DUPLEX_BUF};
+use crate::radio::port::DUPLEX_BUF;
+use crate::radio::to_session::ToSession;
 
 /// Most bytes read from a session at once (about four information frames).
 const READ_CHUNK: usize = 1024;
@@ -19,13 +20,8 @@ const READ_CHUNK: usize = 1024;
 /// A circuit's end of its stream.
 pub(super) struct CircuitIo {
     io: DuplexStream,
-    /// Received data not yet written to the stream, from `written` on.
-    to_user: Vec<u8>,
-    written: usize,
-    /// The session closed its end (or went away).
-    user_eof: bool,
-    /// We choked the far end because the session is not reading.
-    busy: bool,
+    /// Received data on its way to the session.
+    to_user: ToSession,
     /// The circuit is closed: flush `to_user`, then drop the stream.
     pub(super) gone: bool,
     /// A circuit we opened, still connecting: its stream and who waits for it.
@@ -39,10 +35,7 @@ impl CircuitIo {
         (
             CircuitIo {
                 io: ours,
-                to_user: Vec::new(),
-                written: 0,
-                user_eof: false,
-                busy: false,
+                to_user: ToSession::default(),
                 gone: false,
                 pending: None,
             },
@@ -50,14 +43,9 @@ impl CircuitIo {
         )
     }
 
-    /// Data from the far end, for the session; chokes the far end past [`BUSY_ABOVE`].
+    /// Data from the far end, for the session; chokes the far end while the session lags.
     pub(super) fn received(&mut self, node: &mut Node, id: CircuitId, data: &[u8]) {
-        if self.user_eof {
-            return;
-        }
-        self.to_user.extend_from_slice(data);
-        if self.to_user.len() - self.written > BUSY_ABOVE && !self.busy {
-            self.busy = true;
+        if self.to_user.push(data) {
             node.set_busy(id, true);
         }
     }
@@ -79,7 +67,7 @@ impl CircuitIo {
 
     /// Closed and flushed (or the session is gone): the bridge can be dropped.
     pub(super) fn finished(&self) -> bool {
-        self.gone && (self.written >= self.to_user.len() || self.user_eof)
+        self.gone && self.to_user.flushed()
     }
 
     /// Moves bytes both ways; true when anything happened.
@@ -103,7 +91,8 @@ impl CircuitIo {
         id: CircuitId,
         now: Instant,
     ) -> bool {
-        if self.user_eof || self.gone || self.pending.is_some() || !node.is_connected(id) {
+        if self.to_user.is_closed() || self.gone || self.pending.is_some() || !node.is_connected(id)
+        {
             return false;
         }
         let cap = node.send_capacity(id).min(READ_CHUNK);
@@ -118,7 +107,7 @@ impl CircuitIo {
             }
             Poll::Ready(_) => {
                 // End of the session's stream (or an error): close once the data is through.
-                self.user_eof = true;
+                self.to_user.close();
                 node.close(now, id);
             }
             Poll::Pending => return false,
@@ -134,33 +123,14 @@ impl CircuitIo {
         id: CircuitId,
         now: Instant,
     ) -> bool {
-        let mut progress = false;
-        while self.written < self.to_user.len() && !self.user_eof {
-            match Pin::new(&mut self.io).poll_write(cx, &self.to_user[self.written..]) {
-                Poll::Ready(Ok(n)) if n > 0 => {
-                    self.written += n;
-                    progress = true;
-                }
-                Poll::Ready(_) => {
-                    // The session is gone: close the circuit too.
-                    self.user_eof = true;
-                    self.to_user.clear();
-                    self.written = 0;
-                    node.close(now, id);
-                    progress = true;
-                }
-                Poll::Pending => break,
-            }
+        let flush = self.to_user.poll_write(&mut self.io, cx);
+        if flush.gone {
+            // The session is gone: close the circuit too.
+            node.close(now, id);
         }
-        if self.written >= self.to_user.len() {
-            self.to_user.clear();
-            self.written = 0;
-            if self.busy {
-                self.busy = false;
-                node.set_busy(id, false);
-                progress = true;
-            }
+        if flush.release {
+            node.set_busy(id, false);
         }
-        progress
+        flush.moved || flush.release
     }
 }
