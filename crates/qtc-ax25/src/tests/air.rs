@@ -50,6 +50,20 @@ fn stats_a(r: &Radio) -> crate::link::LinkStats {
         .unwrap()
 }
 
+/// Two stations on a 1200-baud KISS channel with the speed's defaults (version 2.2 or 2.0),
+/// frames spoiled at `noise`, connected.
+fn connected_at_1200(v22: bool, seed: u64, noise: f64) -> Radio {
+    let air = Air::kiss(1200);
+    let cfg = Config {
+        prefer_v22: v22,
+        ..Config::for_air(air)
+    };
+    let mut r = Radio::new(air, cfg.clone(), cfg, seed);
+    r.noise = noise;
+    r.connect();
+    r
+}
+
 fn data(n: usize, seed: u64) -> Vec<u8> {
     super::util::Rng::new(seed).bytes(n)
 }
@@ -130,13 +144,7 @@ fn bulk_at_9600_on_the_defaults() {
 /// v2.0 peers (modulo 8, REJ) get the same: k = 7 at 1200.
 #[test]
 fn bulk_at_1200_v20() {
-    let air = Air::kiss(1200);
-    let cfg = Config {
-        prefer_v22: false,
-        ..Config::for_air(air)
-    };
-    let mut r = Radio::new(air, cfg.clone(), cfg, 7);
-    r.connect();
+    let mut r = connected_at_1200(false, 7, 0.0);
     send_all(&mut r, &data(KB20, 8), Duration::from_secs(600));
     let st = stats_a(&r);
     assert_eq!((st.t1_expiries, st.i_frames_resent), (0, 0), "{st:?}");
@@ -148,14 +156,7 @@ fn bulk_at_1200_v20() {
 fn noisy_channel_one_poll_at_a_time() {
     for seed in 10..22 {
         for v22 in [true, false] {
-            let air = Air::kiss(1200);
-            let cfg = Config {
-                prefer_v22: v22,
-                ..Config::for_air(air)
-            };
-            let mut r = Radio::new(air, cfg.clone(), cfg, seed);
-            r.noise = 0.0005;
-            r.connect();
+            let mut r = connected_at_1200(v22, seed, 0.0005);
             send_all(&mut r, &data(8 * 1024, seed), Duration::from_secs(3600));
             assert!(
                 r.a.max_polls_queued <= 1,
@@ -292,14 +293,7 @@ fn air_seed_sweep() {
         .unwrap_or(100);
     for seed in from..400 {
         for v22 in [true, false] {
-            let air = Air::kiss(1200);
-            let cfg = Config {
-                prefer_v22: v22,
-                ..Config::for_air(air)
-            };
-            let mut r = Radio::new(air, cfg.clone(), cfg, seed);
-            r.noise = 0.001;
-            r.connect();
+            let mut r = connected_at_1200(v22, seed, 0.001);
             let (da, db) = (data(4096, seed), data(2048, seed + 1));
             r.a.to_send.extend(&da);
             r.b.to_send.extend(&db);
