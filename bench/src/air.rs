@@ -11,7 +11,6 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::time::Duration;
 
 use crate::daemon::{Daemon, Opts, Spec};
 use crate::forward::{load, BODY};
@@ -385,8 +384,10 @@ fn pass(o: &Opts, mode: &str, lossy: bool) -> R<Pass> {
     if got != MESSAGES {
         return Err(format!("B holds {got} messages, not {MESSAGES}"));
     }
-    // The link's last frames (DISC, UA) go out after the session's end.
-    std::thread::sleep(Duration::from_secs(3));
+    // The link's last frames (DISC, UA) go out after the session's end: both have logged the
+    // link down once they are through.
+    a.wait_log("link down", 0)?;
+    b.wait_log("link down", 0)?;
     let (sa, sb) = (transmitted(&chan.log("a")), transmitted(&chan.log("b")));
     let priority = chan.priority.clone();
     let stats = chan.stop()?;

@@ -7,7 +7,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use crate::client::Client;
-use crate::util::{now, signal, sleep, Ctx, TempDir, R};
+use crate::util::{now, signal, sleep, wait_for, Ctx, TempDir, R};
 
 /// Settings every daemon of a run shares.
 #[derive(Clone, Debug)]
@@ -208,6 +208,22 @@ impl Daemon {
     /// The daemon's process id.
     pub fn pid(&self) -> u32 {
         self.child.as_ref().map_or(0, Child::id)
+    }
+
+    /// How often its log says `what`.
+    pub fn log_count(&self, what: &str) -> usize {
+        std::fs::read_to_string(self.log_path())
+            .unwrap_or_default()
+            .matches(what)
+            .count()
+    }
+
+    /// Waits until its log says `what` more than `seen` times.
+    pub fn wait_log(&self, what: &str, seen: usize) -> R<()> {
+        wait_for(Duration::from_secs(60), Duration::from_millis(20), || {
+            (self.log_count(what) > seen).then_some(())
+        })
+        .ctx(format!("no {what:?} in the log: {}", self.log_tail()))
     }
 
     /// The last lines of its log.

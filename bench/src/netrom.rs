@@ -15,7 +15,7 @@ use std::time::Duration;
 use crate::daemon::{Daemon, Opts, Spec};
 use crate::measure::{bulletins, window};
 use crate::report::Row;
-use crate::util::{free_udp_port, now, sleep, wait_for, Ctx, R};
+use crate::util::{free_udp_port, now, sleep, Ctx, R};
 use crate::{or_broken, Plan};
 
 /// Frames the relay drops, per cent.
@@ -64,22 +64,6 @@ fn node_config(listen: u16, peer: &str, peer_port: u16, alias: &str, broadcast: 
     )
 }
 
-/// How often `d`'s log says `what`.
-fn log_count(d: &Daemon, what: &str) -> usize {
-    std::fs::read_to_string(d.log_path())
-        .unwrap_or_default()
-        .matches(what)
-        .count()
-}
-
-/// Waits until `d`'s log says `what` more than `seen` times.
-fn wait_log(d: &Daemon, what: &str, seen: usize) -> R<()> {
-    wait_for(Duration::from_secs(60), Duration::from_millis(20), || {
-        (log_count(d, what) > seen).then_some(())
-    })
-    .ctx(format!("no {what:?} in the log: {}", d.log_tail()))
-}
-
 fn idle(o: &Opts, p: &Plan, how: &str) -> R<Vec<Row>> {
     let (pa, pb) = (free_udp_port()?, free_udp_port()?);
     let a = Daemon::create(
@@ -98,8 +82,8 @@ fn idle(o: &Opts, p: &Plan, how: &str) -> R<Vec<Row>> {
             ..Spec::default()
         },
     )?;
-    wait_log(&a, "NET/ROM route learned: BBB:N0BBB-1", 0)?;
-    wait_log(&b, "NET/ROM route learned: AAA:N0AAA-1", 0)?;
+    a.wait_log("NET/ROM route learned: BBB:N0BBB-1", 0)?;
+    b.wait_log("NET/ROM route learned: AAA:N0AAA-1", 0)?;
     sleep(Duration::from_secs(1));
     let w = window(a.pid(), Duration::from_secs(p.idle_secs), a.dir.path())?;
     drop(b);
@@ -216,14 +200,14 @@ fn pass(a: &Daemon, b: &Daemon, n: usize, tag: &str) -> R<(f64, u64)> {
 /// the relay lost one of them).
 fn switch(a: &mut Daemon, from: &str, to: &str) -> R<()> {
     let learned = "NET/ROM route learned: BBB:N0BBB-1";
-    let seen = log_count(a, learned);
+    let seen = a.log_count(learned);
     a.terminate()?;
     let cfg = a.dir.path().join("qtc.toml");
     let text = std::fs::read_to_string(&cfg).ctx("read qtc.toml")?;
     std::fs::write(&cfg, text.replace(from, to)).ctx("write qtc.toml")?;
     a.start()?;
     if to.starts_with("netrom:") {
-        wait_log(a, learned, seen)?;
+        a.wait_log(learned, seen)?;
     }
     Ok(())
 }
