@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use libfuzzer_sys::fuzz_target;
 use qtc_ax25::link::{Config, Link, State};
 use qtc_ax25::Air;
-use qtc_ax25::wire::{Address, Callsign, CommandResponse, Frame, Path};
+use qtc_ax25::wire::{Address, CommandResponse, Frame, Path};
+use qtc_callsign::Callsign;
 
 fn take<'a>(rest: &mut &'a [u8], n: usize) -> &'a [u8] {
     let n = n.min(rest.len());

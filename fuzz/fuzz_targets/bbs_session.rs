@@ -142,13 +142,14 @@ fuzz_target!(|data: &[u8]| {
     let mut db = fresh_store();
     let store = &mut db;
 
+    let rf = |call: &str| Access::Callsign(call.parse().expect("a callsign"));
     let access = match who % 6 {
         0 => Access::Password,
-        1 => Access::Callsign("N0USR".into()),
-        2 => Access::Callsign("N0SYS".into()),
-        3 => Access::Callsign("N0FWD".into()),
-        4 => Access::Callsign("N0GST".into()),
-        _ => Access::Callsign("N0USR-7".into()),
+        1 => rf("N0USR"),
+        2 => rf("N0SYS"),
+        3 => rf("N0FWD"),
+        4 => rf("N0GST"),
+        _ => rf("N0USR-7"),
     };
     let now = NOW + i64::from(u16::from_le_bytes([*t0, *t1]));
     let mut s = Session::new(config(), access);

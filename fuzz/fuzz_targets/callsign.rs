@@ -1,20 +1,30 @@
-//! Fuzz the callsign parser and the R: line helpers of the mail model: no input may panic, a
-//! parsed callsign is canonical (its text parses back to itself), and splitting R: lines loses
-//! no byte.
+//! Fuzz the callsign parsers and the R: line helpers of the mail model: no input may panic, a
+//! parsed callsign is canonical (its text parses back to itself), a station call is an address
+//! and an address is a station call exactly when `is_station` says so, and splitting R: lines
+//! loses no byte.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use qtc_mail::route::{rline, rline_calls, split_rlines};
-use qtc_mail::{is_valid_bid, Callsign, MAX_AT_LEN};
+use qtc_callsign::Callsign;
+use qtc_mail::{is_valid_bid, MAX_AT_LEN};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    if let Ok(call) = Callsign::parse(&text) {
+    if let Ok(call) = Callsign::parse_station(&text) {
         let shown = call.to_string();
-        assert_eq!(Callsign::parse(&shown).as_ref(), Ok(&call));
+        assert_eq!(Callsign::parse_station(&shown), Ok(call));
+        assert_eq!(shown.parse::<Callsign>(), Ok(call));
+        assert!(call.is_station());
         assert!((3..=6).contains(&call.base().len()));
         assert!(call.ssid() <= 15);
         assert_eq!(call.without_ssid().ssid(), 0);
+    }
+    if let Ok(call) = text.parse::<Callsign>() {
+        let shown = call.to_string();
+        assert_eq!(shown.parse::<Callsign>(), Ok(call));
+        assert_eq!(Callsign::parse_station(&shown).ok(), call.is_station().then_some(call));
+        assert_eq!(Callsign::from_shifted(&call.to_shifted()), Ok(call));
     }
 
     let (rlines, body) = split_rlines(data);

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use libfuzzer_sys::fuzz_target;
-use qtc_ax25::Callsign;
+use qtc_callsign::Callsign;
 use qtc_netrom::wire::{NetHeader, Nodes, Transport};
 use qtc_netrom::{Config, Event, Node, Transmit};
 

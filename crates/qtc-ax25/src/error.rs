@@ -7,18 +7,9 @@
 #[non_exhaustive]
 pub enum Error {
     // ---- callsigns ----
-    /// A callsign with no characters.
-    #[error("empty callsign")]
-    EmptyCallsign,
-    /// More than [`MAX_CALLSIGN_LEN`](crate::wire::MAX_CALLSIGN_LEN) characters.
-    #[error("callsign longer than 6 characters")]
-    CallsignTooLong,
-    /// A character outside A–Z / 0–9 (or a space that is not trailing padding on the wire).
-    #[error("invalid character {0:#04x} in callsign")]
-    InvalidCallsignChar(u8),
-    /// SSID above [`MAX_SSID`](crate::wire::MAX_SSID), or not a number.
-    #[error("invalid SSID")]
-    InvalidSsid,
+    /// A callsign that is not 1–6 characters A–Z/0–9 with an SSID 0–15.
+    #[error(transparent)]
+    Callsign(#[from] qtc_callsign::CallsignError),
 
     // ---- address field ----
     /// The address field ended before two complete addresses.

@@ -3,8 +3,8 @@
 //!
 //! Layers, lowest first (smoltcp-style):
 //!
-//! - [`wire`]: [`Callsign`], [`Address`], [`Control`], [`Frame`], FCS, XID parameters. Parse and
-//!   emit only.
+//! - [`wire`]: [`Address`] (of [`qtc_callsign::Callsign`]s), [`Control`], [`Frame`], FCS, XID
+//!   parameters. Parse and emit only.
 //! - [`link`]: [`Link`], the connected-mode state machine of one (local, remote) pair.
 //! - [`port`]: [`Port`], which routes frames to links, accepts incoming connects for our
 //!   callsigns and answers DM to frames for no link.
@@ -27,7 +27,7 @@ pub use error::Error;
 pub use link::{Config, DisconnectReason, Event, Link, LinkStats, State};
 pub use port::{LinkId, Port, PortEvent};
 pub use wire::{
-    Address, Callsign, CommandResponse, Control, Digipeater, Frame, Modulo, Path, Pid, Supervisory,
+    Address, CommandResponse, Control, Digipeater, Frame, Modulo, Path, Pid, Supervisory,
     Unnumbered,
 };
 

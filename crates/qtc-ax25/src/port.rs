@@ -24,8 +24,9 @@ use std::time::Instant;
 
 use crate::air::TxQueue;
 use crate::link::{Config, Event, Link, LinkStats};
-use crate::wire::{Address, Callsign, CommandResponse, Control, Frame, Modulo, Path, Unnumbered};
+use crate::wire::{Address, CommandResponse, Control, Frame, Modulo, Path, Unnumbered};
 use crate::Error;
+use qtc_callsign::Callsign;
 
 /// Default limit on simultaneous links per port.
 pub const DEFAULT_MAX_LINKS: usize = 32;

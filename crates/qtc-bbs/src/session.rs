@@ -140,7 +140,7 @@ impl Session {
                 ));
                 self.ask_callsign();
             }
-            Access::Callsign(call) => self.log_in(&call),
+            Access::Callsign(call) => self.log_in(call.base()),
         }
     }
 

@@ -45,7 +45,10 @@ impl Bbs {
 
     /// A session already logged in over RF as `call`.
     pub(crate) fn rf(&mut self, call: &str) -> User_ {
-        let mut s = Session::new(self.cfg.clone(), Access::Callsign(call.into()));
+        let mut s = Session::new(
+            self.cfg.clone(),
+            Access::Callsign(call.parse().expect("a test callsign")),
+        );
         start(&mut s, &mut self.store);
         let out = s.take_output();
         User_ { s, first: out }

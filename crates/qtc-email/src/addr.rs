@@ -74,7 +74,8 @@ pub fn check(kind: MsgType, to: &str, at: &str) -> Result<Dest, AddrError> {
     };
     match qtc_bbs::parse(&line) {
         Ok(qtc_bbs::Command::Send(cmd)) => {
-            if kind == MsgType::Personal && qtc_mail::Callsign::parse(&cmd.to).is_err() {
+            if kind == MsgType::Personal && qtc_callsign::Callsign::parse_station(&cmd.to).is_err()
+            {
                 return Err(AddrError(format!("{}: not a callsign", cmd.to)));
             }
             Ok(Dest {

@@ -1,11 +1,11 @@
-//! The mail model shared by every part of qtc: callsigns, messages, users, list filters, and the
-//! [`MessageStore`] trait that the BBS interpreter and the forwarding code talk to.
+//! The mail model shared by every part of qtc: messages, users, list filters, and the
+//! [`MessageStore`] trait that the BBS interpreter and the forwarding code talk to. Callsigns are
+//! qtc-callsign's (`Callsign::parse_station` checks a user's or a BBS's call).
 //!
 //! Nothing here does I/O. `qtc-store` implements [`MessageStore`] on SQLite; [`memory::MemoryStore`]
 //! keeps one in memory for the interpreter's tests and fuzz target.
 #![forbid(unsafe_code)]
 
-mod callsign;
 pub mod charset;
 pub mod memory;
 mod message;
@@ -16,7 +16,6 @@ mod store;
 pub mod text;
 mod utc;
 
-pub use callsign::{Callsign, CallsignError};
 pub use message::{
     is_valid_bid, FileInfo, ListFilter, Message, MessageHeader, MsgStatus, MsgType, NewMessage,
     MAX_AT_LEN, MAX_BID_LEN, MAX_SUBJECT_LEN, MAX_TO_LEN,

@@ -24,8 +24,8 @@ pub enum Error {
     BadCallsign {
         /// Which field.
         what: &'static str,
-        /// What AX.25 said about it.
-        source: qtc_ax25::Error,
+        /// What is wrong with it.
+        source: qtc_callsign::CallsignError,
     },
     /// A transport opcode NET/ROM does not define.
     #[error("unknown transport opcode {0:#04x}")]

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use qtc_ax25::Callsign;
+use qtc_callsign::Callsign;
 
 use crate::circuit::{
     Circuit, CircuitConfig, CircuitEvent, CircuitState, CircuitStats, CloseReason,

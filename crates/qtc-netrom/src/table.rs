@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use qtc_ax25::Callsign;
+use qtc_callsign::Callsign;
 
 use crate::wire::{Alias, Nodes, NodesEntry};
 

@@ -6,8 +6,9 @@ use std::path::Path;
 
 use anyhow::{bail, Context};
 use clap::Subcommand;
+use qtc_callsign::Callsign;
 use qtc_mail::text::{visible_bytes, visible_line, visible_line_bytes};
-use qtc_mail::{Callsign, ListFilter, MessageStore, MsgStatus, MsgType, Utc};
+use qtc_mail::{ListFilter, MessageStore, MsgStatus, MsgType, Utc};
 use qtc_store::Store;
 
 use crate::config::{Loaded, EXAMPLE};
@@ -195,7 +196,7 @@ fn read_password(call: &str) -> anyhow::Result<String> {
 }
 
 fn user_call(call: &str) -> anyhow::Result<String> {
-    let c = Callsign::parse(call).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let c = Callsign::parse_station(call).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(c.base().to_string())
 }
 

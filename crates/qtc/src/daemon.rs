@@ -528,7 +528,7 @@ fn bbs_for_callers(
         };
         let (sh, st) = (sh.clone(), st.clone());
         let opts = bbs_port::UserOpts {
-            access: qtc_bbs::Access::Callsign(remote.call().to_string()),
+            access: qtc_bbs::Access::Callsign(remote),
             throttle_ip: None,
             partners_only: false,
             initial: Vec::new(),

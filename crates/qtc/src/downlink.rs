@@ -6,8 +6,8 @@
 //! [`crate::radio::Radios::connect`], the engine `qtc call` uses) or the circuit are joined
 //! until either side goes; then the user is back at the BBS prompt.
 
-use qtc_ax25::Callsign;
 use qtc_bbs::{Answer, Ask};
+use qtc_callsign::Callsign;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, DuplexStream};
 use tokio::sync::watch;
 

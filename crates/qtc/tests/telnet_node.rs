@@ -207,7 +207,8 @@ fn conv_joins_telnet_and_ax25_users() {
 fn the_own_call_is_never_heard() {
     // A digipeater (JNOS with `ax25 digipeat on`) repeats our own frames back to us: their
     // source is this BBS, any SSID; the heard list is for other stations.
-    use qtc_ax25::wire::{Address, Callsign, CommandResponse, Digipeater, Frame, Pid};
+    use qtc_ax25::wire::{Address, CommandResponse, Digipeater, Frame, Pid};
+    use qtc_callsign::Callsign;
     let (d, _radio) = bbs_with_radio_user();
     let port: u16 = d
         .stdout

@@ -55,8 +55,10 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use crate::air::Air;
+use qtc_callsign::Callsign;
+
 use crate::wire::{
-    Address, Callsign, Classes, CommandResponse, Control, Frame, HdlcFunctions, Modulo, Path, Pid,
+    Address, Classes, CommandResponse, Control, Frame, HdlcFunctions, Modulo, Path, Pid,
     Supervisory, Unnumbered, XidParams, ADDRESS_LEN, MAX_INFO_LEN,
 };
 use crate::Error;

@@ -14,7 +14,8 @@ use super::util::{call, Rng};
 use crate::air::Air;
 use crate::link::{Config, Event};
 use crate::port::{LinkId, Port, PortEvent};
-use crate::wire::{Callsign, CommandResponse, Control, Frame, Modulo, Path, Supervisory};
+use crate::wire::{CommandResponse, Control, Frame, Modulo, Path, Supervisory};
+use qtc_callsign::Callsign;
 
 /// How long after the other station keys up a modem notices the carrier.
 pub(crate) const DCD_DELAY: Duration = Duration::from_millis(20);

@@ -5,7 +5,8 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use crate::link::{Config, Event, Link};
-use crate::wire::{Address, Callsign, CommandResponse, Control, Frame, Path, Unnumbered};
+use crate::wire::{Address, CommandResponse, Control, Frame, Path, Unnumbered};
+use qtc_callsign::Callsign;
 
 /// xorshift64*: small, seeded, good enough to pick lost frames.
 pub(crate) struct Rng(u64);

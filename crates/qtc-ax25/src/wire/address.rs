@@ -1,182 +1,39 @@
-//! Callsigns and the AX.25 address field (spec §2.2).
+//! The AX.25 address field (spec §2.2): callsigns ([`Callsign`], qtc-callsign's), C/H and
+//! extension bits, the digipeater path.
 
 use core::fmt;
-use core::str::FromStr;
+
+use qtc_callsign::{Callsign, SHIFTED_LEN};
 
 use crate::Error;
 
-/// Longest callsign, in characters.
-pub const MAX_CALLSIGN_LEN: usize = 6;
-/// Highest SSID.
-pub const MAX_SSID: u8 = 15;
 /// Most digipeaters an address field may hold (AX.25 2.0; 2.2 cut it to 2, but 8 are accepted).
 pub const MAX_DIGIPEATERS: usize = 8;
-/// Bytes in one encoded address.
-pub const ADDRESS_LEN: usize = 7;
+/// Bytes in one encoded address: a callsign's shifted form.
+pub const ADDRESS_LEN: usize = SHIFTED_LEN;
 /// Longest address field: destination, source and [`MAX_DIGIPEATERS`] digipeaters.
 pub const MAX_ADDRESS_FIELD: usize = ADDRESS_LEN * (2 + MAX_DIGIPEATERS);
 
-/// SSID byte bits (spec §2.2).
+/// SSID byte bits the address field adds to a callsign's shifted form (spec §2.2).
 const C_OR_H: u8 = 0x80;
-const RESERVED: u8 = 0x60;
 const EXTENSION: u8 = 0x01;
 
-/// A station callsign: 1–6 characters A–Z/0–9 plus an SSID 0–15.
-///
-/// Ordered and hashable so it can key maps. Displays as `N0CALL-7` (no suffix for SSID 0).
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Callsign {
-    /// Upper-case ASCII, space padded on the right.
-    call: [u8; MAX_CALLSIGN_LEN],
-    ssid: u8,
+/// Placeholder used only to fill unused [`Path`] slots; never observable.
+const FILLER: Callsign = match Callsign::new("QTC", 0) {
+    Ok(call) => call,
+    Err(_) => panic!("QTC is a callsign"),
+};
+
+/// Decode one 7-byte address. Returns the callsign and the raw SSID byte (flag bits).
+fn decode(bytes: &[u8; ADDRESS_LEN]) -> Result<(Callsign, u8), Error> {
+    Ok((Callsign::from_shifted(bytes)?, bytes[ADDRESS_LEN - 1]))
 }
 
-impl Callsign {
-    /// Placeholder used only to fill unused [`Path`] slots; never observable.
-    const FILLER: Callsign = Callsign {
-        call: *b"      ",
-        ssid: 0,
-    };
-
-    /// Build a callsign from its characters and SSID. Lower-case letters are upper-cased.
-    pub fn new(call: &str, ssid: u8) -> Result<Self, Error> {
-        if ssid > MAX_SSID {
-            return Err(Error::InvalidSsid);
-        }
-        let bytes = call.as_bytes();
-        if bytes.is_empty() {
-            return Err(Error::EmptyCallsign);
-        }
-        if bytes.len() > MAX_CALLSIGN_LEN {
-            return Err(Error::CallsignTooLong);
-        }
-        let mut out = *b"      ";
-        for (slot, &c) in out.iter_mut().zip(bytes) {
-            let c = c.to_ascii_uppercase();
-            if !(c.is_ascii_uppercase() || c.is_ascii_digit()) {
-                return Err(Error::InvalidCallsignChar(c));
-            }
-            *slot = c;
-        }
-        Ok(Callsign { call: out, ssid })
-    }
-
-    /// The characters, without padding or SSID.
-    #[must_use]
-    pub fn call(&self) -> &str {
-        let len = self
-            .call
-            .iter()
-            .position(|&c| c == b' ')
-            .unwrap_or(MAX_CALLSIGN_LEN);
-        // Only ASCII letters and digits are ever stored.
-        core::str::from_utf8(&self.call[..len]).unwrap_or("")
-    }
-
-    /// The SSID, 0–15.
-    #[must_use]
-    pub fn ssid(&self) -> u8 {
-        self.ssid
-    }
-
-    /// The same callsign with another SSID.
-    pub fn with_ssid(self, ssid: u8) -> Result<Self, Error> {
-        if ssid > MAX_SSID {
-            return Err(Error::InvalidSsid);
-        }
-        Ok(Callsign { ssid, ..self })
-    }
-
-    /// The 7-byte form an address field carries (characters shifted left, SSID byte with the
-    /// reserved bits set, no C/H or extension bit). NET/ROM carries callsigns this way.
-    #[must_use]
-    pub fn to_shifted(&self) -> [u8; ADDRESS_LEN] {
-        self.encode(false, false)
-    }
-
-    /// Reads the 7-byte shifted form, ignoring the SSID byte's flag bits (C/H, reserved,
-    /// extension), as NET/ROM peers set them freely.
-    pub fn from_shifted(bytes: &[u8; ADDRESS_LEN]) -> Result<Callsign, Error> {
-        Callsign::decode(bytes).map(|(c, _)| c)
-    }
-
-    /// Decode one 7-byte address. Returns the callsign and the raw SSID byte (flag bits).
-    fn decode(bytes: &[u8; ADDRESS_LEN]) -> Result<(Callsign, u8), Error> {
-        let mut call = *b"      ";
-        let mut ended = false;
-        for (slot, &b) in call.iter_mut().zip(&bytes[..MAX_CALLSIGN_LEN]) {
-            if b & 1 != 0 {
-                // An extension bit inside the callsign characters.
-                return Err(Error::InvalidCallsignChar(b));
-            }
-            let c = b >> 1;
-            if c == b' ' {
-                ended = true;
-            } else if ended || !(c.is_ascii_uppercase() || c.is_ascii_digit()) {
-                return Err(Error::InvalidCallsignChar(c));
-            } else {
-                *slot = c;
-            }
-        }
-        if call[0] == b' ' {
-            return Err(Error::EmptyCallsign);
-        }
-        let flags = bytes[6];
-        Ok((
-            Callsign {
-                call,
-                ssid: (flags >> 1) & 0x0F,
-            },
-            flags,
-        ))
-    }
-
-    /// Encode as 7 bytes with the C/H bit and extension bit given; reserved bits written as 11.
-    fn encode(&self, c_or_h: bool, last: bool) -> [u8; ADDRESS_LEN] {
-        let mut out = [0u8; ADDRESS_LEN];
-        for (o, &c) in out.iter_mut().zip(&self.call) {
-            *o = c << 1;
-        }
-        out[6] = RESERVED
-            | (self.ssid << 1)
-            | if c_or_h { C_OR_H } else { 0 }
-            | if last { EXTENSION } else { 0 };
-        out
-    }
-}
-
-impl FromStr for Callsign {
-    type Err = Error;
-
-    /// Parse `CALL` or `CALL-SSID` (SSID 0–15, decimal). Case-insensitive.
-    fn from_str(s: &str) -> Result<Self, Error> {
-        match s.split_once('-') {
-            None => Callsign::new(s, 0),
-            Some((call, ssid)) => {
-                if ssid.is_empty() || ssid.len() > 2 || !ssid.bytes().all(|b| b.is_ascii_digit()) {
-                    return Err(Error::InvalidSsid);
-                }
-                let ssid: u8 = ssid.parse().map_err(|_| Error::InvalidSsid)?;
-                Callsign::new(call, ssid)
-            }
-        }
-    }
-}
-
-impl fmt::Display for Callsign {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.ssid == 0 {
-            f.write_str(self.call())
-        } else {
-            write!(f, "{}-{}", self.call(), self.ssid)
-        }
-    }
-}
-
-impl fmt::Debug for Callsign {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
-    }
+/// Encode as 7 bytes with the C/H bit and extension bit given; reserved bits written as 11.
+fn encode(call: &Callsign, c_or_h: bool, last: bool) -> [u8; ADDRESS_LEN] {
+    let mut out = call.to_shifted();
+    out[ADDRESS_LEN - 1] |= if c_or_h { C_OR_H } else { 0 } | if last { EXTENSION } else { 0 };
+    out
 }
 
 /// One digipeater in the path, with its "has been repeated" (H) bit.
@@ -213,7 +70,7 @@ impl Path {
         Path {
             len: 0,
             hops: [Digipeater {
-                call: Callsign::FILLER,
+                call: FILLER,
                 repeated: false,
             }; MAX_DIGIPEATERS],
         }
@@ -367,7 +224,7 @@ impl Address {
         let next = |chunks: &mut core::slice::ChunksExact<'_, u8>| -> Result<_, Error> {
             let chunk = chunks.next().ok_or(Error::AddressTooShort)?;
             let arr: &[u8; ADDRESS_LEN] = chunk.try_into().map_err(|_| Error::AddressTooShort)?;
-            Callsign::decode(arr)
+            decode(arr)
         };
         let (dest, dflags) = next(&mut chunks)?;
         if dflags & EXTENSION != 0 {
@@ -406,10 +263,10 @@ impl Address {
     pub fn emit(&self, out: &mut Vec<u8>) {
         let (dc, sc) = self.cr.bits();
         let hops = self.path.as_slice();
-        out.extend_from_slice(&self.dest.encode(dc, false));
-        out.extend_from_slice(&self.src.encode(sc, hops.is_empty()));
+        out.extend_from_slice(&encode(&self.dest, dc, false));
+        out.extend_from_slice(&encode(&self.src, sc, hops.is_empty()));
         for (i, d) in hops.iter().enumerate() {
-            out.extend_from_slice(&d.call.encode(d.repeated, i + 1 == hops.len()));
+            out.extend_from_slice(&encode(&d.call, d.repeated, i + 1 == hops.len()));
         }
     }
 

@@ -11,8 +11,7 @@ mod frame;
 mod xid;
 
 pub use address::{
-    Address, Callsign, CommandResponse, Digipeater, Path, ADDRESS_LEN, MAX_ADDRESS_FIELD,
-    MAX_CALLSIGN_LEN, MAX_DIGIPEATERS, MAX_SSID,
+    Address, CommandResponse, Digipeater, Path, ADDRESS_LEN, MAX_ADDRESS_FIELD, MAX_DIGIPEATERS,
 };
 pub use control::{Control, Modulo, Supervisory, Unnumbered};
 pub use fcs::{append_fcs, check_fcs, fcs, FCS_RESIDUE};

@@ -1,8 +1,9 @@
 //! Logging in: callsign and password on telnet, the link's callsign on RF, `SYS`, and the
 //! greeting.
 
+use qtc_callsign::Callsign;
 use qtc_mail::text::visible_line;
-use qtc_mail::{Callsign, GreetingCounts, MessageStore, StoreError, User};
+use qtc_mail::{GreetingCounts, MessageStore, StoreError, User};
 
 use super::{Access, Checked, Checking, Event, Refusal, Session, State};
 use crate::store::Query;
@@ -84,7 +85,7 @@ impl Session {
             self.ask_callsign();
             return;
         }
-        match Callsign::parse(text) {
+        match Callsign::parse_station(text) {
             Ok(call) => {
                 self.state = State::AskPassword {
                     call: call.base().to_string(),

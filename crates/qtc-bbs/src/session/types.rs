@@ -1,6 +1,8 @@
 //! What every session shares ([`Config`]), how its user came in ([`Access`]) and what it asks
 //! of the transport ([`Event`]).
 
+use qtc_callsign::Callsign;
+
 /// What every session of one BBS shares.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -54,8 +56,9 @@ impl Config {
 pub enum Access {
     /// Telnet: ask for callsign and password.
     Password,
-    /// AX.25: the link's source callsign is the identity (no password on RF).
-    Callsign(String),
+    /// AX.25: the link's source callsign, without its SSID, is the identity (no password on
+    /// RF).
+    Callsign(Callsign),
 }
 
 /// What the transport must do, besides sending the output.

@@ -17,7 +17,7 @@ mod timer;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use qtc_ax25::Callsign;
+use qtc_callsign::Callsign;
 
 use crate::wire::{Flags, Transport, MAX_INFO};
 use timer::{Timer, Timers};

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use qtc_ax25::Callsign;
+use qtc_callsign::Callsign;
 
 use crate::{Alias, CircuitId, Config, Event, Node, Transmit};
 

@@ -4,7 +4,7 @@
 //! - [`network`]: the layer-3 header every datagram starts with (origin, destination, TTL).
 //! - [`transport`]: the layer-4 frames of circuits (connect, information, acknowledge...).
 //!
-//! Callsigns travel in AX.25's shifted 7-byte form ([`qtc_ax25::Callsign::to_shifted`]); the
+//! Callsigns travel in AX.25's shifted 7-byte form ([`Callsign::to_shifted`]); the
 //! flag bits of their SSID byte are ignored on input, as JNOS and Linux set them differently.
 //! Parsers borrow their input and never panic; each limit has its own [`Error`](crate::Error).
 
@@ -19,8 +19,7 @@ pub use nodes::{Nodes, NodesEntry, NODES_ENTRY_LEN, NODES_HEADER_LEN, NODES_PER_
 pub use transport::{Flags, Transport, MAX_INFO, MAX_WINDOW, TRANSPORT_HEADER_LEN};
 
 use crate::Error;
-use qtc_ax25::wire::ADDRESS_LEN;
-use qtc_ax25::Callsign;
+use qtc_callsign::{Callsign, SHIFTED_LEN};
 
 /// Reads one shifted callsign from the front of `bytes`; `what` names the field in errors.
 pub(crate) fn read_call<'a>(
@@ -28,7 +27,7 @@ pub(crate) fn read_call<'a>(
     what: &'static str,
 ) -> Result<(Callsign, &'a [u8]), Error> {
     let (head, rest) = bytes
-        .split_first_chunk::<ADDRESS_LEN>()
+        .split_first_chunk::<SHIFTED_LEN>()
         .ok_or(Error::TooShort(what))?;
     let call =
         Callsign::from_shifted(head).map_err(|source| Error::BadCallsign { what, source })?;

@@ -6,7 +6,7 @@
 
 use super::read_call;
 use crate::Error;
-use qtc_ax25::Callsign;
+use qtc_callsign::Callsign;
 
 /// Origin (7), destination (7), TTL (1).
 pub const NET_HEADER_LEN: usize = 15;

@@ -10,7 +10,7 @@
 
 use super::{read_call, Alias, ALIAS_LEN};
 use crate::Error;
-use qtc_ax25::Callsign;
+use qtc_callsign::Callsign;
 
 /// The first byte of a routing broadcast.
 pub const NODES_SIGNATURE: u8 = 0xFF;

@@ -1,7 +1,7 @@
 //! Golden bytes and round trips for the wire formats.
 
 use proptest::prelude::*;
-use qtc_ax25::Callsign;
+use qtc_callsign::Callsign;
 
 use super::*;
 

@@ -21,7 +21,7 @@
 
 use super::read_call;
 use crate::Error;
-use qtc_ax25::Callsign;
+use qtc_callsign::Callsign;
 
 /// The fixed part of every transport frame.
 pub const TRANSPORT_HEADER_LEN: usize = 5;

@@ -154,9 +154,9 @@ pub enum Connect {
         /// The `[[port]]` name.
         port: String,
         /// The partner's callsign with SSID.
-        call: qtc_ax25::Callsign,
+        call: qtc_callsign::Callsign,
         /// Digipeaters, in order.
-        via: Vec<qtc_ax25::Callsign>,
+        via: Vec<qtc_callsign::Callsign>,
     },
     /// A NET/ROM circuit to a node: `netrom:ALIAS` or `netrom:CALL`.
     Netrom {
@@ -375,7 +375,7 @@ fn check_rule(r: &RuleCfg) -> Result<qtc_mail::rules::Rule, KeyError> {
 }
 
 fn check_partner(p: &PartnerCfg, own: &str, base: &Path) -> Result<Partner, KeyError> {
-    let call = qtc_mail::Callsign::parse(&p.callsign)
+    let call = qtc_callsign::Callsign::parse_station(&p.callsign)
         .map_err(|e| KeyError::new("callsign", e.to_string()))?;
     let connect = p.check_connect(base)?;
     let max_mode = qtc_fbb::Mode::from_name(&p.protocol).ok_or_else(|| {
@@ -460,7 +460,7 @@ impl PartnerCfg {
                 .map_err(|m| wrong(&format!("\"ax25:PORTNAME:CALL[,DIGI1,DIGI2]\" ({m})")))
         } else if let Some(node) = self.connect.strip_prefix("netrom:") {
             let ok = node.parse::<qtc_netrom::Alias>().is_ok()
-                || node.parse::<qtc_ax25::Callsign>().is_ok();
+                || node.parse::<qtc_callsign::Callsign>().is_ok();
             if !ok {
                 return Err(wrong("\"netrom:ALIAS\" or \"netrom:CALL\""));
             }

@@ -507,7 +507,7 @@ fn check_areas(mut cfg: Config, source: String, base: &Path) -> Result<Loaded, K
 impl StationCfg {
     /// `[station]`: the callsign (no SSID) and the hierarchical address, both upper case.
     fn check(&mut self) -> Result<(), KeyError> {
-        let call = qtc_mail::Callsign::parse(&self.callsign)
+        let call = qtc_callsign::Callsign::parse_station(&self.callsign)
             .map_err(|e| KeyError::new("[station] callsign", e.to_string()))?;
         if call.ssid() != 0 {
             return Err(KeyError::new(

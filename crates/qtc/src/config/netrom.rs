@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use qtc_ax25::Callsign;
+use qtc_callsign::Callsign;
 use qtc_netrom::{Alias, LockedRoute};
 use serde::Deserialize;
 
@@ -163,7 +163,7 @@ fn node_call(written: &str, station: &str, ax25: &Ax25) -> Result<Callsign, Stri
         let base: Callsign = station
             .parse()
             .map_err(|e| format!("[station] callsign {station:?} is no AX.25 callsign: {e}"))?;
-        return (0..=qtc_ax25::wire::MAX_SSID)
+        return (0..=qtc_callsign::MAX_SSID)
             .filter_map(|ssid| base.with_ssid(ssid).ok())
             .find(|c| !ax25.bbs_calls.contains(c))
             .ok_or_else(|| "every SSID is a BBS one ([ax25] bbs_ssids): give the node one".into());

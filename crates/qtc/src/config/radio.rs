@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use nix::sys::termios::BaudRate;
-use qtc_ax25::Callsign;
+use qtc_callsign::Callsign;
 use serde::Deserialize;
 
 use super::forward::Connect;

@@ -125,7 +125,7 @@ async fn open_stream(
         }
         Connect::Ax25 { port, call, via } => {
             tracing::info!(partner = %p.call, via = %addr, "calling over AX.25");
-            let Ok(local) = fwd.call.parse::<qtc_ax25::Callsign>() else {
+            let Ok(local) = fwd.call.parse::<qtc_callsign::Callsign>() else {
                 return Err(format!(
                     "our callsign {} is not an AX.25 callsign",
                     fwd.call
@@ -149,7 +149,7 @@ async fn open_stream(
             let Some(nr) = radios.netrom() else {
                 return Err("NET/ROM is off: no [[port]] has a netrom_quality".into());
             };
-            let Ok(local) = fwd.call.parse::<qtc_ax25::Callsign>() else {
+            let Ok(local) = fwd.call.parse::<qtc_callsign::Callsign>() else {
                 return Err(format!(
                     "our callsign {} is not an AX.25 callsign",
                     fwd.call

@@ -167,7 +167,7 @@ impl Conn<'_> {
     async fn login(&mut self, call: &str, password: String) -> Result<String, LoginRefused> {
         let sh = self.shared;
         let ip = Some(self.peer.ip());
-        let valid = qtc_mail::Callsign::parse(call).is_ok_and(|c| c.ssid() == 0);
+        let valid = qtc_callsign::Callsign::parse_station(call).is_ok_and(|c| c.ssid() == 0);
         let ok = match valid {
             true => {
                 crate::login::check(

@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 
 use anyhow::{anyhow, bail, Context};
-use qtc_ax25::Callsign;
+use qtc_callsign::Callsign;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};
 

@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use qtc_ax25::Callsign;
+use qtc_callsign::Callsign;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::UdpSocket;
 
@@ -136,7 +136,7 @@ impl Dev {
                 qtc_ax25::wire::append_fcs(&mut data);
                 let matching: Vec<SocketAddr> = peers
                     .iter()
-                    .filter(|(c, _)| dest.is_some_and(|d| d.call() == c.call()))
+                    .filter(|(c, _)| dest.is_some_and(|d| d.base() == c.base()))
                     .map(|(_, a)| *a)
                     .collect();
                 // Unknown next hop (a UI beacon, say): every peer gets it.

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use qtc_ax25::Callsign;
+use qtc_callsign::Callsign;
 use tokio::io::DuplexStream;
 use tokio::sync::{mpsc, oneshot};
 

@@ -10,9 +10,9 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use qtc_ax25::{
-    Address, Callsign, CommandResponse, DisconnectReason, Event, Frame, LinkId, Path, Pid,
-    PortEvent, State,
+    Address, CommandResponse, DisconnectReason, Event, Frame, LinkId, Path, Pid, PortEvent, State,
 };
+use qtc_callsign::Callsign;
 use tokio::io::{AsyncRead, DuplexStream, ReadBuf};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::{Instant, Sleep};
@@ -206,7 +206,7 @@ fn pick_call(user: Callsign, taken: impl Fn(&Callsign) -> bool) -> Callsign {
     [ssid, 15 - ssid.min(15)]
         .into_iter()
         .chain((0..=15).rev())
-        .filter_map(|s| Callsign::new(user.call(), s).ok())
+        .filter_map(|s| user.with_ssid(s).ok())
         .find(|c| !taken(c))
         .unwrap_or(user)
 }
@@ -512,7 +512,7 @@ impl Task {
         // Our own call, any SSID, is never "heard": a digipeater (JNOS with `ax25 digipeat
         // on`) repeats our frames back to us.
         let mycall = self.mycall;
-        let ours = |c: &Callsign| mycall.is_some_and(|m| m.call() == c.call());
+        let ours = |c: &Callsign| mycall.is_some_and(|m| m.base() == c.base());
         for f in self.frames.drain(..) {
             self.bytes.received(f.len());
             self.health.frame_in();

@@ -420,7 +420,7 @@ async fn checked_login(
     }
     web.metrics.login_failed();
     // What was typed as the callsign is logged only if it is one: it may be a password.
-    match qtc_mail::Callsign::parse(call) {
+    match qtc_callsign::Callsign::parse_station(call) {
         Ok(_) => tracing::warn!(%call, %peer, "web: login failed"),
         Err(_) => tracing::warn!(%peer, "web: login failed (not a callsign)"),
     }

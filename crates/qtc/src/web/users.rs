@@ -66,7 +66,7 @@ pub struct AddForm {
 /// `POST /users`: adds a user.
 pub async fn add(State(web): State<Arc<Web>>, headers: HeaderMap, Form(f): Form<AddForm>) -> Page {
     let s = need_sysop_csrf(&web, &headers, &f.csrf).await?;
-    let call = match qtc_mail::Callsign::parse(f.call.trim()) {
+    let call = match qtc_callsign::Callsign::parse_station(f.call.trim()) {
         Ok(c) => c.base().to_string(),
         Err(e) => {
             return Ok(Html(result(&s, "Users", &format!("error: {e}"), "/users")).into_response())

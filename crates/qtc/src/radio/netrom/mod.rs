@@ -15,7 +15,7 @@ mod view;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use qtc_ax25::Callsign;
+use qtc_callsign::Callsign;
 use tokio::io::DuplexStream;
 use tokio::sync::{mpsc, oneshot, watch};
 

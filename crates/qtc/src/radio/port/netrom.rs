@@ -11,7 +11,8 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use qtc_ax25::{Address, Callsign, CommandResponse, Event, Frame, LinkId, Path, Pid, State};
+use qtc_ax25::{Address, CommandResponse, Event, Frame, LinkId, Path, Pid, State};
+use qtc_callsign::Callsign;
 use tokio::sync::mpsc;
 
 use super::Task;
