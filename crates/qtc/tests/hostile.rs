@@ -390,6 +390,8 @@ fn sys_guesses_over_ax25_lock_the_sysop_account_out() {
         c.send(password);
         c.expect("de N0CALL>")
     };
+    // The port's socket is bound after the start-up report (a SABM before it waits for T1).
+    d.wait_for_log("device open port=udp");
     let mut c = radio_util::Call::start(&spec, "N0SYS", "N0CALL");
     c.expect("de N0CALL>");
     for _ in 0..2 {

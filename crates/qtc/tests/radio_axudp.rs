@@ -60,6 +60,8 @@ fn user_gets_the_prompt_over_axudp() {
         b.stdout
     );
     let spec = format!("axudp:127.0.0.1:{}:127.0.0.1:{}", ports.user, ports.b);
+    // The port's socket is bound after the start-up report (a SABM before it waits for T1).
+    b.wait_for_log("device open port=udp");
     let mut c = Call::start(&spec, "N0ZZZ", "N0BBB");
     let hello = c.expect("de N0BBB>");
     assert!(hello.contains("welcome to N0BBB"), "{hello}");

@@ -23,6 +23,9 @@ fn bbs_with_radio_user() -> (Daemon, Call) {
              peers = [{{ callsign = \"N0ZZZ\", address = \"127.0.0.1:{user}\" }}]\n"
         ),
     );
+    // The start-up report comes before the port's socket is bound: a SABM sent before it
+    // would wait for the caller's T1 (3 s) to be sent again.
+    d.wait_for_log("device open port=udp");
     let mut c = Call::start(
         &format!("axudp:127.0.0.1:{user}:127.0.0.1:{port}"),
         "N0ZZZ-7",
