@@ -65,6 +65,10 @@ pub struct Config {
     pub circuit: CircuitConfig,
     /// The sysop's locked routes.
     pub locked: Vec<LockedRoute>,
+    /// The id every circuit slot starts at. JNOS starts at 0 at each boot, so a node that
+    /// restarts names its first circuits as before, and a neighbour still holding one of those
+    /// acknowledges the new request on the old circuit; the daemon picks this afresh per start.
+    pub first_circuit_id: u8,
 }
 
 impl Config {
@@ -85,6 +89,7 @@ impl Config {
             ttl: 16,
             circuit: CircuitConfig::default(),
             locked: Vec::new(),
+            first_circuit_id: 0,
         }
     }
 }
@@ -241,7 +246,7 @@ impl Node {
         let on_air = cfg.ports.iter().any(|&q| q > 0);
         let mut node = Node {
             circuits: (0..cfg.max_circuits).map(|_| None).collect(),
-            ids: vec![0; cfg.max_circuits],
+            ids: vec![cfg.first_circuit_id; cfg.max_circuits],
             next_broadcast: on_air.then_some(now),
             early: vec![false; cfg.ports.len()],
             polled: false,
@@ -723,14 +728,24 @@ impl Node {
         user: Callsign,
         user_node: Callsign,
     ) {
-        // The same request again (our acknowledge was lost): acknowledge again.
-        let repeat = self.circuits.iter().flatten().find(|c| {
-            c.incoming && c.peer_node == origin && c.your == Some(your) && c.user == user
+        let same = self.circuits.iter_mut().flatten().find(|c| {
+            c.incoming
+                && c.state() != CircuitState::Closed
+                && c.peer_node == origin
+                && c.your == Some(your)
+                && c.user == user
         });
-        if let Some(c) = repeat {
-            let ack = c.connect_ack();
-            self.send_transport(origin, &ack);
-            return;
+        if let Some(c) = same {
+            // The same request again (our acknowledge was lost): acknowledge again.
+            if c.awaits_first_frame() {
+                let ack = c.connect_ack();
+                self.send_transport(origin, &ack);
+                return;
+            }
+            // The peer has used this circuit: the same ids again mean a node that restarted
+            // (ids start over at boot, in JNOS too) asks for a new circuit; the old one is dead.
+            tracing::info!(%user, node = %origin, "NET/ROM connect request on a used circuit's ids: the peer restarted, old circuit dropped");
+            c.drop_stale();
         }
         let slot = self.circuits.iter().position(Option::is_none);
         let (Some(slot), 1..=MAX_WINDOW) = (slot, window) else {

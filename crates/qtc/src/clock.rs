@@ -9,6 +9,15 @@ pub fn unix_now() -> i64 {
         .unwrap_or(0)
 }
 
+/// A byte that differs from one start of the daemon to the next (the wall clock's nanoseconds):
+/// where NET/ROM circuit ids start.
+pub fn start_salt() -> u8 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| (d.subsec_nanos() >> 10) as u8)
+        .unwrap_or(0)
+}
+
 /// A monotonic instant, for rate limits and protocol timers.
 pub fn now() -> std::time::Instant {
     tokio::time::Instant::now().into_std()

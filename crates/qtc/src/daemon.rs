@@ -599,8 +599,10 @@ impl NetromWiring {
         drop(self.to_node);
         let (cmd_tx, cmds) = tokio::sync::mpsc::channel(16);
         let view = Arc::default();
+        let mut node = self.node;
+        node.first_circuit_id = crate::clock::start_salt();
         tasks.spawn(netrom::run(netrom::Setup {
-            node: qtc_netrom::Node::new(self.node, crate::clock::now()),
+            node: qtc_netrom::Node::new(node, crate::clock::now()),
             ports: self.senders,
             port_names: c.radio_ports.iter().map(|p| p.name.clone()).collect(),
             inbox: self.inbox,

@@ -144,6 +144,8 @@ pub(crate) struct Circuit {
     pub(crate) user_node: Callsign,
     pub(crate) incoming: bool,
     state: CircuitState,
+    /// Whether any frame came from the peer for this circuit (beyond its connect request).
+    heard: bool,
     window: u8,
     tries: u8,
 
@@ -185,6 +187,7 @@ impl Circuit {
             user_node: peer_node,
             incoming: false,
             state: CircuitState::Connecting,
+            heard: false,
             window,
             tries: 0,
             pending: VecDeque::new(),
@@ -324,6 +327,21 @@ impl Circuit {
         if self.state != CircuitState::Closed {
             self.finish(why);
         }
+    }
+
+    /// The peer forgot this circuit (it restarted and reuses its ids): closed without a frame to
+    /// the peer, since anything naming these ids would reach its new circuit.
+    pub(crate) fn drop_stale(&mut self) {
+        self.out.clear();
+        if self.state != CircuitState::Closed {
+            self.finish(CloseReason::Reset);
+        }
+    }
+
+    /// An incoming circuit the peer has sent nothing on since its connect request: a request
+    /// for it again means our acknowledge was lost.
+    pub(crate) fn awaits_first_frame(&self) -> bool {
+        self.state == CircuitState::Connected && !self.heard
     }
 
     /// The application is not reading: choke the peer (or stop choking it).

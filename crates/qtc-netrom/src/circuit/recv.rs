@@ -8,6 +8,7 @@ use crate::wire::{Flags, Transport};
 impl Circuit {
     /// One frame from the peer node for this circuit.
     pub(crate) fn on_frame(&mut self, now: Instant, t: Transport) {
+        self.heard = true;
         match (self.state, t) {
             (
                 CircuitState::Connecting,
