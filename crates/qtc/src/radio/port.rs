@@ -6,7 +6,7 @@ use std::future::poll_fn;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use qtc_ax25::{
     Address, Callsign, CommandResponse, DisconnectReason, Event, Frame, LinkId, Path, Pid,
@@ -87,10 +87,10 @@ impl LinkIo {
 
 enum DevState {
     /// Open since then.
-    Up(Box<dyn Device>, Instant),
+    Up(Box<dyn Device>, std::time::Instant),
     Opening(Opening),
     /// Down; opened again at this time.
-    Waiting(Instant),
+    Waiting(std::time::Instant),
 }
 
 struct Task {
@@ -123,7 +123,7 @@ fn is_up(state: State) -> bool {
 /// stream holds the rest: backpressure to the session). End of stream disconnects the link.
 fn session_to_link(
     cx: &mut Context<'_>,
-    now: Instant,
+    now: std::time::Instant,
     l: &mut LinkIo,
     link: &mut qtc_ax25::Link,
     buf: &mut [u8],
@@ -172,7 +172,7 @@ fn log_link_down(port: &str, reason: DisconnectReason, link: &qtc_ax25::Link) {
 fn abandoned(
     l: &mut LinkIo,
     link: Option<&mut qtc_ax25::Link>,
-    now: Instant,
+    now: std::time::Instant,
     cx: &mut Context<'_>,
 ) -> bool {
     if !l
@@ -283,7 +283,7 @@ pub async fn run_port(
 
 impl Task {
     /// Settles the port: frames to the device, events to the links' streams.
-    fn drain(&mut self, now: Instant) {
+    fn drain(&mut self, now: std::time::Instant) {
         loop {
             let mut any = false;
             while let Some(f) = self.port.poll_transmit(now) {
@@ -330,7 +330,7 @@ impl Task {
         self.send_frame(&f);
     }
 
-    fn command(&mut self, now: Instant, c: PortCmd) {
+    fn command(&mut self, now: std::time::Instant, c: PortCmd) {
         match c {
             PortCmd::Connect {
                 local,
@@ -363,7 +363,7 @@ impl Task {
 
     /// The earliest deadline: the links' timers, the idle NET/ROM links and the device's
     /// reopening.
-    fn deadline(&self) -> Option<Instant> {
+    fn deadline(&self) -> Option<std::time::Instant> {
         let reopen = match self.dev {
             DevState::Waiting(at) => Some(at),
             _ => None,
@@ -378,7 +378,7 @@ impl Task {
 
     /// The deadline passed: the links' timers, the NET/ROM links', the device's reopening.
     /// The clock may lag the timer by a hair; a spurious call does nothing.
-    fn handle_timeout(&mut self, now: Instant) {
+    fn handle_timeout(&mut self, now: std::time::Instant) {
         self.port.handle_timeout(now);
         self.netrom_timeout(now);
         if matches!(self.dev, DevState::Waiting(at) if at <= now) {
@@ -387,7 +387,7 @@ impl Task {
     }
 
     /// A station that called us gets its session (or a DM if nothing takes sessions here).
-    fn accept(&mut self, now: Instant, id: LinkId, local: Callsign, remote: Callsign) {
+    fn accept(&mut self, now: std::time::Instant, id: LinkId, local: Callsign, remote: Callsign) {
         match &self.on_incoming {
             Some(f) => {
                 let (mut l, theirs) = LinkIo::new();
@@ -422,7 +422,7 @@ impl Task {
         pick_call(user, taken)
     }
 
-    fn on_event(&mut self, now: Instant, ev: PortEvent) {
+    fn on_event(&mut self, now: std::time::Instant, ev: PortEvent) {
         match ev {
             PortEvent::Incoming { id, local, remote } => {
                 tracing::info!(port = %self.name, %remote, %local, "incoming link");
@@ -505,7 +505,7 @@ impl Task {
     }
 
     /// Hands the frames read from the device to the link layer, noting who was heard.
-    fn take_frames(&mut self, now: Instant) {
+    fn take_frames(&mut self, now: std::time::Instant) {
         let unix = clock::unix_now();
         // Our own call, any SSID, is never "heard": a digipeater (JNOS with `ax25 digipeat
         // on`) repeats our frames back to us.
@@ -615,7 +615,7 @@ impl Task {
     fn poll_link(
         &mut self,
         cx: &mut Context<'_>,
-        now: Instant,
+        now: std::time::Instant,
         id: LinkId,
         buf: &mut [u8],
     ) -> bool {
@@ -794,7 +794,7 @@ mod tests {
             beacon: None,
             netrom_quality: 0,
         };
-        let health = Arc::<super::super::PortHealth>::default();
+        let health = Arc::<crate::radio::PortHealth>::default();
         let streams = Arc::new(Mutex::new(Vec::new()));
         let notify = Arc::new(tokio::sync::Notify::new());
         let (s2, n2) = (streams.clone(), notify.clone());
