@@ -5,7 +5,7 @@
 //! A new kind is that file, its row in [`KINDS`] and its keys in [`Keys`].
 
 mod axudp;
-pub mod kiss;
+mod kiss;
 mod kiss_tcp;
 mod tty;
 
@@ -181,8 +181,8 @@ impl PartialEq for Kind {
 }
 
 impl Kind {
-    /// A kind from its checked value.
-    pub fn new(spec: impl Spec + 'static) -> Kind {
+    /// A kind from its checked value (each kind's `check`).
+    fn new(spec: impl Spec + 'static) -> Kind {
         Kind(Arc::new(spec))
     }
 
