@@ -124,11 +124,6 @@ impl Port {
         self.locals.contains(call)
     }
 
-    /// Stop answering to a callsign (existing links stay).
-    pub fn remove_local(&mut self, call: &Callsign) {
-        self.locals.remove(call);
-    }
-
     /// Limit the number of links; incoming connects beyond it get DM.
     pub fn set_max_links(&mut self, n: usize) {
         self.max_links = n;

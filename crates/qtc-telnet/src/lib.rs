@@ -574,9 +574,4 @@ impl Telnet {
             self.tx_wire_cr = false;
         }
     }
-
-    /// Whether [`Telnet::set_transparent`] is on.
-    pub fn is_transparent(&self) -> bool {
-        self.transparent
-    }
 }

@@ -92,7 +92,7 @@ impl Housekeeper {
     }
 
     /// Runs it now; returns the summary line (also logged). Each step (one transaction of at
-    /// most [`qtc_store::housekeep::CHUNK`] rows, as many as take about [`STEP_TIME`]) is its
+    /// most [`qtc_store::housekeep::CHUNK`] rows, as many as take about `STEP_TIME`, 10 ms) is its
     /// own background job on the store thread: it starts only when no session's,
     /// forwarding's or /metrics' job waits.
     pub async fn run_now(&self) -> Result<String, String> {

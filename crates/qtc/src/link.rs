@@ -177,10 +177,16 @@ impl Codec {
         }
     }
 
-    /// Decodes received bytes: application data to `app`, protocol answers to `reply`.
+    /// Decodes received bytes: application data to `app`, protocol answers to `reply`. A
+    /// telnet anomaly in them (decoding goes on) is logged.
     pub fn decode(&mut self, input: &[u8], app: &mut Vec<u8>, reply: &mut Vec<u8>) {
         match self.telnet.as_mut() {
-            Some(t) if self.decode => t.receive(input, app, reply),
+            Some(t) if self.decode => {
+                t.receive(input, app, reply);
+                if let Some(e) = t.poll_error() {
+                    tracing::debug!(error = %e, "telnet protocol anomaly");
+                }
+            }
             _ => app.extend_from_slice(input),
         }
     }

@@ -1,5 +1,5 @@
 //! Standard output of the command line. `println!` panics when the reader has gone
-//! (`qtc fwd queue | head -1`); [`outln!`] returns the error instead, and `main` ends quietly
+//! (`qtc fwd queue | head -1`); `outln!` returns the error instead, and `main` ends quietly
 //! and successfully on a closed pipe ([`closed_pipe`]).
 
 /// `println!` that passes a write error up with `?` (the function returns an `anyhow` or

@@ -5,8 +5,11 @@
 //! Attempts still being checked fill the count as failures do, but are told apart: a refusal
 //! because of them says "too many logins at once", not "locked out". No timer: entries are
 //! aged whenever they are looked at. [`KnownPlaces`] remembers (in the store, across
-//! restarts) where each account logged in from. Every login path counts its attempts here
-//! through [`crate::login::check`].
+//! restarts) where each account logged in from; [`AddressSlots`] caps the connections open
+//! from one address. Every login path (telnet, the forwarding port, AX.25 `SYS`, the mail
+//! ports, the web) counts its attempts here through [`crate::login::attempt`] and checks the
+//! password with [`crate::login::verify`] ([`crate::login::check`] does both); nothing else
+//! calls [`Throttle::attempt`].
 
 use std::collections::HashMap;
 use std::hash::Hash;

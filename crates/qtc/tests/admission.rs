@@ -12,7 +12,7 @@ mod common;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use common::{Client, Daemon};
@@ -46,11 +46,40 @@ fn client(from: IpAddr, to: SocketAddr) -> Client {
     }
 }
 
+/// A count that wakes whoever waits for it to reach a number.
+#[derive(Default)]
+struct Count {
+    n: Mutex<usize>,
+    grew: Condvar,
+}
+
+impl Count {
+    fn add(&self) {
+        *self.n.lock().unwrap() += 1;
+        self.grew.notify_all();
+    }
+
+    fn get(&self) -> usize {
+        *self.n.lock().unwrap()
+    }
+
+    /// Waits until it is `n` or more, or `within` has passed (a hang guard); says whether.
+    fn wait_for(&self, n: usize, within: Duration) -> bool {
+        let n_now = self.n.lock().unwrap();
+        let (n_now, waited) = self
+            .grew
+            .wait_timeout_while(n_now, within, |c| *c < n)
+            .unwrap();
+        drop(n_now);
+        !waited.timed_out()
+    }
+}
+
 /// Connections that never log in, opened about every 5 ms from `addresses` in turn and held
 /// until the daemon closes them. Counts how many were told to make room.
 struct Churn {
     stop: Arc<AtomicBool>,
-    displaced: Arc<AtomicUsize>,
+    displaced: Arc<Count>,
     opened: Arc<AtomicUsize>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -63,7 +92,7 @@ impl Churn {
         enter: impl FnOnce() + Send + 'static,
     ) -> Churn {
         let stop = Arc::new(AtomicBool::new(false));
-        let displaced = Arc::new(AtomicUsize::new(0));
+        let displaced = Arc::new(Count::default());
         let opened = Arc::new(AtomicUsize::new(0));
         let (s, d, o) = (stop.clone(), displaced.clone(), opened.clone());
         let thread = std::thread::spawn(move || {
@@ -93,20 +122,16 @@ impl Churn {
 
     /// Waits until the load has displaced some of its own: the places are full.
     fn wait_until_full(&self) {
-        let deadline = std::time::Instant::now() + common::PATIENCE * 3;
-        while self.displaced.load(Ordering::Relaxed) < 50 {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the churn never filled the places ({} opened)",
-                self.opened.load(Ordering::Relaxed)
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        assert!(
+            self.displaced.wait_for(50, common::PATIENCE * 3),
+            "the churn never filled the places ({} opened)",
+            self.opened.load(Ordering::Relaxed)
+        );
     }
 }
 
 /// One connection of the load: open, say nothing, read until the daemon closes it.
-async fn hold(from: IpAddr, to: SocketAddr, displaced: Arc<AtomicUsize>, opened: Arc<AtomicUsize>) {
+async fn hold(from: IpAddr, to: SocketAddr, displaced: Arc<Count>, opened: Arc<AtomicUsize>) {
     let sock = match from {
         IpAddr::V4(_) => tokio::net::TcpSocket::new_v4(),
         IpAddr::V6(_) => tokio::net::TcpSocket::new_v6(),
@@ -122,7 +147,7 @@ async fn hold(from: IpAddr, to: SocketAddr, displaced: Arc<AtomicUsize>, opened:
     let mut said = Vec::new();
     let _ = tokio::io::AsyncReadExt::read_to_end(&mut s, &mut said).await;
     if common::find(&said, b"Too many connections logging in").is_some() {
-        displaced.fetch_add(1, Ordering::Relaxed);
+        displaced.add();
     }
 }
 
@@ -140,6 +165,8 @@ impl Drop for Churn {
 fn human_login(from: IpAddr, to: SocketAddr, prompt: &str) -> bool {
     let mut c = client(from, to);
     c.expect("Callsign:");
+    // The sleeps are the person's typing under test (the churn must not evict a slow typist),
+    // not waits for something.
     std::thread::sleep(TYPING);
     c.send("N0USR");
     let out = c.expect_either("Password:", "73!");
@@ -178,7 +205,7 @@ fn people_log_in_while_250_addresses_churn_connections_that_never_log_in() {
     let churn = Churn::start(flood, to, || {});
     churn.wait_until_full();
     assert_eq!(three_humans(home, to, "de N0CALL>"), 3, "{}", d.log());
-    assert!(churn.displaced.load(Ordering::Relaxed) > 100);
+    assert!(churn.displaced.get() > 100);
 }
 
 /// A network namespace named after this process, removed when dropped.
@@ -345,6 +372,7 @@ fn many_logins_to_one_account_at_once_are_told_so() {
         assert!(!out.contains("incorrect"), "{out}");
         told += usize::from(out.contains("Too many logins to N0USR at once"));
     }
+    d.wait_for_log_count("too many logins to this account at once", told);
     let log = d.log();
     assert!(!log.contains("locked out after repeated failures"), "{log}");
     assert_eq!(

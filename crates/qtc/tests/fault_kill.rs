@@ -70,7 +70,8 @@ fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        // ...and a kill at a seeded moment in it.
+        // ...and a kill at a seeded moment in it (this sleep is the fault's timing under test,
+        // not a wait for something).
         std::thread::sleep(Duration::from_millis(rng.range(2, 40) as u64));
         if rng.chance(50) {
             a = a.sigkill_restart();

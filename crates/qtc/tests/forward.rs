@@ -91,7 +91,7 @@ fn forward_both_ways(protocol: &str) {
         "fbb" => "FbbAscii",
         _ => "Mbl",
     };
-    assert!(a.log().contains(&format!("mode={mode} ")), "{}", a.log());
+    a.wait_for_log(&format!("mode={mode} "));
     // A second call has nothing to do and duplicates nothing.
     let out = a.ctl(&["forward", "N0BBB"]);
     assert!(out.contains("ok: N0BBB: 0 received, 0 sent"), "{out}");
@@ -174,12 +174,7 @@ fn a_full_receiver_defers_before_the_transfer_and_catches_up_later() {
     let stored = b.messages().len();
     assert!(stored < 30, "{stored}");
     assert!(out.contains(&format!("{stored} sent")), "{out}");
-    assert!(
-        b.log()
-            .contains("proposal deferred: the message store is full"),
-        "{}",
-        b.log()
-    );
+    b.wait_for_log("proposal deferred: the message store is full");
     assert!(
         !b.log().contains("cannot store the received block"),
         "nothing was sent only to be dropped: {}",

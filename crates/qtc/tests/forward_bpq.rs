@@ -117,7 +117,7 @@ fn fbb_toward_bpq_falls_back_to_mbl_and_sends_ours_when_bpq_hands_over() {
     });
     assert!(ok, "{out}\n{}", common::tail(&a.log(), 4000));
     assert!(out.starts_with("ok: N0BPQ: 1 received, 1 sent"), "{out}");
-    assert!(a.log().contains("going on in MBL"));
+    a.wait_for_log("going on in MBL");
     // The blank line after BPQ's R: line, and the one before its `/ex`, are not the body's.
     let got = a.listed().into_iter().find(|m| m.from == "N0BPQ").unwrap();
     let shown = common::Shown::parse(&a.show_raw(got.number));

@@ -78,11 +78,7 @@ fn bulk(protocol: &str, per_side: usize, seed: u64) {
         out.contains(&format!("ok: N0BBB: {per_side} received, {per_side} sent")),
         "{out}"
     );
-    assert!(
-        a.log().contains(&format!("mode={} ", mode_name(protocol))),
-        "{}",
-        a.log()
-    );
+    a.wait_for_log(&format!("mode={} ", mode_name(protocol)));
     let checked_b = check_arrived(
         &b,
         &from_a.iter().collect::<Vec<_>>(),

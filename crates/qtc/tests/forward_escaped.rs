@@ -161,5 +161,5 @@ fn linbpq_on_the_telnet_port_delivers_b2_and_b1_intact() {
     let line = format!("FA P N0BPR N0BBS N0USR B1_N0BPR {}", text.len());
     send_one(&mut c, sid, &line, &file, false);
     assert_eq!(stored_body(&d, "B1_N0BPR"), text);
-    assert!(d.log().contains("never spoke telnet"), "{}", d.log());
+    d.wait_for_log("never spoke telnet");
 }

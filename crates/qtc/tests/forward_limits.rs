@@ -64,10 +64,13 @@ fn only_the_second_is_taken(d: &Daemon, refused: &str) {
 fn an_oversized_proposal_is_refused_before_it_moves() {
     let d = bbs();
     only_the_second_is_taken(&d, "FB P N0PTR N0BBS N0USR BIG1_N0PTR 20000");
+    d.wait_for_log("proposal refused: larger than [limits] max_message");
     let log = d.log();
     assert!(
-        log.contains("proposal refused: larger than [limits] max_message")
-            && log.contains("BIG1_N0PTR"),
+        log.lines().any(
+            |l| l.contains("proposal refused: larger than [limits] max_message")
+                && l.contains("BIG1_N0PTR")
+        ),
         "{log}"
     );
 }

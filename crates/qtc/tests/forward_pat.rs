@@ -548,7 +548,7 @@ fn pat_on_the_telnet_port_is_a_raw_client_and_its_binary_arrives_intact() {
     let out = pat.connect(d.port, &[]);
     assert!(pat.folder("out").is_empty(), "{out}\n{}", d.log());
     assert_eq!(pat.folder("in").len(), 1, "{out}");
-    assert!(d.log().contains("never spoke telnet"), "{}", d.log());
+    d.wait_for_log("never spoke telnet");
     let got = d
         .listed()
         .into_iter()

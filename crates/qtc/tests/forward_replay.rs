@@ -288,10 +288,9 @@ fn protocol_probes_answered_as_xfbbd() {
         assert_eq!(s.body, b"body line\r\n", "{bid}");
         assert!(lossy(&s.rlines[0]).contains(" @:N0BBS."), "{bid}");
     }
-    let log = d.log();
-    assert!(log.contains("mode=Mbl "), "{log}");
-    assert!(log.contains("mode=FbbAscii "), "{log}");
-    assert!(log.contains("mode=B1 "), "{log}");
+    for mode in ["Mbl", "FbbAscii", "B1"] {
+        d.wait_for_log(&format!("mode={mode} "));
+    }
 }
 
 #[test]

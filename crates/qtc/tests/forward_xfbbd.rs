@@ -14,6 +14,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::watch::until_file;
 use common::{free_port, Daemon, Rng, Shown};
 
 const XFBBD: &str = "/usr/sbin/xfbbd";
@@ -178,12 +179,19 @@ fn start_xfbbd(root: &Path) -> Xfbbd {
         console_port,
     };
     let said = || String::from_utf8_lossy(&std::fs::read(&report).unwrap_or_default()).into_owned();
-    // Its report is block-buffered; its console port listening means it is up.
-    wait_until(
-        "xfbbd did not start",
-        || std::net::TcpStream::connect(("127.0.0.1", console_port)).is_ok(),
-        || common::tail(&said(), 3000).to_string(),
-    );
+    // Its console port listening means it is up. Nothing says so as it happens (its report is
+    // block-buffered, it writes no file then): this looks for the port every 100 ms, as the
+    // peer scripts look for JNOS's pty.
+    let deadline = Instant::now() + PATIENCE;
+    while std::net::TcpStream::connect(("127.0.0.1", console_port)).is_err() {
+        let report = said();
+        assert!(
+            Instant::now() < deadline,
+            "xfbbd did not start\n{}",
+            common::tail(&report, 3000)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     fbb
 }
 
@@ -224,11 +232,10 @@ impl Console {
 
     /// Waits until `what` has been shown `n` times.
     fn wait_for(&self, what: &str, n: usize) {
-        wait_until(
-            &format!("the console never showed {what:?}"),
-            || self.text().matches(what).count() >= n,
-            || self.text(),
-        );
+        let shown = until_file(&self.shown, PATIENCE, || {
+            self.text().matches(what).count() >= n
+        });
+        assert!(shown, "the console never showed {what:?}\n{}", self.text());
     }
 
     /// The sysop's `EU call`: a new user (with the flags of `fbb.conf`'s mask) and its
@@ -255,15 +262,6 @@ impl Drop for Console {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-/// Waits until `check` holds, looking again every 100 ms.
-fn wait_until(what: &str, mut check: impl FnMut() -> bool, log: impl Fn() -> String) {
-    let deadline = Instant::now() + PATIENCE;
-    while !check() {
-        assert!(Instant::now() < deadline, "{what}\n{}", log());
-        std::thread::sleep(Duration::from_millis(100));
     }
 }
 
@@ -394,10 +392,9 @@ fn forward_both_ways(caller: Caller, protocol: &str, mode: &str, per_side: usize
     qtc.import(&import_path, per_side);
 
     let fbb = start_xfbbd(root);
-    wait_until(
-        "xfbbd did not import mail.in",
-        || !mail_in_path.exists(),
-        String::new,
+    assert!(
+        until_file(&mail_in_path, PATIENCE, || !mail_in_path.exists()),
+        "xfbbd did not import mail.in"
     );
     let mut console = Console::open(root, fbb.console_port);
     match caller {
@@ -415,14 +412,10 @@ fn forward_both_ways(caller: Caller, protocol: &str, mode: &str, per_side: usize
             );
         }
     }
+    qtc.wait_for_log(&format!("mode={mode}"));
     let log = qtc.log();
     assert!(
         !log.contains("forwarding session failed"),
-        "{}",
-        common::tail(&log, 6000)
-    );
-    assert!(
-        log.contains(&format!("mode={mode}")),
         "{}",
         common::tail(&log, 6000)
     );

@@ -9,8 +9,12 @@ use std::time::Instant;
 
 use common::{Daemon, PATIENCE};
 
-/// Asks for the status until the port "vhf" is in the state `up`; returns that port's object.
-fn port_when(d: &Daemon, up: bool) -> serde_json::Value {
+/// Waits for the daemon's `nth` word that the port "vhf" opened (`up`) or went down, then asks
+/// for the status until it shows that (the port notes the change just after it logs it);
+/// returns that port's object.
+fn port_when(d: &Daemon, up: bool, nth: usize) -> serde_json::Value {
+    let said = if up { "device open" } else { "device down" };
+    d.wait_for_log_count(&format!("{said} port=vhf"), nth);
     let deadline = Instant::now() + PATIENCE;
     loop {
         let status: serde_json::Value =
@@ -44,14 +48,14 @@ fn a_radio_port_shows_down_and_up_as_its_kiss_peer_goes_and_comes_back() {
         &format!("[[port]]\nname = \"vhf\"\nkind = \"kiss-tcp\"\naddress = \"{addr}\"\n"),
     );
     let (conn, _) = tnc.accept().unwrap();
-    let up = port_when(&d, true);
+    let up = port_when(&d, true, 1);
     assert!(up["reason"].is_null() && up["next_retry"].is_null(), "{up}");
     assert_eq!(up["heard"], 0);
 
     // The TNC goes away: the connection closes and nothing listens any more.
     drop(conn);
     drop(tnc);
-    let down = port_when(&d, false);
+    let down = port_when(&d, false, 1);
     assert_eq!(down["reason"], "the far end hung up", "{down}");
     assert!(down["since"].as_i64() >= up["since"].as_i64());
     assert!(
@@ -67,7 +71,7 @@ fn a_radio_port_shows_down_and_up_as_its_kiss_peer_goes_and_comes_back() {
     // It comes back on the same address: qtc's next retry finds it.
     let tnc = TcpListener::bind(addr).unwrap();
     let (_conn, _) = tnc.accept().unwrap();
-    let again = port_when(&d, true);
+    let again = port_when(&d, true, 2);
     assert!(again["since"].as_i64() >= down["since"].as_i64(), "{again}");
     let status: serde_json::Value = serde_json::from_str(&d.ctl(&["status", "--json"])).unwrap();
     assert!(status["store"]["bytes"].as_u64() > Some(0), "{status}");

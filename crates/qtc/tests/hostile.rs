@@ -196,7 +196,8 @@ fn a_trickle_of_bytes_keeps_no_connection() {
     // Before login: one byte at a time, never a whole line, is closed at the login deadline.
     let trickle = |mut s: TcpStream| {
         std::thread::spawn(move || {
-            // The attack itself: a byte every 100 ms until the daemon hangs up.
+            // The attack itself: a byte every 100 ms until the daemon hangs up (the sleep is
+            // the trickle under test, not a wait for something).
             while s.write_all(b"N").is_ok() {
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }
@@ -208,12 +209,12 @@ fn a_trickle_of_bytes_keeps_no_connection() {
     // (The goodbye line may be lost to the reset a trickled byte after the close causes: the
     // log says why the daemon closed.)
     c.expect_close();
-    assert!(d.log().contains("no login in time"), "{}", d.log());
+    d.wait_for_log("no login in time");
     // Logged in: bytes without a line end do not count as activity.
     let mut c = d.login("N0USR", "pw");
     trickle(c.stream.try_clone().unwrap());
     c.expect_close();
-    assert!(d.log().contains("idle for too long"), "{}", d.log());
+    d.wait_for_log("idle for too long");
 }
 
 #[test]
@@ -258,11 +259,7 @@ fn a_daemon_started_with_few_descriptors_raises_its_limit_and_logs_emfile_once()
     let held = flood(d.port, 1, 10, 10, b"");
     // A user waits in the backlog while accept fails; once the flood ends they get in.
     let mut u = Client::connect(d.port);
-    let deadline = std::time::Instant::now() + PATIENCE;
-    while !d.log().contains("accept failed") {
-        assert!(std::time::Instant::now() < deadline, "{}", d.log());
-        std::thread::yield_now();
-    }
+    d.wait_for_log("accept failed");
     drop(held);
     u.expect("Callsign:");
     u.send("N0USR");
@@ -276,7 +273,7 @@ fn a_daemon_started_with_few_descriptors_raises_its_limit_and_logs_emfile_once()
     let d = daemon_with_nofile("--nofile=64:4096");
     let held = flood(d.port, 1, 20, 10, b"");
     let _u = d.login("N0USR", "pw");
-    assert!(d.log().contains("open-file limit raised"), "{}", d.log());
+    d.wait_for_log("open-file limit raised");
     assert!(!d.log().contains("accept failed"), "{}", d.log());
     drop(held);
 }
@@ -341,6 +338,7 @@ fn parallel_telnet_guesses_are_counted_before_they_are_checked() {
         wrong += usize::from(out.contains("Login incorrect"));
     }
     assert_eq!(wrong, 10);
+    d.wait_for_log_count("login refused unchecked", 2);
     let log = d.log();
     assert_eq!(log.matches("login refused unchecked").count(), 2, "{log}");
     // The account is locked too: its right password from another address is refused, and
@@ -392,6 +390,8 @@ fn sys_guesses_over_ax25_lock_the_sysop_account_out() {
         c.send(password);
         c.expect("de N0CALL>")
     };
+    // The port's socket is bound after the start-up report (a SABM before it waits for T1).
+    d.wait_for_log("device open port=udp");
     let mut c = radio_util::Call::start(&spec, "N0SYS", "N0CALL");
     c.expect("de N0CALL>");
     for _ in 0..2 {
@@ -407,6 +407,8 @@ fn sys_guesses_over_ax25_lock_the_sysop_account_out() {
     let out = sys(&mut c, "root");
     assert!(out.contains("*** Locked after repeated failures"), "{out}");
     assert!(!out.contains("granted"), "{out}");
+    d.wait_for_log_count("login refused unchecked", 1);
+    d.wait_for_log_count("SYS: wrong password", 2);
     let log = d.log();
     assert_eq!(log.matches("login refused unchecked").count(), 1, "{log}");
     assert_eq!(log.matches("SYS: wrong password").count(), 2, "{log}");

@@ -159,7 +159,7 @@ fn a_user_on_a_reaches_cs_bbs_by_alias_and_b_brings_them_back() {
     u.expect("de N0AAA>");
     eprintln!("C CCC, U and B round trip: {:?}", t.elapsed());
     // Both ends logged the circuit; the middle node only passed datagrams on.
-    assert!(c.log().contains("NET/ROM circuit in"), "{}", c.log());
+    c.wait_for_log("NET/ROM circuit in");
     assert!(!b.log().contains("NET/ROM circuit in"));
     let nodes = a.ctl(&["nodes"]);
     assert!(
@@ -195,7 +195,7 @@ fn a_partner_forwards_a_to_c_over_netrom_in_every_mode() {
             a.log(),
             c.log()
         );
-        assert!(a.log().contains("calling over NET/ROM"));
+        a.wait_for_log("calling over NET/ROM");
         assert_exactly_once(&c, &tag, 20);
         sent += 20;
     }

@@ -60,6 +60,8 @@ fn user_gets_the_prompt_over_axudp() {
         b.stdout
     );
     let spec = format!("axudp:127.0.0.1:{}:127.0.0.1:{}", ports.user, ports.b);
+    // The port's socket is bound after the start-up report (a SABM before it waits for T1).
+    b.wait_for_log("device open port=udp");
     let mut c = Call::start(&spec, "N0ZZZ", "N0BBB");
     let hello = c.expect("de N0BBB>");
     assert!(hello.contains("welcome to N0BBB"), "{hello}");
@@ -90,11 +92,8 @@ fn forward_200_messages_over_ax25_exactly_once() {
     );
     assert_exactly_once(&b, "A", 200);
     // It went over the air, not TCP.
-    let log = a.log();
-    assert!(
-        log.contains("calling over AX.25") && log.contains("link up"),
-        "{log}"
-    );
+    a.wait_for_log("calling over AX.25");
+    a.wait_for_log("link up");
     assert!(a.ctl(&["status"]).contains("N0BBB    0 queued"));
     // /metrics: the radio port's AX.25 counters and bytes (200 bodies of at least 100 bytes).
     let m = |s: &str| a.metric(s).unwrap_or_else(|| panic!("no {s} in /metrics"));

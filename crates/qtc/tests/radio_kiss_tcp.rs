@@ -84,16 +84,11 @@ fn kiss_tcp_link_beacon_and_reconnect() {
     ua.push(0x73);
     assert!(common::find(&got, &kiss(&ua)).is_some(), "{got:02x?}");
     assert!(d.ctl(&["heard"]).contains("N0ZZZ"));
-    // The TNC goes away; qtc reconnects (after its 1 s backoff).
+    // The TNC goes away; qtc reconnects after its 1 s backoff (what the log says it waits, not
+    // a clock reading: tests assert no wall-clock time).
     drop(s);
-    let started = Instant::now();
     let _s2 = accept(&tnc);
-    assert!(
-        started.elapsed() >= Duration::from_millis(500),
-        "reconnected without backoff"
-    );
-    let log = d.log();
-    assert!(log.contains("device down"), "{log}");
+    d.wait_for_log("device down port=vhf reason=the far end hung up retry_in=1s");
 }
 
 #[test]

@@ -7,7 +7,7 @@
 
 mod common;
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -81,24 +81,31 @@ impl Driver {
             .local_addr()
             .unwrap()
             .port();
-        let child = Command::new(CHROMEDRIVER)
+        let mut child = Command::new(CHROMEDRIVER)
             .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + PATIENCE;
-        while http_json(port, "GET", "/status", None)
-            .ok()
-            .and_then(|v| v["value"]["ready"].as_bool())
-            != Some(true)
-        {
-            assert!(Instant::now() < deadline, "chromedriver did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        // It says when it listens; its output is read to the end (so it never blocks on it).
+        let said = BufReader::new(child.stdout.take().unwrap());
+        let (up, started) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in said.lines().map_while(Result::ok) {
+                if line.starts_with("ChromeDriver was started successfully") {
+                    let _ = up.send(());
+                }
+            }
+        });
+        assert!(
+            started.recv_timeout(PATIENCE).is_ok(),
+            "chromedriver did not start"
+        );
         let profile = tempfile::tempdir().unwrap();
         let caps = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
+            // How long a page's script may wait (`source_with`): the hang guard.
+            "timeouts": { "script": PATIENCE.as_millis() as u64 },
             "goog:chromeOptions": {
                 "binary": CHROMIUM,
                 "args": [
@@ -169,15 +176,25 @@ impl Driver {
     }
 
     /// The page source once it holds `text`: a click starts a navigation that the WebDriver
-    /// may not have finished when it answers. Gives up after common::PATIENCE.
+    /// may not have finished when it answers. A script in the page waits for the text, woken
+    /// by each change of the document (a MutationObserver); a navigation ends that script
+    /// (an error) and the next page is asked. Gives up after PATIENCE (the script timeout).
     fn source_with(&self, text: &str) -> String {
-        let deadline = std::time::Instant::now() + common::PATIENCE;
+        const WAIT: &str = "const [text, done] = arguments;\n\
+            const has = () => new XMLSerializer().serializeToString(document).includes(text)\n\
+              || document.documentElement.outerHTML.includes(text);\n\
+            if (has()) { done(true); return; }\n\
+            new MutationObserver((_, o) => { if (has()) { o.disconnect(); done(true); } })\n\
+              .observe(document, { subtree: true, childList: true, characterData: true });";
+        let path = format!("/session/{}/execute/async", self.session);
+        let wait = json!({ "script": WAIT, "args": [text] });
+        let deadline = Instant::now() + PATIENCE;
         loop {
+            let shown = http_json(self.port, "POST", &path, Some(&wait)).unwrap();
             let s = self.source();
-            if s.contains(text) || std::time::Instant::now() > deadline {
+            if (shown["value"] == true && s.contains(text)) || Instant::now() > deadline {
                 return s;
             }
-            std::thread::sleep(std::time::Duration::from_millis(50));
         }
     }
 

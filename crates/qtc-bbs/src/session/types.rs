@@ -71,7 +71,7 @@ pub enum Event {
     },
     /// Check `call`'s password (argon2: tens of milliseconds, so the transport does it off its
     /// threads, with a dummy check for an unknown callsign so both take as long) and answer
-    /// with [`Session::password_checked`]. Input meanwhile waits in the session.
+    /// with [`crate::Session::password_checked`]. Input meanwhile waits in the session.
     CheckPassword {
         /// A valid callsign (base call).
         call: String,
@@ -82,7 +82,7 @@ pub enum Event {
         purpose: Checking,
     },
     /// A user is in. When `bbs` is true the session stops interpreting: the transport hands the
-    /// connection to the forwarding session, with [`Session::take_unconsumed`].
+    /// connection to the forwarding session, with [`crate::Session::take_unconsumed`].
     LoggedIn {
         /// The user's callsign.
         call: String,

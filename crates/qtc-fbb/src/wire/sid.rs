@@ -189,7 +189,7 @@ pub fn forwards_line(line: &[u8]) -> Option<Vec<String>> {
 }
 
 impl SidInfo {
-    /// Whether the SID names Winlink software (see [`WINLINK_NAMES`]).
+    /// Whether the SID names Winlink software (one of `WINLINK_NAMES`).
     pub fn is_winlink_client(&self) -> bool {
         WINLINK_NAMES
             .iter()

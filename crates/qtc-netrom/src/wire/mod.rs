@@ -6,7 +6,7 @@
 //!
 //! Callsigns travel in AX.25's shifted 7-byte form ([`qtc_ax25::Callsign::to_shifted`]); the
 //! flag bits of their SSID byte are ignored on input, as JNOS and Linux set them differently.
-//! Parsers borrow their input and never panic; each limit has its own [`Error`](crate::Error).
+//! Parsers borrow their input and never panic; each limit has its own [`Error`].
 
 mod alias;
 pub mod network;

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::{Client, PATIENCE};
 
@@ -358,18 +358,14 @@ impl Jnos {
     /// SMTP queue, run every few seconds or by `smtp kick`; a delivery that finds the area
     /// locked by another is retried about 30 s later.
     pub fn wait_area(&self, name: &str, what: &str, check: impl Fn(&[Stored]) -> bool) {
-        let deadline = Instant::now() + PATIENCE * 6;
-        loop {
-            if check(&self.area(name)) {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "JNOS area {name}: {what}\n--- console.log ---\n{}",
-                super::tail(&self.console_log(), 4000)
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        // Looked at again each time JNOS writes the area's file.
+        let path = self.data().join(format!("spool/mail/{name}.txt"));
+        let filed = super::watch::until_file(&path, PATIENCE * 6, || check(&self.area(name)));
+        assert!(
+            filed,
+            "JNOS area {name}: {what}\n--- console.log ---\n{}",
+            super::tail(&self.console_log(), 4000)
+        );
     }
 }
 

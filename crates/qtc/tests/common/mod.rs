@@ -8,6 +8,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 pub mod jnos;
+pub mod watch;
 
 /// How long a test waits for something that should come at once before it fails (a hang guard,
 /// not a timing assertion).
@@ -168,9 +169,16 @@ impl Daemon {
         }
     }
 
-    /// The daemon's log so far (for failure messages).
+    /// Where its log (standard error) goes, written as it logs.
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.path().join("qtc.log")
+    }
+
+    /// The daemon's log so far: every line it wrote before this call. A line for something
+    /// that happens after what the test saw (a session's end after its close) may not be there
+    /// yet: wait for it ([`Daemon::wait_for_log`]).
     pub fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("qtc.log")).unwrap_or_default()
+        std::fs::read_to_string(self.log_path()).unwrap_or_default()
     }
 
     /// `qtc ctl ARGS`, returning standard output; panics with the log when it fails.
@@ -196,27 +204,42 @@ impl Daemon {
     /// [`Daemon::wait_for_log`] for things that come later than at once (a hang guard of
     /// `within`).
     pub fn wait_for_log_within(&self, what: &str, within: Duration) {
-        let deadline = Instant::now() + within;
-        while !self.log().contains(what) {
-            assert!(
-                Instant::now() < deadline,
-                "no {what:?} in the log:\n{}",
-                self.log()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        self.wait_for_log_times(what, 1, within);
     }
 
-    /// Waits until `qtc ctl ARGS` answers what `check` wants; returns that answer (or the last
-    /// one, after [`PATIENCE`], for the caller's assertion to show).
-    pub fn wait_for_ctl(&self, args: &[&str], check: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + PATIENCE;
+    /// Waits until the daemon's log has said `what` `n` times (or more).
+    pub fn wait_for_log_count(&self, what: &str, n: usize) {
+        self.wait_for_log_times(what, n, PATIENCE);
+    }
+
+    /// Reads the log as it grows, woken by each write (no looking every few ms), until `what`
+    /// has come `n` times; panics with the log after `within` (a hang guard).
+    fn wait_for_log_times(&self, what: &str, n: usize, within: Duration) {
+        assert!(!what.is_empty());
+        let path = self.log_path();
+        // Watching before the first look: a line written in between still wakes the wait.
+        let watch = watch::FileWatch::new(&path);
+        let deadline = Instant::now() + within;
+        let mut log = std::fs::File::open(&path).unwrap();
+        let mut seen = 0;
+        // What the log gained since the last look, after the end of what came before it that
+        // could hold the start of `what`.
+        let mut new = Vec::new();
         loop {
-            let said = self.ctl(args);
-            if check(&said) || Instant::now() > deadline {
-                return said;
+            log.read_to_end(&mut new).unwrap();
+            while let Some(at) = find(&new, what.as_bytes()) {
+                seen += 1;
+                new.drain(..at + what.len());
             }
-            std::thread::sleep(Duration::from_millis(20));
+            if seen >= n {
+                return;
+            }
+            new.drain(..new.len().saturating_sub(what.len() - 1));
+            assert!(
+                watch.changed(deadline),
+                "{what:?} {seen} times of {n} in the log:\n{}",
+                self.log()
+            );
         }
     }
 
@@ -277,14 +300,12 @@ impl Daemon {
     pub fn stop(&mut self) -> std::process::ExitStatus {
         let pid = self.child.id().to_string();
         Command::new("kill").args(["-TERM", &pid]).status().unwrap();
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            assert!(Instant::now() < deadline, "qtc did not exit after SIGTERM");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        assert!(
+            watch::exited(&self.child, PATIENCE),
+            "qtc did not exit after SIGTERM\n{}",
+            tail(&self.log(), 4000)
+        );
+        self.child.wait().unwrap()
     }
 }
 
