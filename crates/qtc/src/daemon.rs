@@ -473,7 +473,7 @@ fn start_radios(
         let heard = radio::Heard::default();
         ports.push(crate::online::Port {
             name: p.name.clone(),
-            what: radio::kind_for_users(&p.kind),
+            what: p.kind.for_users(),
             heard: heard.clone(),
         });
         let health = std::sync::Arc::<radio::PortHealth>::default();

@@ -25,6 +25,7 @@ mod mail;
 mod metrics;
 mod online;
 mod passwords;
+pub mod phy;
 mod prefix;
 pub use out::closed_pipe;
 pub mod radio;

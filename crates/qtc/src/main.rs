@@ -57,8 +57,8 @@ enum Cmd {
     ///
     /// Example: qtc call --port kiss-tcp:127.0.0.1:8001 --mycall N0ZZZ N0AAA via N0DIG
     Call {
-        /// kiss-tcp:HOST:PORT, axudp:LISTEN_IP:PORT:PEER_IP:PORT, kiss-pty:PATH or
-        /// kiss-serial:PATH:BAUD.
+        /// The radio port as KIND:ARGS, a `[[port]]` in one argument: kiss-tcp:HOST:PORT, say
+        /// (docs/radio.md, "qtc call"; a wrong one lists every kind).
         #[arg(long)]
         port: String,
         /// Our callsign on the link (with SSID if wanted, N0ZZZ-1).

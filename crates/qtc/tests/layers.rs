@@ -7,6 +7,9 @@ use std::path::Path;
 
 /// Bottom first. Within a layer, modules do not use each other.
 const LAYERS: &[&[&str]] = &[
+    // The radio devices and the byte-stream trait: what a `[[port]]` kind is, checked from
+    // its keys, and the device it opens.
+    &["phy"],
     // Values and plumbing, using nothing else here: the checked config, the store thread,
     // the clock, the byte-stream codecs, the CPU pool.
     &[

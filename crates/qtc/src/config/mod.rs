@@ -480,7 +480,7 @@ fn check_areas(mut cfg: Config, source: String, base: &Path) -> Result<Loaded, K
         .mail
         .check(&cfg.station.callsign)
         .map_err(|e| e.within("[mail]"))?;
-    let (ax25, radio_ports) = radio::check(&cfg).map_err(|(key, m)| KeyError::new(key, m))?;
+    let (ax25, radio_ports) = radio::check(&cfg)?;
     let netrom = netrom::check(&cfg.netrom, &cfg.station.callsign, &ax25, &radio_ports)?;
     forward::check_partner_links(&partners, &radio_ports, netrom.is_some())?;
     let rules = forward::check_rules(&cfg.rule)?;

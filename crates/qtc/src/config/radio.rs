@@ -1,53 +1,24 @@
 //! `[ax25]` and the `[[port]]` tables: radio ports and their AX.25 parameters, checked into
 //! [`Ax25`] and [`RadioPort`]s.
 
-use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
-use nix::sys::termios::BaudRate;
 use qtc_callsign::Callsign;
 use serde::Deserialize;
 
 use super::forward::Connect;
-use super::{parse_duration, Config};
+use super::{parse_duration, Config, KeyError};
+use crate::phy::{Kind, KissParams};
 
-/// One AXUDP peer: who is at which address.
+/// A `[[port]]` table as written. The keys saying where the device is are its kind's
+/// ([`crate::phy::Keys`]); a key nobody knows is refused by [`check`].
 #[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub(super) struct PeerCfg {
-    /// The peer station's callsign (frames to it go to `address`).
-    pub(super) callsign: String,
-    /// Its UDP address, "IP:PORT".
-    pub(super) address: String,
-}
-
-/// A `[[port]]` table as written.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub(super) struct PortCfg {
     /// The port's name (used by `connect = "ax25:NAME:..."` and in logs).
     pub(super) name: String,
     /// kiss-tcp, axudp, kiss-pty or kiss-serial.
     pub(super) kind: String,
-    /// kiss-tcp: the TNC's KISS TCP address (Direwolf: 127.0.0.1:8001).
-    #[serde(default)]
-    pub(super) address: String,
-    /// axudp: the local UDP address to receive on.
-    #[serde(default)]
-    pub(super) listen: String,
-    /// axudp: the peers.
-    #[serde(default)]
-    pub(super) peers: Vec<PeerCfg>,
-    /// kiss-pty / kiss-serial: an existing pty or tty to open.
-    #[serde(default)]
-    pub(super) device: String,
-    /// kiss-pty: create a new pty pair and publish the peer side as a symlink here.
-    #[serde(default)]
-    pub(super) create: String,
-    /// kiss-serial: the baud rate.
-    #[serde(default = "default_baud")]
-    pub(super) baud: u32,
     /// The TNC port (KISS channel) 0-15.
     #[serde(default)]
     pub(super) kiss_port: u8,
@@ -103,11 +74,14 @@ pub(super) struct PortCfg {
     /// NET/ROM quality of neighbours heard here (JNOS `netrom interface`); 0: no NET/ROM.
     #[serde(default)]
     pub(super) netrom_quality: u8,
+    /// Where the device is: `address`, `listen`, `peers`, `device`, `create`, `baud`.
+    #[serde(flatten)]
+    pub(super) device: crate::phy::Keys,
+    /// Keys neither the port nor any kind knows (a typo): refused.
+    #[serde(flatten)]
+    pub(super) unknown: BTreeMap<String, toml::Value>,
 }
 
-fn default_baud() -> u32 {
-    9600
-}
 fn default_frack() -> String {
     "3s".into()
 }
@@ -124,31 +98,6 @@ fn default_max_links() -> usize {
     qtc_ax25::port::DEFAULT_MAX_LINKS
 }
 
-/// What a port is attached to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Kind {
-    /// KISS over TCP to a TNC (Direwolf).
-    KissTcp(String),
-    /// AX.25 + FCS in UDP datagrams.
-    Axudp {
-        /// Local address.
-        listen: SocketAddr,
-        /// Peers by callsign.
-        peers: Vec<(Callsign, SocketAddr)>,
-    },
-    /// KISS on an existing pty or tty.
-    PtyDevice(PathBuf),
-    /// KISS on a pty pair we create; the peer side's name is published at this path.
-    PtyCreate(PathBuf),
-    /// KISS on a serial port.
-    Serial {
-        /// The device.
-        device: PathBuf,
-        /// Baud rate.
-        baud: u32,
-    },
-}
-
 /// `[ax25]`, checked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ax25 {
@@ -158,58 +107,19 @@ pub struct Ax25 {
     pub page_lines: usize,
 }
 
-/// KISS parameters to send the modem when the device opens (spec §1.2); `None`: not sent, the
-/// modem keeps its own setting.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct KissParams {
-    /// TXDELAY, 10 ms units.
-    pub txdelay: Option<u8>,
-    /// Persistence P.
-    pub persist: Option<u8>,
-    /// SlotTime, 10 ms units.
-    pub slottime: Option<u8>,
-    /// TXtail, 10 ms units.
-    pub txtail: Option<u8>,
-    /// Full duplex.
-    pub full_duplex: Option<bool>,
-}
-
-impl KissParams {
-    /// The channel as qtc models it: these parameters where set, the modem's own defaults
-    /// (Direwolf's, [`qtc_ax25::Air::kiss`]) elsewhere.
-    pub fn air(&self, bit_rate: u32) -> qtc_ax25::Air {
-        let mut air = qtc_ax25::Air::kiss(bit_rate);
-        let tens = |v: u8| Duration::from_millis(u64::from(v) * 10);
-        if let Some(v) = self.txdelay {
-            air.txdelay = tens(v);
-        }
-        if let Some(v) = self.txtail {
-            air.txtail = tens(v);
-        }
-        if let Some(v) = self.slottime {
-            air.slot_time = tens(v);
-        }
-        if let Some(v) = self.persist {
-            air.persistence = v;
-        }
-        if let Some(v) = self.full_duplex {
-            air.full_duplex = v;
-        }
-        air
-    }
-}
-
 /// The air model of a port of `kind` with no `[[port]]` keys beyond what it is attached to:
 /// a 1200-baud modem with Direwolf's keying on KISS, none on AXUDP.
 pub fn default_air(kind: &Kind) -> qtc_ax25::Air {
-    match kind {
-        Kind::Axudp { .. } => qtc_ax25::Air::NONE,
-        _ => KissParams::default().air(DEFAULT_MODEM_BAUD),
-    }
+    air(kind.default_modem_baud(), &KissParams::default())
 }
 
-/// The modem bit rate of KISS ports when `modem_baud` is not given.
-pub const DEFAULT_MODEM_BAUD: u32 = 1200;
+/// The air model of a modem at `baud` keyed with `kiss`; 0: none.
+fn air(baud: u32, kiss: &KissParams) -> qtc_ax25::Air {
+    match baud {
+        0 => qtc_ax25::Air::NONE,
+        baud => kiss.air(baud),
+    }
+}
 
 /// A checked radio port.
 #[derive(Debug, Clone, PartialEq)]
@@ -232,60 +142,31 @@ pub struct RadioPort {
     pub netrom_quality: u8,
 }
 
-/// An error naming the key: (key, message).
-type KeyError = (String, String);
-
-/// Checks `[ax25]` and `[[port]]`; errors are (key, message).
+/// Checks `[ax25]` and `[[port]]`.
 pub(super) fn check(cfg: &Config) -> Result<(Ax25, Vec<RadioPort>), KeyError> {
     if cfg.ax25.bbs_ssids.is_empty() || cfg.ax25.bbs_ssids.iter().any(|&s| s > 15) {
-        return Err((
-            "[ax25] bbs_ssids".into(),
-            "expected a list of SSIDs 0 to 15, such as [0] or [0, 1]".into(),
+        return Err(KeyError::new(
+            "[ax25] bbs_ssids",
+            "expected a list of SSIDs 0 to 15, such as [0] or [0, 1]",
         ));
     }
     let mut out: Vec<RadioPort> = Vec::new();
     for (i, p) in cfg.port.iter().enumerate() {
-        let key = |k: &str| format!("[[port]] #{} ({}) {k}", i + 1, p.name);
+        let section = format!("[[port]] #{} ({})", i + 1, p.name);
+        let in_section = |e: KeyError| e.within(&section);
         if p.name.is_empty() || p.name.contains([':', ' ', ',']) {
-            return Err((
-                key("name"),
-                "expected a name without spaces, commas or colons".into(),
-            ));
+            return Err(in_section(KeyError::new(
+                "name",
+                "expected a name without spaces, commas or colons",
+            )));
         }
         if out.iter().any(|q| q.name == p.name) {
-            return Err((key("name"), format!("{:?} is used twice", p.name)));
+            return Err(in_section(KeyError::new(
+                "name",
+                format!("{:?} is used twice", p.name),
+            )));
         }
-        let kind = port_kind(p, &key)?;
-        let dur = |k: &str, v: &str| {
-            parse_duration(v).filter(|d| !d.is_zero()).ok_or_else(|| {
-                (
-                    key(k),
-                    format!("expected a duration such as \"3s\", got {v:?}"),
-                )
-            })
-        };
-        let (link, kiss) = port_link(p, &kind, &key, &dur)?;
-        let beacon = if p.beacon.is_empty() || p.beacon == "0" {
-            None
-        } else {
-            let every = dur("beacon", &p.beacon)?;
-            let text = if p.beacon_text.is_empty() {
-                format!("{} BBS", cfg.station.callsign)
-            } else {
-                p.beacon_text.clone()
-            };
-            Some((every, text))
-        };
-        out.push(RadioPort {
-            name: p.name.clone(),
-            kind,
-            kiss_port: p.kiss_port,
-            kiss,
-            link,
-            max_links: p.max_links.max(1),
-            beacon,
-            netrom_quality: p.netrom_quality,
-        });
+        out.push(check_port(p, &cfg.station.callsign).map_err(in_section)?);
     }
     let ax25 = Ax25 {
         bbs_calls: cfg
@@ -299,100 +180,65 @@ pub(super) fn check(cfg: &Config) -> Result<(Ax25, Vec<RadioPort>), KeyError> {
     Ok((ax25, out))
 }
 
-/// What a `[[port]]` is attached to.
-fn port_kind(p: &PortCfg, key: &dyn Fn(&str) -> String) -> Result<Kind, KeyError> {
-    Ok(match p.kind.as_str() {
-        "kiss-tcp" => {
-            if p.address
-                .rsplit_once(':')
-                .and_then(|(_, port)| port.parse::<u16>().ok())
-                .is_none()
-            {
-                return Err((
-                    key("address"),
-                    format!(
-                        "expected \"HOST:PORT\" such as \"127.0.0.1:8001\", got {:?}",
-                        p.address
-                    ),
-                ));
-            }
-            Kind::KissTcp(p.address.clone())
-        }
-        "axudp" => {
-            let listen = p.listen.parse().map_err(|_| {
-                (
-                    key("listen"),
-                    format!(
-                        "expected \"IP:PORT\" such as \"127.0.0.1:10093\", got {:?}",
-                        p.listen
-                    ),
-                )
-            })?;
-            let mut peers = Vec::new();
-            for peer in &p.peers {
-                let call: Callsign = peer
-                    .callsign
-                    .parse()
-                    .map_err(|e| (key("peers"), format!("callsign {:?}: {e}", peer.callsign)))?;
-                let addr = peer.address.parse().map_err(|_| {
-                    (
-                        key("peers"),
-                        format!("expected address \"IP:PORT\", got {:?}", peer.address),
-                    )
-                })?;
-                peers.push((call, addr));
-            }
-            Kind::Axudp { listen, peers }
-        }
-        "kiss-pty" => match (p.device.is_empty(), p.create.is_empty()) {
-            (false, true) => Kind::PtyDevice(p.device.clone().into()),
-            (true, false) => Kind::PtyCreate(p.create.clone().into()),
-            _ => {
-                return Err((
-                    key("device"),
-                    "a kiss-pty port needs exactly one of device = PATH or create = PATH".into(),
-                ))
-            }
-        },
-        "kiss-serial" => {
-            if p.device.is_empty() {
-                return Err((
-                    key("device"),
-                    "a kiss-serial port needs device = PATH".into(),
-                ));
-            }
-            if baud_rate(p.baud).is_none() {
-                return Err((key("baud"), format!("unsupported baud rate {}", p.baud)));
-            }
-            Kind::Serial {
-                device: p.device.clone().into(),
-                baud: p.baud,
-            }
-        }
-        other => {
-            return Err((
-                key("kind"),
-                format!("expected kiss-tcp, axudp, kiss-pty or kiss-serial, got {other:?}"),
-            ))
-        }
+/// One `[[port]]`; errors name the key within the table.
+fn check_port(p: &PortCfg, callsign: &str) -> Result<RadioPort, KeyError> {
+    if let Some(k) = p.unknown.keys().next() {
+        return Err(KeyError::new(
+            k.as_str(),
+            "no such key in a [[port]] table (docs/radio.md lists them)",
+        ));
+    }
+    let kind = Kind::check(&p.kind, &p.device).map_err(|e| KeyError::new(e.key, e.problem))?;
+    let (link, kiss) = port_link(p, &kind)?;
+    let beacon = if p.beacon.is_empty() || p.beacon == "0" {
+        None
+    } else {
+        let every = duration("beacon", &p.beacon)?;
+        let text = if p.beacon_text.is_empty() {
+            format!("{callsign} BBS")
+        } else {
+            p.beacon_text.clone()
+        };
+        Some((every, text))
+    };
+    Ok(RadioPort {
+        name: p.name.clone(),
+        kind,
+        kiss_port: p.kiss_port,
+        kiss,
+        link,
+        max_links: p.max_links.max(1),
+        beacon,
+        netrom_quality: p.netrom_quality,
     })
+}
+
+/// A duration that is not zero, such as "3s".
+fn duration(key: &str, v: &str) -> Result<Duration, KeyError> {
+    parse_duration(v).filter(|d| !d.is_zero()).ok_or_else(|| {
+        KeyError::new(
+            key,
+            format!("expected a duration such as \"3s\", got {v:?}"),
+        )
+    })
+}
+
+/// `key`'s value, when given, is within `lo..=hi`.
+fn range(key: &str, v: Option<usize>, lo: usize, hi: usize) -> Result<(), KeyError> {
+    match v {
+        Some(v) if !(lo..=hi).contains(&v) => {
+            Err(KeyError::new(key, format!("expected {lo} to {hi}")))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// A port's link parameters and the KISS parameters it sends: the defaults for the modem's
 /// speed (`qtc_ax25::Config::for_air`), then whatever the port sets.
-fn port_link(
-    p: &PortCfg,
-    kind: &Kind,
-    key: &dyn Fn(&str) -> String,
-    dur: &dyn Fn(&str, &str) -> Result<Duration, KeyError>,
-) -> Result<(qtc_ax25::Config, KissParams), KeyError> {
+fn port_link(p: &PortCfg, kind: &Kind) -> Result<(qtc_ax25::Config, KissParams), KeyError> {
     if p.kiss_port > 15 {
-        return Err((key("kiss_port"), "expected 0 to 15".into()));
+        return Err(KeyError::new("kiss_port", "expected 0 to 15"));
     }
-    let range = |k: &str, v: Option<usize>, lo: usize, hi: usize| match v {
-        Some(v) if !(lo..=hi).contains(&v) => Err((key(k), format!("expected {lo} to {hi}"))),
-        _ => Ok(()),
-    };
     range("paclen", p.paclen, 1, 2048)?;
     range("maxframe", p.maxframe.map(usize::from), 1, 7)?;
     range("emaxframe", p.emaxframe.map(usize::from), 1, 63)?;
@@ -410,16 +256,10 @@ fn port_link(
         txtail: p.txtail,
         full_duplex: p.fullduplex,
     };
-    let air = match kind {
-        Kind::Axudp { .. } if p.modem_baud.is_none() => qtc_ax25::Air::NONE,
-        _ => match p.modem_baud.unwrap_or(DEFAULT_MODEM_BAUD) {
-            0 => qtc_ax25::Air::NONE,
-            baud => kiss.air(baud),
-        },
-    };
+    let air = air(p.modem_baud.unwrap_or(kind.default_modem_baud()), &kiss);
     let mut link = qtc_ax25::Config::for_air(air);
-    link.frack = dur("frack", &p.frack)?;
-    link.t3 = dur("t3", &p.t3)?;
+    link.frack = duration("frack", &p.frack)?;
+    link.t3 = duration("t3", &p.t3)?;
     link.n1 = p.paclen.unwrap_or(link.n1);
     link.k_mod8 = p.maxframe.unwrap_or(link.k_mod8);
     link.k_mod128 = p.emaxframe.unwrap_or(link.k_mod128);
@@ -459,26 +299,11 @@ pub fn parse_ax25_connect(rest: &str) -> Result<Connect, String> {
     })
 }
 
-/// The termios speed for a baud rate, if supported.
-pub fn baud_rate(baud: u32) -> Option<BaudRate> {
-    Some(match baud {
-        1200 => BaudRate::B1200,
-        2400 => BaudRate::B2400,
-        4800 => BaudRate::B4800,
-        9600 => BaudRate::B9600,
-        19200 => BaudRate::B19200,
-        38400 => BaudRate::B38400,
-        57600 => BaudRate::B57600,
-        115200 => BaudRate::B115200,
-        _ => return None,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn parse(text: &str) -> Result<Vec<RadioPort>, (String, String)> {
+    fn parse(text: &str) -> Result<Vec<RadioPort>, KeyError> {
         let cfg: Config = toml::from_str(text).unwrap();
         check(&cfg).map(|(_, ports)| ports)
     }
@@ -488,7 +313,7 @@ mod tests {
         let p =
             parse("[[port]]\nname = \"vhf\"\nkind = \"kiss-tcp\"\naddress = \"127.0.0.1:8001\"\n")
                 .unwrap();
-        assert_eq!(p[0].kind, Kind::KissTcp("127.0.0.1:8001".into()));
+        assert_eq!(p[0].kind.describe(), "kiss-tcp 127.0.0.1:8001");
         // A 1200-baud modem with Direwolf's keying: windows of about 20 s of air.
         assert_eq!(p[0].link.air, qtc_ax25::Air::kiss(1200));
         assert_eq!(p[0].link.n1, 256);
@@ -541,31 +366,50 @@ mod tests {
              [[port]]\nname = \"s\"\nkind = \"kiss-serial\"\ndevice = \"/dev/ttyUSB0\"\nbaud = 1200\n",
         )
         .unwrap();
-        assert!(matches!(&p[0].kind, Kind::Axudp { peers, .. } if peers[0].0.ssid() == 1));
+        assert_eq!(
+            p[0].kind.describe(),
+            "axudp 127.0.0.1:10093 peers N0BBB-1@127.0.0.1:10094"
+        );
         assert_eq!(
             p[0].beacon,
             Some((Duration::from_secs(600), "N0ABC BBS".into()))
         );
-        assert_eq!(p[1].kind, Kind::PtyCreate("/tmp/x".into()));
+        assert_eq!(
+            p[1].kind.describe(),
+            "kiss-pty created, peer side at /tmp/x"
+        );
         assert!(!p[1].link.prefer_v22);
-        assert!(matches!(p[2].kind, Kind::Serial { baud: 1200, .. }));
+        assert_eq!(p[2].kind.describe(), "kiss-serial /dev/ttyUSB0 1200 baud");
     }
 
     #[test]
     fn errors_name_the_key() {
         let e = parse("[[port]]\nname = \"a\"\nkind = \"kiss\"\n").unwrap_err();
-        assert!(e.0.contains("kind"), "{e:?}");
+        assert_eq!(e.key, "[[port]] #1 (a) kind", "{e:?}");
+        assert!(
+            e.problem
+                .contains("kiss-tcp, axudp, kiss-pty or kiss-serial"),
+            "{e:?}"
+        );
         let e = parse("[[port]]\nname = \"a\"\nkind = \"kiss-pty\"\n").unwrap_err();
-        assert!(e.1.contains("exactly one"), "{e:?}");
+        assert!(e.problem.contains("exactly one"), "{e:?}");
         let e =
             parse("[[port]]\nname = \"a\"\nkind = \"kiss-tcp\"\naddress = \"x\"\n").unwrap_err();
-        assert!(e.0.contains("address"), "{e:?}");
+        assert!(e.key.contains("address"), "{e:?}");
         let e =
             parse("[[port]]\nname = \"a\"\nkind = \"kiss-tcp\"\naddress = \"h:1\"\nmaxframe = 8\n")
                 .unwrap_err();
-        assert!(e.0.contains("maxframe"), "{e:?}");
+        assert!(e.key.contains("maxframe"), "{e:?}");
         let e = parse("[ax25]\nbbs_ssids = [16]\n").unwrap_err();
-        assert!(e.0.contains("bbs_ssids"), "{e:?}");
+        assert!(e.key.contains("bbs_ssids"), "{e:?}");
+        // A typo is refused by name; another kind's key is let be, as it always was.
+        let e =
+            parse("[[port]]\nname = \"a\"\nkind = \"kiss-tcp\"\naddress = \"h:1\"\nadress = 1\n")
+                .unwrap_err();
+        assert_eq!(e.key, "[[port]] #1 (a) adress", "{e:?}");
+        assert!(e.problem.contains("docs/radio.md"), "{e:?}");
+        parse("[[port]]\nname = \"a\"\nkind = \"kiss-tcp\"\naddress = \"h:1\"\nbaud = 1200\n")
+            .unwrap();
     }
 
     #[test]

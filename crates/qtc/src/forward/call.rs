@@ -14,6 +14,7 @@ use super::{Forwarder, Summary};
 use crate::clock;
 use crate::config::forward::Connect;
 use crate::link::Codec;
+use crate::phy::ByteStream;
 use crate::radio::Radios;
 
 use super::greeting::ANSWER_TIME;
@@ -94,10 +95,10 @@ async fn open_stream(
     fwd: &Forwarder,
     radios: &Radios,
     p: &crate::config::forward::Partner,
-) -> Result<Box<dyn Stream>, String> {
+) -> Result<Box<dyn ByteStream>, String> {
     let addr = p.connect.to_string();
     let silent = || format!("no answer from {addr} in {} s", ANSWER_TIME.as_secs());
-    let stream: Box<dyn Stream> = match &p.connect {
+    let stream: Box<dyn ByteStream> = match &p.connect {
         Connect::Tcp(a) => {
             tracing::info!(partner = %p.call, addr = %a, "calling");
             match tokio::time::timeout(ANSWER_TIME, TcpStream::connect(a)).await {
@@ -180,10 +181,6 @@ fn codec_for(p: &crate::config::forward::Partner) -> Codec {
         Codec::raw()
     }
 }
-
-/// A connection to a partner: TCP or an AX.25 link's stream.
-trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}
-impl<T: AsyncRead + AsyncWrite + Unpin + Send> Stream for T {}
 
 /// A TLS connection to a partner whose certificate is in `ca` and carries `name`.
 async fn tls_connect(

@@ -1,60 +1,14 @@
 //! `qtc call`: a terminal on an AX.25 link, on the same port task as the daemon. Lines typed go
 //! out with CR line ends; received text is printed with LF; it exits when the link is down.
 
-use std::net::SocketAddr;
-
-use anyhow::{anyhow, bail, Context};
+use anyhow::{anyhow, Context};
 use qtc_callsign::Callsign;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};
 
 use super::{run_port, PortSetup, RadioHandle, Radios};
-use crate::config::radio::{Kind, RadioPort};
-
-/// Parses `kiss-tcp:HOST:PORT`, `axudp:LISTEN:PEER`, `kiss-pty:PATH` or
-/// `kiss-serial:PATH:BAUD`. The AXUDP peer is taken to be `remote`.
-pub fn parse_port(spec: &str, remote: Callsign) -> anyhow::Result<Kind> {
-    let bad = || {
-        anyhow!(
-            "--port: expected kiss-tcp:HOST:PORT, axudp:LISTEN_IP:PORT:PEER_IP:PORT, \
-             kiss-pty:PATH or kiss-serial:PATH:BAUD, got {spec:?}"
-        )
-    };
-    let (kind, rest) = spec.split_once(':').ok_or_else(bad)?;
-    Ok(match kind {
-        "kiss-tcp" => Kind::KissTcp(rest.to_string()),
-        "axudp" => {
-            // LISTEN and PEER are each IP:PORT (IPv4, or [IPv6]:PORT).
-            let mut split = None;
-            for (i, _) in rest.match_indices(':') {
-                if let (Ok(a), Ok(b)) = (
-                    rest[..i].parse::<SocketAddr>(),
-                    rest[i + 1..].parse::<SocketAddr>(),
-                ) {
-                    split = Some((a, b));
-                }
-            }
-            let (listen, peer) = split.ok_or_else(bad)?;
-            Kind::Axudp {
-                listen,
-                peers: vec![(remote, peer)],
-            }
-        }
-        "kiss-pty" => Kind::PtyDevice(rest.into()),
-        "kiss-serial" => {
-            let (dev, baud) = rest.rsplit_once(':').ok_or_else(bad)?;
-            let baud: u32 = baud.parse().map_err(|_| bad())?;
-            if crate::config::radio::baud_rate(baud).is_none() {
-                bail!("--port: unsupported baud rate {baud}");
-            }
-            Kind::Serial {
-                device: dev.into(),
-                baud,
-            }
-        }
-        _ => return Err(bad()),
-    })
-}
+use crate::config::radio::RadioPort;
+use crate::phy::Kind;
 
 /// Runs the terminal until the link is down.
 pub fn run(port: &str, mycall: &str, remote: &str, via: &[String]) -> anyhow::Result<()> {
@@ -67,7 +21,8 @@ pub fn run(port: &str, mycall: &str, remote: &str, via: &[String]) -> anyhow::Re
         .filter(|v| !v.eq_ignore_ascii_case("via") && !v.eq_ignore_ascii_case("v"))
         .map(|v| v.parse().map_err(|e| anyhow!("digipeater {v:?}: {e}")))
         .collect::<anyhow::Result<_>>()?;
-    let kind = parse_port(port, remote_call)?;
+    // The `[[port]]` keys in one argument (`kiss-tcp:HOST:PORT`): the AXUDP peer is `remote`.
+    let kind = Kind::from_arg(port, remote_call).map_err(|e| anyhow!("--port: {e}"))?;
     // Logs only when asked (RUST_LOG=debug): standard error is the terminal's status line.
     let filter = crate::config::log_filter_env_or("error");
     tracing_subscriber::fmt()

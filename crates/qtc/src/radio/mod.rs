@@ -6,10 +6,8 @@
 //! or the one timer armed at the earliest link deadline (none while no link has a timer) wakes it.
 
 pub mod client;
-mod device;
 pub mod netrom;
 mod port;
-pub mod pty;
 mod to_session;
 
 use std::collections::BTreeMap;
@@ -81,7 +79,7 @@ pub struct DeviceState {
 /// What a port task publishes about itself: its device's state and its frame counts.
 #[derive(Debug)]
 pub struct PortHealth {
-    state: Mutex<DeviceState>,
+    state: tokio::sync::watch::Sender<DeviceState>,
     frames_in: AtomicU64,
     frames_out: AtomicU64,
 }
@@ -89,7 +87,7 @@ pub struct PortHealth {
 impl Default for PortHealth {
     fn default() -> Self {
         PortHealth {
-            state: Mutex::new(DeviceState {
+            state: tokio::sync::watch::Sender::new(DeviceState {
                 up: false,
                 since: crate::clock::unix_now(),
                 reason: Some("opening".into()),
@@ -104,7 +102,7 @@ impl Default for PortHealth {
 impl PortHealth {
     /// The device opened.
     pub fn up(&self, now: i64) {
-        self.set(DeviceState {
+        self.state.send_replace(DeviceState {
             up: true,
             since: now,
             reason: None,
@@ -114,19 +112,22 @@ impl PortHealth {
 
     /// The device failed or closed; the task tries again at `retry`.
     pub fn down(&self, now: i64, why: &str, retry: i64) {
-        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        // A failed reopen keeps the time the device went down.
-        let since = if st.up { now } else { st.since };
-        *st = DeviceState {
-            up: false,
-            since,
-            reason: Some(why.to_string()),
-            next_retry: Some(retry),
-        };
+        self.state.send_modify(|st| {
+            // A failed reopen keeps the time the device went down.
+            let since = if st.up { now } else { st.since };
+            *st = DeviceState {
+                up: false,
+                since,
+                reason: Some(why.to_string()),
+                next_retry: Some(retry),
+            };
+        });
     }
 
-    fn set(&self, state: DeviceState) {
-        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = state;
+    /// Completes once the device is open (a test's cue that the port is there).
+    #[cfg(test)]
+    pub async fn opened(&self) {
+        let _ = self.state.subscribe().wait_for(|s| s.up).await;
     }
 
     /// A frame came in from the device.
@@ -141,7 +142,7 @@ impl PortHealth {
 
     /// The device's state now.
     pub fn state(&self) -> DeviceState {
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.state.borrow().clone()
     }
 
     /// Frames in and out since start.
@@ -312,43 +313,16 @@ fn heard(list: &Heard, call: Callsign, now: i64) {
     e.frames += 1;
 }
 
-/// What a port is, for users (`PORTS`, `J`): the kind of link, never a device path or an
-/// address, which are the sysop's business (the start-up report, [`describe`]).
-pub fn kind_for_users(kind: &crate::config::radio::Kind) -> String {
-    use crate::config::radio::Kind;
-    match kind {
-        Kind::KissTcp(_) => "KISS TNC (TCP)".into(),
-        Kind::Axudp { .. } => "AX.25 over UDP (AXUDP)".into(),
-        Kind::PtyDevice(_) | Kind::PtyCreate(_) => "KISS TNC".into(),
-        Kind::Serial { baud, .. } => format!("KISS TNC, {baud} baud"),
-    }
-}
-
 /// The start-up report's lines for the radio ports and the NET/ROM node: what the daemon
 /// prints when it starts and `qtc check` when it would.
 pub fn report_lines(c: &crate::config::Loaded) -> Vec<String> {
     let ports = c
         .radio_ports
         .iter()
-        .map(|p| format!("radio: {} {}", p.name, describe(&p.kind)));
+        .map(|p| format!("radio: {} {}", p.name, p.kind.describe()));
     let node = c
         .netrom
         .iter()
         .map(|n| format!("netrom: {}", netrom::describe(&n.node, &c.radio_ports)));
     ports.chain(node).collect()
-}
-
-/// One line saying what a port is attached to, for the start-up report.
-pub fn describe(kind: &crate::config::radio::Kind) -> String {
-    use crate::config::radio::Kind;
-    match kind {
-        Kind::KissTcp(a) => format!("kiss-tcp {a}"),
-        Kind::Axudp { listen, peers } => {
-            let peers: Vec<String> = peers.iter().map(|(c, a)| format!("{c}@{a}")).collect();
-            format!("axudp {listen} peers {}", peers.join(","))
-        }
-        Kind::PtyDevice(p) => format!("kiss-pty {}", p.display()),
-        Kind::PtyCreate(p) => format!("kiss-pty created, peer side at {}", p.display()),
-        Kind::Serial { device, baud } => format!("kiss-serial {} {baud} baud", device.display()),
-    }
 }

@@ -2,8 +2,7 @@
 //! duplex stream per link, one timer.
 
 use std::collections::BTreeMap;
-use std::future::{poll_fn, Future};
-use std::io;
+use std::future::poll_fn;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -15,15 +14,14 @@ use qtc_ax25::{
 use qtc_callsign::Callsign;
 use tokio::io::{AsyncRead, DuplexStream, ReadBuf};
 use tokio::sync::{mpsc, oneshot, watch};
-use tokio::time::{Instant, Sleep};
 
-use super::device::{self, Dev};
 use super::to_session::ToSession;
 use super::{heard, Heard, Local, PortCmd};
 
 mod netrom;
 use crate::clock;
-use crate::config::radio::{Kind, KissParams, RadioPort};
+use crate::config::radio::RadioPort;
+use crate::phy::{self, Device, Kind, KissSetup, Opening};
 
 /// Bytes buffered inside each link's duplex stream, each way.
 pub const DUPLEX_BUF: usize = 4096;
@@ -87,20 +85,19 @@ impl LinkIo {
     }
 }
 
-type Opening = Pin<Box<dyn Future<Output = io::Result<Dev>> + Send>>;
-
 enum DevState {
-    Up(Dev, Instant),
+    /// Open since then.
+    Up(Box<dyn Device>, std::time::Instant),
     Opening(Opening),
-    Waiting(Pin<Box<Sleep>>),
+    /// Down; opened again at this time.
+    Waiting(std::time::Instant),
 }
 
 struct Task {
     name: String,
     kind: Kind,
-    kiss_port: u8,
-    /// KISS parameters sent each time the device opens.
-    kiss: KissParams,
+    /// The KISS channel and the parameters sent each time the device opens.
+    kiss: KissSetup,
     port: qtc_ax25::Port,
     dev: DevState,
     backoff: Duration,
@@ -116,11 +113,6 @@ struct Task {
     bytes: std::sync::Arc<crate::metrics::PortBytes>,
     metrics: Arc<crate::metrics::Metrics>,
     netrom: Option<netrom::PortNetrom>,
-}
-
-fn opening(kind: &Kind, kiss_port: u8, params: KissParams) -> Opening {
-    let kind = kind.clone();
-    Box::pin(async move { device::open(&kind, kiss_port, params).await })
 }
 
 fn is_up(state: State) -> bool {
@@ -234,16 +226,19 @@ pub async fn run_port(
     let (netrom, mut from_node) = netrom::attach(&mut port, netrom);
     port.set_accept(accept);
     port.set_max_links(cfg.max_links);
+    let kiss = KissSetup {
+        kiss_port: cfg.kiss_port,
+        params: cfg.kiss,
+    };
     let mut t = Task {
         name: cfg.name.clone(),
         kind: cfg.kind.clone(),
-        kiss_port: cfg.kiss_port,
-        kiss: cfg.kiss,
+        kiss,
         port,
-        dev: DevState::Opening(opening(&cfg.kind, cfg.kiss_port, cfg.kiss)),
+        dev: DevState::Opening(cfg.kind.open(kiss)),
         backoff: MIN_BACKOFF,
         links: BTreeMap::new(),
-        rx: vec![0u8; device::READ_BUF],
+        rx: vec![0u8; phy::READ_BUF],
         frames: Vec::new(),
         heard,
         health,
@@ -254,39 +249,26 @@ pub async fn run_port(
         metrics,
         netrom,
     };
-    let mut timer = Box::pin(tokio::time::sleep_until(Instant::now()));
-    let mut armed: Option<std::time::Instant> = None;
+    let mut timer = clock::Timer::new();
     let beacon = cfg.beacon.clone();
-    let mut beacon_timer = Box::pin(tokio::time::sleep(
-        beacon.as_ref().map_or(Duration::from_secs(3600), |b| b.0),
-    ));
+    let mut beacon_timer = clock::Timer::new();
+    beacon_timer.set(beacon.as_ref().map(|b| clock::now() + b.0));
     let mut cmds_open = true;
     loop {
         let now = clock::now();
         t.drain(now);
-        let dl = t.deadline();
-        if dl != armed {
-            if let Some(d) = dl {
-                timer.as_mut().reset(Instant::from_std(d));
-            }
-            armed = dl;
-        }
+        timer.set(t.deadline());
         tokio::select! {
             () = poll_fn(|cx| t.poll_io(cx)) => {}
-            () = &mut timer, if armed.is_some() => {
-                // The clock may lag the sleep by a hair; a spurious call does nothing.
-                t.port.handle_timeout(clock::now());
-                t.netrom_timeout(clock::now());
-                armed = None;
-            }
+            () = timer.fired() => t.handle_timeout(clock::now()),
             o = netrom::next(&mut from_node) => match o {
                 Some(o) => t.netrom_out(clock::now(), o),
                 None => from_node = None,
             },
-            () = &mut beacon_timer, if beacon.is_some() => {
+            () = beacon_timer.fired() => {
                 if let Some((every, text)) = &beacon {
                     t.beacon(text);
-                    beacon_timer.as_mut().reset(Instant::now() + *every);
+                    beacon_timer.set(Some(clock::now() + *every));
                 }
             }
             c = cmds.recv(), if cmds_open => match c {
@@ -379,13 +361,29 @@ impl Task {
         }
     }
 
-    /// The earliest deadline: the links' timers and the idle NET/ROM links.
+    /// The earliest deadline: the links' timers, the idle NET/ROM links and the device's
+    /// reopening.
     fn deadline(&self) -> Option<std::time::Instant> {
+        let reopen = match self.dev {
+            DevState::Waiting(at) => Some(at),
+            _ => None,
+        };
         self.port
             .poll_timeout()
             .into_iter()
             .chain(self.netrom_deadline())
+            .chain(reopen)
             .min()
+    }
+
+    /// The deadline passed: the links' timers, the NET/ROM links', the device's reopening.
+    /// The clock may lag the timer by a hair; a spurious call does nothing.
+    fn handle_timeout(&mut self, now: std::time::Instant) {
+        self.port.handle_timeout(now);
+        self.netrom_timeout(now);
+        if matches!(self.dev, DevState::Waiting(at) if at <= now) {
+            self.dev = DevState::Opening(self.kind.open(self.kiss));
+        }
     }
 
     /// A station that called us gets its session (or a DM if nothing takes sessions here).
@@ -530,7 +528,7 @@ impl Task {
         let now = clock::now();
         let mut progress = self.poll_device(cx);
         self.take_frames(now);
-        let mut buf = [0u8; device::READ_BUF];
+        let mut buf = [0u8; phy::READ_BUF];
         let mut remove = Vec::new();
         let ids: Vec<LinkId> = self.links.keys().copied().collect();
         for id in ids {
@@ -567,18 +565,14 @@ impl Task {
                         Ok(d) => {
                             tracing::info!(port = %self.name, "device open");
                             self.health.up(clock::unix_now());
-                            self.dev = DevState::Up(d, Instant::now());
+                            self.dev = DevState::Up(d, clock::now());
                         }
                         Err(e) => down = Some(format!("cannot open: {e}")),
                     }
                 }
             }
-            DevState::Waiting(s) => {
-                if s.as_mut().poll(cx).is_ready() {
-                    progress = true;
-                    self.dev = DevState::Opening(opening(&self.kind, self.kiss_port, self.kiss));
-                }
-            }
+            // The timer reopens it (`handle_timeout`).
+            DevState::Waiting(_) => {}
             DevState::Up(d, _) => {
                 if d.has_output() {
                     if let Poll::Ready(Err(e)) = d.poll_send(cx) {
@@ -604,7 +598,7 @@ impl Task {
 
     fn device_down(&mut self, why: &str) {
         if let DevState::Up(_, since) = &self.dev {
-            if since.elapsed() > Duration::from_secs(30) {
+            if clock::now().saturating_duration_since(*since) > Duration::from_secs(30) {
                 self.backoff = MIN_BACKOFF;
             }
         }
@@ -612,7 +606,7 @@ impl Task {
         let unix = clock::unix_now();
         self.health
             .down(unix, why, unix + self.backoff.as_secs() as i64);
-        self.dev = DevState::Waiting(Box::pin(tokio::time::sleep(self.backoff)));
+        self.dev = DevState::Waiting(clock::now() + self.backoff);
         self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
     }
 
@@ -695,7 +689,7 @@ mod tests {
     impl Peer {
         /// Runs the peer for `d`, moving frames and timers.
         async fn run(&mut self, d: Duration) {
-            let end = Instant::now() + d;
+            let end = clock::now() + d;
             let mut buf = vec![0u8; 4096];
             loop {
                 let now = clock::now();
@@ -725,12 +719,8 @@ mod tests {
                         _ => {}
                     }
                 }
-                let wake = self
-                    .port
-                    .poll_timeout()
-                    .map_or(end, Instant::from_std)
-                    .min(end);
-                if Instant::now() >= end {
+                let wake = self.port.poll_timeout().map_or(end, |t| t.min(end));
+                if clock::now() >= end {
                     return;
                 }
                 tokio::select! {
@@ -745,7 +735,7 @@ mod tests {
                             }
                         }
                     }
-                    () = tokio::time::sleep_until(wake) => self.port.handle_timeout(clock::now()),
+                    () = tokio::time::sleep_until(wake.into()) => self.port.handle_timeout(clock::now()),
                 }
             }
         }
@@ -785,10 +775,18 @@ mod tests {
         link.receive_buffer = 8 * 1024;
         let rp = RadioPort {
             name: "t".into(),
-            kind: Kind::Axudp {
-                listen: a_addr,
-                peers: vec![(call("N0ZZZ"), b_addr)],
-            },
+            kind: Kind::check(
+                "axudp",
+                &phy::Keys {
+                    listen: a_addr.to_string(),
+                    peers: vec![phy::PeerKeys {
+                        callsign: "N0ZZZ".into(),
+                        address: b_addr.to_string(),
+                    }],
+                    ..Default::default()
+                },
+            )
+            .unwrap(),
             kiss_port: 0,
             kiss: Default::default(),
             link: link.clone(),
@@ -796,6 +794,7 @@ mod tests {
             beacon: None,
             netrom_quality: 0,
         };
+        let health = Arc::<crate::radio::PortHealth>::default();
         let streams = Arc::new(Mutex::new(Vec::new()));
         let notify = Arc::new(tokio::sync::Notify::new());
         let (s2, n2) = (streams.clone(), notify.clone());
@@ -812,7 +811,7 @@ mod tests {
                 accept: true,
                 on_incoming: Some(on),
                 heard: Heard::default(),
-                health: Default::default(),
+                health: health.clone(),
                 metrics: Default::default(),
                 netrom: None,
             },
@@ -822,8 +821,8 @@ mod tests {
         std::mem::forget(_tx);
         let mut port = qtc_ax25::Port::new(link);
         port.add_local(call("N0ZZZ"));
-        // Let the task bind its socket first.
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        // The task has bound its socket before the peer calls.
+        health.opened().await;
         port.connect(clock::now(), call("N0ZZZ"), call("N0BBB"), Path::default())
             .unwrap();
         let peer = Peer {
@@ -838,7 +837,10 @@ mod tests {
         (peer, streams, stop_tx, notify)
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    // On paused time: the clock jumps to the next timer only once every task waits, so the
+    // frames on loopback have always arrived first, and a wait for "a while" is a wait until
+    // everything has settled.
+    #[tokio::test(start_paused = true)]
     async fn a_session_that_stops_reading_sets_the_link_busy_and_loses_nothing() {
         let (mut peer, streams, _stop, _n) = setup().await;
         peer.run(Duration::from_millis(500)).await;
@@ -865,8 +867,8 @@ mod tests {
             }
             got
         });
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !reader.is_finished() && Instant::now() < deadline {
+        let deadline = clock::now() + Duration::from_secs(30);
+        while !reader.is_finished() && clock::now() < deadline {
             peer.run(Duration::from_millis(200)).await;
         }
         assert!(reader.is_finished(), "the session never got everything");
@@ -874,7 +876,7 @@ mod tests {
         assert_eq!(got, sent);
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[tokio::test(start_paused = true)]
     async fn a_session_writing_faster_than_the_air_is_held_back() {
         let (mut peer, streams, _stop, _n) = setup().await;
         peer.run(Duration::from_millis(500)).await;
@@ -892,18 +894,19 @@ mod tests {
                 w.fetch_add(chunk.len(), std::sync::atomic::Ordering::SeqCst);
             }
         });
+        // Until everything has settled (paused time): the writer waits on the full stream.
         tokio::time::sleep(Duration::from_secs(1)).await;
         let n = written.load(std::sync::atomic::Ordering::SeqCst);
         // At most: the link's send buffer, the duplex buffer, a window of frames in flight
         // and one read's worth (4 KiB) in hand.
         assert!(
-            n <= 8 * 1024 + DUPLEX_BUF + 32 * 256 + 4096,
+            (DUPLEX_BUF..=8 * 1024 + DUPLEX_BUF + 32 * 256 + 4096).contains(&n),
             "{n} bytes accepted"
         );
         assert!(!writer.is_finished());
         // The peer answers again: the rest flows.
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !writer.is_finished() && Instant::now() < deadline {
+        let deadline = clock::now() + Duration::from_secs(60);
+        while !writer.is_finished() && clock::now() < deadline {
             peer.run(Duration::from_millis(200)).await;
         }
         assert!(

@@ -97,11 +97,7 @@ impl Web {
             listeners.push(format!("forward {a}"));
         }
         for p in &c.radio_ports {
-            listeners.push(format!(
-                "radio {} {}",
-                p.name,
-                crate::radio::describe(&p.kind)
-            ));
+            listeners.push(format!("radio {} {}", p.name, p.kind.describe()));
         }
         Arc::new(Web {
             fwd: sources.forward.clone(),

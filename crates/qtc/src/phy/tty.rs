@@ -1,6 +1,7 @@
-//! KISS over a pty or a serial tty: a non-blocking file descriptor driven by tokio's `AsyncFd`
-//! (epoll readiness; nothing polls). Raw mode via termios; `create` opens a new pty pair and
-//! publishes the peer side's name as a symlink, as Direwolf's /tmp/kisstnc does.
+//! `kind = "kiss-pty"` and `kind = "kiss-serial"`: KISS over a pty or a serial tty, a
+//! non-blocking file descriptor driven by tokio's `AsyncFd` (epoll readiness; nothing polls).
+//! Raw mode via termios; `create` opens a new pty pair and publishes the peer side's name as a
+//! symlink, as Direwolf's /tmp/kisstnc does.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -11,14 +12,136 @@ use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
-use nix::sys::termios::{self, SetArg};
-
-use crate::config::radio::baud_rate;
+use nix::sys::termios::{self, BaudRate, SetArg};
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
+use super::kiss::{KissDev, DEFAULT_MODEM_BAUD};
+use super::{BadKey, Keys, KindDef, KissSetup, Opening, Spec};
+
+/// `kiss-pty`: an existing pty (`device`) or one we create (`create`).
+pub(super) const PTY: KindDef = KindDef {
+    name: "kiss-pty",
+    arg: "PATH",
+    check: check_pty,
+    from_arg: |rest, _| {
+        Some(Keys {
+            device: rest.to_string(),
+            ..Keys::default()
+        })
+    },
+};
+
+/// `kiss-serial`: a serial line at `baud`.
+pub(super) const SERIAL: KindDef = KindDef {
+    name: "kiss-serial",
+    arg: "PATH:BAUD",
+    check: check_serial,
+    from_arg: |rest, _| {
+        let (device, baud) = rest.rsplit_once(':')?;
+        Some(Keys {
+            device: device.to_string(),
+            baud: baud.parse().ok()?,
+            ..Keys::default()
+        })
+    },
+};
+
+/// KISS on a pty or a tty, checked.
+#[derive(Debug, Clone)]
+enum Tty {
+    /// An existing pty or tty.
+    Pty(PathBuf),
+    /// A pty pair we create; the peer side's name is published at this path.
+    Create(PathBuf),
+    /// A serial port at this speed.
+    Serial(PathBuf, u32),
+}
+
+fn check_pty(k: &Keys) -> Result<super::Kind, BadKey> {
+    Ok(super::Kind::new(
+        match (k.device.is_empty(), k.create.is_empty()) {
+            (false, true) => Tty::Pty(k.device.clone().into()),
+            (true, false) => Tty::Create(k.create.clone().into()),
+            _ => {
+                return Err(BadKey::new(
+                    "device",
+                    "a kiss-pty port needs exactly one of device = PATH or create = PATH",
+                ))
+            }
+        },
+    ))
+}
+
+fn check_serial(k: &Keys) -> Result<super::Kind, BadKey> {
+    if k.device.is_empty() {
+        return Err(BadKey::new(
+            "device",
+            "a kiss-serial port needs device = PATH",
+        ));
+    }
+    if baud_rate(k.baud).is_none() {
+        return Err(BadKey::new(
+            "baud",
+            format!("unsupported baud rate {}", k.baud),
+        ));
+    }
+    Ok(super::Kind::new(Tty::Serial(
+        k.device.clone().into(),
+        k.baud,
+    )))
+}
+
+impl Spec for Tty {
+    fn describe(&self) -> String {
+        match self {
+            Tty::Pty(p) => format!("kiss-pty {}", p.display()),
+            Tty::Create(p) => format!("kiss-pty created, peer side at {}", p.display()),
+            Tty::Serial(p, baud) => format!("kiss-serial {} {baud} baud", p.display()),
+        }
+    }
+
+    fn for_users(&self) -> String {
+        match self {
+            Tty::Serial(_, baud) => format!("KISS TNC, {baud} baud"),
+            _ => "KISS TNC".into(),
+        }
+    }
+
+    fn default_modem_baud(&self) -> u32 {
+        DEFAULT_MODEM_BAUD
+    }
+
+    fn open(&self, kiss: KissSetup) -> Opening {
+        let tty = self.clone();
+        Box::pin(async move {
+            let io = match &tty {
+                Tty::Pty(p) => TtyIo::open(p, None)?,
+                Tty::Create(p) => TtyIo::create(p)?,
+                Tty::Serial(p, baud) => TtyIo::open(p, Some(*baud))?,
+            };
+            Ok(KissDev::open(Box::new(io), kiss))
+        })
+    }
+}
+
+/// The termios speed for a baud rate, if supported.
+pub fn baud_rate(baud: u32) -> Option<BaudRate> {
+    Some(match baud {
+        1200 => BaudRate::B1200,
+        2400 => BaudRate::B2400,
+        4800 => BaudRate::B4800,
+        9600 => BaudRate::B9600,
+        19200 => BaudRate::B19200,
+        38400 => BaudRate::B38400,
+        57600 => BaudRate::B57600,
+        115200 => BaudRate::B115200,
+        _ => return None,
+    })
+}
+
 /// A pty master or a tty, non-blocking, as a tokio byte stream.
-pub struct TtyIo {
+struct TtyIo {
     fd: AsyncFd<File>,
     /// The pty's other side, held open so the master never reads EIO while no program has the
     /// published name open (which would otherwise be a busy hang-up loop).
@@ -62,7 +185,7 @@ fn register(file: File) -> io::Result<AsyncFd<File>> {
 
 impl TtyIo {
     /// Opens an existing pty or tty in raw mode (and sets the speed when `baud` is given).
-    pub fn open(path: &Path, baud: Option<u32>) -> io::Result<TtyIo> {
+    fn open(path: &Path, baud: Option<u32>) -> io::Result<TtyIo> {
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -77,7 +200,7 @@ impl TtyIo {
     }
 
     /// Creates a pty pair, raw, and publishes the peer side's name as a symlink at `link`.
-    pub fn create(link: &Path) -> io::Result<TtyIo> {
+    fn create(link: &Path) -> io::Result<TtyIo> {
         let pair = nix::pty::openpty(None, None)?;
         raw_mode(&pair.slave, None)?;
         raw_mode(&pair.master, None)?;
