@@ -74,6 +74,21 @@ fn user_gets_the_prompt_over_axudp() {
     assert!(heard.contains("N0ZZZ"), "{heard}");
 }
 
+/// `qtc call` opens its own port and calls at once: its SABM waits for the port's socket
+/// instead of being lost and sent again after T1.
+#[test]
+fn a_call_goes_out_with_its_first_sabm() {
+    let (_a, b, ports) = pair();
+    b.wait_for_log("device open port=udp");
+    let spec = format!("axudp:127.0.0.1:{}:127.0.0.1:{}", ports.user, ports.b);
+    let mut c = Call::start_logging(&spec, "N0ZZZ", "N0BBB", "warn,qtc_ax25=debug");
+    c.expect("de N0BBB>");
+    c.send("B");
+    let (status, log) = c.finish_with_log();
+    assert!(status.success());
+    assert!(!log.contains("T1 expired"), "{log}");
+}
+
 #[test]
 fn forward_200_messages_over_ax25_exactly_once() {
     let (a, b, _ports) = pair();

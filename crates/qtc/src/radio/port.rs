@@ -31,6 +31,8 @@ pub const BUSY_ABOVE: usize = 8 * 1024;
 pub const MIN_BACKOFF: Duration = Duration::from_secs(1);
 /// The cap on the reopen delay.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// Most frames kept while the device opens (a link's SABM, a few frames a NET/ROM start sends).
+const HELD_WHILE_OPENING: usize = 16;
 /// How long at shutdown the port may spend sending its DISCs.
 const FLUSH_AT_STOP: Duration = Duration::from_millis(300);
 
@@ -108,6 +110,8 @@ struct Task {
     health: Arc<super::PortHealth>,
     on_incoming: Option<Incoming>,
     dropped: u64,
+    /// Frames the links sent while the device was opening, sent once it is open.
+    held: Vec<Vec<u8>>,
     mycall: Option<Callsign>,
     /// AX.25 frame bytes in and out, for /metrics.
     bytes: std::sync::Arc<crate::metrics::PortBytes>,
@@ -244,6 +248,7 @@ pub async fn run_port(
         health,
         on_incoming,
         dropped: 0,
+        held: Vec::new(),
         mycall: locals.first().copied(),
         bytes: metrics.port_bytes(&cfg.name),
         metrics,
@@ -302,17 +307,27 @@ impl Task {
     }
 
     fn send_frame(&mut self, f: &Frame) {
-        match &mut self.dev {
-            DevState::Up(d, _) => {
-                let bytes = f.to_bytes();
-                self.bytes.sent(bytes.len());
-                self.health.frame_out();
-                if !d.queue(&bytes) {
-                    self.dropped += 1;
-                    tracing::debug!(port = %self.name, dropped = self.dropped, "device queue full, frame dropped");
-                }
+        match &self.dev {
+            DevState::Up(..) => self.write_to_device(&f.to_bytes()),
+            // Opening takes moments (a socket, a pty, a TCP connect): what the links say
+            // meanwhile, such as a caller's first SABM, waits for it instead of costing a T1.
+            DevState::Opening(_) if self.held.len() < HELD_WHILE_OPENING => {
+                self.held.push(f.to_bytes());
             }
             _ => self.dropped += 1,
+        }
+    }
+
+    fn write_to_device(&mut self, bytes: &[u8]) {
+        let DevState::Up(d, _) = &mut self.dev else {
+            self.dropped += 1;
+            return;
+        };
+        self.bytes.sent(bytes.len());
+        self.health.frame_out();
+        if !d.queue(bytes) {
+            self.dropped += 1;
+            tracing::debug!(port = %self.name, dropped = self.dropped, "device queue full, frame dropped");
         }
     }
 
@@ -566,6 +581,9 @@ impl Task {
                             tracing::info!(port = %self.name, "device open");
                             self.health.up(clock::unix_now());
                             self.dev = DevState::Up(d, clock::now());
+                            for bytes in std::mem::take(&mut self.held) {
+                                self.write_to_device(&bytes);
+                            }
                         }
                         Err(e) => down = Some(format!("cannot open: {e}")),
                     }
@@ -602,6 +620,9 @@ impl Task {
                 self.backoff = MIN_BACKOFF;
             }
         }
+        // Frames held for an opening that failed are lost, as on a dead device.
+        self.dropped += self.held.len() as u64;
+        self.held.clear();
         tracing::warn!(port = %self.name, reason = %why, retry_in = ?self.backoff, "device down");
         let unix = clock::unix_now();
         self.health

@@ -28,9 +28,14 @@ pub struct Call {
 
 impl Call {
     pub fn start(port: &str, mycall: &str, remote: &str) -> Call {
+        Call::start_logging(port, mycall, remote, "warn")
+    }
+
+    /// As [`Call::start`], its standard error logging at `filter` (RUST_LOG syntax).
+    pub fn start_logging(port: &str, mycall: &str, remote: &str, filter: &str) -> Call {
         let mut child = common::qtc()
             .args(["call", "--port", port, "--mycall", mycall, remote])
-            .env("RUST_LOG", "warn")
+            .env("RUST_LOG", filter)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -86,6 +91,17 @@ impl Call {
         let s = self.stdin.as_mut().unwrap();
         s.write_all(format!("{line}\n").as_bytes()).unwrap();
         s.flush().unwrap();
+    }
+
+    /// As [`Call::finish`], with what it wrote to standard error.
+    pub fn finish_with_log(mut self) -> (std::process::ExitStatus, String) {
+        let err = self.child.stderr.take();
+        let status = self.finish();
+        let mut log = String::new();
+        if let Some(mut e) = err {
+            e.read_to_string(&mut log).unwrap();
+        }
+        (status, log)
     }
 
     /// Closes standard input and waits for the exit (the link must come down).
