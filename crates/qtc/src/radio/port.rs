@@ -33,6 +33,11 @@ pub const MIN_BACKOFF: Duration = Duration::from_secs(1);
 pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
 /// Most frames kept while the device opens (a link's SABM, a few frames a NET/ROM start sends).
 const HELD_WHILE_OPENING: usize = 16;
+/// Where an ID beacon goes.
+const BEACON_TO: Callsign = match Callsign::new("ID", 0) {
+    Ok(call) => call,
+    Err(_) => panic!("ID is a callsign"),
+};
 /// How long at shutdown the port may spend sending its DISCs.
 const FLUSH_AT_STOP: Duration = Duration::from_millis(300);
 
@@ -332,11 +337,11 @@ impl Task {
     }
 
     fn beacon(&mut self, text: &str) {
-        let (Some(src), Ok(dest)) = (self.mycall, Callsign::new("ID", 0)) else {
+        let Some(src) = self.mycall else {
             return;
         };
         let f = Frame::ui(
-            Address::new(dest, src, CommandResponse::Command),
+            Address::new(BEACON_TO, src, CommandResponse::Command),
             Pid::NO_LAYER3,
             text.as_bytes().to_vec(),
         );

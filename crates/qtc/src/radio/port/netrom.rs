@@ -19,9 +19,10 @@ use super::Task;
 use crate::radio::netrom::{NetIn, NetOut, PortHook, LINK_IDLE};
 
 /// The broadcast address of NODES.
-fn nodes_call() -> Callsign {
-    Callsign::new("NODES", 0).unwrap_or_else(|_| unreachable!("NODES is a callsign"))
-}
+const NODES: Callsign = match Callsign::new("NODES", 0) {
+    Ok(call) => call,
+    Err(_) => panic!("NODES is a callsign"),
+};
 
 /// The port task's NET/ROM state.
 pub(super) struct PortNetrom {
@@ -41,7 +42,7 @@ pub(super) fn attach(
         return (None, None);
     };
     port.add_local(h.call);
-    port.add_ui_destination(nodes_call());
+    port.add_ui_destination(NODES);
     let n = PortNetrom {
         port: h.port,
         call: h.call,
@@ -65,7 +66,7 @@ impl Task {
         let Some(n) = &mut self.netrom else {
             return;
         };
-        if f.address.dest != nodes_call() || f.pid != Some(Pid::NETROM) {
+        if f.address.dest != NODES || f.pid != Some(Pid::NETROM) {
             return;
         }
         let m = NetIn::Nodes {
@@ -145,7 +146,7 @@ impl Task {
         match out {
             NetOut::Nodes(info) => {
                 let f = Frame::ui(
-                    Address::new(nodes_call(), call, CommandResponse::Command),
+                    Address::new(NODES, call, CommandResponse::Command),
                     Pid::NETROM,
                     info,
                 );
