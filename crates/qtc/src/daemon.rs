@@ -311,6 +311,7 @@ fn shared(
         admission: Arc::new(Admission::new(
             Sizes {
                 users: c.telnet.max_sessions.get(),
+                per_user: c.telnet.max_sessions_per_user.get(),
                 partners: c.telnet.max_partner_sessions.get(),
                 logins: c.telnet.max_logins.get(),
                 per_address: c.telnet.max_per_address.get(),

@@ -281,7 +281,7 @@ impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
     /// or handed to forwarding for a partner.
     fn on_logged_in(&mut self, call: String, bbs: bool) {
         let sysop = self.session.user().is_some_and(|u| u.sysop);
-        match self.shared.admission.seat(sysop, bbs) {
+        match self.shared.admission.seat(&call, sysop, bbs) {
             Ok(seat) => self.seat = Some(seat),
             Err(refusal) => {
                 tracing::warn!(%call, "refused at login: {refusal}");

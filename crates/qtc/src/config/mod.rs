@@ -113,6 +113,8 @@ struct TelnetCfg {
     listen: Vec<String>,
     /// Most sessions at once.
     max_sessions: usize,
+    /// Most sessions of one account at once, every door counted (sysops exempt).
+    max_sessions_per_user: usize,
     /// Most connections from one address at once (telnet and forwarding ports).
     max_per_address: usize,
     /// Most forwarding partners logged in at once (their own pool, apart from users').
@@ -263,6 +265,7 @@ impl Default for TelnetCfg {
         TelnetCfg {
             listen: vec!["127.0.0.1:6300".into()],
             max_sessions: 100,
+            max_sessions_per_user: 8,
             max_per_address: 10,
             max_partner_sessions: 20,
             max_logins: 200,
@@ -359,6 +362,8 @@ pub struct Telnet {
     pub tls_listen: Vec<SocketAddr>,
     /// Most sessions at once.
     pub max_sessions: NonZeroUsize,
+    /// Most sessions of one account at once, every door counted (sysops exempt).
+    pub max_sessions_per_user: NonZeroUsize,
     /// Most connections from one address at once (telnet and forwarding ports).
     pub max_per_address: NonZeroUsize,
     /// Most forwarding partners logged in at once.
@@ -613,6 +618,10 @@ impl TelnetCfg {
             listen: parse_addrs("[telnet] listen", &self.listen)?,
             tls_listen: parse_addrs("[telnet] tls_listen", &self.tls_listen)?,
             max_sessions: at_least_one("[telnet] max_sessions", self.max_sessions)?,
+            max_sessions_per_user: at_least_one(
+                "[telnet] max_sessions_per_user",
+                self.max_sessions_per_user,
+            )?,
             max_per_address: at_least_one("[telnet] max_per_address", self.max_per_address)?,
             max_partner_sessions: at_least_one(
                 "[telnet] max_partner_sessions",

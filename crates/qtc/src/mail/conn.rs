@@ -214,7 +214,7 @@ impl Conn<'_> {
             .call(move |s| qtc_mail::MessageStore::user(s, &c))
             .await;
         let sysop = matches!(&user, Ok(Ok(Some(u))) if u.sysop);
-        match sh.admission.seat(sysop, false) {
+        match sh.admission.seat(call, sysop, false) {
             Ok(seat) => self.seat = Some(seat),
             Err(refusal) => return Err(LoginRefused::Full(refusal)),
         }
