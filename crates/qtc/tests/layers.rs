@@ -23,6 +23,7 @@ const LAYERS: &[&[&str]] = &[
         "store_thread",
         "import",
         "prefix",
+        "log_limit",
     ],
     // Counters, limits, finding the config file, the store's readers.
     &[
@@ -38,6 +39,9 @@ const LAYERS: &[&[&str]] = &[
     &["admission", "session_store"],
     // The login path every port shares (places at connect, the counted password check).
     &["login"],
+    // The one connection driver every door runs its protocol on (places, timers, TLS,
+    // shutdown, the login-failure policy) and the listeners' accept loop.
+    &["connection"],
     // Services: radio ports, housekeeping, forwarding, who is online.
     &["radio", "housekeeping"],
     &["forward", "online", "downlink"],
