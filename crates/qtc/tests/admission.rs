@@ -206,6 +206,14 @@ fn people_log_in_while_250_addresses_churn_connections_that_never_log_in() {
     churn.wait_until_full();
     assert_eq!(three_humans(home, to, "de N0CALL>"), 3, "{}", d.log());
     assert!(churn.displaced.get() > 100);
+    // Lines alike are limited (20 a minute each): the churn does not fill the log.
+    let log = d.log();
+    let told = log.matches("its place was needed").count();
+    assert!(
+        told <= 3 * 20,
+        "{told} lines for {} displaced",
+        churn.displaced.get()
+    );
 }
 
 /// A login of `call` from `from` that waits for the prompt, then says goodbye.
