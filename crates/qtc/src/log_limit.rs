@@ -142,7 +142,7 @@ where
             _ => {
                 let kind = kind(event);
                 let mut limiter = self.limiter.lock().unwrap_or_else(|e| e.into_inner());
-                limiter.admit(kind, Instant::now())
+                limiter.admit(kind, crate::clock::now())
             }
         };
         match verdict {
@@ -175,7 +175,7 @@ mod tests {
     #[test]
     fn lines_alike_are_shown_a_burst_a_window_then_counted() {
         let mut l = Limiter::default();
-        let t0 = Instant::now();
+        let t0 = crate::clock::now();
         for i in 0..BURST {
             assert_eq!(
                 l.admit(1, t0 + Duration::from_millis(u64::from(i))),
@@ -195,7 +195,7 @@ mod tests {
     #[test]
     fn too_many_kinds_are_shown_not_forgotten() {
         let mut l = Limiter::default();
-        let t0 = Instant::now();
+        let t0 = crate::clock::now();
         for k in 0..MAX_KINDS as u64 {
             assert_eq!(l.admit(k, t0), Verdict::Show);
         }

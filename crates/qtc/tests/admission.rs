@@ -191,17 +191,23 @@ fn three_humans(from: IpAddr, to: SocketAddr, prompt: &'static str) -> usize {
         .count()
 }
 
-#[test]
-fn people_log_in_while_250_addresses_churn_connections_that_never_log_in() {
+/// A daemon where N0USR has logged in from home (127.0.0.1) before, a regular of this BBS,
+/// and 250 addresses of 127.`net`.0.x.
+fn regular_at_home(net: u8) -> (Daemon, SocketAddr, Vec<IpAddr>) {
     let d = Daemon::start("");
     let to = SocketAddr::from(([127, 0, 0, 1], d.port));
-    // The user has logged in from home before (a regular of this BBS).
-    let home = IpAddr::V4(Ipv4Addr::LOCALHOST);
     d.login("N0USR", "pw").send("B");
     d.wait_for_log("logged in call=N0USR");
-    let flood: Vec<IpAddr> = (1..=250u8)
-        .map(|a| IpAddr::V4(Ipv4Addr::new(127, 2, 0, a)))
+    let flood = (1..=250u8)
+        .map(|a| IpAddr::V4(Ipv4Addr::new(127, net, 0, a)))
         .collect();
+    (d, to, flood)
+}
+
+#[test]
+fn people_log_in_while_250_addresses_churn_connections_that_never_log_in() {
+    let (d, to, flood) = regular_at_home(2);
+    let home = IpAddr::V4(Ipv4Addr::LOCALHOST);
     let churn = Churn::start(flood, to, || {});
     churn.wait_until_full();
     assert_eq!(three_humans(home, to, "de N0CALL>"), 3, "{}", d.log());
@@ -229,16 +235,10 @@ fn log_in_once(from: IpAddr, to: SocketAddr, call: &str, pw: &str) {
 
 #[test]
 fn people_log_in_while_an_account_churns_from_250_addresses_it_logged_in_from() {
-    let d = Daemon::start("");
-    let to = SocketAddr::from(([127, 0, 0, 1], d.port));
+    let (d, to, flood) = regular_at_home(3);
     let home = IpAddr::V4(Ipv4Addr::LOCALHOST);
-    d.login("N0USR", "pw").send("B");
-    d.wait_for_log("logged in call=N0USR");
     // Another account holder logs in once from each of 250 addresses (a few at a time, as
     // fast as the password checks go), making them places an account logged in from...
-    let flood: Vec<IpAddr> = (1..=250u8)
-        .map(|a| IpAddr::V4(Ipv4Addr::new(127, 3, 0, a)))
-        .collect();
     for batch in flood.chunks(5) {
         let logins: Vec<_> = batch
             .iter()

@@ -23,7 +23,6 @@ const LAYERS: &[&[&str]] = &[
         "store_thread",
         "import",
         "prefix",
-        "log_limit",
     ],
     // Counters, limits, finding the config file, the store's readers.
     &[
@@ -32,6 +31,7 @@ const LAYERS: &[&[&str]] = &[
         "config_file",
         "read_pool",
         "stream_io",
+        "log_limit",
     ],
     // Login throttling; password checks (they read stored hashes on the readers).
     &["throttle", "passwords"],
@@ -61,13 +61,17 @@ fn module_of(rel: &Path) -> Option<String> {
     (!matches!(name.as_str(), "lib" | "main")).then_some(name)
 }
 
-/// The top-level modules `text` uses through `crate::` (comments skipped).
-fn uses(text: &str) -> Vec<String> {
-    let code: String = text
-        .lines()
+/// `text` without its comment lines.
+fn code_of(text: &str) -> String {
+    text.lines()
         .filter(|l| !l.trim_start().starts_with("//"))
         .collect::<Vec<_>>()
-        .join("\n");
+        .join("\n")
+}
+
+/// The top-level modules `text` uses through `crate::` (comments skipped).
+fn uses(text: &str) -> Vec<String> {
+    let code = code_of(text);
     let mut out = Vec::new();
     let mut rest = code.as_str();
     while let Some(i) = rest.find("crate::") {
@@ -172,11 +176,7 @@ fn paths_used(text: &str, own: &[String]) -> Vec<Vec<String>> {
             .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
             .collect()
     };
-    let code: String = text
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let code = code_of(text);
     let mut out = Vec::new();
     let bytes = code.as_bytes();
     let mut i = 0;
