@@ -30,7 +30,6 @@ use tokio_util::sync::CancellationToken;
 use crate::clock;
 use crate::connection::{Connection, Wake};
 use crate::link::Codec;
-use offer::{Made, NextOffer};
 
 /// Bytes read from the connection at once.
 const READ_BUF: usize = 32 * 1024;
@@ -206,6 +205,22 @@ pub async fn run(
     );
     d.summary
 }
+
+/// Our messages for the partner, the queue mark they were read at and the compressed forms
+/// made for them, on their way from the store thread and the packing thread.
+type NextOffer = std::pin::Pin<
+    Box<
+        dyn std::future::Future<
+                Output = Result<
+                    Result<(Vec<qtc_fbb::Outgoing>, u64, Made), qtc_mail::StoreError>,
+                    crate::store_thread::StoreGone,
+                >,
+            > + Send,
+    >,
+>;
+
+/// Compressed forms made in this session (message number, bytes), in the session's one form.
+type Made = Vec<(u64, qtc_fbb::Bytes)>;
 
 struct Driver {
     fwd: Arc<Forwarder>,

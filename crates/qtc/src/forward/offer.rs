@@ -4,24 +4,8 @@
 use qtc_fbb::{Mode, Outcome, Outgoing, Payload};
 use qtc_store::{FwdOutcome, Pending};
 
-use super::{payload, Driver};
+use super::{payload, Driver, Made, NextOffer};
 use crate::clock;
-
-/// Our messages for the partner, the queue mark they were read at and the compressed forms
-/// made for them, on their way from the store thread and the packing thread.
-pub(super) type NextOffer = std::pin::Pin<
-    Box<
-        dyn std::future::Future<
-                Output = Result<
-                    Result<(Vec<Outgoing>, u64, Made), qtc_mail::StoreError>,
-                    crate::store_thread::StoreGone,
-                >,
-            > + Send,
-    >,
->;
-
-/// Compressed forms made in this session (message number, bytes), in the session's one form.
-pub(super) type Made = Vec<(u64, qtc_fbb::Bytes)>;
 
 impl Driver {
     pub(super) async fn offer(&mut self, max: usize) {
