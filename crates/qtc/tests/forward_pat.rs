@@ -341,6 +341,23 @@ fn pat_sends_its_outbox_and_collects_its_mail_in_one_connect_each() {
         "{shown}"
     );
     assert!(contains(&d.show_raw(plain.number), b"Gr\xfc\xdfe"));
+    // The web and `qtc msg show` show what telnet shows: the subject decoded, the body in
+    // its charset, a second `To:` as To.
+    let (_, page) = web_page(&d, &format!("/messages/{}", plain.number));
+    let page = String::from_utf8_lossy(&page);
+    assert!(
+        page.contains("<td id=\"subject\">Grüße from pat</td>")
+            && page.contains("Hello from Pat, Grüße"),
+        "{page}"
+    );
+    let shown = String::from_utf8_lossy(&d.show_raw(plain.number)).into_owned();
+    assert!(shown.contains("\nSubject: Grüße from pat\n"), "{shown}");
+    let (_, page) = web_page(&d, &format!("/messages/{}", two.number));
+    let page = String::from_utf8_lossy(&page);
+    assert!(
+        page.contains("<td id=\"to\">N0USR, N0OTH</td>") && !page.contains("Copies"),
+        "{page}"
+    );
     usr.send(&format!("R {}", with_file.number));
     let shown = usr.expect("de N0QTC>");
     assert!(shown.contains("photo.bin (3000 bytes)"), "{shown}");

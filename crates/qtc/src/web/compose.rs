@@ -49,7 +49,7 @@ pub async fn form(
         // As `SR`: a personal reply to the sender, "Re: " once.
         let m = super::mail::readable(&web, &s, n, false).await?;
         d.to = m.header.from.clone();
-        let subject = String::from_utf8_lossy(&m.header.subject).into_owned();
+        let subject = qtc_mail::charset::decode_header(&m.header.subject);
         d.subject = format!("Re: {}", subject.strip_prefix("Re: ").unwrap_or(&subject));
         d.subject = cut(&d.subject, MAX_SUBJECT_LEN).to_string();
         d.body = quoted(&m);
@@ -62,7 +62,7 @@ const QUOTED_LINES: usize = 100;
 
 /// The original, quoted for a reply: who wrote it when, then its lines behind `> `.
 fn quoted(m: &qtc_mail::Message) -> String {
-    let text = String::from_utf8_lossy(&m.body);
+    let text = m.body_text();
     let text = qtc_mail::text::visible(&text);
     let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
     let mut q = format!(

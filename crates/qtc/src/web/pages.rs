@@ -89,6 +89,13 @@ pub(super) fn line(b: &[u8]) -> String {
     esc(&qtc_mail::text::visible_line(&String::from_utf8_lossy(b)))
 }
 
+/// A subject as the BBS shows it: RFC 2047 encoded words (Winlink's) decoded, safe to show.
+pub(super) fn subject(b: &[u8]) -> String {
+    esc(&qtc_mail::text::visible_line(
+        &qtc_mail::charset::decode_header(b),
+    ))
+}
+
 /// A page that asks again before `action` is done: the same form with `confirm=yes`.
 pub(super) fn confirm(
     s: &WebSession,
