@@ -32,6 +32,7 @@ pub use mailview::{Area, Overview};
 pub use parts::{Attachment, Recipient};
 pub use traffic::DayTraffic;
 pub use users::{hash_password, verify_password, DUMMY_HASH};
+pub use wp::{WpEntry, WpPage};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -358,11 +358,25 @@ fn start(
         shared.metrics.clone(),
     ));
     tasks.spawn(housekeeper.clone().schedule(stop.clone()));
+    let schedules = Arc::new(call::Schedules::new(
+        shared.forwarder.clone(),
+        radios.clone(),
+        stop.clone(),
+        tasks.clone(),
+    ));
+    schedules.apply(&c.partners);
+    let reloader = Arc::new(crate::reload::Reloader::new(
+        c,
+        o.store.clone(),
+        housekeeper.clone(),
+        schedules,
+    ));
+    crate::service::start(hup, reloader.clone(), stop, tasks);
     // What the sysop's tools (ctl, web) answer from.
     let sources = crate::health::Sources {
         forward: ForwardHandle::new(shared.forwarder.clone(), radios.clone(), stop.clone()),
         store: o.store.clone(),
-        radios: radios.clone(),
+        radios,
         metrics: shared.metrics.clone(),
         online: shared.online.clone(),
     };
@@ -374,27 +388,15 @@ fn start(
         housekeeper.clone(),
     ));
     if let (Some(l), Some(w)) = (listeners.web, &c.web) {
-        let web = crate::web::Web::new(
-            c,
-            w,
-            sources,
-            o.passwords.clone(),
-            shared.user_limits.clone(),
-            o.known.clone(),
-        );
+        let tools = crate::web::Tools {
+            reloader,
+            housekeeper,
+            passwords: o.passwords.clone(),
+            user_limits: shared.user_limits.clone(),
+            known: o.known.clone(),
+        };
+        let web = crate::web::Web::new(c, w, sources, tools);
         tasks.spawn(crate::web::serve(l, web, stop.clone()));
-    }
-    crate::service::start(c, hup, o.store.clone(), housekeeper, stop, tasks);
-    for p in &c.partners {
-        if let Some(interval) = p.interval {
-            tasks.spawn(call::schedule(
-                shared.forwarder.clone(),
-                radios.clone(),
-                p.call.clone(),
-                interval,
-                stop.clone(),
-            ));
-        }
     }
 }
 

@@ -113,7 +113,7 @@ impl ListQuery {
 }
 
 /// Form-encodes a query value.
-fn urlencode(v: &str) -> String {
+pub(super) fn urlencode(v: &str) -> String {
     let mut o = String::new();
     for b in v.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {

@@ -6,14 +6,17 @@
 mod attachments;
 mod chart;
 mod compose;
+mod config;
 mod forwarding;
 mod guard;
+mod housekeeping;
 pub mod listener;
 mod mail;
 mod pages;
 pub mod session;
 mod status;
 mod users;
+mod wp;
 
 use std::sync::Arc;
 
@@ -76,19 +79,42 @@ pub struct Web {
     user_limits: Arc<crate::user_limits::UserLimits>,
     /// `[limits] max_message`: the longest body a user may send.
     max_message: usize,
+    /// Applies configuration changes, as SIGHUP does.
+    reloader: Arc<crate::reload::Reloader>,
+    /// Runs housekeeping now and keeps its last runs.
+    housekeeper: Arc<crate::housekeeping::Housekeeper>,
+}
+
+/// What the web acts through besides the health model's sources.
+pub struct Tools {
+    /// Applies configuration changes (the `/config` page), as SIGHUP does.
+    pub reloader: Arc<crate::reload::Reloader>,
+    /// Runs housekeeping (the `/housekeeping` page) and keeps its last runs.
+    pub housekeeper: Arc<crate::housekeeping::Housekeeper>,
+    /// Password checks and hashes.
+    pub passwords: crate::passwords::Passwords,
+    /// The BBS's per-user allowances.
+    pub user_limits: Arc<crate::user_limits::UserLimits>,
+    /// Where accounts logged in from (shared with the BBS ports).
+    pub known: Arc<crate::throttle::KnownPlaces>,
 }
 
 impl Web {
     /// The dashboard's state for this daemon and its `[web]` settings `w`, answering from
-    /// `sources`; `user_limits` are the BBS's per-user allowances.
+    /// `sources` and acting through `tools`.
     pub fn new(
         c: &Loaded,
         w: &crate::config::web::Web,
         sources: Sources,
-        passwords: crate::passwords::Passwords,
-        user_limits: Arc<crate::user_limits::UserLimits>,
-        known: Arc<crate::throttle::KnownPlaces>,
+        tools: Tools,
     ) -> Arc<Web> {
+        let Tools {
+            reloader,
+            housekeeper,
+            passwords,
+            user_limits,
+            known,
+        } = tools;
         let mut listeners = Vec::new();
         for a in &c.telnet.listen {
             listeners.push(format!("telnet {a}"));
@@ -114,6 +140,8 @@ impl Web {
             caps: (w.max_connections.get(), w.max_per_address.get(), w.idle),
             user_limits,
             max_message: c.limits.max_message,
+            reloader,
+            housekeeper,
         })
     }
 
@@ -180,6 +208,12 @@ fn router(web: Arc<Web>) -> Router {
         .route("/compose", get(compose::form).post(compose::send))
         .route("/users", get(users::list).post(users::add))
         .route("/users/{call}", get(users::edit).post(users::action))
+        .route("/config", get(config::show).post(config::save))
+        .route(
+            "/housekeeping",
+            get(housekeeping::show).post(housekeeping::run),
+        )
+        .route("/wp", get(wp::list))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_FORM))
         .layer(axum::middleware::from_fn_with_state(hosts, guard::guard))
         .layer(axum::middleware::from_fn_with_state(

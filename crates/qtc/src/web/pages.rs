@@ -43,6 +43,10 @@ form.filters label{display:flex;flex-direction:column;font-size:.85em}\
 form.filters input{width:8em}.nav{display:flex;gap:1em;margin:.5em 0 1em}\
 .chart{max-width:100%;height:auto;background:#fff;border:1px solid #ccc}\
 .danger{background:#a00;color:#fff;border:1px solid #700;padding:.3em .8em}\
+form.config{background:#fff;border:1px solid #ccc;padding:.6em;margin-bottom:1em;max-width:100%}\
+form.config .fields{display:flex;flex-wrap:wrap;gap:.5em .8em}\
+form.config label{display:flex;flex-direction:column;font-size:.85em;max-width:100%}\
+form.config label.flag{flex-direction:row;align-items:center;gap:.3em}\
 @media(max-width:480px){header{gap:.3em .9em;padding:.5em .8em}main{padding:.6em}h1{font-size:1.5em}\
 table.cards,.cards tbody,.cards tr,.cards td{display:block;width:100%}.cards tr:first-child{display:none}\
 .cards tr{margin-bottom:.8em;border:1px solid #ccc}.cards td{border:none;border-bottom:1px solid #eee}\
@@ -69,7 +73,9 @@ pub(super) fn page(s: &WebSession, title: &str, body: &str) -> String {
     let links = if s.sysop() {
         "<a href=\"/\">Overview</a><a href=\"/status\">Status</a>\
          <a href=\"/forwarding\">Forwarding</a><a href=\"/messages\">Messages</a>\
-         <a href=\"/compose\">Compose</a><a href=\"/users\">Users</a>"
+         <a href=\"/compose\">Compose</a><a href=\"/users\">Users</a>\
+         <a href=\"/config\">Config</a><a href=\"/housekeeping\">Housekeeping</a>\
+         <a href=\"/wp\">WP</a>"
     } else {
         "<a href=\"/messages\">Mail</a><a href=\"/compose\">Compose</a>"
     };

@@ -1,0 +1,278 @@
+//! The sysop's web pages that act on the station, over real HTTP on loopback: the
+//! configuration forms (`/config`), the white pages (`/wp`) and housekeeping
+//! (`/housekeeping`); each refused to users (403) and to a post without the session's CSRF
+//! token.
+#![allow(clippy::disallowed_methods)]
+
+mod common;
+
+use common::web::{http, login, post, Reply};
+use common::{config_path, Daemon};
+
+/// A partner table with comments in and around it, as a sysop writes one.
+const PARTNER: &str = "[web]\nlisten = \"127.0.0.1:0\"\n\
+    # the neighbour up the hill\n[[partner]]\ncallsign = \"N0BBB\"\n\
+    # call it often\ninterval = \"10m\"   # agreed with N0BBB's sysop\n\
+    routes = [\"N0BBB\", \"WW\"]\npassword = \"s3cret\"\n";
+
+/// The value of the hidden field `name` in the form `id`.
+fn hidden(r: &Reply, id: &str, name: &str) -> String {
+    let form = &r.body[r.body.find(&format!("id=\"{id}\"")).expect(id)..];
+    let at = form.find(&format!("name=\"{name}\" value=\"")).expect(name) + name.len() + 15;
+    form[at..].split('"').next().unwrap().to_string()
+}
+
+fn file(d: &Daemon) -> String {
+    std::fs::read_to_string(config_path(d.dir.path())).unwrap()
+}
+
+/// The form fields of partner #1 (N0BBB) as the page holds them, with `interval`.
+fn partner_form(page: &Reply, csrf: &str, interval: &str) -> String {
+    let version = hidden(page, "partner-1", "version");
+    format!(
+        "csrf={csrf}&section=partner&index=0&ident=N0BBB&version={version}&do=save\
+         &callsign=N0BBB&connect=&protocol=&routes=N0BBB%2C+WW&interval={interval}\
+         &login=&password=&secret="
+    )
+}
+
+#[test]
+fn the_sysop_changes_a_partners_interval_and_it_applies_without_a_restart() {
+    let d = Daemon::start(PARTNER);
+    let port = d.web_port();
+    let before = file(&d);
+    let sysop = login(port, "N0SYS", "root").unwrap();
+    let page = http(port, "GET", "/config", &sysop, "");
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(
+        page.body.contains("<h1>Configuration</h1>"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("name=\"interval\" value=\"10m\""),
+        "{}",
+        page.body
+    );
+    assert!(!page.body.contains("s3cret"), "a password is never shown");
+    let csrf = page.csrf();
+    let status = d.ctl(&["status"]);
+    assert!(status.contains("calls every 10m"), "{status}");
+
+    // A user may neither see nor post it; a post without the session's token changes nothing.
+    let user = login(port, "N0USR", "pw").unwrap();
+    assert_eq!(http(port, "GET", "/config", &user, "").status, 403);
+    let user_csrf = http(port, "GET", "/messages", &user, "").csrf();
+    let r = http(
+        port,
+        "POST",
+        "/config",
+        &user,
+        &partner_form(&page, &user_csrf, "1m"),
+    );
+    assert_eq!(r.status, 403);
+    let forged = partner_form(&page, "0123456789abcdef0123456789abcdef", "1m");
+    assert_eq!(http(port, "POST", "/config", &sysop, &forged).status, 403);
+    assert_eq!(file(&d), before);
+
+    // A wrong value is refused with the key named, and nothing is written.
+    let r = http(
+        port,
+        "POST",
+        "/config",
+        &sysop,
+        &partner_form(&page, &csrf, "soon"),
+    );
+    assert_eq!(r.status, 422, "{}", r.body);
+    assert!(
+        r.body.contains("[[partner]] #1 (N0BBB) interval") && r.body.contains("soon"),
+        "{}",
+        r.body
+    );
+    assert_eq!(file(&d), before);
+
+    // The new interval: written with every comment kept, checked, applied at once.
+    let r = http(
+        port,
+        "POST",
+        "/config",
+        &sysop,
+        &partner_form(&page, &csrf, "5m"),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(
+        r.body.contains("Saved. Applied now: partners"),
+        "{}",
+        r.body
+    );
+    assert_eq!(
+        file(&d),
+        before.replace("interval = \"10m\"", "interval = \"5m\""),
+        "only the interval changed; the password, comments and layout stayed"
+    );
+    let check = d.cli(&["check"]);
+    assert!(check.status.success(), "{check:?}");
+    assert!(
+        String::from_utf8_lossy(&check.stdout).contains("N0BBB (calls us, up to B1, every 300s)"),
+        "{check:?}"
+    );
+    let status = d.ctl(&["status"]);
+    assert!(status.contains("calls every 5m"), "{status}");
+    let json = d.ctl(&["status", "--json"]);
+    assert!(json.contains("\"interval\":300"), "{json}");
+    d.wait_for_log("configuration changed on the web");
+    assert!(d.log().contains("by=N0SYS"), "{}", d.log());
+
+    // The same form again is stale: the file changed since it was made.
+    let r = http(
+        port,
+        "POST",
+        "/config",
+        &sysop,
+        &partner_form(&page, &csrf, "7m"),
+    );
+    assert!(
+        r.body
+            .contains("the file changed since this page was loaded"),
+        "{}",
+        r.body
+    );
+    assert!(file(&d).contains("interval = \"5m\""));
+
+    // A limit is written too, and said to need a restart.
+    let page = http(port, "GET", "/config", &sysop, "");
+    let version = hidden(&page, "limits-1", "version");
+    let r = post(
+        port,
+        &sysop,
+        &csrf,
+        "/config",
+        &format!("section=limits&index=0&version={version}&do=save&messages_per_hour=5"),
+    );
+    assert!(
+        r.body.contains("Saved. Restart qtc to apply: [limits]"),
+        "{}",
+        r.body
+    );
+    assert!(
+        file(&d).contains("[limits]\nmessages_per_hour = 5\n"),
+        "{:?}",
+        file(&d)
+    );
+}
+
+#[test]
+fn partners_and_rules_are_added_and_removed_after_a_confirmation() {
+    let d = Daemon::start(PARTNER);
+    let port = d.web_port();
+    let sysop = login(port, "N0SYS", "root").unwrap();
+    let page = http(port, "GET", "/config", &sysop, "");
+    let csrf = page.csrf();
+    let version = hidden(&page, "rule-new", "version");
+    let add = |fields: &str| {
+        let form = format!("section=rule&version={version}&do=add&{fields}");
+        post(port, &sysop, &csrf, "/config", &form)
+    };
+    // No action chosen for the rule: the checker names it, and nothing is written.
+    let r = add("action=&field=from&pattern=N0SPAM*");
+    assert_eq!(r.status, 422, "{}", r.body);
+    assert!(
+        r.body
+            .contains("[[rule]] (new) action: choose one of hold, reject"),
+        "{}",
+        r.body
+    );
+    let r = add("action=reject&field=from&pattern=N0SPAM*");
+    assert!(r.body.contains("Saved. Applied now: rules"), "{}", r.body);
+    assert!(file(&d)
+        .contains("[[rule]]\naction = \"reject\"\nfield = \"from\"\npattern = \"N0SPAM*\"\n"));
+    // Removing asks first.
+    let page = http(port, "GET", "/config", &sysop, "");
+    let version = hidden(&page, "partner-1", "version");
+    let remove = format!("section=partner&index=0&ident=N0BBB&version={version}&do=remove");
+    let r = post(port, &sysop, &csrf, "/config", &remove);
+    assert!(
+        r.body.contains("Remove [[partner]] #1 (N0BBB)"),
+        "{}",
+        r.body
+    );
+    assert!(file(&d).contains("N0BBB"));
+    let r = post(
+        port,
+        &sysop,
+        &csrf,
+        "/config",
+        &format!("{remove}&confirm=yes"),
+    );
+    assert!(
+        r.body.contains("Saved. Applied now: partners"),
+        "{}",
+        r.body
+    );
+    assert!(!file(&d).contains("N0BBB"), "{}", file(&d));
+    let status = d.ctl(&["status"]);
+    assert!(!status.contains("N0BBB"), "{status}");
+}
+
+#[test]
+fn the_white_pages_list_and_search_and_housekeeping_runs_from_the_web() {
+    let d = Daemon::start("[web]\nlisten = \"127.0.0.1:0\"\n");
+    let port = d.web_port();
+    for (call, pw, home) in [
+        ("N0USR", "pw", "N0CALL.#NCA.CA.USA.NOAM"),
+        ("N0OTH", "x", "GB7XYZ.#23.GBR.EURO"),
+    ] {
+        let mut c = d.login(call, pw);
+        c.send(&format!("NH {home}"));
+        c.expect("de N0CALL>");
+        c.send("B");
+    }
+    let sysop = login(port, "N0SYS", "root").unwrap();
+    let user = login(port, "N0USR", "pw").unwrap();
+    let wp = http(port, "GET", "/wp", &sysop, "");
+    assert_eq!(wp.status, 200, "{}", wp.body);
+    assert!(
+        wp.body.contains(
+            "<td data-label=\"Call\">N0OTH</td><td data-label=\"Home\">GB7XYZ.#23.GBR.EURO</td>"
+        ) && wp.body.contains("N0USR"),
+        "{}",
+        wp.body
+    );
+    let found = http(port, "GET", "/wp?call=&home=gbr", &sysop, "");
+    assert!(
+        found.body.contains("N0OTH") && !found.body.contains(">N0USR<"),
+        "{}",
+        found.body
+    );
+    let found = http(port, "GET", "/wp?call=n0u", &sysop, "");
+    assert!(
+        found.body.contains(">N0USR<") && !found.body.contains(">N0OTH<"),
+        "{}",
+        found.body
+    );
+    assert_eq!(http(port, "GET", "/wp", &user, "").status, 403);
+
+    // Housekeeping: nothing yet, run now, then the run is listed with who started it.
+    let page = http(port, "GET", "/housekeeping", &sysop, "");
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("None since start."), "{}", page.body);
+    let csrf = page.csrf();
+    assert_eq!(http(port, "GET", "/housekeeping", &user, "").status, 403);
+    let user_csrf = http(port, "GET", "/messages", &user, "").csrf();
+    assert_eq!(
+        post(port, &user, &user_csrf, "/housekeeping", "").status,
+        403
+    );
+    let forged = "0123456789abcdef0123456789abcdef";
+    assert_eq!(post(port, &sysop, forged, "/housekeeping", "").status, 403);
+    assert!(!d.log().contains("housekeeping: "), "nothing ran");
+    let r = post(port, &sysop, &csrf, "/housekeeping", "");
+    assert!(r.body.contains("ok: housekeeping: 0 expired"), "{}", r.body);
+    let page = http(port, "GET", "/housekeeping", &sysop, "");
+    assert!(
+        page.body.contains("<td data-label=\"By\">web N0SYS</td>")
+            && page.body.contains("housekeeping: 0 expired"),
+        "{}",
+        page.body
+    );
+}
