@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::web::{http, login, post, Reply};
+use common::web::{download, http, login, post, post_multipart, Reply};
 use common::{config_path, Daemon};
 
 /// A partner table with comments in and around it, as a sysop writes one.
@@ -275,4 +275,74 @@ fn the_white_pages_list_and_search_and_housekeeping_runs_from_the_web() {
         "{}",
         page.body
     );
+}
+
+#[test]
+fn web_mail_attachments_are_stored_byte_for_byte() {
+    let d = Daemon::start("[web]\nlisten = \"127.0.0.1:0\"\n");
+    let port = d.web_port();
+    let user = login(port, "N0USR", "pw").unwrap();
+    let form = http(port, "GET", "/compose", &user, "");
+    assert!(
+        form.body.contains("enctype=\"multipart/form-data\"")
+            && form.body.contains("name=\"attachment\"")
+            && form.body.contains("up to 2 MiB (2097152 bytes)"),
+        "the limit is said up front: {}",
+        form.body
+    );
+    let csrf = form.csrf();
+    let binary: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();
+    let text = b"line one\nline two\r\n\xff\x00 end".to_vec();
+    let fields = [
+        ("csrf", csrf.as_str()),
+        ("kind", "P"),
+        ("to", "N0OTH"),
+        ("at", ""),
+        ("subject", "Photos from the field day"),
+        ("body", "Two files attached."),
+    ];
+    let files: [(&str, &[u8]); 2] = [("antenna.jpg", &binary), ("notes.txt", &text)];
+    let r = post_multipart(port, &user, "/compose", &fields, &files);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body.contains("Message #1 stored"), "{}", r.body);
+    let oth = login(port, "N0OTH", "x").unwrap();
+    let page = http(port, "GET", "/messages/1", &oth, "");
+    assert!(
+        page.body.contains("antenna.jpg</a> (70000 bytes)")
+            && page.body.contains("notes.txt</a> (25 bytes)"),
+        "{}",
+        page.body
+    );
+    for (i, want) in [&binary, &text].into_iter().enumerate() {
+        let (head, got) = download(port, &format!("/messages/1/files/{i}"), &oth);
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        assert_eq!(&got, want, "attachment {i} byte for byte");
+    }
+    // On telnet the attachments are listed under the message.
+    let mut c = d.login("N0OTH", "x");
+    c.send("R 1");
+    let shown = c.expect("de N0CALL>");
+    assert!(shown.contains("antenna.jpg (70000 bytes)"), "{shown}");
+
+    // A name that would be a header, too many bytes, no session, a forged token: refused.
+    let evil: [(&str, &[u8]); 1] = [("a.txt\r\nFile: 1 x", b"x")];
+    let r = post_multipart(port, &user, "/compose", &fields, &evil);
+    assert_eq!(r.status, 422, "{}", r.body);
+    let huge = vec![0u8; 2 * 1024 * 1024 + 1];
+    let r = post_multipart(port, &user, "/compose", &fields, &[("big.bin", &huge)]);
+    assert!(
+        r.status == 413 || r.status == 422,
+        "{} {}",
+        r.status,
+        r.body
+    );
+    let r = post_multipart(port, "", "/compose", &fields, &files);
+    assert_eq!(r.status, 403);
+    let mut forged = fields;
+    forged[0].1 = "0123456789abcdef0123456789abcdef";
+    assert_eq!(
+        post_multipart(port, &user, "/compose", &forged, &files).status,
+        403
+    );
+    assert_eq!(d.messages().len(), 1, "{:?}", d.messages());
 }

@@ -194,6 +194,8 @@ pub async fn serve(listener: TcpListener, web: Arc<Web>, mut stop: watch::Receiv
 
 fn router(web: Arc<Web>) -> Router {
     let hosts = web.hosts.clone();
+    // A message with its attachments may weigh what `[limits] max_message` allows.
+    let compose_limit = axum::extract::DefaultBodyLimit::max(compose::body_limit(web.max_message));
     Router::new()
         .route("/metrics", get(metrics))
         .route("/login", get(login_form).post(login))
@@ -205,7 +207,10 @@ fn router(web: Arc<Web>) -> Router {
         .route("/messages", get(mail::list))
         .route("/messages/{n}", get(mail::read).post(mail::action))
         .route("/messages/{n}/files/{i}", get(attachments::download))
-        .route("/compose", get(compose::form).post(compose::send))
+        .route(
+            "/compose",
+            get(compose::form).post(compose::send).layer(compose_limit),
+        )
         .route("/users", get(users::list).post(users::add))
         .route("/users/{call}", get(users::edit).post(users::action))
         .route("/config", get(config::show).post(config::save))
@@ -298,15 +303,18 @@ async fn store<T: Send + 'static>(
         .ok_or_else(store_down)
 }
 
+/// The refusal of a post without a session.
+fn not_logged_in() -> Response {
+    (
+        StatusCode::FORBIDDEN,
+        Html(pages::error_page("Not logged in.")),
+    )
+        .into_response()
+}
+
 /// The session of a form post whose CSRF token matches, or a refusal.
 async fn need_csrf(web: &Web, headers: &HeaderMap, csrf: &str) -> Result<WebSession, Response> {
-    let s = web.session(headers).await.ok_or_else(|| {
-        (
-            StatusCode::FORBIDDEN,
-            Html(pages::error_page("Not logged in.")),
-        )
-            .into_response()
-    })?;
+    let s = web.session(headers).await.ok_or_else(not_logged_in)?;
     if !session::same(&s.csrf, csrf) {
         tracing::warn!(call = %s.call, "web: form refused: CSRF token does not match");
         return Err((

@@ -62,20 +62,7 @@ pub fn http(port: u16, method: &str, path: &str, cookie: &str, form: &str) -> Re
     req.push_str("\r\n");
     req.push_str(form);
     s.write_all(req.as_bytes()).unwrap();
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).unwrap();
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap();
-    Reply {
-        status,
-        head: head.to_string(),
-        body: body.to_string(),
-    }
+    reply(&mut s)
 }
 
 /// Logs in through the form; returns the session cookie header value.
@@ -109,4 +96,79 @@ pub fn login(port: u16, call: &str, pw: &str) -> Result<String, Reply> {
 /// A form post with the session's token.
 pub fn post(port: u16, cookie: &str, csrf: &str, path: &str, form: &str) -> Reply {
     http(port, "POST", path, cookie, &format!("csrf={csrf}&{form}"))
+}
+
+/// A `multipart/form-data` post (what the compose page sends): text `fields`, then `files`
+/// as parts named `attachment`, each (file name, bytes).
+pub fn post_multipart(
+    port: u16,
+    cookie: &str,
+    path: &str,
+    fields: &[(&str, &str)],
+    files: &[(&str, &[u8])],
+) -> Reply {
+    let boundary = "----qtcTestBoundary7MA4YWxkTrZu0gW";
+    let mut body = Vec::new();
+    for (k, v) in fields {
+        body.extend_from_slice(
+            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{k}\"\r\n\r\n{v}\r\n")
+                .as_bytes(),
+        );
+    }
+    for (name, data) in files {
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"attachment\"; \
+                 filename=\"{name}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(data);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nCookie: {cookie}\r\n\
+         Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(PATIENCE)).unwrap();
+    s.write_all(head.as_bytes()).unwrap();
+    // A refusal may come (and the connection close) before the whole body is sent.
+    let _ = s.write_all(&body);
+    reply(&mut s)
+}
+
+/// Reads a whole answer.
+fn reply(s: &mut TcpStream) -> Reply {
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    Reply {
+        status,
+        head: head.to_string(),
+        body: body.to_string(),
+    }
+}
+
+/// A GET whose answer is bytes (a download): (head, body bytes).
+pub fn download(port: u16, path: &str, cookie: &str) -> (String, Vec<u8>) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(PATIENCE)).unwrap();
+    let req = format!(
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nCookie: {cookie}\r\n\r\n"
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let end = super::find(&raw, b"\r\n\r\n").unwrap();
+    let body = raw.split_off(end + 4);
+    (String::from_utf8_lossy(&raw).into_owned(), body)
 }
