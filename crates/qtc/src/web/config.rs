@@ -231,7 +231,12 @@ fn sections(s: &WebSession, shown: &Shown, note: Option<&Note>) -> String {
             b.push_str(&table_form(s, shown, section, &target, values, note));
         }
         if section.is_list() {
-            let _ = write!(b, "<h3>Add</h3>");
+            let one = match section {
+                Section::Partner => "a partner",
+                Section::Port => "a radio port",
+                _ => "a rule",
+            };
+            let _ = write!(b, "<h3>Add {one}</h3>");
             b.push_str(&table_form(
                 s,
                 shown,

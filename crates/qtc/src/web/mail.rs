@@ -306,16 +306,22 @@ fn list_body(s: &WebSession, q: &ListQuery, page_no: usize, found: &Found) -> St
     if found.rows.is_empty() {
         b.push_str("<p id=\"empty\">No messages.</p>");
     } else {
+        // The status comes right after the number: on a phone (one card per message) it is
+        // the first thing under the subject, not off to the right.
         b.push_str(
-            "<table id=\"messages\"><tr><th>#</th><th>Subject</th><th>From</th><th>To</th>\
-             <th>@BBS</th><th>Date</th><th>Type</th><th>St</th><th>Size</th></tr>",
+            "<table id=\"messages\" class=\"cards\"><tr><th>#</th><th>St</th><th>Subject</th>\
+             <th>From</th><th>To</th><th>@BBS</th><th>Date</th><th>Type</th><th>Size</th></tr>",
         );
         for h in &found.rows {
             let _ = write!(
                 b,
-                "<tr><td><a href=\"/messages/{n}\">{n}</a></td>\
-                 <td class=\"subj\"><a href=\"/messages/{n}\">{}</a></td><td>{}</td><td>{}</td>\
-                 <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td data-label=\"#\"><a href=\"/messages/{n}\">{n}</a></td>\
+                 <td data-label=\"St\">{}</td>\
+                 <td class=\"subj\" data-label=\"Subject\"><a href=\"/messages/{n}\">{}</a></td>\
+                 <td data-label=\"From\">{}</td><td data-label=\"To\">{}</td>\
+                 <td data-label=\"@BBS\">{}</td><td data-label=\"Date\">{}</td>\
+                 <td data-label=\"Type\">{}</td><td data-label=\"Size\">{}</td></tr>",
+                h.status,
                 subject(&h.subject),
                 line(h.from.as_bytes()),
                 line(h.to.as_bytes()),
@@ -326,7 +332,6 @@ fn list_body(s: &WebSession, q: &ListQuery, page_no: usize, found: &Found) -> St
                     .unwrap_or("")
                     .replace('T', " "),
                 h.kind,
-                h.status,
                 h.size,
                 n = h.number,
             );
