@@ -434,6 +434,7 @@ fn mail_shared(
         uid_validity,
         acceptor,
         changes: shared.store.changes(),
+        online: shared.online.clone(),
     })
 }
 

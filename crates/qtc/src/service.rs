@@ -122,6 +122,11 @@ pub fn check(c: &Loaded) -> anyhow::Result<()> {
             outln!("{what}: would listen on {a}");
         }
     }
+    for (proto, addrs) in c.mail.listeners() {
+        for a in addrs {
+            outln!("{proto}: would listen on {a}");
+        }
+    }
     if let Some(w) = &c.web {
         outln!("web: would listen on {}", w.listen);
     }

@@ -346,3 +346,98 @@ fn web_mail_attachments_are_stored_byte_for_byte() {
     );
     assert_eq!(d.messages().len(), 1, "{:?}", d.messages());
 }
+
+#[test]
+fn the_mail_side_shows_on_status_the_overview_and_in_qtc_check() {
+    use std::io::{BufRead, BufReader, Write};
+    let d =
+        Daemon::start("[web]\nlisten = \"127.0.0.1:0\"\n[mail]\nimap_listen = [\"127.0.0.1:0\"]\n");
+    let port = d.web_port();
+    let imap = d
+        .stdout
+        .iter()
+        .find_map(|l| l.strip_prefix("imap: listening on "))
+        .expect("the start-up report names the IMAP listener")
+        .to_string();
+    let check = String::from_utf8_lossy(&d.cli(&["check"]).stdout).into_owned();
+    assert!(
+        check.contains("imap: would listen on 127.0.0.1:0"),
+        "{check}"
+    );
+    let sysop = login(port, "N0SYS", "root").unwrap();
+    let home = http(port, "GET", "/", &sysop, "");
+    // As configured (the start-up report says where port 0 went).
+    assert!(
+        home.body.contains("<td>imap 127.0.0.1:0</td>"),
+        "{}",
+        home.body
+    );
+
+    // A mail client logs in: Status and `qtc ctl status` name it, as they name telnet users.
+    let mut s = std::net::TcpStream::connect(&imap).unwrap();
+    s.set_read_timeout(Some(common::PATIENCE)).unwrap();
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    let mut line = String::new();
+    r.read_line(&mut line).unwrap();
+    s.write_all(b"a1 LOGIN N0USR pw\r\n").unwrap();
+    loop {
+        line.clear();
+        r.read_line(&mut line).unwrap();
+        if line.starts_with("a1 ") {
+            break;
+        }
+    }
+    assert!(line.starts_with("a1 OK"), "{line}");
+    let status = http(port, "GET", "/status", &sysop, "");
+    assert!(
+        status.body.contains("<tr><td>N0USR</td><td>imap</td>"),
+        "{}",
+        status.body
+    );
+    let text = d.ctl(&["status"]);
+    assert!(text.contains("N0USR    imap since"), "{text}");
+    let json = d.ctl(&["status", "--json"]);
+    assert!(
+        json.contains("{\"call\":\"N0USR\",\"via\":\"imap\""),
+        "{json}"
+    );
+    s.write_all(b"a2 LOGOUT\r\n").unwrap();
+
+    // The user's page: their last login, and a profile the sysop may change.
+    let page = http(port, "GET", "/users/N0USR", &sysop, "");
+    assert!(page.body.contains("from 127.0.0.1"), "{}", page.body);
+    let csrf = page.csrf();
+    let r = post(
+        port,
+        &sysop,
+        &csrf,
+        "/users/N0USR",
+        "action=profile&name=Pat&home=n0call.%23nca.ca.usa.noam",
+    );
+    assert!(r.body.contains("name and home BBS saved"), "{}", r.body);
+    let page = http(port, "GET", "/users/N0USR", &sysop, "");
+    assert!(
+        page.body.contains("value=\"Pat\"")
+            && page.body.contains("value=\"N0CALL.#NCA.CA.USA.NOAM\""),
+        "{}",
+        page.body
+    );
+    let r = post(
+        port,
+        &sysop,
+        &csrf,
+        "/users/N0USR",
+        "action=profile&name=x&home=a%0Db",
+    );
+    assert!(r.body.contains("error: a home BBS"), "{}", r.body);
+    let user = login(port, "N0USR", "pw").unwrap();
+    let user_csrf = http(port, "GET", "/messages", &user, "").csrf();
+    let r = post(
+        port,
+        &user,
+        &user_csrf,
+        "/users/N0USR",
+        "action=profile&name=Me&home=",
+    );
+    assert_eq!(r.status, 403);
+}

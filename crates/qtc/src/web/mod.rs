@@ -122,6 +122,9 @@ impl Web {
         for a in &c.forward.listen {
             listeners.push(format!("forward {a}"));
         }
+        for (proto, addrs) in c.mail.listeners() {
+            listeners.extend(addrs.iter().map(|a| format!("{proto} {a}")));
+        }
         for p in &c.radio_ports {
             listeners.push(format!("radio {} {}", p.name, p.kind.describe()));
         }
@@ -486,6 +489,12 @@ struct ActionForm {
     /// A user's BBS flag.
     #[serde(default)]
     bbs: Option<String>,
+    /// A user's name (`N`), as the sysop sets it.
+    #[serde(default)]
+    name: String,
+    /// A user's home BBS (`NH`), as the sysop sets it.
+    #[serde(default)]
+    home: String,
 }
 
 #[derive(serde::Deserialize)]
