@@ -381,6 +381,22 @@ fn web_mail_and_dashboard_in_headless_chromium() {
     b.click("button.danger");
     let done = b.source_with("kill done");
     assert!(done.contains("kill done"), "{done}");
+    // The BBS in the browser: the user's own session over the WebSocket, no second login.
+    b.click("header a[href='/terminal']");
+    let term = b.source_with("de N0CALL&gt;");
+    assert!(term.contains("Hello N0USR"), "{term}");
+    b.type_in("#input", "LL 1");
+    b.click("#line button");
+    // The newest message this user may read: their own to the sysop (the reply is killed).
+    let listed = b.source_with("Antenna question\nde N0CALL&gt;");
+    assert!(
+        listed.contains("LL 1\nMsg#") && listed.contains("Antenna question\nde N0CALL&gt;"),
+        "what was typed, then the listing: {listed}"
+    );
+    b.shots("terminal");
+    b.type_in("#input", "B");
+    b.click("#line button");
+    b.source_with("disconnected");
     b.click("header form button");
     b.source_with("<h1>Log in</h1>");
 
@@ -405,6 +421,7 @@ fn web_mail_and_dashboard_in_headless_chromium() {
         ("/config", "<h1>Configuration</h1>", "config"),
         ("/housekeeping", "<h1>Housekeeping</h1>", "housekeeping"),
         ("/wp", "<h1>White pages</h1>", "wp"),
+        ("/terminal", "de N0CALL&gt;", "sysop-terminal"),
     ] {
         b.go(&format!("{base}{path}"));
         let page = b.source_with(title);

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::web::{download, http, login, post, post_multipart, Reply};
+use common::web::{download, http, login, post, post_multipart, ws_connect, Reply, Ws};
 use common::{config_path, Daemon};
 
 /// A partner table with comments in and around it, as a sysop writes one.
@@ -440,4 +440,110 @@ fn the_mail_side_shows_on_status_the_overview_and_in_qtc_check() {
         "action=profile&name=Me&home=",
     );
     assert_eq!(r.status, 403);
+}
+
+#[test]
+fn the_terminal_is_the_users_own_bbs_session_after_the_web_login() {
+    let d = Daemon::start("[web]\nlisten = \"127.0.0.1:0\"\n");
+    let port = d.web_port();
+    let mut c = d.login("N0OTH", "x");
+    c.send("SB ALL");
+    c.expect("Subject:");
+    c.send("Swap meet");
+    c.expect("/EX");
+    c.send("Saturday.");
+    c.send("/EX");
+    c.expect("de N0CALL>");
+    let sysop = login(port, "N0SYS", "root").unwrap();
+    assert_eq!(http(port, "GET", "/terminal", &sysop, "").status, 200);
+    let user = login(port, "N0USR", "pw").unwrap();
+    let page = http(port, "GET", "/terminal", &user, "");
+    assert!(
+        page.body.contains("<script src=\"/terminal.js\">"),
+        "{}",
+        page.body
+    );
+
+    // No cookie, a stale one, another site's page: no session.
+    let origin = format!("http://127.0.0.1:{port}");
+    let no = |r: Result<Ws, Reply>| r.err().map(|r| r.status);
+    assert_eq!(
+        no(ws_connect(port, "/terminal/ws", "", Some(&origin))),
+        Some(403)
+    );
+    let stale = "qtc_session=0123456789abcdef0123456789abcdef";
+    assert_eq!(
+        no(ws_connect(port, "/terminal/ws", stale, Some(&origin))),
+        Some(403)
+    );
+    let evil = ws_connect(port, "/terminal/ws", &user, Some("http://evil.example"));
+    assert_eq!(no(evil), Some(403));
+    assert!(d.log().contains("terminal refused: from another site"));
+
+    // The user's own session: no second login, every command (LL 1, a message, CONV).
+    let mut t = ws_connect(port, "/terminal/ws", &user, Some(&origin)).unwrap();
+    let hello = t.expect("de N0CALL>");
+    assert!(
+        hello.contains("Hello N0USR") && !hello.contains("Password"),
+        "{hello}"
+    );
+    t.send("LL 1");
+    let listed = t.expect("de N0CALL>");
+    assert!(listed.contains("Swap meet"), "{listed}");
+    t.send("R 1");
+    assert!(t.expect("de N0CALL>").contains("Saturday."));
+    t.send("CONV");
+    t.expect("*** Conference");
+    c.send("CONV");
+    c.expect("*** Conference");
+    c.send("hello from telnet");
+    assert!(t.expect("hello from telnet").contains("N0OTH"));
+    t.send("hi from the web");
+    c.expect("hi from the web");
+    t.send("/EX");
+    t.expect("de N0CALL>");
+    // The web's Status names it, as it names telnet users.
+    let status = http(port, "GET", "/status", &sysop, "");
+    assert!(
+        status.body.contains("<tr><td>N0USR</td><td>web</td>"),
+        "{}",
+        status.body
+    );
+    t.send("B");
+    t.expect_close();
+}
+
+#[test]
+fn the_terminal_takes_the_bbs_places_and_the_lockout() {
+    // One connection per address on the BBS doors; three failed logins lock an address out.
+    let d = Daemon::start(
+        "max_per_address = 1\n[limits]\nlockout_after = 3\n[web]\nlisten = \"127.0.0.1:0\"\n",
+    );
+    let port = d.web_port();
+    let origin = format!("http://127.0.0.1:{port}");
+    let user = login(port, "N0USR", "pw").unwrap();
+    let telnet = d.connect();
+    let r = ws_connect(port, "/terminal/ws", &user, Some(&origin))
+        .err()
+        .unwrap();
+    assert_eq!(r.status, 429, "{}", r.body);
+    assert!(
+        r.body.contains("Too many connections from your address"),
+        "{}",
+        r.body
+    );
+    drop(telnet);
+    d.wait_for_log("disconnected");
+    let mut t = ws_connect(port, "/terminal/ws", &user, Some(&origin)).unwrap();
+    t.expect("de N0CALL>");
+    t.send("B");
+    t.expect_close();
+    // Wrong passwords from this address lock it out: no terminal either, cookie or not.
+    for _ in 0..3 {
+        assert!(login(port, "N0OTH", "wrong").is_err());
+    }
+    let r = ws_connect(port, "/terminal/ws", &user, Some(&origin))
+        .err()
+        .unwrap();
+    assert_eq!(r.status, 429, "{}", r.body);
 }

@@ -15,6 +15,7 @@ mod mail;
 mod pages;
 pub mod session;
 mod status;
+pub mod terminal;
 mod users;
 mod wp;
 
@@ -83,6 +84,8 @@ pub struct Web {
     reloader: Arc<crate::reload::Reloader>,
     /// Runs housekeeping now and keeps its last runs.
     housekeeper: Arc<crate::housekeeping::Housekeeper>,
+    /// Opens a BBS session for the terminal.
+    terminal: terminal::OpenTerminal,
 }
 
 /// What the web acts through besides the health model's sources.
@@ -97,6 +100,8 @@ pub struct Tools {
     pub user_limits: Arc<crate::user_limits::UserLimits>,
     /// Where accounts logged in from (shared with the BBS ports).
     pub known: Arc<crate::throttle::KnownPlaces>,
+    /// Opens a BBS session for the terminal.
+    pub terminal: terminal::OpenTerminal,
 }
 
 impl Web {
@@ -114,6 +119,7 @@ impl Web {
             passwords,
             user_limits,
             known,
+            terminal,
         } = tools;
         let mut listeners = Vec::new();
         for a in &c.telnet.listen {
@@ -145,6 +151,7 @@ impl Web {
             max_message: c.limits.max_message,
             reloader,
             housekeeper,
+            terminal,
         })
     }
 
@@ -222,6 +229,9 @@ fn router(web: Arc<Web>) -> Router {
             get(housekeeping::show).post(housekeeping::run),
         )
         .route("/wp", get(wp::list))
+        .route("/terminal", get(terminal::show))
+        .route("/terminal.js", get(terminal::script))
+        .route("/terminal/ws", get(terminal::ws))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_FORM))
         .layer(axum::middleware::from_fn_with_state(hosts, guard::guard))
         .layer(axum::middleware::from_fn_with_state(
@@ -375,7 +385,7 @@ struct LoginForm {
 
 async fn login(
     State(web): State<Arc<Web>>,
-    axum::extract::ConnectInfo(listener::Peer(peer)): axum::extract::ConnectInfo<listener::Peer>,
+    axum::extract::ConnectInfo(listener::Peer(peer, _)): axum::extract::ConnectInfo<listener::Peer>,
     headers: HeaderMap,
     Form(f): Form<LoginForm>,
 ) -> Page {

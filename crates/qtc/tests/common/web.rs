@@ -172,3 +172,129 @@ pub fn download(port: u16, path: &str, cookie: &str) -> (String, Vec<u8>) {
     let body = raw.split_off(end + 4);
     (String::from_utf8_lossy(&raw).into_owned(), body)
 }
+
+/// A WebSocket client (RFC 6455, just what the tests need): the handshake with a cookie and an
+/// optional `Origin`, masked text frames out, text frames in.
+pub struct Ws {
+    s: TcpStream,
+    /// Text received and not yet taken by [`Ws::expect`].
+    got: String,
+}
+
+/// The answer to a WebSocket handshake: the socket, or the HTTP refusal.
+pub fn ws_connect(port: u16, path: &str, cookie: &str, origin: Option<&str>) -> Result<Ws, Reply> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut req = format!(
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n\
+         Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+         Sec-WebSocket-Version: 13\r\n"
+    );
+    if !cookie.is_empty() {
+        req.push_str(&format!("Cookie: {cookie}\r\n"));
+    }
+    if let Some(o) = origin {
+        req.push_str(&format!("Origin: {o}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).unwrap();
+    // The head, byte by byte: frames may follow it at once.
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut b = [0u8; 1];
+        if s.read(&mut b).unwrap_or(0) == 0 {
+            break;
+        }
+        head.push(b[0]);
+    }
+    let head = String::from_utf8_lossy(&head).into_owned();
+    if !head.starts_with("HTTP/1.1 101") {
+        // The connection stays open (keep-alive): the body is Content-Length bytes.
+        let len = head
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("content-length:")
+                    .map(|v| v.trim().to_string())
+            })
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let mut body = vec![0u8; len];
+        let _ = s.read_exact(&mut body);
+        let status = head.split_whitespace().nth(1).and_then(|c| c.parse().ok());
+        return Err(Reply {
+            status: status.unwrap_or(0),
+            head,
+            body: String::from_utf8_lossy(&body).into_owned(),
+        });
+    }
+    Ok(Ws {
+        s,
+        got: String::new(),
+    })
+}
+
+impl Ws {
+    /// Sends one text frame (masked, as a client must).
+    pub fn send(&mut self, text: &str) {
+        let data = text.as_bytes();
+        let mask = [0x12u8, 0x34, 0x56, 0x78];
+        let mut f = vec![0x81u8];
+        match data.len() {
+            n if n < 126 => f.push(0x80 | n as u8),
+            n => {
+                f.push(0x80 | 126);
+                f.extend_from_slice(&(n as u16).to_be_bytes());
+            }
+        }
+        f.extend_from_slice(&mask);
+        f.extend(data.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+        self.s.write_all(&f).unwrap();
+    }
+
+    /// The next frame: (opcode, payload); `None` when the connection ends.
+    fn frame(&mut self) -> Option<(u8, Vec<u8>)> {
+        let mut h = [0u8; 2];
+        self.s.read_exact(&mut h).ok()?;
+        let mut len = u64::from(h[1] & 0x7f);
+        if len == 126 {
+            let mut l = [0u8; 2];
+            self.s.read_exact(&mut l).ok()?;
+            len = u64::from(u16::from_be_bytes(l));
+        } else if len == 127 {
+            let mut l = [0u8; 8];
+            self.s.read_exact(&mut l).ok()?;
+            len = u64::from_be_bytes(l);
+        }
+        let mut data = vec![0u8; len as usize];
+        self.s.read_exact(&mut data).ok()?;
+        Some((h[0] & 0x0f, data))
+    }
+
+    /// Reads text frames until what came holds `what`; returns all of it up to there.
+    pub fn expect(&mut self, what: &str) -> String {
+        loop {
+            if let Some(at) = self.got.find(what) {
+                let upto: String = self.got.drain(..at + what.len()).collect();
+                return upto;
+            }
+            match self.frame() {
+                Some((1, text)) => self.got.push_str(&String::from_utf8(text).expect("UTF-8")),
+                Some((8, _)) | None => panic!("closed before {what:?}; got {:?}", self.got),
+                Some(_) => {}
+            }
+        }
+    }
+
+    /// Reads until the server closes; the text that came before.
+    pub fn expect_close(&mut self) -> String {
+        while let Some((op, data)) = self.frame() {
+            match op {
+                1 => self.got.push_str(&String::from_utf8_lossy(&data)),
+                8 => break,
+                _ => {}
+            }
+        }
+        std::mem::take(&mut self.got)
+    }
+}
