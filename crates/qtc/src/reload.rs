@@ -100,23 +100,15 @@ impl Reloader {
     pub async fn save(
         &self,
         by: &str,
-        edit: impl FnOnce(&str) -> Result<String, String>,
+        edit: impl FnOnce(&str) -> Result<String, String> + Send + 'static,
     ) -> Result<Applied, SaveError> {
-        let path = self.path.as_deref().ok_or(SaveError::NoFile)?;
+        let path = self.path.clone().ok_or(SaveError::NoFile)?;
         let mut current = self.current.lock().await;
-        let io = |e: std::io::Error| SaveError::Io(format!("{}: {e}", path.display()));
-        let text = std::fs::read_to_string(path).map_err(io)?;
-        let new_text = edit(&text).map_err(SaveError::Invalid)?;
-        let source = path.display().to_string();
-        let base = path.parent().filter(|d| !d.as_os_str().is_empty());
-        let new = config::parse(
-            &new_text,
-            &source,
-            base.unwrap_or(std::path::Path::new(".")),
-        )
-        .map_err(|e| SaveError::Invalid(e.to_string()))?;
-        crate::config_file::replace(path, &new_text).map_err(io)?;
-        tracing::info!(config = %source, %by, "configuration changed on the web");
+        // Reading, checking and writing (with its fsyncs) run off the event thread.
+        let new = tokio::task::spawn_blocking(move || written(&path, edit))
+            .await
+            .map_err(|e| SaveError::Io(e.to_string()))??;
+        tracing::info!(config = %new.source, %by, "configuration changed on the web");
         self.apply(&mut current, new)
             .await
             .map_err(|e| SaveError::Io(format!("{e:#}")))
@@ -153,6 +145,27 @@ impl Reloader {
         *current = new;
         Ok(Applied { applied, restart })
     }
+}
+
+/// The file at `path` changed by `edit`, checked as `qtc check` does and written in one step;
+/// the configuration it holds.
+fn written(
+    path: &std::path::Path,
+    edit: impl FnOnce(&str) -> Result<String, String>,
+) -> Result<Loaded, SaveError> {
+    let io = |e: std::io::Error| SaveError::Io(format!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(io)?;
+    let new_text = edit(&text).map_err(SaveError::Invalid)?;
+    let source = path.display().to_string();
+    let base = path.parent().filter(|d| !d.as_os_str().is_empty());
+    let new = config::parse(
+        &new_text,
+        &source,
+        base.unwrap_or(std::path::Path::new(".")),
+    )
+    .map_err(|e| SaveError::Invalid(e.to_string()))?;
+    crate::config_file::replace(path, &new_text).map_err(io)?;
+    Ok(new)
 }
 
 /// The parts of the configuration a reload does not apply (compared as checked, so "30m" and
