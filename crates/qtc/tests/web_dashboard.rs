@@ -571,7 +571,9 @@ fn the_sysop_pages_filters_and_edits_users() {
     // Filters: kind, text, to; and the links keep them.
     let b = http(port, "GET", "/messages?kind=B", &sys, "");
     assert_eq!(
-        b.body.matches("<tr><td><a href=\"/messages/").count(),
+        b.body
+            .matches("<tr><td data-label=\"#\"><a href=\"/messages/")
+            .count(),
         6,
         "{}",
         b.body
@@ -659,17 +661,30 @@ fn a_bulletin_is_read_on_the_web_by_whoever_read_it() {
     let row = |cookie: &str| {
         let list = http(port, "GET", "/messages", cookie, "").body;
         let at = list.find("club news").expect("the bulletin listed");
-        list[at..].split("</tr>").next().unwrap().to_string()
+        let start = list[..at].rfind("<tr>").unwrap();
+        list[start..].split("</tr>").next().unwrap().to_string()
     };
-    assert!(row(&usr).contains("<td>B</td><td>N</td>"), "{}", row(&usr));
+    assert!(
+        row(&usr).contains("<td data-label=\"St\">N</td>"),
+        "{}",
+        row(&usr)
+    );
     let read = http(port, "GET", "/messages/1", &usr, "");
     assert!(
         read.body.contains("<td id=\"status\">N</td>"),
         "{}",
         read.body
     );
-    assert!(row(&usr).contains("<td>B</td><td>Y</td>"), "{}", row(&usr));
-    assert!(row(&sys).contains("<td>B</td><td>N</td>"), "{}", row(&sys));
+    assert!(
+        row(&usr).contains("<td data-label=\"St\">Y</td>"),
+        "{}",
+        row(&usr)
+    );
+    assert!(
+        row(&sys).contains("<td data-label=\"St\">N</td>"),
+        "{}",
+        row(&sys)
+    );
     let mut t = d.login("N0SYS", "root");
     t.send("LB");
     assert!(t.expect("de N0CALL>").contains(" BN "));
