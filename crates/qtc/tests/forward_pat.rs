@@ -575,3 +575,36 @@ fn pat_on_the_telnet_port_is_a_raw_client_and_its_binary_arrives_intact() {
     assert_eq!(bytes, data);
     eprintln!("pat, B2, Pat calling the telnet port: 1 Pat -> qtc (20 KB file), 1 qtc -> Pat");
 }
+
+#[test]
+fn a_file_attached_on_the_web_reaches_pat_as_a_b2f_attachment() {
+    if !have_pat() {
+        return;
+    }
+    use common::web::{http, login, post_multipart};
+    let d = qtc();
+    let port = d.web_port();
+    let user = login(port, "N0USR", "pw").unwrap();
+    let csrf = http(port, "GET", "/compose", &user, "").csrf();
+    let photo: Vec<u8> = (0..5000u32).map(|i| (i * 31 % 251) as u8).collect();
+    let fields = [
+        ("csrf", csrf.as_str()),
+        ("kind", "P"),
+        ("to", "N0PAT"),
+        ("at", ""),
+        ("subject", "From the web"),
+        ("body", "A file for you."),
+    ];
+    let r = post_multipart(port, &user, "/compose", &fields, &[("shack.jpg", &photo)]);
+    assert!(r.body.contains("stored"), "{}", r.body);
+    let pat = Pat::new("N0PAT");
+    let out = pat.connect(d.fwd_port.unwrap(), &[]);
+    let inbox = pat.folder("in");
+    assert_eq!(inbox.len(), 1, "{out}");
+    assert!(
+        contains(&inbox[0], b"File: 5000 shack.jpg\r\n"),
+        "{:?}",
+        String::from_utf8_lossy(&inbox[0][..300])
+    );
+    assert!(contains(&inbox[0], &photo), "the file byte for byte");
+}
