@@ -18,6 +18,7 @@ pub mod housekeep;
 mod mailview;
 mod parts;
 mod schema;
+mod texts;
 mod traffic;
 mod users;
 mod walvfs;
@@ -246,36 +247,42 @@ impl Store {
         Ok(store)
     }
 
-    /// Message `number` with `body` as its body column (`body`, or an empty blob).
-    fn message_row(&mut self, number: u64, body: &str) -> Result<Option<Message>, StoreError> {
-        self.conn
-            .query_row(
-                &format!(
-                    "SELECT {}, rlines, {body}, read_count, charset FROM messages \
-                     WHERE number = ?1",
-                    header_columns("status")
-                ),
-                [number as i64],
-                |row| {
+    /// Message `number`, with its body when `body` is true (else an empty one).
+    fn message_row(&mut self, number: u64, body: bool) -> Result<Option<Message>, StoreError> {
+        let head = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {}, read_count, charset FROM messages WHERE number = ?1",
+                header_columns("status")
+            ))
+            .and_then(|mut st| {
+                st.query_row([number as i64], |row| {
                     Ok(Message {
                         header: header_from_row(row)?,
-                        rlines: row.get(10)?,
-                        body: row.get(11)?,
-                        read_count: row.get::<_, i64>(12)? as u64,
+                        rlines: Vec::new(),
+                        body: Vec::new(),
+                        read_count: row.get::<_, i64>(10)? as u64,
                         copies: Vec::new(),
                         cc: Vec::new(),
                         files: Vec::new(),
-                        charset: row.get(13)?,
+                        charset: row.get(11)?,
                     })
-                },
-            )
-            .optional()
-            .map_err(db_err)?
-            .map(|mut m| {
-                (m.copies, m.cc, m.files) = parts::shown(&self.conn, number, &m.header.to)?;
-                Ok(m)
+                })
+                .optional()
             })
-            .transpose()
+            .map_err(db_err)?;
+        let Some(mut m) = head else {
+            return Ok(None);
+        };
+        if let Some(text) = texts::get(&self.conn, number)? {
+            if body {
+                (m.rlines, m.body) = text.split()?;
+            } else {
+                m.rlines = text.rlines()?;
+            }
+        }
+        (m.copies, m.cc, m.files) = parts::shown(&self.conn, number, &m.header.to)?;
+        Ok(Some(m))
     }
 
     /// Opens an existing store for reading only, beside the daemon's read-write connection:
@@ -430,16 +437,20 @@ impl Store {
     pub fn release(&mut self, number: u64, now: i64) -> Result<bool, StoreError> {
         let station = self.station.clone();
         let tx = self.conn.transaction().map_err(db_err)?;
-        let row: Option<(String, String, String, String, Vec<u8>)> = tx
+        let row: Option<(String, String, String, String)> = tx
             .query_row(
-                "SELECT kind, to_call, at, origin, rlines FROM messages WHERE number = ?1 AND status = 'H'",
+                "SELECT kind, to_call, at, origin FROM messages WHERE number = ?1 AND status = 'H'",
                 [number as i64],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
             )
             .optional()
             .map_err(db_err)?;
-        let Some((kind, to, at, origin, rlines)) = row else {
+        let Some((kind, to, at, origin)) = row else {
             return Ok(false);
+        };
+        let rlines = match texts::get(&tx, number)? {
+            Some(text) => text.rlines()?,
+            None => Vec::new(),
         };
         tx.execute(
             "UPDATE messages SET status = 'N' WHERE number = ?1",
@@ -601,37 +612,16 @@ impl MessageStore for Store {
     }
 
     fn message(&mut self, number: u64) -> Result<Option<Message>, StoreError> {
-        self.message_row(number, "body")
+        self.message_row(number, true)
     }
 
     fn message_head(&mut self, number: u64) -> Result<Option<Message>, StoreError> {
         // The body stays on disk: `R` reads it in pieces (`body_chunk`).
-        self.message_row(number, "X''")
+        self.message_row(number, false)
     }
 
     fn body_chunk(&mut self, number: u64, offset: u64, len: usize) -> Result<Vec<u8>, StoreError> {
-        // Incremental blob I/O reads only the pages of the piece asked for (substr would load
-        // the whole body for every piece).
-        let blob = self.conn.blob_open(
-            rusqlite::MAIN_DB,
-            "messages",
-            "body",
-            i64::try_from(number).unwrap_or(i64::MAX),
-            true,
-        );
-        let blob = match blob {
-            Ok(b) => b,
-            // No such row (removed meanwhile): nothing more to read.
-            Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::Unknown) => {
-                return Ok(Vec::new())
-            }
-            Err(e) => return Err(db_err(e)),
-        };
-        let size = blob.len();
-        let from = usize::try_from(offset).unwrap_or(usize::MAX).min(size);
-        let mut piece = vec![0u8; len.min(size - from)];
-        blob.read_at_exact(&mut piece, from).map_err(db_err)?;
-        Ok(piece)
+        texts::body_chunk(&self.conn, number, offset, len)
     }
 
     fn list(&mut self, filter: &ListFilter) -> Result<Vec<MessageHeader>, StoreError> {
@@ -797,8 +787,8 @@ fn insert_in(
     rlines.extend_from_slice(&msg.rlines);
     tx.prepare_cached(
         "INSERT INTO messages (number, kind, status, to_call, at, from_call, bid, subject, \
-         rlines, body, size, created, origin) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+         size, created, origin) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )
     .and_then(|mut st| {
         st.execute(params![
@@ -810,14 +800,13 @@ fn insert_in(
             msg.from.to_ascii_uppercase(),
             bid,
             msg.subject,
-            rlines,
-            msg.body,
             msg.body.len() as i64,
             now,
             origin.unwrap_or_default(),
         ])
     })
     .map_err(db_err)?;
+    texts::put(tx, number, &rlines, &msg.body)?;
     tx.prepare_cached("INSERT INTO bids (bid, seen, number) VALUES (?1, ?2, ?3)")
         .and_then(|mut st| st.execute(params![bid, now, number as i64]))
         .map_err(db_err)?;

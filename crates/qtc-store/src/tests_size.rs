@@ -25,6 +25,20 @@ fn new(kind: MsgType, to: &str, at: &str, from: &str) -> NewMessage {
     }
 }
 
+/// `n` bytes that do not compress (text is kept deflated: a test of the file's size needs
+/// bodies that keep theirs).
+fn noise(n: usize) -> Vec<u8> {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
 /// The query plan SQLite picks for a listing, one line per step.
 fn plan(s: &Store, f: &ListFilter) -> String {
     let at =
@@ -410,7 +424,7 @@ fn housekeeping_runs_in_chunks_and_returns_space() {
     assert!(s.incremental_vacuum().unwrap());
     let n = 2 * CHUNK + 10;
     let mut big = new(MsgType::Bulletin, "ALL", "WW", "N0ABC");
-    big.body = vec![b'y'; 4000];
+    big.body = noise(4000);
     s.insert_many(&vec![big; n], 0).unwrap();
     let l = Lifetimes::default();
     let day = 86_400;
@@ -475,7 +489,7 @@ fn an_old_store_is_switched_to_incremental_vacuum_by_compact() {
     assert!(!s.incremental_vacuum().unwrap());
     s.set_station(Station::new("N0AAA"));
     let mut big = new(MsgType::Bulletin, "ALL", "WW", "N0ABC");
-    big.body = vec![b'y'; 4000];
+    big.body = noise(4000);
     s.insert_many(&vec![big; 50], 0).unwrap();
     let l = Lifetimes::default();
     s.housekeep(20 * 86_400, &l).unwrap();
