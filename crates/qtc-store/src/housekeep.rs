@@ -179,12 +179,13 @@ impl Housekeeping {
             Stage::Small => self.small_tables(store)?,
             Stage::Vacuum => self.vacuum(store)?,
             Stage::Finish => {
-                // A bounded ANALYZE: statistics for the planner without reading every row.
+                // A bounded ANALYZE: statistics for the planner without reading every row. The
+                // WAL is copied into the database but keeps its size (lib.rs, `prepare_wal`).
                 store
                     .conn
                     .execute_batch(
                         "PRAGMA analysis_limit = 400; PRAGMA optimize; \
-                         PRAGMA wal_checkpoint(TRUNCATE);",
+                         PRAGMA wal_checkpoint(PASSIVE);",
                     )
                     .map_err(db_err)?;
                 Stage::Done

@@ -534,3 +534,32 @@ fn queue_counts_read_no_delivered_entry() {
         "{plan}"
     );
 }
+
+/// The WAL keeps its working size (its blocks stay allocated, so a commit's `fdatasync`
+/// writes no file system metadata): made whole when the store opens, never truncated by a
+/// checkpoint, housekeeping or the last connection's close; only `shrink_wal` gives it back.
+#[test]
+fn the_wal_keeps_its_size() {
+    let (dir, mut s) = open();
+    let wal = dir.path().join("qtc.sqlite-wal");
+    let size = || std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+    let working = size();
+    assert!(working >= CHECKPOINT_AFTER as u64, "{working}");
+    let mut big = new(MsgType::Bulletin, "ALL", "WW", "N0ABC");
+    big.body = noise(3000);
+    for _ in 0..3 {
+        s.insert_many(&vec![big.clone(); 300], 0).unwrap();
+    }
+    let grown = size();
+    assert!(grown >= working);
+    s.housekeep(0, &Lifetimes::default()).unwrap();
+    drop(s);
+    assert_eq!(size(), grown, "housekeeping and the close keep the WAL");
+    let mut s = Store::open(dir.path(), Durability::Normal).unwrap();
+    assert_eq!(size(), grown);
+    s.shrink_wal().unwrap();
+    assert_eq!(size(), 0);
+    drop(s);
+    let _s = Store::open(dir.path(), Durability::Normal).unwrap();
+    assert!(size() >= working, "made whole again at the next start");
+}
