@@ -262,8 +262,14 @@ fn copies_of_mail_read_before_the_upgrade_stay_read() {
     assert_eq!(seen, [MsgStatus::Read, MsgStatus::New]);
 }
 
-/// Takes a store back to before migration 16: the text in the messages' rows again.
+/// Takes a store back to before migration 16: the text in the messages' rows again (and no
+/// housekeeping tables of 17).
 fn undo_schema_16(conn: &rusqlite::Connection) {
+    conn.execute_batch(
+        "DROP TRIGGER bid_gone; DROP TABLE bids_gone;
+         DROP TRIGGER expiry_reset; DROP TABLE expiry;",
+    )
+    .unwrap();
     conn.execute_batch(
         "ALTER TABLE messages ADD COLUMN rlines BLOB NOT NULL DEFAULT x'';
          ALTER TABLE messages ADD COLUMN body BLOB NOT NULL DEFAULT x'';",
@@ -686,12 +692,22 @@ fn every_earlier_schema_version_migrates() {
             if from >= 1 {
                 let tx = conn.transaction().unwrap();
                 // R: lines and a body with a NUL in it: migration 16 moves them to `texts`.
-                tx.execute(
-                    "INSERT INTO messages (kind, status, to_call, from_call, bid, subject, rlines, body, size, created) \
-                     VALUES ('P', 'N', 'N0USR', 'N0ABC', 'OLD_1', x'', x'523a310d0a', x'68006900', 4, 0)",
-                    [],
-                )
-                .unwrap();
+                if from < 16 {
+                    tx.execute(
+                        "INSERT INTO messages (kind, status, to_call, from_call, bid, subject, rlines, body, size, created) \
+                         VALUES ('P', 'N', 'N0USR', 'N0ABC', 'OLD_1', x'', x'523a310d0a', x'68006900', 4, 0)",
+                        [],
+                    )
+                    .unwrap();
+                } else {
+                    tx.execute_batch(
+                        "INSERT INTO messages (kind, status, to_call, from_call, bid, subject, size, created) \
+                         VALUES ('P', 'N', 'N0USR', 'N0ABC', 'OLD_1', x'', 4, 0);
+                         INSERT INTO texts (number, rlines, size, packed, data) \
+                         VALUES (1, 5, 9, 0, x'523a310d0a68006900');",
+                    )
+                    .unwrap();
+                }
                 tx.commit().unwrap();
             }
         }
