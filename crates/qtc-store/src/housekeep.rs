@@ -6,7 +6,8 @@
 //! daemon runs each step as its own job on the store thread and everyone else's work goes in
 //! between. Every step walks an index (or the messages by number) from a cursor, so a run
 //! costs what is due, not the store's size: the walk for lifetimes starts where the last one
-//! ended while nothing it left behind can be due yet (table `expiry`), and old BIDs are found
+//! left off, before the first message it kept that could be due within [`HORIZON`] (table
+//! `expiry`), as long as the next run comes within that time; and old BIDs are found
 //! among those whose message is gone (`bids_gone`), by age.
 
 use qtc_mail::StoreError;
@@ -16,6 +17,11 @@ use crate::{db_err, Store};
 
 /// Rows one step changes (or, for walks, looks at) at most.
 pub const CHUNK: usize = 1000;
+
+/// The walk for lifetimes resumes at the first message it kept that could reach a lifetime
+/// within this time (a bulletin nearly 14 days old): what comes before it is skipped until
+/// the earliest time any of it could be due.
+const HORIZON: i64 = 2 * 86_400;
 
 /// Pages one step gives back with `PRAGMA incremental_vacuum` (4 MB of 8 KB pages).
 const VACUUM_PAGES: u32 = 512;
@@ -110,11 +116,13 @@ enum Stage {
     Remove {
         after: i64,
     },
-    /// Killing what reached its lifetime, walking by number from this one; `due`: the
-    /// earliest time a message walked past and kept could reach its lifetime.
+    /// Killing what reached its lifetime, walking by number from this one; `resume`: the
+    /// first message walked and kept that could be due within [`HORIZON`]; `until`: when
+    /// anything kept before it (or skipped) could first be due.
     Expire {
         after: i64,
-        due: i64,
+        until: i64,
+        resume: Option<i64>,
     },
     /// Forgetting old BIDs of messages no longer here, the oldest first.
     Bids,
@@ -172,7 +180,11 @@ impl Housekeeping {
     pub fn step(&mut self, store: &mut Store) -> Result<bool, StoreError> {
         let next = match std::mem::replace(&mut self.stage, Stage::Done) {
             Stage::Remove { after } => self.remove(store, after)?,
-            Stage::Expire { after, due } => self.expire(store, after, due)?,
+            Stage::Expire {
+                after,
+                until,
+                resume,
+            } => self.expire(store, after, until, resume)?,
             Stage::Bids => self.forget_bids(store)?,
             Stage::Small => self.small_tables(store)?,
             Stage::Vacuum => self.vacuum(store)?,
@@ -196,32 +208,55 @@ impl Housekeeping {
     }
 
     /// Mail killed before this run is removed first, so what expires now stays (killed)
-    /// until the next run and can still be brought back.
+    /// until the next run and can still be brought back. Killed mail is walked by number and
+    /// the walk ends at the first message too young to remove: numbers follow arrival, so the
+    /// rest are younger still (one dated out of order is taken at a later run).
     fn remove(&mut self, store: &mut Store, after: i64) -> Result<Stage, StoreError> {
         let before = self.now - i64::from(self.lifetimes.killed) * 86_400;
         let tx = store.conn.transaction().map_err(db_err)?;
-        let last: Option<i64> = tx
-            .query_row(
-                "SELECT MAX(number) FROM (SELECT number FROM messages \
-                 WHERE status = 'K' AND number > ?1 ORDER BY number LIMIT ?2)",
-                params![after, self.rows as i64],
-                |r| r.get(0),
-            )
-            .map_err(db_err)?;
-        let Some(last) = last else {
-            let (after, due) = self.expiry_start(&tx)?;
-            tx.commit().map_err(db_err)?;
-            return Ok(Stage::Expire { after, due });
+        let (mut old, mut ended) = (Vec::new(), true);
+        {
+            let mut st = tx
+                .prepare_cached(
+                    "SELECT number, created FROM messages WHERE status = 'K' AND number > ?1 \
+                     ORDER BY number LIMIT ?2",
+                )
+                .map_err(db_err)?;
+            let mut rows = st.query(params![after, self.rows as i64]).map_err(db_err)?;
+            while let Some(r) = rows.next().map_err(db_err)? {
+                let (number, created): (i64, i64) =
+                    (r.get(0).map_err(db_err)?, r.get(1).map_err(db_err)?);
+                if created >= before {
+                    break;
+                }
+                old.push(number);
+            }
+            if old.len() == self.rows {
+                ended = false;
+            }
+        }
+        if let (Some(&first), Some(&last)) = (old.first(), old.last()) {
+            self.done.removed += tx
+                .execute(
+                    "DELETE FROM messages WHERE status = 'K' AND number >= ?1 AND number <= ?2 \
+                     AND created < ?3",
+                    params![first, last, before],
+                )
+                .map_err(db_err)? as u64;
+        }
+        let next = match (ended, old.last()) {
+            (false, Some(&last)) => Stage::Remove { after: last },
+            _ => {
+                let (after, until) = self.expiry_start(&tx)?;
+                Stage::Expire {
+                    after,
+                    until,
+                    resume: None,
+                }
+            }
         };
-        self.done.removed += tx
-            .execute(
-                "DELETE FROM messages WHERE status = 'K' AND number > ?1 AND number <= ?2 \
-                 AND created < ?3",
-                params![after, last, before],
-            )
-            .map_err(db_err)? as u64;
         tx.commit().map_err(db_err)?;
-        Ok(Stage::Remove { after: last })
+        Ok(next)
     }
 
     /// The lifetimes as `expiry` records them: a walk made under others proves nothing.
@@ -272,10 +307,16 @@ impl Housekeeping {
 
     /// Walks the messages from the oldest (lowest number: numbers follow arrival, and a
     /// message is dated when it arrives), killing those whose lifetime (by type and status)
-    /// has passed. The walk ends at the first step whose messages are all younger than every
-    /// lifetime; a message dated out of order by a clock set wrong is taken at a later run.
-    /// Where it ended and when what it kept can first be due go to `expiry`.
-    fn expire(&mut self, store: &mut Store, after: i64, due: i64) -> Result<Stage, StoreError> {
+    /// has passed. The walk ends at the first message younger than every lifetime; one dated
+    /// out of order by a clock set wrong is taken by a later run that walks from the start.
+    /// Where the next run may start and until when go to `expiry`.
+    fn expire(
+        &mut self,
+        store: &mut Store,
+        after: i64,
+        until: i64,
+        resume: Option<i64>,
+    ) -> Result<Stage, StoreError> {
         let l = &self.lifetimes;
         // A lifetime of 0 (forever) gets a cutoff nothing is older than.
         let at = |days| cutoff(self.now, days).unwrap_or(i64::MIN);
@@ -293,17 +334,29 @@ impl Housekeeping {
                      FROM messages WHERE number > ?1 ORDER BY number LIMIT ?5",
                 )
                 .map_err(db_err)?;
-            let rows = st
-                .query_map(
-                    params![after, read, unread, bulletin, self.rows as i64],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-                )
-                .map_err(db_err)?
-                .collect::<Result<Vec<_>, _>>()
+            let mut rows = st
+                .query(params![after, read, unread, bulletin, self.rows as i64])
                 .map_err(db_err)?;
-            rows
+            // Read up to the first message younger than every lifetime: the walk ends there.
+            let mut walked = Vec::new();
+            while let Some(r) = rows.next().map_err(db_err)? {
+                let row: (i64, i64, bool, String, String) = (
+                    r.get(0).map_err(db_err)?,
+                    r.get(1).map_err(db_err)?,
+                    r.get(2).map_err(db_err)?,
+                    r.get(3).map_err(db_err)?,
+                    r.get(4).map_err(db_err)?,
+                );
+                let young = row.1 >= newest;
+                walked.push(row);
+                if young {
+                    break;
+                }
+            }
+            walked
         };
-        let mut due = due;
+        let soon = self.now.saturating_add(HORIZON);
+        let (mut resume, mut until) = (resume, until);
         {
             let mut kill = tx
                 .prepare_cached("UPDATE messages SET status = 'K' WHERE number = ?1")
@@ -311,24 +364,44 @@ impl Housekeeping {
             for (number, created, expired, kind, status) in &walked {
                 if *expired {
                     self.done.expired += kill.execute([number]).map_err(db_err)? as u64;
-                } else if !matches!(status.as_str(), "H" | "K") {
+                } else if resume.is_none() && !matches!(status.as_str(), "H" | "K") {
                     // Held mail waits for the sysop (its release resets `expiry`); killed
                     // mail is removed by the next run.
-                    due = due.min(self.earliest_due(kind, *created).unwrap_or(i64::MAX));
+                    match self.earliest_due(kind, *created) {
+                        Some(d) if d < soon => resume = Some(*number),
+                        Some(d) => until = until.min(d),
+                        None => {}
+                    }
                 }
             }
         }
-        let all_young = walked.iter().all(|&(_, created, ..)| created >= newest);
+        let ended = walked.last().is_none_or(|w| w.1 >= newest) || walked.len() < self.rows;
         let last = walked.last().map_or(after, |w| w.0);
-        let next = if walked.len() == self.rows && !all_young {
-            Stage::Expire { after: last, due }
+        let next = if !ended {
+            Stage::Expire {
+                after: last,
+                until,
+                resume,
+            }
         } else {
-            tx.execute("DELETE FROM expiry", []).map_err(db_err)?;
-            tx.execute(
-                "INSERT INTO expiry (walked_to, recheck_at, lifetimes) VALUES (?1, ?2, ?3)",
-                params![last, due, self.lifetimes_key()],
-            )
-            .map_err(db_err)?;
+            let walked_to = resume.map_or(last, |n| n - 1);
+            // Written only when it moved: a run with nothing due commits nothing (no sync).
+            let same: bool = tx
+                .query_row(
+                    "SELECT EXISTS (SELECT 1 FROM expiry WHERE walked_to = ?1 \
+                     AND recheck_at = ?2 AND lifetimes = ?3)",
+                    params![walked_to, until, self.lifetimes_key()],
+                    |r| r.get(0),
+                )
+                .map_err(db_err)?;
+            if !same {
+                tx.execute("DELETE FROM expiry", []).map_err(db_err)?;
+                tx.execute(
+                    "INSERT INTO expiry (walked_to, recheck_at, lifetimes) VALUES (?1, ?2, ?3)",
+                    params![walked_to, until, self.lifetimes_key()],
+                )
+                .map_err(db_err)?;
+            }
             Stage::Bids
         };
         tx.commit().map_err(db_err)?;

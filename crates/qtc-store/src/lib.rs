@@ -221,10 +221,6 @@ impl Store {
             .map_err(db_err)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(db_err)?;
-        // An INSERT that fires the tally trigger may need a statement journal; on disk it
-        // costs a write per page touched (five times the pwrite calls of a received block).
-        conn.pragma_update(None, "temp_store", "MEMORY")
-            .map_err(db_err)?;
         // The writer's page cache, 768 KiB of pages instead of SQLite's 2 MiB: an insert walks
         // each B-tree's path to its newest leaf, a few pages each, and users' reads have
         // connections of their own. The default was a sixth of a receiving daemon's peak
@@ -241,7 +237,15 @@ impl Store {
             durability,
             argon2: users::Argon2Memory::default(),
         };
+        // Migrations that rewrite a table keep their statement journals in a file: in memory,
+        // a store of a million messages took half a gigabyte (migration 16).
         schema::migrate(&mut store.conn)?;
+        // An INSERT that fires the tally trigger may need a statement journal; on disk it
+        // costs a write per page touched (five times the pwrite calls of a received block).
+        store
+            .conn
+            .pragma_update(None, "temp_store", "MEMORY")
+            .map_err(db_err)?;
         store.prepare_wal(page)?;
         // SQLite gives the WAL and shared-memory files the database's mode; ones left by an
         // older qtc are fixed here.
@@ -402,6 +406,11 @@ impl Store {
         let io = |e: std::io::Error| {
             StoreError::Database(format!("cannot grow {}: {e}", Path::new(&wal).display()))
         };
+        // A WAL that a long transaction (a migration) or a long reader grew far past its
+        // working size is copied into the database and given back first.
+        if std::fs::metadata(&wal).map_or(0, |m| m.len()) > 4 * want {
+            self.shrink_wal()?;
+        }
         let tx = self.conn.transaction().map_err(db_err)?;
         let mut file = std::fs::OpenOptions::new()
             .append(true)
