@@ -4,7 +4,7 @@
 //! it smaller (a bulletin's text to about 35-45 %). Apart from its header row, so that a
 //! listing, a status change or housekeeping's walk reads and writes only short rows; and
 //! compressed, because every byte of it is written twice (WAL, then the database) and an SD
-//! card wears with each (docs/performance.md, "What reaches the disk per received message").
+//! card wears with each (docs/performance.md, "Bytes written per received message").
 //! A text above [`PACK_UP_TO`] is kept as it is: `R` reads it in pieces
 //! ([`body_chunk`]), each straight from the file.
 
