@@ -115,17 +115,6 @@ impl Drop for LoopMount {
     }
 }
 
-/// Bytes of the messages B holds, as `qtc msg list --json` gives their sizes.
-fn stored_bytes(b: &crate::daemon::Daemon) -> R<u64> {
-    let list = b.cli(&["msg", "list", "--json"], b"")?;
-    Ok(list
-        .lines()
-        .filter_map(|l| l.split("\"size\":").nth(1))
-        .filter_map(|v| v.split([',', '}']).next())
-        .filter_map(|v| v.trim().parse::<u64>().ok())
-        .sum())
-}
-
 /// One pass: (bytes to the device per stored byte during the receive, housekeeping and
 /// shutdown; bytes to the device making the store and starting B, before that).
 fn pass(o: &Opts) -> R<(f64, u64)> {
@@ -141,7 +130,7 @@ fn pass(o: &Opts) -> R<(f64, u64)> {
     b.ctl(&["housekeep"])?;
     b.terminate()?;
     let after = mount.written()?;
-    let stored = stored_bytes(&b)?;
+    let stored = crate::disk::stored_bytes(&b)?;
     if stored == 0 {
         return Err("B holds nothing".into());
     }
