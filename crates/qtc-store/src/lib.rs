@@ -398,37 +398,20 @@ impl Store {
     /// lock, so no other connection writes the WAL meanwhile; only bytes past the file's end
     /// are written.
     fn prepare_wal(&mut self, page: i64) -> Result<(), StoreError> {
-        use std::io::Write;
         let frames = CHECKPOINT_AFTER / page.max(512) + WAL_SPARE_FRAMES;
         let want = (32 + frames * (page + 24)) as u64;
         let mut wal = self.path.clone().into_os_string();
         wal.push("-wal");
-        let io = |e: std::io::Error| {
-            StoreError::Database(format!("cannot grow {}: {e}", Path::new(&wal).display()))
-        };
         // A WAL that a long transaction (a migration) or a long reader grew far past its
         // working size is copied into the database and given back first.
         if std::fs::metadata(&wal).map_or(0, |m| m.len()) > 4 * want {
             self.shrink_wal()?;
         }
         let tx = self.conn.transaction().map_err(db_err)?;
-        let mut file = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&wal)
-            .map_err(io)?;
-        let mut have = file.metadata().map_err(io)?.len();
-        if have < want {
-            // In 4 KB writes: one large write makes the page cache keep the file as large
-            // folios, and a commit written over part of one would dirty (and write back) all
-            // of it. Synced now, so the file system allocates the blocks once, here.
-            let zeros = [0u8; 4096];
-            while have < want {
-                file.write_all(&zeros).map_err(io)?;
-                have += zeros.len() as u64;
-            }
-            file.sync_data().map_err(io)?;
+        if let Err(e) = grow_with_zeros(Path::new(&wal), want) {
+            // A full disk: the WAL grows as commits need it, as before.
+            tracing::warn!(wal = %Path::new(&wal).display(), error = %e, "cannot grow the WAL to its working size");
         }
-        drop(file);
         tx.commit().map_err(db_err)
     }
 
@@ -776,6 +759,33 @@ impl MessageStore for Store {
     fn categories(&mut self) -> Result<Vec<(String, u64)>, StoreError> {
         counts::categories(&self.conn)
     }
+}
+
+/// Appends written zeros to the file at `path` until it is `want` bytes long, and syncs it;
+/// on a failure (a full disk) takes them off again.
+fn grow_with_zeros(path: &Path, want: u64) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new().append(true).open(path)?;
+    let had = file.metadata()?.len();
+    if had >= want {
+        return Ok(());
+    }
+    // In 4 KB writes: one large write makes the page cache keep the file as large folios, and
+    // a commit written over part of one would dirty (and write back) all of it. Synced now, so
+    // the file system allocates the blocks once, here.
+    let zeros = [0u8; 4096];
+    let mut have = had;
+    let grown = (|| {
+        while have < want {
+            file.write_all(&zeros)?;
+            have += zeros.len() as u64;
+        }
+        file.sync_data()
+    })();
+    if grown.is_err() {
+        let _ = file.set_len(had);
+    }
+    grown
 }
 
 /// A read transaction: deferred, so it takes no write lock (write transactions begin IMMEDIATE,
