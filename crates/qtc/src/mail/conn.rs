@@ -29,6 +29,9 @@ struct MailConn {
     /// A wrong login used the connection's attempts (or reached the address's lockout): the
     /// answer is written, then the connection closes.
     close_after_reply: bool,
+    protocol: Protocol,
+    /// Shown among the users online while logged in.
+    presence: Option<crate::online::Presence>,
 }
 
 /// Serves one connection until it ends.
@@ -55,6 +58,8 @@ pub async fn serve(
         core,
         watching: false,
         close_after_reply: false,
+        protocol,
+        presence: None,
     };
     tracing::info!("connected");
     while let Ended::StartTls = m.run(&mut conn).await {
@@ -187,6 +192,7 @@ impl MailConn {
         let sysop = matches!(&user, Ok(Ok(Some(u))) if u.sysop);
         conn.logged_in(call, sysop, false)
             .map_err(LoginRefused::Full)?;
+        self.presence = Some(self.shared.online.join(call, self.protocol.name()));
         Ok(call.to_string())
     }
 }
