@@ -128,8 +128,8 @@ pub async fn serve_user(conn: Connection, codec: Codec, opts: UserOpts, shared: 
     conn::UserConn::new(conn, codec, opts, shared).run().await;
 }
 
-/// Serves a BBS session to `call`, whose identity the caller has checked already (an AX.25
-/// link's source, a NET/ROM circuit's user, a browser's logged-in user), over any byte stream
+/// Serves a BBS session to `call`, whose identity the link has given (an AX.25 link's source,
+/// a NET/ROM circuit's user), over any byte stream
 /// with the raw codec: the session starts logged in (a seat, the account's cap counted) and
 /// runs until the user leaves, the stream ends or the daemon stops. `via` is how `U` shows
 /// where they are; `station` the caller's station with its SSID, if it differs from `call`.
