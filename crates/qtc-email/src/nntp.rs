@@ -227,7 +227,8 @@ impl Nntp {
             return self.reply("502 already authenticated");
         }
         if !self.s.plain_auth {
-            return self.reply("483 STARTTLS first: no passwords in clear here");
+            let why = self.s.clear_password_refused("STARTTLS");
+            return self.reply(&format!("483 {why}"));
         }
         // The argument is the rest of the line after `AUTHINFO USER|PASS `: a password may
         // hold spaces.

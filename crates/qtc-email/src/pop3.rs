@@ -140,7 +140,8 @@ impl Pop3 {
 
     fn user_cmd(&mut self, name: Option<&str>) {
         if !self.s.plain_auth {
-            return self.reply("-ERR [AUTH] STLS first: no passwords in clear here");
+            let why = self.s.clear_password_refused("STLS");
+            return self.reply(&format!("-ERR [AUTH] {why}"));
         }
         match name {
             Some(n) => {

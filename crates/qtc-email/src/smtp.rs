@@ -207,7 +207,8 @@ impl Smtp {
             return self.reply("503 5.5.1 Already authenticated");
         }
         if !self.s.plain_auth {
-            return self.reply("538 5.7.11 Encryption required: STARTTLS first");
+            let why = self.s.clear_password_refused("STARTTLS");
+            return self.reply(&format!("538 5.7.11 Encryption required: {why}"));
         }
         match mechanism {
             AUTH_PLAIN if initial.is_empty() => {
@@ -522,5 +523,18 @@ mod tests {
         assert_eq!(s.poll_event(), Some(Event::StartTls));
         s.tls_started();
         assert!(drive(&mut s, b"EHLO me\r\n").contains("AUTH PLAIN LOGIN"));
+    }
+
+    #[test]
+    fn without_tls_a_refused_password_is_not_sent_to_starttls() {
+        let mut set = crate::addr::tests::settings();
+        set.plain_auth = false;
+        let mut s = Smtp::new(set);
+        let refused = drive(&mut s, b"AUTH PLAIN AE4wVVNSAHB3\r\n");
+        assert!(
+            refused.contains("\n538 ") && !refused.contains("STARTTLS"),
+            "{refused}"
+        );
+        assert!(refused.contains("ask its sysop for TLS"), "{refused}");
     }
 }
