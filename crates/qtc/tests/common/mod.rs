@@ -8,6 +8,8 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 pub mod jnos;
+pub mod netns;
+pub mod tls;
 pub mod watch;
 pub mod web;
 
@@ -168,6 +170,16 @@ impl Daemon {
             fwd_port,
             stdout,
         }
+    }
+
+    /// The port of the listener the start-up report calls `name` (`imaps`, `telnet-tls`...).
+    pub fn listener_port(&self, name: &str) -> u16 {
+        let prefix = format!("{name}: listening on ");
+        self.stdout
+            .iter()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .and_then(|a| a.rsplit(':').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} listener in {:?}", self.stdout))
     }
 
     /// Where its log (standard error) goes, written as it logs.
