@@ -4,8 +4,9 @@
 # on an AXUDP port (its first broadcast and poll gone, the next an hour away), then attaches
 # `strace -f -c` to every thread for a while and prints the total. Expected: 0.
 #
-# --mail also opens the four [mail] listeners and leaves an IMAP client in IDLE (logged in,
-# INBOX selected) and an NNTP reader (a group selected) connected while it counts.
+# --mail also opens the eight [mail] listeners (plain and implicit TLS, with a certificate made
+# by `qtc cert`) and leaves an IMAP client in IDLE (logged in, INBOX selected), an IMAPS client
+# in IDLE (openssl s_client) and an NNTP reader connected while it counts.
 #
 # usage: scripts/idle-syscalls.sh [--session] [--mail] [--netrom] [--seconds N] [--binary PATH]
 set -euo pipefail
@@ -35,9 +36,11 @@ fi
 
 work=$(mktemp -d)
 pid=""
+spids=""
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  exec 3>&- 4>&- 5>&- 2>/dev/null || true
+  [ -n "$spids" ] && kill "$spids" 2>/dev/null
+  exec 3>&- 4>&- 5>&- 6>&- 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -51,7 +54,13 @@ listen = ["127.0.0.1:0"]
 level = "warn"
 TOML
 if [ "$mail" = 1 ]; then
-  printf '[mail]\nsmtp_listen = "127.0.0.1:0"\npop3_listen = "127.0.0.1:0"\nimap_listen = "127.0.0.1:0"\nnntp_listen = "127.0.0.1:0"\n' >>"$work/qtc.toml"
+  command -v openssl >/dev/null || { echo "openssl is needed for --mail" >&2; exit 2; }
+  printf '[mail]\n' >>"$work/qtc.toml"
+  for l in smtp smtps pop3 pop3s imap imaps nntp nntps; do
+    printf '%s_listen = "127.0.0.1:0"\n' "$l" >>"$work/qtc.toml"
+  done
+  printf '[tls]\ncert = "cert.pem"\nkey = "key.pem"\n' >>"$work/qtc.toml"
+  "$bin" -c "$work/qtc.toml" cert >/dev/null
 fi
 if [ "$netrom" = 1 ]; then
   # A NET/ROM node on an AXUDP port whose peer is silent: it broadcasts (and polls) at start.
@@ -90,6 +99,15 @@ if [ "$mail" = 1 ]; then
   printf 'b SELECT INBOX\r\nc IDLE\r\n' >&4; sleep 0.5
   exec 5<>"/dev/tcp/127.0.0.1/$(listener nntp)"
   printf 'LIST\r\n' >&5; sleep 0.5
+  # IMAPS: openssl s_client reads its commands from a FIFO kept open.
+  mkfifo "$work/imaps.in"
+  openssl s_client -quiet -connect "127.0.0.1:$(listener imaps)" -CAfile "$work/cert.pem" \
+    <"$work/imaps.in" >"$work/imaps.out" 2>/dev/null &
+  spids="$!"
+  exec 6>"$work/imaps.in"
+  printf 'a LOGIN N0USR idle\r\n' >&6; sleep 1
+  printf 'b SELECT INBOX\r\nc IDLE\r\n' >&6; sleep 0.5
+  grep -q '^+ idling' "$work/imaps.out" || { echo "the IMAPS client is not in IDLE:" >&2; cat "$work/imaps.out" >&2; exit 1; }
 fi
 # Let start-up work (and the session's login) finish before counting.
 sleep 1
@@ -102,7 +120,7 @@ kill -INT "$spid"; wait "$spid" 2>/dev/null || true
 calls=$(awk '$NF=="total" {print $4}' "$work/strace")
 calls=${calls:-0}
 what="idle"; [ "$session" = 1 ] && what="idle, one logged-in telnet session"
-[ "$mail" = 1 ] && what="$what, SMTP/POP3/IMAP/NNTP listening, an IMAP client in IDLE and an NNTP reader connected"
+[ "$mail" = 1 ] && what="$what, SMTP/POP3/IMAP/NNTP listening (plain and TLS), IMAP and IMAPS clients in IDLE and an NNTP reader connected"
 [ "$netrom" = 1 ] && what="$what, a NET/ROM node between broadcasts"
 echo "qtc $what: $calls syscalls in ${seconds} s (strace -f -c)"
 [ "$calls" = 0 ] || cat "$work/strace"
