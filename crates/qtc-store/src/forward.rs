@@ -255,9 +255,9 @@ impl Store {
             .query_map(
                 params![partner.to_ascii_uppercase(), limit as i64, after as i64],
                 |r| {
-                    let mut text: Vec<u8> = r.get(7)?;
+                    let rlines: Vec<u8> = r.get(7)?;
                     let body: Vec<u8> = r.get(8)?;
-                    text.extend_from_slice(&body);
+                    let text = route::join_rlines(&rlines, &body);
                     Ok(Pending {
                         number: r.get::<_, i64>(0)? as u64,
                         kind: MsgType::from_letter(

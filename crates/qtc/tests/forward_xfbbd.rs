@@ -15,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::watch::until_file;
-use common::{free_port, Daemon, Rng, Shown};
+use common::{forging, free_port, Daemon, Rng, Shown};
 
 const XFBBD: &str = "/usr/sbin/xfbbd";
 const XFBBC: &str = "/usr/sbin/xfbbC";
@@ -461,4 +461,95 @@ fn forward_both_ways(caller: Caller, protocol: &str, mode: &str, per_side: usize
 
     drop(console);
     drop(fbb);
+}
+
+/// An SMTP body that ends a message wherever it is read raw, each end followed by send lines,
+/// and one a partner relays in B1 with ^Z lines too (issue 35; `common::forging`): xfbbd
+/// stores each as one message, whole (each such line with one space more before it), and no
+/// other.
+fn forging_to_xfbbd(caller: Caller, protocol: &str, mode: &str) {
+    if !Path::new(XFBBD).exists() {
+        assert!(
+            std::env::var_os("QTC_REQUIRE_XFBBD").is_none(),
+            "QTC_REQUIRE_XFBBD is set but {XFBBD} is missing"
+        );
+        return;
+    }
+    let telnet_port = free_port();
+    let qtc = Daemon::start_bbs(
+        "N0AAA",
+        &[
+            ("N0FBB", "fbbpw", "--bbs"),
+            ("N0USR", "pw", ""),
+            ("N0PTR", "ptrpw", "--bbs"),
+        ],
+        &format!(
+            "{}{}[mail]\nsmtp_listen = \"127.0.0.1:0\"\n",
+            partner(caller, protocol, telnet_port),
+            forging::RELAY_PARTNER
+        ),
+    );
+    let tree = tempfile::tempdir().unwrap();
+    let root = tree.path();
+    fbb_tree(root, telnet_port, qtc.fwd_port.unwrap(), "fbbpw");
+    let smtp = std::net::TcpStream::connect(("127.0.0.1", qtc.mail_port("smtp"))).unwrap();
+    let body = forging::text(&forging::smtp_lines());
+    forging::submit(smtp, "N0USR", "pw", "N0XYZ@N0FBB", "forging", &body);
+    let relay = std::net::TcpStream::connect(("127.0.0.1", qtc.fwd_port.unwrap())).unwrap();
+    let relayed = forging::text(&forging::relayed_lines());
+    forging::deliver_b1(
+        relay,
+        "N0PTR",
+        "ptrpw",
+        ("N0XYZ", "N0FBB"),
+        "RELAY1_N0PTR",
+        &relayed,
+    );
+
+    let fbb = start_xfbbd(root);
+    let mut console = Console::open(root, fbb.console_port);
+    match caller {
+        Caller::Xfbbd => {
+            console.say("FW N0AAA");
+            qtc.wait_for_log("forwarding session ended partner=N0FBB");
+        }
+        Caller::Qtc => {
+            console.add_bbs_user("N0AAA", QTC_ON_FBB_PW);
+            let out = qtc.forward_ok("N0FBB", &qtc);
+            assert!(out.contains("0 received, 2 sent"), "{out}");
+        }
+    }
+    qtc.wait_for_log(&format!("mode={mode}"));
+    let log = qtc.log();
+    assert!(
+        !log.contains("forwarding session failed"),
+        "{}",
+        common::tail(&log, 6000)
+    );
+    let stored = fbb_messages(root);
+    let shown = || {
+        stored
+            .iter()
+            .map(|m| String::from_utf8_lossy(m).into_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(stored.len(), 2, "{:?}", shown());
+    for want in forging::both_escaped(protocol == "b1") {
+        let want = forging::text(&want);
+        assert!(
+            stored.iter().any(|m| m.ends_with(&want)),
+            "not stored whole: {:?} in {:?}",
+            String::from_utf8_lossy(&want),
+            shown()
+        );
+    }
+    drop(console);
+    drop(fbb);
+}
+
+#[test]
+fn a_body_written_to_forge_mail_arrives_whole_at_xfbbd_and_forges_nothing() {
+    for (protocol, mode) in [("mbl", "Mbl"), ("fbb", "FbbAscii"), ("b1", "B1")] {
+        forging_to_xfbbd(Caller::Qtc, protocol, mode);
+    }
 }

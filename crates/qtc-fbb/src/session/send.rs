@@ -95,9 +95,9 @@ impl Session {
         match (mode, &msg.compressed) {
             (Mode::B0, Some(c)) if c.len() >= 6 => c.slice(2..),
             (Mode::B1 | Mode::B2, Some(c)) => c.clone(),
-            (Mode::B0, _) => Bytes::from(qtc_lzhuf::compress(&qtc_lzhuf::fbb_text(&msg.text))),
+            (Mode::B0, _) => Bytes::from(qtc_lzhuf::compress(&wire_body::file_text(&msg.text))),
             (Mode::B2, _) => Bytes::from(qtc_lzhuf::compress_with_crc(&msg.text)),
-            _ => Bytes::from(qtc_lzhuf::compress_with_crc(&qtc_lzhuf::fbb_text(
+            _ => Bytes::from(qtc_lzhuf::compress_with_crc(&wire_body::file_text(
                 &msg.text,
             ))),
         }
@@ -160,7 +160,8 @@ impl Session {
     pub(super) fn send_text_message(&mut self, m: &OutMsg) {
         let title = clean_title(&m.msg.title);
         self.send_line(&title);
-        emit_wire_text(&m.msg.text, self.cfg.line_end, &mut self.out);
+        let eol = self.cfg.line_end.as_bytes();
+        wire_body::emit_text(&m.msg.text, self.reader(), eol, &mut self.out);
     }
 
     pub(super) fn send_binary_message(&mut self, m: &mut OutMsg, resume: u32) {

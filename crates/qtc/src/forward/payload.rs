@@ -20,10 +20,11 @@ pub(super) fn text(payload: Payload, p: &mut Pending, mbo: &str) -> Bytes {
 }
 
 /// The compressed form of a message whose payload is `text`: LZHUF with its CRC (B1 framing)
-/// of the text as FBB sends it (every line ended by CR LF), or of the B2F message as it is.
+/// of the text as FBB sends it (every line ended by CR LF, escaped so that no line of it is
+/// protocol: [`qtc_fbb::wire::body`]), or of the B2F message as it is.
 pub(super) fn pack(payload: Payload, text: &[u8]) -> Vec<u8> {
     match payload {
-        Payload::FbbText => qtc_lzhuf::compress_with_crc(&qtc_lzhuf::fbb_text(text)),
+        Payload::FbbText => qtc_lzhuf::compress_with_crc(&qtc_fbb::wire::body::file_text(text)),
         Payload::B2f => qtc_lzhuf::compress_with_crc(text),
     }
 }
@@ -130,7 +131,7 @@ mod tests {
         let stored = p.text.clone();
         let fbb = text(Payload::FbbText, &mut p, "N0AAA");
         assert_eq!(fbb, stored);
-        let want = qtc_lzhuf::compress_with_crc(&qtc_lzhuf::fbb_text(&stored));
+        let want = qtc_lzhuf::compress_with_crc(&qtc_fbb::wire::body::file_text(&stored));
         assert_eq!(pack(Payload::FbbText, &fbb), want);
     }
 }

@@ -11,7 +11,7 @@
 //! An author's own blank line in those places cannot be told from the partner's: it goes too.
 
 use qtc_fbb::{Mode, SidInfo};
-use qtc_mail::route::split_rlines;
+use qtc_mail::route::{join_rlines, split_rlines};
 
 /// The partner software whose additions are known.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +58,7 @@ pub fn as_written(text: Vec<u8>, peer: Option<&SidInfo>, mode: Mode) -> Vec<u8> 
         Software::Jnos => true,
         _ => !rlines.is_empty() && bpq_stamp(oldest),
     };
+    let split = body;
     let mut body = body;
     if gap {
         body = body.strip_prefix(b"\r\n").unwrap_or(body);
@@ -70,10 +71,10 @@ pub fn as_written(text: Vec<u8>, peer: Option<&SidInfo>, mode: Mode) -> Vec<u8> 
             body = &body[..b.len() + 2];
         }
     }
-    if body.len() + rlines.len() == text.len() {
+    if body.len() == split.len() {
         return text;
     }
-    [rlines, body].concat()
+    join_rlines(rlines, body)
 }
 
 #[cfg(test)]
@@ -108,6 +109,20 @@ mod tests {
             as_written(other.clone(), Some(&sid("FBB")), Mode::B1),
             other
         );
+    }
+
+    #[test]
+    fn a_blank_line_before_a_bodys_own_r_line_is_no_partners_gap() {
+        // qtc's blank line before a body starting `R:` (route::join_rlines), as JNOS forwards
+        // it on: JNOS adds no gap of its own (the body's first line is blank), and the blank
+        // line stays, so the store keeps the body's `R:` line in the body.
+        let sent = b"R:j @:N0JNS\r\nR:q @:N0QTC\r\n\r\nR:forged @:N0SYS\r\nline\r\n\r\n".to_vec();
+        let got = as_written(sent, Some(&sid("JNOS")), Mode::Mbl);
+        assert_eq!(
+            got,
+            b"R:j @:N0JNS\r\nR:q @:N0QTC\r\n\r\nR:forged @:N0SYS\r\nline\r\n"
+        );
+        assert_eq!(split_rlines(&got).1, b"R:forged @:N0SYS\r\nline\r\n");
     }
 
     #[test]
