@@ -72,6 +72,29 @@ pub(super) fn received(
     }
 }
 
+/// A message received in `mode` on a link whose 0xFF rule is a guess (`guessed`: an unknown
+/// software that spoke no telnet on the telnet port), whose text may have been changed by the
+/// guess: sent as text, and every 0xFF of it comes doubled, as a peer that doubles them would
+/// send any 0xFF. It is held for the sysop (who can release it, `qtc msg release`), not stored
+/// as if known. A lone 0xFF says the peer doubles nothing; a compressed block that parsed has
+/// had its sum and CRC checked.
+pub(super) fn hold_if_framing_guessed(
+    msg: &mut Incoming,
+    mode: Mode,
+    guessed: bool,
+    partner: &str,
+) {
+    let doubled_or_not = || {
+        let mut runs = msg.text.split(|&b| b != 0xff).filter(|r| !r.is_empty());
+        let first = runs.next();
+        first.is_some() && first.into_iter().chain(runs).all(|r| r.len() % 2 == 0)
+    };
+    if guessed && !mode.is_compressed() && !msg.hold && doubled_or_not() {
+        tracing::warn!(%partner, bid = %msg.bid, "held for the sysop: its 0xFF bytes all come doubled, and whether the partner doubles them is not known (set iac_escaped for it, or have it call the forwarding port)");
+        msg.hold = true;
+    }
+}
+
 /// How a session in `mode` (`None`: not agreed yet) reads its partner's queue.
 pub(super) fn form(mode: Option<Mode>) -> qtc_store::Form {
     qtc_store::Form {
@@ -112,6 +135,36 @@ mod tests {
             files: Vec::new(),
             charset: String::new(),
         }
+    }
+
+    #[test]
+    fn text_whose_0xff_a_guessed_framing_may_have_doubled_is_held() {
+        let incoming = |text: &[u8]| Incoming {
+            kind: qtc_mail::MsgType::Personal,
+            from: "N0XYZ".into(),
+            to: "N0USR".into(),
+            at: String::new(),
+            bid: "1_N0XYZ".into(),
+            title: b"t".to_vec(),
+            text: text.to_vec(),
+            hold: false,
+            recipients: Vec::new(),
+            files: Vec::new(),
+            charset: String::new(),
+        };
+        let held = |text: &[u8], mode, guessed| {
+            let mut m = incoming(text);
+            hold_if_framing_guessed(&mut m, mode, guessed, "N0XYZ");
+            m.hold
+        };
+        // Every 0xFF doubled, on a guessed link, as text: it may be one 0xFF or two.
+        assert!(held(b"a \xff\xff b\xff\xff\xff\xff", Mode::Mbl, true));
+        assert!(held(b"\xff\xff", Mode::FbbAscii, true));
+        // A lone 0xFF: nothing doubles them. No 0xFF, a known link, a checked block: stored.
+        assert!(!held(b"a \xff\xff b \xff c", Mode::Mbl, true));
+        assert!(!held(b"plain", Mode::Mbl, true));
+        assert!(!held(b"\xff\xff", Mode::Mbl, false));
+        assert!(!held(b"\xff\xff", Mode::B1, true));
     }
 
     #[test]

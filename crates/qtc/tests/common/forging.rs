@@ -166,9 +166,9 @@ fn base64(data: &[u8]) -> String {
     out
 }
 
-/// An FBB partner (SID `[FBB-7.0.11-AB1FHMRX$]`, logged in as `call` with `pw` on qtc's
-/// forwarding port at `stream`) sends one personal message `TO @ AT` in B1 with `text`, and
-/// ends the session once qtc has stored it.
+/// A LinBPQ partner (its SID; logged in as `call` with `pw` on qtc's forwarding port at
+/// `stream`) sends one personal message `TO @ AT` in B1 with `text`, and ends the session once
+/// qtc has stored it.
 pub fn deliver_b1(
     stream: TcpStream,
     call: &str,
@@ -189,7 +189,7 @@ pub fn deliver_b1(
     c.expect("Password:");
     c.send_raw(format!("{pw}\r").as_bytes());
     c.expect(">\r");
-    c.send_raw(b"[FBB-7.0.11-AB1FHMRX$]\r");
+    c.send_raw(b"[BPQ-6.0.25.23-B12FWIHJM$]\r");
     let (to, at) = to_at;
     let line = format!("FA P {call} {at} {to} {bid} {}", text.len());
     let sum = proposal::checksum_value(proposal::checksum_add(0, line.as_bytes()));
