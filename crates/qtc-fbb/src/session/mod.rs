@@ -32,7 +32,7 @@ use crate::wire::proposal::{
     self as wp, AnswerCode, B2Proposal, Dialect, FbbLine, FbbProposal, MsgType, ProposalLine,
     MAX_PROPOSALS,
 };
-use crate::wire::sid::{forwards_line, trim_end, Flags, Sid, SidInfo};
+use crate::wire::sid::{forwards_line, skip_telnet_commands, trim_end, Flags, Sid, SidInfo};
 use crate::Error;
 use crate::Mode;
 use bytes::Bytes;

@@ -188,9 +188,11 @@ impl Session {
         };
         let mut enc = Encoder::new();
         enc.header(&title, off as u32, pad, &mut self.out);
-        if off > 0 && mode == Mode::B1 {
-            // FBB resume: the first 6 bytes (CRC + length) let the receiver check it is
-            // the same file, then the data from the offset (spec §5).
+        if off > 0 && (mode == Mode::B1 || (mode == Mode::B2 && !self.peer_is_winlink())) {
+            // FBB resume: the first 6 bytes (CRC + length) as a block of their own let the
+            // receiver check it is the same file, then the data from the offset (spec §5).
+            // LinBPQ wants them in B2 too (its `NeedRestartHeader`, FBBRoutines.c, sends them
+            // so itself); wl2k-go sends Winlink software the data alone.
             enc.block(&file[..file.len().min(6)], &mut self.out);
         }
         enc.data(&file[off..], &mut self.out);

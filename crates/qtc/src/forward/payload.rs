@@ -38,7 +38,12 @@ pub(super) fn received(
     partner: &str,
 ) -> Incoming {
     match proposal.mode.payload() {
-        Payload::B2f => b2f::decode(&text).unwrap_or_else(|| {
+        Payload::B2f => b2f::decode(&text).map(|mut m| {
+            // LinBPQ puts its R: line and the blank line after it in the body (FBBRoutines.c,
+            // CreateB2Message), as in its other modes.
+            m.text = peer_text::as_written(m.text, peer, proposal.mode);
+            m
+        }).unwrap_or_else(|| {
             // Never lost, never refused again: kept whole and held for the sysop.
             tracing::warn!(%partner, bid = %proposal.bid, "received B2 payload is not a B2F message: held for the sysop");
             Incoming {

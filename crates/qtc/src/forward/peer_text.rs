@@ -4,7 +4,8 @@
 //!   a blank line between its R: lines and a body whose first line is not empty, and the blank
 //!   line that ends each message in its mbox-style area files.
 //! - **LinBPQ** and its builds (R: stamp `BPQ6.0.25`, `BPQK6.0.25`, `LinBPQ6.0.25`): a blank
-//!   line after its R: line in a message it originated (it has no R: line of its own);
+//!   line after its R: line in a message it originated (it has no R: line of its own), in
+//!   every mode (in B2 at the top of the B2F body: `CreateB2Message` in FBBRoutines.c);
 //!   in MBL, the line end it puts before its closing `/ex` or Ctrl-Z after a body already
 //!   ended by one.
 //!
@@ -44,8 +45,8 @@ fn bpq_stamp(rline: &[u8]) -> bool {
             .is_some_and(|&b| b == b'K' || b.is_ascii_digit())
 }
 
-/// The text of a plain-text or B0/B1 message `peer` sent in `mode` (R: lines, then the body,
-/// CR LF line ends), as its author wrote it.
+/// The text of a plain-text or B0/B1 message `peer` sent in `mode`, or the body of a B2F
+/// message (R: lines, then the body, CR LF line ends), as its author wrote it.
 pub fn as_written(text: Vec<u8>, peer: Option<&SidInfo>, mode: Mode) -> Vec<u8> {
     let (rlines, body) = split_rlines(&text);
     let oldest = rlines
