@@ -356,12 +356,12 @@ mod tests {
         assert!(!spoke.raw_unless_telnet_spoken());
     }
 
+    /// The SID of software `name`, as its SID line gives it.
     fn sid(name: &str) -> SidInfo {
-        SidInfo {
-            name: name.into(),
-            version: "1".into(),
-            flags: Default::default(),
-        }
+        let line = format!("[{name}-1.0-B1FHM$]");
+        qtc_fbb::wire::sid::Sid::parse(line.as_bytes())
+            .unwrap()
+            .to_info()
     }
 
     #[test]
