@@ -628,8 +628,8 @@ impl Driver {
     /// where the link waited for it, binary blocks, the line end of the phase), and JNOS's
     /// quirk when we called it over TCP.
     fn frame(&mut self, codec: &mut Codec, mode: Mode, peer: Option<&qtc_fbb::SidInfo>) {
-        self.framing_guessed = !codec.settle(peer);
-        if self.framing_guessed {
+        if !codec.settle(peer) {
+            self.framing_guessed = true;
             tracing::warn!(partner = %self.partner, sid = ?peer.map(|p| &p.name), "the partner's software is not known here and it spoke no telnet on the telnet port: its 0xFF are taken as they are (set iac_escaped = true if it doubles them, or have it call the forwarding port)");
         }
         if self.side.tcp_caller && peer.is_some_and(|p| p.name.eq_ignore_ascii_case("JNOS")) {
