@@ -186,7 +186,7 @@ impl MadeCertificate {
         );
         outln!(
             "{}",
-            crate::service::certificate_line(&self.cert, &self.made.fingerprint)
+            crate::tls::certificate_line(&self.cert, &self.made.fingerprint)
         );
         Ok(())
     }

@@ -257,10 +257,7 @@ fn announce(c: &Loaded, l: &Listeners, db_path: &std::path::Path) -> anyhow::Res
         outln!("{}: listening on {}", kind.name(), l.local_addr()?);
     }
     if let (Some((cert, _)), Some(ours)) = (&c.tls, &l.tls) {
-        outln!(
-            "{}",
-            crate::service::certificate_line(cert, &ours.fingerprint)
-        );
+        outln!("{}", crate::tls::certificate_line(cert, &ours.fingerprint));
     }
     for p in &c.partners {
         outln!("partner: {}", p.describe());

@@ -113,15 +113,6 @@ pub fn our_certificate(c: &Loaded) -> anyhow::Result<Option<crate::tls::Ours>> {
     })
 }
 
-/// The start-up report's and `qtc check`'s line about our certificate: users compare the
-/// fingerprint with what their client shows, or pin it.
-pub fn certificate_line(cert: &std::path::Path, fingerprint: &str) -> String {
-    format!(
-        "tls: certificate {}, SHA-256 fingerprint {fingerprint}",
-        cert.display()
-    )
-}
-
 /// `qtc check`: the configuration is loaded and checked (nothing is bound or opened, but
 /// `[tls]` is read: its fingerprint is printed); prints what qtc would listen on, and every
 /// listener where no password could ever be taken.
@@ -151,7 +142,7 @@ pub fn check(c: &Loaded) -> anyhow::Result<()> {
         outln!("{}: would listen on {}", l.name(), l.addr);
     }
     if let (Some((cert, _)), Some(ours)) = (&c.tls, &tls) {
-        outln!("{}", certificate_line(cert, &ours.fingerprint));
+        outln!("{}", crate::tls::certificate_line(cert, &ours.fingerprint));
     }
     if let Some(w) = &c.web {
         outln!("web: would listen on {}", w.listen);

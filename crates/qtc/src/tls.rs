@@ -69,6 +69,15 @@ pub fn fingerprint(der: &[u8]) -> String {
     pairs.join(":")
 }
 
+/// The start-up report's and `qtc check`'s line about our certificate: users compare the
+/// fingerprint with what their client shows, or pin it.
+pub fn certificate_line(cert: &Path, fingerprint: &str) -> String {
+    format!(
+        "tls: certificate {}, SHA-256 fingerprint {fingerprint}",
+        cert.display()
+    )
+}
+
 /// A certificate [`self_signed`] made.
 #[derive(Debug)]
 pub struct Made {
