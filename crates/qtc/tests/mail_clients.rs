@@ -7,25 +7,11 @@ mod common;
 
 use std::process::{Command, Output, Stdio};
 
+use common::programs::{have, python, text};
 use common::Daemon;
 
 const MAIL: &str = "[mail]\nsmtp_listen = \"127.0.0.1:0\"\npop3_listen = \"127.0.0.1:0\"\n\
 imap_listen = \"127.0.0.1:0\"\nnntp_listen = \"127.0.0.1:0\"\n";
-
-/// A required client program; missing in CI is a failure, here a skip with a note.
-fn have(program: &str) -> bool {
-    let found = Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found && std::env::var_os("QTC_REQUIRE_PEERS").is_some() {
-        panic!("{program} is required (QTC_REQUIRE_PEERS): apt-get install it");
-    }
-    if !found {
-        eprintln!("{program} not installed: skipped");
-    }
-    found
-}
 
 /// The port a `[mail]` listener reported at start-up.
 fn port(d: &Daemon, proto: &str) -> u16 {
@@ -39,14 +25,6 @@ fn port(d: &Daemon, proto: &str) -> u16 {
 fn run(cmd: &mut Command) -> Output {
     let out = cmd.stdin(Stdio::null()).output().expect("run a client");
     out
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// curl submits a message with AUTH over SMTP.
@@ -117,11 +95,6 @@ fn curl_sends_over_smtp_and_reads_over_pop3_and_imap_and_telnet_sees_the_same_ma
     );
     t.send("R 1");
     assert!(t.expect("de N0CALL>").contains("Meet at the club."));
-}
-
-/// Runs a Python script (nntplib is in the standard library up to 3.12).
-fn python(script: &str) -> Output {
-    run(Command::new("python3").args(["-W", "ignore", "-c", script]))
 }
 
 #[test]

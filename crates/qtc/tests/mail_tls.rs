@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use common::netns::Netns;
+use common::programs::{have, python, text};
 use common::tls::{read_until, tls_client};
 use common::{Client, Daemon};
 use tokio::io::AsyncWriteExt;
@@ -47,29 +48,6 @@ fn doc_file(name: &str) -> String {
         .unwrap_or_else(|| panic!("{name:?}: no fenced block after its marker"));
     let body = &block[block.find('\n').unwrap() + 1..];
     body[..body.find("```").unwrap()].to_string()
-}
-
-/// A required client program; missing in CI is a failure, here a skip with a note.
-fn have(program: &str) -> bool {
-    let found = Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found && std::env::var_os("QTC_REQUIRE_PEERS").is_some() {
-        panic!("{program} is required (QTC_REQUIRE_PEERS): apt-get install it");
-    }
-    if !found {
-        eprintln!("{program} not installed: skipped");
-    }
-    found
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// `qtc init`'s config with the docs' `[mail]` keys written in, as a sysop does it: each key's
@@ -441,15 +419,6 @@ fn curl_checks_each_implicit_tls_port_against_the_certificate() {
         "{}",
         s.d.log()
     );
-}
-
-/// Runs a Python script (nntplib is in the standard library up to 3.12).
-fn python(script: &str) -> Output {
-    Command::new("python3")
-        .args(["-W", "ignore", "-c", script])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
 }
 
 #[test]

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 pub mod forging;
 pub mod jnos;
 pub mod netns;
+pub mod programs;
 pub mod tls;
 pub mod watch;
 pub mod web;
