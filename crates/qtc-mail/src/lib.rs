@@ -7,12 +7,16 @@
 #![forbid(unsafe_code)]
 
 pub mod charset;
+pub mod dest;
+pub mod kill;
 pub mod memory;
 mod message;
+pub mod request;
 pub mod route;
 pub mod rules;
 mod station;
 mod store;
+pub mod submitted;
 pub mod text;
 mod utc;
 

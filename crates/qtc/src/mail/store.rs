@@ -63,8 +63,8 @@ async fn run_write(req: Request, b: &Backends) -> Result<Reply, StoreError> {
             Request::Seen { number, call, seen: true } => st.mark_read(number, &call).map(|()| Reply::Done),
             Request::Seen { number, call, seen: false } => st.mark_unread(number, &call).map(|()| Reply::Done),
             Request::Kill { number, call } => {
-                let outcome = qtc_bbs::kill(st, number, &call, false)?;
-                Ok(Reply::Killed(outcome == qtc_bbs::KillOutcome::Killed))
+                let outcome = qtc_mail::kill::kill(st, number, &call, false)?;
+                Ok(Reply::Killed(outcome == qtc_mail::kill::KillOutcome::Killed))
             }
             Request::Submit(sub) => {
                 crate::user_limits::within_allowance(st, &limits, &sub.msg, crate::clock::now())?;
