@@ -26,7 +26,7 @@ pub fn subject(s: &str) -> Result<Vec<u8>, Refused> {
     while !s.is_char_boundary(end) {
         end -= 1;
     }
-    Ok(s[..end].as_bytes().to_vec())
+    Ok(s.as_bytes()[..end].to_vec())
 }
 
 /// The text as stored: no control characters but CR, LF and TAB, every line ended by CR LF

@@ -266,7 +266,11 @@ fn copies_of_mail_read_before_the_upgrade_stay_read() {
 /// `version`.
 fn undo_schema_11(conn: &rusqlite::Connection, version: i64) {
     conn.execute_batch(&format!(
-        "DROP TABLE login_places;
+        "DROP INDEX messages_area;
+         DROP TABLE mail_threads;
+         DROP TABLE mail_answered;
+         ALTER TABLE attachments DROP COLUMN mime;
+         DROP TABLE login_places;
          DROP TABLE bulletin_reads;
          ALTER TABLE partials DROP COLUMN mode;
          ALTER TABLE bids DROP COLUMN number;

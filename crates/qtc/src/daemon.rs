@@ -411,7 +411,7 @@ fn mail_shared(
         admission: shared.admission.clone(),
         passwords: passwords.clone(),
         backends: crate::mail::store::Backends {
-            readers: shared.readers.clone(),
+            readers: shared.readers.share(),
             store: shared.store.clone(),
             user_limits: shared.user_limits.clone(),
         },
@@ -426,6 +426,7 @@ fn mail_shared(
             max_message: c.limits.max_message,
             plain_auth: false,
             starttls: false,
+            news_without_login: c.mail.news_without_login,
             version: env!("CARGO_PKG_VERSION").to_string(),
         },
         plain_auth_anywhere: c.mail.plain_auth,

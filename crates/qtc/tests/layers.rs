@@ -32,8 +32,9 @@ const LAYERS: &[&[&str]] = &[
         "read_pool",
         "stream_io",
     ],
-    // Login throttling; password checks (they read stored hashes on the readers).
-    &["throttle", "passwords"],
+    // Login throttling; password checks (they read stored hashes on the readers); the one
+    // way a user's message is stored (room, allowances, rules).
+    &["throttle", "passwords", "submission"],
     // Admission to the ports; where a BBS session's store requests run.
     &["admission", "session_store"],
     // The login path every port shares (places at connect, the counted password check).

@@ -40,24 +40,57 @@ struct Conn<'a> {
 
 /// Serves one connection until it ends.
 pub async fn serve(
-    mut tcp: TcpStream,
+    tcp: TcpStream,
     peer: SocketAddr,
     protocol: Protocol,
     admitted: Admitted,
     shared: &Shared,
-    mut shutdown: watch::Receiver<bool>,
+    shutdown: watch::Receiver<bool>,
 ) {
+    let s = super::settings_for(shared, peer);
+    // News is read without a login where the sysop allows it: a reader keeps its
+    // displaceable place instead.
+    let c = Accepted {
+        tcp,
+        peer,
+        admitted,
+        shared,
+        shutdown,
+        anonymous: protocol == Protocol::Nntp && s.news_without_login,
+    };
+    match protocol {
+        Protocol::Smtp => drive(qtc_email::smtp::Smtp::new(s), c).await,
+        Protocol::Pop3 => drive(qtc_email::pop3::Pop3::new(s), c).await,
+        Protocol::Imap => drive(qtc_email::imap::Imap::new(s, shared.uid_validity), c).await,
+        Protocol::Nntp => drive(qtc_email::nntp::Nntp::new(s), c).await,
+    }
+}
+
+/// A connection as accepted.
+struct Accepted<'a> {
+    tcp: TcpStream,
+    peer: SocketAddr,
+    admitted: Admitted,
+    shared: &'a Shared,
+    shutdown: watch::Receiver<bool>,
+    /// It may go on without a login.
+    anonymous: bool,
+}
+
+/// Drives `core` over the connection until it ends.
+async fn drive<C: Core>(mut core: C, conn: Accepted<'_>) {
+    let Accepted {
+        mut tcp,
+        peer,
+        admitted,
+        shared,
+        mut shutdown,
+        anonymous,
+    } = conn;
     let Admitted {
         address_slot: _slot,
         login_place,
     } = admitted;
-    let s = super::settings_for(shared, peer);
-    let mut core: Box<dyn Core + Send> = match protocol {
-        Protocol::Smtp => Box::new(qtc_email::smtp::Smtp::new(s)),
-        Protocol::Pop3 => Box::new(qtc_email::pop3::Pop3::new(s)),
-        Protocol::Imap => Box::new(qtc_email::imap::Imap::new(s, shared.uid_validity)),
-        Protocol::Nntp => Box::new(qtc_email::nntp::Nntp::new(s)),
-    };
     let mut c = Conn {
         shared,
         peer,
@@ -70,20 +103,19 @@ pub async fn serve(
         changes: shared.changes.clone(),
     };
     c.idle.set(shared.idle_timeout.map(|d| clock::now() + d));
-    // News is read without a login: a reader keeps its displaceable place instead.
-    if protocol != Protocol::Nntp {
+    if !anonymous {
         c.login_deadline
             .set(Some(clock::now() + shared.login_timeout));
     }
     tracing::info!("connected");
-    if let Ended::StartTls = c.run(&mut tcp, core.as_mut(), &mut shutdown).await {
+    if let Ended::StartTls = c.run(&mut tcp, &mut core, &mut shutdown).await {
         let Some(acceptor) = shared.acceptor.clone() else {
             return;
         };
         match tokio::time::timeout(std::time::Duration::from_secs(30), acceptor.accept(tcp)).await {
             Ok(Ok(mut tls)) => {
                 core.tls_started();
-                c.run(&mut tls, core.as_mut(), &mut shutdown).await;
+                c.run(&mut tls, &mut core, &mut shutdown).await;
                 let _ = tls.shutdown().await;
             }
             _ => tracing::info!("TLS handshake failed or timed out"),
@@ -95,10 +127,10 @@ pub async fn serve(
 }
 
 impl Conn<'_> {
-    async fn run<S: AsyncRead + AsyncWrite + Unpin>(
+    async fn run<S: AsyncRead + AsyncWrite + Unpin, C: Core>(
         &mut self,
         stream: &mut S,
-        core: &mut (dyn Core + Send),
+        core: &mut C,
         shutdown: &mut watch::Receiver<bool>,
     ) -> Ended {
         let mut out = Outbox::new(Vec::new());
@@ -138,7 +170,7 @@ impl Conn<'_> {
     }
 
     /// Acts on one event; `Some` when the loop ends.
-    async fn event(&mut self, ev: Event, core: &mut (dyn Core + Send)) -> Option<Ended> {
+    async fn event<C: Core>(&mut self, ev: Event<C>, core: &mut C) -> Option<Ended> {
         match ev {
             Event::Login { call, password } => {
                 let r = self.login(&call, password).await;
@@ -149,10 +181,10 @@ impl Conn<'_> {
                     return Some(Ended::Closed);
                 }
             }
-            Event::Store(req) => {
-                let r = super::store::run(req, &self.shared.backends, &self.shared.settings).await;
-                core.answered(r);
-            }
+            Event::Store(req) => match super::store::run(req, &self.shared.backends).await {
+                Ok(reply) => core.answered(reply),
+                Err(_) => core.store_lost(),
+            },
             Event::StartTls => return Some(Ended::StartTls),
             Event::Watch(on) => {
                 self.watching = on;
