@@ -189,6 +189,17 @@ impl MailStore for MemoryMail {
         Ok(areas.into_values().collect())
     }
 
+    fn numbers(
+        &mut self,
+        category: &str,
+        at: &str,
+        range: (u64, u64),
+        limit: usize,
+    ) -> Result<Vec<u64>, StoreError> {
+        let articles = self.articles(category, at, range, limit)?;
+        Ok(articles.iter().map(|a| a.number).collect())
+    }
+
     fn articles(
         &mut self,
         category: &str,

@@ -217,6 +217,14 @@ pub trait MailStore {
     fn group(&mut self, category: &str, at: &str) -> Result<Option<GroupInfo>, StoreError>;
     /// Every bulletin area holding bulletins, with its counts.
     fn groups(&mut self) -> Result<Vec<GroupInfo>, StoreError>;
+    /// The numbers of one area's bulletins in `from..=to`, oldest first, at most `limit`.
+    fn numbers(
+        &mut self,
+        category: &str,
+        at: &str,
+        range: (u64, u64),
+        limit: usize,
+    ) -> Result<Vec<u64>, StoreError>;
     /// Overviews of one area's bulletins numbered `from..=to`, oldest first, at most `limit`.
     fn articles(
         &mut self,
@@ -400,7 +408,24 @@ impl Query<MailKind> for Groups {
     }
 }
 
-/// Overviews of an area's bulletins (NNTP OVER, LISTGROUP).
+/// The numbers of an area's bulletins (NNTP LISTGROUP).
+#[derive(Debug)]
+pub struct Numbers {
+    pub(crate) category: String,
+    pub(crate) at: String,
+    pub(crate) range: (u64, u64),
+    pub(crate) limit: usize,
+}
+
+impl Query<MailKind> for Numbers {
+    type Answer = Vec<u64>;
+    const WRITES: bool = false;
+    fn run(self, store: &mut dyn MailStore) -> Result<Self::Answer, StoreError> {
+        store.numbers(&self.category, &self.at, self.range, self.limit)
+    }
+}
+
+/// Overviews of an area's bulletins (NNTP OVER).
 #[derive(Debug)]
 pub struct Articles {
     pub(crate) category: String,

@@ -255,6 +255,35 @@ impl Store {
         Ok(out)
     }
 
+    /// The numbers of one area's open bulletins in `from..=to`, oldest first, at most
+    /// `limit`: from the area index alone (NNTP LISTGROUP).
+    pub fn area_numbers(
+        &mut self,
+        area: &str,
+        at: &str,
+        (from, to): (u64, u64),
+        limit: usize,
+    ) -> Result<Vec<u64>, StoreError> {
+        let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        let sql = format!(
+            "SELECT number FROM {AREA} AND number BETWEEN ?3 AND ?4 ORDER BY number LIMIT ?5"
+        );
+        let params = params![
+            area.to_ascii_uppercase(),
+            at.to_ascii_uppercase(),
+            n(from),
+            n(to),
+            limit as i64
+        ];
+        self.conn
+            .prepare_cached(&sql)
+            .and_then(|mut st| {
+                st.query_map(params, |r| Ok(r.get::<_, i64>(0)? as u64))?
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(db_err)
+    }
+
     /// The open bulletins of one area numbered `from..=to`, oldest first, at most `limit`.
     pub fn area_bulletins(
         &mut self,
@@ -459,6 +488,10 @@ mod tests {
         assert_eq!(all.len(), 2);
         assert_eq!((all[0].area.as_str(), all[0].low), ("ALL", 4));
         assert_eq!(all[1], wx);
+        assert_eq!(
+            s.area_numbers("wx", "ww", (0, u64::MAX), 10).unwrap(),
+            [2, 3]
+        );
         let arts = s.area_bulletins("wx", "ww", (3, u64::MAX), 10).unwrap();
         assert_eq!(arts.len(), 1);
         assert_eq!((arts[0].number, arts[0].size, arts[0].lines), (3, 7, 2));
@@ -493,6 +526,14 @@ mod tests {
             "{bounds}"
         );
         assert!(!bounds.contains("TEMP B-TREE"), "{bounds}");
+        let numbers = plan(&format!(
+            "SELECT number FROM {AREA} AND number BETWEEN 1 AND 9 ORDER BY number LIMIT 5"
+        ));
+        assert!(
+            numbers.starts_with("SEARCH messages USING COVERING INDEX messages_area")
+                && !numbers.contains("TEMP B-TREE"),
+            "{numbers}"
+        );
         let count = plan(
             "SELECT COALESCE(SUM(n), 0) FROM tallies WHERE kind = 'B' AND area = ?1 AND at = ?2 \
              AND status NOT IN ('K', 'H')",

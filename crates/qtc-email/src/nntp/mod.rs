@@ -15,7 +15,9 @@ use qtc_mail::{MsgType, StoreError};
 use crate::core::{account, Exchange};
 use crate::data::{Body, Taken};
 use crate::render::Rendered;
-use crate::store::{Article, Articles, Group, GroupInfo, Groups, Render, Submission, Submit};
+use crate::store::{
+    Article, Articles, Group, GroupInfo, Groups, Numbers, Render, Submission, Submit,
+};
 use crate::{Core, LineBuffer, LoginRefused, Settings};
 use parse::{ArticleId, Command, ListWhat, ParseError, Part, Range};
 
@@ -103,7 +105,7 @@ impl Nntp {
     }
 
     fn command(&mut self, cmd: Command) {
-        let pass = matches!(cmd, Command::AuthPass(_));
+        // AUTHINFO PASS goes with the USER just before it; any other command forgets it.
         let after_user = std::mem::replace(&mut self.state, State::Command);
         match cmd {
             Command::Capabilities => self.capabilities(),
@@ -121,13 +123,11 @@ impl Nntp {
             }
             Command::StartTls => self.starttls(),
             Command::AuthUser(name) => self.auth_user(&name),
-            Command::AuthPass(password) if pass => self.auth_pass(after_user, password),
+            Command::AuthPass(password) => self.auth_pass(after_user, password),
             Command::Post => self.post(),
-            read if !self.may_read() => {
-                let _ = read;
-                self.x
-                    .say("480 authentication required: AUTHINFO USER and PASS (your BBS login)")
-            }
+            _ if !self.may_read() => self
+                .x
+                .say("480 authentication required: AUTHINFO USER and PASS (your BBS login)"),
             read => self.read(read),
         }
     }
@@ -283,7 +283,7 @@ impl Nntp {
             n.x.say(&line);
             let range = Range::bounds(range, g.low, g.high);
             n.select(g);
-            n.overviews(range, true);
+            n.numbers(range);
         });
     }
 
@@ -320,11 +320,11 @@ impl Nntp {
             (None, None) => return self.x.say("420 no current article"),
         };
         self.x.say("224 overview information follows");
-        self.overviews(range, false);
+        self.overviews(range);
     }
 
-    /// The selected group's articles in `range`: numbers (LISTGROUP) or overviews, then `.`.
-    fn overviews(&mut self, range: (u64, u64), numbers_only: bool) {
+    /// The selected group's overviews in `range`, then `.`.
+    fn overviews(&mut self, range: (u64, u64)) {
         let Some(g) = &self.group else {
             return self.x.say(".");
         };
@@ -334,33 +334,46 @@ impl Nntp {
             range,
             limit: MAX_LIST,
         };
-        self.x.ask(query, move |n: &mut Nntp, a| {
-            n.over_lines(&a.unwrap_or_default(), numbers_only)
+        self.x.ask(query, |n: &mut Nntp, a| {
+            for a in a.unwrap_or_default() {
+                let line = n.over_line(&a);
+                n.x.say(&line);
+            }
+            n.x.say(".");
         });
     }
 
-    fn over_lines(&mut self, articles: &[Article], numbers_only: bool) {
-        for a in articles {
-            let line = match numbers_only {
-                true => a.number.to_string(),
-                false => {
-                    let subject =
-                        crate::render::encode_header(&a.subject).replace(['\t', '\r', '\n'], " ");
-                    format!(
-                        "{}\t{subject}\t{}\t{}\t<{}@{}>\t\t{}\t{}",
-                        a.number,
-                        crate::addr::email(&a.from, "", &self.s),
-                        crate::render::rfc5322_date(a.created),
-                        a.bid,
-                        self.s.domain,
-                        a.size,
-                        a.lines
-                    )
-                }
-            };
-            self.x.say(&line);
-        }
-        self.x.say(".");
+    /// The selected group's article numbers in `range` (LISTGROUP), then `.`.
+    fn numbers(&mut self, range: (u64, u64)) {
+        let Some(g) = &self.group else {
+            return self.x.say(".");
+        };
+        let query = Numbers {
+            category: g.category.clone(),
+            at: g.at.clone(),
+            range,
+            limit: MAX_LIST,
+        };
+        self.x.ask(query, |n: &mut Nntp, numbers| {
+            for number in numbers.unwrap_or_default() {
+                n.x.say(&number.to_string());
+            }
+            n.x.say(".");
+        });
+    }
+
+    fn over_line(&self, a: &Article) -> String {
+        let subject = crate::render::encode_header(&a.subject).replace(['\t', '\r', '\n'], " ");
+        format!(
+            "{}\t{subject}\t{}\t{}\t<{}@{}>\t\t{}\t{}",
+            a.number,
+            crate::addr::email(&a.from, "", &self.s),
+            crate::render::rfc5322_date(a.created),
+            a.bid,
+            self.s.domain,
+            a.size,
+            a.lines
+        )
     }
 
     fn send_article(&mut self, number: u64, what: Part, r: &Rendered) {

@@ -181,6 +181,16 @@ impl MailStore for MailView<'_> {
             .collect())
     }
 
+    fn numbers(
+        &mut self,
+        category: &str,
+        at: &str,
+        range: (u64, u64),
+        limit: usize,
+    ) -> Result<Vec<u64>, StoreError> {
+        self.store.area_numbers(category, at, range, limit)
+    }
+
     fn articles(
         &mut self,
         category: &str,
