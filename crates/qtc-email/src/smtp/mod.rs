@@ -80,7 +80,9 @@ impl Smtp {
             if let State::Data(body) = &mut self.state {
                 match body.take(&mut self.lines) {
                     Taken::More => return,
-                    taken => self.end_data(taken),
+                    Taken::Done(raw) => self.end_data(&raw),
+                    Taken::TooBig => self.too_big(false),
+                    Taken::Endless => self.too_big(true),
                 }
                 continue;
             }
@@ -295,26 +297,25 @@ impl Smtp {
         self.state = State::Data(Body::new(self.limit()));
     }
 
-    fn end_data(&mut self, taken: Taken) {
+    /// DATA passed the limit: refused, and closed if the client went on past the bound.
+    fn too_big(&mut self, endless: bool) {
+        self.state = State::Command;
+        self.reset();
+        let line = format!("552 5.3.4 Larger than {} bytes", self.limit());
+        match endless {
+            false => self.x.say(&line),
+            true => {
+                self.x.say(&format!("{line}: closing"));
+                self.x.close();
+            }
+        }
+    }
+
+    fn end_data(&mut self, raw: &[u8]) {
         self.state = State::Command;
         let dests = std::mem::take(&mut self.rcpts);
         self.reset();
-        let raw = match taken {
-            Taken::Done(raw) => raw,
-            Taken::TooBig => {
-                return self
-                    .x
-                    .say(&format!("552 5.3.4 Larger than {} bytes", self.limit()))
-            }
-            Taken::Endless | Taken::More => {
-                self.x.say(&format!(
-                    "552 5.3.4 Larger than {} bytes: closing",
-                    self.limit()
-                ));
-                return self.x.close();
-            }
-        };
-        let parsed = match crate::submit::parse(&raw, self.s.max_message) {
+        let parsed = match crate::submit::parse(raw, self.s.max_message) {
             Ok(p) => p,
             Err(e) => return self.x.say(&format!("554 5.6.0 {e}")),
         };
