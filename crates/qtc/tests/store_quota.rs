@@ -125,3 +125,66 @@ fn a_small_disk_gives_the_store_room_measured_again_as_space_comes_and_goes() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("is consistent"));
 }
+
+/// Sends a message over SMTP (AUTH PLAIN as N0USR); the answer to its end.
+fn smtp_send(d: &Daemon, subject: &str) -> String {
+    let port = d
+        .stdout
+        .iter()
+        .find_map(|l| l.strip_prefix("smtp: listening on "))
+        .and_then(|a| a.rsplit(':').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no smtp listener: {:?}", d.stdout));
+    let mut c = common::Client::connect(port);
+    c.expect("220 ");
+    c.send("EHLO me");
+    c.expect("250 ");
+    c.send("AUTH PLAIN AE4wVVNSAHB3");
+    c.expect("235 ");
+    c.send("MAIL FROM:<n0usr@n0call>");
+    c.expect("250 ");
+    c.send("RCPT TO:<n0oth@n0call>");
+    c.expect("250 ");
+    c.send("DATA");
+    c.expect("354 ");
+    c.send(&format!(
+        "Subject: {subject}\r\n\r\n{}.",
+        "a line of the message\r\n".repeat(40)
+    ));
+    c.expect_either("250 2.0.0 Stored", "452 4.3.1")
+}
+
+/// A message from a mail client measures the store's room again, as one typed at the prompt
+/// does (before, SMTP and NNTP submissions kept the quota as it was last measured: once it
+/// came down on a full disk, they were refused until a user at the prompt sent one).
+#[test]
+fn a_mail_clients_message_measures_the_room_again() {
+    let disk = Tmpfs::new(20);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        common::config_path(dir.path()),
+        format!(
+            "[station]\ncallsign = \"N0CALL\"\n[store]\ndir = \"{}/data\"\n\
+             [telnet]\nlisten = [\"127.0.0.1:0\"]\n[mail]\nsmtp_listen = \"127.0.0.1:0\"\n",
+            disk.0.display()
+        ),
+    )
+    .unwrap();
+    for (call, pw) in [("N0USR", "pw"), ("N0OTH", "x")] {
+        let out = common::cli(dir.path(), &["user", "add", call, "--password", pw], "");
+        assert!(out.status.success(), "{out:?}");
+    }
+    let d = Daemon::start_in(dir);
+    let out = smtp_send(&d, "first");
+    assert!(out.contains("Stored"), "{out}\n{}", d.log());
+    let other = disk.0.join("other");
+    fill(&other);
+    let out = smtp_send(&d, "on a full disk");
+    assert!(out.ends_with("452 4.3.1"), "{out}");
+    // A message at the prompt measures the full disk: the quota comes down to nothing.
+    assert!(send(&d, "at the prompt").contains("The message store is full"));
+    assert!(quota_mb(&store_line(&d)) < 1.0, "{}", store_line(&d));
+    // Space freed: the mail client's next message measures it again and is taken.
+    std::fs::remove_file(&other).unwrap();
+    let out = smtp_send(&d, "after the space came back");
+    assert!(out.ends_with("250 2.0.0 Stored"), "{out}\n{}", d.log());
+}
