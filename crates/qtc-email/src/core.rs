@@ -31,6 +31,12 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// TLS runs now: passwords may come, and STARTTLS is not offered again.
+    pub(crate) fn tls_started(&mut self) {
+        self.starttls = false;
+        self.plain_auth = true;
+    }
+
     /// Whether `domain` names this BBS: its callsign, its hierarchical address or the mail
     /// domain (any case).
     pub fn is_ours(&self, domain: &str) -> bool {
@@ -171,8 +177,12 @@ impl<C: Core> Exchange<C> {
 /// A protocol session, as the daemon drives it: bytes and answers in, bytes and [`Event`]s
 /// out. Its store work comes out as typed requests whose answers carry on what asked for them.
 pub trait Core: Sized + Send + 'static {
+    /// What the session says before it closes when the store is lost.
+    const STORE_LOST: &'static str;
     /// The output and events the core keeps (each core holds one [`Exchange`]).
-    fn exchange(&mut self) -> &mut Exchange<Self>;
+    fn exchange(&self) -> &Exchange<Self>;
+    /// The same, to change.
+    fn exchange_mut(&mut self) -> &mut Exchange<Self>;
     /// Bytes from the client.
     fn handle_input(&mut self, bytes: &[u8]);
     /// The answer to [`Event::Login`]: the user's callsign, or why not.
@@ -181,25 +191,33 @@ pub trait Core: Sized + Send + 'static {
     fn tls_started(&mut self);
     /// The store changed (while watching).
     fn changed(&mut self) {}
-    /// Whether the session takes input now (false while it waits for an answer).
-    fn wants_input(&self) -> bool;
     /// Goes on with input that waited for an answer.
     fn resume(&mut self);
+
+    /// Whether the session takes input now (false while it waits for an answer, and once it
+    /// is closing).
+    fn wants_input(&self) -> bool {
+        !self.exchange().busy()
+    }
     /// The daemon could not run the last store request (the thread that runs it is gone):
     /// the client is told, and the session ends.
-    fn store_lost(&mut self);
-
+    fn store_lost(&mut self) {
+        let x = self.exchange_mut();
+        x.answer_came();
+        x.say(Self::STORE_LOST);
+        x.close();
+    }
     /// Appends what is to be sent to `out`.
     fn take_output(&mut self, out: &mut Vec<u8>) {
-        out.append(&mut self.exchange().out);
+        out.append(&mut self.exchange_mut().out);
     }
     /// The next thing the session asks for.
     fn poll_event(&mut self) -> Option<Event<Self>> {
-        self.exchange().events.pop_front()
+        self.exchange_mut().events.pop_front()
     }
     /// The answer to [`Event::Store`]: what asked for it goes on, then the input that waited.
     fn answered(&mut self, reply: Reply<Self>) {
-        self.exchange().answer_came();
+        self.exchange_mut().answer_came();
         reply.apply(self);
         self.resume();
     }

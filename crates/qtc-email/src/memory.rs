@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use qtc_mail::memory::MemoryStore;
 use qtc_mail::route::{PartnerRoutes, RouteQuery};
-use qtc_mail::{ListFilter, MessageStore, MsgStatus, MsgType, NewMessage, StoreError};
+use qtc_mail::{ListFilter, MessageStore, MsgType, NewMessage, StoreError};
 
 use crate::addr::Dest;
 use crate::store::{
@@ -76,15 +76,9 @@ impl MailStore for MemoryMail {
             .into_iter()
             .rev()
             .filter(|h| h.kind != MsgType::Bulletin)
-            .map(|h| Entry {
-                answered: self.answered.contains(&(call.to_string(), h.number)),
-                number: h.number,
-                seen: h.status != MsgStatus::New,
-                size: 0,
-                created: h.created,
-                from: h.from,
-                subject: h.subject,
-                bid: h.bid,
+            .map(|h| {
+                let answered = self.answered.contains(&(call.to_string(), h.number));
+                Entry::of(h, answered)
             })
             .collect())
     }
@@ -141,11 +135,8 @@ impl MailStore for MemoryMail {
             seen: &[],
         };
         let targets = qtc_mail::route::targets(&q, &self.call, &self.partners);
-        Ok(match targets.into_iter().next() {
-            Some(p) => Route::Via(p),
-            None if qtc_mail::route::is_local(&dest.at, &self.call) => Route::Here,
-            None => Route::Nowhere,
-        })
+        let local = qtc_mail::route::is_local(&dest.at, &self.call);
+        Ok(Route::of(targets, local))
     }
 
     fn submit(&mut self, sub: &Submission) -> Result<Vec<(u64, String)>, StoreError> {

@@ -9,7 +9,8 @@
 //! memory store implement it.
 
 use qtc_mail::request::{self, Query, StoreKind, Then};
-use qtc_mail::{Message, MsgStatus, MsgType, NewMessage, StoreError};
+pub use qtc_mail::{Attachment, Thread};
+use qtc_mail::{Message, MessageHeader, MsgStatus, MsgType, NewMessage, StoreError};
 
 use crate::addr::Dest;
 use crate::render::Rendered;
@@ -75,25 +76,20 @@ pub struct Entry {
     pub bid: String,
 }
 
-/// An attachment: a B2F `File:` part, or a part a client sent.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Attachment {
-    /// Its file name.
-    pub name: Vec<u8>,
-    /// Its MIME type as the client sent it (`text/plain; charset=utf-8`); empty when not
-    /// known (B2F parts): sent as `application/octet-stream`.
-    pub mime: String,
-    /// Its bytes, exactly.
-    pub data: Vec<u8>,
-}
-
-/// The message ids a reply names (`In-Reply-To:`, `References:`), empty when none.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Thread {
-    /// `In-Reply-To:`'s value.
-    pub in_reply_to: String,
-    /// `References:`' value.
-    pub references: String,
+impl Entry {
+    /// An INBOX entry from a listing's header (its status as `call` sees it), size 0.
+    pub fn of(h: MessageHeader, answered: bool) -> Entry {
+        Entry {
+            number: h.number,
+            seen: h.status != MsgStatus::New,
+            answered,
+            size: 0,
+            created: h.created,
+            from: h.from,
+            subject: h.subject,
+            bid: h.bid,
+        }
+    }
 }
 
 /// A whole stored message with what mail clients keep of it beyond the BBS's fields.
@@ -154,6 +150,18 @@ pub enum Route {
     Via(String),
     /// No partner takes it: it would wait here for ever.
     Nowhere,
+}
+
+impl Route {
+    /// Where the partners' routes (`targets`, in order) send it: the first of them; else here
+    /// when its `@` is this BBS (`local`); else nowhere.
+    pub fn of(targets: Vec<String>, local: bool) -> Route {
+        match targets.into_iter().next() {
+            Some(p) => Route::Via(p),
+            None if local => Route::Here,
+            None => Route::Nowhere,
+        }
+    }
 }
 
 /// A newsgroup: one bulletin area (category and `@`).

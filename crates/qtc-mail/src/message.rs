@@ -155,6 +155,27 @@ pub struct FileInfo {
     pub size: u64,
 }
 
+/// A file sent with a message by a mail client: its bytes exactly, with the type it was sent
+/// with (a B2F `File:` part has none).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Attachment {
+    /// Its file name.
+    pub name: Vec<u8>,
+    /// Its MIME type as sent (`text/plain; charset=utf-8`); empty when not known.
+    pub mime: String,
+    /// Its bytes.
+    pub data: Vec<u8>,
+}
+
+/// The message ids a reply names (`In-Reply-To:`, `References:`), empty when none.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Thread {
+    /// `In-Reply-To:`'s value.
+    pub in_reply_to: String,
+    /// `References:`' value.
+    pub references: String,
+}
+
 /// A message about to be stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NewMessage {

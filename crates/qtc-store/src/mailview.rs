@@ -8,10 +8,9 @@
 //! area, `@` and number, so an NNTP `GROUP` reads an index entry at each end of the area,
 //! never the area.
 
-use qtc_mail::{route, MsgType, NewMessage, StoreError};
+use qtc_mail::{route, Attachment, MsgType, NewMessage, StoreError, Thread};
 use rusqlite::{params, OptionalExtension, Transaction};
 
-use crate::parts::Attachment;
 use crate::{db_err, insert_in, Store};
 
 /// A bulletin area: a category and `@`, how many open bulletins it holds, the lowest and
@@ -49,26 +48,13 @@ pub struct Overview {
     pub lines: u64,
 }
 
-/// A file a mail client sent: its name, its MIME type as sent (empty: unknown), its bytes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MailFile {
-    /// File name.
-    pub name: Vec<u8>,
-    /// `text/plain; charset=utf-8`, say.
-    pub mime: String,
-    /// Its bytes, exactly.
-    pub data: Vec<u8>,
-}
-
 /// What a mail client keeps beside a message's BBS fields.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MailParts {
     /// Its attachments, in order (B2F `File:` parts have no type).
-    pub files: Vec<MailFile>,
-    /// `In-Reply-To:`, empty when none.
-    pub in_reply_to: String,
-    /// `References:`, empty when none.
-    pub references: String,
+    pub files: Vec<Attachment>,
+    /// What it answers.
+    pub thread: Thread,
 }
 
 /// The open bulletins of an area, by the partial index (its condition named exactly, so
@@ -189,7 +175,7 @@ impl Store {
             )
             .and_then(|mut st| {
                 st.query_map([number as i64], |r| {
-                    Ok(MailFile {
+                    Ok(Attachment {
                         name: r.get(0)?,
                         mime: r.get(1)?,
                         data: r.get(2)?,
@@ -209,8 +195,10 @@ impl Store {
         let (in_reply_to, references) = thread.unwrap_or_default();
         Ok(MailParts {
             files,
-            in_reply_to,
-            references,
+            thread: Thread {
+                in_reply_to,
+                references,
+            },
         })
     }
 
@@ -261,27 +249,12 @@ impl Store {
         &mut self,
         area: &str,
         at: &str,
-        (from, to): (u64, u64),
+        range: (u64, u64),
         limit: usize,
     ) -> Result<Vec<u64>, StoreError> {
-        let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-        let sql = format!(
-            "SELECT number FROM {AREA} AND number BETWEEN ?3 AND ?4 ORDER BY number LIMIT ?5"
-        );
-        let params = params![
-            area.to_ascii_uppercase(),
-            at.to_ascii_uppercase(),
-            n(from),
-            n(to),
-            limit as i64
-        ];
-        self.conn
-            .prepare_cached(&sql)
-            .and_then(|mut st| {
-                st.query_map(params, |r| Ok(r.get::<_, i64>(0)? as u64))?
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .map_err(db_err)
+        self.in_area("number", (area, at), range, limit, |r| {
+            Ok(r.get::<_, i64>(0)? as u64)
+        })
     }
 
     /// The open bulletins of one area numbered `from..=to`, oldest first, at most `limit`.
@@ -289,16 +262,39 @@ impl Store {
         &mut self,
         area: &str,
         at: &str,
-        (from, to): (u64, u64),
+        range: (u64, u64),
         limit: usize,
     ) -> Result<Vec<Overview>, StoreError> {
-        let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         // Lines: line ends, and a last line without one.
-        let sql = format!(
-            "SELECT number, from_call, subject, created, bid, size, \
+        let columns = "number, from_call, subject, created, bid, size, \
              length(CAST(body AS BLOB)) - length(CAST(replace(CAST(body AS TEXT), char(10), '') AS BLOB)) \
-             + (length(body) > 0 AND substr(CAST(body AS BLOB), -1) != x'0a') \
-             FROM {AREA} AND number BETWEEN ?3 AND ?4 ORDER BY number LIMIT ?5"
+             + (length(body) > 0 AND substr(CAST(body AS BLOB), -1) != x'0a')";
+        self.in_area(columns, (area, at), range, limit, |r| {
+            Ok(Overview {
+                number: r.get::<_, i64>(0)? as u64,
+                from: r.get(1)?,
+                subject: r.get(2)?,
+                created: r.get(3)?,
+                bid: r.get(4)?,
+                size: r.get::<_, i64>(5)? as u64,
+                lines: r.get::<_, i64>(6)? as u64,
+            })
+        })
+    }
+
+    /// `columns` of an area's open bulletins numbered `from..=to`, oldest first, at most
+    /// `limit`, each row made into a `T`.
+    fn in_area<T>(
+        &mut self,
+        columns: &str,
+        (area, at): (&str, &str),
+        (from, to): (u64, u64),
+        limit: usize,
+        row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Vec<T>, StoreError> {
+        let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        let sql = format!(
+            "SELECT {columns} FROM {AREA} AND number BETWEEN ?3 AND ?4 ORDER BY number LIMIT ?5"
         );
         let params = params![
             area.to_ascii_uppercase(),
@@ -309,20 +305,7 @@ impl Store {
         ];
         self.conn
             .prepare_cached(&sql)
-            .and_then(|mut st| {
-                st.query_map(params, |r| {
-                    Ok(Overview {
-                        number: r.get::<_, i64>(0)? as u64,
-                        from: r.get(1)?,
-                        subject: r.get(2)?,
-                        created: r.get(3)?,
-                        bid: r.get(4)?,
-                        size: r.get::<_, i64>(5)? as u64,
-                        lines: r.get::<_, i64>(6)? as u64,
-                    })
-                })?
-                .collect::<Result<Vec<_>, _>>()
-            })
+            .and_then(|mut st| st.query_map(params, row)?.collect::<Result<Vec<_>, _>>())
             .map_err(db_err)
     }
 }
@@ -359,10 +342,10 @@ fn keep_parts(
     (station, queued): (&qtc_mail::Station, &crate::QueueMarks),
     now: i64,
 ) -> Result<(), StoreError> {
-    let files: Vec<Attachment> = parts
+    let files: Vec<crate::parts::Attachment> = parts
         .files
         .iter()
-        .map(|f| Attachment {
+        .map(|f| crate::parts::Attachment {
             name: f.name.clone(),
             data: f.data.clone(),
         })
@@ -373,11 +356,12 @@ fn keep_parts(
             .and_then(|mut st| st.execute(params![number as i64, pos as i64, f.mime]))
             .map_err(db_err)?;
     }
-    if !parts.in_reply_to.is_empty() || !parts.references.is_empty() {
+    let t = &parts.thread;
+    if !t.in_reply_to.is_empty() || !t.references.is_empty() {
         tx.prepare_cached(
             "INSERT INTO mail_threads (number, in_reply_to, refs) VALUES (?1, ?2, ?3)",
         )
-        .and_then(|mut st| st.execute(params![number as i64, parts.in_reply_to, parts.references]))
+        .and_then(|mut st| st.execute(params![number as i64, t.in_reply_to, t.references]))
         .map_err(db_err)?;
     }
     Ok(())
@@ -417,13 +401,15 @@ mod tests {
         assert_eq!(s.uid_validity().unwrap(), validity, "drawn once");
         let before = s.changes();
         let parts = MailParts {
-            files: vec![MailFile {
+            files: vec![Attachment {
                 name: b"a.txt".to_vec(),
                 mime: "text/plain; charset=us-ascii".into(),
                 data: b"one\ntwo\n".to_vec(),
             }],
-            in_reply_to: "<1_N0CALL@x>".into(),
-            references: "<1_N0CALL@x>".into(),
+            thread: Thread {
+                in_reply_to: "<1_N0CALL@x>".into(),
+                references: "<1_N0CALL@x>".into(),
+            },
         };
         let copies = [
             msg(MsgType::Personal, "N0OTH", ""),

@@ -207,25 +207,13 @@ fn fetchmail_collects_and_deletes_and_the_kill_shows_at_telnet() {
     );
     assert!(sent.status.success(), "{}", text(&sent));
     let home = d.dir.path().join("fetchhome");
-    std::fs::create_dir_all(&home).unwrap();
-    let mbox = home.join("mbox");
-    let rc = home.join("fetchmailrc");
-    std::fs::write(
-        &rc,
-        format!(
-            "poll 127.0.0.1 service {} protocol pop3 user \"N0OTH\" password \"x\" mda \"cat >> {}\" no keep sslproto \"\"\n",
-            port(&d, "pop3"),
-            mbox.display()
+    let (out, mbox) = fetchmail(
+        &home,
+        &format!(
+            "poll 127.0.0.1 service {} protocol pop3 user \"N0OTH\" password \"x\" mda \"cat >> MBOX\" no keep sslproto \"\"\n",
+            port(&d, "pop3")
         ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&rc, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let out = run(Command::new("fetchmail")
-        .args(["--nosyslog", "--nodetach", "-f"])
-        .arg(&rc)
-        .env("HOME", &home)
-        .env("FETCHMAILHOME", &home));
+    );
     assert!(out.status.success(), "{}\n{}", text(&out), d.log());
     let got = std::fs::read_to_string(&mbox).unwrap_or_default();
     assert!(
@@ -362,9 +350,9 @@ fn curl_insists_on_starttls_and_gets_it() {
     }
 }
 
-/// Writes a fetchmail run control file in `home` (mode 0600, as fetchmail wants) and runs
-/// fetchmail on it; the mbox it delivered to.
-fn fetchmail(d: &Daemon, home: &std::path::Path, poll: &str) -> (Output, std::path::PathBuf) {
+/// Writes a fetchmail run control file `poll` in `home` (mode 0600, as fetchmail wants; `MBOX`
+/// stands for the mbox) and runs fetchmail on it; its output and the mbox it delivered to.
+fn fetchmail(home: &std::path::Path, poll: &str) -> (Output, std::path::PathBuf) {
     std::fs::create_dir_all(home).unwrap();
     let mbox = home.join("mbox");
     let rc = home.join("fetchmailrc");
@@ -376,7 +364,6 @@ fn fetchmail(d: &Daemon, home: &std::path::Path, poll: &str) -> (Output, std::pa
         .arg(&rc)
         .env("HOME", home)
         .env("FETCHMAILHOME", home));
-    let _ = d;
     (out, mbox)
 }
 
@@ -395,7 +382,6 @@ fn fetchmail_over_imap_fetches_the_inbox() {
     }
     let home = d.dir.path().join("fetchimap");
     let (out, mbox) = fetchmail(
-        &d,
         &home,
         &format!(
             "poll 127.0.0.1 service {} protocol imap user \"N0OTH\" password \"x\" mda \"cat >> MBOX\" keep sslproto \"\"\n",

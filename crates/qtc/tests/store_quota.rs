@@ -70,6 +70,25 @@ fn fill(path: &Path) {
         .status();
 }
 
+/// A daemon with its store on `disk`, users N0USR/pw and N0OTH/x, and `extra` config.
+fn on_disk(disk: &Tmpfs, extra: &str) -> Daemon {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        common::config_path(dir.path()),
+        format!(
+            "[station]\ncallsign = \"N0CALL\"\n[store]\ndir = \"{}/data\"\n\
+             [telnet]\nlisten = [\"127.0.0.1:0\"]\n{extra}",
+            disk.0.display()
+        ),
+    )
+    .unwrap();
+    for (call, pw) in [("N0USR", "pw"), ("N0OTH", "x")] {
+        let out = common::cli(dir.path(), &["user", "add", call, "--password", pw], "");
+        assert!(out.status.success(), "{out:?}");
+    }
+    Daemon::start_in(dir)
+}
+
 fn send(d: &Daemon, subject: &str) -> String {
     let mut c = d.login("N0USR", "pw");
     c.send("SP N0OTH");
@@ -84,21 +103,7 @@ fn send(d: &Daemon, subject: &str) -> String {
 #[test]
 fn a_small_disk_gives_the_store_room_measured_again_as_space_comes_and_goes() {
     let disk = Tmpfs::new(20);
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        common::config_path(dir.path()),
-        format!(
-            "[station]\ncallsign = \"N0CALL\"\n[store]\ndir = \"{}/data\"\n\
-             [telnet]\nlisten = [\"127.0.0.1:0\"]\n",
-            disk.0.display()
-        ),
-    )
-    .unwrap();
-    for (call, pw) in [("N0USR", "pw"), ("N0OTH", "x")] {
-        let out = common::cli(dir.path(), &["user", "add", call, "--password", pw], "");
-        assert!(out.status.success(), "{out:?}");
-    }
-    let mut d = Daemon::start_in(dir);
+    let mut d = on_disk(&disk, "");
     // Most of the 20 MB disk (it came out as 0 MiB: 64 MiB were kept free).
     let line = store_line(&d);
     assert!(quota_mb(&line) > 10.0, "{line}");
@@ -159,21 +164,7 @@ fn smtp_send(d: &Daemon, subject: &str) -> String {
 #[test]
 fn a_mail_clients_message_measures_the_room_again() {
     let disk = Tmpfs::new(20);
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        common::config_path(dir.path()),
-        format!(
-            "[station]\ncallsign = \"N0CALL\"\n[store]\ndir = \"{}/data\"\n\
-             [telnet]\nlisten = [\"127.0.0.1:0\"]\n[mail]\nsmtp_listen = \"127.0.0.1:0\"\n",
-            disk.0.display()
-        ),
-    )
-    .unwrap();
-    for (call, pw) in [("N0USR", "pw"), ("N0OTH", "x")] {
-        let out = common::cli(dir.path(), &["user", "add", call, "--password", pw], "");
-        assert!(out.status.success(), "{out:?}");
-    }
-    let d = Daemon::start_in(dir);
+    let d = on_disk(&disk, "[mail]\nsmtp_listen = \"127.0.0.1:0\"\n");
     let out = smtp_send(&d, "first");
     assert!(out.contains("Stored"), "{out}\n{}", d.log());
     let other = disk.0.join("other");

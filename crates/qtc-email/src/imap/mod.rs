@@ -50,7 +50,6 @@ enum State {
     NotAuth,
     Auth,
     Selected { read_only: bool },
-    Logout,
 }
 
 /// What the client's next bytes are.
@@ -128,7 +127,7 @@ impl Imap {
     }
 
     fn run(&mut self) {
-        while !self.x.busy() && self.state != State::Logout {
+        while !self.x.busy() {
             let progressed = match self.expecting {
                 Input::AuthData(_) => self.auth_data(),
                 Input::Idle(_) => self.idle_done(),
@@ -197,7 +196,6 @@ impl Imap {
             (_, CommandBody::Logout) => {
                 self.x.say("* BYE 73");
                 self.x.say(&format!("{tag} OK LOGOUT completed"));
-                self.state = State::Logout;
                 self.x.close();
             }
             (_, CommandBody::Noop) | (_, CommandBody::Check) => {
@@ -365,7 +363,13 @@ fn wildmat(pattern: &str, name: &str) -> bool {
 }
 
 impl Core for Imap {
-    fn exchange(&mut self) -> &mut Exchange<Imap> {
+    const STORE_LOST: &'static str = "* BYE the message store is not available";
+
+    fn exchange(&self) -> &Exchange<Imap> {
+        &self.x
+    }
+
+    fn exchange_mut(&mut self) -> &mut Exchange<Imap> {
         &mut self.x
     }
 
@@ -398,8 +402,7 @@ impl Core for Imap {
 
     fn tls_started(&mut self) {
         self.x.answer_came();
-        self.s.starttls = false;
-        self.s.plain_auth = true;
+        self.s.tls_started();
         self.run();
     }
 
@@ -409,18 +412,7 @@ impl Core for Imap {
         }
     }
 
-    fn wants_input(&self) -> bool {
-        !self.x.busy() && self.state != State::Logout
-    }
-
     fn resume(&mut self) {
         self.run();
-    }
-
-    fn store_lost(&mut self) {
-        self.x.answer_came();
-        self.x.say("* BYE the message store is not available");
-        self.state = State::Logout;
-        self.x.close();
     }
 }

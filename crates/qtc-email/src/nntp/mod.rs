@@ -463,7 +463,13 @@ impl Nntp {
 }
 
 impl Core for Nntp {
-    fn exchange(&mut self) -> &mut Exchange<Nntp> {
+    const STORE_LOST: &'static str = "400 the message store is not available: closing";
+
+    fn exchange(&self) -> &Exchange<Nntp> {
+        &self.x
+    }
+
+    fn exchange_mut(&mut self) -> &mut Exchange<Nntp> {
         &mut self.x
     }
 
@@ -488,24 +494,12 @@ impl Core for Nntp {
 
     fn tls_started(&mut self) {
         self.x.answer_came();
-        self.s.starttls = false;
-        self.s.plain_auth = true;
+        self.s.tls_started();
         self.state = State::Command;
         self.run();
     }
 
-    fn wants_input(&self) -> bool {
-        !self.x.busy()
-    }
-
     fn resume(&mut self) {
         self.run();
-    }
-
-    fn store_lost(&mut self) {
-        self.x.answer_came();
-        self.x
-            .say("400 the message store is not available: closing");
-        self.x.close();
     }
 }

@@ -96,14 +96,7 @@ impl Range {
     }
 }
 
-/// Why a line is not a command.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ParseError {
-    /// Not a command this server has.
-    Unknown,
-    /// A command with bad arguments: how it is written.
-    Usage(&'static str),
-}
+pub use crate::lines::ParseError;
 
 /// One command line (without its line end).
 pub fn command(line: &str) -> Result<Command, ParseError> {

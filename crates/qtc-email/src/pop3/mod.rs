@@ -310,7 +310,13 @@ pub fn dot_stuff(text: &[u8], out: &mut Vec<u8>) {
 }
 
 impl Core for Pop3 {
-    fn exchange(&mut self) -> &mut Exchange<Pop3> {
+    const STORE_LOST: &'static str = "-ERR [SYS/TEMP] the message store is not available";
+
+    fn exchange(&self) -> &Exchange<Pop3> {
+        &self.x
+    }
+
+    fn exchange_mut(&mut self) -> &mut Exchange<Pop3> {
         &mut self.x
     }
 
@@ -349,24 +355,12 @@ impl Core for Pop3 {
 
     fn tls_started(&mut self) {
         self.x.answer_came();
-        self.s.starttls = false;
-        self.s.plain_auth = true;
+        self.s.tls_started();
         self.state = State::Auth(None);
         self.run();
     }
 
-    fn wants_input(&self) -> bool {
-        !self.x.busy()
-    }
-
     fn resume(&mut self) {
         self.run();
-    }
-
-    fn store_lost(&mut self) {
-        self.x.answer_came();
-        self.x
-            .say("-ERR [SYS/TEMP] the message store is not available");
-        self.x.close();
     }
 }

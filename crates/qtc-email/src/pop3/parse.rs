@@ -31,14 +31,7 @@ pub enum Command {
     Rset,
 }
 
-/// Why a line is not a command.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ParseError {
-    /// Not a command POP3 has.
-    Unknown,
-    /// A command with bad arguments: how it is written.
-    Usage(&'static str),
-}
+pub use crate::lines::ParseError;
 
 /// One command line (without its line end).
 pub fn command(line: &str) -> Result<Command, ParseError> {

@@ -357,7 +357,13 @@ fn store_refusal(e: &StoreError) -> String {
 }
 
 impl Core for Smtp {
-    fn exchange(&mut self) -> &mut Exchange<Smtp> {
+    const STORE_LOST: &'static str = "421 4.3.0 The message store is not available: closing";
+
+    fn exchange(&self) -> &Exchange<Smtp> {
+        &self.x
+    }
+
+    fn exchange_mut(&mut self) -> &mut Exchange<Smtp> {
         &mut self.x
     }
 
@@ -385,25 +391,13 @@ impl Core for Smtp {
     fn tls_started(&mut self) {
         self.x.answer_came();
         // RFC 3207 §4.2: forget everything learned before the handshake.
-        self.s.starttls = false;
-        self.s.plain_auth = true;
+        self.s.tls_started();
         self.state = State::Command;
         self.reset();
         self.run();
     }
 
-    fn wants_input(&self) -> bool {
-        !self.x.busy()
-    }
-
     fn resume(&mut self) {
         self.run();
-    }
-
-    fn store_lost(&mut self) {
-        self.x.answer_came();
-        self.x
-            .say("421 4.3.0 The message store is not available: closing");
-        self.x.close();
     }
 }

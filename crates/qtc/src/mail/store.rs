@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use qtc_email::addr::Dest;
-use qtc_email::store::{Attachment, Entry, GroupInfo, MailStore, Route, Stored, Submission};
-use qtc_email::{Article, Core, Reply, Request, Thread};
-use qtc_mail::{ListFilter, MessageStore, MsgStatus, MsgType, StoreError};
-use qtc_store::{MailFile, MailParts, Store};
+use qtc_email::store::{Entry, GroupInfo, MailStore, Route, Stored, Submission};
+use qtc_email::{Article, Core, Reply, Request};
+use qtc_mail::{ListFilter, MessageStore, MsgType, StoreError};
+use qtc_store::{MailParts, Store};
 
 use crate::read_pool::ReadPool;
 use crate::store_thread::{StoreGone, StoreHandle};
@@ -78,16 +78,8 @@ impl MailStore for MailView<'_> {
             .rev()
             .filter(|h| h.kind != MsgType::Bulletin)
         {
-            out.push(Entry {
-                answered: self.store.answered(h.number, call)?,
-                number: h.number,
-                seen: h.status != MsgStatus::New,
-                size: 0,
-                created: h.created,
-                from: h.from,
-                subject: h.subject,
-                bid: h.bid,
-            });
+            let answered = self.store.answered(h.number, call)?;
+            out.push(Entry::of(h, answered));
         }
         Ok(out)
     }
@@ -99,19 +91,8 @@ impl MailStore for MailView<'_> {
         let parts = self.store.mail_parts(number)?;
         Ok(Some(Stored {
             message,
-            files: parts
-                .files
-                .into_iter()
-                .map(|f| Attachment {
-                    name: f.name,
-                    mime: f.mime,
-                    data: f.data,
-                })
-                .collect(),
-            thread: Thread {
-                in_reply_to: parts.in_reply_to,
-                references: parts.references,
-            },
+            files: parts.files,
+            thread: parts.thread,
         }))
     }
 
@@ -138,26 +119,13 @@ impl MailStore for MailView<'_> {
 
     fn route(&mut self, dest: &Dest) -> Result<Route, StoreError> {
         let (targets, local) = self.store.destination(dest.kind, &dest.to, &dest.at);
-        Ok(match targets.into_iter().next() {
-            Some(p) => Route::Via(p),
-            None if local => Route::Here,
-            None => Route::Nowhere,
-        })
+        Ok(Route::of(targets, local))
     }
 
     fn submit(&mut self, sub: &Submission) -> Result<Vec<(u64, String)>, StoreError> {
         let parts = MailParts {
-            files: sub
-                .files
-                .iter()
-                .map(|f| MailFile {
-                    name: f.name.clone(),
-                    mime: f.mime.clone(),
-                    data: f.data.clone(),
-                })
-                .collect(),
-            in_reply_to: sub.thread.in_reply_to.clone(),
-            references: sub.thread.references.clone(),
+            files: sub.files.clone(),
+            thread: sub.thread.clone(),
         };
         let copies = sub.messages();
         let when = (self.now, crate::clock::unix_now());
