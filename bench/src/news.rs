@@ -1,4 +1,4 @@
-//! Rows 8g and 8h: news on the 1 M store (`--quick`: 20,000). An NNTP reader's `GROUP` and `LIST`
+//! Rows 8h and 8i: news on the 1 M store (`--quick`: 20,000). An NNTP reader's `GROUP` and `LIST`
 //! timed on the generated store (bulletins in ten areas of 60,000 or more each), then under
 //! load: four logged-in readers loop `GROUP`, `LISTGROUP` and `LIST` as fast as they are
 //! answered while a fifth reader's `GROUP` and a telnet user's `LL 1` are timed. Issue 35's
@@ -91,12 +91,12 @@ impl Reader {
     }
 }
 
-/// Runs rows 8g and 8h.
+/// Runs rows 8h and 8i.
 pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
     let what = format!("NNTP on the {}-message store", thousands(p.big_n as u64));
     match rows(o, p) {
         Ok(r) => r,
-        Err(e) => (vec![Row::broken("8g", &what, &e, "")], Vec::new()),
+        Err(e) => (vec![Row::broken("8h", &what, &e, "")], Vec::new()),
     }
 }
 
@@ -134,7 +134,7 @@ fn rows(o: &Opts, p: &Plan) -> R<(Vec<Row>, Vec<String>)> {
         group_t.iter().copied().fold(0.0, f64::max),
     );
     let mut rows = vec![Row::check(
-        "8g",
+        "8h",
         &format!("NNTP `GROUP` on the {nn}-message store"),
         format!(
             "`GROUP` median {:.2} ms, max {:.2} ms; `LIST` ({} groups) median {:.2} ms",
@@ -196,7 +196,7 @@ fn loaded(d: &Daemon, port: u16, group: &str, nn: &str) -> R<Row> {
     let max = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
     let (g_max, ll_max) = (max(&group_t), max(&ll_t));
     Ok(Row::check(
-        "8h",
+        "8i",
         &format!("NNTP `GROUP` and a user's `LL 1` while {READERS} readers loop, {nn} messages"),
         format!(
             "`GROUP` median {:.2} ms, max {:.2} ms; `LL 1` median {:.2} ms, max {:.2} ms; the \

@@ -153,18 +153,18 @@ fn attachment_part(out: &mut Vec<u8>, boundary: &str, f: &Attachment) -> Part {
 }
 
 /// A stored type (`text/plain; charset=utf-8`) as media type and parameters, upper case;
-/// `application/octet-stream` when none is kept.
+/// `application/octet-stream` when none is kept (checked again: only tokens reach the header).
 fn media_type(mime: &str) -> ((String, String), Vec<(String, String)>) {
-    let mut fields = mime.split(';');
+    let mime = qtc_mail::mime_type(mime);
+    let mut fields = mime.split("; charset=");
     let (t, sub) = fields
         .next()
-        .and_then(|t| t.trim().split_once('/'))
-        .filter(|(t, sub)| !t.is_empty() && !sub.is_empty())
+        .and_then(|t| t.split_once('/'))
         .unwrap_or(("application", "octet-stream"));
     let params = fields
-        .filter_map(|f| f.trim().split_once('='))
-        .filter(|(k, _)| k.eq_ignore_ascii_case("charset"))
-        .map(|(k, v)| (k.to_ascii_uppercase(), v.to_string()))
+        .next()
+        .map(|cs| ("CHARSET".to_string(), cs.to_string()))
+        .into_iter()
         .collect();
     ((t.to_ascii_uppercase(), sub.to_ascii_uppercase()), params)
 }

@@ -89,26 +89,17 @@ fn attachment(raw: &[u8], part: &MessagePart<'_>) -> Attachment {
     }
 }
 
-/// A part's type as `type/subtype`, with its charset for text; empty when it holds anything
-/// a header could not carry.
+/// A part's type as `type/subtype`, with its charset; empty when it holds anything a header
+/// could not carry.
 fn mime_type(part: &MessagePart<'_>) -> String {
     let Some(ct) = part.content_type() else {
         return String::new();
     };
-    let token = |t: &str| {
-        !t.is_empty()
-            && t.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&b))
-    };
-    let sub = ct.subtype().unwrap_or("");
-    if !token(ct.ctype()) || !token(sub) {
-        return String::new();
+    let mut value = format!("{}/{}", ct.ctype(), ct.subtype().unwrap_or(""));
+    if let Some(cs) = ct.attribute("charset") {
+        value.push_str(&format!("; charset={cs}"));
     }
-    let mut t = format!("{}/{}", ct.ctype(), sub).to_ascii_lowercase();
-    if let Some(cs) = ct.attribute("charset").filter(|c| token(c)) {
-        t.push_str(&format!("; charset={}", cs.to_ascii_lowercase()));
-    }
-    t
+    qtc_mail::mime_type(&value)
 }
 
 /// Message ids of a reply header kept as printable ASCII, the newest ones when too long.

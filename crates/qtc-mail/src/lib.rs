@@ -21,8 +21,8 @@ pub mod text;
 mod utc;
 
 pub use message::{
-    is_valid_bid, Attachment, FileInfo, ListFilter, Message, MessageHeader, MsgStatus, MsgType,
-    NewMessage, Thread, MAX_AT_LEN, MAX_BID_LEN, MAX_SUBJECT_LEN, MAX_TO_LEN,
+    is_valid_bid, mime_type, Attachment, FileInfo, ListFilter, Message, MessageHeader, MsgStatus,
+    MsgType, NewMessage, Thread, MAX_AT_LEN, MAX_BID_LEN, MAX_SUBJECT_LEN, MAX_TO_LEN,
 };
 pub use station::Station;
 pub use store::{GreetingCounts, MessageStore, StoreError, User};

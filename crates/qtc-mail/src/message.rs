@@ -146,6 +146,24 @@ pub struct Message {
     pub charset: String,
 }
 
+impl Message {
+    /// The addressees after `to` that were sent as further `To:`s (not `Cc:`): addressees as
+    /// much as the first, shown as such.
+    pub fn further_to(&self) -> Vec<&str> {
+        self.copies
+            .iter()
+            .filter(|c| !self.cc.contains(c))
+            .map(String::as_str)
+            .collect()
+    }
+
+    /// The body as text to show: in the charset the sender declared, else UTF-8 when it is
+    /// valid UTF-8, else ISO-8859-1 (the stored bytes stay as they arrived).
+    pub fn body_text(&self) -> String {
+        crate::charset::decode_charset(&self.charset, &self.body)
+    }
+}
+
 /// One attachment as a listing shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileInfo {
@@ -165,6 +183,34 @@ pub struct Attachment {
     pub mime: String,
     /// Its bytes.
     pub data: Vec<u8>,
+}
+
+/// A MIME type as an attachment keeps it: `type/subtype`, with `; charset=...` when given,
+/// lower case, from a `Content-Type` value (`text/plain; charset="UTF-8"; name=x`); empty
+/// when it is not one, so that nothing but tokens can reach a header written from it.
+pub fn mime_type(value: &str) -> String {
+    let token = |t: &str| {
+        !t.is_empty()
+            && t.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&b))
+    };
+    let mut fields = value.split(';');
+    let Some((t, sub)) = fields.next().and_then(|f| f.trim().split_once('/')) else {
+        return String::new();
+    };
+    let (t, sub) = (t.trim(), sub.trim());
+    if !token(t) || !token(sub) {
+        return String::new();
+    }
+    let mut out = format!("{t}/{sub}").to_ascii_lowercase();
+    let charset = fields
+        .filter_map(|f| f.split_once('='))
+        .find(|(k, _)| k.trim().eq_ignore_ascii_case("charset"))
+        .map(|(_, v)| v.trim().trim_matches('"'));
+    if let Some(cs) = charset.filter(|c| token(c)) {
+        out.push_str(&format!("; charset={}", cs.to_ascii_lowercase()));
+    }
+    out
 }
 
 /// The message ids a reply names (`In-Reply-To:`, `References:`), empty when none.
@@ -236,4 +282,21 @@ pub struct ListFilter {
     /// Only what this user has not read (`LN`): their own mail (addressee or copy) still new,
     /// and bulletins they have not read; never held or killed ones.
     pub unread_by: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mime_type;
+
+    #[test]
+    fn a_mime_type_keeps_only_tokens() {
+        assert_eq!(
+            mime_type("Text/Plain; name=a.txt; charset=\"UTF-8\""),
+            "text/plain; charset=utf-8"
+        );
+        assert_eq!(mime_type("application/pdf"), "application/pdf");
+        assert_eq!(mime_type("text/plain\r\nX-Injected: 1"), "");
+        assert_eq!(mime_type("text/plain; charset=a\r\nb"), "text/plain");
+        assert_eq!(mime_type("nonsense"), "");
+    }
 }

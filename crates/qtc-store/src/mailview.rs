@@ -265,11 +265,8 @@ impl Store {
         range: (u64, u64),
         limit: usize,
     ) -> Result<Vec<Overview>, StoreError> {
-        // Lines: line ends, and a last line without one.
-        let columns = "number, from_call, subject, created, bid, size, \
-             length(CAST(body AS BLOB)) - length(CAST(replace(CAST(body AS TEXT), char(10), '') AS BLOB)) \
-             + (length(body) > 0 AND substr(CAST(body AS BLOB), -1) != x'0a')";
-        self.in_area(columns, (area, at), range, limit, |r| {
+        let columns = "number, from_call, subject, created, bid, size";
+        let mut found = self.in_area(columns, (area, at), range, limit, |r| {
             Ok(Overview {
                 number: r.get::<_, i64>(0)? as u64,
                 from: r.get(1)?,
@@ -277,9 +274,16 @@ impl Store {
                 created: r.get(3)?,
                 bid: r.get(4)?,
                 size: r.get::<_, i64>(5)? as u64,
-                lines: r.get::<_, i64>(6)? as u64,
+                lines: 0,
             })
-        })
+        })?;
+        // The texts are kept deflated: each is read to count its lines.
+        for o in &mut found {
+            if let Some(text) = crate::texts::get(&self.conn, o.number)? {
+                o.lines = lines(&text.split()?.1);
+            }
+        }
+        Ok(found)
     }
 
     /// `columns` of an area's open bulletins numbered `from..=to`, oldest first, at most
@@ -308,6 +312,12 @@ impl Store {
             .and_then(|mut st| st.query_map(params, row)?.collect::<Result<Vec<_>, _>>())
             .map_err(db_err)
     }
+}
+
+/// Lines of a text: its line ends, and a last line without one.
+fn lines(text: &[u8]) -> u64 {
+    let ends = text.iter().filter(|&&b| b == b'\n').count() as u64;
+    ends + u64::from(!text.is_empty() && !text.ends_with(b"\n"))
 }
 
 /// An area with `count` open bulletins: its lowest and highest number, one index entry each.

@@ -59,6 +59,9 @@ pub enum Access {
     /// AX.25: the link's source callsign, without its SSID, is the identity (no password on
     /// RF).
     Callsign(Callsign),
+    /// The transport has checked the password already (the web terminal, after the web's own
+    /// login): no prompt, and the account's rights as they are (a sysop needs no `SYS`).
+    Verified(Callsign),
 }
 
 /// What the transport must do, besides sending the output.

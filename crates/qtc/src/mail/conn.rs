@@ -36,6 +36,9 @@ struct Conn<'a> {
     failures: u32,
     watching: bool,
     changes: watch::Receiver<u64>,
+    protocol: Protocol,
+    /// Shown among the users online while logged in.
+    presence: Option<crate::online::Presence>,
 }
 
 /// Serves one connection until it ends.
@@ -53,6 +56,7 @@ pub async fn serve(
     let c = Accepted {
         tcp,
         peer,
+        protocol,
         admitted,
         shared,
         shutdown,
@@ -70,6 +74,7 @@ pub async fn serve(
 struct Accepted<'a> {
     tcp: TcpStream,
     peer: SocketAddr,
+    protocol: Protocol,
     admitted: Admitted,
     shared: &'a Shared,
     shutdown: watch::Receiver<bool>,
@@ -82,6 +87,7 @@ async fn drive<C: Core>(mut core: C, conn: Accepted<'_>) {
     let Accepted {
         mut tcp,
         peer,
+        protocol,
         admitted,
         shared,
         mut shutdown,
@@ -101,6 +107,8 @@ async fn drive<C: Core>(mut core: C, conn: Accepted<'_>) {
         failures: 0,
         watching: false,
         changes: shared.changes.clone(),
+        protocol,
+        presence: None,
     };
     c.idle.set(shared.idle_timeout.map(|d| clock::now() + d));
     if !anonymous {
@@ -252,6 +260,7 @@ impl Conn<'_> {
         }
         self.login_place = None;
         self.login_deadline.set(None);
+        self.presence = Some(sh.online.join(call, self.protocol.name()));
         tracing::info!(%call, "logged in");
         Ok(call.to_string())
     }
