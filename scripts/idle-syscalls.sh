@@ -6,7 +6,8 @@
 #
 # --mail also opens the eight [mail] listeners (plain and implicit TLS, with a certificate made
 # by `qtc cert`) and leaves an IMAP client in IDLE (logged in, INBOX selected), an IMAPS client
-# in IDLE (openssl s_client) and an NNTP reader connected while it counts.
+# in IDLE (openssl s_client) and an NNTP reader (logged in, the groups listed) connected while
+# it counts.
 #
 # usage: scripts/idle-syscalls.sh [--session] [--mail] [--netrom] [--seconds N] [--binary PATH]
 set -euo pipefail
@@ -98,6 +99,8 @@ if [ "$mail" = 1 ]; then
   printf 'a LOGIN N0USR idle\r\n' >&4; sleep 1
   printf 'b SELECT INBOX\r\nc IDLE\r\n' >&4; sleep 0.5
   exec 5<>"/dev/tcp/127.0.0.1/$(listener nntp)"
+  # Reading news takes the login (as LinBPQ's NNTP).
+  printf 'AUTHINFO USER N0USR\r\nAUTHINFO PASS idle\r\n' >&5; sleep 1
   printf 'LIST\r\n' >&5; sleep 0.5
   # IMAPS: openssl s_client reads its commands from a FIFO kept open.
   mkfifo "$work/imaps.in"

@@ -300,7 +300,7 @@ fn mutt_and_neomutt_read_and_send_over_tls_and_starttls_with_the_docs_muttrc() {
 }
 
 #[test]
-fn fetchmail_collects_over_pop3s_and_stls_with_the_docs_fetchmailrc() {
+fn fetchmail_collects_over_pop3s_stls_and_imaps_with_the_docs_fetchmailrc() {
     if !have("fetchmail") {
         return;
     }
@@ -316,6 +316,8 @@ fn fetchmail_collects_over_pop3s_and_stls_with_the_docs_fetchmailrc() {
     for (file, name, said) in [
         ("fetchmailrc", "pop3s", "SSL/TLS: using protocol"),
         ("fetchmailrc STLS", "pop3", "upgrade to TLS succeeded"),
+        // With IMAP it fetches the INBOX too (--all: the POP3 runs marked the message read).
+        ("fetchmailrc IMAPS", "imaps", "SSL/TLS: using protocol"),
     ] {
         let home = s.home(name);
         let rc = home.join("fetchmailrc");
@@ -440,15 +442,16 @@ fn news_over_nntps_and_starttls_with_nntplib_and_slrn() {
         s.d.listener_port("nntps"),
         s.d.listener_port("nntp"),
     );
-    // nntplib checks the certificate (and the name) with a context trusting the file.
+    // nntplib checks the certificate (and the name) with a context trusting the file; reading
+    // takes the login (no `news_without_login` in the docs' keys).
     let script = format!(
         "import nntplib, ssl, io\n\
          ctx = ssl.create_default_context(cafile='{cert}')\n\
          s = nntplib.NNTP_SSL('localhost', {nntps}, ssl_context=ctx)\n\
+         s.login('N0USR', 'secret')\n\
          resp, count, first, last, name = s.group('wx.ww')\n\
          resp, info = s.article(str(last))\n\
          print(b'\\n'.join(info.lines).decode())\n\
-         s.login('N0USR', 'secret')\n\
          s.post(io.BytesIO(b'Newsgroups: wx.ww\\r\\nSubject: Over NNTPS\\r\\n\\r\\nposted\\r\\n'))\n\
          s.quit()\n\
          p = nntplib.NNTP('localhost', {nntp})\n\
@@ -576,12 +579,12 @@ fn a_listener_nobody_elsewhere_could_log_in_on_is_named_and_its_refusal_says_wha
     // The sysop is told at start, listener by listener, and so by `qtc check`.
     let report = d.stdout.join("\n");
     let check = text(&d.cli(&["check"]));
-    for name in ["smtp", "pop3", "imap"] {
+    // News takes the login too (no `news_without_login`), so NNTP is named the same way.
+    for name in ["smtp", "pop3", "imap", "nntp"] {
         let warning = format!("warning: {name} on [fd00:29:0:1::1]:0: nobody on another host");
         assert!(report.contains(&warning), "{warning:?} not in:\n{report}");
         assert!(check.contains(&warning), "{warning:?} not in:\n{check}");
     }
-    assert!(report.contains("warning: nntp on [fd00:29:0:1::1]:0: news is read there"));
     // A client on another address is told what to do, not sent to a TLS that is not there.
     let what_to_do = "and this BBS has no TLS: log in on the BBS's own host, or ask its sysop";
     for (name, lines) in [
@@ -602,4 +605,20 @@ fn a_listener_nobody_elsewhere_could_log_in_on_is_named_and_its_refusal_says_wha
         lan.stdout
     );
     from_elsewhere(&ns, &lan, "imap", &["a LOGIN N0USR pw"], "a OK");
+    // Where the sysop opens news to anonymous readers, they read from elsewhere without a
+    // password, and the warning says only that nobody there can post.
+    drop(lan);
+    let open = plain_off_loopback(&ns, "news_without_login = true\n");
+    let report = open.stdout.join("\n");
+    assert!(
+        report.contains("warning: nntp on [fd00:29:0:1::1]:0: news is read there without a login"),
+        "{report}"
+    );
+    from_elsewhere(
+        &ns,
+        &open,
+        "nntp",
+        &["LIST"],
+        "215 list of newsgroups follows",
+    );
 }

@@ -48,6 +48,8 @@ pub(super) struct MailCfg {
     /// `plain_auth`, which read like the SASL mechanism).
     #[serde(alias = "plain_auth")]
     pub(super) passwords_in_clear: bool,
+    /// Let NNTP readers read bulletins without a login.
+    pub(super) news_without_login: bool,
 }
 
 /// Which protocol a mail listener speaks.
@@ -135,6 +137,8 @@ pub struct Mail {
     pub domain: String,
     /// Passwords in clear allowed off loopback without TLS.
     pub passwords_in_clear: bool,
+    /// NNTP readers read without a login (the default: the BBS login, as LinBPQ).
+    pub news_without_login: bool,
 }
 
 impl Mail {
@@ -156,8 +160,14 @@ impl Mail {
             .filter(|l| !l.tls && !l.addr.ip().to_canonical().is_loopback());
         plain_off_loopback
             .map(|l| {
+                // News is read without a login only when the sysop allows it.
                 let what = match l.protocol {
-                    Protocol::Nntp => "news is read there, but nobody on another host can post",
+                    Protocol::Nntp if self.news_without_login => {
+                        "news is read there without a login, but nobody on another host can post"
+                    }
+                    Protocol::Nntp => {
+                        "nobody on another host can log in there to read or post news"
+                    }
                     _ => "nobody on another host can ever log in there",
                 };
                 format!(
@@ -218,6 +228,7 @@ impl MailCfg {
                 domain.to_string()
             },
             passwords_in_clear: self.passwords_in_clear,
+            news_without_login: self.news_without_login,
         })
     }
 }
@@ -262,7 +273,7 @@ mod tests {
         let w = m.password_warnings(false);
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(w[0].starts_with("imap on 0.0.0.0:143: nobody on another host"));
-        assert!(w[1].starts_with("nntp on [::]:119: news is read there"));
+        assert!(w[1].starts_with("nntp on [::]:119: nobody on another host can log in"));
         assert!(w[0].contains("passwords_in_clear = true"));
         // STARTTLS, or the sysop's word, lets them log in.
         assert!(m.password_warnings(true).is_empty());
@@ -271,5 +282,9 @@ mod tests {
         // The key's first name still works.
         let old = mail("imap_listen = \"0.0.0.0:143\"\nplain_auth = true\n");
         assert!(old.passwords_in_clear);
+        // Anonymous readers still read where the sysop lets them.
+        let open = mail("nntp_listen = \"[::]:119\"\nnews_without_login = true\n");
+        let w = open.password_warnings(false);
+        assert!(w[0].starts_with("nntp on [::]:119: news is read there without a login"));
     }
 }

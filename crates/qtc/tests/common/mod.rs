@@ -790,15 +790,6 @@ impl Daemon {
         out[out.len() - size..].to_vec()
     }
 
-    /// The port its `[mail]` listener for `proto` (`smtp`, `pop3`...) reported at start-up.
-    pub fn mail_port(&self, proto: &str) -> u16 {
-        self.stdout
-            .iter()
-            .find_map(|l| l.strip_prefix(&format!("{proto}: listening on ")))
-            .and_then(|a| a.rsplit(':').next()?.parse().ok())
-            .unwrap_or_else(|| panic!("no {proto} listener in {:?}", self.stdout))
-    }
-
     /// `qtc msg show` for each number, a few at once; results in the same order.
     pub fn show_many(&self, numbers: &[u64]) -> Vec<Shown> {
         let chunk = numbers.len().div_ceil(4).max(1);
