@@ -310,3 +310,76 @@ fn air_seed_sweep() {
         }
     }
 }
+
+/// A sender that sends one frame and waits for its acknowledgement, without P (JNOS as
+/// shipped: MAXFRAME 1, version 2.0, no air model of its own).
+fn one_at_a_time() -> Config {
+    Config {
+        prefer_v22: false,
+        k_mod8: 1,
+        frack: Duration::from_secs(10),
+        ..Config::default()
+    }
+}
+
+/// How long the one-at-a-time sender takes to move `n` bytes to a receiver on `rx`.
+fn stop_and_wait_transfer(rx: Config, n: usize, seed: u64) -> Duration {
+    let air = Air::kiss(1200);
+    let mut r = Radio::new(air, one_at_a_time(), rx, seed);
+    r.connect();
+    let t0 = r.now;
+    send_all(&mut r, &data(n, seed), Duration::from_secs(1800));
+    let st = stats_a(&r);
+    assert_eq!((st.t1_expiries, st.i_frames_resent), (0, 0), "{st:?}");
+    r.now - t0
+}
+
+/// Issue 36: a sender seen to send one frame at a time gets its RR at once, not after T2 (the
+/// air time of the longest frame heard): into qtc it is no slower than into a receiver that
+/// acknowledges every frame at once (JNOS acknowledging JNOS).
+#[test]
+fn a_sender_of_one_frame_at_a_time_is_acknowledged_at_once() {
+    let air = Air::kiss(1200);
+    let n = 40 * 256;
+    let at_once = Config {
+        t2: Duration::from_millis(1),
+        ..Config::for_air(air)
+    };
+    let immediate = stop_and_wait_transfer(at_once, n, 70);
+    let qtc = stop_and_wait_transfer(Config::for_air(air), n, 70);
+    eprintln!(
+        "one frame at a time, 40 frames: into qtc {qtc:?}, acknowledged at once {immediate:?}"
+    );
+    assert!(
+        qtc.as_secs_f64() <= immediate.as_secs_f64() * 1.05,
+        "into qtc {qtc:?}, into a receiver that acknowledges at once {immediate:?}"
+    );
+}
+
+/// A sender that keeps sending after an early RR is not one frame at a time: the receiver goes
+/// back to holding its RR for the rest of the transmission, and the transfer keeps to the
+/// channel's limit (the early RR costs an RR's air time in the same transmission).
+#[test]
+fn a_window_after_lone_frames_keeps_to_the_limit() {
+    let air = Air::kiss(1200);
+    let mut r = Radio::defaults(air, 80);
+    r.connect();
+    // Lone frames the application does not answer (T2 acknowledges each), then bulk.
+    for i in 1..=3 {
+        r.a.to_send.extend(b"line\r");
+        assert!(r.run_until(Duration::from_secs(60), |r| r.b.rx.len() >= i * 5));
+        r.run_for(Duration::from_secs(10));
+    }
+    let n = r.b.rx.len() + KB20;
+    let t0 = r.now;
+    r.a.to_send.extend(data(KB20, 81));
+    assert!(r.run_until(Duration::from_secs(600), |r| r.b.rx.len() >= n));
+    let took = r.now - t0;
+    let cfg = Config::for_air(air);
+    let limit = channel_limit(&air, KB20, cfg.n1, usize::from(cfg.k_mod128));
+    assert!(
+        took.as_secs_f64() <= limit.as_secs_f64() * 1.1,
+        "{took:?} against a limit of {limit:?}"
+    );
+    assert_eq!(stats_a(&r).t1_expiries, 0);
+}
