@@ -363,6 +363,9 @@ pub struct Link {
     max_rx_len: usize,
     /// A frame was heard on the channel since our last poll was handed over.
     heard_since_poll: bool,
+    /// T1 has already waited once more for the answer to our current poll (the channel was
+    /// busy): the next expiry polls again, however busy the channel.
+    waited_for_poll: bool,
     /// N(S) of the last I frame heard from the peer (for the frames lost before the next).
     last_rx_ns: Option<u8>,
     /// T1 and TM201 have been paused for the channel's busy time up to here.
@@ -440,6 +443,7 @@ impl Link {
             early_ack: None,
             max_rx_len: 0,
             heard_since_poll: false,
+            waited_for_poll: false,
             last_rx_ns: None,
             paused_until: None,
             srt: t1_initial / 2,
@@ -1003,6 +1007,7 @@ impl Link {
         }
         self.push_s(kind, true, CommandResponse::Command);
         self.heard_since_poll = false;
+        self.waited_for_poll = false;
         self.acknowledged();
         self.start_t1(now);
     }

@@ -409,6 +409,9 @@ impl Link {
             }
             Supervisory::Srej => {}
         }
+        if cmd && pf && kind != Supervisory::Rej {
+            self.resend_what_a_poll_lacks(now);
+        }
     }
 
     /// The answer to our enquiry in timer recovery (spec §3.4): back to connected, and the

@@ -58,6 +58,33 @@ impl Link {
         self.departed[usize::from(seq)].is_some_and(|d| d + answer > now)
     }
 
+    /// The peer polled us at `now` with an N(R) (now V(A)) behind what we sent: if all we sent
+    /// had left before its poll began, the frame at V(A) never arrived (a lost last frame of
+    /// a turn, that nothing else would ask for), so it goes again now rather than after our
+    /// T1: alone on an SREJ link, with what follows it on a REJ link.
+    pub(super) fn resend_what_a_poll_lacks(&mut self, now: Instant) {
+        let nr = self.va;
+        if self.peer_busy || nr == self.vs_max || self.vs != self.vs_max {
+            return;
+        }
+        let poll = self.cfg.air.frame_time(self.i_frame_len(0));
+        let all_left = self.last_departure.is_some_and(|d| d + poll <= now);
+        if !all_left || self.asked_before_last_copy(nr, now) {
+            return;
+        }
+        tracing::debug!(
+            nr,
+            "the peer's poll shows a frame missing: sending it again"
+        );
+        if self.srej {
+            if !self.resend.contains(&nr) {
+                self.resend.push_back(nr);
+            }
+        } else {
+            self.vs = nr;
+        }
+    }
+
     /// The channel was busy for `busy` until `now` (a frame heard, for us or not): nobody could
     /// answer meanwhile, so T1 and TM201 stop for that long (Direwolf pauses them while it
     /// sees a carrier; a KISS host sees only the frames).
@@ -314,12 +341,15 @@ impl Link {
                 self.transmit_enquiry(now);
                 self.set_state(State::TimerRecovery);
             }
-            State::TimerRecovery if self.heard_since_poll => {
+            State::TimerRecovery if self.heard_since_poll && !self.waited_for_poll => {
                 // The channel has carried frames since our poll went to the modem: a
                 // half-duplex modem holds it until the channel is clear, and a lost frame of
-                // that traffic hides how long. Wait again rather than queue a second poll.
+                // that traffic hides how long. Wait again rather than queue a second poll;
+                // once only, so a channel that stays busy (the peer polling us) cannot hold
+                // back our recovery for longer than two T1.
                 tracing::debug!("channel busy since the poll: waiting for its answer");
                 self.heard_since_poll = false;
+                self.waited_for_poll = true;
                 self.start_t1(now);
             }
             State::TimerRecovery => {

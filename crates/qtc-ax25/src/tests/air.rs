@@ -383,3 +383,154 @@ fn a_window_after_lone_frames_keeps_to_the_limit() {
     );
     assert_eq!(stats_a(&r).t1_expiries, 0);
 }
+
+/// B on a connected 1200-baud link, everything sent so far drained; the frames A would send
+/// it are built by `poll`.
+fn b_link_after_connect(seed: u64) -> (Radio, crate::port::LinkId) {
+    let air = Air::kiss(1200);
+    let mut r = Radio::defaults(air, seed);
+    r.connect();
+    r.run_for(Duration::from_secs(5));
+    let id = r.b.link.unwrap();
+    (r, id)
+}
+
+/// Command RRs from A with P=1, acknowledging up to the N(R) given.
+fn poll_from_a(r: &Radio) -> impl Fn(u8) -> crate::wire::Frame {
+    use crate::wire::{Address, Frame, Modulo};
+    let (a, b) = (r.a.call, r.b.call);
+    move |nr| {
+        Frame::supervisory(
+            Address::new(b, a, CommandResponse::Command),
+            Supervisory::Rr,
+            nr,
+            true,
+            Modulo::Mod128,
+        )
+    }
+}
+
+/// Issue 36: B's last I frame of a turn is lost; A polls with N(R) still at that frame, which
+/// shows B it never arrived. B answers the poll and sends the frame again at once, rather than
+/// waiting for its own T1.
+#[test]
+fn a_poll_that_shows_a_frame_missing_gets_it_again() {
+    let (mut r, id) = b_link_after_connect(90);
+    let now = r.now;
+    let poll = poll_from_a(&r);
+    let link = r.b.port.link_mut(id).unwrap();
+    link.send(now, b"de N0BBB>\r").unwrap();
+    let f = link.poll_transmit(now).unwrap();
+    let Control::I { ns, .. } = f.control else {
+        panic!("{f:?}")
+    };
+    assert!(link.poll_transmit(now).is_none());
+    link.departs(now + Duration::from_secs(1));
+    // Heard by nobody. A's poll, well after the frame left.
+    let at = now + Duration::from_secs(2);
+    link.handle_frame(at, poll(ns));
+    let answer = link.poll_transmit(at).unwrap();
+    assert!(
+        matches!(
+            answer.control,
+            Control::S {
+                kind: Supervisory::Rr,
+                pf: true,
+                ..
+            }
+        ),
+        "{answer:?}"
+    );
+    let again = link.poll_transmit(at).map(|f| f.control);
+    assert!(
+        matches!(again, Some(Control::I { ns: n, .. }) if n == ns),
+        "after the poll answer: {again:?}"
+    );
+}
+
+/// A poll that left A before B's frame can have reached it is no news: nothing is sent twice.
+#[test]
+fn a_poll_sent_before_the_frame_arrived_is_only_answered() {
+    let (mut r, id) = b_link_after_connect(91);
+    let now = r.now;
+    let poll = poll_from_a(&r);
+    let link = r.b.port.link_mut(id).unwrap();
+    link.send(now, b"de N0BBB>\r").unwrap();
+    let f = link.poll_transmit(now).unwrap();
+    let Control::I { ns, .. } = f.control else {
+        panic!("{f:?}")
+    };
+    link.departs(now + Duration::from_secs(1));
+    // A's poll ends 50 ms after B's frame did: it was on the air before B's frame was over.
+    let at = now + Duration::from_millis(1050);
+    link.handle_frame(at, poll(ns));
+    assert!(link.poll_transmit(at).is_some());
+    assert!(link.poll_transmit(at).is_none());
+}
+
+/// The longest time the channel was silent between two transmissions (either station's).
+fn longest_silence(r: &Radio) -> Duration {
+    let mut all: Vec<_> = r.a.keyed().iter().chain(r.b.keyed()).copied().collect();
+    all.sort();
+    let mut end = all.first().map(|k| k.1);
+    let mut gap = Duration::ZERO;
+    for (s, e) in all {
+        if let Some(last) = end {
+            gap = gap.max(s.saturating_duration_since(last));
+            end = Some(last.max(e));
+        }
+    }
+    gap
+}
+
+/// Issue 36: forwarding turns on the noisy channel (a message, then the other side's prompt),
+/// as MBL forwarding goes: whatever frame is lost, the channel is never silent for longer than
+/// T1 on this air can be (a full frame's exchange four times over, plus a window of the peer's
+/// frames in timer recovery), while data is outstanding.
+#[test]
+fn turns_on_a_noisy_channel_never_stall() {
+    let air = Air::kiss(1200);
+    let cfg = Config::for_air(air);
+    let full = air.transmission(14 + 2 + 1 + cfg.n1);
+    let bound = full * 4 + air.frame_time(14 + 2 + 1 + cfg.n1) * u32::from(cfg.k_mod128);
+    for seed in 100..108 {
+        let mut r = connected_at_1200(true, seed, 0.0005);
+        for turn in 1..=10 {
+            r.a.to_send.extend(data(2048, seed + turn));
+            let n = r.b.rx.len() + 2048;
+            assert!(r.run_until(Duration::from_secs(900), |r| r.b.rx.len() >= n));
+            r.b.to_send.extend(b"de N0BBB>\r");
+            let n = r.a.rx.len() + 10;
+            assert!(r.run_until(Duration::from_secs(900), |r| r.a.rx.len() >= n));
+        }
+        let gap = longest_silence(&r);
+        assert!(
+            gap <= bound,
+            "seed {seed}: silent for {gap:?} (bound {bound:?})"
+        );
+    }
+}
+
+/// A poll of ours unanswered while the channel stays busy (other stations, or the peer's own
+/// polls): T1 waits once more for the answer, then polls again, so the frames outstanding go
+/// again within a bound however busy the channel.
+#[test]
+fn a_busy_channel_delays_the_next_poll_once() {
+    let (mut r, id) = b_link_after_connect(92);
+    let t0 = r.now;
+    let link = r.b.port.link_mut(id).unwrap();
+    link.send(t0, b"de N0BBB>\r").unwrap();
+    while link.poll_transmit(t0).is_some() {}
+    let mut polls = 0;
+    let mut now = t0;
+    while now < t0 + Duration::from_secs(240) {
+        now += Duration::from_secs(2);
+        link.channel_busy(now, Duration::from_millis(300));
+        link.handle_timeout(now);
+        while let Some(f) = link.poll_transmit(now) {
+            polls += usize::from(matches!(f.control, Control::S { pf: true, .. }));
+        }
+    }
+    let t1 = link.t1();
+    assert!(polls >= 3, "{polls} polls in 240 s (T1 {t1:?})");
+}

@@ -109,6 +109,11 @@ impl Station {
         self.sent.iter().filter(|s| f(s)).count()
     }
 
+    /// This station's transmissions so far, key-up to carrier off.
+    pub(crate) fn keyed(&self) -> &[(Instant, Instant)] {
+        &self.keyed
+    }
+
     /// RR/RNR/REJ/SREJ frames sent.
     pub(crate) fn supervisory(&self) -> usize {
         self.count(|s| matches!(s.control, Control::S { .. }))
