@@ -41,7 +41,12 @@
 //! - An out-of-sequence I frame that is an old duplicate (behind V(R)) does not trigger REJ.
 //! - After the enquiry in timer recovery is answered and frames remain outstanding, the link
 //!   retransmits and returns to the connected state with RC = 0 (the 1998 SDL); Direwolf stays
-//!   in timer recovery.
+//!   in timer recovery. It retransmits only when the answer acknowledges nothing new: one that
+//!   does shows our frames still arriving (a modem slower than the air model), and the rest
+//!   may yet be on the air.
+//! - A poll from the peer (command, P=1) whose N(R) lags what we sent, after all of it had
+//!   left, sends the frame at N(R) again at once: the last frame of a turn was lost, and
+//!   nothing else would ask for it before our T1.
 //! - A DM with F=1 answering SABME falls back to SABM (Direwolf), as do FRMR and
 //!   [`Config::max_v22_attempts`] unanswered SABMEs.
 //! - [`Link::disconnect`] is graceful (queued data is delivered first); [`Link::abort`] is the

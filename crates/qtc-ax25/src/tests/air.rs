@@ -534,3 +534,26 @@ fn a_busy_channel_delays_the_next_poll_once() {
     let t1 = link.t1();
     assert!(polls >= 3, "{polls} polls in 240 s (T1 {t1:?})");
 }
+
+/// Issue 36: a 300-baud modem on a port that does not say its speed (timed as 1200 bit/s).
+/// T1 expires while the window is still on the air and the answers to those polls come in
+/// as the frames arrive; they acknowledge more each time, so nothing goes again (before: 18
+/// of 32 frames sent twice, 1.5x the channel's limit; with `modem_baud = 300`, 1.05x).
+#[test]
+fn a_slower_modem_than_guessed_gets_each_frame_once() {
+    let real = Air::kiss(300);
+    let guess = Config::for_air(Air::kiss(1200));
+    let mut r = Radio::new(real, guess.clone(), guess, 5);
+    r.connect();
+    let t0 = r.now;
+    send_all(&mut r, &data(8192, 1), Duration::from_secs(3600));
+    let took = r.now - t0;
+    let st = stats_a(&r);
+    assert_eq!(st.i_frames_resent, 0, "{st:?}");
+    let set = Config::for_air(real);
+    let limit = channel_limit(&real, 8192, set.n1, usize::from(set.k_mod128));
+    assert!(
+        took.as_secs_f64() <= limit.as_secs_f64() * 1.1,
+        "{took:?} against a limit of {limit:?}"
+    );
+}
