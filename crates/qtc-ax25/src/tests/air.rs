@@ -557,3 +557,54 @@ fn a_slower_modem_than_guessed_gets_each_frame_once() {
         "{took:?} against a limit of {limit:?}"
     );
 }
+
+/// Where a forwarding session's time goes on the air: `turns` exchanges of a `bytes` message
+/// from A and a one-line answer from B (an MBL turn), on `air` with its defaults.
+fn forwarding_turns(air: Air, turns: usize, bytes: usize, seed: u64) -> super::radio::Spent {
+    let mut r = Radio::defaults(air, seed);
+    r.connect();
+    r.spent = super::radio::Spent::default();
+    for turn in 0..turns {
+        r.a.to_send.extend(data(bytes, seed + turn as u64));
+        let n = r.b.rx.len() + bytes;
+        assert!(r.run_until(Duration::from_secs(900), |r| r.b.rx.len() >= n));
+        r.b.to_send.extend(b"de N0BBB>\r");
+        let n = r.a.rx.len() + 10;
+        assert!(r.run_until(Duration::from_secs(900), |r| r.a.rx.len() >= n));
+    }
+    r.spent
+}
+
+/// The figures for docs/performance.md (issue 36: where a 9600-baud session's time goes).
+/// Run with `cargo test -p qtc-ax25 --lib -- --ignored --nocapture where_the_time_goes`.
+#[test]
+#[ignore]
+fn where_the_time_goes() {
+    let mut quick = Air::kiss(9600);
+    quick.txdelay = Duration::from_millis(100);
+    let mut alone = quick;
+    alone.persistence = 255;
+    for (what, air) in [
+        ("1200 bit/s", Air::kiss(1200)),
+        ("9600 bit/s", Air::kiss(9600)),
+        ("9600 bit/s, TXDELAY 10", quick),
+        ("9600 bit/s, TXDELAY 10, PERSIST 255", alone),
+    ] {
+        let s = forwarding_turns(air, 20, 2048, 7);
+        let total = s.frames + s.keying + s.access + s.idle;
+        let pc = |d: Duration| 100.0 * d.as_secs_f64() / total.as_secs_f64();
+        eprintln!(
+            "{what}, 20 turns of 2 KB and a prompt: {:.1} s; frames {:.1} s ({:.0} %), \
+             TXDELAY+TXTAIL {:.1} s ({:.0} %), slot waits {:.1} s ({:.0} %), idle {:.1} s ({:.0} %)",
+            total.as_secs_f64(),
+            s.frames.as_secs_f64(),
+            pc(s.frames),
+            s.keying.as_secs_f64(),
+            pc(s.keying),
+            s.access.as_secs_f64(),
+            pc(s.access),
+            s.idle.as_secs_f64(),
+            pc(s.idle)
+        );
+    }
+}
