@@ -359,10 +359,12 @@ pub struct Link {
     rtt_sample: Option<Duration>,
     /// I frames taken since we last sent V(R).
     rx_since_ack: u8,
-    /// The peer's transmissions in a row that carried one new I frame and then waited for
-    /// our acknowledgement (T2 ran out): a sender that sends one frame at a time.
-    lone_runs: u8,
-    /// When the lone frame we acknowledged at once (as from a one-at-a-time sender) arrived.
+    /// The most new I frames the peer sent in one transmission that then waited for our
+    /// acknowledgement (T2 ran out), and how many such transmissions had that many: a
+    /// sender seen to send that many frames at a time (its window, when smaller than ours).
+    peer_run: u8,
+    peer_runs: u8,
+    /// When the frame that completed such a run, acknowledged at once, arrived.
     early_ack: Option<Instant>,
     /// The longest I frame heard on this link (bytes), for the derived T2.
     max_rx_len: usize,
@@ -444,7 +446,8 @@ impl Link {
             probe: None,
             rtt_sample: None,
             rx_since_ack: 0,
-            lone_runs: 0,
+            peer_run: 0,
+            peer_runs: 0,
             early_ack: None,
             max_rx_len: 0,
             heard_since_poll: false,

@@ -17,9 +17,9 @@ use crate::wire::{CommandResponse, Modulo, Unnumbered};
 const MIN_T1: Duration = Duration::from_millis(250);
 /// T1 backs off by this much per retry (Direwolf: 0.25 s × RC + 2 × SRT).
 const T1_BACKOFF: Duration = Duration::from_millis(250);
-/// Transmissions of one I frame each, each waiting for T2, after which the peer counts as a
-/// sender of one frame at a time: two, so one short line is not taken for it.
-const LONE_RUNS: u8 = 2;
+/// Transmissions of the same number of I frames, each waiting for T2, after which the peer
+/// counts as sending that many at a time: two, so one short line is not taken for it.
+const PEER_RUNS: u8 = 2;
 
 impl Link {
     /// The driver's word that the frame `poll_transmit` returned last will have left the modem
@@ -285,22 +285,21 @@ impl Link {
 
     /// An I frame was taken (P = 0): acknowledge once the peer's transmission is over (T2,
     /// restarted by every frame of it), or at once when the peer cannot send more: a whole
-    /// window is unacknowledged, or it is seen to send one frame at a time and wait (JNOS as
-    /// shipped), where T2 would only add the air time of a frame to every frame.
+    /// window is unacknowledged, or it is seen to send so many frames at a time and wait
+    /// (JNOS as shipped sends one; Direwolf's and many TNCs' windows are 4), where T2 would
+    /// only add the air time of a frame to every run.
     pub(super) fn ack_later(&mut self, now: Instant) {
         self.ack_pending = true;
         self.rx_since_ack = self.rx_since_ack.saturating_add(1);
         let t2 = self.t2_value();
         if self.early_ack.take().is_some_and(|at| now <= at + t2) {
-            // More of the same transmission after an early RR: not one frame at a time.
-            self.lone_runs = 0;
+            // More of the same transmission after an early RR: the peer's runs are longer.
+            (self.peer_run, self.peer_runs) = (0, 0);
         }
-        let lone = self.lone_runs >= LONE_RUNS && self.rx_since_ack == 1;
-        if self.rx_since_ack >= self.k || lone {
-            if lone {
+        let run_done = self.peer_runs >= PEER_RUNS && self.rx_since_ack == self.peer_run;
+        if self.rx_since_ack >= self.k || run_done {
+            if run_done {
                 self.early_ack = Some(now);
-            } else if self.rx_since_ack > 1 {
-                self.lone_runs = 0;
             }
             let kind = self.rr_or_rnr();
             self.push_s(kind, false, CommandResponse::Response);
@@ -393,12 +392,14 @@ impl Link {
 
     pub(super) fn on_t2(&mut self) {
         if self.ack_pending && self.is_connected() {
-            // The peer's transmission is over and it waits for us: count how much it sent.
-            self.lone_runs = if self.rx_since_ack == 1 {
-                self.lone_runs.saturating_add(1)
-            } else {
-                0
-            };
+            // The peer's transmission is over and it waits for us: how much did it send? A
+            // shorter run than before is the end of its data, not its window.
+            let run = self.rx_since_ack;
+            if run == self.peer_run {
+                self.peer_runs = self.peer_runs.saturating_add(1);
+            } else if run > self.peer_run {
+                (self.peer_run, self.peer_runs) = (run, 1);
+            }
             let kind = self.rr_or_rnr();
             self.push_s(kind, false, CommandResponse::Response);
             self.acknowledged();
