@@ -43,6 +43,14 @@ fn send_all(r: &mut Radio, data: &[u8], limit: Duration) {
     assert!(r.b.rx == data, "data corrupted or repeated");
 }
 
+/// A transfer that took `took` kept within 1.1 times the channel's `limit`.
+fn assert_within_limit(took: Duration, limit: Duration) {
+    assert!(
+        took.as_secs_f64() <= limit.as_secs_f64() * 1.1,
+        "{took:?} against a limit of {limit:?}"
+    );
+}
+
 fn stats_a(r: &Radio) -> crate::link::LinkStats {
     r.a.link
         .and_then(|id| r.a.port.link(id))
@@ -125,10 +133,7 @@ fn bulk_at_1200_on_the_defaults_sends_each_frame_once() {
         "{acks} acknowledgements for {windows} windows"
     );
     let limit = channel_limit(&air, KB20, cfg.n1, usize::from(cfg.k_mod128));
-    assert!(
-        took.as_secs_f64() <= limit.as_secs_f64() * 1.1,
-        "{took:?} against a limit of {limit:?}"
-    );
+    assert_within_limit(took, limit);
 }
 
 #[test]
@@ -381,10 +386,7 @@ fn a_window_after_lone_frames_keeps_to_the_limit() {
     let took = r.now - t0;
     let cfg = Config::for_air(air);
     let limit = channel_limit(&air, KB20, cfg.n1, usize::from(cfg.k_mod128));
-    assert!(
-        took.as_secs_f64() <= limit.as_secs_f64() * 1.1,
-        "{took:?} against a limit of {limit:?}"
-    );
+    assert_within_limit(took, limit);
     assert_eq!(stats_a(&r).t1_expiries, 0);
 }
 
@@ -414,12 +416,11 @@ fn poll_from_a(r: &Radio) -> impl Fn(u8) -> crate::wire::Frame {
     }
 }
 
-/// Issue 36: B's last I frame of a turn is lost; A polls with N(R) still at that frame, which
-/// shows B it never arrived. B answers the poll and sends the frame again at once, rather than
-/// waiting for its own T1.
-#[test]
-fn a_poll_that_shows_a_frame_missing_gets_it_again() {
-    let (mut r, id) = b_link_after_connect(90);
+/// B sends a prompt (one I frame) that leaves its modem 1 s later and is heard by nobody; A's
+/// poll, acknowledging up to that frame, ends `poll_ends` after B handed the frame over.
+/// Returns the frame's N(S) and what B sends after the poll.
+fn prompt_lost_then_polled(seed: u64, poll_ends: Duration) -> (u8, Vec<Control>) {
+    let (mut r, id) = b_link_after_connect(seed);
     let now = r.now;
     let poll = poll_from_a(&r);
     let link = r.b.port.link_mut(id).unwrap();
@@ -430,46 +431,40 @@ fn a_poll_that_shows_a_frame_missing_gets_it_again() {
     };
     assert!(link.poll_transmit(now).is_none());
     link.departs(now + Duration::from_secs(1));
-    // Heard by nobody. A's poll, well after the frame left.
-    let at = now + Duration::from_secs(2);
+    let at = now + poll_ends;
     link.handle_frame(at, poll(ns));
-    let answer = link.poll_transmit(at).unwrap();
+    let sent = std::iter::from_fn(|| link.poll_transmit(at).map(|f| f.control)).collect();
+    (ns, sent)
+}
+
+/// Issue 36: B's last I frame of a turn is lost; A polls with N(R) still at that frame, which
+/// shows B it never arrived. B answers the poll and sends the frame again at once, rather than
+/// waiting for its own T1.
+#[test]
+fn a_poll_that_shows_a_frame_missing_gets_it_again() {
+    let (ns, sent) = prompt_lost_then_polled(90, Duration::from_secs(2));
     assert!(
         matches!(
-            answer.control,
-            Control::S {
-                kind: Supervisory::Rr,
-                pf: true,
-                ..
-            }
+            sent.as_slice(),
+            [
+                Control::S {
+                    kind: Supervisory::Rr,
+                    pf: true,
+                    ..
+                },
+                Control::I { ns: n, .. }
+            ] if *n == ns
         ),
-        "{answer:?}"
-    );
-    let again = link.poll_transmit(at).map(|f| f.control);
-    assert!(
-        matches!(again, Some(Control::I { ns: n, .. }) if n == ns),
-        "after the poll answer: {again:?}"
+        "after the poll: {sent:?}"
     );
 }
 
 /// A poll that left A before B's frame can have reached it is no news: nothing is sent twice.
 #[test]
 fn a_poll_sent_before_the_frame_arrived_is_only_answered() {
-    let (mut r, id) = b_link_after_connect(91);
-    let now = r.now;
-    let poll = poll_from_a(&r);
-    let link = r.b.port.link_mut(id).unwrap();
-    link.send(now, b"de N0BBB>\r").unwrap();
-    let f = link.poll_transmit(now).unwrap();
-    let Control::I { ns, .. } = f.control else {
-        panic!("{f:?}")
-    };
-    link.departs(now + Duration::from_secs(1));
     // A's poll ends 50 ms after B's frame did: it was on the air before B's frame was over.
-    let at = now + Duration::from_millis(1050);
-    link.handle_frame(at, poll(ns));
-    assert!(link.poll_transmit(at).is_some());
-    assert!(link.poll_transmit(at).is_none());
+    let (_, sent) = prompt_lost_then_polled(91, Duration::from_millis(1050));
+    assert_eq!(sent.len(), 1, "{sent:?}");
 }
 
 /// The longest time the channel was silent between two transmissions (either station's).
@@ -556,10 +551,7 @@ fn a_slower_modem_than_guessed_gets_each_frame_once() {
     assert_eq!(st.i_frames_resent, 0, "{st:?}");
     let set = Config::for_air(real);
     let limit = channel_limit(&real, 8192, set.n1, usize::from(set.k_mod128));
-    assert!(
-        took.as_secs_f64() <= limit.as_secs_f64() * 1.1,
-        "{took:?} against a limit of {limit:?}"
-    );
+    assert_within_limit(took, limit);
 }
 
 /// Where a forwarding session's time goes on the air: `turns` exchanges of a `bytes` message
