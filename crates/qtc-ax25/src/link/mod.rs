@@ -338,6 +338,8 @@ pub struct Link {
     reject_exception: bool,
     ack_pending: bool,
     layer3_initiated: bool,
+    /// The peer's SABM crossed ours: both ends asked for the link at once.
+    crossed: bool,
     /// Data was delivered or acknowledged since the last (re)establishment.
     traffic_seen: bool,
     ever_connected: bool,
@@ -422,6 +424,7 @@ impl Link {
             reject_exception: false,
             ack_pending: false,
             layer3_initiated: false,
+            crossed: false,
             traffic_seen: false,
             ever_connected: false,
             close_pending: false,
@@ -579,8 +582,17 @@ impl Link {
         self.reset_sequence();
         self.close_pending = false;
         self.layer3_initiated = true;
+        self.crossed = false;
         self.establish(now);
         Ok(())
+    }
+
+    /// Whether the link we asked for came up while the peer asked for it too (its SABM crossed
+    /// ours): both ends then take it for their own call, and whatever runs on it must settle
+    /// who called by a rule both ends apply alike.
+    #[must_use]
+    pub fn crossed(&self) -> bool {
+        self.crossed
     }
 
     /// Queue data for the peer. It is cut into I frames of at most N1 bytes. All or nothing:

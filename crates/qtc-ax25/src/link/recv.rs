@@ -195,10 +195,12 @@ impl Link {
                     self.set_state(State::AwaitingV22Connection);
                 } else {
                     // SABM collision: answer, keep waiting for our UA.
+                    self.crossed = true;
                     self.push_u(Unnumbered::Ua, pf, CommandResponse::Response);
                 }
             }
             State::AwaitingV22Connection => {
+                self.crossed = true;
                 self.push_u(Unnumbered::Ua, pf, CommandResponse::Response);
                 if !extended {
                     self.set_version(Modulo::Mod8);
