@@ -13,10 +13,10 @@ use qtc_ax25::{
 };
 use qtc_callsign::Callsign;
 use tokio::io::{AsyncRead, DuplexStream, ReadBuf};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 
 use super::to_session::ToSession;
-use super::{heard, Heard, Local, PortCmd};
+use super::{heard, ConnectError, Heard, Local, Outgoing, PortCmd};
 
 mod netrom;
 use crate::clock;
@@ -69,7 +69,7 @@ struct LinkIo {
     /// The link is down: flush `to_user`, then drop the stream.
     gone: bool,
     /// An outgoing link still connecting: its stream, handed over once connected.
-    pending: Option<(DuplexStream, oneshot::Sender<Result<DuplexStream, String>>)>,
+    pending: Option<(DuplexStream, super::ConnectReply)>,
     /// The far end called us (its session came from `on_incoming`).
     incoming: bool,
 }
@@ -359,7 +359,8 @@ impl Task {
                 let path = match Path::from_calls(&via) {
                     Ok(p) => p,
                     Err(e) => {
-                        let _ = reply.send(Err(format!("bad digipeater path: {e}")));
+                        let why = format!("bad digipeater path: {e}");
+                        let _ = reply.send(Err(ConnectError::Failed(why)));
                         return;
                     }
                 };
@@ -371,8 +372,12 @@ impl Task {
                         l.pending = Some((theirs, reply));
                         self.links.insert(id, l);
                     }
+                    Err(qtc_ax25::Error::LinkExists) => {
+                        let _ = reply.send(Err(ConnectError::LinkUp));
+                    }
                     Err(e) => {
-                        let _ = reply.send(Err(format!("cannot call {remote}: {e}")));
+                        let why = format!("cannot call {remote}: {e}");
+                        let _ = reply.send(Err(ConnectError::Failed(why)));
                     }
                 }
             }
@@ -458,8 +463,9 @@ impl Task {
                 match event {
                     Event::Connected { modulo } => {
                         tracing::info!(port = %self.name, ?modulo, "link up");
-                        if let Some((theirs, reply)) = l.pending.take() {
-                            let _ = reply.send(Ok(theirs));
+                        if let Some((stream, reply)) = l.pending.take() {
+                            let crossed = self.port.link(id).is_some_and(|k| k.crossed());
+                            let _ = reply.send(Ok(Outgoing { stream, crossed }));
                         }
                     }
                     Event::Data(d) => {
@@ -482,7 +488,7 @@ impl Task {
                                 DisconnectReason::Timeout => "no answer".to_string(),
                                 other => format!("{other:?}"),
                             };
-                            let _ = reply.send(Err(why));
+                            let _ = reply.send(Err(ConnectError::Failed(why)));
                         }
                     }
                     _ => {}
@@ -655,7 +661,7 @@ impl Task {
             // The port dropped the link without a word to us: treat it as down.
             l.gone = true;
             if let Some((_, reply)) = l.pending.take() {
-                let _ = reply.send(Err("the link closed".into()));
+                let _ = reply.send(Err(ConnectError::Failed("the link closed".into())));
             }
         }
         if let Some(link) = link {
