@@ -264,6 +264,9 @@ struct Driver {
     closed: bool,
     /// When we called: what the partner says until its SID, and when it must have come.
     greeting: Option<(greeting::AfterLogin, std::time::Instant)>,
+    /// The link's 0xFF rule is a guess ([`Codec::settle`]): text that may have been changed
+    /// by it is held for the sysop.
+    framing_guessed: bool,
 }
 
 impl Driver {
@@ -299,6 +302,7 @@ impl Driver {
                     clock::now() + greeting::ANSWER_TIME,
                 )
             }),
+            framing_guessed: false,
         }
     }
 
@@ -402,9 +406,14 @@ impl Driver {
         }
     }
 
-    /// The mode is agreed: the link's framing for it (binary blocks, the line end of the
-    /// phase), and JNOS's quirk when we called it over TCP.
+    /// The mode is agreed: the link's framing for it (the 0xFF rule of the partner's software
+    /// where the link waited for it, binary blocks, the line end of the phase), and JNOS's
+    /// quirk when we called it over TCP.
     fn frame(&mut self, codec: &mut Codec, mode: Mode, peer: Option<&qtc_fbb::SidInfo>) {
+        if !codec.settle(peer) {
+            self.framing_guessed = true;
+            tracing::warn!(partner = %self.partner, sid = ?peer.map(|p| &p.name), "the partner's software is not known here and it spoke no telnet on the telnet port: its 0xFF are taken as they are (set iac_escaped = true if it doubles them, or have it call the forwarding port)");
+        }
         if self.side.tcp_caller && peer.is_some_and(|p| p.name.eq_ignore_ascii_case("JNOS")) {
             codec.jnos_called_over_tcp();
         }
@@ -470,7 +479,9 @@ impl Driver {
                 text,
             } => {
                 let peer = self.session.peer_sid();
-                let msg = payload::received(&proposal, title, text, peer, &self.partner);
+                let mut msg = payload::received(&proposal, title, text, peer, &self.partner);
+                let guessed = self.framing_guessed;
+                payload::hold_if_framing_guessed(&mut msg, proposal.mode, guessed, &self.partner);
                 self.block.push(msg);
             }
             Event::BlockComplete => self.commit_block().await,
