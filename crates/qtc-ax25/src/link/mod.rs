@@ -340,6 +340,8 @@ pub struct Link {
     layer3_initiated: bool,
     /// The peer's SABM crossed ours: both ends asked for the link at once.
     crossed: bool,
+    /// The last re-establishment came from the peer's SABM, not from our own recovery.
+    reset_by_peer: bool,
     /// Data was delivered or acknowledged since the last (re)establishment.
     traffic_seen: bool,
     ever_connected: bool,
@@ -425,6 +427,7 @@ impl Link {
             ack_pending: false,
             layer3_initiated: false,
             crossed: false,
+            reset_by_peer: false,
             traffic_seen: false,
             ever_connected: false,
             close_pending: false,
@@ -593,6 +596,13 @@ impl Link {
     #[must_use]
     pub fn crossed(&self) -> bool {
         self.crossed
+    }
+
+    /// Whether the last [`Event::Reset`] came from the peer calling again (its SABM on a
+    /// connected link: it lost the link, or restarted) rather than from our own recovery.
+    #[must_use]
+    pub fn reset_by_peer(&self) -> bool {
+        self.reset_by_peer
     }
 
     /// Queue data for the peer. It is cut into I frames of at most N1 bytes. All or nothing:
@@ -976,6 +986,7 @@ impl Link {
         self.requeue_unacked();
         self.set_version(modulo);
         self.layer3_initiated = false;
+        self.reset_by_peer = false;
         self.establish(now);
     }
 

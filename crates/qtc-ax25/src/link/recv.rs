@@ -228,6 +228,7 @@ impl Link {
                 self.stop_t1();
                 self.rtt_sample = None;
                 self.rc = 0;
+                self.reset_by_peer = true;
                 self.start_t3_or_t1(now);
                 self.became_connected();
             }
