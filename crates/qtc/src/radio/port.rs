@@ -502,20 +502,24 @@ impl Task {
         }
     }
 
-    /// The far end re-established a link that had carried data. A station that called us and
-    /// calls again after losing the link (its retries ran out while ours did not) starts a new
-    /// session: the old one gets end-of-file, and the link is handed over afresh as an
-    /// incoming connection. Otherwise its session would take the new caller's first lines as
-    /// the middle of the old conversation, fail, and disconnect the new call.
+    /// A link that had carried data was re-established. A station that called us and calls
+    /// again after losing the link (its retries ran out while ours did not), or a station we
+    /// called that calls us (it restarted: its SABM on our link), starts a new session: the
+    /// old one gets end-of-file, and the link is handed over afresh as an incoming
+    /// connection. Otherwise the old session would take the new caller's first lines as the
+    /// middle of the old conversation, or both would wait for the other (a forwarding call
+    /// waiting for a SID).
     fn on_reset(&mut self, id: LinkId) {
-        let calls = self.port.link(id).map(|l| (l.local(), l.remote()));
+        let link = self.port.link(id);
+        let calls = link.map(|l| (l.local(), l.remote()));
+        let by_peer = link.is_some_and(|l| l.reset_by_peer());
         match (
-            self.links.get(&id).is_some_and(|l| l.incoming),
+            self.links.get(&id).is_some_and(|l| l.incoming) || by_peer,
             &self.on_incoming,
             calls,
         ) {
             (true, Some(f), Some((local, remote))) => {
-                tracing::warn!(port = %self.name, %remote, "link reset by the caller: a new session starts");
+                tracing::warn!(port = %self.name, %remote, "link reset by the far end: a new session starts");
                 let (mut l, theirs) = LinkIo::new();
                 l.incoming = true;
                 // Dropping the old stream ends the old session.
