@@ -24,6 +24,7 @@ mod mailbox;
 mod measure;
 mod netrom;
 mod network;
+mod news;
 mod pagesize;
 mod paste;
 mod radio;
@@ -139,8 +140,8 @@ impl Plan {
 }
 
 const ROWS: &[&str] = &[
-    "idle", "forward", "telnet", "faults", "scale", "lzhuf", "radio", "bigstore", "stalled",
-    "netrom", "air", "disk", "device", "pagesize", "network",
+    "idle", "forward", "telnet", "faults", "scale", "lzhuf", "radio", "bigstore", "news",
+    "stalled", "netrom", "air", "disk", "device", "pagesize", "network",
 ];
 
 const USAGE: &str = "usage: qtc-bench [--quick] [--qtc PATH] [--out FILE] [--only ROW,...] \
@@ -148,7 +149,7 @@ const USAGE: &str = "usage: qtc-bench [--quick] [--qtc PATH] [--out FILE] [--onl
        [--fwd-runs N] [--big N] [--without ll1,logins,housekeeping,metrics (loads left out of row 8e)]
        [--baseline PATH (another qtc binary: forwarding, 1 M store and stalled rows for both)]
        [--air b1,mbl,b1-lossy,mbl-lossy (row 11's passes)] [--nodes 8,16,32 (row 13's networks)]
-rows: idle, forward, telnet, faults, scale, lzhuf, radio, bigstore, stalled, netrom, air, disk,
+rows: idle, forward, telnet, faults, scale, lzhuf, radio, bigstore, news, stalled, netrom, air, disk,
       device (12c: bytes to an ext4 loop device; root), pagesize (8g alone), network";
 
 struct Args {
@@ -333,6 +334,7 @@ fn main() -> ExitCode {
             "lzhuf" => lzhuf::run(o, plan),
             "radio" => radio::run(o, plan),
             "bigstore" => bigstore::run(o, plan),
+            "news" => news::run(o, plan),
             "stalled" => stalled::run(o, plan),
             "netrom" => netrom::run(o, plan),
             "air" => air::run(o, plan),

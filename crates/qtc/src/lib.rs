@@ -38,6 +38,7 @@ pub mod service;
 mod session_store;
 mod store_thread;
 mod stream_io;
+mod submission;
 mod throttle;
 mod tls;
 mod user_limits;
