@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # Counts the system calls an idle qtc makes: starts the daemon on a scratch data directory,
 # optionally logs one telnet user in and leaves the session idle, optionally with a NET/ROM node
-# on an AXUDP port (its first broadcast and poll gone, the next an hour away), then attaches
+# on an AXUDP port (its first broadcast and poll gone, the next an hour away), optionally with
+# forwarding partners that have nothing queued (called at once when mail comes, polled hourly),
+# then attaches
 # `strace -f -c` to every thread for a while and prints the total. Expected: 0.
 #
 # --mail also opens the four [mail] listeners and leaves an IMAP client in IDLE (logged in,
 # INBOX selected) and an NNTP reader (logged in, the groups listed) connected while it counts.
 #
-# usage: scripts/idle-syscalls.sh [--session] [--mail] [--netrom] [--seconds N] [--binary PATH]
+# usage: scripts/idle-syscalls.sh [--session] [--mail] [--netrom] [--partners] [--seconds N] [--binary PATH]
 set -euo pipefail
 
 session=0
 mail=0
 netrom=0
+partners=0
 seconds=10
 bin=""
 while [ $# -gt 0 ]; do
@@ -20,9 +23,10 @@ while [ $# -gt 0 ]; do
     --session) session=1 ;;
     --mail) mail=1 ;;
     --netrom) netrom=1 ;;
+    --partners) partners=1 ;;
     --seconds) seconds="$2"; shift ;;
     --binary) bin="$2"; shift ;;
-    *) echo "usage: $0 [--session] [--mail] [--netrom] [--seconds N] [--binary PATH]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--session] [--mail] [--netrom] [--partners] [--seconds N] [--binary PATH]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -67,6 +71,13 @@ alias = "IDLE"
 broadcast = "1h"
 TOML
 fi
+if [ "$partners" = 1 ]; then
+  # Two partners with nothing queued for them: a call comes only with mail, a poll in an hour.
+  for call in N0PA N0PB; do
+    printf '[[partner]]\ncallsign = "%s"\nconnect = "tcp:127.0.0.1:9"\nroutes = ["%s", "WW"]\ninterval = "15s"\npoll = "1h"\n' \
+      "$call" "$call" >>"$work/qtc.toml"
+  done
+fi
 "$bin" -c "$work/qtc.toml" user add N0USR --password idle >/dev/null
 "$bin" -c "$work/qtc.toml" run >"$work/out" 2>"$work/err" &
 pid=$!
@@ -106,5 +117,6 @@ calls=${calls:-0}
 what="idle"; [ "$session" = 1 ] && what="idle, one logged-in telnet session"
 [ "$mail" = 1 ] && what="$what, SMTP/POP3/IMAP/NNTP listening, an IMAP client in IDLE and an NNTP reader connected"
 [ "$netrom" = 1 ] && what="$what, a NET/ROM node between broadcasts"
+[ "$partners" = 1 ] && what="$what, two forwarding partners with nothing queued"
 echo "qtc $what: $calls syscalls in ${seconds} s (strace -f -c)"
 [ "$calls" = 0 ] || cat "$work/strace"

@@ -13,7 +13,7 @@ use crate::bbs_port::{self, PortKind, Shared};
 use crate::config::Loaded;
 use crate::connection::{Connection, Lobby};
 use crate::ctl;
-use crate::forward::{call, ForwardHandle, Forwarder};
+use crate::forward::{schedule, ForwardHandle, Forwarder};
 use crate::radio::Radios;
 use crate::store_thread::StoreHandle;
 use crate::throttle::Throttle;
@@ -374,7 +374,7 @@ fn start(
         shared.metrics.clone(),
     ));
     tasks.spawn(housekeeper.clone().schedule(stop.clone()));
-    let schedules = Arc::new(call::Schedules::new(
+    let schedules = Arc::new(schedule::Schedules::new(
         shared.forwarder.clone(),
         radios.clone(),
         stop.clone(),

@@ -62,8 +62,8 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
         _ = shutdown.changed() => return None,
     };
     let link = match link {
-        Ok(link) => link,
-        Err(e) => return Some(Answer::Disconnected(Err(e))),
+        Ok(link) => link.stream,
+        Err(e) => return Some(Answer::Disconnected(Err(e.to_string()))),
     };
     tracing::info!(%call, "user connected out");
     say(stream, codec, &format!("*** Connected to {call}\r")).await?;

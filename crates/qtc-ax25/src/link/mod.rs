@@ -343,6 +343,10 @@ pub struct Link {
     reject_exception: bool,
     ack_pending: bool,
     layer3_initiated: bool,
+    /// The peer's SABM crossed ours: both ends asked for the link at once.
+    crossed: bool,
+    /// The last re-establishment came from the peer's SABM, not from our own recovery.
+    reset_by_peer: bool,
     /// Data was delivered or acknowledged since the last (re)establishment.
     traffic_seen: bool,
     ever_connected: bool,
@@ -437,6 +441,8 @@ impl Link {
             reject_exception: false,
             ack_pending: false,
             layer3_initiated: false,
+            crossed: false,
+            reset_by_peer: false,
             traffic_seen: false,
             ever_connected: false,
             close_pending: false,
@@ -598,8 +604,24 @@ impl Link {
         self.reset_sequence();
         self.close_pending = false;
         self.layer3_initiated = true;
+        self.crossed = false;
         self.establish(now);
         Ok(())
+    }
+
+    /// Whether the link we asked for came up while the peer asked for it too (its SABM crossed
+    /// ours): both ends then take it for their own call, and whatever runs on it must settle
+    /// who called by a rule both ends apply alike.
+    #[must_use]
+    pub fn crossed(&self) -> bool {
+        self.crossed
+    }
+
+    /// Whether the last [`Event::Reset`] came from the peer calling again (its SABM on a
+    /// connected link: it lost the link, or restarted) rather than from our own recovery.
+    #[must_use]
+    pub fn reset_by_peer(&self) -> bool {
+        self.reset_by_peer
     }
 
     /// Queue data for the peer. It is cut into I frames of at most N1 bytes. All or nothing:
@@ -983,6 +1005,7 @@ impl Link {
         self.requeue_unacked();
         self.set_version(modulo);
         self.layer3_initiated = false;
+        self.reset_by_peer = false;
         self.establish(now);
     }
 

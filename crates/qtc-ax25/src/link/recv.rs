@@ -195,10 +195,12 @@ impl Link {
                     self.set_state(State::AwaitingV22Connection);
                 } else {
                     // SABM collision: answer, keep waiting for our UA.
+                    self.crossed = true;
                     self.push_u(Unnumbered::Ua, pf, CommandResponse::Response);
                 }
             }
             State::AwaitingV22Connection => {
+                self.crossed = true;
                 self.push_u(Unnumbered::Ua, pf, CommandResponse::Response);
                 if !extended {
                     self.set_version(Modulo::Mod8);
@@ -226,6 +228,7 @@ impl Link {
                 self.stop_t1();
                 self.rtt_sample = None;
                 self.rc = 0;
+                self.reset_by_peer = true;
                 self.start_t3_or_t1(now);
                 self.became_connected();
             }

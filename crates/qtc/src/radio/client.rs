@@ -78,9 +78,9 @@ pub fn run(port: &str, mycall: &str, remote: &str, via: &[String]) -> anyhow::Re
             .connect("call", super::Local::Station(mycall), remote_call, via)
             .await
         {
-            Ok(stream) => {
+            Ok(link) => {
                 eprintln!("*** connected to {remote_call}");
-                terminal(stream).await;
+                terminal(link.stream).await;
                 eprintln!("*** disconnected");
                 Ok(())
             }

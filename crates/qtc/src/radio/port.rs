@@ -13,10 +13,10 @@ use qtc_ax25::{
 };
 use qtc_callsign::Callsign;
 use tokio::io::{AsyncRead, DuplexStream, ReadBuf};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 
 use super::to_session::ToSession;
-use super::{heard, Heard, Local, PortCmd};
+use super::{heard, ConnectError, Heard, Local, Outgoing, PortCmd};
 
 mod netrom;
 use crate::clock;
@@ -69,7 +69,7 @@ struct LinkIo {
     /// The link is down: flush `to_user`, then drop the stream.
     gone: bool,
     /// An outgoing link still connecting: its stream, handed over once connected.
-    pending: Option<(DuplexStream, oneshot::Sender<Result<DuplexStream, String>>)>,
+    pending: Option<(DuplexStream, super::ConnectReply)>,
     /// The far end called us (its session came from `on_incoming`).
     incoming: bool,
 }
@@ -359,7 +359,8 @@ impl Task {
                 let path = match Path::from_calls(&via) {
                     Ok(p) => p,
                     Err(e) => {
-                        let _ = reply.send(Err(format!("bad digipeater path: {e}")));
+                        let why = format!("bad digipeater path: {e}");
+                        let _ = reply.send(Err(ConnectError::Failed(why)));
                         return;
                     }
                 };
@@ -371,8 +372,12 @@ impl Task {
                         l.pending = Some((theirs, reply));
                         self.links.insert(id, l);
                     }
+                    Err(qtc_ax25::Error::LinkExists) => {
+                        let _ = reply.send(Err(ConnectError::LinkUp));
+                    }
                     Err(e) => {
-                        let _ = reply.send(Err(format!("cannot call {remote}: {e}")));
+                        let why = format!("cannot call {remote}: {e}");
+                        let _ = reply.send(Err(ConnectError::Failed(why)));
                     }
                 }
             }
@@ -458,8 +463,9 @@ impl Task {
                 match event {
                     Event::Connected { modulo } => {
                         tracing::info!(port = %self.name, ?modulo, "link up");
-                        if let Some((theirs, reply)) = l.pending.take() {
-                            let _ = reply.send(Ok(theirs));
+                        if let Some((stream, reply)) = l.pending.take() {
+                            let crossed = self.port.link(id).is_some_and(|k| k.crossed());
+                            let _ = reply.send(Ok(Outgoing { stream, crossed }));
                         }
                     }
                     Event::Data(d) => {
@@ -482,7 +488,7 @@ impl Task {
                                 DisconnectReason::Timeout => "no answer".to_string(),
                                 other => format!("{other:?}"),
                             };
-                            let _ = reply.send(Err(why));
+                            let _ = reply.send(Err(ConnectError::Failed(why)));
                         }
                     }
                     _ => {}
@@ -496,20 +502,24 @@ impl Task {
         }
     }
 
-    /// The far end re-established a link that had carried data. A station that called us and
-    /// calls again after losing the link (its retries ran out while ours did not) starts a new
-    /// session: the old one gets end-of-file, and the link is handed over afresh as an
-    /// incoming connection. Otherwise its session would take the new caller's first lines as
-    /// the middle of the old conversation, fail, and disconnect the new call.
+    /// A link that had carried data was re-established. A station that called us and calls
+    /// again after losing the link (its retries ran out while ours did not), or a station we
+    /// called that calls us (it restarted: its SABM on our link), starts a new session: the
+    /// old one gets end-of-file, and the link is handed over afresh as an incoming
+    /// connection. Otherwise the old session would take the new caller's first lines as the
+    /// middle of the old conversation, or both would wait for the other (a forwarding call
+    /// waiting for a SID).
     fn on_reset(&mut self, id: LinkId) {
-        let calls = self.port.link(id).map(|l| (l.local(), l.remote()));
+        let link = self.port.link(id);
+        let calls = link.map(|l| (l.local(), l.remote()));
+        let by_peer = link.is_some_and(|l| l.reset_by_peer());
         match (
-            self.links.get(&id).is_some_and(|l| l.incoming),
+            self.links.get(&id).is_some_and(|l| l.incoming) || by_peer,
             &self.on_incoming,
             calls,
         ) {
             (true, Some(f), Some((local, remote))) => {
-                tracing::warn!(port = %self.name, %remote, "link reset by the caller: a new session starts");
+                tracing::warn!(port = %self.name, %remote, "link reset by the far end: a new session starts");
                 let (mut l, theirs) = LinkIo::new();
                 l.incoming = true;
                 // Dropping the old stream ends the old session.
@@ -655,7 +665,7 @@ impl Task {
             // The port dropped the link without a word to us: treat it as down.
             l.gone = true;
             if let Some((_, reply)) = l.pending.take() {
-                let _ = reply.send(Err("the link closed".into()));
+                let _ = reply.send(Err(ConnectError::Failed("the link closed".into())));
             }
         }
         if let Some(link) = link {

@@ -214,6 +214,12 @@ impl Daemon {
         self.wait_for_log_times(what, n, PATIENCE);
     }
 
+    /// [`Daemon::wait_for_log_count`] for things that come later than at once (a hang guard
+    /// of `within`).
+    pub fn wait_for_log_count_within(&self, what: &str, n: usize, within: Duration) {
+        self.wait_for_log_times(what, n, within);
+    }
+
     /// Reads the log as it grows, woken by each write (no looking every few ms), until `what`
     /// has come `n` times; panics with the log after `within` (a hang guard).
     fn wait_for_log_times(&self, what: &str, n: usize, within: Duration) {
