@@ -510,8 +510,9 @@ fn start_radios(
     radios
 }
 
-/// Where callers over the air go: a BBS session each. `via` is the radio port's name, or
-/// `netrom` for circuits (`U` shows it).
+/// Where callers over the air go: a BBS session each, as a forwarding partner only by the way
+/// the sysop gave for it (or after its challenge: [`crate::partner_trust`]). `via` is the
+/// radio port's name, or `netrom` for circuits (`U` shows it).
 fn bbs_for_callers(
     shared: &Arc<Shared>,
     stop: &watch::Receiver<bool>,
@@ -520,24 +521,28 @@ fn bbs_for_callers(
     circuits: bool,
 ) -> crate::radio::Incoming {
     let (sh, st, tk, name) = (shared.clone(), stop.clone(), tasks.clone(), via.to_string());
-    Arc::new(move |stream, _local, remote| {
+    Arc::new(move |stream, caller| {
+        let remote = caller.remote;
         let span = if circuits {
             tracing::info_span!("netrom", user = %remote)
         } else {
             tracing::info_span!("ax25", port = %name, %remote)
         };
-        let (sh, st) = (sh.clone(), st.clone());
-        let opts = bbs_port::UserOpts {
-            access: qtc_bbs::Access::Callsign(remote),
-            throttle_ip: None,
-            partners_only: false,
-            initial: Vec::new(),
-            via: name.clone(),
-            station: Some(remote.to_string()),
-            login_place: None,
-        };
+        let (sh, st, name) = (sh.clone(), st.clone(), name.clone());
         tk.spawn(
             async move {
+                let radios = sh.online.radios();
+                let grant = crate::partner_trust::grant(&sh.forwarder, &radios, &caller).await;
+                let opts = bbs_port::UserOpts {
+                    access: grant.access(remote),
+                    challenge: grant.secret(),
+                    throttle_ip: None,
+                    partners_only: false,
+                    initial: Vec::new(),
+                    via: name,
+                    station: Some(remote.to_string()),
+                    login_place: None,
+                };
                 bbs_port::serve_user(stream, Codec::raw(), opts, &sh, st).await;
             }
             .instrument(span),
@@ -598,9 +603,10 @@ impl NetromWiring {
         use crate::radio::netrom::{self, NetromHandle};
         drop(self.to_node);
         let (cmd_tx, cmds) = tokio::sync::mpsc::channel(16);
-        let view = Arc::default();
         let mut node = self.node;
         node.first_circuit_id = crate::clock::start_salt();
+        // Two nodes started together must not broadcast in step.
+        node.seed = crate::clock::random_seed();
         tasks.spawn(netrom::run(netrom::Setup {
             node: qtc_netrom::Node::new(node, crate::clock::now()),
             ports: self.senders,
@@ -608,10 +614,9 @@ impl NetromWiring {
             inbox: self.inbox,
             cmds,
             on_incoming,
-            view: Arc::clone(&view),
             shutdown: stop.clone(),
         }));
-        NetromHandle::new(cmd_tx, view)
+        NetromHandle::new(cmd_tx)
     }
 }
 

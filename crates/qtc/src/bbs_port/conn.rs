@@ -91,6 +91,8 @@ pub(super) struct UserConn<'a, S> {
     check: Option<PasswordCheck>,
     /// A partner logged in: the connection goes to its forwarding session.
     partner: Option<String>,
+    /// The secret a partner must answer a challenge from first (it came by another way).
+    challenge: Option<String>,
     /// Pages to the sysop, shown to a sysop.
     pages: broadcast::Receiver<String>,
     shutdown: watch::Receiver<bool>,
@@ -137,6 +139,7 @@ impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
             pause: None,
             check: None,
             partner: None,
+            challenge: opts.challenge,
             pages: shared.online.pages(),
             shutdown,
         }
@@ -310,7 +313,14 @@ impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
     /// A partner logged in: its forwarding session takes the connection to its end.
     async fn hand_over(&mut self, call: &str) {
         self.partner_framing(call);
-        let initial = self.session.take_unconsumed();
+        let mut initial = self.session.take_unconsumed();
+        if let Some(secret) = self.challenge.take() {
+            let stream = &mut self.stream;
+            match crate::partner_trust::challenge(stream, &mut self.codec, call, &secret).await {
+                Some(after) => initial.extend(after),
+                None => return,
+            }
+        }
         let _ = forward::run(
             &self.shared.forwarder,
             &mut self.stream,
@@ -346,7 +356,7 @@ impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
             Ask::Conv { channel } => Some(self.conference(channel).await),
             Ask::Connect { .. } => Some(self.connect_out(&ask).await),
             _ => {
-                let answer = self.shared.online.answer(&ask)?;
+                let answer = self.shared.online.answer(&ask).await?;
                 self.session.answer(answer, clock::unix_now());
                 Some(Step::Again)
             }

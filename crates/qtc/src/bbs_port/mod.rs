@@ -191,6 +191,7 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
     };
     let opts = UserOpts {
         access: Access::Password,
+        challenge: None,
         throttle_ip: Some(peer.ip()),
         partners_only: kind == PortKind::Forward,
         initial: net,
@@ -205,6 +206,9 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
 pub struct UserOpts {
     /// Telnet asks for a password; an AX.25 link's source callsign is the identity.
     pub access: Access,
+    /// A forwarding partner's call by a way the sysop did not give for it: the secret it must
+    /// answer a challenge from before its forwarding session ([`crate::partner_trust`]).
+    pub challenge: Option<String>,
     /// The address login failures count against (TCP only).
     pub throttle_ip: Option<IpAddr>,
     /// Only BBS-flagged users may stay (the raw forwarding port).

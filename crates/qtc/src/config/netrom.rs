@@ -33,6 +33,10 @@ pub(super) struct NetromCfg {
     max_neighbours: usize,
     /// Most circuits at once.
     max_circuits: usize,
+    /// Most circuits from one originating node.
+    max_circuits_per_node: usize,
+    /// Most circuits in through one neighbour (default: half of `max_circuits`).
+    max_circuits_per_neighbour: Option<usize>,
     /// Time to live of our datagrams.
     ttl: u8,
     /// Circuit window.
@@ -59,9 +63,11 @@ impl Default for NetromCfg {
             max_nodes: 500,
             max_neighbours: 32,
             max_circuits: 32,
+            max_circuits_per_node: 8,
+            max_circuits_per_neighbour: None,
             ttl: 16,
             window: 4,
-            transport_timeout: "60s".into(),
+            transport_timeout: "30s".into(),
             transport_retries: 3,
             ack_delay: "3s".into(),
             route: Vec::new(),
@@ -142,6 +148,14 @@ pub(super) fn check(
             format!("expected 1 to {}", qtc_netrom::MAX_CIRCUITS),
         ));
     }
+    node.max_circuits_per_node = nonzero(cfg.max_circuits_per_node, key("max_circuits_per_node"))?;
+    node.max_circuits_per_neighbour = match cfg.max_circuits_per_neighbour {
+        Some(n) => nonzero(n, key("max_circuits_per_neighbour"))?,
+        None => (node.max_circuits / 2).max(1),
+    };
+    // The BBS's calls are never another node's (a neighbour advertising them would take
+    // users' `C N0QTC` away).
+    node.own_calls = ax25.bbs_calls.clone();
     node.ttl = nonzero(cfg.ttl, key("ttl"))?;
     if !(1..=qtc_netrom::wire::MAX_WINDOW).contains(&cfg.window) {
         return Err(KeyError::new(key("window"), "expected 1 to 127"));
@@ -251,6 +265,16 @@ mod tests {
             (n.obsolescence, n.obsolescence_min, n.min_quality),
             (6, 5, 10)
         );
+        assert_eq!(
+            (
+                n.max_circuits,
+                n.max_circuits_per_node,
+                n.max_circuits_per_neighbour
+            ),
+            (32, 8, 16)
+        );
+        assert_eq!(n.own_calls, vec!["N0QTC".parse().unwrap()]);
+        assert_eq!(n.circuit.timeout, std::time::Duration::from_secs(30));
     }
 
     #[test]

@@ -157,7 +157,7 @@ async fn open_stream(
                 ));
             };
             match nr.connect(local, node).await {
-                Ok((s, _)) => Box::new(s),
+                Ok((c, _)) => Box::new(c.stream),
                 Err(e) => return Err(format!("cannot connect to {addr}: {e}")),
             }
         }
