@@ -373,9 +373,15 @@ impl Circuit {
                 self.push(self.connect_request());
                 self.timers.set(Timer::Handshake, now, self.cfg.timeout);
             }
-            CircuitState::Connected if !self.outstanding.is_empty() && !self.peer_choked => {
-                self.resend = self.outstanding.iter().map(|s| s.seq).collect();
-                self.timers.set(Timer::Retransmit, now, self.cfg.timeout);
+            CircuitState::Connected => {
+                // Our acknowledge of the far end's request may have been lost too.
+                if self.awaits_first_frame() {
+                    self.push(self.connect_ack());
+                }
+                if !self.outstanding.is_empty() && !self.peer_choked {
+                    self.resend = self.outstanding.iter().map(|s| s.seq).collect();
+                    self.timers.set(Timer::Retransmit, now, self.cfg.timeout);
+                }
             }
             _ => {}
         }

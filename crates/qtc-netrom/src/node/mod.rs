@@ -608,6 +608,12 @@ impl Node {
         None
     }
 
+    /// When the next NODES broadcast is due.
+    #[must_use]
+    pub fn next_broadcast(&self) -> Option<Instant> {
+        self.broadcasts.next()
+    }
+
     /// When [`Node::handle_timeout`] should run next.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {

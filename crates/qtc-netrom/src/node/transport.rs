@@ -87,9 +87,13 @@ impl Node {
                 peer_index,
                 peer_id,
             } => {
-                // It names the circuit by the ids we used for the sender's end.
+                // It names the circuit by the ids the sender chose for its end, which another
+                // node may have chosen too: the sender must be that node (any SSID of its call,
+                // as LinBPQ's node and applications are).
                 let found = self.circuits.iter().flatten().position(|c| {
-                    c.your == Some((peer_index, peer_id)) && self.runs_through(c, via)
+                    c.your == Some((peer_index, peer_id))
+                        && c.peer_node.base() == origin.base()
+                        && self.runs_through(c, via)
                 });
                 if let Some(i) = found {
                     if let Some(c) = self.circuits.iter_mut().flatten().nth(i) {
