@@ -26,8 +26,8 @@ const BODY: usize = 500;
 /// Runs row 10.
 pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
     let idle_how = format!(
-        "two nodes on AXUDP (netrom_quality = 192, broadcast = \"1h\"), tables learned; strace \
-         -f -c + /proc ticks on one of them over {} s",
+        "two nodes on AXUDP (netrom_quality = 192, broadcast = \"5m\"), each past its first \
+         broadcast, tables learned; strace -f -c + /proc ticks on one of them over {} s",
         p.idle_secs
     );
     let mut rows = or_broken("10a", "idle NET/ROM node", &idle_how, idle(o, p, &idle_how));
@@ -70,7 +70,7 @@ fn idle(o: &Opts, p: &Plan, how: &str) -> R<Vec<Row>> {
         o,
         &Spec {
             call: "N0AAA",
-            extra: node_config(pa, "N0BBB", pb, "AAA", "1h"),
+            extra: node_config(pa, "N0BBB", pb, "AAA", "5m"),
             ..Spec::default()
         },
     )?;
@@ -78,10 +78,14 @@ fn idle(o: &Opts, p: &Plan, how: &str) -> R<Vec<Row>> {
         o,
         &Spec {
             call: "N0BBB",
-            extra: node_config(pb, "N0AAA", pa, "BBB", "1h"),
+            extra: node_config(pb, "N0AAA", pa, "BBB", "5m"),
             ..Spec::default()
         },
     )?;
+    // Each node's first broadcast comes within a tenth of the interval (30 s), the next not
+    // before 4.5 minutes: the window falls between.
+    a.wait_log("NET/ROM NODES sent; next broadcast", 0)?;
+    b.wait_log("NET/ROM NODES sent; next broadcast", 0)?;
     a.wait_log("NET/ROM route learned: BBB:N0BBB-1", 0)?;
     b.wait_log("NET/ROM route learned: AAA:N0AAA-1", 0)?;
     sleep(Duration::from_secs(1));

@@ -11,7 +11,7 @@
 //!   learned or locked route to that node through, or a link from NODE's callsign on a port
 //!   where NODE is a neighbour;
 //! - or any other way once it answers a challenge from its `secret` ([`challenge`]): FBB's
-//!   `SYS` challenge in its MD5 form, which qtc, LinFBB and BPQ's forwarding scripts answer.
+//!   `SYS` challenge in its MD5 form, which qtc answers when it calls (qtc-fbb's `challenge`).
 //!
 //! Anyone else naming a partner's call gets a user's session at most
 //! ([`qtc_bbs::Access::Claimed`]). The driver of a connection asks [`grant`] before the

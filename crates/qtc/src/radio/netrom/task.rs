@@ -35,6 +35,7 @@ pub async fn run(setup: Setup) {
         mut shutdown,
     } = setup;
     tracing::info!(node = %node.call(), alias = %node.alias(), "NET/ROM node up");
+    log_next_broadcast(&node, "first", clock::now());
     let mut t = Task {
         node,
         ports,
@@ -58,7 +59,7 @@ pub async fn run(setup: Setup) {
                 Some(c) => t.command(clock::now(), c),
                 None => cmds_open = false,
             },
-            () = timer.fired() => t.node.handle_timeout(clock::now()),
+            () = timer.fired() => t.on_timer(clock::now()),
             _ = shutdown.changed() => break,
         }
     }
@@ -81,6 +82,16 @@ impl Task {
             if !any {
                 break;
             }
+        }
+    }
+
+    /// The node's timer: circuits' timers, or a broadcast (whose next one is logged: a random
+    /// share of the interval earlier than the interval, so that nodes do not keep in step).
+    fn on_timer(&mut self, now: Instant) {
+        let due = self.node.next_broadcast();
+        self.node.handle_timeout(now);
+        if self.node.next_broadcast() != due {
+            log_next_broadcast(&self.node, "NODES sent; next", now);
         }
     }
 
@@ -260,6 +271,15 @@ impl Task {
         while let Some(tx) = self.node.poll_transmit(now) {
             self.send(tx);
         }
+    }
+}
+
+/// `what in N ms`: when the node broadcasts next (one line per broadcast: every 30 minutes by
+/// default, and the sysop sees the jitter).
+fn log_next_broadcast(node: &Node, what: &str, now: Instant) {
+    if let Some(next) = node.next_broadcast() {
+        let ms = next.saturating_duration_since(now).as_millis();
+        tracing::info!("NET/ROM {what} broadcast in {ms} ms");
     }
 }
 
