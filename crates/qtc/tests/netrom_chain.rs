@@ -283,3 +283,47 @@ fn a_node_that_goes_away_is_dropped_after_its_obsolescence_count() {
         "{nodes}"
     );
 }
+
+/// A partner whose way the called side does not know (C's entry for A has no `connect`) but
+/// with a shared `secret`: C challenges A's circuit (FBB's `SYS` challenge, MD5 form), A's
+/// forwarding session answers it from its own entry's secret, and the mail goes through.
+#[test]
+fn a_partner_with_no_known_way_forwards_after_answering_the_challenge() {
+    let p = Ports::new();
+    let a = Daemon::start_bbs(
+        "N0AAA",
+        &[],
+        &node_config(
+            p.a,
+            &[("N0BBB", p.b)],
+            "AAA",
+            "",
+            "[[partner]]\ncallsign = \"N0CCC\"\nconnect = \"netrom:CCC\"\nsecret = \"SHARED\"\n\
+             protocol = \"b1\"\nroutes = [\"N0CCC\", \"WW\"]\n",
+        ),
+    );
+    let _b = start_b(&p, "");
+    let c = Daemon::start_bbs(
+        "N0CCC",
+        &[("N0AAA", "fwdpw", "--bbs")],
+        &node_config(
+            p.c,
+            &[("N0BBB", p.b)],
+            "CCC",
+            "",
+            "[[partner]]\ncallsign = \"N0AAA\"\nsecret = \"SHARED\"\nroutes = [\"N0AAA\"]\n",
+        ),
+    );
+    a.wait_for_log_within("NET/ROM route learned: CCC:N0CCC-1", LEARN_WITHIN);
+    seed(&a, 5, "S");
+    let out = a.ctl(&["forward", "N0CCC"]);
+    assert!(
+        out.contains("ok: N0CCC: 0 received, 5 sent"),
+        "{out}\n--- A ---\n{}\n--- C ---\n{}",
+        a.log(),
+        c.log()
+    );
+    c.wait_for_log("challenge answered partner=N0AAA");
+    a.wait_for_log("answering the partner's SYS challenge");
+    assert_exactly_once(&c, "S", 5);
+}

@@ -390,14 +390,9 @@ impl Network {
                 (_, true) => Some(a),
                 _ => None,
             })
-            .flat_map(|j| {
-                // The far station's BBS and node calls live at the same address.
-                let n = &self.names[j];
-                [
-                    (format!("N0{n}"), self.ports[j]),
-                    (format!("N0{n}-1"), self.ports[j]),
-                ]
-            })
+            // One entry per station: AXUDP finds a peer by the base call (its BBS and its node
+            // call live at the same address).
+            .map(|j| (format!("N0{}-1", self.names[j]), self.ports[j]))
             .collect()
     }
 
