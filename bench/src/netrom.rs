@@ -48,7 +48,7 @@ pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
     let notes = vec![format!(
         "Row 10b: NET/ROM carries the same FBB session in circuits (20 bytes of headers per \
          236-byte information frame, its own acknowledgements) over the same AX.25 link, which \
-         recovers the lost frames hop by hop; the circuit's own timers (transport_timeout 60 s) \
+         recovers the lost frames hop by hop; the circuit's own timers (transport_timeout 30 s) \
          only act when the link itself gives up."
     )];
     (rows, notes)
@@ -249,7 +249,9 @@ fn lossy_pair(o: &Opts) -> R<(Daemon, Daemon, Relay)> {
             call: "N0BBB",
             users: &[("N0AAA", "fwdpw", "--bbs")],
             extra: format!(
-                "{}[[partner]]\ncallsign = \"N0AAA\"\nroutes = [\"N0AAA\"]\n{web}",
+                // A's way, over AX.25 (A's node is B's neighbour on the port) and NET/ROM.
+                "{}[[partner]]\ncallsign = \"N0AAA\"\nconnect = \"netrom:AAA\"\n\
+                 routes = [\"N0AAA\"]\n{web}",
                 node_config(pb, "N0AAA", rb, "BBB", "20s")
             ),
             ..Spec::default()
@@ -260,6 +262,8 @@ fn lossy_pair(o: &Opts) -> R<(Daemon, Daemon, Relay)> {
 
 fn lossy(o: &Opts, p: &Plan, n: usize, how: &str) -> R<Vec<Row>> {
     let (mut a, b, _relay) = lossy_pair(o)?;
+    // B takes A's call for its partner's only from A's node, which it learns from A's NODES.
+    b.wait_log("NET/ROM route learned: AAA:N0AAA-1", 0)?;
     let rounds = if p.quick { 1 } else { 3 };
     let (mut ax, mut nr) = (Vec::new(), Vec::new());
     let (mut ax_resent, mut nr_resent, mut l4) = (0, 0, 0);
