@@ -43,6 +43,8 @@ pub struct Spec<'a> {
     pub extra: String,
     /// Standard input.
     pub stdin: Stdin,
+    /// Where its directory goes (`None`: the system's temporary directory).
+    pub parent: Option<&'a Path>,
 }
 
 impl Default for Spec<'_> {
@@ -54,6 +56,7 @@ impl Default for Spec<'_> {
             max_sessions: 100,
             extra: String::new(),
             stdin: Stdin::Null,
+            parent: None,
         }
     }
 }
@@ -78,7 +81,11 @@ pub struct Daemon {
 impl Daemon {
     /// Writes the config, adds the users and starts the daemon.
     pub fn create(o: &Opts, s: &Spec<'_>) -> R<Daemon> {
-        let dir = TempDir::new(&s.call.to_ascii_lowercase())?;
+        let tag = s.call.to_ascii_lowercase();
+        let dir = match s.parent {
+            Some(parent) => TempDir::new_in(parent, &tag)?,
+            None => TempDir::new(&tag)?,
+        };
         let fwd = if s.forward_listen {
             "listen = [\"127.0.0.1:0\"]\n"
         } else {

@@ -64,13 +64,7 @@ pub(crate) fn message_head(m: &Message, verbose: bool, out: &mut Vec<u8>) {
     out.extend_from_slice(visible_line(&charset::decode_header(&h.subject)).as_bytes());
     out.push(b'\r');
     // Further `To:`s are addressees as much as the first; `Cc:`s are copies.
-    let to: Vec<&str> = m
-        .copies
-        .iter()
-        .filter(|c| !m.cc.contains(c))
-        .map(String::as_str)
-        .collect();
-    for (label, calls) in [("To", to.join(" ")), ("Cc", m.cc.join(" "))] {
+    for (label, calls) in [("To", m.further_to().join(" ")), ("Cc", m.cc.join(" "))] {
         if !calls.is_empty() {
             out.extend_from_slice(format!("{label}: {}\r", visible_line(&calls)).as_bytes());
         }

@@ -146,6 +146,24 @@ pub struct Message {
     pub charset: String,
 }
 
+impl Message {
+    /// The addressees after `to` that were sent as further `To:`s (not `Cc:`): addressees as
+    /// much as the first, shown as such.
+    pub fn further_to(&self) -> Vec<&str> {
+        self.copies
+            .iter()
+            .filter(|c| !self.cc.contains(c))
+            .map(String::as_str)
+            .collect()
+    }
+
+    /// The body as text to show: in the charset the sender declared, else UTF-8 when it is
+    /// valid UTF-8, else ISO-8859-1 (the stored bytes stay as they arrived).
+    pub fn body_text(&self) -> String {
+        crate::charset::decode_charset(&self.charset, &self.body)
+    }
+}
+
 /// One attachment as a listing shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileInfo {

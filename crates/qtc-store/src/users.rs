@@ -370,6 +370,29 @@ impl Store {
         rows
     }
 
+    /// Where (an address or a network, as text) and when `call` last logged in with a
+    /// password, newest first, at most `limit` (places are kept 30 days).
+    pub fn last_logins(
+        &mut self,
+        call: &str,
+        limit: usize,
+    ) -> Result<Vec<(String, i64)>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT prefix, last FROM login_places WHERE call = ?1 ORDER BY last DESC LIMIT ?2",
+            )
+            .map_err(db_err)?;
+        let rows = st
+            .query_map(params![call.to_ascii_uppercase(), limit as i64], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .map_err(db_err)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db_err);
+        rows
+    }
+
     /// Every user, sorted by callsign.
     pub fn users(&mut self) -> Result<Vec<User>, StoreError> {
         let mut stmt = self

@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{bail, Context};
 use clap::Subcommand;
 use qtc_callsign::Callsign;
-use qtc_mail::text::{visible_bytes, visible_line, visible_line_bytes};
+use qtc_mail::text::{visible, visible_bytes, visible_line};
 use qtc_mail::{ListFilter, MessageStore, MsgStatus, MsgType, Utc};
 use qtc_store::Store;
 
@@ -385,18 +385,28 @@ fn msg_show(store: &mut Store, number: u64) -> anyhow::Result<()> {
         if h.at.is_empty() { "" } else { "@" },
         visible_line(&h.at)
     )?;
+    // As `R` shows them: further `To:`s are addressees as much as the first, `Cc:`s copies.
+    for (label, calls) in [("To:", m.further_to().join(" ")), ("Cc:", m.cc.join(" "))] {
+        if !calls.is_empty() {
+            writeln!(out, "{label:<8} {}", visible_line(&calls))?;
+        }
+    }
     writeln!(out, "From:    {}", visible_line(&h.from))?;
     writeln!(out, "BID:     {}", visible_line(&h.bid))?;
     writeln!(out, "Date:    {}", Utc::from_unix(h.created).rfc3339())?;
     writeln!(out, "Size:    {}", h.size)?;
-    out.write_all(b"Subject: ")?;
-    out.write_all(&visible_line_bytes(&h.subject))?;
-    out.write_all(b"\n\n")?;
-    // On a terminal, escape sequences in the text are shown, not acted on; piped
-    // (to a file, a script) the text goes out byte for byte.
+    // Winlink subjects may be RFC 2047 encoded: shown decoded, as the BBS shows them.
+    let subject = qtc_mail::charset::decode_header(&h.subject);
+    writeln!(out, "Subject: {}\n", visible_line(&subject))?;
+    // On a terminal the text is shown as `R` shows it (in its declared charset, escape
+    // sequences shown, not acted on); piped (to a file, a script) it goes out byte for byte.
     if out.is_terminal() {
         out.write_all(&visible_bytes(&m.rlines))?;
-        out.write_all(&visible_bytes(&m.body))?;
+        if m.charset.is_empty() {
+            out.write_all(&visible_bytes(&m.body))?;
+        } else {
+            out.write_all(visible(&m.body_text()).as_bytes())?;
+        }
     } else {
         out.write_all(&m.rlines)?;
         out.write_all(&m.body)?;

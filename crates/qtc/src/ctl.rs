@@ -94,7 +94,7 @@ async fn request(
         ["heard"] => sources.radios.heard_report(),
         ["nodes"] => nodes(&sources, false).await,
         ["nodes", "json"] => nodes(&sources, true).await,
-        ["housekeep"] => match housekeeper.run_now().await {
+        ["housekeep"] => match housekeeper.run_now("qtc ctl").await {
             Ok(line) => format!("ok: {line}\n"),
             Err(e) => format!("error: {e}\n"),
         },

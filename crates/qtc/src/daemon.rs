@@ -358,11 +358,25 @@ fn start(
         shared.metrics.clone(),
     ));
     tasks.spawn(housekeeper.clone().schedule(stop.clone()));
+    let schedules = Arc::new(call::Schedules::new(
+        shared.forwarder.clone(),
+        radios.clone(),
+        stop.clone(),
+        tasks.clone(),
+    ));
+    schedules.apply(&c.partners);
+    let reloader = Arc::new(crate::reload::Reloader::new(
+        c,
+        o.store.clone(),
+        housekeeper.clone(),
+        schedules,
+    ));
+    crate::service::start(hup, reloader.clone(), stop, tasks);
     // What the sysop's tools (ctl, web) answer from.
     let sources = crate::health::Sources {
         forward: ForwardHandle::new(shared.forwarder.clone(), radios.clone(), stop.clone()),
         store: o.store.clone(),
-        radios: radios.clone(),
+        radios,
         metrics: shared.metrics.clone(),
         online: shared.online.clone(),
     };
@@ -374,27 +388,16 @@ fn start(
         housekeeper.clone(),
     ));
     if let (Some(l), Some(w)) = (listeners.web, &c.web) {
-        let web = crate::web::Web::new(
-            c,
-            w,
-            sources,
-            o.passwords.clone(),
-            shared.user_limits.clone(),
-            o.known.clone(),
-        );
+        let tools = crate::web::Tools {
+            reloader,
+            housekeeper,
+            passwords: o.passwords.clone(),
+            user_limits: shared.user_limits.clone(),
+            known: o.known.clone(),
+            terminal: bbs_for_web(shared, stop, tasks),
+        };
+        let web = crate::web::Web::new(c, w, sources, tools);
         tasks.spawn(crate::web::serve(l, web, stop.clone()));
-    }
-    crate::service::start(c, hup, o.store.clone(), housekeeper, stop, tasks);
-    for p in &c.partners {
-        if let Some(interval) = p.interval {
-            tasks.spawn(call::schedule(
-                shared.forwarder.clone(),
-                radios.clone(),
-                p.call.clone(),
-                interval,
-                stop.clone(),
-            ));
-        }
     }
 }
 
@@ -432,6 +435,7 @@ fn mail_shared(
         uid_validity,
         acceptor,
         changes: shared.store.changes(),
+        online: shared.online.clone(),
     })
 }
 
@@ -547,6 +551,42 @@ fn bbs_for_callers(
             }
             .instrument(span),
         );
+    })
+}
+
+/// The web terminal's way in: a BBS session for a user the web's login checked, over a pipe
+/// the web bridges to its WebSocket, with the places every BBS door takes (the address's cap,
+/// a place while it starts, then a user's seat), or the line that refuses it.
+fn bbs_for_web(
+    shared: &Arc<Shared>,
+    stop: &watch::Receiver<bool>,
+    tasks: &TaskTracker,
+) -> crate::web::terminal::OpenTerminal {
+    let (sh, st, tk) = (shared.clone(), stop.clone(), tasks.clone());
+    Arc::new(move |call, peer| {
+        let admitted = crate::login::admit(&sh.throttle, &sh.admission, peer.ip())?;
+        // Bounded both ways: the session's output waits for the browser to take it.
+        let (bbs_end, web_end) = tokio::io::duplex(16 * 1024);
+        let opts = bbs_port::UserOpts {
+            access: qtc_bbs::Access::Verified(call),
+            challenge: None,
+            throttle_ip: Some(peer.ip()),
+            partners_only: false,
+            initial: Vec::new(),
+            via: "web".to_string(),
+            station: None,
+            login_place: Some(admitted.login_place),
+        };
+        let (sh, st, slot) = (sh.clone(), st.clone(), admitted.address_slot);
+        let span = tracing::info_span!("terminal", %peer, %call);
+        tk.spawn(
+            async move {
+                let _slot = slot;
+                bbs_port::serve_user(bbs_end, Codec::raw(), opts, &sh, st).await;
+            }
+            .instrument(span),
+        );
+        Ok(web_end)
     })
 }
 

@@ -42,6 +42,9 @@ pub struct PartnerReport {
     pub last: Option<LastReport>,
     /// When the schedule calls it next (Unix seconds); none: only on demand.
     pub next_call: Option<i64>,
+    /// Seconds between its scheduled calls (`[[partner]] interval`); none: only on demand, or
+    /// not configured.
+    pub interval: Option<u64>,
     /// Bytes read from it since start, all sessions.
     pub bytes_in: u64,
     /// Bytes written to it since start, all sessions.
@@ -159,7 +162,8 @@ pub async fn gather(sources: &Sources) -> Result<Health, String> {
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| format!("the store is not available: {e}"))?;
-    let mut calls: Vec<String> = fwd.partners().iter().map(|p| p.call.clone()).collect();
+    let configured = fwd.partners();
+    let mut calls: Vec<String> = configured.iter().map(|p| p.call.clone()).collect();
     for (p, _) in &counts {
         if !calls.contains(p) {
             calls.push(p.clone());
@@ -181,6 +185,11 @@ pub async fn gather(sources: &Sources) -> Result<Health, String> {
                     .map_or(0, |(_, n)| *n),
                 last: history.first().cloned(),
                 next_call: fwd.next_call(&call),
+                interval: configured
+                    .iter()
+                    .find(|p| p.call == call)
+                    .and_then(|p| p.interval)
+                    .map(|i| i.as_secs()),
                 bytes_in: log.bytes_in,
                 bytes_out: log.bytes_out,
                 history,
@@ -265,6 +274,16 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
+/// An interval as the config writes it: `90s`, `10m`, `2h`, `1d`.
+pub fn every(secs: u64) -> String {
+    match secs {
+        s if s >= 86_400 && s % 86_400 == 0 => format!("{}d", s / 86_400),
+        s if s >= 3600 && s % 3600 == 0 => format!("{}h", s / 3600),
+        s if s >= 60 && s % 60 == 0 => format!("{}m", s / 60),
+        s => format!("{s}s"),
+    }
+}
+
 /// A Unix time as RFC 3339 UTC.
 pub fn time(t: i64) -> String {
     qtc_mail::Utc::from_unix(t).rfc3339()
@@ -308,6 +327,9 @@ impl Health {
                     "it called"
                 };
                 out.push_str(&format!("; last: {who} at {}: {}", time(l.at), l.result));
+            }
+            if let Some(i) = p.interval {
+                out.push_str(&format!("; calls every {}", every(i)));
             }
             if let Some(t) = p.next_call {
                 out.push_str(&format!("; next call {}", time(t)));
@@ -370,6 +392,14 @@ mod tests {
     fn a_call_we_made_is_outgoing() {
         assert_eq!(role(qtc_fbb::Role::Caller), "outgoing");
         assert_eq!(role(qtc_fbb::Role::Called), "incoming");
+    }
+
+    #[test]
+    fn intervals_read_as_written() {
+        assert_eq!(every(90), "90s");
+        assert_eq!(every(600), "10m");
+        assert_eq!(every(7200), "2h");
+        assert_eq!(every(86_400), "1d");
     }
 
     #[test]

@@ -63,6 +63,26 @@ pub struct Housekeeper {
     /// Held for a whole run: a run asked for while one is going waits for it, rather than
     /// walking the same rows in steps between its steps.
     running: tokio::sync::Mutex<()>,
+    /// The last runs since start, newest first.
+    runs: Mutex<std::collections::VecDeque<Run>>,
+}
+
+/// Runs kept for the web's `/housekeeping` page.
+const RUNS_KEPT: usize = 10;
+
+/// One housekeeping run, as the web shows it.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// When it ended (Unix seconds).
+    pub at: i64,
+    /// Who started it: `schedule`, `qtc ctl`, or `web N0SYS`.
+    pub by: String,
+    /// How long it took.
+    pub took: Duration,
+    /// Its summary line, or why it failed.
+    pub line: String,
+    /// Whether it finished.
+    pub ok: bool,
 }
 
 impl Housekeeper {
@@ -78,7 +98,24 @@ impl Housekeeper {
             changed: tokio::sync::Notify::new(),
             metrics,
             running: tokio::sync::Mutex::new(()),
+            runs: Mutex::new(std::collections::VecDeque::new()),
         }
+    }
+
+    /// The settings in force (hour and lifetimes).
+    pub fn settings(&self) -> Housekeeping {
+        self.get()
+    }
+
+    /// The last runs since start, newest first.
+    pub fn runs(&self) -> Vec<Run> {
+        let runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
+        runs.iter().cloned().collect()
+    }
+
+    /// Whether a run is going now.
+    pub fn running(&self) -> bool {
+        self.running.try_lock().is_err()
     }
 
     /// Replaces the lifetimes and hour (on reload); the next run uses them.
@@ -95,8 +132,27 @@ impl Housekeeper {
     /// most [`qtc_store::housekeep::CHUNK`] rows, as many as take about `STEP_TIME`, 10 ms) is its
     /// own background job on the store thread: it starts only when no session's,
     /// forwarding's or /metrics' job waits.
-    pub async fn run_now(&self) -> Result<String, String> {
+    pub async fn run_now(&self, by: &str) -> Result<String, String> {
         let _one_at_a_time = self.running.lock().await;
+        let t0 = clock::now();
+        let r = self.run().await;
+        let line = match &r {
+            Ok(l) | Err(l) => l.clone(),
+        };
+        let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
+        runs.truncate(RUNS_KEPT - 1);
+        runs.push_front(Run {
+            at: clock::unix_now(),
+            by: by.to_string(),
+            took: t0.elapsed(),
+            line,
+            ok: r.is_ok(),
+        });
+        r
+    }
+
+    /// One run, step by step.
+    async fn run(&self) -> Result<String, String> {
         let lifetimes = self.get().lifetimes;
         let mut run = qtc_store::Housekeeping::new(clock::unix_now(), &lifetimes);
         let mut rows = FIRST_ROWS;
@@ -161,7 +217,7 @@ impl Housekeeper {
             let sleep = tokio::time::sleep(Duration::from_secs(wait as u64));
             tokio::select! {
                 _ = sleep => {
-                    let _ = self.run_now().await;
+                    let _ = self.run_now("schedule").await;
                 }
                 // A reload may have moved the hour: compute the next run again.
                 _ = self.changed.notified() => {}

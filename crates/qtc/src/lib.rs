@@ -31,6 +31,7 @@ mod prefix;
 pub use out::closed_pipe;
 pub mod radio;
 mod read_pool;
+mod reload;
 mod room;
 pub mod service;
 mod session_store;

@@ -74,7 +74,7 @@ pub async fn grant(forwarder: &Forwarder, radios: &Radios, caller: &Caller) -> G
         (Connect::Netrom { node }, Some(n)) => n.find(node).await,
         _ => None,
     };
-    let g = decide(partner, caller, node.as_ref());
+    let g = decide(&partner, caller, node.as_ref());
     if g != Grant::AsAccount {
         tracing::warn!(partner = %partner.call, way = %way(&caller.arrival), expected = %partner.connect,
         "a forwarding partner's call by a way not configured for it: {}",

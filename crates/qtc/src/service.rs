@@ -14,9 +14,8 @@ use anyhow::Context;
 use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
 
-use crate::config::{self, Loaded};
-use crate::housekeeping::Housekeeper;
-use crate::store_thread::StoreHandle;
+use crate::config::Loaded;
+use crate::reload::Reloader;
 
 /// Sends `state` (e.g. `"READY=1"`) to systemd when run under `Type=notify`; otherwise nothing.
 pub fn notify(state: &str) {
@@ -63,14 +62,11 @@ pub fn catch_hup() -> anyhow::Result<tokio::signal::unix::Signal> {
 
 /// Starts the SIGHUP reload and, under systemd's watchdog, the watchdog ping.
 pub fn start(
-    c: &Loaded,
     mut hup: tokio::signal::unix::Signal,
-    store: StoreHandle,
-    housekeeper: Arc<Housekeeper>,
+    reloader: Arc<Reloader>,
     stop: &watch::Receiver<bool>,
     tasks: &TaskTracker,
 ) {
-    let mut current = c.clone();
     let mut st = stop.clone();
     tasks.spawn(async move {
         loop {
@@ -79,11 +75,8 @@ pub fn start(
                 _ = st.changed() => return,
             }
             notify("RELOADING=1");
-            match reload(&current, &store, &housekeeper).await {
-                Ok(new) => current = new,
-                Err(e) => {
-                    tracing::error!("reload failed, keeping the running configuration: {e:#}")
-                }
+            if let Err(e) = reloader.reload().await {
+                tracing::error!("reload failed, keeping the running configuration: {e:#}")
             }
             notify("READY=1");
         }
@@ -104,92 +97,6 @@ pub fn start(
             }
         });
     }
-}
-
-/// Where the running configuration came from, for a reload: `None` for the built-in defaults.
-fn source_path(c: &Loaded) -> Option<std::path::PathBuf> {
-    (c.source != "built-in defaults").then(|| std::path::PathBuf::from(&c.source))
-}
-
-/// Reloads the config file and applies what is safe while running: the partners' routes and
-/// the hold/reject rules (both in the store's copy of the Station) and the housekeeping settings. Everything else
-/// is logged as needing a restart.
-pub async fn reload(
-    old: &Loaded,
-    store: &StoreHandle,
-    housekeeper: &Housekeeper,
-) -> anyhow::Result<Loaded> {
-    let new = config::load(source_path(old).as_deref())?;
-    let station = new.station.clone();
-    store
-        .call(move |s| s.set_station(station))
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    housekeeper.set(new.housekeeping);
-    let routes_changed = old
-        .partners
-        .iter()
-        .map(|p| (&p.call, &p.routes))
-        .ne(new.partners.iter().map(|p| (&p.call, &p.routes)));
-    let restart = restart_needed(old, &new);
-    tracing::info!(
-        config = %new.source,
-        routes_changed,
-        rules_changed = old.station.rules != new.station.rules,
-        housekeeping_changed = old.housekeeping != new.housekeeping,
-        "configuration reloaded: partner routes, rules and housekeeping applied"
-    );
-    for key in &restart {
-        tracing::warn!("{key} changed in {}: restart qtc to apply it", new.source);
-    }
-    Ok(new)
-}
-
-/// The parts of the configuration a reload does not apply (compared as checked, so "30m" and
-/// "1800s" are no change).
-pub fn restart_needed(a: &Loaded, b: &Loaded) -> Vec<&'static str> {
-    let mut v = Vec::new();
-    if !a.station.same_identity(&b.station) {
-        v.push("[station]");
-    }
-    if a.store != b.store {
-        v.push("[store]");
-    }
-    if a.telnet != b.telnet {
-        v.push("[telnet]");
-    }
-    if a.limits != b.limits {
-        v.push("[limits]");
-    }
-    if a.log != b.log {
-        v.push("[log]");
-    }
-    if a.forward != b.forward {
-        v.push("[forward]");
-    }
-    if a.web != b.web {
-        v.push("[web]");
-    }
-    if a.ax25 != b.ax25 || a.radio_ports != b.radio_ports {
-        v.push("[ax25]/[[port]]");
-    }
-    if a.netrom != b.netrom {
-        v.push("[netrom]");
-    }
-    // Routes are applied; anything else about a partner (connect, login, protocol, interval,
-    // a partner added or removed) is held by the running forwarder.
-    let strip = |ps: &[config::forward::Partner]| {
-        ps.iter()
-            .map(|p| config::forward::Partner {
-                routes: Vec::new(),
-                ..p.clone()
-            })
-            .collect::<Vec<_>>()
-    };
-    if strip(&a.partners) != strip(&b.partners) {
-        v.push("[[partner]] connection settings");
-    }
-    v
 }
 
 /// `qtc check`: the configuration is loaded and checked (nothing is bound or opened); prints
@@ -215,6 +122,11 @@ pub fn check(c: &Loaded) -> anyhow::Result<()> {
             outln!("{what}: would listen on {a}");
         }
     }
+    for (proto, addrs) in c.mail.listeners() {
+        for a in addrs {
+            outln!("{proto}: would listen on {a}");
+        }
+    }
     if let Some(w) = &c.web {
         outln!("web: would listen on {}", w.listen);
     }
@@ -231,35 +143,4 @@ pub fn check(c: &Loaded) -> anyhow::Result<()> {
     outln!("control: {}", crate::ctl::path(&c.store.dir).display());
     outln!("data: {}", c.store.dir.join("qtc.sqlite").display());
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn load(text: &str) -> Loaded {
-        config::parse(text, "qtc.toml", std::path::Path::new("/etc/qtc")).unwrap()
-    }
-
-    #[test]
-    fn a_restart_is_asked_for_changed_values_not_changed_spellings() {
-        let a = load(
-            "[limits]\nidle_timeout = \"30m\"\n\
-             [[partner]]\ncallsign = \"N0BBB\"\nroutes = [\"N0BBB\"]\n",
-        );
-        // The same values written otherwise, and new routes (applied by the reload).
-        let b = load(
-            "[limits]\nidle_timeout = \"1800s\"\n\
-             [[partner]]\ncallsign = \"n0bbb\"\nroutes = [\"N0BBB\", \"WW\"]\n",
-        );
-        assert!(restart_needed(&a, &b).is_empty());
-        let c = load(
-            "[telnet]\nmax_sessions = 7\n\
-             [[partner]]\ncallsign = \"N0BBB\"\nconnect = \"tcp:bbs.example:6300\"\n",
-        );
-        assert_eq!(
-            restart_needed(&a, &c),
-            ["[telnet]", "[[partner]] connection settings"]
-        );
-    }
 }

@@ -156,12 +156,24 @@ fn a_full_receiver_defers_before_the_transfer_and_catches_up_later() {
              password = \"fwdpw\"\nprotocol = \"b1\"\nroutes = [\"WW\"]\n"
         ),
     );
-    // 30 bulletins of 60 KB: more than B's 1 MiB store holds.
-    let line = format!("{}\n", "0123456789 abcdefghij ".repeat(3));
+    // 30 bulletins of 60 KB: more than B's 1 MiB store holds. Random characters, which the
+    // store's compression (text is kept deflated) cannot shrink below that.
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
     let mut file = String::new();
     for i in 0..30 {
         file.push_str(&format!("SB ALL @ WW < N0ABC $FULL{i}_N0ABC\nBig {i}\n"));
-        file.push_str(&line.repeat(60 * 1024 / line.len()));
+        for _ in 0..60 * 1024 / 65 {
+            let line: String = (0..64)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    char::from(b'!' + (x % 94) as u8)
+                })
+                .collect();
+            file.push_str(&line);
+            file.push('\n');
+        }
         file.push_str("/EX\n");
     }
     let path = a.dir.path().join("big.txt");

@@ -341,6 +341,23 @@ fn pat_sends_its_outbox_and_collects_its_mail_in_one_connect_each() {
         "{shown}"
     );
     assert!(contains(&d.show_raw(plain.number), b"Gr\xfc\xdfe"));
+    // The web and `qtc msg show` show what telnet shows: the subject decoded, the body in
+    // its charset, a second `To:` as To.
+    let (_, page) = web_page(&d, &format!("/messages/{}", plain.number));
+    let page = String::from_utf8_lossy(&page);
+    assert!(
+        page.contains("<td id=\"subject\">Grüße from pat</td>")
+            && page.contains("Hello from Pat, Grüße"),
+        "{page}"
+    );
+    let shown = String::from_utf8_lossy(&d.show_raw(plain.number)).into_owned();
+    assert!(shown.contains("\nSubject: Grüße from pat\n"), "{shown}");
+    let (_, page) = web_page(&d, &format!("/messages/{}", two.number));
+    let page = String::from_utf8_lossy(&page);
+    assert!(
+        page.contains("<td id=\"to\">N0USR, N0OTH</td>") && !page.contains("Copies"),
+        "{page}"
+    );
     usr.send(&format!("R {}", with_file.number));
     let shown = usr.expect("de N0QTC>");
     assert!(shown.contains("photo.bin (3000 bytes)"), "{shown}");
@@ -557,4 +574,37 @@ fn pat_on_the_telnet_port_is_a_raw_client_and_its_binary_arrives_intact() {
     let (_, bytes) = download(&d, got.number, 0);
     assert_eq!(bytes, data);
     eprintln!("pat, B2, Pat calling the telnet port: 1 Pat -> qtc (20 KB file), 1 qtc -> Pat");
+}
+
+#[test]
+fn a_file_attached_on_the_web_reaches_pat_as_a_b2f_attachment() {
+    if !have_pat() {
+        return;
+    }
+    use common::web::{http, login, post_multipart};
+    let d = qtc();
+    let port = d.web_port();
+    let user = login(port, "N0USR", "pw").unwrap();
+    let csrf = http(port, "GET", "/compose", &user, "").csrf();
+    let photo: Vec<u8> = (0..5000u32).map(|i| (i * 31 % 251) as u8).collect();
+    let fields = [
+        ("csrf", csrf.as_str()),
+        ("kind", "P"),
+        ("to", "N0PAT"),
+        ("at", ""),
+        ("subject", "From the web"),
+        ("body", "A file for you."),
+    ];
+    let r = post_multipart(port, &user, "/compose", &fields, &[("shack.jpg", &photo)]);
+    assert!(r.body.contains("stored"), "{}", r.body);
+    let pat = Pat::new("N0PAT");
+    let out = pat.connect(d.fwd_port.unwrap(), &[]);
+    let inbox = pat.folder("in");
+    assert_eq!(inbox.len(), 1, "{out}");
+    assert!(
+        contains(&inbox[0], b"File: 5000 shack.jpg\r\n"),
+        "{:?}",
+        String::from_utf8_lossy(&inbox[0][..300])
+    );
+    assert!(contains(&inbox[0], &photo), "the file byte for byte");
 }

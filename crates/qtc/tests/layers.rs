@@ -45,7 +45,7 @@ const LAYERS: &[&[&str]] = &[
     &["health", "conference", "partner_trust"],
     // What the sysop and the users reach: the control socket, the web, the BBS ports, the
     // CLI, the systemd glue.
-    &["ctl"],
+    &["ctl", "reload"],
     &["web", "bbs_port", "service", "cli", "mail"],
     // Creates every service and wires them together.
     &["daemon"],

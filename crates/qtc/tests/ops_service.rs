@@ -97,12 +97,13 @@ fn store_check_and_housekeep_now() {
 }
 
 #[test]
-fn sighup_reloads_routes_and_says_what_needs_a_restart() {
+fn sighup_reloads_partners_and_says_what_needs_a_restart() {
     let extra = "[[partner]]\ncallsign = \"N0BBB\"\nroutes = [\"N0BBB\"]\n";
     let mut d = Daemon::start(extra);
     // A bulletin to WW is not routed to N0BBB yet.
     let text = format!(
-        "{BASE_CONFIG}max_sessions = 7\n[[partner]]\ncallsign = \"N0BBB\"\nroutes = [\"N0BBB\", \"WW\"]\n"
+        "{BASE_CONFIG}max_sessions = 7\n[[partner]]\ncallsign = \"N0BBB\"\nroutes = [\"N0BBB\", \"WW\"]\n\
+         interval = \"5m\"\n"
     );
     std::fs::write(config_path(d.dir.path()), text).unwrap();
     let pid = d.child.id().to_string();
@@ -113,7 +114,10 @@ fn sighup_reloads_routes_and_says_what_needs_a_restart() {
         .success());
     d.wait_for_log("configuration reloaded");
     d.wait_for_log("[telnet] changed");
-    d.wait_for_log("routes_changed=true");
+    // Every partner setting applies: its routes, and its interval (the schedule follows it).
+    d.wait_for_log("applied=partners");
+    let status = d.ctl(&["status"]);
+    assert!(status.contains("calls every 5m; next call"), "{status}");
     // The new route is in use: a bulletin @WW is queued for N0BBB.
     let mut c = d.login("N0USR", "pw");
     c.send("SB ALL @ WW");

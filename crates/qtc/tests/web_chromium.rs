@@ -310,7 +310,8 @@ fn web_mail_and_dashboard_in_headless_chromium() {
         return;
     }
     let d = Daemon::start(
-        "[web]\nlisten = \"127.0.0.1:0\"\n[[partner]]\ncallsign = \"N0BBB\"\nroutes = [\"WW\"]\n",
+        "[web]\nlisten = \"127.0.0.1:0\"\n[[partner]]\ncallsign = \"N0BBB\"\nroutes = [\"WW\"]\n\
+         interval = \"1h\"\n",
     );
     let port = d.web_port();
     let mut c = d.login("N0OTH", "x");
@@ -334,6 +335,12 @@ fn web_mail_and_dashboard_in_headless_chromium() {
     let mail = b.source_with("<h1>Mail</h1>");
     assert!(mail.contains("Club meeting Friday"), "{mail}");
     b.shots("user-mail");
+    b.resize(PHONE);
+    assert!(
+        b.within_width("#messages td[data-label='St']"),
+        "a user's mail status is off the screen at 390 px"
+    );
+    b.resize(WIDE);
     b.click("header a[href='/compose']");
     b.source_with("<h1>Compose</h1>");
     b.type_in("#to", "N0SYS");
@@ -374,6 +381,22 @@ fn web_mail_and_dashboard_in_headless_chromium() {
     b.click("button.danger");
     let done = b.source_with("kill done");
     assert!(done.contains("kill done"), "{done}");
+    // The BBS in the browser: the user's own session over the WebSocket, no second login.
+    b.click("header a[href='/terminal']");
+    let term = b.source_with("de N0CALL&gt;");
+    assert!(term.contains("Hello N0USR"), "{term}");
+    b.type_in("#input", "LL 1");
+    b.click("#line button");
+    // The newest message this user may read: their own to the sysop (the reply is killed).
+    let listed = b.source_with("Antenna question\nde N0CALL&gt;");
+    assert!(
+        listed.contains("LL 1\nMsg#") && listed.contains("Antenna question\nde N0CALL&gt;"),
+        "what was typed, then the listing: {listed}"
+    );
+    b.shots("terminal");
+    b.type_in("#input", "B");
+    b.click("#line button");
+    b.source_with("disconnected");
     b.click("header form button");
     b.source_with("<h1>Log in</h1>");
 
@@ -395,6 +418,10 @@ fn web_mail_and_dashboard_in_headless_chromium() {
         ("/users", "<h1>Users</h1>", "users"),
         ("/users/N0USR", "<h1>User N0USR</h1>", "user-edit"),
         ("/compose?reply=2", "Re: Antenna question", "sysop-reply"),
+        ("/config", "<h1>Configuration</h1>", "config"),
+        ("/housekeeping", "<h1>Housekeeping</h1>", "housekeeping"),
+        ("/wp", "<h1>White pages</h1>", "wp"),
+        ("/terminal", "de N0CALL&gt;", "sysop-terminal"),
     ] {
         b.go(&format!("{base}{path}"));
         let page = b.source_with(title);
@@ -419,7 +446,54 @@ fn web_mail_and_dashboard_in_headless_chromium() {
     ] {
         assert!(b.within_width(css), "{css} is off the screen at 390 px");
     }
+    // Everything a sysop acts on fits the width: a message's status, a partner's next call
+    // and Forward now on Status, the configuration's buttons, housekeeping's Run now.
+    for (path, title, css) in [
+        (
+            "/messages",
+            "<h1>Messages</h1>",
+            "#messages td[data-label='St']",
+        ),
+        (
+            "/status",
+            "<h1>Status</h1>",
+            "#status-partners td[data-label='Next call']",
+        ),
+        (
+            "/status",
+            "<h1>Status</h1>",
+            "#status-partners form[action='/forward'] button",
+        ),
+        (
+            "/config",
+            "<h1>Configuration</h1>",
+            "#partner-1 button[value=remove]",
+        ),
+        (
+            "/config",
+            "<h1>Configuration</h1>",
+            "#limits-1 button[value=save]",
+        ),
+        ("/housekeeping", "<h1>Housekeeping</h1>", "#run"),
+    ] {
+        b.go(&format!("{base}{path}"));
+        b.source_with(title);
+        assert!(
+            b.within_width(css),
+            "{path}: {css} is off the screen at 390 px"
+        );
+    }
     b.resize(WIDE);
+    // The sysop changes the partner's interval in the browser: applied, said so.
+    b.go(&format!("{base}/config"));
+    b.source_with("<h1>Configuration</h1>");
+    b.script("document.querySelector('#partner-1 input[name=interval]').value = '';");
+    b.type_in("#partner-1 input[name=interval]", "45m");
+    b.click("#partner-1 button[value=save]");
+    let saved = b.source_with("id=\"result\"");
+    assert!(saved.contains("Saved. Applied now: partners"), "{saved}");
+    b.shots("config-saved");
+    assert!(d.ctl(&["status"]).contains("calls every 45m"));
     assert!(
         d.messages()
             .iter()

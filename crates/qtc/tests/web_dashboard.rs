@@ -5,111 +5,8 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-
-use common::{Daemon, PATIENCE};
-
-#[derive(Debug)]
-struct Reply {
-    status: u16,
-    head: String,
-    body: String,
-}
-
-impl Reply {
-    /// The value of the first `Set-Cookie` for `name`.
-    fn cookie(&self, name: &str) -> Option<String> {
-        self.head.lines().find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            if !k.eq_ignore_ascii_case("set-cookie") {
-                return None;
-            }
-            let v = v.trim();
-            let first = v.split(';').next()?;
-            let (n, val) = first.split_once('=')?;
-            (n == name).then(|| val.to_string())
-        })
-    }
-
-    fn header(&self, name: &str) -> Option<String> {
-        self.head.lines().find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
-        })
-    }
-
-    /// The CSRF token in the page's first form.
-    fn csrf(&self) -> String {
-        let at = self
-            .body
-            .find("name=\"csrf\" value=\"")
-            .expect("a csrf field")
-            + 19;
-        self.body[at..at + 32].to_string()
-    }
-}
-
-/// One HTTP/1.1 request with `Connection: close`.
-fn http(port: u16, method: &str, path: &str, cookie: &str, form: &str) -> Reply {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(PATIENCE)).unwrap();
-    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n");
-    if !cookie.is_empty() {
-        req.push_str(&format!("Cookie: {cookie}\r\n"));
-    }
-    if method == "POST" {
-        req.push_str(&format!(
-            "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n",
-            form.len()
-        ));
-    }
-    req.push_str("\r\n");
-    req.push_str(form);
-    s.write_all(req.as_bytes()).unwrap();
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).unwrap();
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap();
-    Reply {
-        status,
-        head: head.to_string(),
-        body: body.to_string(),
-    }
-}
-
-/// Logs in through the form; returns the session cookie header value.
-fn login(port: u16, call: &str, pw: &str) -> Result<String, Reply> {
-    let form = http(port, "GET", "/login", "", "");
-    assert_eq!(form.status, 200, "{}", form.body);
-    let pre = form.cookie("qtc_login").expect("a login cookie");
-    let token = form.csrf();
-    assert_eq!(pre, token);
-    let r = http(
-        port,
-        "POST",
-        "/login",
-        &format!("qtc_login={pre}"),
-        &format!("csrf={token}&call={call}&password={pw}"),
-    );
-    match r.cookie("qtc_session") {
-        Some(id) if r.status == 303 => {
-            let set = r.header("set-cookie").unwrap();
-            assert!(
-                set.contains("HttpOnly") && set.contains("SameSite=Strict"),
-                "{set}"
-            );
-            assert_eq!(id.len(), 32);
-            Ok(format!("qtc_session={id}"))
-        }
-        _ => Err(r),
-    }
-}
+use common::web::{http, login, post, Reply};
+use common::Daemon;
 
 fn post_message(d: &Daemon) {
     let mut c = d.login("N0USR", "pw");
@@ -461,11 +358,6 @@ fn a_page_from_telnet_shows_on_the_status_page() {
     );
 }
 
-/// A form post with the session's token.
-fn post(port: u16, cookie: &str, csrf: &str, path: &str, form: &str) -> Reply {
-    http(port, "POST", path, cookie, &format!("csrf={csrf}&{form}"))
-}
-
 /// The number in "Message #N stored".
 fn stored_number(r: &Reply) -> u64 {
     let at = r.body.find("Message #").expect("stored") + 9;
@@ -679,7 +571,9 @@ fn the_sysop_pages_filters_and_edits_users() {
     // Filters: kind, text, to; and the links keep them.
     let b = http(port, "GET", "/messages?kind=B", &sys, "");
     assert_eq!(
-        b.body.matches("<tr><td><a href=\"/messages/").count(),
+        b.body
+            .matches("<tr><td data-label=\"#\"><a href=\"/messages/")
+            .count(),
         6,
         "{}",
         b.body
@@ -767,17 +661,30 @@ fn a_bulletin_is_read_on_the_web_by_whoever_read_it() {
     let row = |cookie: &str| {
         let list = http(port, "GET", "/messages", cookie, "").body;
         let at = list.find("club news").expect("the bulletin listed");
-        list[at..].split("</tr>").next().unwrap().to_string()
+        let start = list[..at].rfind("<tr>").unwrap();
+        list[start..].split("</tr>").next().unwrap().to_string()
     };
-    assert!(row(&usr).contains("<td>B</td><td>N</td>"), "{}", row(&usr));
+    assert!(
+        row(&usr).contains("<td data-label=\"St\">N</td>"),
+        "{}",
+        row(&usr)
+    );
     let read = http(port, "GET", "/messages/1", &usr, "");
     assert!(
         read.body.contains("<td id=\"status\">N</td>"),
         "{}",
         read.body
     );
-    assert!(row(&usr).contains("<td>B</td><td>Y</td>"), "{}", row(&usr));
-    assert!(row(&sys).contains("<td>B</td><td>N</td>"), "{}", row(&sys));
+    assert!(
+        row(&usr).contains("<td data-label=\"St\">Y</td>"),
+        "{}",
+        row(&usr)
+    );
+    assert!(
+        row(&sys).contains("<td data-label=\"St\">N</td>"),
+        "{}",
+        row(&sys)
+    );
     let mut t = d.login("N0SYS", "root");
     t.send("LB");
     assert!(t.expect("de N0CALL>").contains(" BN "));

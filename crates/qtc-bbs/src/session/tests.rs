@@ -458,6 +458,24 @@ fn rf_sysop_needs_sys_and_the_password() {
 }
 
 #[test]
+fn a_session_the_transport_verified_needs_no_password_nor_sys() {
+    let mut bbs = Bbs::new();
+    post(&mut bbs, "N0OTH", "SB ALL", "Theirs", &["x", "/EX"]);
+    let mut s = Session::new(bbs.cfg.clone(), Access::Verified("N0SYS".parse().unwrap()));
+    start(&mut s, &mut bbs.store);
+    let first = String::from_utf8_lossy(&s.take_output()).into_owned();
+    assert!(
+        !first.contains("Password") && first.contains("de N0CALL>"),
+        "{first}"
+    );
+    let mut sys = User_ {
+        s,
+        first: Vec::new(),
+    };
+    assert!(sys.send(&mut bbs, "K 1").contains("Message #1 killed."));
+}
+
+#[test]
 fn listings_are_bounded() {
     let mut bbs = Bbs::new();
     let m = bulletin("Many", b"x\r\n");

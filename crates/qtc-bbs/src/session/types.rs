@@ -64,6 +64,9 @@ pub enum Access {
     /// is only a claim there, so a BBS account gets a user's session, without its partner
     /// rights (no forwarding, no sending as someone else).
     Claimed(Callsign),
+    /// The transport has checked the password already (the web terminal, after the web's own
+    /// login): no prompt, and the account's rights as they are (a sysop needs no `SYS`).
+    Verified(Callsign),
 }
 
 /// What the transport must do, besides sending the output.

@@ -59,6 +59,18 @@ pub struct Mail {
     pub plain_auth: bool,
 }
 
+impl Mail {
+    /// Each protocol's listen addresses, by the name the start-up report gives it.
+    pub fn listeners(&self) -> [(&'static str, &[SocketAddr]); 4] {
+        [
+            ("smtp", &self.smtp),
+            ("pop3", &self.pop3),
+            ("imap", &self.imap),
+            ("nntp", &self.nntp),
+        ]
+    }
+}
+
 impl MailCfg {
     /// Checks the values; the error names the key.
     pub(super) fn check(&self, call: &str) -> Result<Mail, super::KeyError> {

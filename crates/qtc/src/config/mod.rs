@@ -10,6 +10,7 @@ use std::time::Duration;
 use qtc_mail::Station;
 use serde::Deserialize;
 
+pub mod edit;
 mod error;
 pub mod forward;
 pub mod housekeeping;
@@ -142,7 +143,7 @@ struct TlsCfg {
 /// `[limits]`
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
-struct LimitsCfg {
+pub(super) struct LimitsCfg {
     /// Longest input line.
     max_line: usize,
     /// Largest message body.

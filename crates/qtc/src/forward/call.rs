@@ -12,10 +12,11 @@ use tokio::sync::watch;
 use super::greeting::{self, FAILURE_TEXTS};
 use super::{Forwarder, Summary};
 use crate::clock;
-use crate::config::forward::Connect;
+use crate::config::forward::{Connect, Partner};
 use crate::link::Codec;
 use crate::phy::ByteStream;
 use crate::radio::Radios;
+use std::time::Duration;
 
 use super::greeting::ANSWER_TIME;
 
@@ -49,7 +50,7 @@ async fn connect_and_run(
     partner: &str,
     mut shutdown: watch::Receiver<bool>,
 ) -> Result<Summary, String> {
-    let Some(p) = fwd.partner(partner).cloned() else {
+    let Some(p) = fwd.partner(partner) else {
         return Err(format!("{partner} is not a configured [[partner]]"));
     };
     let addr = p.connect.to_string();
@@ -292,19 +293,92 @@ async fn login<S: AsyncRead + AsyncWrite + Unpin>(
     }
 }
 
-/// Calls `partner` every `interval` until shutdown. The timer is the forwarding schedule the
-/// sysop asked for; nothing else wakes this task.
-pub async fn schedule(
+/// The partners' scheduled calls: one task per partner, waiting for its interval or for a
+/// new one from a reload (its timer is the forwarding schedule the sysop asked for; nothing
+/// else wakes it).
+pub struct Schedules {
+    fwd: Arc<Forwarder>,
+    radios: Radios,
+    shutdown: watch::Receiver<bool>,
+    tasks: tokio_util::task::TaskTracker,
+    /// Partner -> its task's interval (`None`: only on demand). A partner removed by a
+    /// reload is dropped here, which ends its task.
+    each: std::sync::Mutex<std::collections::HashMap<String, watch::Sender<Option<Duration>>>>,
+}
+
+impl Schedules {
+    /// Schedules for the partners of `fwd`, calling over TCP or `radios`, spawned on `tasks`
+    /// and ending at `shutdown`. None runs until [`Schedules::apply`].
+    pub fn new(
+        fwd: Arc<Forwarder>,
+        radios: Radios,
+        shutdown: watch::Receiver<bool>,
+        tasks: tokio_util::task::TaskTracker,
+    ) -> Schedules {
+        Schedules {
+            fwd,
+            radios,
+            shutdown,
+            tasks,
+            each: Default::default(),
+        }
+    }
+
+    /// Takes `partners` as the configured ones (at start and at each reload): the forwarder's
+    /// next sessions use their settings, and each one's schedule follows its interval (a
+    /// changed interval counts from now; a partner removed is no longer called).
+    pub fn apply(&self, partners: &[Partner]) {
+        self.fwd.set_partners(partners.to_vec());
+        let mut each = self.each.lock().unwrap_or_else(|e| e.into_inner());
+        each.retain(|call, _| partners.iter().any(|p| &p.call == call));
+        for p in partners {
+            if let Some(tx) = each.get(&p.call) {
+                tx.send_if_modified(|i| std::mem::replace(i, p.interval) != p.interval);
+                continue;
+            }
+            let (tx, rx) = watch::channel(p.interval);
+            each.insert(p.call.clone(), tx);
+            self.tasks.spawn(schedule(
+                self.fwd.clone(),
+                self.radios.clone(),
+                p.call.clone(),
+                rx,
+                self.shutdown.clone(),
+            ));
+        }
+    }
+}
+
+/// Calls `partner` at its interval until shutdown, or until its schedule is dropped; a new
+/// interval re-arms the timer.
+async fn schedule(
     fwd: Arc<Forwarder>,
     radios: Radios,
     partner: String,
-    interval: std::time::Duration,
+    mut interval: watch::Receiver<Option<Duration>>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     loop {
-        fwd.set_next_call(&partner, clock::unix_now() + interval.as_secs() as i64);
+        let every = *interval.borrow_and_update();
+        fwd.set_next_call(
+            &partner,
+            every.map(|i| clock::unix_now() + i.as_secs() as i64),
+        );
+        let due = async {
+            match every {
+                Some(i) => tokio::time::sleep(i).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
-            _ = tokio::time::sleep(interval) => {}
+            _ = due => {}
+            changed = interval.changed() => match changed {
+                Ok(()) => continue,
+                Err(_) => {
+                    fwd.set_next_call(&partner, None);
+                    return;
+                }
+            },
             _ = shutdown.changed() => return,
         }
         let summary = call(fwd.clone(), &radios, &partner, shutdown.clone()).await;

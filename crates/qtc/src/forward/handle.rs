@@ -29,9 +29,9 @@ impl ForwardHandle {
         &self.fwd.call
     }
 
-    /// The configured partners.
-    pub fn partners(&self) -> &[Partner] {
-        &self.fwd.partners
+    /// The configured partners, as configured now.
+    pub fn partners(&self) -> Arc<[Partner]> {
+        self.fwd.partners()
     }
 
     /// A partner's recent sessions (newest first) and byte totals since the daemon started.

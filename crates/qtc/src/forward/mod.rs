@@ -130,8 +130,8 @@ pub struct Forwarder {
     pub store: StoreHandle,
     /// Our callsign.
     pub call: String,
-    /// Configured partners.
-    pub partners: Vec<Partner>,
+    /// Configured partners; a reload replaces them (sessions in progress keep theirs).
+    partners: Mutex<Arc<[Partner]>>,
     /// Where compressed forms are made: neither the event thread nor the store thread.
     packer: CpuPool,
     base: qtc_fbb::Config,
@@ -166,7 +166,7 @@ impl Forwarder {
         Forwarder {
             store,
             call: call.to_string(),
-            partners,
+            partners: Mutex::new(partners.into()),
             packer,
             base,
             in_flight: Mutex::new(HashMap::new()),
@@ -179,18 +179,33 @@ impl Forwarder {
         }
     }
 
-    /// The configured partner with this callsign.
-    pub fn partner(&self, call: &str) -> Option<&Partner> {
-        self.partners
+    /// The configured partner with this callsign, as configured now.
+    pub fn partner(&self, call: &str) -> Option<Partner> {
+        self.partners()
             .iter()
             .find(|p| p.call.eq_ignore_ascii_case(call))
+            .cloned()
+    }
+
+    /// The configured partners, as configured now.
+    pub fn partners(&self) -> Arc<[Partner]> {
+        self.partners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Replaces the partners (a reload): the next session or call with each uses its new
+    /// settings.
+    pub fn set_partners(&self, partners: Vec<Partner>) {
+        *self.partners.lock().unwrap_or_else(|e| e.into_inner()) = partners.into();
     }
 
     fn session_config(&self, partner: &str) -> qtc_fbb::Config {
         let mut cfg = self.base.clone();
         let p = self.partner(partner);
-        cfg.max_mode = p.map_or(Mode::DEFAULT, |p| p.max_mode);
-        cfg.secret = p.and_then(|p| p.secret.clone());
+        cfg.max_mode = p.as_ref().map_or(Mode::DEFAULT, |p| p.max_mode);
+        cfg.secret = p.and_then(|p| p.secret);
         cfg.send_resumes = !self
             .no_resume
             .lock()
@@ -230,12 +245,13 @@ impl Forwarder {
             .unwrap_or_default()
     }
 
-    /// Notes when the schedule calls `partner` next.
-    pub fn set_next_call(&self, partner: &str, at: i64) {
-        self.next_calls
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(partner.to_ascii_uppercase(), at);
+    /// Notes when the schedule calls `partner` next (`None`: it does not).
+    pub fn set_next_call(&self, partner: &str, at: Option<i64>) {
+        let mut map = self.next_calls.lock().unwrap_or_else(|e| e.into_inner());
+        match at {
+            Some(at) => map.insert(partner.to_ascii_uppercase(), at),
+            None => map.remove(&partner.to_ascii_uppercase()),
+        };
     }
 
     /// When the schedule calls `partner` next, if it has one.

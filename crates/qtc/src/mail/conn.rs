@@ -36,6 +36,9 @@ struct Conn<'a> {
     failures: u32,
     watching: bool,
     changes: watch::Receiver<u64>,
+    protocol: Protocol,
+    /// Shown among the users online while logged in.
+    presence: Option<crate::online::Presence>,
 }
 
 /// Serves one connection until it ends.
@@ -68,6 +71,8 @@ pub async fn serve(
         failures: 0,
         watching: false,
         changes: shared.changes.clone(),
+        protocol,
+        presence: None,
     };
     c.idle.set(shared.idle_timeout.map(|d| clock::now() + d));
     // News is read without a login: a reader keeps its displaceable place instead.
@@ -220,6 +225,7 @@ impl Conn<'_> {
         }
         self.login_place = None;
         self.login_deadline.set(None);
+        self.presence = Some(sh.online.join(call, self.protocol.name()));
         tracing::info!(%call, "logged in");
         Ok(call.to_string())
     }

@@ -76,6 +76,8 @@ pub struct Shared {
     pub acceptor: Option<tokio_rustls::TlsAcceptor>,
     /// Hears of every write to the store (IMAP IDLE).
     pub changes: watch::Receiver<u64>,
+    /// Who is logged in: a mail login shows there (`U`, Status) as `imap`, `pop3`...
+    pub online: Arc<crate::online::Online>,
 }
 
 /// Accepts connections until shutdown.

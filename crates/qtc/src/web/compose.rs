@@ -1,15 +1,19 @@
 //! Writing mail on the web: a personal message or a bulletin (To, @, subject, text), or a reply
 //! to a message the user may read. The fields pass the BBS's own checks (the `S` command's
 //! parser for To and @, the subject and size limits, the per-user allowances) and the message
-//! is stored as the BBS stores it (BID, R: line, queued for the partners it routes to).
+//! is stored as the BBS stores it (BID, R: line, queued for the partners it routes to). Files
+//! may be attached (a multipart field `attachment`, several allowed, within `[limits]
+//! max_message` with the text): kept byte for byte and sent to B2 partners as B2F `File:`
+//! parts, as Pat's are.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use axum::extract::{Form, Query, State};
+use axum::extract::{FromRequest, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse};
 use qtc_mail::{MessageStore, MsgStatus, MsgType, NewMessage, StoreError, MAX_SUBJECT_LEN};
+use qtc_store::Attachment;
 
 use super::pages::{csrf, esc, page, result};
 use super::session::WebSession;
@@ -49,12 +53,101 @@ pub async fn form(
         // As `SR`: a personal reply to the sender, "Re: " once.
         let m = super::mail::readable(&web, &s, n, false).await?;
         d.to = m.header.from.clone();
-        let subject = String::from_utf8_lossy(&m.header.subject).into_owned();
+        let subject = qtc_mail::charset::decode_header(&m.header.subject);
         d.subject = format!("Re: {}", subject.strip_prefix("Re: ").unwrap_or(&subject));
         d.subject = cut(&d.subject, MAX_SUBJECT_LEN).to_string();
         d.body = quoted(&m);
     }
-    Ok(Html(compose_page(&s, &d, None)).into_response())
+    Ok(Html(compose_page(&s, &d, web.max_message, None)).into_response())
+}
+
+/// Files one message may carry at most.
+pub const MAX_FILES: usize = 8;
+
+/// Longest attachment name kept, in bytes.
+const MAX_NAME: usize = 100;
+
+/// What a compose post may weigh: the message's text and files, and room for the form.
+pub fn body_limit(max_message: usize) -> usize {
+    max_message + 64 * 1024
+}
+
+/// The form's fields and files, from a multipart post (what the page sends) or a plain form.
+async fn read_post(request: Request) -> Result<(Draft, Vec<Attachment>), String> {
+    let multipart = request
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("multipart/form-data"));
+    if !multipart {
+        let axum::extract::Form(d) = axum::extract::Form::<Draft>::from_request(request, &())
+            .await
+            .map_err(|e| e.body_text())?;
+        return Ok((d, Vec::new()));
+    }
+    let mut form = axum::extract::Multipart::from_request(request, &())
+        .await
+        .map_err(|e| e.body_text())?;
+    let (mut d, mut files) = (Draft::default(), Vec::new());
+    let too_big = |e: axum::extract::multipart::MultipartError| e.body_text();
+    while let Some(field) = form.next_field().await.map_err(too_big)? {
+        let name = field.name().unwrap_or("").to_string();
+        if name == "attachment" {
+            let file_name = field.file_name().unwrap_or("").to_string();
+            let data = field.bytes().await.map_err(too_big)?;
+            // A file input left empty still sends an empty part without a name.
+            if !(file_name.is_empty() && data.is_empty()) {
+                files.push(Attachment {
+                    name: file_name.into_bytes(),
+                    data: data.to_vec(),
+                });
+            }
+            continue;
+        }
+        let text = field.text().await.map_err(too_big)?;
+        match name.as_str() {
+            "csrf" => d.csrf = text,
+            "kind" => d.kind = text,
+            "to" => d.to = text,
+            "at" => d.at = text,
+            "subject" => d.subject = text,
+            "body" => d.body = text,
+            _ => {}
+        }
+    }
+    Ok((d, files))
+}
+
+/// The attachments, checked: a few at most, within `room` bytes in all, each with a name that
+/// cannot become a B2F header (no control characters, no path).
+fn checked_files(files: Vec<Attachment>, room: usize) -> Result<Vec<Attachment>, String> {
+    if files.len() > MAX_FILES {
+        return Err(format!("At most {MAX_FILES} attachments per message."));
+    }
+    let total: usize = files.iter().map(|f| f.data.len()).sum();
+    if total > room {
+        return Err(format!(
+            "The text and attachments are longer than the {} bytes this BBS takes.",
+            room
+        ));
+    }
+    files
+        .into_iter()
+        .map(|f| {
+            let name = String::from_utf8_lossy(&f.name).into_owned();
+            // Browsers send the base name; a path from elsewhere loses its folders.
+            let base = name.rsplit(['/', '\\']).next().unwrap_or("").trim();
+            if base.is_empty() || base.len() > MAX_NAME || base.chars().any(char::is_control) {
+                return Err(format!(
+                    "An attachment needs a name of 1 to {MAX_NAME} bytes without control characters."
+                ));
+            }
+            Ok(Attachment {
+                name: base.as_bytes().to_vec(),
+                data: f.data,
+            })
+        })
+        .collect()
 }
 
 /// Lines of the original a reply quotes at most (the rest is left out, and said so).
@@ -62,7 +155,7 @@ const QUOTED_LINES: usize = 100;
 
 /// The original, quoted for a reply: who wrote it when, then its lines behind `> `.
 fn quoted(m: &qtc_mail::Message) -> String {
-    let text = String::from_utf8_lossy(&m.body);
+    let text = m.body_text();
     let text = qtc_mail::text::visible(&text);
     let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
     let mut q = format!(
@@ -95,7 +188,7 @@ fn cut(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
-fn compose_page(s: &WebSession, d: &Draft, error: Option<&str>) -> String {
+fn compose_page(s: &WebSession, d: &Draft, max_message: usize, error: Option<&str>) -> String {
     let mut b = String::new();
     if let Some(e) = error {
         let _ = write!(b, "<p class=\"err\" id=\"error\">{}</p>", esc(e));
@@ -110,7 +203,7 @@ fn compose_page(s: &WebSession, d: &Draft, error: Option<&str>) -> String {
     };
     let _ = write!(
         b,
-        "<form method=\"post\" action=\"/compose\">{}\
+        "<form method=\"post\" action=\"/compose\" enctype=\"multipart/form-data\">{}\
          <p><label>Kind <select name=\"kind\" id=\"kind\">{}{}</select></label></p>\
          <p><label>To <input name=\"to\" id=\"to\" value=\"{}\" required maxlength=\"6\" \
          placeholder=\"callsign or category\"></label> \
@@ -119,6 +212,9 @@ fn compose_page(s: &WebSession, d: &Draft, error: Option<&str>) -> String {
          <p><label>Subject <input name=\"subject\" id=\"subject\" value=\"{}\" required \
          maxlength=\"{MAX_SUBJECT_LEN}\" size=\"50\"></label></p>\
          <p><textarea name=\"body\" id=\"body\">{}</textarea></p>\
+         <p><label>Attachments <input type=\"file\" name=\"attachment\" id=\"attachment\" multiple>\
+         </label><br><small id=\"limit\">Up to {MAX_FILES} files; text and files together up to {} \
+         ({} bytes). Sent as Winlink attachments, as Pat sends them.</small></p>\
          <p><button id=\"send\">Send</button></p></form>",
         csrf(s),
         opt("P", "personal (SP)"),
@@ -127,6 +223,8 @@ fn compose_page(s: &WebSession, d: &Draft, error: Option<&str>) -> String {
         esc(&d.at),
         esc(&d.subject),
         esc(&d.body),
+        crate::health::bytes(max_message as u64),
+        max_message,
     );
     page(s, "Compose", &b)
 }
@@ -204,14 +302,38 @@ fn checked(d: &Draft, from: &str, max_message: usize) -> Result<NewMessage, Stri
 }
 
 /// `POST /compose`: stores the message, or shows the form again with the reason.
-pub async fn send(State(web): State<Arc<Web>>, headers: HeaderMap, Form(d): Form<Draft>) -> Page {
+pub async fn send(State(web): State<Arc<Web>>, headers: HeaderMap, request: Request) -> Page {
+    // Only a logged-in user's post is read at all (it may weigh megabytes).
+    if web.session(&headers).await.is_none() {
+        return Err(super::not_logged_in());
+    }
+    let (d, files) = match read_post(request).await {
+        Ok(posted) => posted,
+        Err(why) => {
+            tracing::info!(%why, "web: compose post refused");
+            let why = format!(
+                "The message could not be read ({why}); attachments and text \
+                               together may be up to {} bytes.",
+                web.max_message
+            );
+            return Err((
+                StatusCode::PAYLOAD_TOO_LARGE,
+                Html(super::pages::error_page(&why)),
+            )
+                .into_response());
+        }
+    };
     let s = need_csrf(&web, &headers, &d.csrf).await?;
-    let msg = match checked(&d, &s.call, web.max_message) {
+    let checked = checked(&d, &s.call, web.max_message).and_then(|msg| {
+        let room = web.max_message.saturating_sub(msg.body.len());
+        Ok((checked_files(files, room)?, msg))
+    });
+    let (files, msg) = match checked {
         Ok(m) => m,
         Err(e) => {
             return Ok((
                 StatusCode::UNPROCESSABLE_ENTITY,
-                Html(compose_page(&s, &d, Some(&e))),
+                Html(compose_page(&s, &d, web.max_message, Some(&e))),
             )
                 .into_response())
         }
@@ -223,8 +345,12 @@ pub async fn send(State(web): State<Arc<Web>>, headers: HeaderMap, Form(d): Form
     );
     let stored = store(&web, move |st| {
         crate::room::refresh(st);
+        let now = crate::clock::unix_now();
         let stored = crate::user_limits::within_allowance(st, &limits, &msg, crate::clock::now())
-            .and_then(|()| st.insert_message(&msg, &bbs, crate::clock::unix_now()))
+            .and_then(|()| match files.is_empty() {
+                true => st.insert_message(&msg, &bbs, now),
+                false => st.insert_with_files(&msg, &files, now),
+            })
             .and_then(|n| {
                 let bid = st.message(n)?.map(|m| m.header.bid).unwrap_or_default();
                 Ok((n, bid))
@@ -249,7 +375,7 @@ pub async fn send(State(web): State<Arc<Web>>, headers: HeaderMap, Form(d): Form
     };
     Ok((
         StatusCode::UNPROCESSABLE_ENTITY,
-        Html(compose_page(&s, &d, Some(&why))),
+        Html(compose_page(&s, &d, web.max_message, Some(&why))),
     )
         .into_response())
 }

@@ -85,6 +85,7 @@ impl Listener for WebListener {
                 io,
                 idle: self.idle,
                 deadline: Box::pin(tokio::time::sleep(self.idle)),
+                long_lived: LongLived::default(),
                 _slot: slot,
                 place,
             };
@@ -97,13 +98,30 @@ impl Listener for WebListener {
     }
 }
 
-/// The client's address, for handlers (`ConnectInfo<Peer>`).
-#[derive(Clone, Copy, Debug)]
-pub struct Peer(pub SocketAddr);
+/// The client's address, for handlers (`ConnectInfo<Peer>`), and its connection's idle rule.
+#[derive(Clone, Debug)]
+pub struct Peer(pub SocketAddr, pub LongLived);
 
 impl Connected<IncomingStream<'_, WebListener>> for Peer {
     fn connect_info(s: IncomingStream<'_, WebListener>) -> Peer {
-        Peer(*s.remote_addr())
+        Peer(*s.remote_addr(), s.io().long_lived.clone())
+    }
+}
+
+/// Set by a handler that turns its connection into a long-lived session (the terminal's
+/// WebSocket, after the login was checked): the web's idle timeout no longer closes it, and
+/// the session's own timers (the BBS's idle timeout) take over.
+#[derive(Clone, Debug, Default)]
+pub struct LongLived(Arc<std::sync::atomic::AtomicBool>);
+
+impl LongLived {
+    /// From now on the connection has no web idle timeout.
+    pub fn set(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn is_set(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 
@@ -114,6 +132,7 @@ pub struct Conn {
     io: TcpStream,
     idle: Duration,
     deadline: Pin<Box<tokio::time::Sleep>>,
+    long_lived: LongLived,
     _slot: AddressSlot,
     place: Place,
 }
@@ -125,7 +144,8 @@ impl AsyncRead for Conn {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
         let this = &mut *self;
-        if this.deadline.as_mut().poll(cx).is_ready() || this.place.poll_closed(cx) {
+        let idle = !this.long_lived.is_set() && this.deadline.as_mut().poll(cx).is_ready();
+        if idle || this.place.poll_closed(cx) {
             return Poll::Ready(Err(std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
                 "web connection idle, or its place was needed",

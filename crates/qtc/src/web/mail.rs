@@ -17,7 +17,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use qtc_mail::{ListFilter, Message, MessageHeader, MessageStore, MsgStatus, MsgType, Utc};
 
-use super::pages::{confirm, csrf, esc, line, page, result};
+use super::pages::{confirm, csrf, esc, line, page, result, subject};
 use super::session::WebSession;
 use super::{need_csrf, need_login, store, ActionForm, Page, Web};
 
@@ -113,7 +113,7 @@ impl ListQuery {
 }
 
 /// Form-encodes a query value.
-fn urlencode(v: &str) -> String {
+pub(super) fn urlencode(v: &str) -> String {
     let mut o = String::new();
     for b in v.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
@@ -306,17 +306,23 @@ fn list_body(s: &WebSession, q: &ListQuery, page_no: usize, found: &Found) -> St
     if found.rows.is_empty() {
         b.push_str("<p id=\"empty\">No messages.</p>");
     } else {
+        // The status comes right after the number: on a phone (one card per message) it is
+        // the first thing under the subject, not off to the right.
         b.push_str(
-            "<table id=\"messages\"><tr><th>#</th><th>Subject</th><th>From</th><th>To</th>\
-             <th>@BBS</th><th>Date</th><th>Type</th><th>St</th><th>Size</th></tr>",
+            "<table id=\"messages\" class=\"cards\"><tr><th>#</th><th>St</th><th>Subject</th>\
+             <th>From</th><th>To</th><th>@BBS</th><th>Date</th><th>Type</th><th>Size</th></tr>",
         );
         for h in &found.rows {
             let _ = write!(
                 b,
-                "<tr><td><a href=\"/messages/{n}\">{n}</a></td>\
-                 <td class=\"subj\"><a href=\"/messages/{n}\">{}</a></td><td>{}</td><td>{}</td>\
-                 <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                line(&h.subject),
+                "<tr><td data-label=\"#\"><a href=\"/messages/{n}\">{n}</a></td>\
+                 <td data-label=\"St\">{}</td>\
+                 <td class=\"subj\" data-label=\"Subject\"><a href=\"/messages/{n}\">{}</a></td>\
+                 <td data-label=\"From\">{}</td><td data-label=\"To\">{}</td>\
+                 <td data-label=\"@BBS\">{}</td><td data-label=\"Date\">{}</td>\
+                 <td data-label=\"Type\">{}</td><td data-label=\"Size\">{}</td></tr>",
+                h.status,
+                subject(&h.subject),
                 line(h.from.as_bytes()),
                 line(h.to.as_bytes()),
                 line(h.at.as_bytes()),
@@ -326,7 +332,6 @@ fn list_body(s: &WebSession, q: &ListQuery, page_no: usize, found: &Found) -> St
                     .unwrap_or("")
                     .replace('T', " "),
                 h.kind,
-                h.status,
                 h.size,
                 n = h.number,
             );
@@ -410,21 +415,27 @@ fn message(s: &WebSession, m: &Message, note: Option<String>) -> String {
     let mut b = note
         .map(|l| format!("<p id=\"result\">{}</p>", esc(&l)))
         .unwrap_or_default();
+    // Further `To:`s are addressees as much as the first; `Cc:`s are copies (as `R` shows).
+    let mut to = h.to.clone();
+    if !h.at.is_empty() {
+        to = format!("{to} @ {}", h.at);
+    }
+    let further = m.further_to();
     b += &format!(
         "<table id=\"header\"><tr><th>Number</th><td>{}</td></tr><tr><th>Type</th><td>{}</td></tr>\
-         <tr><th>Status</th><td id=\"status\">{}</td></tr><tr><th>To</th><td>{}{}{}</td></tr>",
+         <tr><th>Status</th><td id=\"status\">{}</td></tr><tr><th>To</th><td id=\"to\">{}{}{}</td></tr>",
         h.number,
         h.kind,
         h.status,
-        line(h.to.as_bytes()),
-        if h.at.is_empty() { "" } else { " @ " },
-        line(h.at.as_bytes()),
+        line(to.as_bytes()),
+        if further.is_empty() { "" } else { ", " },
+        line(further.join(", ").as_bytes()),
     );
-    if !m.copies.is_empty() {
+    if !m.cc.is_empty() {
         let _ = write!(
             b,
-            "<tr><th>Copies</th><td>{}</td></tr>",
-            line(m.copies.join(", ").as_bytes())
+            "<tr><th>Cc</th><td id=\"cc\">{}</td></tr>",
+            line(m.cc.join(", ").as_bytes())
         );
     }
     let _ = write!(
@@ -434,13 +445,14 @@ fn message(s: &WebSession, m: &Message, note: Option<String>) -> String {
         line(h.from.as_bytes()),
         line(h.bid.as_bytes()),
         Utc::from_unix(h.created).rfc3339(),
-        line(&h.subject),
+        subject(&h.subject),
     );
+    // As telnet shows it: the body in the charset its sender declared (Winlink's ISO-8859-1).
     let mut text = String::new();
     if s.sysop() {
-        text.push_str(&String::from_utf8_lossy(&m.rlines));
+        text.push_str(&qtc_mail::charset::decode_8bit(&m.rlines));
     }
-    text.push_str(&String::from_utf8_lossy(&m.body));
+    text.push_str(&m.body_text());
     let _ = write!(
         b,
         "<pre id=\"body\">{}</pre>",
@@ -517,7 +529,7 @@ pub async fn action(
     if f.action == "kill" && f.confirm != "yes" {
         let question = format!(
             "Kill message #{n} ({}) from {} to {}? It cannot be read afterwards.",
-            String::from_utf8_lossy(&m.header.subject),
+            qtc_mail::text::visible_line(&qtc_mail::charset::decode_header(&m.header.subject)),
             m.header.from,
             m.header.to
         );
@@ -693,6 +705,41 @@ mod tests {
         let numbers: Vec<u64> = found.rows.iter().map(|h| h.number).collect();
         assert_eq!(numbers, [1]);
         assert_eq!((found.stopped_at, found.older), (None, None));
+    }
+
+    #[test]
+    fn a_message_shows_as_telnet_shows_it() {
+        // From Pat: the subject RFC 2047 encoded, the body in ISO-8859-1 and declared so, a
+        // second `To:` and a `Cc:`.
+        let m = Message {
+            header: MessageHeader {
+                subject: b"=?ISO-8859-1?Q?Gr=FC=DFe_aus_K=F6ln?=".to_vec(),
+                ..header(MsgType::Personal, MsgStatus::New, "N0USR", "N0PAT")
+            },
+            rlines: Vec::new(),
+            body: b"Gr\xfc\xdfe aus K\xf6ln\r\n".to_vec(),
+            read_count: 0,
+            copies: vec!["N0OTH".into(), "N0CC".into()],
+            cc: vec!["N0CC".into()],
+            files: Vec::new(),
+            charset: "ISO-8859-1".into(),
+        };
+        let html = message(&WebSession::for_test("N0USR", false), &m, None);
+        assert!(
+            html.contains("<td id=\"subject\">Grüße aus Köln</td>"),
+            "{html}"
+        );
+        assert!(html.contains(">Grüße aus Köln\n</pre>"), "{html}");
+        assert!(html.contains("<td id=\"to\">N0USR, N0OTH</td>"), "{html}");
+        assert!(html.contains("<td id=\"cc\">N0CC</td>"), "{html}");
+        assert!(!html.contains("Copies"), "{html}");
+        // Undeclared 8-bit text that is not UTF-8 reads as ISO-8859-1, not as U+FFFD.
+        let undeclared = Message {
+            charset: String::new(),
+            ..m
+        };
+        let html = message(&WebSession::for_test("N0USR", false), &undeclared, None);
+        assert!(html.contains(">Grüße aus Köln\n</pre>"), "{html}");
     }
 
     #[test]

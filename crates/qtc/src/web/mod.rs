@@ -6,14 +6,18 @@
 mod attachments;
 mod chart;
 mod compose;
+mod config;
 mod forwarding;
 mod guard;
+mod housekeeping;
 pub mod listener;
 mod mail;
 mod pages;
 pub mod session;
 mod status;
+pub mod terminal;
 mod users;
+mod wp;
 
 use std::sync::Arc;
 
@@ -76,25 +80,56 @@ pub struct Web {
     user_limits: Arc<crate::user_limits::UserLimits>,
     /// `[limits] max_message`: the longest body a user may send.
     max_message: usize,
+    /// Applies configuration changes, as SIGHUP does.
+    reloader: Arc<crate::reload::Reloader>,
+    /// Runs housekeeping now and keeps its last runs.
+    housekeeper: Arc<crate::housekeeping::Housekeeper>,
+    /// Opens a BBS session for the terminal.
+    terminal: terminal::OpenTerminal,
+}
+
+/// What the web acts through besides the health model's sources.
+pub struct Tools {
+    /// Applies configuration changes (the `/config` page), as SIGHUP does.
+    pub reloader: Arc<crate::reload::Reloader>,
+    /// Runs housekeeping (the `/housekeeping` page) and keeps its last runs.
+    pub housekeeper: Arc<crate::housekeeping::Housekeeper>,
+    /// Password checks and hashes.
+    pub passwords: crate::passwords::Passwords,
+    /// The BBS's per-user allowances.
+    pub user_limits: Arc<crate::user_limits::UserLimits>,
+    /// Where accounts logged in from (shared with the BBS ports).
+    pub known: Arc<crate::throttle::KnownPlaces>,
+    /// Opens a BBS session for the terminal.
+    pub terminal: terminal::OpenTerminal,
 }
 
 impl Web {
     /// The dashboard's state for this daemon and its `[web]` settings `w`, answering from
-    /// `sources`; `user_limits` are the BBS's per-user allowances.
+    /// `sources` and acting through `tools`.
     pub fn new(
         c: &Loaded,
         w: &crate::config::web::Web,
         sources: Sources,
-        passwords: crate::passwords::Passwords,
-        user_limits: Arc<crate::user_limits::UserLimits>,
-        known: Arc<crate::throttle::KnownPlaces>,
+        tools: Tools,
     ) -> Arc<Web> {
+        let Tools {
+            reloader,
+            housekeeper,
+            passwords,
+            user_limits,
+            known,
+            terminal,
+        } = tools;
         let mut listeners = Vec::new();
         for a in &c.telnet.listen {
             listeners.push(format!("telnet {a}"));
         }
         for a in &c.forward.listen {
             listeners.push(format!("forward {a}"));
+        }
+        for (proto, addrs) in c.mail.listeners() {
+            listeners.extend(addrs.iter().map(|a| format!("{proto} {a}")));
         }
         for p in &c.radio_ports {
             listeners.push(format!("radio {} {}", p.name, p.kind.describe()));
@@ -114,6 +149,9 @@ impl Web {
             caps: (w.max_connections.get(), w.max_per_address.get(), w.idle),
             user_limits,
             max_message: c.limits.max_message,
+            reloader,
+            housekeeper,
+            terminal,
         })
     }
 
@@ -166,6 +204,8 @@ pub async fn serve(listener: TcpListener, web: Arc<Web>, mut stop: watch::Receiv
 
 fn router(web: Arc<Web>) -> Router {
     let hosts = web.hosts.clone();
+    // A message with its attachments may weigh what `[limits] max_message` allows.
+    let compose_limit = axum::extract::DefaultBodyLimit::max(compose::body_limit(web.max_message));
     Router::new()
         .route("/metrics", get(metrics))
         .route("/login", get(login_form).post(login))
@@ -177,9 +217,21 @@ fn router(web: Arc<Web>) -> Router {
         .route("/messages", get(mail::list))
         .route("/messages/{n}", get(mail::read).post(mail::action))
         .route("/messages/{n}/files/{i}", get(attachments::download))
-        .route("/compose", get(compose::form).post(compose::send))
+        .route(
+            "/compose",
+            get(compose::form).post(compose::send).layer(compose_limit),
+        )
         .route("/users", get(users::list).post(users::add))
         .route("/users/{call}", get(users::edit).post(users::action))
+        .route("/config", get(config::show).post(config::save))
+        .route(
+            "/housekeeping",
+            get(housekeeping::show).post(housekeeping::run),
+        )
+        .route("/wp", get(wp::list))
+        .route("/terminal", get(terminal::show))
+        .route("/terminal.js", get(terminal::script))
+        .route("/terminal/ws", get(terminal::ws))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_FORM))
         .layer(axum::middleware::from_fn_with_state(hosts, guard::guard))
         .layer(axum::middleware::from_fn_with_state(
@@ -264,15 +316,18 @@ async fn store<T: Send + 'static>(
         .ok_or_else(store_down)
 }
 
+/// The refusal of a post without a session.
+fn not_logged_in() -> Response {
+    (
+        StatusCode::FORBIDDEN,
+        Html(pages::error_page("Not logged in.")),
+    )
+        .into_response()
+}
+
 /// The session of a form post whose CSRF token matches, or a refusal.
 async fn need_csrf(web: &Web, headers: &HeaderMap, csrf: &str) -> Result<WebSession, Response> {
-    let s = web.session(headers).await.ok_or_else(|| {
-        (
-            StatusCode::FORBIDDEN,
-            Html(pages::error_page("Not logged in.")),
-        )
-            .into_response()
-    })?;
+    let s = web.session(headers).await.ok_or_else(not_logged_in)?;
     if !session::same(&s.csrf, csrf) {
         tracing::warn!(call = %s.call, "web: form refused: CSRF token does not match");
         return Err((
@@ -330,7 +385,7 @@ struct LoginForm {
 
 async fn login(
     State(web): State<Arc<Web>>,
-    axum::extract::ConnectInfo(listener::Peer(peer)): axum::extract::ConnectInfo<listener::Peer>,
+    axum::extract::ConnectInfo(listener::Peer(peer, _)): axum::extract::ConnectInfo<listener::Peer>,
     headers: HeaderMap,
     Form(f): Form<LoginForm>,
 ) -> Page {
@@ -444,6 +499,12 @@ struct ActionForm {
     /// A user's BBS flag.
     #[serde(default)]
     bbs: Option<String>,
+    /// A user's name (`N`), as the sysop sets it.
+    #[serde(default)]
+    name: String,
+    /// A user's home BBS (`NH`), as the sysop sets it.
+    #[serde(default)]
+    home: String,
 }
 
 #[derive(serde::Deserialize)]

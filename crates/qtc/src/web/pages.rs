@@ -1,4 +1,5 @@
-//! The dashboard's HTML: server-rendered, no JavaScript, one small style sheet inline.
+//! The dashboard's HTML: server-rendered, one small style sheet inline; no JavaScript but the
+//! terminal's (`/terminal.js`).
 
 use std::fmt::Write as _;
 
@@ -43,6 +44,13 @@ form.filters label{display:flex;flex-direction:column;font-size:.85em}\
 form.filters input{width:8em}.nav{display:flex;gap:1em;margin:.5em 0 1em}\
 .chart{max-width:100%;height:auto;background:#fff;border:1px solid #ccc}\
 .danger{background:#a00;color:#fff;border:1px solid #700;padding:.3em .8em}\
+form.config{background:#fff;border:1px solid #ccc;padding:.6em;margin-bottom:1em;max-width:100%}\
+form.config .fields{display:flex;flex-wrap:wrap;gap:.5em .8em}\
+form.config label{display:flex;flex-direction:column;font-size:.85em;max-width:100%}\
+form.config label.flag{flex-direction:row;align-items:center;gap:.3em}\
+pre.terminal{background:#111;color:#e8e8e8;min-height:20em;max-height:70vh;overflow-y:auto;\
+font-family:ui-monospace,monospace;font-size:.9em}\
+form.terminal{display:flex;gap:.4em}form.terminal input{flex:1;font-family:ui-monospace,monospace}\
 @media(max-width:480px){header{gap:.3em .9em;padding:.5em .8em}main{padding:.6em}h1{font-size:1.5em}\
 table.cards,.cards tbody,.cards tr,.cards td{display:block;width:100%}.cards tr:first-child{display:none}\
 .cards tr{margin-bottom:.8em;border:1px solid #ccc}.cards td{border:none;border-bottom:1px solid #eee}\
@@ -69,9 +77,12 @@ pub(super) fn page(s: &WebSession, title: &str, body: &str) -> String {
     let links = if s.sysop() {
         "<a href=\"/\">Overview</a><a href=\"/status\">Status</a>\
          <a href=\"/forwarding\">Forwarding</a><a href=\"/messages\">Messages</a>\
-         <a href=\"/compose\">Compose</a><a href=\"/users\">Users</a>"
+         <a href=\"/compose\">Compose</a><a href=\"/users\">Users</a>\
+         <a href=\"/config\">Config</a><a href=\"/housekeeping\">Housekeeping</a>\
+         <a href=\"/wp\">WP</a><a href=\"/terminal\">Terminal</a>"
     } else {
-        "<a href=\"/messages\">Mail</a><a href=\"/compose\">Compose</a>"
+        "<a href=\"/messages\">Mail</a><a href=\"/compose\">Compose</a>\
+         <a href=\"/terminal\">Terminal</a>"
     };
     format!(
         "{}<header><b>qtc</b>{links}<span class=\"me\">{}</span>\
@@ -87,6 +98,13 @@ pub(super) fn page(s: &WebSession, title: &str, body: &str) -> String {
 /// One line of someone else's text (a subject, a callsign from the wire), safe to show.
 pub(super) fn line(b: &[u8]) -> String {
     esc(&qtc_mail::text::visible_line(&String::from_utf8_lossy(b)))
+}
+
+/// A subject as the BBS shows it: RFC 2047 encoded words (Winlink's) decoded, safe to show.
+pub(super) fn subject(b: &[u8]) -> String {
+    esc(&qtc_mail::text::visible_line(
+        &qtc_mail::charset::decode_header(b),
+    ))
 }
 
 /// A page that asks again before `action` is done: the same form with `confirm=yes`.

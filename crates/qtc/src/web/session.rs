@@ -40,6 +40,19 @@ impl WebSession {
     }
 }
 
+#[cfg(test)]
+impl WebSession {
+    /// A session for a page's unit test.
+    pub fn for_test(call: &str, sysop: bool) -> WebSession {
+        WebSession {
+            call: call.into(),
+            csrf: "0".repeat(32),
+            stamp: if sysop { "S:x" } else { "U:x" }.into(),
+            created: crate::clock::now(),
+        }
+    }
+}
+
 /// Whether a login stamp ([`qtc_store::Store::login_stamp`]) is a sysop's.
 pub fn is_sysop(stamp: &str) -> bool {
     stamp.starts_with("S:")

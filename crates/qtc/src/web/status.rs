@@ -169,24 +169,30 @@ fn body(h: &Health, csrf: &str) -> String {
     if h.partners.is_empty() {
         b.push_str("<p>None configured.</p>");
     } else {
+        // The button and the next call come first: on a phone (one card per partner) they
+        // are on the screen, not off to the right.
         b.push_str(
-            "<table><tr><th>Partner</th><th>Queued</th><th>Last session</th><th>Next call</th><th></th></tr>",
+            "<table id=\"status-partners\" class=\"cards\"><tr><th>Partner</th><th>Next call</th>\
+             <th>Queued</th><th>Last session</th></tr>",
         );
         for p in &h.partners {
             let last = p.last.as_ref().map_or("none since start".to_string(), |l| {
                 let class = if l.ok { "" } else { " class=\"err\"" };
                 format!("{}<br><span{class}>{}</span>", time(l.at), esc(&l.result))
             });
-            let next = p.next_call.map_or("on demand".to_string(), time);
+            let next = match (p.next_call, p.interval) {
+                (Some(t), Some(i)) => format!("{} (every {})", time(t), crate::health::every(i)),
+                (Some(t), None) => time(t),
+                (None, _) => "on demand".to_string(),
+            };
             let _ = write!(
                 b,
-                "<tr><td>{}</td><td>{}</td><td>{last}</td><td>{next}</td><td>\
-                 <form class=\"inline\" method=\"post\" action=\"/forward\">{csrf}\
-                 <input type=\"hidden\" name=\"partner\" value=\"{}\">\
-                 <button>Forward now</button></form></td></tr>",
-                esc(&p.call),
+                "<tr><td><b>{c}</b> <form class=\"inline\" method=\"post\" action=\"/forward\">\
+                 {csrf}<input type=\"hidden\" name=\"partner\" value=\"{c}\">\
+                 <button>Forward now</button></form></td><td data-label=\"Next call\">{next}</td>\
+                 <td data-label=\"Queued\">{}</td><td data-label=\"Last\">{last}</td></tr>",
                 p.queued,
-                esc(&p.call)
+                c = esc(&p.call),
             );
         }
         b.push_str("</table>");

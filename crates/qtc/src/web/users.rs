@@ -1,5 +1,7 @@
-//! The sysop's Users page: the list, adding a user, and one user's page to change the sysop
-//! and BBS flags, set a new password, lock or unlock password logins, or delete (asked again).
+//! The sysop's Users page: the list, adding a user, and one user's page: their name and home
+//! BBS (as `N` and `NH` set them; the sysop may change them), where and when they last logged
+//! in with a password, the sysop and BBS flags, a new password, lock or unlock password logins,
+//! or delete (asked again).
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -7,7 +9,7 @@ use std::sync::Arc;
 use axum::extract::{Form, Path, State};
 use axum::http::HeaderMap;
 use axum::response::{Html, IntoResponse};
-use qtc_mail::User;
+use qtc_mail::{MessageStore, User};
 
 use super::pages::{confirm, csrf, esc, page, result};
 use super::session::WebSession;
@@ -107,20 +109,52 @@ pub async fn edit(
     let c2 = call.clone();
     let found = store(&web, move |st| {
         let locked = st.locked_users()?.contains(&c2);
-        Ok(st
-            .users()?
-            .into_iter()
-            .find(|u| u.call == c2)
-            .map(|u| (u, locked)))
+        let logins = st.last_logins(&c2, LOGINS_SHOWN)?;
+        Ok(st.user(&c2)?.map(|u| (u, locked, logins)))
     })
     .await?;
-    let Some((u, locked)) = found else {
+    let Some((u, locked, logins)) = found else {
         return Ok(Html(result(&s, "Users", &format!("no user {call}"), "/users")).into_response());
     };
-    Ok(Html(edit_page(&s, &u, locked)).into_response())
+    Ok(Html(edit_page(&s, &u, locked, &logins)).into_response())
 }
 
-fn edit_page(s: &WebSession, u: &User, locked: bool) -> String {
+/// Places of a user's last password logins shown on their page.
+const LOGINS_SHOWN: usize = 5;
+
+/// The name and home BBS a sysop may give a user, checked as safe to store and show.
+fn profile(name: &str, home: &str) -> Result<(String, String), String> {
+    let (name, home) = (name.trim(), home.trim().to_ascii_uppercase());
+    if name.len() > 40 || name.chars().any(char::is_control) {
+        return Err("error: a name is at most 40 bytes, without control characters".into());
+    }
+    let home_ok = home.len() <= qtc_mail::MAX_AT_LEN
+        && home
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '#' | '-'));
+    if !home_ok {
+        return Err(format!(
+            "error: a home BBS is an address such as N0BBS.#NCA.CA.USA.NOAM (at most {} \
+             characters)",
+            qtc_mail::MAX_AT_LEN
+        ));
+    }
+    Ok((name.to_string(), home))
+}
+
+/// Where and when the user last logged in with a password.
+fn logins_text(logins: &[(String, i64)]) -> String {
+    if logins.is_empty() {
+        return "none with a password in the last 30 days".into();
+    }
+    logins
+        .iter()
+        .map(|(place, at)| format!("{} from {}", crate::health::time(*at), esc(place)))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn edit_page(s: &WebSession, u: &User, locked: bool, logins: &[(String, i64)]) -> String {
     let url = format!("/users/{}", esc(&u.call));
     let form = |action: &str, inner: &str, button: &str| {
         format!(
@@ -130,23 +164,28 @@ fn edit_page(s: &WebSession, u: &User, locked: bool) -> String {
         )
     };
     let checked = |v: bool| if v { " checked" } else { "" };
-    let or_none = |v: &str| {
-        if v.is_empty() {
-            "none given".to_string()
-        } else {
-            esc(&qtc_mail::text::visible_line(v))
-        }
-    };
     let mut b = format!(
-        "<p>Name: {}; home BBS: {}; logins {}.</p><h2>Flags</h2>",
-        or_none(&u.name),
-        or_none(&u.home_bbs),
+        "<p>Logins {}. Last logins: <span id=\"last-login\">{}</span>.</p><h2>Profile</h2>",
         if locked {
             "<b class=\"err\" id=\"locked\">locked</b>"
         } else {
             "allowed"
-        }
+        },
+        logins_text(logins)
     );
+    b.push_str(&form(
+        "profile",
+        &format!(
+            "<label>Name <input name=\"name\" id=\"name\" value=\"{}\" maxlength=\"40\"></label> \
+             <label>Home BBS <input name=\"home\" id=\"home\" value=\"{}\" maxlength=\"{}\" \
+             placeholder=\"N0BBS.#NCA.CA.USA.NOAM\"></label>",
+            esc(&qtc_mail::text::visible_line(&u.name)),
+            esc(&qtc_mail::text::visible_line(&u.home_bbs)),
+            qtc_mail::MAX_AT_LEN
+        ),
+        "Save profile",
+    ));
+    b.push_str("<h2>Flags</h2>");
     b.push_str(&form(
         "flags",
         &format!(
@@ -166,8 +205,9 @@ fn edit_page(s: &WebSession, u: &User, locked: bool) -> String {
     ));
     b.push_str(
         "<h2>Lock</h2><p>A locked user cannot log in with a password (telnet, \
-                forwarding port, web, RF <code>SYS</code>) until unlocked; the password is kept. \
-                AX.25 logins by callsign are not affected.</p>",
+                forwarding port, web, RF <code>SYS</code>, and mail clients: SMTP, POP3, IMAP, \
+                NNTP) until unlocked; the password is kept. AX.25 logins by callsign are not \
+                affected.</p>",
     );
     b.push_str(&if locked {
         form("unlock", "", "Unlock")
@@ -219,6 +259,22 @@ pub async fn action(
             })
             .await?
         }
+        "profile" => match profile(&f.name, &f.home) {
+            Ok((name, home)) => {
+                store(&web, move |st| {
+                    let Some(mut u) = st.user(&c2)? else {
+                        return Ok(Ok(format!("no user {c2}")));
+                    };
+                    u.name = name;
+                    u.home_bbs = home;
+                    Ok(st
+                        .update_user(&u)
+                        .map(|()| format!("{c2}: name and home BBS saved")))
+                })
+                .await?
+            }
+            Err(e) => Ok(e),
+        },
         "password" if f.password.is_empty() => Ok("error: empty password".into()),
         "password" => match web.passwords.hash(f.password).await {
             Ok(hash) => {

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 pub mod jnos;
 pub mod watch;
+pub mod web;
 
 /// How long a test waits for something that should come at once before it fails (a hang guard,
 /// not a timing assertion).
