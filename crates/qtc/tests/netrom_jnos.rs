@@ -256,9 +256,11 @@ fn forwarding_over_netrom_with_jnos_in_mbl_fbb_and_b0() {
             m.iter().any(|s| s.subject == subject)
         });
         j.console(&["mbox kick n0qtc"]);
+        // JNOS times its own connect out adaptively (`netrom irtt`): a request lost while the
+        // link to a restarted qtc is set up again goes again tens of seconds later.
         q.wait_for_log_within(
             "forwarding session ended partner=N0JNS summary=1 received",
-            LEARN_WITHIN,
+            LEARN_WITHIN * 3,
         );
         q.wait_for_log(&format!("mode={mode}"));
         assert!(radio_util::subjects(&q).contains(&subject), "{}", q.log());

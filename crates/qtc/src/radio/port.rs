@@ -690,7 +690,14 @@ impl Task {
     /// Shutdown: disconnect every link and give the DISCs a moment to leave.
     async fn stop(&mut self) {
         let now = clock::now();
-        let ids: Vec<LinkId> = self.links.keys().copied().collect();
+        // The NET/ROM links too: a neighbour that kept one would send its next datagrams on a
+        // link this port no longer has after a restart.
+        let ids: Vec<LinkId> = self
+            .links
+            .keys()
+            .copied()
+            .chain(self.netrom_links())
+            .collect();
         for id in ids {
             if let Some(link) = self.port.link_mut(id) {
                 link.abort(now);

@@ -214,6 +214,14 @@ impl Task {
         }
     }
 
+    /// The links carrying NET/ROM alone.
+    pub(super) fn netrom_links(&self) -> Vec<LinkId> {
+        self.netrom
+            .as_ref()
+            .map(|n| n.links.keys().copied().collect())
+            .unwrap_or_default()
+    }
+
     /// When the next NET/ROM link falls idle.
     pub(super) fn netrom_deadline(&self) -> Option<Instant> {
         let n = self.netrom.as_ref()?;
