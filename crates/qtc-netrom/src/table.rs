@@ -403,6 +403,9 @@ impl Tables {
                 (RouteKind::Locked, k) if k != RouteKind::Locked => {}
                 (RouteKind::Learned, RouteKind::Recorded) => {}
                 _ => {
+                    // A guess from traffic that a broadcast (or the sysop) now founds is a
+                    // route learned: by its alias, to be advertised.
+                    learned = r.kind == RouteKind::Recorded && kind != RouteKind::Recorded;
                     *r = Route {
                         via,
                         quality,

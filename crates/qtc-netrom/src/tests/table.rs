@@ -193,7 +193,9 @@ fn a_recorded_route_answers_an_unknown_origin_and_never_goes_out() {
     let r = *t.node(&call("N0FAR")).unwrap().best().unwrap();
     assert_eq!((r.quality, r.kind), (0, RouteKind::Recorded));
     assert!(t.advertised().is_empty());
-    // A broadcast route through the same neighbour replaces it.
+    t.take_changes();
+    // A broadcast route through the same neighbour replaces it, and is a route learned (by
+    // its alias): the sysop's log and whoever waits for the node see it.
     t.hear(
         via("N0BBB"),
         200,
@@ -201,6 +203,9 @@ fn a_recorded_route_answers_an_unknown_origin_and_never_goes_out() {
     );
     let r = *t.node(&call("N0FAR")).unwrap().best().unwrap();
     assert_eq!(r.kind, RouteKind::Learned);
+    let far = (call("N0FAR"), alias("FAR"));
+    assert!(t.take_changes().iter().any(|c| matches!(c,
+        Change::RouteLearned { node, alias: a, .. } if (*node, *a) == far)));
     t.record(call("N0FAR"), via("N0BBB"));
     assert_eq!(
         t.node(&call("N0FAR")).unwrap().best().unwrap().kind,
