@@ -11,7 +11,7 @@ mod netrom_util;
 mod radio_util;
 
 use common::{Daemon, PATIENCE};
-use netrom_util::{axudp_port, Neighbour};
+use netrom_util::{axudp_port, Neighbour, QUICK_LINKS};
 use qtc_netrom::wire::{Flags, Transport};
 use radio_util::free_udp_port;
 
@@ -23,7 +23,7 @@ fn a_user_reaches_linbpqs_bbs_by_its_alias() {
         &[("N0USR", "pw", "")],
         &format!(
             "{}[netrom]\nalias = \"QTC\"\nbroadcast = \"30m\"\n",
-            axudp_port(q, &[("N0BPQ", bpq)], "")
+            axudp_port(q, &[("N0BPQ", bpq)], QUICK_LINKS)
         ),
     );
     d.wait_for_log("device open port=udp");

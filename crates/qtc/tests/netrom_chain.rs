@@ -9,11 +9,13 @@
 #![allow(clippy::disallowed_methods)]
 
 mod common;
+mod netrom_util;
 mod radio_util;
 
 use std::time::{Duration, Instant};
 
 use common::Daemon;
+use netrom_util::axudp_port;
 use radio_util::{assert_exactly_once, free_udp_port, seed};
 
 /// How long the bar gives A to learn C's alias.
@@ -44,15 +46,9 @@ fn node_config(
     netrom: &str,
     extra: &str,
 ) -> String {
-    let peers: Vec<String> = peers
-        .iter()
-        .map(|(c, p)| format!("{{ callsign = \"{c}\", address = \"127.0.0.1:{p}\" }}"))
-        .collect();
     format!(
-        "[[port]]\nname = \"udp\"\nkind = \"axudp\"\nlisten = \"127.0.0.1:{listen}\"\n\
-         peers = [{}]\nfrack = \"2s\"\nnetrom_quality = 192\n\
-         [netrom]\nalias = \"{alias}\"\nbroadcast = \"10s\"\n{netrom}{extra}",
-        peers.join(", ")
+        "{}[netrom]\nalias = \"{alias}\"\nbroadcast = \"10s\"\n{netrom}{extra}",
+        axudp_port(listen, peers, "frack = \"2s\"\n")
     )
 }
 

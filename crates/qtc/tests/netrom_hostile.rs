@@ -12,7 +12,7 @@ mod radio_util;
 use std::time::Duration;
 
 use common::{Daemon, PATIENCE};
-use netrom_util::{axudp_port, connect_request, info, Neighbour};
+use netrom_util::{axudp_port, connect_request, info, Neighbour, QUICK_LINKS};
 use radio_util::{free_udp_port, seed};
 
 /// A qtc node whose AXUDP peers are the scripted neighbours `peers` (node call, UDP port).
@@ -22,7 +22,7 @@ fn qtc(listen: u16, peers: &[(&str, u16)], users: &[(&str, &str, &str)], extra: 
         users,
         &format!(
             "{}[netrom]\nalias = \"QTC\"\nbroadcast = \"30m\"\n{extra}",
-            axudp_port(listen, peers, "")
+            axudp_port(listen, peers, QUICK_LINKS)
         ),
     );
     d.wait_for_log("device open port=udp");

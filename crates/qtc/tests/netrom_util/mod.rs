@@ -341,15 +341,20 @@ pub fn info(theirs: (u8, u8), seq: u8, data: &[u8]) -> Transport {
     }
 }
 
-/// A qtc node's `[[port]]` on AXUDP with NET/ROM, its peers by (callsign, UDP port).
-pub fn axudp_port(listen: u16, peers: &[(&str, u16)], extra: &str) -> String {
+/// The AX.25 timers of [`axudp_port`] for a network with nodes killed under it: a link to a
+/// dead neighbour fails within some seconds.
+pub const QUICK_LINKS: &str = "frack = \"1s\"\nretries = 3\n";
+
+/// A qtc node's `[[port]]` on AXUDP with NET/ROM, its peers by (callsign, UDP port), the
+/// links' timers as `timers` says (`frack`, `retries`).
+pub fn axudp_port(listen: u16, peers: &[(&str, u16)], timers: &str) -> String {
     let peers: Vec<String> = peers
         .iter()
         .map(|(c, p)| format!("{{ callsign = \"{c}\", address = \"127.0.0.1:{p}\" }}"))
         .collect();
     format!(
         "[[port]]\nname = \"udp\"\nkind = \"axudp\"\nlisten = \"127.0.0.1:{listen}\"\n\
-         peers = [{}]\nfrack = \"1s\"\nretries = 3\nnetrom_quality = 192\n{extra}",
+         peers = [{}]\n{timers}netrom_quality = 192\n",
         peers.join(", ")
     )
 }
@@ -405,7 +410,7 @@ impl Network {
             &[("N0USR", "pw", "")],
             &format!(
                 "{}[netrom]\nalias = \"{name}\"\nbroadcast = \"5s\"\n{netrom}",
-                axudp_port(self.ports[i], &peers, "")
+                axudp_port(self.ports[i], &peers, QUICK_LINKS)
             ),
         )
     }
