@@ -5,7 +5,7 @@
 # `strace -f -c` to every thread for a while and prints the total. Expected: 0.
 #
 # --mail also opens the four [mail] listeners and leaves an IMAP client in IDLE (logged in,
-# INBOX selected) and an NNTP reader (a group selected) connected while it counts.
+# INBOX selected) and an NNTP reader (logged in, the groups listed) connected while it counts.
 #
 # usage: scripts/idle-syscalls.sh [--session] [--mail] [--netrom] [--seconds N] [--binary PATH]
 set -euo pipefail
@@ -91,6 +91,8 @@ if [ "$mail" = 1 ]; then
   printf 'a LOGIN N0USR idle\r\n' >&4; sleep 1
   printf 'b SELECT INBOX\r\nc IDLE\r\n' >&4; sleep 0.5
   exec 5<>"/dev/tcp/127.0.0.1/$(listener nntp)"
+  # Reading news takes the login (as LinBPQ's NNTP).
+  printf 'AUTHINFO USER N0USR\r\nAUTHINFO PASS idle\r\n' >&5; sleep 1
   printf 'LIST\r\n' >&5; sleep 0.5
 fi
 # Let start-up work (and the session's login) finish before counting.

@@ -74,6 +74,8 @@ pub struct Daemon {
     pub fwd: Option<u16>,
     /// Its web port (/metrics), if it has one.
     pub web: Option<u16>,
+    /// Its NNTP port, if it has one.
+    pub nntp: Option<u16>,
     /// Its callsign.
     pub call: String,
 }
@@ -112,6 +114,7 @@ impl Daemon {
             telnet: 0,
             fwd: None,
             web: None,
+            nntp: None,
             call: s.call.to_string(),
         };
         for (call, pw, flags) in s.users {
@@ -182,6 +185,7 @@ impl Daemon {
         self.telnet = 0;
         self.fwd = None;
         self.web = None;
+        self.nntp = None;
         let port_of = |a: &str| a.rsplit(':').next().and_then(|p| p.parse::<u16>().ok());
         let end = now() + Duration::from_secs(20);
         let mut seen = Vec::new();
@@ -197,6 +201,9 @@ impl Daemon {
                     }
                     if let Some(a) = line.strip_prefix("web: listening on ") {
                         self.web = self.web.or(port_of(a));
+                    }
+                    if let Some(a) = line.strip_prefix("nntp: listening on ") {
+                        self.nntp = self.nntp.or(port_of(a));
                     }
                     let done = line.starts_with("data: ");
                     seen.push(line);

@@ -23,6 +23,7 @@ mod lzhuf;
 mod mailbox;
 mod measure;
 mod netrom;
+mod news;
 mod pagesize;
 mod paste;
 mod radio;
@@ -134,8 +135,8 @@ impl Plan {
 }
 
 const ROWS: &[&str] = &[
-    "idle", "forward", "telnet", "faults", "scale", "lzhuf", "radio", "bigstore", "stalled",
-    "netrom", "air", "disk", "device", "pagesize",
+    "idle", "forward", "telnet", "faults", "scale", "lzhuf", "radio", "bigstore", "news",
+    "stalled", "netrom", "air", "disk", "device", "pagesize",
 ];
 
 const USAGE: &str = "usage: qtc-bench [--quick] [--qtc PATH] [--out FILE] [--only ROW,...] \
@@ -319,6 +320,7 @@ fn main() -> ExitCode {
             "lzhuf" => lzhuf::run(o, plan),
             "radio" => radio::run(o, plan),
             "bigstore" => bigstore::run(o, plan),
+            "news" => news::run(o, plan),
             "stalled" => stalled::run(o, plan),
             "netrom" => netrom::run(o, plan),
             "air" => air::run(o, plan),

@@ -9,7 +9,7 @@ use qtc_mail::{StoreError, User};
 use crate::ask::{Answer, Ask};
 use crate::cmd::send::Draft;
 use crate::lines::{Line, LineReader};
-use crate::store::{self, Query, Reply, Request};
+use crate::store::{self, BbsStore, Query, Reply, Request};
 
 mod login;
 pub(crate) mod paging;
@@ -176,14 +176,15 @@ impl Session {
             return;
         };
         self.due = due;
-        if reply.awaited {
+        let awaited = reply.awaited();
+        if awaited {
             self.awaited = self.awaited.saturating_sub(1);
         }
         if matches!(self.state, State::Closed) {
             return;
         }
-        (reply.then)(self);
-        if reply.awaited {
+        reply.apply(self);
+        if awaited {
             self.prompt_if_idle();
         }
         self.take_waiting(now);
@@ -267,7 +268,7 @@ impl Session {
 
     /// Asks the store for `query`; `then` goes on with its answer. A failure is said to the
     /// user, and the command ends there.
-    pub(crate) fn request<Q: Query>(
+    pub(crate) fn request<Q: Query<BbsStore>>(
         &mut self,
         query: Q,
         then: impl FnOnce(&mut Session, Q::Answer) + Send + 'static,
@@ -288,7 +289,7 @@ impl Session {
     }
 
     /// Asks the store for `query`; `then` goes on with its answer or its failure.
-    pub(crate) fn request_result<Q: Query>(
+    pub(crate) fn request_result<Q: Query<BbsStore>>(
         &mut self,
         query: Q,
         then: impl FnOnce(&mut Session, Result<Q::Answer, StoreError>) + Send + 'static,
@@ -297,7 +298,7 @@ impl Session {
     }
 
     /// A write nobody waits for (a read mark, the user's record): no word to the user.
-    pub(crate) fn save<Q: Query>(&mut self, query: Q) {
+    pub(crate) fn save<Q: Query<BbsStore>>(&mut self, query: Q) {
         let logged = |_: &mut Session, done: Result<Q::Answer, StoreError>| {
             if let Err(e) = done {
                 // A guest from RF has no record to update; nothing is lost.

@@ -29,7 +29,7 @@ pub use forward::{
     Form, FwdOutcome, Incoming, MadeForms, Pending, ProposalInfo, Queued, Stored, FORMS,
 };
 pub use housekeep::{Housekeeping, Housekept, Lifetimes};
-pub use mailview::{Area, Overview};
+pub use mailview::{Area, MailParts, Overview};
 pub use parts::{Attachment, Recipient};
 pub use traffic::DayTraffic;
 pub use users::{hash_password, verify_password, DUMMY_HASH};

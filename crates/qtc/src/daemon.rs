@@ -427,7 +427,7 @@ fn mail_shared(
     Arc::new(crate::mail::Shared {
         lobby: shared.lobby.clone(),
         backends: crate::mail::store::Backends {
-            readers: shared.readers.clone(),
+            readers: shared.readers.share(),
             store: shared.store.clone(),
             user_limits: shared.user_limits.clone(),
         },
@@ -438,6 +438,7 @@ fn mail_shared(
             max_message: c.limits.max_message,
             plain_auth: false,
             starttls: false,
+            news_without_login: c.mail.news_without_login,
             version: env!("CARGO_PKG_VERSION").to_string(),
         },
         plain_auth_anywhere: c.mail.plain_auth,

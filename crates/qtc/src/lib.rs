@@ -39,6 +39,7 @@ pub mod service;
 mod session_store;
 mod store_thread;
 mod stream_io;
+mod submission;
 mod throttle;
 mod tls;
 mod user_limits;

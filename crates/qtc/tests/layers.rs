@@ -33,8 +33,9 @@ const LAYERS: &[&[&str]] = &[
         "stream_io",
         "log_limit",
     ],
-    // Login throttling; password checks (they read stored hashes on the readers).
-    &["throttle", "passwords"],
+    // Login throttling; password checks (they read stored hashes on the readers); the one
+    // way a user's message is stored (room, allowances, rules).
+    &["throttle", "passwords", "submission"],
     // Admission to the ports; where a BBS session's store requests run.
     &["admission", "session_store"],
     // The login path every port shares (places at connect, the counted password check).

@@ -6,7 +6,7 @@ use qtc_mail::text::visible_line;
 use qtc_mail::{GreetingCounts, MessageStore, StoreError, User};
 
 use super::{Access, Checked, Checking, Event, Refusal, Session, State};
-use crate::store::Query;
+use crate::store::{BbsStore, Query};
 
 /// The login prompts: whole lines (CR ended) starting with the word, as Winlink clients (wl2k-go
 /// reads up to CR and matches `callsign` / `password`) and the old daemons' scripts expect.
@@ -235,7 +235,7 @@ struct UserRecord {
     call: String,
 }
 
-impl Query for UserRecord {
+impl Query<BbsStore> for UserRecord {
     type Answer = Option<User>;
     // A login's lookup queues behind the writes before it: a partner whose link was reset logs
     // in again only after its previous session's last write (and release).
@@ -253,7 +253,7 @@ struct MailCounts {
     sysop: bool,
 }
 
-impl Query for MailCounts {
+impl Query<BbsStore> for MailCounts {
     type Answer = GreetingCounts;
     const WRITES: bool = false;
     fn run(self, store: &mut dyn MessageStore) -> Result<GreetingCounts, StoreError> {
