@@ -215,6 +215,10 @@ pub async fn gather(sources: &Sources) -> Result<Health, String> {
             mode: a.mode.map(|m| m.to_string()),
         })
         .collect();
+    let netrom = match radios.netrom() {
+        Some(n) => Some(n.view().await),
+        None => None,
+    };
     let size = |suffix: &str| {
         let mut p = path.clone().into_os_string();
         p.push(suffix);
@@ -239,7 +243,7 @@ pub async fn gather(sources: &Sources) -> Result<Health, String> {
             path: path.display().to_string(),
             quota_bytes: quota,
         },
-        netrom: radios.netrom().map(|n| n.view()),
+        netrom,
     })
 }
 

@@ -173,7 +173,7 @@ async fn open_stream(
                     .into());
             };
             match nr.connect(our_call(fwd)?, node).await {
-                Ok((s, _)) => Box::new(s),
+                Ok((c, _)) => Box::new(c.stream),
                 Err(e) => return Err(format!("cannot connect to {addr}: {e}").into()),
             }
         }

@@ -35,6 +35,37 @@ pub enum Local {
     User(Callsign),
 }
 
+/// Who is calling in, and which way: what decides whether a forwarding partner's callsign is
+/// taken for the partner ([`crate::partner_trust`]).
+#[derive(Clone, Debug)]
+pub struct Caller {
+    /// The callsign it calls from (a circuit's user).
+    pub remote: Callsign,
+    /// The way it came.
+    pub arrival: Arrival,
+}
+
+/// The way a caller came in over the air.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// An AX.25 link on a radio port.
+    Ax25 {
+        /// The port's name.
+        port: String,
+    },
+    /// A NET/ROM circuit.
+    Netrom {
+        /// The node the connect request came from (its layer-3 origin: only a claim).
+        origin: Callsign,
+        /// The neighbour it came through: the port's name and the neighbour's callsign.
+        port: String,
+        /// The neighbour.
+        neighbour: Callsign,
+        /// We have a learned or locked route to `origin` through that neighbour.
+        routed: bool,
+    },
+}
+
 /// A request to a port task.
 pub enum PortCmd {
     /// Open a link; the answer comes once it is up (or has failed). Dropping the answer's

@@ -39,8 +39,9 @@ const BEACON_TO: Callsign = match Callsign::new("ID", 0) {
 /// How long at shutdown the port may spend sending its DISCs.
 const FLUSH_AT_STOP: Duration = Duration::from_millis(300);
 
-/// Called for each accepted incoming link with (stream, our callsign, the caller).
-pub type Incoming = Arc<dyn Fn(DuplexStream, Callsign, Callsign) + Send + Sync>;
+/// Called for each accepted incoming link (or NET/ROM circuit) with its stream and who is
+/// calling which way.
+pub type Incoming = Arc<dyn Fn(DuplexStream, super::Caller) + Send + Sync>;
 
 /// What a port task needs.
 pub struct PortSetup {
@@ -410,19 +411,29 @@ impl Task {
     }
 
     /// A station that called us gets its session (or a DM if nothing takes sessions here).
-    fn accept(&mut self, now: std::time::Instant, id: LinkId, local: Callsign, remote: Callsign) {
+    fn accept(&mut self, now: std::time::Instant, id: LinkId, remote: Callsign) {
         match &self.on_incoming {
             Some(f) => {
                 let (mut l, theirs) = LinkIo::new();
                 l.incoming = true;
                 self.links.insert(id, l);
-                f(theirs, local, remote);
+                f(theirs, self.caller(remote));
             }
             None => {
                 if let Some(link) = self.port.link_mut(id) {
                     link.abort(now);
                 }
             }
+        }
+    }
+
+    /// `remote` calling in on this port.
+    fn caller(&self, remote: Callsign) -> super::Caller {
+        super::Caller {
+            remote,
+            arrival: super::Arrival::Ax25 {
+                port: self.name.clone(),
+            },
         }
     }
 
@@ -450,7 +461,7 @@ impl Task {
             PortEvent::Incoming { id, local, remote } => {
                 tracing::info!(port = %self.name, %remote, %local, "incoming link");
                 if !self.netrom_defers(now, id, local, remote) {
-                    self.accept(now, id, local, remote);
+                    self.accept(now, id, remote);
                 }
             }
             PortEvent::Link { id, event } => {
@@ -518,13 +529,13 @@ impl Task {
             &self.on_incoming,
             calls,
         ) {
-            (true, Some(f), Some((local, remote))) => {
+            (true, Some(f), Some((_, remote))) => {
                 tracing::warn!(port = %self.name, %remote, "link reset by the far end: a new session starts");
                 let (mut l, theirs) = LinkIo::new();
                 l.incoming = true;
                 // Dropping the old stream ends the old session.
                 self.links.insert(id, l);
-                f(theirs, local, remote);
+                f(theirs, self.caller(remote));
             }
             _ => {
                 tracing::warn!(port = %self.name, "link reset: data in flight may be lost or repeated")
@@ -687,7 +698,14 @@ impl Task {
     /// Shutdown: disconnect every link and give the DISCs a moment to leave.
     async fn stop(&mut self) {
         let now = clock::now();
-        let ids: Vec<LinkId> = self.links.keys().copied().collect();
+        // The NET/ROM links too: a neighbour that kept one would send its next datagrams on a
+        // link this port no longer has after a restart.
+        let ids: Vec<LinkId> = self
+            .links
+            .keys()
+            .copied()
+            .chain(self.netrom_links())
+            .collect();
         for id in ids {
             if let Some(link) = self.port.link_mut(id) {
                 link.abort(now);
@@ -833,7 +851,7 @@ mod tests {
         let streams = Arc::new(Mutex::new(Vec::new()));
         let notify = Arc::new(tokio::sync::Notify::new());
         let (s2, n2) = (streams.clone(), notify.clone());
-        let on: Incoming = Arc::new(move |s, _, _| {
+        let on: Incoming = Arc::new(move |s, _| {
             s2.lock().unwrap().push(s);
             n2.notify_one();
         });

@@ -355,7 +355,16 @@ impl Client {
     }
 
     pub fn expect_bytes(&mut self, what: &[u8]) -> String {
-        let deadline = Instant::now() + PATIENCE;
+        self.expect_bytes_within(what, PATIENCE)
+    }
+
+    /// [`Client::expect`] for what comes later than at once (a hang guard of `within`).
+    pub fn expect_within(&mut self, what: &str, within: Duration) -> String {
+        self.expect_bytes_within(what.as_bytes(), within)
+    }
+
+    fn expect_bytes_within(&mut self, what: &[u8], within: Duration) -> String {
+        let deadline = Instant::now() + within;
         loop {
             if let Some(pos) = find(&self.seen, what) {
                 let rest = self.seen.split_off(pos + what.len());
