@@ -229,6 +229,40 @@ fn folder_id(tx: &Transaction<'_>, call: &str, name: &str) -> Result<Option<i64>
 mod tests {
     use super::*;
     use crate::Durability;
+    use qtc_mail::{ListFilter, MsgType};
+
+    /// A bulletin folder (`Bulletins/WX`) lists the newest bulletins of its category by the
+    /// addressee index, newest first: no sort of the category, whatever the store holds.
+    #[test]
+    fn a_bulletin_folder_walks_the_addressee_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path(), Durability::Normal).unwrap();
+        let f = ListFilter {
+            kind: Some(MsgType::Bulletin),
+            to: Some("WX".into()),
+            visible_to: Some("N0OTH".into()),
+            last: Some(1000),
+            ..Default::default()
+        };
+        let (sql, args) = crate::list_query(&f, None);
+        let mut st = s
+            .conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .unwrap();
+        let plan = st
+            .query_map(rusqlite::params_from_iter(args.iter()), |r| {
+                r.get::<_, String>(3)
+            })
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap()
+            .join("; ");
+        assert!(
+            plan.contains("SEARCH messages USING INDEX messages_to (to_call=?)"),
+            "{plan}"
+        );
+        assert!(!plan.contains("TEMP B-TREE"), "{plan}");
+    }
 
     fn copy(text: &[u8]) -> FolderMessage {
         FolderMessage {
