@@ -93,9 +93,11 @@ impl Daemon {
         } else {
             ""
         };
+        // The rows' many users are one account (N0USR): its cap is the places' count.
         let cfg = format!(
             "[station]\ncallsign = \"{call}\"\n[store]\ndir = \"data\"\ndurability = \"{dur}\"\n\
-             [telnet]\nlisten = [\"127.0.0.1:0\"]\nmax_sessions = {max}\nmax_per_address = {max}\n[log]\nlevel = \"{lvl}\"\n\
+             [telnet]\nlisten = [\"127.0.0.1:0\"]\nmax_sessions = {max}\nmax_per_address = {max}\n\
+             max_sessions_per_user = {max}\n[log]\nlevel = \"{lvl}\"\n\
              [forward]\n{fwd}{extra}",
             call = s.call,
             dur = o.durability,

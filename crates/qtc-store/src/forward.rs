@@ -288,7 +288,8 @@ impl Store {
         drop(stmt);
         let mut pending = Vec::with_capacity(rows.len());
         for (text, mut p) in rows {
-            p.text = text.text()?;
+            let (rlines, body) = text.split()?;
+            p.text = route::join_rlines(&rlines, &body);
             pending.push(p);
         }
         parts::complete(&tx, &mut pending, partner, form.every_part, &self.station)?;

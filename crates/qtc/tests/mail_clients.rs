@@ -554,6 +554,86 @@ fn smtp_stores_a_message_for_all_its_recipients_or_none() {
     assert!(stored.iter().all(|m| m.subject == "two"), "{stored:?}");
 }
 
+/// Sends a message to N0OTH at the prompt of `t` (N0USR's); what the BBS answered.
+fn prompt_send(t: &mut common::Client, subject: &str) -> String {
+    t.send("SP N0OTH");
+    t.expect("Subject:");
+    t.send(subject);
+    t.expect("/EX");
+    t.send("Typed at the prompt.");
+    t.send("/EX");
+    t.expect("de N0CALL>")
+}
+
+/// Sends a message to N0OTH over SMTP as N0USR; "stored" or "refused" and why.
+fn smtp_send_one(d: &Daemon, subject: &str) -> String {
+    let out = smtp_script(
+        d,
+        &format!(
+            "try:\n\
+             \x20   s.sendmail('n0usr@n0call', ['n0oth@n0call'], 'Subject: {subject}\\r\\n\\r\\nx\\r\\n')\n\
+             \x20   print('stored')\n\
+             except smtplib.SMTPException as e:\n\
+             \x20   print('refused', e)\n"
+        ),
+    );
+    assert!(out.status.success(), "{}\n{}", text(&out), d.log());
+    text(&out)
+}
+
+/// Posts a bulletin to wx.ww over NNTP as N0USR; the server's answer or "refused" and why.
+fn nntp_post_one(d: &Daemon, subject: &str) -> String {
+    let out = python(&format!(
+        "import nntplib, io\n\
+         s = nntplib.NNTP('127.0.0.1', {}, user='N0USR', password='pw')\n\
+         try:\n\
+         \x20   print(s.post(io.BytesIO(b'Newsgroups: wx.ww\\r\\nSubject: {subject}\\r\\n\\r\\nx\\r\\n')))\n\
+         except nntplib.NNTPError as e:\n\
+         \x20   print('refused', e)\n",
+        port(d, "nntp")
+    ));
+    assert!(out.status.success(), "{}\n{}", text(&out), d.log());
+    text(&out)
+}
+
+/// A message typed at the prompt, one sent by SMTP and one posted over NNTP go the one way a
+/// user's message is stored (`submission`, as the web's compose page): the sysop's reject rule
+/// refuses each alike, and they count against one hourly allowance, whatever door the next
+/// comes by. (The room is measured again for each as well: store_quota.rs.)
+#[test]
+fn the_prompt_smtp_and_nntp_share_the_allowance_and_the_rules() {
+    if !have("python3") {
+        return;
+    }
+    let d = Daemon::start(&format!(
+        "[limits]\nmessages_per_hour = 3\n{MAIL}\
+         [[rule]]\naction = \"reject\"\nfield = \"subject\"\npattern = \"*contest*\"\n"
+    ));
+    let mut t = d.login("N0USR", "pw");
+    let said = prompt_send(&mut t, "contest results");
+    assert!(said.contains("does not accept that message"), "{said}");
+    let said = smtp_send_one(&d, "contest results");
+    assert!(said.contains("refused") && said.contains("554"), "{said}");
+    let said = nntp_post_one(&d, "contest results");
+    assert!(said.contains("441 this BBS does not accept"), "{said}");
+    // Refusals count for nothing: three go, one by each door.
+    assert!(prompt_send(&mut t, "one").contains("stored"));
+    assert!(smtp_send_one(&d, "two").starts_with("stored"));
+    let said = nntp_post_one(&d, "three");
+    assert!(said.contains("240 "), "{said}\n{}", d.log());
+    // The fourth, by any door, is over the one allowance.
+    let over = "You have sent 3 messages this hour";
+    let said = prompt_send(&mut t, "four");
+    assert!(said.contains(over), "{said}");
+    let said = smtp_send_one(&d, "four");
+    assert!(said.contains("452") && said.contains(over), "{said}");
+    let said = nntp_post_one(&d, "four");
+    assert!(said.contains("441") && said.contains(over), "{said}");
+    let mut subjects: Vec<String> = d.listed().into_iter().map(|m| m.subject).collect();
+    subjects.sort();
+    assert_eq!(subjects, ["one", "three", "two"]);
+}
+
 /// Killed while clients submit three-recipient messages, the daemon comes back with each
 /// message stored for all three or for none (before, each copy was its own transaction).
 #[test]

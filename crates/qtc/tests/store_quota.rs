@@ -149,15 +149,18 @@ fn a_small_disk_gives_the_store_room_measured_again_as_space_comes_and_goes() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("is consistent"));
 }
 
+/// The port of the `[mail]` listener for `proto`.
+fn listener(d: &Daemon, proto: &str) -> u16 {
+    d.stdout
+        .iter()
+        .find_map(|l| l.strip_prefix(&format!("{proto}: listening on ")))
+        .and_then(|a| a.rsplit(':').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no {proto} listener: {:?}", d.stdout))
+}
+
 /// Sends a message over SMTP (AUTH PLAIN as N0USR); the answer to its end.
 fn smtp_send(d: &Daemon, subject: &str) -> String {
-    let port = d
-        .stdout
-        .iter()
-        .find_map(|l| l.strip_prefix("smtp: listening on "))
-        .and_then(|a| a.rsplit(':').next()?.parse().ok())
-        .unwrap_or_else(|| panic!("no smtp listener: {:?}", d.stdout));
-    let mut c = common::Client::connect(port);
+    let mut c = common::Client::connect(listener(d, "smtp"));
     c.expect("220 ");
     c.send("EHLO me");
     c.expect("250 ");
@@ -176,19 +179,25 @@ fn smtp_send(d: &Daemon, subject: &str) -> String {
     c.expect_either("250 2.0.0 Stored", "452 4.3.1")
 }
 
-/// A message from a mail client measures the store's room again, as one typed at the prompt
-/// does (before, SMTP and NNTP submissions kept the quota as it was last measured: once it
-/// came down on a full disk, they were refused until a user at the prompt sent one).
+/// A message from a mail client (SMTP, NNTP) measures the store's room again, as one typed
+/// at the prompt does (before, SMTP and NNTP submissions kept the quota as it was last
+/// measured: once it came down on a full disk, they were refused until a user at the prompt
+/// sent one).
 #[test]
 fn a_mail_clients_message_measures_the_room_again() {
     let disk = Tmpfs::new(20);
-    let d = on_disk(&disk, "[mail]\nsmtp_listen = \"127.0.0.1:0\"\n");
+    let mail = "[mail]\nsmtp_listen = \"127.0.0.1:0\"\nnntp_listen = \"127.0.0.1:0\"\n";
+    let d = on_disk(&disk, mail);
     let out = smtp_send(&d, "first");
     assert!(out.contains("Stored"), "{out}\n{}", d.log());
+    let out = nntp_post(&d, "first post");
+    assert!(out.ends_with("240"), "{out}\n{}", d.log());
     let other = disk.0.join("other");
     fill(&other);
     let out = smtp_send(&d, "on a full disk");
     assert!(out.ends_with("452 4.3.1"), "{out}");
+    let out = nntp_post(&d, "posted on a full disk");
+    assert!(out.ends_with("441 the message store is full"), "{out}");
     // A message at the prompt measures the full disk: the quota comes down to nothing.
     assert!(send(&d, "at the prompt").contains("The message store is full"));
     assert!(quota_mb(&store_line(&d)) < 1.0, "{}", store_line(&d));
@@ -196,4 +205,27 @@ fn a_mail_clients_message_measures_the_room_again() {
     std::fs::remove_file(&other).unwrap();
     let out = smtp_send(&d, "after the space came back");
     assert!(out.ends_with("250 2.0.0 Stored"), "{out}\n{}", d.log());
+    // The same for a news reader's post, after the prompt measured the full disk again.
+    fill(&other);
+    assert!(send(&d, "full again").contains("The message store is full"));
+    std::fs::remove_file(&other).unwrap();
+    let out = nntp_post(&d, "posted after the space came back");
+    assert!(out.ends_with("240"), "{out}\n{}", d.log());
+}
+
+/// Posts a bulletin over NNTP (AUTHINFO as N0USR); the answer to it.
+fn nntp_post(d: &Daemon, subject: &str) -> String {
+    let mut c = common::Client::connect(listener(d, "nntp"));
+    c.expect("200 ");
+    c.send("AUTHINFO USER N0USR");
+    c.expect("381 ");
+    c.send("AUTHINFO PASS pw");
+    c.expect("281 ");
+    c.send("POST");
+    c.expect("340 ");
+    c.send(&format!(
+        "Newsgroups: wx.ww\r\nSubject: {subject}\r\n\r\n{}.",
+        random_text(subject)
+    ));
+    c.expect_either("240", "441 the message store is full")
 }

@@ -191,6 +191,22 @@ fn post_stores_a_bulletin() {
 }
 
 #[test]
+fn a_post_over_the_allowance_is_refused_in_its_words() {
+    let mut c = reader();
+    c.store.per_user = 1;
+    let article = "Newsgroups: wx.ww\r\nSubject: one\r\n\r\ny\r\n.\r\n";
+    c.send("POST\r\n");
+    assert!(c.send(article).starts_with("240 "));
+    c.send("POST\r\n");
+    assert_eq!(
+        c.send(article),
+        "441 You have sent 1 messages this hour, the most allowed here\r\n"
+    );
+    // Refused whole: the session goes on and nothing more was stored.
+    assert_eq!(c.send("GROUP wx.ww\r\n"), "211 3 2 4 wx.ww\r\n");
+}
+
+#[test]
 fn a_post_over_the_limit_is_not_read_for_ever() {
     let mut c = reader();
     c.send("POST\r\n");

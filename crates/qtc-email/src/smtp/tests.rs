@@ -136,10 +136,19 @@ fn recipients_are_checked_at_rcpt() {
         gmail.starts_with("550 5.1.1 someone@gmail.com: no Internet gateway here"),
         "{gmail}"
     );
-    let nowhere = rcpt(&mut c, "g8bpq@gb7bpq.#23.gbr.euro");
+    // A BBS no partner takes mail for, with its hierarchical address or without.
+    for far in ["g8bpq@gb7bpq.#23.gbr.euro", "G8BPQ@GB7BPQ"] {
+        let nowhere = rcpt(&mut c, far);
+        assert!(
+            nowhere.starts_with("550 5.1.2 no route to GB7BPQ: it would wait here"),
+            "{far}: {nowhere}"
+        );
+    }
+    // Internet mail, whatever the local part's length (not "longer than 6 characters").
+    let long = rcpt(&mut c, "someone.else@example.com");
     assert!(
-        nowhere.starts_with("550 5.1.2 no route to GB7BPQ: it would wait here"),
-        "{nowhere}"
+        long.starts_with("550 5.1.1 someone.else@example.com: no Internet gateway here"),
+        "{long}"
     );
     assert!(rcpt(&mut c, "foo/x@y").starts_with("550 5.1.1"));
     assert!(rcpt(&mut c, "notacall@n0call").starts_with("550 5.1.1 NOTACALL"));
