@@ -834,7 +834,7 @@ fn mutt_keeps_its_fcc_in_the_imap_sent_folder() {
         format!(
             "set smtp_url = \"smtp://N0OTH@127.0.0.1:{}/\"\nset smtp_pass = \"x\"\n\
              set folder = \"imap://N0OTH@127.0.0.1:{}/\"\nset imap_pass = \"x\"\n\
-             set record = \"=Sent\"\nset copy = yes\nset confirmcreate = no\n\
+             set record = \"+Sent\"\nset copy = yes\nset confirmcreate = no\n\
              set from = \"N0OTH@N0CALL\"\nset use_from = yes\nset ssl_starttls = no\n\
              set ssl_force_tls = no\nset charset = \"utf-8\"\n",
             port(&d, "smtp"),
