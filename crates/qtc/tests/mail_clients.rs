@@ -27,15 +27,6 @@ fn have(program: &str) -> bool {
     found
 }
 
-/// The port a `[mail]` listener reported at start-up.
-fn port(d: &Daemon, proto: &str) -> u16 {
-    d.stdout
-        .iter()
-        .find_map(|l| l.strip_prefix(&format!("{proto}: listening on ")))
-        .and_then(|a| a.rsplit(':').next()?.parse().ok())
-        .unwrap_or_else(|| panic!("no {proto} listener in {:?}", d.stdout))
-}
-
 fn run(cmd: &mut Command) -> Output {
     let out = cmd.stdin(Stdio::null()).output().expect("run a client");
     out
@@ -55,7 +46,7 @@ fn curl_send(d: &Daemon, user: &str, pw: &str, rcpt: &str, mail: &str) -> Output
     std::fs::write(&file, mail).unwrap();
     run(Command::new("curl")
         .args(["-sS", "--max-time", "20"])
-        .arg(format!("smtp://127.0.0.1:{}", port(d, "smtp")))
+        .arg(format!("smtp://127.0.0.1:{}", d.mail_port("smtp")))
         .args(["--mail-from", &format!("{user}@elsewhere.example")])
         .args(["--mail-rcpt", rcpt, "--user", &format!("{user}:{pw}"), "-T"])
         .arg(&file))
@@ -88,7 +79,7 @@ fn curl_sends_over_smtp_and_reads_over_pop3_and_imap_and_telnet_sees_the_same_ma
     assert!(sent.status.success(), "{}\n{}", text(&sent), d.log());
     // The sender is the logged-in call, whatever From: said.
     let pop = curl_get(
-        &format!("pop3://127.0.0.1:{}/1", port(&d, "pop3")),
+        &format!("pop3://127.0.0.1:{}/1", d.mail_port("pop3")),
         "N0OTH",
         "x",
     );
@@ -97,7 +88,7 @@ fn curl_sends_over_smtp_and_reads_over_pop3_and_imap_and_telnet_sees_the_same_ma
     assert!(pop_text.contains("Subject: Field day"), "{pop_text}");
     assert!(pop_text.contains("From: N0USR@N0CALL"), "{pop_text}");
     assert!(pop_text.contains("Meet at the club."), "{pop_text}");
-    let imap = format!("imap://127.0.0.1:{}/INBOX;UID=1", port(&d, "imap"));
+    let imap = format!("imap://127.0.0.1:{}/INBOX;UID=1", d.mail_port("imap"));
     let got = curl_get(&imap, "N0OTH", "x");
     assert!(got.status.success(), "{}\n{}", text(&got), d.log());
     assert!(text(&got).contains("Meet at the club."), "{}", text(&got));
@@ -140,7 +131,7 @@ fn a_bulletin_typed_at_telnet_is_the_last_article_of_its_newsgroup_and_a_post_re
         t.send("/EX");
         t.expect("de N0CALL>");
     }
-    let nntp = port(&d, "nntp");
+    let nntp = d.mail_port("nntp");
     // Reading takes the BBS login, as LinBPQ's NNTP does.
     let anonymous = python(&format!(
         "import nntplib\n\
@@ -211,7 +202,7 @@ fn fetchmail_collects_and_deletes_and_the_kill_shows_at_telnet() {
         &home,
         &format!(
             "poll 127.0.0.1 service {} protocol pop3 user \"N0OTH\" password \"x\" mda \"cat >> MBOX\" no keep sslproto \"\"\n",
-            port(&d, "pop3")
+            d.mail_port("pop3")
         ),
     );
     assert!(out.status.success(), "{}\n{}", text(&out), d.log());
@@ -251,7 +242,7 @@ Content-Transfer-Encoding: base64\r\n\r\nAP8BAg==\r\n--x--\r\n";
     assert!(sent.status.success(), "{}\n{}", text(&sent), a.log());
     a.forward_ok("N0BBB", &b);
     let pop = curl_get(
-        &format!("pop3://127.0.0.1:{}/1", port(&b, "pop3")),
+        &format!("pop3://127.0.0.1:{}/1", b.mail_port("pop3")),
         "N0USR",
         "pw",
     );
@@ -270,7 +261,7 @@ Content-Transfer-Encoding: base64\r\n\r\nAP8BAg==\r\n--x--\r\n";
 #[test]
 fn an_idle_imap_client_hears_of_new_mail_and_kills_made_at_the_prompt() {
     let d = Daemon::start(MAIL);
-    let mut imap = common::Client::connect(port(&d, "imap"));
+    let mut imap = common::Client::connect(d.mail_port("imap"));
     imap.expect("IMAP4rev1");
     imap.send("a LOGIN N0OTH x");
     imap.expect("a OK");
@@ -315,7 +306,7 @@ fn curl_insists_on_starttls_and_gets_it() {
     std::fs::write(&file, "Subject: Over TLS\r\n\r\nsecret\r\n").unwrap();
     let sent = run(Command::new("curl")
         .args(["-sS", "--max-time", "20", "--ssl-reqd", "-k"])
-        .arg(format!("smtp://127.0.0.1:{}", port(&d, "smtp")))
+        .arg(format!("smtp://127.0.0.1:{}", d.mail_port("smtp")))
         .args([
             "--mail-from",
             "n0usr@n0call",
@@ -328,8 +319,8 @@ fn curl_insists_on_starttls_and_gets_it() {
         .arg(&file));
     assert!(sent.status.success(), "{}\n{}", text(&sent), d.log());
     for url in [
-        format!("pop3://127.0.0.1:{}/1", port(&d, "pop3")),
-        format!("imap://127.0.0.1:{}/INBOX;UID=1", port(&d, "imap")),
+        format!("pop3://127.0.0.1:{}/1", d.mail_port("pop3")),
+        format!("imap://127.0.0.1:{}/INBOX;UID=1", d.mail_port("imap")),
     ] {
         let got = run(Command::new("curl").args([
             "-sS",
@@ -385,7 +376,7 @@ fn fetchmail_over_imap_fetches_the_inbox() {
         &home,
         &format!(
             "poll 127.0.0.1 service {} protocol imap user \"N0OTH\" password \"x\" mda \"cat >> MBOX\" keep sslproto \"\"\n",
-            port(&d, "imap")
+            d.mail_port("imap")
         ),
     );
     assert!(out.status.success(), "{}\n{}", text(&out), d.log());
@@ -427,7 +418,7 @@ fn a_text_attachment_from_mutt_round_trips_byte_exact_as_text_plain() {
             "set smtp_url = \"smtp://N0USR@127.0.0.1:{}/\"\nset smtp_pass = \"pw\"\n\
              set from = \"N0USR@N0CALL\"\nset use_from = yes\nset ssl_starttls = no\n\
              set ssl_force_tls = no\nset record = \"\"\nset copy = no\nset charset = \"utf-8\"\n",
-            port(&d, "smtp")
+            d.mail_port("smtp")
         ),
     )
     .unwrap();
@@ -445,7 +436,7 @@ fn a_text_attachment_from_mutt_round_trips_byte_exact_as_text_plain() {
         .output()
         .unwrap();
     assert!(sent.status.success(), "{}\n{}", text(&sent), d.log());
-    let imap = port(&d, "imap");
+    let imap = d.mail_port("imap");
     let got = python(&format!(
         "import imaplib, email\n\
          i = imaplib.IMAP4('127.0.0.1', {imap})\n\
@@ -485,7 +476,7 @@ Content-Transfer-Encoding: base64\r\n\r\nb25lCnR3bwp0aHJlZQo=\r\n--x--\r\n";
     let sent = curl_send(&d, "N0USR", "pw", "<n0oth@n0call>", mail);
     assert!(sent.status.success(), "{}", text(&sent));
     let got = curl_get(
-        &format!("imap://127.0.0.1:{}/INBOX;UID=1", port(&d, "imap")),
+        &format!("imap://127.0.0.1:{}/INBOX;UID=1", d.mail_port("imap")),
         "N0OTH",
         "x",
     );
@@ -504,7 +495,7 @@ fn smtp_script(d: &Daemon, script: &str) -> Output {
          s = smtplib.SMTP('127.0.0.1', {})\n\
          s.login('N0USR', 'pw')\n\
          {script}",
-        port(d, "smtp")
+        d.mail_port("smtp")
     ))
 }
 
@@ -590,7 +581,7 @@ fn nntp_post_one(d: &Daemon, subject: &str) -> String {
          \x20   print(s.post(io.BytesIO(b'Newsgroups: wx.ww\\r\\nSubject: {subject}\\r\\n\\r\\nx\\r\\n')))\n\
          except nntplib.NNTPError as e:\n\
          \x20   print('refused', e)\n",
-        port(d, "nntp")
+        d.mail_port("nntp")
     ));
     assert!(out.status.success(), "{}\n{}", text(&out), d.log());
     text(&out)
@@ -643,7 +634,7 @@ fn a_sigkill_during_submission_never_leaves_a_message_for_some_recipients() {
     }
     let mut d = Daemon::start(&format!("[limits]\nmessages_per_hour = 0\n{MAIL}"));
     for round in 0..3 {
-        let smtp = port(&d, "smtp");
+        let smtp = d.mail_port("smtp");
         let sender = Command::new("python3")
             .args(["-c", &format!(
                 "import smtplib\n\
@@ -695,7 +686,7 @@ fn replies_thread_and_answered_is_kept() {
     let reply = "Subject: Re: Q\r\nIn-Reply-To: <1_N0CALL@N0CALL>\r\nReferences: <1_N0CALL@N0CALL>\r\n\r\nanswer\r\n";
     let sent = curl_send(&d, "N0OTH", "x", "<n0usr@n0call>", reply);
     assert!(sent.status.success(), "{}", text(&sent));
-    let imap = port(&d, "imap");
+    let imap = d.mail_port("imap");
     let script = |user: &str, pw: &str, body: &str| {
         python(&format!(
             "import imaplib\n\

@@ -149,18 +149,9 @@ fn a_small_disk_gives_the_store_room_measured_again_as_space_comes_and_goes() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("is consistent"));
 }
 
-/// The port of the `[mail]` listener for `proto`.
-fn listener(d: &Daemon, proto: &str) -> u16 {
-    d.stdout
-        .iter()
-        .find_map(|l| l.strip_prefix(&format!("{proto}: listening on ")))
-        .and_then(|a| a.rsplit(':').next()?.parse().ok())
-        .unwrap_or_else(|| panic!("no {proto} listener: {:?}", d.stdout))
-}
-
 /// Sends a message over SMTP (AUTH PLAIN as N0USR); the answer to its end.
 fn smtp_send(d: &Daemon, subject: &str) -> String {
-    let mut c = common::Client::connect(listener(d, "smtp"));
+    let mut c = common::Client::connect(d.mail_port("smtp"));
     c.expect("220 ");
     c.send("EHLO me");
     c.expect("250 ");
@@ -215,7 +206,7 @@ fn a_mail_clients_message_measures_the_room_again() {
 
 /// Posts a bulletin over NNTP (AUTHINFO as N0USR); the answer to it.
 fn nntp_post(d: &Daemon, subject: &str) -> String {
-    let mut c = common::Client::connect(listener(d, "nntp"));
+    let mut c = common::Client::connect(d.mail_port("nntp"));
     c.expect("200 ");
     c.send("AUTHINFO USER N0USR");
     c.expect("381 ");
