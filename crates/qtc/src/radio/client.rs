@@ -45,6 +45,7 @@ pub fn run(port: &str, mycall: &str, remote: &str, via: &[String]) -> anyhow::Re
             max_links: 1,
             beacon: None,
             netrom_quality: 0,
+            modem_baud_given: false,
         };
         let heard = super::Heard::default();
         let health = std::sync::Arc::<super::PortHealth>::default();

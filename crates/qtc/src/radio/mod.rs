@@ -319,7 +319,7 @@ pub fn report_lines(c: &crate::config::Loaded) -> Vec<String> {
     let ports = c
         .radio_ports
         .iter()
-        .map(|p| format!("radio: {} {}", p.name, p.kind.describe()));
+        .map(|p| format!("radio: {} {}{}", p.name, p.kind.describe(), p.speed_note()));
     let node = c
         .netrom
         .iter()

@@ -817,6 +817,7 @@ mod tests {
             max_links: 4,
             beacon: None,
             netrom_quality: 0,
+            modem_baud_given: true,
         };
         let health = Arc::<crate::radio::PortHealth>::default();
         let streams = Arc::new(Mutex::new(Vec::new()));
