@@ -733,7 +733,7 @@ fn imap_append(imap: &mut common::Client, tag: &str, folder: &str, msg: &str) ->
 #[test]
 fn imap_folders_keep_the_users_copies_and_a_bulletin_read_there_leaves_ln() {
     let d = Daemon::start(MAIL);
-    let mut imap = common::Client::connect(port(&d, "imap"));
+    let mut imap = common::Client::connect(d.mail_port("imap"));
     imap.expect("IMAP4rev1");
     imap.send("a LOGIN N0OTH x");
     imap.expect("a OK");
@@ -761,7 +761,7 @@ fn imap_folders_keep_the_users_copies_and_a_bulletin_read_there_leaves_ln() {
     // A second session of the same user keeps a copy: the one idling on Sent hears of it.
     imap.send("i IDLE");
     imap.expect("+ idling");
-    let mut other = common::Client::connect(port(&d, "imap"));
+    let mut other = common::Client::connect(d.mail_port("imap"));
     other.expect("IMAP4rev1");
     other.send("a LOGIN N0OTH x");
     other.expect("a OK");
@@ -828,8 +828,8 @@ fn mutt_keeps_its_fcc_in_the_imap_sent_folder() {
              set record = \"+Sent\"\nset copy = yes\nset confirmcreate = no\n\
              set from = \"N0OTH@N0CALL\"\nset use_from = yes\nset ssl_starttls = no\n\
              set ssl_force_tls = no\nset charset = \"utf-8\"\n",
-            port(&d, "smtp"),
-            port(&d, "imap")
+            d.mail_port("smtp"),
+            d.mail_port("imap")
         ),
     )
     .unwrap();
@@ -845,7 +845,7 @@ fn mutt_keeps_its_fcc_in_the_imap_sent_folder() {
         .output()
         .unwrap();
     assert!(sent.status.success(), "{}\n{}", text(&sent), d.log());
-    let mut imap = common::Client::connect(port(&d, "imap"));
+    let mut imap = common::Client::connect(d.mail_port("imap"));
     imap.expect("IMAP4rev1");
     imap.send("a LOGIN N0OTH x");
     imap.expect("a OK");
