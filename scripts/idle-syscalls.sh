@@ -6,8 +6,9 @@
 # then attaches
 # `strace -f -c` to every thread for a while and prints the total. Expected: 0.
 #
-# --mail also opens the four [mail] listeners and leaves an IMAP client in IDLE (logged in,
-# INBOX selected) and an NNTP reader (logged in, the groups listed) connected while it counts.
+# --mail also opens the four [mail] listeners and leaves IMAP clients in IDLE on every kind of
+# folder (INBOX, a folder of the user's own, a bulletin folder) and an NNTP reader (logged in,
+# the groups listed) connected while it counts.
 #
 # usage: scripts/idle-syscalls.sh [--session] [--mail] [--netrom] [--partners] [--seconds N] [--binary PATH]
 set -euo pipefail
@@ -41,7 +42,7 @@ work=$(mktemp -d)
 pid=""
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  exec 3>&- 4>&- 5>&- 2>/dev/null || true
+  exec 3>&- 4>&- 5>&- 6>&- 7>&- 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -101,6 +102,12 @@ if [ "$mail" = 1 ]; then
   exec 4<>"/dev/tcp/127.0.0.1/$(listener imap)"
   printf 'a LOGIN N0USR idle\r\n' >&4; sleep 1
   printf 'b SELECT INBOX\r\nc IDLE\r\n' >&4; sleep 0.5
+  exec 6<>"/dev/tcp/127.0.0.1/$(listener imap)"
+  printf 'a LOGIN N0USR idle\r\n' >&6; sleep 1
+  printf 'b CREATE Sent\r\nc SELECT Sent\r\nd IDLE\r\n' >&6; sleep 0.5
+  exec 7<>"/dev/tcp/127.0.0.1/$(listener imap)"
+  printf 'a LOGIN N0USR idle\r\n' >&7; sleep 1
+  printf 'b SELECT Bulletins/WX\r\nc IDLE\r\n' >&7; sleep 0.5
   exec 5<>"/dev/tcp/127.0.0.1/$(listener nntp)"
   # Reading news takes the login (as LinBPQ's NNTP).
   printf 'AUTHINFO USER N0USR\r\nAUTHINFO PASS idle\r\n' >&5; sleep 1
@@ -124,7 +131,7 @@ kill -INT "$spid"; wait "$spid" 2>/dev/null || true
 calls=$(awk '$NF=="total" {print $4}' "$work/strace")
 calls=${calls:-0}
 what="idle"; [ "$session" = 1 ] && what="idle, one logged-in telnet session"
-[ "$mail" = 1 ] && what="$what, SMTP/POP3/IMAP/NNTP listening, an IMAP client in IDLE and an NNTP reader connected"
+[ "$mail" = 1 ] && what="$what, SMTP/POP3/IMAP/NNTP listening, IMAP clients in IDLE on INBOX, Sent and Bulletins/WX and an NNTP reader connected"
 [ "$netrom" = 1 ] && what="$what, a NET/ROM node between broadcasts"
 [ "$partners" = 1 ] && what="$what, two forwarding partners with nothing queued"
 echo "qtc $what: $calls syscalls in ${seconds} s (strace -f -c)"
