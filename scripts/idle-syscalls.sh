@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # Counts the system calls an idle qtc makes: starts the daemon on a scratch data directory,
 # optionally logs one telnet user in and leaves the session idle, optionally with a NET/ROM node
-# on an AXUDP port (its first broadcast and poll gone, the next an hour away), then attaches
+# on an AXUDP port (its first broadcast and poll gone, the next an hour away), optionally with
+# forwarding partners that have nothing queued (called at once when mail comes, polled hourly),
+# then attaches
 # `strace -f -c` to every thread for a while and prints the total. Expected: 0.
 #
 # --mail also opens the eight [mail] listeners (plain and implicit TLS, with a certificate made
-# by `qtc cert`) and leaves an IMAP client in IDLE (logged in, INBOX selected), an IMAPS client
-# in IDLE (openssl s_client) and an NNTP reader (logged in, the groups listed) connected while
-# it counts.
+# by `qtc cert`) and leaves IMAP clients in IDLE on every kind of folder (INBOX, a folder of the
+# user's own, a bulletin folder), an IMAPS client in IDLE (openssl s_client) and an NNTP reader
+# (logged in, the groups listed) connected while it counts.
 #
-# usage: scripts/idle-syscalls.sh [--session] [--mail] [--netrom] [--seconds N] [--binary PATH]
+# usage: scripts/idle-syscalls.sh [--session] [--mail] [--netrom] [--partners] [--seconds N] [--binary PATH]
 set -euo pipefail
 
 session=0
 mail=0
 netrom=0
+partners=0
 seconds=10
 bin=""
 while [ $# -gt 0 ]; do
@@ -22,9 +25,10 @@ while [ $# -gt 0 ]; do
     --session) session=1 ;;
     --mail) mail=1 ;;
     --netrom) netrom=1 ;;
+    --partners) partners=1 ;;
     --seconds) seconds="$2"; shift ;;
     --binary) bin="$2"; shift ;;
-    *) echo "usage: $0 [--session] [--mail] [--netrom] [--seconds N] [--binary PATH]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--session] [--mail] [--netrom] [--partners] [--seconds N] [--binary PATH]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -41,7 +45,7 @@ spids=""
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
   [ -n "$spids" ] && kill "$spids" 2>/dev/null
-  exec 3>&- 4>&- 5>&- 6>&- 2>/dev/null || true
+  exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -64,7 +68,9 @@ if [ "$mail" = 1 ]; then
   "$bin" -c "$work/qtc.toml" cert >/dev/null
 fi
 if [ "$netrom" = 1 ]; then
-  # A NET/ROM node on an AXUDP port whose peer is silent: it broadcasts (and polls) at start.
+  # A NET/ROM node on an AXUDP port whose peer is silent: its first broadcast (with a poll)
+  # comes within a tenth of the interval (6 s), the next not before 90 s; counted between.
+  sed -i 's/^level = "warn"/level = "info"/' "$work/qtc.toml"
   cat >> "$work/qtc.toml" <<TOML
 [[port]]
 name = "udp"
@@ -74,8 +80,15 @@ peers = [{ callsign = "N0PEE", address = "127.0.0.1:9" }]
 netrom_quality = 192
 [netrom]
 alias = "IDLE"
-broadcast = "1h"
+broadcast = "100s"
 TOML
+fi
+if [ "$partners" = 1 ]; then
+  # Two partners with nothing queued for them: a call comes only with mail, a poll in an hour.
+  for call in N0PA N0PB; do
+    printf '[[partner]]\ncallsign = "%s"\nconnect = "tcp:127.0.0.1:9"\nroutes = ["%s", "WW"]\ninterval = "15s"\npoll = "1h"\n' \
+      "$call" "$call" >>"$work/qtc.toml"
+  done
 fi
 "$bin" -c "$work/qtc.toml" user add N0USR --password idle >/dev/null
 "$bin" -c "$work/qtc.toml" run >"$work/out" 2>"$work/err" &
@@ -98,6 +111,12 @@ if [ "$mail" = 1 ]; then
   exec 4<>"/dev/tcp/127.0.0.1/$(listener imap)"
   printf 'a LOGIN N0USR idle\r\n' >&4; sleep 1
   printf 'b SELECT INBOX\r\nc IDLE\r\n' >&4; sleep 0.5
+  exec 6<>"/dev/tcp/127.0.0.1/$(listener imap)"
+  printf 'a LOGIN N0USR idle\r\n' >&6; sleep 1
+  printf 'b CREATE Sent\r\nc SELECT Sent\r\nd IDLE\r\n' >&6; sleep 0.5
+  exec 7<>"/dev/tcp/127.0.0.1/$(listener imap)"
+  printf 'a LOGIN N0USR idle\r\n' >&7; sleep 1
+  printf 'b SELECT Bulletins/WX\r\nc IDLE\r\n' >&7; sleep 0.5
   exec 5<>"/dev/tcp/127.0.0.1/$(listener nntp)"
   # Reading news takes the login (as LinBPQ's NNTP).
   printf 'AUTHINFO USER N0USR\r\nAUTHINFO PASS idle\r\n' >&5; sleep 1
@@ -107,13 +126,20 @@ if [ "$mail" = 1 ]; then
   openssl s_client -quiet -connect "127.0.0.1:$(listener imaps)" -CAfile "$work/cert.pem" \
     <"$work/imaps.in" >"$work/imaps.out" 2>/dev/null &
   spids="$!"
-  exec 6>"$work/imaps.in"
-  printf 'a LOGIN N0USR idle\r\n' >&6; sleep 1
-  printf 'b SELECT INBOX\r\nc IDLE\r\n' >&6; sleep 0.5
+  exec 8>"$work/imaps.in"
+  printf 'a LOGIN N0USR idle\r\n' >&8; sleep 1
+  printf 'b SELECT INBOX\r\nc IDLE\r\n' >&8; sleep 0.5
   grep -q '^+ idling' "$work/imaps.out" || { echo "the IMAPS client is not in IDLE:" >&2; cat "$work/imaps.out" >&2; exit 1; }
 fi
 # Let start-up work (and the session's login) finish before counting.
 sleep 1
+if [ "$netrom" = 1 ]; then
+  for _ in $(seq 150); do
+    grep -q 'NET/ROM NODES sent; next broadcast' "$work/err" 2>/dev/null && break
+    sleep 0.1
+  done
+  grep -q 'NET/ROM NODES sent; next broadcast' "$work/err" || { echo "no NODES broadcast:" >&2; cat "$work/err" >&2; exit 1; }
+fi
 
 strace -f -c -qq -o "$work/strace" -p "$pid" &
 spid=$!
@@ -123,7 +149,8 @@ kill -INT "$spid"; wait "$spid" 2>/dev/null || true
 calls=$(awk '$NF=="total" {print $4}' "$work/strace")
 calls=${calls:-0}
 what="idle"; [ "$session" = 1 ] && what="idle, one logged-in telnet session"
-[ "$mail" = 1 ] && what="$what, SMTP/POP3/IMAP/NNTP listening (plain and TLS), IMAP and IMAPS clients in IDLE and an NNTP reader connected"
+[ "$mail" = 1 ] && what="$what, SMTP/POP3/IMAP/NNTP listening (plain and TLS), IMAP clients in IDLE on INBOX, Sent and Bulletins/WX, an IMAPS client in IDLE and an NNTP reader connected"
 [ "$netrom" = 1 ] && what="$what, a NET/ROM node between broadcasts"
+[ "$partners" = 1 ] && what="$what, two forwarding partners with nothing queued"
 echo "qtc $what: $calls syscalls in ${seconds} s (strace -f -c)"
 [ "$calls" = 0 ] || cat "$work/strace"

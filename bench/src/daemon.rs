@@ -83,6 +83,13 @@ pub struct Daemon {
 impl Daemon {
     /// Writes the config, adds the users and starts the daemon.
     pub fn create(o: &Opts, s: &Spec<'_>) -> R<Daemon> {
+        let mut d = Daemon::prepare(o, s)?;
+        d.start()?;
+        Ok(d)
+    }
+
+    /// Writes the config and adds the users; [`Daemon::start`] starts it.
+    pub fn prepare(o: &Opts, s: &Spec<'_>) -> R<Daemon> {
         let tag = s.call.to_ascii_lowercase();
         let dir = match s.parent {
             Some(parent) => TempDir::new_in(parent, &tag)?,
@@ -106,7 +113,7 @@ impl Daemon {
             extra = s.extra,
         );
         std::fs::write(dir.path().join("qtc.toml"), cfg).ctx("write qtc.toml")?;
-        let mut d = Daemon {
+        let d = Daemon {
             dir,
             bin: o.bin.clone(),
             child: None,
@@ -122,7 +129,6 @@ impl Daemon {
             args.extend(flags.split_whitespace());
             d.cli(&args, b"")?;
         }
-        d.start()?;
         Ok(d)
     }
 
@@ -282,6 +288,15 @@ impl Daemon {
     /// The BBS prompt.
     pub fn prompt(&self) -> String {
         format!("de {}>", self.call)
+    }
+
+    /// SIGKILL: gone without a word to anyone; [`Daemon::start`] brings it back on the same
+    /// directory.
+    pub fn kill(&mut self) -> R<()> {
+        let mut child = self.child.take().ctx("not running")?;
+        child.kill().ctx("kill")?;
+        child.wait().ctx("wait")?;
+        Ok(())
     }
 
     /// SIGTERM, then waits up to 10 s; returns how long the exit took.

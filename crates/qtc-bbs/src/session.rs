@@ -103,7 +103,7 @@ impl Session {
         let lines = LineReader::new(cfg.max_line);
         let page_len = match access {
             Access::Password | Access::Verified(_) => cfg.page_len_telnet,
-            Access::Callsign(_) => cfg.page_len_radio,
+            Access::Callsign(_) | Access::Claimed(_) => cfg.page_len_radio,
         };
         Session {
             cfg,
@@ -140,7 +140,9 @@ impl Session {
                 ));
                 self.ask_callsign();
             }
-            Access::Callsign(call) | Access::Verified(call) => self.log_in(call.base()),
+            Access::Callsign(call) | Access::Claimed(call) | Access::Verified(call) => {
+                self.log_in(call.base())
+            }
         }
     }
 

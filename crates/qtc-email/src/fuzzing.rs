@@ -156,6 +156,10 @@ mod tests {
             &seeded(include_bytes!("../../../fuzz/seeds/imap_session/session")),
         );
         drive(
+            &mut crate::imap::Imap::new(settings(), 1),
+            &seeded(include_bytes!("../../../fuzz/seeds/imap_session/folders")),
+        );
+        drive(
             &mut crate::nntp::Nntp::new(settings()),
             &seeded(include_bytes!("../../../fuzz/seeds/nntp_session/session")),
         );

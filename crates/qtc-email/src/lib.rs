@@ -30,8 +30,10 @@
 pub mod addr;
 mod core;
 pub mod data;
+pub mod folder;
 pub mod fuzzing;
 pub mod imap;
+pub mod kept;
 mod lines;
 pub mod memory;
 pub mod nntp;

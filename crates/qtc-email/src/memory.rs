@@ -10,6 +10,7 @@ use qtc_mail::route::{PartnerRoutes, RouteQuery};
 use qtc_mail::{ListFilter, MessageStore, MsgType, NewMessage, StoreError};
 
 use crate::addr::Dest;
+use crate::folder::{Folder, FolderMark, FolderMessage};
 use crate::store::{
     Article, Attachment, Entry, GroupInfo, MailStore, Route, Stored, Submission, Thread,
 };
@@ -31,7 +32,17 @@ pub struct MemoryMail {
     files: HashMap<u64, Vec<Attachment>>,
     threads: HashMap<u64, Thread>,
     answered: HashSet<(String, u64)>,
+    folders: BTreeMap<(String, String), MemFolder>,
+    validities: u32,
     time: i64,
+}
+
+/// A user's folder: its UIDVALIDITY and next UID, its copies by UID.
+#[derive(Clone, Debug, Default)]
+struct MemFolder {
+    validity: u32,
+    uid_next: u64,
+    copies: BTreeMap<u64, FolderMessage>,
 }
 
 impl MemoryMail {
@@ -56,6 +67,12 @@ impl MemoryMail {
         self.files.insert(n, files);
         self.threads.insert(n, thread);
         Ok(n)
+    }
+
+    fn folder(&mut self, call: &str, name: &str) -> Result<&mut MemFolder, StoreError> {
+        self.folders
+            .get_mut(&(call.to_string(), name.to_string()))
+            .ok_or_else(|| StoreError::Database(format!("no folder {name}")))
     }
 
     fn exempt(&mut self, call: &str) -> Result<bool, StoreError> {
@@ -215,6 +232,142 @@ impl MailStore for MemoryMail {
         }
         out.truncate(limit);
         Ok(out)
+    }
+
+    fn bulletins(
+        &mut self,
+        call: &str,
+        category: &str,
+        max: usize,
+    ) -> Result<Vec<Entry>, StoreError> {
+        let f = ListFilter {
+            kind: Some(MsgType::Bulletin),
+            to: Some(category.to_string()),
+            visible_to: Some(call.to_string()),
+            last: Some(max),
+            ..Default::default()
+        };
+        let heads = self.store.list(&f)?;
+        Ok(heads
+            .into_iter()
+            .rev()
+            .map(|h| {
+                let answered = self.answered.contains(&(call.to_string(), h.number));
+                Entry::of(h, answered)
+            })
+            .collect())
+    }
+
+    fn folders(&mut self, call: &str) -> Result<Vec<Folder>, StoreError> {
+        Ok(self
+            .folders
+            .iter()
+            .filter(|((c, _), _)| c == call)
+            .map(|((_, name), f)| Folder {
+                name: name.clone(),
+                validity: f.validity,
+                uid_next: f.uid_next,
+                messages: f.copies.len() as u64,
+                unseen: f.copies.values().filter(|c| !c.seen).count() as u64,
+                bytes: f.copies.values().map(|c| c.bytes.len() as u64).sum(),
+            })
+            .collect())
+    }
+
+    fn create_folder(&mut self, call: &str, name: &str) -> Result<(), StoreError> {
+        self.validities += 1;
+        let f = MemFolder {
+            validity: self.validities,
+            uid_next: 1,
+            copies: BTreeMap::new(),
+        };
+        self.folders.insert((call.to_string(), name.to_string()), f);
+        Ok(())
+    }
+
+    fn delete_folder(&mut self, call: &str, name: &str) -> Result<(), StoreError> {
+        self.folders.remove(&(call.to_string(), name.to_string()));
+        Ok(())
+    }
+
+    fn rename_folder(&mut self, call: &str, from: &str, to: &str) -> Result<(), StoreError> {
+        if let Some(f) = self.folders.remove(&(call.to_string(), from.to_string())) {
+            self.folders.insert((call.to_string(), to.to_string()), f);
+        }
+        Ok(())
+    }
+
+    fn folder_entries(
+        &mut self,
+        call: &str,
+        name: &str,
+        max: usize,
+    ) -> Result<Vec<Entry>, StoreError> {
+        let f = self.folder(call, name)?;
+        let skip = f.copies.len().saturating_sub(max);
+        Ok(f.copies
+            .iter()
+            .skip(skip)
+            .map(|(&uid, c)| Entry::kept(uid, c.bytes.len() as u64, c.clone()))
+            .collect())
+    }
+
+    fn folder_text(
+        &mut self,
+        call: &str,
+        name: &str,
+        uid: u64,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self
+            .folder(call, name)?
+            .copies
+            .get(&uid)
+            .map(|c| c.bytes.clone()))
+    }
+
+    fn keep_copies(
+        &mut self,
+        call: &str,
+        name: &str,
+        copies: &[FolderMessage],
+    ) -> Result<Vec<u64>, StoreError> {
+        if self.full {
+            return Err(StoreError::Full);
+        }
+        let now = self.time;
+        let f = self.folder(call, name)?;
+        let mut uids = Vec::with_capacity(copies.len());
+        for c in copies {
+            let mut c = c.clone();
+            if c.created == 0 {
+                c.created = now;
+            }
+            f.copies.insert(f.uid_next, c);
+            uids.push(f.uid_next);
+            f.uid_next += 1;
+        }
+        Ok(uids)
+    }
+
+    fn set_folder_mark(
+        &mut self,
+        call: &str,
+        name: &str,
+        uid: u64,
+        mark: FolderMark,
+        on: bool,
+    ) -> Result<(), StoreError> {
+        if let Some(c) = self.folder(call, name)?.copies.get_mut(&uid) {
+            match mark {
+                FolderMark::Seen => c.seen = on,
+                FolderMark::Answered => c.answered = on,
+            }
+        }
+        Ok(())
+    }
+
+    fn expunge_copy(&mut self, call: &str, name: &str, uid: u64) -> Result<bool, StoreError> {
+        Ok(self.folder(call, name)?.copies.remove(&uid).is_some())
     }
 }
 

@@ -13,6 +13,7 @@ pub use qtc_mail::{Attachment, Thread};
 use qtc_mail::{Message, MessageHeader, MsgStatus, MsgType, NewMessage, StoreError};
 
 use crate::addr::Dest;
+use crate::folder::{Folder, FolderMark, FolderMessage};
 use crate::render::Rendered;
 use crate::Settings;
 
@@ -88,6 +89,22 @@ impl Entry {
             from: h.from,
             subject: h.subject,
             bid: h.bid,
+        }
+    }
+}
+
+impl Entry {
+    /// A message kept in a user's folder: UID `uid`, `size` bytes.
+    pub fn kept(uid: u64, size: u64, m: FolderMessage) -> Entry {
+        Entry {
+            number: uid,
+            seen: m.seen,
+            answered: m.answered,
+            size,
+            created: m.created,
+            from: m.from,
+            subject: m.subject,
+            bid: String::new(),
         }
     }
 }
@@ -241,6 +258,58 @@ pub trait MailStore {
         range: (u64, u64),
         limit: usize,
     ) -> Result<Vec<Article>, StoreError>;
+
+    /// `call`'s view of the newest `max` bulletins addressed to `category` (any `@`),
+    /// neither killed nor held, oldest first: seen is their read mark; sizes are 0.
+    fn bulletins(
+        &mut self,
+        call: &str,
+        category: &str,
+        max: usize,
+    ) -> Result<Vec<Entry>, StoreError>;
+    /// `call`'s own folders, by name.
+    fn folders(&mut self, call: &str) -> Result<Vec<Folder>, StoreError>;
+    /// Makes folder `name` of `call` (not there yet: the caller checked).
+    fn create_folder(&mut self, call: &str, name: &str) -> Result<(), StoreError>;
+    /// Deletes `call`'s folder `name` with what it holds.
+    fn delete_folder(&mut self, call: &str, name: &str) -> Result<(), StoreError>;
+    /// Renames `call`'s folder `from` to `to` (free: the caller checked); it keeps its
+    /// UIDVALIDITY and messages.
+    fn rename_folder(&mut self, call: &str, from: &str, to: &str) -> Result<(), StoreError>;
+    /// The newest `max` messages of `call`'s folder `name`, oldest first, with their sizes
+    /// (UIDs as numbers, `bid` empty).
+    fn folder_entries(
+        &mut self,
+        call: &str,
+        name: &str,
+        max: usize,
+    ) -> Result<Vec<Entry>, StoreError>;
+    /// The bytes of message `uid` of `call`'s folder `name`.
+    fn folder_text(
+        &mut self,
+        call: &str,
+        name: &str,
+        uid: u64,
+    ) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Keeps `copies` in `call`'s folder `name` (there: the caller checked), all or none
+    /// (a full store): their UIDs.
+    fn keep_copies(
+        &mut self,
+        call: &str,
+        name: &str,
+        copies: &[FolderMessage],
+    ) -> Result<Vec<u64>, StoreError>;
+    /// Sets or clears a mark of message `uid` of `call`'s folder `name`.
+    fn set_folder_mark(
+        &mut self,
+        call: &str,
+        name: &str,
+        uid: u64,
+        mark: FolderMark,
+        on: bool,
+    ) -> Result<(), StoreError>;
+    /// Deletes message `uid` of `call`'s folder `name`; true when it was there.
+    fn expunge_copy(&mut self, call: &str, name: &str, uid: u64) -> Result<bool, StoreError>;
 }
 
 /// The most messages an INBOX or a POP3 drop shows: the newest.
@@ -288,7 +357,7 @@ impl Query<MailKind> for Render {
 
 /// Message `number` rendered if `reader` may read it as on the BBS: neither killed nor held,
 /// and a bulletin, or personal mail from, to or copied to the reader.
-fn readable(
+pub(crate) fn readable(
     store: &mut dyn MailStore,
     number: u64,
     reader: Option<&str>,
@@ -320,22 +389,6 @@ impl Query<MailKind> for Seen {
     const WRITES: bool = true;
     fn run(self, store: &mut dyn MailStore) -> Result<(), StoreError> {
         store.set_seen(self.number, &self.call, self.seen)
-    }
-}
-
-/// Sets or clears `call`'s `\Answered` mark.
-#[derive(Debug)]
-pub struct Answered {
-    pub(crate) number: u64,
-    pub(crate) call: String,
-    pub(crate) answered: bool,
-}
-
-impl Query<MailKind> for Answered {
-    type Answer = ();
-    const WRITES: bool = true;
-    fn run(self, store: &mut dyn MailStore) -> Result<(), StoreError> {
-        store.set_answered(self.number, &self.call, self.answered)
     }
 }
 

@@ -8,6 +8,7 @@
 
 pub mod charset;
 pub mod dest;
+pub mod folder;
 pub mod kill;
 pub mod memory;
 mod message;

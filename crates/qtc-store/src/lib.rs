@@ -13,6 +13,7 @@
 #![deny(unsafe_code)]
 
 mod counts;
+mod folders;
 mod forward;
 pub mod housekeep;
 mod mailview;
@@ -25,6 +26,7 @@ mod walvfs;
 mod winlink;
 mod wp;
 
+pub use folders::FolderEntry;
 pub use forward::{
     Form, FwdOutcome, Incoming, MadeForms, Pending, ProposalInfo, Queued, Stored, FORMS,
 };

@@ -262,6 +262,29 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         call   TEXT    NOT NULL,
         PRIMARY KEY (number, call)
      ) WITHOUT ROWID;",
+    // 19: each user's own IMAP folders (Sent, Drafts, Trash...) and the messages kept in them:
+    // the user's copies as their client sent them, apart from `messages`, so nothing here is
+    // ever listed, forwarded or delivered. A folder's id is its UIDVALIDITY (AUTOINCREMENT:
+    // never given again); its messages' UIDs count up from `uid_next`.
+    "CREATE TABLE mail_folders (
+        id       INTEGER PRIMARY KEY AUTOINCREMENT,
+        call     TEXT    NOT NULL,
+        name     TEXT    NOT NULL,
+        uid_next INTEGER NOT NULL DEFAULT 1,
+        UNIQUE (call, name)
+     );
+     CREATE TABLE mail_folder_messages (
+        folder    INTEGER NOT NULL REFERENCES mail_folders (id) ON DELETE CASCADE,
+        uid       INTEGER NOT NULL,
+        seen      INTEGER NOT NULL,
+        answered  INTEGER NOT NULL,
+        created   INTEGER NOT NULL,
+        from_addr TEXT    NOT NULL,
+        subject   BLOB    NOT NULL,
+        size      INTEGER NOT NULL,
+        data      BLOB    NOT NULL,
+        PRIMARY KEY (folder, uid)
+     );",
 ];
 
 /// The schema version this build writes.

@@ -298,7 +298,9 @@ fn undo_schema_16(conn: &rusqlite::Connection) {
 fn undo_schema_11(conn: &rusqlite::Connection, version: i64) {
     undo_schema_16(conn);
     conn.execute_batch(&format!(
-        "DROP INDEX messages_area;
+        "DROP TABLE mail_folder_messages;
+         DROP TABLE mail_folders;
+         DROP INDEX messages_area;
          DROP TABLE mail_threads;
          DROP TABLE mail_answered;
          ALTER TABLE attachments DROP COLUMN mime;

@@ -26,6 +26,7 @@ mod login;
 mod mail;
 mod metrics;
 mod online;
+mod partner_trust;
 mod passwords;
 pub mod phy;
 mod prefix;

@@ -46,7 +46,8 @@ const LAYERS: &[&[&str]] = &[
     // Services: radio ports, housekeeping, forwarding, who is online.
     &["radio", "housekeeping"],
     &["forward", "online", "downlink"],
-    &["health", "conference"],
+    // Who may be a forwarding partner over the air (forwarding's partners, the NET/ROM tables).
+    &["health", "conference", "partner_trust"],
     // What the sysop and the users reach: the control socket, the web, the BBS ports, the
     // CLI, the systemd glue.
     &["ctl", "reload"],

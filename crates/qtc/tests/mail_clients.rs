@@ -689,3 +689,147 @@ fn replies_thread_and_answered_is_kept() {
     let again = script("N0OTH", "x", "print(i.uid('FETCH', '1', '(FLAGS)'))\n");
     assert!(text(&again).contains("\\\\Answered"), "{}", text(&again));
 }
+
+/// An IMAP command over the socket, its literal sent once the daemon says go ahead.
+fn imap_append(imap: &mut common::Client, tag: &str, folder: &str, msg: &str) -> String {
+    imap.send(&format!("{tag} APPEND {folder} (\\Seen) {{{}}}", msg.len()));
+    imap.expect("+ go ahead");
+    imap.send_raw(msg.as_bytes());
+    imap.send("");
+    imap.expect("APPEND completed")
+}
+
+/// Issue 37's bar over the socket: `CREATE Sent` + `APPEND` + `SELECT Sent` show the message,
+/// Drafts and Trash can be made, a client in IDLE on Sent hears of a copy kept by another of
+/// the user's sessions; another user's new WX bulletin is in `Bulletins/WX`, and reading it
+/// there takes it out of the reader's `LN`. The copy in Sent is never a BBS message.
+#[test]
+fn imap_folders_keep_the_users_copies_and_a_bulletin_read_there_leaves_ln() {
+    let d = Daemon::start(MAIL);
+    let mut imap = common::Client::connect(d.listener_port("imap"));
+    imap.expect("IMAP4rev1");
+    imap.send("a LOGIN N0OTH x");
+    imap.expect("a OK");
+    for (tag, name) in [("b", "Sent"), ("c", "Drafts"), ("d", "Trash")] {
+        imap.send(&format!("{tag} CREATE {name}"));
+        imap.expect(&format!("{tag} OK CREATE completed"));
+    }
+    let sent = "From: N0OTH@N0CALL\r\nTo: N0USR@N0CALL\r\nSubject: Kept copy\r\n\r\nHello\r\n";
+    let appended = imap_append(&mut imap, "e", "Sent", sent);
+    assert!(appended.contains("e OK [APPENDUID 1 1]"), "{appended}");
+    imap.send("f SELECT Sent");
+    assert!(imap.expect("f OK").contains("* 1 EXISTS"));
+    imap.send("g FETCH 1 BODY.PEEK[]");
+    assert!(imap.expect("g OK").contains("Subject: Kept copy"));
+    imap.send("h LIST \"\" *");
+    let list = imap.expect("h OK");
+    assert!(
+        list.contains("(\\HasNoChildren \\Sent) \"/\" \"Sent\""),
+        "{list}"
+    );
+    assert!(
+        list.contains("\\Drafts") && list.contains("\\Trash"),
+        "{list}"
+    );
+    // A second session of the same user keeps a copy: the one idling on Sent hears of it.
+    imap.send("i IDLE");
+    imap.expect("+ idling");
+    let mut other = common::Client::connect(d.listener_port("imap"));
+    other.expect("IMAP4rev1");
+    other.send("a LOGIN N0OTH x");
+    other.expect("a OK");
+    imap_append(&mut other, "b", "Sent", sent);
+    imap.expect("* 2 EXISTS");
+    imap.send("DONE");
+    imap.expect("i OK IDLE terminated");
+    // Nobody else sees the copies, at the prompt or anywhere.
+    let mut t = d.login("N0USR", "pw");
+    t.send("L");
+    assert!(!t.expect("de N0CALL>").contains("Kept copy"));
+    t.send("SB WX @ WW");
+    t.expect("Subject:");
+    t.send("Gale warning");
+    t.expect("/EX");
+    t.send("Force 9 tonight");
+    t.send("/EX");
+    t.expect("de N0CALL>");
+    let mut reader = d.login("N0OTH", "x");
+    reader.send("LN");
+    assert!(reader.expect("de N0CALL>").contains("Gale warning"));
+    imap.send("j LIST \"\" Bulletins/*");
+    assert!(imap.expect("j OK").contains("\"Bulletins/WX\""));
+    imap.send("k SELECT Bulletins/WX");
+    assert!(imap.expect("k OK [READ-WRITE]").contains("* 1 EXISTS"));
+    imap.send("l FETCH 1 (FLAGS BODY[])");
+    let read = imap.expect("l OK");
+    assert!(
+        read.contains("Force 9 tonight") && read.contains("\\Seen"),
+        "{read}"
+    );
+    reader.send("LN");
+    let ln = reader.expect("de N0CALL>");
+    assert!(
+        !ln.contains("Gale warning"),
+        "read over IMAP, gone from LN: {ln}"
+    );
+    imap.send("m STORE 1 +FLAGS (\\Deleted)");
+    imap.expect("m NO [CANNOT]");
+    reader.send("L");
+    assert!(
+        reader.expect("de N0CALL>").contains("Gale warning"),
+        "still there"
+    );
+}
+
+/// mutt keeps a copy of what it sends in the IMAP folder Sent (`record`), making the folder
+/// as it goes (`confirmcreate = no`): the copy is there, as mutt wrote it, and the message
+/// went to its addressee once.
+#[test]
+fn mutt_keeps_its_fcc_in_the_imap_sent_folder() {
+    if !have("mutt") {
+        return;
+    }
+    let d = Daemon::start(MAIL);
+    let home = d.dir.path().join("mutthome");
+    std::fs::create_dir_all(&home).unwrap();
+    let muttrc = home.join("muttrc");
+    std::fs::write(
+        &muttrc,
+        format!(
+            "set smtp_url = \"smtp://N0OTH@127.0.0.1:{}/\"\nset smtp_pass = \"x\"\n\
+             set folder = \"imap://N0OTH@127.0.0.1:{}/\"\nset imap_pass = \"x\"\n\
+             set record = \"+Sent\"\nset copy = yes\nset confirmcreate = no\n\
+             set from = \"N0OTH@N0CALL\"\nset use_from = yes\nset ssl_starttls = no\n\
+             set ssl_force_tls = no\nset charset = \"utf-8\"\n",
+            d.listener_port("smtp"),
+            d.listener_port("imap")
+        ),
+    )
+    .unwrap();
+    let body = home.join("body.txt");
+    std::fs::write(&body, "See you on the air.\n").unwrap();
+    let sent = Command::new("mutt")
+        .args(["-n", "-F"])
+        .arg(&muttrc)
+        .args(["-s", "Sked tonight", "--", "N0USR@N0CALL"])
+        .stdin(std::fs::File::open(&body).unwrap())
+        .env("HOME", &home)
+        .env("TERM", "dumb")
+        .output()
+        .unwrap();
+    assert!(sent.status.success(), "{}\n{}", text(&sent), d.log());
+    let mut imap = common::Client::connect(d.listener_port("imap"));
+    imap.expect("IMAP4rev1");
+    imap.send("a LOGIN N0OTH x");
+    imap.expect("a OK");
+    imap.send("b SELECT Sent");
+    let sel = imap.expect("b OK");
+    assert!(sel.contains("* 1 EXISTS"), "{sel}\n{}", d.log());
+    imap.send("c FETCH 1 BODY.PEEK[]");
+    let copy = imap.expect("c OK");
+    assert!(copy.contains("Subject: Sked tonight") && copy.contains("See you on the air."));
+    let mut t = d.login("N0USR", "pw");
+    t.send("L");
+    let listed = t.expect("de N0CALL>");
+    assert_eq!(listed.matches("Sked tonight").count(), 1, "{listed}");
+}

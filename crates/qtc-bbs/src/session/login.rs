@@ -171,6 +171,11 @@ impl Session {
     fn logged_in(&mut self, call: &str, user: Option<User>) {
         // An RF caller we have never seen: a guest with a default profile.
         let mut user = user.unwrap_or_else(|| guest(call));
+        if user.bbs && matches!(self.access, Access::Claimed(_)) {
+            // A partner's call by a way the sysop did not give for it: a user, no more.
+            tracing::info!(call = %user.call, "a BBS account by an unexpected way: user rights only");
+            user.bbs = false;
+        }
         tracing::info!(call = %user.call, bbs = user.bbs, "logged in");
         self.events.push_back(Event::LoggedIn {
             call: user.call.clone(),
@@ -184,7 +189,7 @@ impl Session {
         if let Some(n) = user.page_len {
             self.page_len = n;
         }
-        if user.sysop && matches!(self.access, Access::Callsign(_)) {
+        if user.sysop && matches!(self.access, Access::Callsign(_) | Access::Claimed(_)) {
             // The link callsign is no proof: sysop rights wait for SYS and a password.
             user.sysop = false;
             self.sysop_pending = true;

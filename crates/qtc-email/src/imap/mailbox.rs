@@ -1,28 +1,30 @@
 //! The mailbox as the client sees it: SELECT and EXAMINE, STATUS, and what changed since
-//! (NOOP, IDLE). Each reads the user's INBOX from the store ([`Mailbox`]).
+//! (NOOP, IDLE). Each reads the selected place from the store ([`List`]).
 
 use super::*;
-use crate::store::Mailbox as Inbox;
-
-/// The flags a client may set here, and keep.
-const PERMANENT: &str = "\\Seen \\Answered \\Deleted";
+use crate::folder::{List, Listing};
 
 impl Imap {
-    /// Reads the INBOX (sizes for messages above `sized_after`); `then` goes on with it, or the
-    /// command tagged `tag` fails.
-    fn read_inbox(
+    /// Reads `place` (sizes for messages above `sized_after`); `then` goes on with it, or the
+    /// command tagged `tag` fails (a folder that is not there: NONEXISTENT).
+    fn read_place(
         &mut self,
         tag: Option<String>,
+        place: Place,
         sized_after: u64,
-        then: impl FnOnce(&mut Imap, Vec<Entry>) + Send + 'static,
+        then: impl FnOnce(&mut Imap, Listing) + Send + 'static,
     ) {
-        let query = Inbox {
+        let query = List {
             call: self.user.clone(),
+            place,
             sized_after,
             settings: self.s.clone(),
         };
         self.x.ask(query, move |i: &mut Imap, r| match (r, tag) {
-            (Ok(entries), _) => then(i, entries),
+            (Ok(Some(listing)), _) => then(i, listing),
+            // The selected folder was deleted or renamed elsewhere: its messages are gone.
+            (Ok(None), None) => then(i, Listing::default()),
+            (Ok(None), Some(tag)) => i.x.say(&format!("{tag} NO [NONEXISTENT] no such mailbox")),
             (Err(_), Some(tag)) => i.unavailable(&tag),
             (Err(_), None) => {}
         });
@@ -34,47 +36,60 @@ impl Imap {
         ));
     }
 
-    pub(super) fn select(&mut self, tag: String, mailbox: &Mailbox<'_>, read_only: bool) {
+    /// Leaves the selected state with nothing said (the folder is gone).
+    pub(super) fn unselect_quietly(&mut self) {
         self.state = State::Auth;
+        self.place = Place::Inbox;
         self.msgs.clear();
-        if !is_inbox(mailbox) {
+    }
+
+    pub(super) fn select(&mut self, tag: String, mailbox: &Mailbox<'_>, read_only: bool) {
+        self.unselect_quietly();
+        let place = Place::of(&folders::name_of(mailbox));
+        if place == Place::Bulletins(String::new()) {
             return self.x.say(&format!(
-                "{tag} NO [NONEXISTENT] only INBOX here, bulletins are on NNTP"
+                "{tag} NO [NONEXISTENT] Bulletins holds a folder per category"
             ));
         }
         let t = tag.clone();
-        self.read_inbox(Some(tag), 0, move |i, entries| {
-            i.selected_inbox(&t, entries, read_only)
+        self.read_place(Some(tag), place.clone(), 0, move |i, listing| {
+            i.place = place;
+            i.selected_place(&t, listing, read_only)
         });
     }
 
-    fn selected_inbox(&mut self, tag: &str, entries: Vec<Entry>, read_only: bool) {
-        self.msgs = entries
+    fn selected_place(&mut self, tag: &str, listing: Listing, read_only: bool) {
+        self.msgs = listing
+            .entries
             .into_iter()
             .map(|entry| Msg {
                 entry,
                 deleted: false,
             })
             .collect();
-        self.uid_next = self
-            .msgs
-            .last()
-            .map_or(1, |m| m.entry.number + 1)
-            .max(self.uid_next);
+        self.validity = match listing.validity {
+            0 => self.uid_validity,
+            v => v,
+        };
+        self.uid_next = self.msgs.last().map_or(1, |m| m.entry.number + 1);
+        self.uid_next = self.uid_next.max(listing.uid_next);
         self.state = State::Selected { read_only };
+        // A bulletin is the BBS's: only the user's own marks are kept on it.
+        let permanent = match self.place {
+            Place::Bulletins(_) => "\\Seen \\Answered",
+            _ => "\\Seen \\Answered \\Deleted",
+        };
         self.x
             .say("* FLAGS (\\Seen \\Answered \\Deleted \\Flagged \\Draft)");
         self.x
-            .say(&format!("* OK [PERMANENTFLAGS ({PERMANENT})] Limited"));
+            .say(&format!("* OK [PERMANENTFLAGS ({permanent})] Limited"));
         self.x.say(&format!("* {} EXISTS", self.msgs.len()));
         self.x.say("* 0 RECENT");
         if let Some(i) = self.msgs.iter().position(|m| !m.entry.seen) {
             self.x.say(&format!("* OK [UNSEEN {}] First unseen", i + 1));
         }
-        self.x.say(&format!(
-            "* OK [UIDVALIDITY {}] UIDs valid",
-            self.uid_validity
-        ));
+        self.x
+            .say(&format!("* OK [UIDVALIDITY {}] UIDs valid", self.validity));
         self.x.say(&format!(
             "* OK [UIDNEXT {}] Predicted next UID",
             self.uid_next
@@ -87,36 +102,40 @@ impl Imap {
     }
 
     pub(super) fn status(&mut self, tag: String, mailbox: &Mailbox<'_>, items: String) {
-        if !is_inbox(mailbox) {
-            return self
-                .x
-                .say(&format!("{tag} NO [NONEXISTENT] only INBOX here"));
-        }
+        let name = folders::name_of(mailbox);
         let t = tag.clone();
-        self.read_inbox(Some(tag), u64::MAX, move |i, entries| {
-            i.status_of(&t, &entries, &items)
+        self.read_place(Some(tag), Place::of(&name), u64::MAX, move |i, listing| {
+            i.status_of(&t, &name, &listing, &items)
         });
     }
 
-    fn status_of(&mut self, tag: &str, entries: &[Entry], items: &str) {
+    fn status_of(&mut self, tag: &str, name: &str, listing: &Listing, items: &str) {
+        let entries = &listing.entries;
         let unseen = entries.iter().filter(|e| !e.seen).count();
-        let next = entries
-            .last()
-            .map_or(1, |e| e.number + 1)
-            .max(self.uid_next);
+        let next = entries.last().map_or(1, |e| e.number + 1);
+        let next = next.max(listing.uid_next);
+        let validity = match listing.validity {
+            0 => self.uid_validity,
+            v => v,
+        };
         let mut parts = Vec::new();
-        for (name, value) in [
+        for (item, value) in [
             ("MESSAGES", entries.len() as u64),
             ("RECENT", 0),
             ("UIDNEXT", next),
-            ("UIDVALIDITY", u64::from(self.uid_validity)),
+            ("UIDVALIDITY", u64::from(validity)),
             ("UNSEEN", unseen as u64),
         ] {
-            if items.contains(name) {
-                parts.push(format!("{name} {value}"));
+            if items.contains(item) {
+                parts.push(format!("{item} {value}"));
             }
         }
-        self.x.say(&format!("* STATUS INBOX ({})", parts.join(" ")));
+        let name = match Place::of(name) {
+            Place::Inbox => "INBOX".to_string(),
+            _ => folders::quoted(name),
+        };
+        self.x
+            .say(&format!("* STATUS {name} ({})", parts.join(" ")));
         self.x.say(&format!("{tag} OK STATUS completed"));
     }
 
@@ -131,8 +150,8 @@ impl Imap {
         }
         let after = self.msgs.last().map_or(0, |m| m.entry.number);
         let t = tag.clone();
-        self.read_inbox(tag, after, move |i, entries| {
-            i.merge(entries);
+        self.read_place(tag, self.place.clone(), after, move |i, listing| {
+            i.merge(listing.entries);
             if let Some(tag) = t {
                 i.x.say(&format!("{tag} OK {text}"));
             }
@@ -148,8 +167,8 @@ impl Imap {
         }
         self.changed_meanwhile = false;
         let after = self.msgs.last().map_or(0, |m| m.entry.number);
-        self.read_inbox(None, after, |i, entries| {
-            i.merge(entries);
+        self.read_place(None, self.place.clone(), after, |i, listing| {
+            i.merge(listing.entries);
             if i.changed_meanwhile && matches!(i.expecting, Input::Idle(_)) {
                 i.refresh_while_idle();
             }

@@ -1,28 +1,36 @@
-//! IMAP4rev1 (RFC 3501) with IDLE (RFC 2177): one mailbox, INBOX, the user's personal mail.
-//! `\Seen` is the user's own read mark (the one `LN`/`RN` use); `\Answered` is kept per user;
-//! `\Deleted` then EXPUNGE (or CLOSE) kills, as `K`; a UID is the BBS message number, so UIDs
-//! never change, and UIDVALIDITY is a number the store draws once when it is created.
-//! Bulletins are not here: newsreaders get them over NNTP (see the crate's docs).
+//! IMAP4rev1 (RFC 3501) with IDLE (RFC 2177), MOVE (RFC 6851), SPECIAL-USE (RFC 6154) and
+//! UIDPLUS's response codes. INBOX is the user's personal mail: `\Seen` is the user's own read
+//! mark (the one `LN`/`RN` use); `\Answered` is kept per user; `\Deleted` then EXPUNGE (or
+//! CLOSE) kills, as `K`; a UID is the BBS message number, so UIDs never change, and
+//! UIDVALIDITY is a number the store draws once when it is created. Beside it, each user's own
+//! folders (their copies, never BBS messages) and `Bulletins/CAT`, one per bulletin category,
+//! where `\Seen` is the user's BBS read mark and nothing else changes a bulletin
+//! ([`crate::folder`]).
 //!
 //! Commands are parsed by `imap-codec` (literals, sequence sets, FETCH and SEARCH grammar);
 //! responses are written here, their texts plain (fetchmail reads words such as EXPUNGE in
 //! any untagged line). IDLE waits for [`Core::changed`], which the daemon calls when the store
 //! has changed: no polling.
 //!
-//! The selected mailbox is a list of [`Msg`] whatever it is made of: another folder is another
-//! query filling it (`mailbox.rs`), the commands of the selected state stay as they are.
+//! The selected mailbox is a list of [`Msg`] whatever it is made of: each place is a query
+//! filling it (`mailbox.rs`, [`crate::folder::List`]), the commands of the selected state
+//! stay as they are; what a place refuses is said where the command is.
 
 mod fetch;
+mod folders;
 mod mailbox;
 mod search;
 mod selected;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_folders;
 
 use base64::Engine as _;
 use imap_codec::decode::{CommandDecodeError, Decoder, IdleDoneDecodeError};
 use imap_codec::imap_types::command::{Command, CommandBody};
 use imap_codec::imap_types::core::LiteralMode;
+use imap_codec::imap_types::extensions::binary::LiteralOrLiteral8;
 use imap_codec::imap_types::flag::{Flag, StoreType};
 use imap_codec::imap_types::mailbox::{ListMailbox, Mailbox};
 use imap_codec::imap_types::search::SearchKey;
@@ -30,13 +38,14 @@ use imap_codec::imap_types::sequence::SequenceSet;
 use imap_codec::{CommandCodec, IdleDoneCodec};
 
 use crate::core::{account, Exchange};
+use crate::folder::{Change, Place};
 use crate::store::Entry;
 use crate::{Core, LoginRefused, Settings};
 
-/// The most bytes a command may hold, literals included (an APPEND is refused anyway).
+/// The most bytes a command may hold, literals included (an APPEND's: [`folders::MAX_APPEND`]).
 const MAX_COMMAND: usize = 64 * 1024;
 
-/// A message of the selected INBOX.
+/// A message of the selected mailbox.
 #[derive(Clone, Debug)]
 pub struct Msg {
     /// What the store said of it.
@@ -75,6 +84,10 @@ pub struct Imap {
     /// The tag of the login being checked.
     login_tag: String,
     user: String,
+    /// Where the selected mailbox's messages come from.
+    place: Place,
+    /// The selected mailbox's UIDVALIDITY.
+    validity: u32,
     msgs: Vec<Msg>,
     uid_next: u64,
     /// A change was heard while the mailbox was being read again: read it once more.
@@ -93,6 +106,8 @@ impl Imap {
             expecting: Input::Commands,
             login_tag: String::new(),
             user: String::new(),
+            place: Place::Inbox,
+            validity: uid_validity,
             msgs: Vec::new(),
             uid_next: 1,
             changed_meanwhile: false,
@@ -112,6 +127,9 @@ impl Imap {
             "UNSELECT",
             "ID",
             "NAMESPACE",
+            "MOVE",
+            "SPECIAL-USE",
+            "UIDPLUS",
         ];
         if self.s.starttls {
             c.push("STARTTLS");
@@ -153,7 +171,7 @@ impl Imap {
             }
             Err(CommandDecodeError::Incomplete) => {
                 self.input = input;
-                if self.input.len() > MAX_COMMAND {
+                if self.input.len() > literal_limit(&self.input).saturating_add(MAX_COMMAND) {
                     self.input.clear();
                     self.x.say("* BAD command too long");
                 }
@@ -161,7 +179,7 @@ impl Imap {
             }
             Err(CommandDecodeError::LiteralFound { tag, length, mode }) => {
                 let tag = tag.inner().to_string();
-                if length as usize > MAX_COMMAND {
+                if length as usize > literal_limit(&input) {
                     self.input.clear();
                     self.x.say(&format!("{tag} BAD literal too long"));
                     return false;
@@ -219,15 +237,52 @@ impl Imap {
             (
                 _,
                 CommandBody::List {
-                    mailbox_wildcard, ..
+                    reference,
+                    mailbox_wildcard,
                 },
-            ) => self.list(&tag, "LIST", &mailbox_wildcard),
+            ) => self.list(
+                tag,
+                "LIST",
+                &folders::name_of(&reference),
+                &wildcard(&mailbox_wildcard),
+            ),
             (
                 _,
                 CommandBody::Lsub {
-                    mailbox_wildcard, ..
+                    reference,
+                    mailbox_wildcard,
                 },
-            ) => self.list(&tag, "LSUB", &mailbox_wildcard),
+            ) => self.list(
+                tag,
+                "LSUB",
+                &folders::name_of(&reference),
+                &wildcard(&mailbox_wildcard),
+            ),
+            (_, CommandBody::Create { mailbox }) => {
+                self.change(tag, Change::Create(folders::name_of(&mailbox)), "CREATE")
+            }
+            (_, CommandBody::Delete { mailbox }) => {
+                self.change(tag, Change::Delete(folders::name_of(&mailbox)), "DELETE")
+            }
+            (_, CommandBody::Rename { from, to }) => {
+                let change = Change::Rename(folders::name_of(&from), folders::name_of(&to));
+                self.change(tag, change, "RENAME")
+            }
+            (
+                _,
+                CommandBody::Append {
+                    mailbox,
+                    flags,
+                    date,
+                    message,
+                },
+            ) => {
+                let bytes = match message {
+                    LiteralOrLiteral8::Literal(l) => l.into_inner().into_owned(),
+                    LiteralOrLiteral8::Literal8(l) => l.data.into_owned(),
+                };
+                self.append(tag, &mailbox, &flags, date.as_ref(), bytes)
+            }
             (_, CommandBody::Select { mailbox, .. }) => self.select(tag, &mailbox, false),
             (_, CommandBody::Examine { mailbox, .. }) => self.select(tag, &mailbox, true),
             (
@@ -244,9 +299,7 @@ impl Imap {
             | (_, CommandBody::Unsubscribe { .. })
             | (_, CommandBody::Enable { .. }) => self.x.say(&format!("{tag} OK done")),
             (State::Selected { read_only }, body) => self.selected(tag, read_only, body),
-            (_, _) => self.x.say(&format!(
-                "{tag} NO [CANNOT] only INBOX here, bulletins are on NNTP"
-            )),
+            (_, _) => self.x.say(&format!("{tag} BAD select a mailbox first")),
         }
     }
 
@@ -321,20 +374,6 @@ impl Imap {
         }
         true
     }
-
-    fn list(&mut self, tag: &str, what: &str, pattern: &ListMailbox<'_>) {
-        let p = match pattern {
-            ListMailbox::Token(t) => String::from_utf8_lossy(t.as_ref()).into_owned(),
-            ListMailbox::String(s) => String::from_utf8_lossy(s.as_ref()).into_owned(),
-        };
-        if p.is_empty() {
-            self.x.say(&format!("* {what} (\\Noselect) \"/\" \"\""));
-        } else if wildmat(&p.to_ascii_uppercase(), "INBOX") {
-            self.x
-                .say(&format!("* {what} (\\HasNoChildren) \"/\" INBOX"));
-        }
-        self.x.say(&format!("{tag} OK {what} completed"));
-    }
 }
 
 /// The end of the first line in `input` (after its LF), or its length.
@@ -345,19 +384,45 @@ fn line_end(input: &[u8]) -> usize {
         .map_or(input.len(), |p| p + 1)
 }
 
-fn is_inbox(m: &Mailbox<'_>) -> bool {
-    match m {
-        Mailbox::Inbox => true,
-        Mailbox::Other(o) => String::from_utf8_lossy(o.as_ref()).eq_ignore_ascii_case("INBOX"),
+/// A LIST pattern's text.
+fn wildcard(pattern: &ListMailbox<'_>) -> String {
+    match pattern {
+        ListMailbox::Token(t) => String::from_utf8_lossy(t.as_ref()).into_owned(),
+        ListMailbox::String(s) => String::from_utf8_lossy(s.as_ref()).into_owned(),
     }
 }
 
-/// `*` and `%` patterns (LIST).
+/// The largest literal the command in `input` may carry: an APPEND's message, else a few KB.
+fn literal_limit(input: &[u8]) -> usize {
+    let line = String::from_utf8_lossy(&input[..line_end(input)]).to_ascii_uppercase();
+    match line.split(' ').nth(1) {
+        Some("APPEND") => folders::MAX_APPEND,
+        _ => MAX_COMMAND,
+    }
+}
+
+/// Whether LIST's `pattern` names `name`: `*` matches anything, `%` anything but a level's
+/// `/`; INBOX in any case.
 fn wildmat(pattern: &str, name: &str) -> bool {
+    if name == "INBOX" {
+        return matches(&pattern.to_ascii_uppercase(), name);
+    }
+    matches(pattern, name)
+}
+
+fn matches(pattern: &str, name: &str) -> bool {
     match pattern.chars().next() {
         None => name.is_empty(),
-        Some('*') | Some('%') => (0..=name.len()).any(|i| wildmat(&pattern[1..], &name[i..])),
-        Some(c) => name.starts_with(c) && wildmat(&pattern[c.len_utf8()..], &name[c.len_utf8()..]),
+        Some('*') => (0..=name.len())
+            .filter(|&i| name.is_char_boundary(i))
+            .any(|i| matches(&pattern[1..], &name[i..])),
+        Some('%') => {
+            let level = name.find('/').unwrap_or(name.len());
+            (0..=level)
+                .filter(|&i| name.is_char_boundary(i))
+                .any(|i| matches(&pattern[1..], &name[i..]))
+        }
+        Some(c) => name.starts_with(c) && matches(&pattern[c.len_utf8()..], &name[c.len_utf8()..]),
     }
 }
 

@@ -1,16 +1,15 @@
-//! The commands of the selected state: FETCH, STORE, SEARCH, EXPUNGE, CLOSE, UNSELECT, IDLE.
-//! Each store write (a read mark, an answered mark, a kill) is one request; the command goes
-//! on with the next message when it is answered.
+//! The commands of the selected state: FETCH, STORE, SEARCH, EXPUNGE, CLOSE, UNSELECT, IDLE,
+//! COPY and MOVE (`folders.rs`). Each store write (a read mark, an answered mark, an expunged
+//! message) is one request; the command goes on with the next message when it is answered.
 
 use std::collections::VecDeque;
 
 use imap_codec::imap_types::command::CommandBody;
 use imap_codec::imap_types::flag::StoreResponse;
-use qtc_mail::StoreError;
 
 use super::*;
+use crate::folder::{Expunge, FolderMark, SetMark, Text};
 use crate::render::Rendered;
-use crate::store::{Answered, Kill, Render, Seen};
 use fetch::Item;
 
 /// A FETCH going message by message.
@@ -23,7 +22,7 @@ struct FetchJob {
 
 /// A mark to write: which message, which mark, set or cleared.
 #[derive(Clone, Copy, Debug)]
-enum Mark {
+enum MarkTo {
     Seen(usize, bool),
     Answered(usize, bool),
 }
@@ -33,7 +32,7 @@ struct StoreJob {
     tag: String,
     uid: bool,
     silent: bool,
-    todo: VecDeque<Mark>,
+    todo: VecDeque<MarkTo>,
     changed: Vec<usize>,
 }
 
@@ -62,6 +61,19 @@ impl Imap {
                 self.x
                     .say(&format!("{tag} NO [READ-ONLY] selected with EXAMINE"))
             }
+            CommandBody::Move { .. } if read_only => {
+                self.x
+                    .say(&format!("{tag} NO [READ-ONLY] selected with EXAMINE"))
+            }
+            CommandBody::Store {
+                kind: StoreType::Add | StoreType::Replace,
+                flags,
+                ..
+            } if flags.contains(&Flag::Deleted) && matches!(self.place, Place::Bulletins(_)) => {
+                self.x.say(&format!(
+                    "{tag} NO [CANNOT] a bulletin stays: only your \\Seen and \\Answered are kept here"
+                ))
+            }
             CommandBody::Store {
                 sequence_set,
                 kind,
@@ -73,27 +85,34 @@ impl Imap {
                 let silent = response == StoreResponse::Silent;
                 self.store(tag, &sequence_set, kind, silent, &flags, uid)
             }
-            CommandBody::Expunge => self.expunge(tag, false, None),
+            CommandBody::Expunge => self.expunge(tag, "EXPUNGE", None),
             CommandBody::ExpungeUid { sequence_set } => {
-                self.expunge(tag, false, Some(sequence_set))
+                self.expunge(tag, "EXPUNGE", Some(sequence_set))
             }
             CommandBody::Close if read_only => self.unselect(&tag, "CLOSE"),
-            CommandBody::Close => self.expunge(tag, true, None),
+            CommandBody::Close => self.expunge(tag, "CLOSE", None),
+            CommandBody::Copy {
+                sequence_set,
+                mailbox,
+                uid,
+            } => self.copy(tag, &sequence_set, &mailbox, uid),
+            CommandBody::Move {
+                sequence_set,
+                mailbox,
+                uid,
+            } => self.move_to(tag, &sequence_set, &mailbox, uid),
             CommandBody::Unselect => self.unselect(&tag, "UNSELECT"),
             CommandBody::Idle => {
                 self.x.say("+ idling");
                 self.expecting = Input::Idle(tag);
                 self.x.watch(true);
             }
-            _ => self.x.say(&format!(
-                "{tag} NO [CANNOT] only INBOX here, bulletins are on NNTP"
-            )),
+            _ => self.x.say(&format!("{tag} BAD command unknown here")),
         }
     }
 
     fn unselect(&mut self, tag: &str, cmd: &str) {
-        self.state = State::Auth;
-        self.msgs.clear();
+        self.unselect_quietly();
         self.x.say(&format!("{tag} OK {cmd} completed"));
     }
 
@@ -142,9 +161,10 @@ impl Imap {
         let render = job.items.iter().any(Item::needs_render);
         while let Some(i) = job.todo.pop_front() {
             if render {
-                let query = Render {
+                let query = Text {
+                    call: self.user.clone(),
+                    place: self.place.clone(),
                     number: self.msgs[i].entry.number,
-                    reader: Some(self.user.clone()),
                     settings: self.s.clone(),
                 };
                 return self.x.ask(query, move |s: &mut Imap, r| match r {
@@ -164,10 +184,12 @@ impl Imap {
         if !self.fetch_line(&job, i, r) {
             return self.fetch_next(job);
         }
-        let query = Seen {
-            number: self.msgs[i].entry.number,
+        let query = SetMark {
             call: self.user.clone(),
-            seen: true,
+            place: self.place.clone(),
+            number: self.msgs[i].entry.number,
+            mark: FolderMark::Seen,
+            on: true,
         };
         self.x.ask(query, move |s: &mut Imap, done| match done {
             Ok(()) => s.fetch_next(job),
@@ -230,12 +252,12 @@ impl Imap {
             let want_seen = apply(m.entry.seen, seen);
             if want_seen != m.entry.seen {
                 m.entry.seen = want_seen;
-                job.todo.push_back(Mark::Seen(i, want_seen));
+                job.todo.push_back(MarkTo::Seen(i, want_seen));
             }
             let want_answered = apply(m.entry.answered, answered);
             if want_answered != m.entry.answered {
                 m.entry.answered = want_answered;
-                job.todo.push_back(Mark::Answered(i, want_answered));
+                job.todo.push_back(MarkTo::Answered(i, want_answered));
             }
             job.changed.push(i);
         }
@@ -246,26 +268,21 @@ impl Imap {
         let Some(mark) = job.todo.pop_front() else {
             return self.stored(&job);
         };
-        let call = self.user.clone();
-        let then = move |s: &mut Imap, done: Result<(), StoreError>| match done {
+        let (i, mark, on) = match mark {
+            MarkTo::Seen(i, on) => (i, FolderMark::Seen, on),
+            MarkTo::Answered(i, on) => (i, FolderMark::Answered, on),
+        };
+        let query = SetMark {
+            call: self.user.clone(),
+            place: self.place.clone(),
+            number: self.msgs[i].entry.number,
+            mark,
+            on,
+        };
+        self.x.ask(query, move |s: &mut Imap, done| match done {
             Ok(()) => s.store_next(job),
             Err(_) => s.unavailable(&job.tag),
-        };
-        match mark {
-            Mark::Seen(i, seen) => {
-                let number = self.msgs[i].entry.number;
-                self.x.ask(Seen { number, call, seen }, then)
-            }
-            Mark::Answered(i, answered) => {
-                let number = self.msgs[i].entry.number;
-                let query = Answered {
-                    number,
-                    call,
-                    answered,
-                };
-                self.x.ask(query, then)
-            }
-        }
+        })
     }
 
     /// STORE is done: the new flags (unless .SILENT), then OK.
@@ -283,7 +300,7 @@ impl Imap {
         self.x.say(&format!("{} OK STORE completed", job.tag));
     }
 
-    fn expunge(&mut self, tag: String, close: bool, only: Option<SequenceSet>) {
+    fn expunge(&mut self, tag: String, cmd: &'static str, only: Option<SequenceSet>) {
         let largest = self.msgs.last().map_or(0, |m| m.entry.number);
         let todo = self
             .msgs
@@ -295,28 +312,31 @@ impl Imap {
             })
             .map(|m| m.entry.number)
             .collect();
-        self.expunge_next(tag, close, todo);
+        self.expunge_next(tag, cmd, todo);
     }
 
-    /// Kills the `\Deleted` messages one by one; each killed is gone from the mailbox (and
-    /// told, unless CLOSE).
-    fn expunge_next(&mut self, tag: String, close: bool, mut todo: VecDeque<u64>) {
+    /// Expunges messages one by one (the `\Deleted` ones for EXPUNGE and CLOSE, the moved
+    /// ones for MOVE): a kill in the INBOX, the copy gone in a folder. Each is gone from the
+    /// mailbox, and told unless CLOSE.
+    pub(super) fn expunge_next(&mut self, tag: String, cmd: &'static str, mut todo: VecDeque<u64>) {
+        let close = cmd == "CLOSE";
         let Some(number) = todo.pop_front() else {
             return match close {
-                true => self.unselect(&tag, "CLOSE"),
-                false => self.x.say(&format!("{tag} OK EXPUNGE completed")),
+                true => self.unselect(&tag, cmd),
+                false => self.x.say(&format!("{tag} OK {cmd} completed")),
             };
         };
-        let query = Kill {
-            number,
+        let query = Expunge {
             call: self.user.clone(),
+            place: self.place.clone(),
+            number,
         };
-        self.x.ask(query, move |s: &mut Imap, killed| match killed {
-            Ok(killed) => {
-                if killed {
+        self.x.ask(query, move |s: &mut Imap, gone| match gone {
+            Ok(gone) => {
+                if gone {
                     s.expunged(number, close);
                 }
-                s.expunge_next(tag, close, todo)
+                s.expunge_next(tag, cmd, todo)
             }
             Err(_) => s.unavailable(&tag),
         });

@@ -3,4 +3,5 @@
 mod circuit;
 mod node;
 mod table;
+mod transport;
 pub(crate) mod util;

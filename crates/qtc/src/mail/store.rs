@@ -1,12 +1,14 @@
-//! Where the mail cores' store requests run: reads (the INBOX, a message, bulletin areas) on
-//! the readers, through their share (however many mail clients loop, BBS users keep a
-//! reader), writes (read and answered marks, kills, submissions) and RCPT's checks on the
-//! store thread. [`MailView`] is the store as the cores' queries see it.
+//! Where the mail cores' store requests run: reads (the INBOX, a message, bulletin areas, a
+//! user's folders) on the readers, through their share (however many mail clients loop, BBS
+//! users keep a reader), writes (read and answered marks, kills, submissions, folders and
+//! the copies kept in them) and RCPT's checks on the store thread. [`MailView`] is the store
+//! as the cores' queries see it.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use qtc_email::addr::Dest;
+use qtc_email::folder::{Folder, FolderMark, FolderMessage};
 use qtc_email::store::{Entry, GroupInfo, MailStore, Route, Stored, Submission};
 use qtc_email::{Article, Core, Reply, Request};
 use qtc_mail::{ListFilter, MessageStore, MsgType, StoreError};
@@ -62,6 +64,23 @@ impl<'a> MailView<'a> {
     }
 }
 
+impl MailView<'_> {
+    /// The messages `f` lists that `keep` keeps, oldest first, as `call`'s entries.
+    fn entries(
+        &mut self,
+        f: &ListFilter,
+        call: &str,
+        keep: impl Fn(&qtc_mail::MessageHeader) -> bool,
+    ) -> Result<Vec<Entry>, StoreError> {
+        let mut out = Vec::new();
+        for h in self.store.list(f)?.into_iter().rev().filter(|h| keep(h)) {
+            let answered = self.store.answered(h.number, call)?;
+            out.push(Entry::of(h, answered));
+        }
+        Ok(out)
+    }
+}
+
 impl MailStore for MailView<'_> {
     fn mailbox(&mut self, call: &str, max: usize) -> Result<Vec<Entry>, StoreError> {
         let f = ListFilter {
@@ -70,18 +89,89 @@ impl MailStore for MailView<'_> {
             last: Some(max),
             ..Default::default()
         };
-        let mut out = Vec::new();
-        for h in self
-            .store
-            .list(&f)?
+        self.entries(&f, call, |h| h.kind != MsgType::Bulletin)
+    }
+
+    fn bulletins(
+        &mut self,
+        call: &str,
+        category: &str,
+        max: usize,
+    ) -> Result<Vec<Entry>, StoreError> {
+        // By the addressee index, newest first: the newest `max`, whatever the store holds.
+        let f = ListFilter {
+            kind: Some(MsgType::Bulletin),
+            to: Some(category.to_string()),
+            visible_to: Some(call.to_string()),
+            last: Some(max),
+            ..Default::default()
+        };
+        self.entries(&f, call, |_| true)
+    }
+
+    fn folders(&mut self, call: &str) -> Result<Vec<Folder>, StoreError> {
+        self.store.folders(call)
+    }
+
+    fn create_folder(&mut self, call: &str, name: &str) -> Result<(), StoreError> {
+        self.store.create_folder(call, name)
+    }
+
+    fn delete_folder(&mut self, call: &str, name: &str) -> Result<(), StoreError> {
+        self.store.delete_folder(call, name)
+    }
+
+    fn rename_folder(&mut self, call: &str, from: &str, to: &str) -> Result<(), StoreError> {
+        self.store.rename_folder(call, from, to)
+    }
+
+    fn folder_entries(
+        &mut self,
+        call: &str,
+        name: &str,
+        max: usize,
+    ) -> Result<Vec<Entry>, StoreError> {
+        let rows = self.store.folder_entries(call, name, max)?;
+        Ok(rows
             .into_iter()
-            .rev()
-            .filter(|h| h.kind != MsgType::Bulletin)
-        {
-            let answered = self.store.answered(h.number, call)?;
-            out.push(Entry::of(h, answered));
-        }
-        Ok(out)
+            .map(|(uid, size, m)| Entry::kept(uid, size, m))
+            .collect())
+    }
+
+    fn folder_text(
+        &mut self,
+        call: &str,
+        name: &str,
+        uid: u64,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        self.store.folder_text(call, name, uid)
+    }
+
+    fn keep_copies(
+        &mut self,
+        call: &str,
+        name: &str,
+        copies: &[FolderMessage],
+    ) -> Result<Vec<u64>, StoreError> {
+        // The room they may take is measured now (a quota that follows the disk).
+        crate::room::refresh(self.store);
+        let now = crate::clock::unix_now();
+        self.store.keep_copies(call, name, copies, now)
+    }
+
+    fn set_folder_mark(
+        &mut self,
+        call: &str,
+        name: &str,
+        uid: u64,
+        mark: FolderMark,
+        on: bool,
+    ) -> Result<(), StoreError> {
+        self.store.set_folder_mark(call, name, uid, mark, on)
+    }
+
+    fn expunge_copy(&mut self, call: &str, name: &str, uid: u64) -> Result<bool, StoreError> {
+        self.store.expunge_copy(call, name, uid)
     }
 
     fn stored(&mut self, number: u64) -> Result<Option<Stored>, StoreError> {

@@ -45,6 +45,7 @@ pub fn run(port: &str, mycall: &str, remote: &str, via: &[String]) -> anyhow::Re
             max_links: 1,
             beacon: None,
             netrom_quality: 0,
+            modem_baud_given: false,
         };
         let heard = super::Heard::default();
         let health = std::sync::Arc::<super::PortHealth>::default();
@@ -77,9 +78,9 @@ pub fn run(port: &str, mycall: &str, remote: &str, via: &[String]) -> anyhow::Re
             .connect("call", super::Local::Station(mycall), remote_call, via)
             .await
         {
-            Ok(stream) => {
+            Ok(link) => {
                 eprintln!("*** connected to {remote_call}");
-                terminal(stream).await;
+                terminal(link.stream).await;
                 eprintln!("*** disconnected");
                 Ok(())
             }
