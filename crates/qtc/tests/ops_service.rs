@@ -27,9 +27,12 @@ fn check_validates_the_config_without_binding() {
         ),
     )
     .unwrap();
+    // `check` reads [tls]'s files (it prints the fingerprint): the sysop makes them first.
+    assert!(cli(dir.path(), &["cert"], "").status.success());
     let out = cli(dir.path(), &["check"], "");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{out:?}");
+    assert!(text.contains("qtc.crt, SHA-256 fingerprint "), "{text}");
     assert!(
         text.contains(&format!("telnet: would listen on 127.0.0.1:{port}")),
         "{text}"
