@@ -106,7 +106,7 @@ fn sighup_reloads_partners_and_says_what_needs_a_restart() {
     // A bulletin to WW is not routed to N0BBB yet.
     let text = format!(
         "{BASE_CONFIG}max_sessions = 7\n[[partner]]\ncallsign = \"N0BBB\"\nroutes = [\"N0BBB\", \"WW\"]\n\
-         interval = \"5m\"\n"
+         interval = \"5m\"\nconnect = \"tcp:127.0.0.1:9\"\n"
     );
     std::fs::write(config_path(d.dir.path()), text).unwrap();
     let pid = d.child.id().to_string();
@@ -119,6 +119,7 @@ fn sighup_reloads_partners_and_says_what_needs_a_restart() {
     d.wait_for_log("[telnet] changed");
     // Every partner setting applies: its routes, and its interval (the schedule follows it).
     d.wait_for_log("applied=partners");
+    d.wait_for_log("call schedule changed");
     let status = d.ctl(&["status"]);
     assert!(status.contains("calls every 5m; next call"), "{status}");
     // The new route is in use: a bulletin @WW is queued for N0BBB.
