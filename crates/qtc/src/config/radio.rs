@@ -74,6 +74,12 @@ pub(super) struct PortCfg {
     /// NET/ROM quality of neighbours heard here (JNOS `netrom interface`); 0: no NET/ROM.
     #[serde(default)]
     pub(super) netrom_quality: u8,
+    /// Carry IP here (docs/radio.md, "IP over AX.25").
+    #[serde(default)]
+    pub(super) ip: bool,
+    /// How IP datagrams go from here when a route does not say: "datagram" or "vc".
+    #[serde(default)]
+    pub(super) ip_mode: String,
     /// Where the device is: `address`, `listen`, `peers`, `device`, `create`, `baud`.
     #[serde(flatten)]
     pub(super) device: crate::phy::Keys,
@@ -140,6 +146,8 @@ pub struct RadioPort {
     pub beacon: Option<(Duration, String)>,
     /// NET/ROM quality of this port's neighbours; 0: no NET/ROM here.
     pub netrom_quality: u8,
+    /// IP here, and how its datagrams travel by default; `None`: no IP here.
+    pub ip: Option<qtc_ip::Mode>,
 }
 
 /// Checks `[ax25]` and `[[port]]`.
@@ -210,6 +218,7 @@ fn check_port(p: &PortCfg, callsign: &str) -> Result<RadioPort, KeyError> {
         max_links: p.max_links.max(1),
         beacon,
         netrom_quality: p.netrom_quality,
+        ip: super::ip::port_mode(p.ip, &p.ip_mode)?,
     })
 }
 

@@ -45,6 +45,7 @@ pub fn run(port: &str, mycall: &str, remote: &str, via: &[String]) -> anyhow::Re
             max_links: 1,
             beacon: None,
             netrom_quality: 0,
+            ip: None,
         };
         let heard = super::Heard::default();
         let health = std::sync::Arc::<super::PortHealth>::default();
@@ -60,6 +61,7 @@ pub fn run(port: &str, mycall: &str, remote: &str, via: &[String]) -> anyhow::Re
                 health: health.clone(),
                 metrics: Default::default(),
                 netrom: None,
+                ip: None,
             },
             rx,
             stop_rx,
