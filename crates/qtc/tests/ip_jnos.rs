@@ -1,0 +1,208 @@
+//! The real JNOS 2.0o.2 as an IP neighbour over AX.25 (built from tests/peers/jnos, run in a
+//! network namespace of its own), each side set up as docs/radio.md says: qtc's `[ip]` with its
+//! TUN interface qtc0 at 44.128.0.1/24 and an `ip = true` AXUDP port, JNOS's `axu0` at
+//! 44.128.0.2. The host (the namespace's own TCP/IP stack, through qtc0) pings JNOS and JNOS
+//! pings it; the host reaches JNOS's telnet mailbox at 44.128.0.2, and a JNOS sysop reaches
+//! qtc's telnet prompt at 44.128.0.1; both sides learn the other's callsign by ARP.
+//!
+//! Skipped when JNOS cannot run here (not root, no tun device), unless QTC_REQUIRE_PEERS=1.
+#![allow(clippy::disallowed_methods)]
+
+mod common;
+
+use std::net::TcpStream;
+use std::process::Command;
+use std::time::Duration;
+
+use common::jnos::{self, Jnos, Setup, HOST_IP, JNOS_IP};
+use common::{Client, Daemon, PATIENCE};
+
+/// qtc's telnet port, on its address on the air.
+const QTC_TELNET: u16 = 6300;
+const JNOS_TELNET: u16 = 2323;
+/// JNOS sends from and accepts only this UDP port, at both ends.
+const AXUDP: u16 = 10093;
+
+const QTC_IP: &str = "44.128.0.1";
+const JNOS_IP_AIR: &str = "44.128.0.2";
+
+/// JNOS's IP lines (autoexec.nos, before the `start` lines), as docs/radio.md gives them:
+/// its AXUDP interface on the network, the netmask in hex (JNOS reads it so), the route.
+const JNOS_AXUDP_IP: &[&str] = &[
+    "ifconfig axu0 ipaddress 44.128.0.2",
+    "ifconfig axu0 netmask 0xffffff00",
+    "route add 44.128.0.0/24 axu0",
+];
+
+/// qtc N0QTC on AXUDP to JNOS, carrying IP as docs/radio.md's example.
+fn qtc_config() -> String {
+    format!(
+        "[[port]]\nname = \"udp\"\nkind = \"axudp\"\nlisten = \"{HOST_IP}:{AXUDP}\"\n\
+         peers = [{{ callsign = \"N0JNS\", address = \"{JNOS_IP}:{AXUDP}\" }}]\n\
+         ip = true\n\
+         [ip]\naddress = \"{QTC_IP}/24\"\ntun = \"qtc0\"\n"
+    )
+}
+
+fn jnos_axudp() -> Setup {
+    let mut s = Setup::default().opt("--axudp", &AXUDP.to_string());
+    for line in JNOS_AXUDP_IP {
+        s = s.extra(line);
+    }
+    s
+}
+
+/// `qtc check` on the config the test runs.
+fn check_accepts(q: &Daemon) {
+    let out = q.cli(&["check"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "qtc check: {text} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains(
+            "ip: 44.128.0.1/24 on tun qtc0 (mtu 256), as N0QTC-1 on udp (datagram, mtu 256)"
+        ),
+        "{text}"
+    );
+}
+
+/// The host's `ping -c 1` to `to`, from inside the namespace: whether a reply came (a hang
+/// guard of `PATIENCE`, not a timing).
+fn host_pings(j: &Jnos, to: &str) -> bool {
+    let secs = PATIENCE.as_secs().to_string();
+    let out = Command::new("ip")
+        .args([
+            "netns", "exec", &j.ns, "ping", "-n", "-c", "1", "-W", &secs, to,
+        ])
+        .output()
+        .expect("run ping");
+    eprintln!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.status.success()
+}
+
+/// JNOS's sysop pings the host (44.128.0.1) and sees its echo reply come back. JNOS writes the
+/// "rtt" line to the session without flushing it; what flushes it is the next command. The
+/// reply's way back is ordered by events: qtc logs the host's reply going out to JNOS; the
+/// host's own ping to JNOS after it travels the same way and is answered only after JNOS took
+/// the reply; an empty command then shows the line.
+fn jnos_pings(j: &Jnos, q: &Daemon, console: &mut Client) {
+    console.send(&format!("ping {QTC_IP}"));
+    console.expect(&format!("Resolving {QTC_IP}..."));
+    // The first was the host's own ping's request.
+    q.wait_for_log_count("IP from the host src=44.128.0.1 dst=44.128.0.2 proto=1", 2);
+    assert!(
+        host_pings(j, JNOS_IP_AIR),
+        "no echo reply from JNOS\n{}",
+        q.log()
+    );
+    console.send("");
+    console.expect(&format!("{QTC_IP}: rtt"));
+    console.expect("Jnos>");
+}
+
+/// A sysop's session on JNOS's console (remote sysop mode, `Jnos>`), over its own telnet.
+fn jnos_console(j: &Jnos) -> Client {
+    let mut c = j.connect(JNOS_TELNET);
+    c.expect("login:");
+    c.send("n0sys");
+    c.expect("assword");
+    c.send("syspw");
+    c.expect(">\r\n");
+    c.send("@");
+    c.expect("Jnos>");
+    c
+}
+
+/// JNOS, and `ping` for the host's side; `None` (skip) when either is missing, unless
+/// QTC_REQUIRE_PEERS=1, where that fails.
+fn peers() -> Option<std::path::PathBuf> {
+    let bin = jnos::binary()?;
+    let ping = Command::new("sh").args(["-c", "command -v ping"]).output();
+    if !ping.is_ok_and(|o| o.status.success()) {
+        assert!(
+            std::env::var("QTC_REQUIRE_PEERS").as_deref() != Ok("1"),
+            "no `ping` (iputils-ping) and QTC_REQUIRE_PEERS=1"
+        );
+        eprintln!("skipped: no `ping`");
+        return None;
+    }
+    Some(bin)
+}
+
+#[test]
+fn qtc_and_jnos_route_ip_to_each_other_over_axudp() {
+    let Some(bin) = peers() else {
+        return;
+    };
+    let j = Jnos::start(&bin, jnos_axudp());
+    let q = Daemon::start_bbs_at(
+        &format!("{QTC_IP}:{QTC_TELNET}"),
+        &j.wrapper(),
+        "N0QTC",
+        &[("N0USR", "pw", "")],
+        &qtc_config(),
+    );
+    check_accepts(&q);
+    assert!(
+        q.stdout
+            .iter()
+            .any(|l| l.starts_with("ip: 44.128.0.1/24 on tun qtc0")),
+        "{:?}",
+        q.stdout
+    );
+    // The host pings JNOS: qtc asks JNOS's callsign by ARP first.
+    assert!(
+        host_pings(&j, JNOS_IP_AIR),
+        "no echo reply from JNOS\n{}",
+        q.log()
+    );
+    q.wait_for_log("ARP: 44.128.0.2 is N0JNS on udp");
+    // JNOS pings the host.
+    let mut console = jnos_console(&j);
+    jnos_pings(&j, &q, &mut console);
+    // JNOS learned us by ARP (from our request for it).
+    console.send("arp");
+    let arp = console.expect("Jnos>");
+    assert!(
+        arp.contains("44.128.0.1") && arp.contains("N0QTC-1"),
+        "JNOS's ARP table: {arp}"
+    );
+    // The host reaches JNOS's mailbox over the air.
+    let mut mailbox = jnos_at(&j, JNOS_IP_AIR, JNOS_TELNET);
+    mailbox.expect("login:");
+    drop(mailbox);
+    // A JNOS sysop reaches qtc's telnet prompt at its address on the air.
+    console.send("exit");
+    console.expect(">\r\n");
+    console.send(&format!("telnet {QTC_IP} {QTC_TELNET}"));
+    console.expect("Callsign:");
+    console.send("N0USR");
+    console.expect("Password:");
+    console.send("pw");
+    console.expect("de N0QTC>");
+    console.send("B");
+    let bye = console.expect("Z >");
+    assert!(
+        bye.contains("de N0QTC. Goodbye") && bye.contains("reconnected to N0JNS"),
+        "{bye}"
+    );
+}
+
+/// A TCP connection from the host (the namespace) to `ip`:`port`, as a line client.
+fn jnos_at(j: &Jnos, ip: &str, port: u16) -> Client {
+    let stream = j.in_ns(|| TcpStream::connect((ip, port)).expect("connect over the air"));
+    stream
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    Client {
+        stream,
+        seen: Vec::new(),
+    }
+}
