@@ -3,7 +3,10 @@
 //! TUN interface qtc0 at 44.128.0.1/24 and an `ip = true` AXUDP port, JNOS's `axu0` at
 //! 44.128.0.2. The host (the namespace's own TCP/IP stack, through qtc0) pings JNOS and JNOS
 //! pings it; the host reaches JNOS's telnet mailbox at 44.128.0.2, and a JNOS sysop reaches
-//! qtc's telnet prompt at 44.128.0.1; both sides learn the other's callsign by ARP.
+//! qtc's telnet prompt at 44.128.0.1; both sides learn the other's callsign by ARP. The same
+//! over a KISS pty (JNOS's `ax0`), and over AXUDP with both sides sending to each other on a
+//! connected link (virtual-circuit mode: qtc's per-destination route `mode = "vc"`, JNOS's
+//! `ax25 route perm` and `ax25 route mode N0QTC-1 axu0 vc`).
 //!
 //! Skipped when JNOS cannot run here (not root, no tun device), unless QTC_REQUIRE_PEERS=1.
 #![allow(clippy::disallowed_methods)]
@@ -26,34 +29,81 @@ const AXUDP: u16 = 10093;
 const QTC_IP: &str = "44.128.0.1";
 const JNOS_IP_AIR: &str = "44.128.0.2";
 
-/// JNOS's IP lines (autoexec.nos, before the `start` lines), as docs/radio.md gives them:
-/// its AXUDP interface on the network, the netmask in hex (JNOS reads it so), the route.
-const JNOS_AXUDP_IP: &[&str] = &[
-    "ifconfig axu0 ipaddress 44.128.0.2",
-    "ifconfig axu0 netmask 0xffffff00",
-    "route add 44.128.0.0/24 axu0",
-];
-
-/// qtc N0QTC on AXUDP to JNOS, carrying IP as docs/radio.md's example.
-fn qtc_config() -> String {
-    format!(
-        "[[port]]\nname = \"udp\"\nkind = \"axudp\"\nlisten = \"{HOST_IP}:{AXUDP}\"\n\
-         peers = [{{ callsign = \"N0JNS\", address = \"{JNOS_IP}:{AXUDP}\" }}]\n\
-         ip = true\n\
-         [ip]\naddress = \"{QTC_IP}/24\"\ntun = \"qtc0\"\n"
-    )
+/// How qtc and JNOS are linked.
+#[derive(Clone, Copy, PartialEq)]
+enum Via {
+    /// AXUDP, JNOS's `axu0`.
+    Axudp,
+    /// A KISS pty pair, JNOS's `ax0`.
+    Kiss,
 }
 
-fn jnos_axudp() -> Setup {
-    let mut s = Setup::default().opt("--axudp", &AXUDP.to_string());
-    for line in JNOS_AXUDP_IP {
-        s = s.extra(line);
+/// JNOS's IP lines (autoexec.nos, before the `start` lines), as docs/radio.md gives them: its
+/// interface on the network, the netmask in hex (JNOS reads it so), the route.
+fn jnos_ip_lines(iface: &str) -> Vec<String> {
+    vec![
+        format!("ifconfig {iface} ipaddress {JNOS_IP_AIR}"),
+        format!("ifconfig {iface} netmask 0xffffff00"),
+        format!("route add 44.128.0.0/24 {iface}"),
+    ]
+}
+
+/// JNOS on `via` with an address on the network; `vc`: it sends to qtc's IP callsign on a
+/// connected link.
+fn jnos_setup(via: Via, vc: bool) -> Setup {
+    let (mut s, iface) = match via {
+        Via::Axudp => (Setup::default().opt("--axudp", &AXUDP.to_string()), "axu0"),
+        Via::Kiss => (Setup::default().kiss(), "ax0"),
+    };
+    let mut lines = jnos_ip_lines(iface);
+    if vc {
+        // `perm`: JNOS drops an `add`ed route when the station connects to it (K5JB's rule),
+        // and with it the route's mode, falling back to UI frames.
+        lines.push(format!("ax25 route perm N0QTC-1 {iface}"));
+        lines.push(format!("ax25 route mode N0QTC-1 {iface} vc"));
+    }
+    for line in lines {
+        s = s.extra(&line);
     }
     s
 }
 
-/// `qtc check` on the config the test runs.
-fn check_accepts(q: &Daemon) {
+/// qtc N0QTC on `via` to JNOS, carrying IP as docs/radio.md's example; `vc`: to JNOS on a
+/// connected link (a route for that one destination).
+fn qtc_config(via: Via, vc: bool, jnos: &std::path::Path) -> String {
+    let port = match via {
+        Via::Axudp => format!(
+            "[[port]]\nname = \"udp\"\nkind = \"axudp\"\nlisten = \"{HOST_IP}:{AXUDP}\"\n\
+             peers = [{{ callsign = \"N0JNS\", address = \"{JNOS_IP}:{AXUDP}\" }}]\n"
+        ),
+        Via::Kiss => format!(
+            "[[port]]\nname = \"radio\"\nkind = \"kiss-pty\"\ndevice = \"{}\"\n",
+            jnos.join("kiss.pty").display()
+        ),
+    };
+    let route = if vc {
+        format!("[[ip.route]]\nto = \"{JNOS_IP_AIR}\"\nmode = \"vc\"\n")
+    } else {
+        String::new()
+    };
+    format!("{port}ip = true\n[ip]\naddress = \"{QTC_IP}/24\"\ntun = \"qtc0\"\n{route}")
+}
+
+/// JNOS and qtc (users N0USR/pw) linked by `via`, qtc's telnet port on its address on the air.
+fn start(bin: &std::path::Path, via: Via, vc: bool) -> (Jnos, Daemon) {
+    let j = Jnos::start(bin, jnos_setup(via, vc));
+    let q = Daemon::start_bbs_at(
+        &format!("{QTC_IP}:{QTC_TELNET}"),
+        &j.wrapper(),
+        "N0QTC",
+        &[("N0USR", "pw", "")],
+        &qtc_config(via, vc, &j.data()),
+    );
+    (j, q)
+}
+
+/// `qtc check` on the config the test runs, which names the IP port.
+fn check_accepts(q: &Daemon, port: &str) {
     let out = q.cli(&["check"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -141,15 +191,8 @@ fn qtc_and_jnos_route_ip_to_each_other_over_axudp() {
     let Some(bin) = peers() else {
         return;
     };
-    let j = Jnos::start(&bin, jnos_axudp());
-    let q = Daemon::start_bbs_at(
-        &format!("{QTC_IP}:{QTC_TELNET}"),
-        &j.wrapper(),
-        "N0QTC",
-        &[("N0USR", "pw", "")],
-        &qtc_config(),
-    );
-    check_accepts(&q);
+    let (j, q) = start(&bin, Via::Axudp, false);
+    check_accepts(&q, "udp");
     assert!(
         q.stdout
             .iter()
@@ -174,11 +217,61 @@ fn qtc_and_jnos_route_ip_to_each_other_over_axudp() {
         arp.contains("44.128.0.1") && arp.contains("N0QTC-1"),
         "JNOS's ARP table: {arp}"
     );
-    // The host reaches JNOS's mailbox over the air.
-    let mut mailbox = jnos_at(&j, JNOS_IP_AIR, JNOS_TELNET);
+    host_reaches_jnos_mailbox(&j);
+    jnos_reaches_qtc_prompt(console);
+}
+
+#[test]
+fn qtc_and_jnos_route_ip_over_a_kiss_pty() {
+    let Some(bin) = peers() else {
+        return;
+    };
+    let (j, q) = start(&bin, Via::Kiss, false);
+    assert!(
+        host_pings(&j, JNOS_IP_AIR),
+        "no echo reply from JNOS\n{}",
+        q.log()
+    );
+    q.wait_for_log("ARP: 44.128.0.2 is N0JNS on radio");
+    let mut console = jnos_console(&j);
+    jnos_pings(&j, &q, &mut console);
+    host_reaches_jnos_mailbox(&j);
+}
+
+#[test]
+fn qtc_and_jnos_carry_ip_on_a_connected_link_in_virtual_circuit_mode() {
+    let Some(bin) = peers() else {
+        return;
+    };
+    let (j, q) = start(&bin, Via::Axudp, true);
+    assert!(
+        host_pings(&j, JNOS_IP_AIR),
+        "no echo reply from JNOS\n{}",
+        q.log()
+    );
+    q.wait_for_log("IP link to a station port=udp dest=N0JNS");
+    host_reaches_jnos_mailbox(&j);
+    let mut console = jnos_console(&j);
+    jnos_pings(&j, &q, &mut console);
+    jnos_reaches_qtc_prompt(console);
+    // JNOS's datagrams came as I frames on the link too: of its UI frames only ARP's are left
+    // (its answer to our request), against the dozens of datagrams of the pings and sessions.
+    let log = q.log();
+    let ui = log.matches("UI frame port=udp from=N0JNS").count();
+    assert!(
+        ui <= 2,
+        "{ui} UI frames from JNOS in virtual-circuit mode\n{log}"
+    );
+}
+
+/// The host reaches JNOS's mailbox at its address on the air.
+fn host_reaches_jnos_mailbox(j: &Jnos) {
+    let mut mailbox = jnos_at(j, JNOS_IP_AIR, JNOS_TELNET);
     mailbox.expect("login:");
-    drop(mailbox);
-    // A JNOS sysop reaches qtc's telnet prompt at its address on the air.
+}
+
+/// A JNOS sysop reaches qtc's telnet prompt at its address on the air, logs in and out.
+fn jnos_reaches_qtc_prompt(mut console: Client) {
     console.send("exit");
     console.expect(">\r\n");
     console.send(&format!("telnet {QTC_IP} {QTC_TELNET}"));

@@ -446,3 +446,117 @@ pub fn describe_route(r: &Route, ports: &[RadioPort]) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::parse;
+    use qtc_ip::{Hop, Mode};
+    use std::path::Path;
+
+    const PORT: &str = "[[port]]\nname = \"udp\"\nkind = \"axudp\"\nlisten = \"127.0.0.1:10093\"\n\
+         peers = [{ callsign = \"N0JNS\", address = \"127.0.0.1:10094\" }]\n";
+
+    fn load(text: &str) -> Result<crate::config::Loaded, crate::config::ConfigError> {
+        parse(
+            &format!("[station]\ncallsign = \"N0QTC\"\n{text}"),
+            "qtc.toml",
+            Path::new("/etc/qtc"),
+        )
+    }
+
+    fn error(text: &str) -> String {
+        load(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn off_without_an_address_and_the_defaults_when_on() {
+        assert!(load(PORT).unwrap().ip.is_none());
+        let l = load(&format!(
+            "{PORT}ip = true\n[ip]\naddress = \"44.128.0.1/24\"\n"
+        ))
+        .unwrap();
+        let ip = l.ip.unwrap();
+        assert_eq!(
+            (ip.tun.as_str(), ip.call.to_string()),
+            ("qtc0", "N0QTC-1".into())
+        );
+        assert_eq!(ip.router.network.to_string(), "44.128.0.0/24");
+        let port = ip.router.ports[0].unwrap();
+        assert_eq!((port.mtu, port.mode), (256, Mode::Datagram));
+        assert_eq!(ip.mtu, 256);
+        assert_eq!(
+            super::describe(&ip, &l.radio_ports),
+            "44.128.0.1/24 on tun qtc0 (mtu 256), as N0QTC-1 on udp (datagram, mtu 256)"
+        );
+    }
+
+    #[test]
+    fn routes_and_static_arp_are_read() {
+        let l = load(&format!(
+            "{PORT}ip = true\nip_mode = \"vc\"\nnetrom_quality = 192\n\
+             [netrom]\nalias = \"QTC\"\n\
+             [ip]\naddress = \"44.128.0.1/24\"\ntun = \"ax9\"\nmtu = 576\n\
+             [[ip.route]]\nto = \"44.130.0.0/16\"\nvia = \"44.128.0.3\"\nport = \"udp\"\nmode = \"datagram\"\n\
+             [[ip.route]]\nto = \"44.131.0.0/16\"\nnetrom = \"N0JNS\"\n\
+             [[ip.arp]]\naddress = \"44.128.0.2\"\ncallsign = \"N0JNS\"\nport = \"udp\"\n"
+        ))
+        .unwrap();
+        let ip = l.ip.unwrap();
+        assert_eq!(ip.mtu, 576);
+        assert_eq!(ip.router.ports[0].unwrap().mode, Mode::VirtualCircuit);
+        let r = &ip.router.routes;
+        assert_eq!(
+            r[0].hop,
+            Hop::Radio {
+                gateway: Some("44.128.0.3".parse().unwrap()),
+                port: Some(0)
+            }
+        );
+        assert_eq!(r[0].mode, Some(Mode::Datagram));
+        assert!(matches!(r[1].hop, Hop::NetRom { node } if node.to_string() == "N0JNS"));
+        assert_eq!(ip.router.arp[0].call.to_string(), "N0JNS");
+        let line = super::describe(&ip, &l.radio_ports);
+        assert!(
+            line.ends_with(
+                "routes 44.130.0.0/16 via 44.128.0.3 on udp (datagram), 44.131.0.0/16 over NET/ROM to N0JNS"
+            ),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn errors_name_the_key_and_the_fix() {
+        let on = format!("{PORT}ip = true\n");
+        for (text, wants) in [
+            (on.clone(), "[ip] address: [[port]] udp has ip = true"),
+            (format!("{on}[ip]\naddress = \"44.128.0.1\"\n"), "[ip] address: expected"),
+            (format!("{on}[ip]\naddress = \"44.128.0.0/24\"\n"), "network's own or broadcast"),
+            (format!("{PORT}[ip]\naddress = \"44.128.0.1/24\"\n"), "a way onto the air"),
+            (format!("{PORT}ip_mode = \"vc\"\n"), "ip_mode: set ip = true first"),
+            (format!("{on}ip_mode = \"tcp\"\n"), "ip_mode: expected \"datagram\""),
+            (format!("{on}paclen = 60\n[ip]\naddress = \"44.128.0.1/24\"\n"), "paclen: IP needs frames of at least 68"),
+            (format!("{on}[ip]\naddress = \"44.128.0.1/24\"\ncallsign = \"N0QTC\"\n"), "[ip] callsign: N0QTC is a BBS callsign"),
+            (format!("{on}[ip]\naddress = \"44.128.0.1/24\"\ntun = \"a/b\"\n"), "[ip] tun: expected an interface name"),
+            (format!("{on}[ip]\naddress = \"44.128.0.1/24\"\nmtu = 20\n"), "[ip] mtu: expected 68 to 65535"),
+            (
+                format!("{on}[ip]\naddress = \"44.128.0.1/24\"\n[[ip.route]]\nto = \"44.130.0.0/16\"\nvia = \"44.129.0.1\"\n"),
+                "[[ip.route]] #1 (44.130.0.0/16) via: the gateway must be on the air, inside 44.128.0.0/24",
+            ),
+            (
+                format!("{on}[ip]\naddress = \"44.128.0.1/24\"\n[[ip.route]]\nto = \"44.130.0.0/16\"\nnetrom = \"N0JNS\"\n"),
+                "netrom: NET/ROM is off",
+            ),
+            (
+                format!("{on}[ip]\naddress = \"44.128.0.1/24\"\n[[ip.route]]\nto = \"44.130.0.0/33\"\n"),
+                "[[ip.route]] #1 (44.130.0.0/33) to: expected an IPv4 address",
+            ),
+            (
+                format!("{on}[ip]\naddress = \"44.128.0.1/24\"\n[[ip.arp]]\naddress = \"44.128.0.2\"\ncallsign = \"N0JNS\"\nport = \"vhf\"\n"),
+                "[[ip.arp]] #1 (44.128.0.2) port: no [[port]] is named \"vhf\"",
+            ),
+        ] {
+            let e = error(&text);
+            assert!(e.contains(wants), "{wants:?} not in {e:?}");
+        }
+    }
+}

@@ -510,7 +510,7 @@ impl Task {
                 }
             }
             PortEvent::Ui(f) => {
-                tracing::debug!(port = %self.name, from = %f.address.src, "UI frame");
+                tracing::debug!(port = %self.name, from = %f.address.src, to = %f.address.dest, pid = ?f.pid, "UI frame");
                 self.netrom_ui(&f);
                 self.ip_ui(&f);
             }
