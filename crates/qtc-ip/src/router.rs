@@ -161,7 +161,7 @@ pub struct Stats {
     /// Datagrams from the host.
     pub from_host: u64,
     /// Datagrams to the host.
-    pub deliver_to_host: u64,
+    pub to_host: u64,
     /// Datagrams heard on the radio ports for us.
     pub radio_in: u64,
     /// Frames carrying datagrams sent on the radio ports.
@@ -182,6 +182,27 @@ pub struct Stats {
     pub dropped: u64,
     /// Datagrams whose time to live ran out here.
     pub ttl_expired: u64,
+}
+
+impl Stats {
+    /// Each counter with its name, for a status page.
+    #[must_use]
+    pub fn named(&self) -> [(&'static str, u64); 12] {
+        [
+            ("from host", self.from_host),
+            ("to host", self.to_host),
+            ("radio in", self.radio_in),
+            ("radio out", self.radio_out),
+            ("NET/ROM in", self.netrom_in),
+            ("NET/ROM out", self.netrom_out),
+            ("ARP in", self.arp_in),
+            ("ARP out", self.arp_out),
+            ("forwarded", self.forwarded),
+            ("malformed", self.malformed),
+            ("dropped", self.dropped),
+            ("TTL expired", self.ttl_expired),
+        ]
+    }
 }
 
 /// Where a datagram came from, which is where an ICMP error about it goes.
@@ -456,7 +477,7 @@ impl Router {
     }
 
     fn deliver_to_host(&mut self, datagram: Vec<u8>) {
-        self.stats.deliver_to_host += 1;
+        self.stats.to_host += 1;
         self.push_tx(Transmit::Host(datagram));
     }
 

@@ -112,9 +112,9 @@ fn check_accepts(q: &Daemon, port: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        text.contains(
-            "ip: 44.128.0.1/24 on tun qtc0 (mtu 256), as N0QTC-1 on udp (datagram, mtu 256)"
-        ),
+        text.contains(&format!(
+            "ip: 44.128.0.1/24 on tun qtc0 (mtu 256), as N0QTC-1 on {port} (datagram, mtu 256)"
+        )),
         "{text}"
     );
 }
