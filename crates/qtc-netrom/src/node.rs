@@ -13,6 +13,9 @@ use crate::table::{Change, Neighbour, NodeEntry, TableConfig, Tables, Via};
 use crate::wire::{Alias, NetHeader, Nodes, Transport, MAX_WINDOW, NET_HEADER_LEN};
 use crate::Error;
 
+mod ip;
+pub use ip::NETROM_IP;
+
 /// Frames queued for the ports; beyond this, transit datagrams are dropped.
 pub const MAX_TX_QUEUE: usize = 256;
 /// Table changes waiting for [`Node::poll_event`]; beyond this the oldest are dropped.
@@ -163,6 +166,13 @@ pub enum Event {
     },
     /// The tables changed.
     Table(Change),
+    /// An IP datagram for us from node `origin` (node/ip.rs).
+    Ip {
+        /// The node it came from.
+        origin: Callsign,
+        /// The datagram.
+        datagram: Vec<u8>,
+    },
 }
 
 /// A circuit as `ctl nodes` shows it.
@@ -655,9 +665,11 @@ impl Node {
                     c.on_frame(now, t);
                 }
             }
-            Transport::Extension { .. } => {
-                tracing::trace!(%origin, "NET/ROM protocol extension ignored");
-            }
+            Transport::Extension {
+                family,
+                proto,
+                data,
+            } => self.on_extension(origin, family, proto, data),
             other => self.for_circuit(now, origin, other),
         }
     }
