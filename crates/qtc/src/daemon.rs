@@ -212,10 +212,18 @@ fn open_tun(c: &Loaded) -> anyhow::Result<Option<crate::phy::tun::Tun>> {
         crate::phy::tun::open(&ip.tun, r.address, r.network.len(), ip.mtu).with_context(|| {
             format!(
                 "cannot create the TUN interface {} ([ip] tun in {}): qtc needs root or \
-             CAP_NET_ADMIN for it (docs/radio.md, \"IP over AX.25\")",
+                 CAP_NET_ADMIN for it (docs/radio.md, \"IP over AX.25\")",
                 ip.tun, c.source
             )
         })?;
+    for route in &r.routes {
+        crate::phy::tun::add_route(&ip.tun, &route.to.to_string()).with_context(|| {
+            format!(
+                "cannot route [[ip.route]] {} through {} ({})",
+                route.to, ip.tun, c.source
+            )
+        })?;
+    }
     Ok(Some(tun))
 }
 
@@ -533,10 +541,12 @@ fn start_radios(
     let mut radios = Radios::new(handles);
     if let Some(w) = wiring {
         let on_incoming = bbs_for_callers(shared, stop, tasks, "netrom", true);
-        radios = radios.with_netrom(w.start(c, on_incoming, stop, tasks));
+        let to_ip = ip.as_ref().map(radio::ip::Wiring::netrom_sender);
+        radios = radios.with_netrom(w.start(c, on_incoming, to_ip, stop, tasks));
     }
     if let (Some(w), Some(tun)) = (ip, tun) {
-        radios = radios.with_ip(w.start(tun, stop, tasks));
+        let netrom = radios.netrom().cloned();
+        radios = radios.with_ip(w.start(tun, netrom, stop, tasks));
     }
     shared.online.set_ports(ports, radios.clone());
     radios
@@ -659,6 +669,7 @@ impl NetromWiring {
         self,
         c: &Loaded,
         on_incoming: crate::radio::Incoming,
+        to_ip: Option<tokio::sync::mpsc::Sender<(qtc_callsign::Callsign, Vec<u8>)>>,
         stop: &watch::Receiver<bool>,
         tasks: &TaskTracker,
     ) -> crate::radio::netrom::NetromHandle {
@@ -677,6 +688,7 @@ impl NetromWiring {
             on_incoming,
             view: Arc::clone(&view),
             shutdown: stop.clone(),
+            to_ip,
         }));
         NetromHandle::new(cmd_tx, view)
     }

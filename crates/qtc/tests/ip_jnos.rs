@@ -266,7 +266,7 @@ fn qtc_and_jnos_carry_ip_on_a_connected_link_in_virtual_circuit_mode() {
 
 /// The host reaches JNOS's mailbox at its address on the air.
 fn host_reaches_jnos_mailbox(j: &Jnos) {
-    let mut mailbox = jnos_at(j, JNOS_IP_AIR, JNOS_TELNET);
+    let mut mailbox = host_at(j, JNOS_IP_AIR, JNOS_TELNET);
     mailbox.expect("login:");
 }
 
@@ -289,7 +289,7 @@ fn jnos_reaches_qtc_prompt(mut console: Client) {
 }
 
 /// A TCP connection from the host (the namespace) to `ip`:`port`, as a line client.
-fn jnos_at(j: &Jnos, ip: &str, port: u16) -> Client {
+fn host_at(j: &Jnos, ip: &str, port: u16) -> Client {
     let stream = j.in_ns(|| TcpStream::connect((ip, port)).expect("connect over the air"));
     stream
         .set_read_timeout(Some(Duration::from_millis(200)))
@@ -298,4 +298,77 @@ fn jnos_at(j: &Jnos, ip: &str, port: u16) -> Client {
         stream,
         seen: Vec::new(),
     }
+}
+
+/// JNOS's address behind NET/ROM only: on its `netrom` interface.
+const JNOS_IP_NETROM: &str = "44.131.0.2";
+
+#[test]
+fn qtc_and_jnos_route_ip_over_netrom() {
+    let Some(bin) = peers() else {
+        return;
+    };
+    // JNOS: a NET/ROM node on AXUDP (as docs/netrom.md), its netrom interface at 44.131.0.2,
+    // and 44.128.0.1 reached through NET/ROM at qtc's node (as docs/radio.md).
+    let mut setup = Setup::default().opt("--axudp", &AXUDP.to_string());
+    for line in [
+        "attach netrom",
+        "netrom alias JNOS",
+        "netrom interface axu0 192",
+        "netrom nodetimer 10",
+        "start netrom",
+        &format!("ifconfig netrom ipaddress {JNOS_IP_NETROM}"),
+        &format!("route add {QTC_IP}/32 netrom"),
+        &format!("arp add {QTC_IP} netrom N0QTC-1"),
+    ] {
+        setup = setup.extra(line);
+    }
+    let j = Jnos::start(&bin, setup);
+    // qtc: NET/ROM on the AXUDP port, no IP on it: 44.131.0.0/24 only through NET/ROM.
+    let config = format!(
+        "[[port]]\nname = \"udp\"\nkind = \"axudp\"\nlisten = \"{HOST_IP}:{AXUDP}\"\n\
+         peers = [{{ callsign = \"N0JNS\", address = \"{JNOS_IP}:{AXUDP}\" }}]\n\
+         netrom_quality = 192\n[netrom]\nalias = \"QTC\"\nbroadcast = \"10s\"\n\
+         [ip]\naddress = \"{QTC_IP}/24\"\ntun = \"qtc0\"\n\
+         [[ip.route]]\nto = \"44.131.0.0/24\"\nnetrom = \"N0JNS\"\n"
+    );
+    let q = Daemon::start_bbs_at(
+        &format!("{QTC_IP}:{QTC_TELNET}"),
+        &j.wrapper(),
+        "N0QTC",
+        &[("N0USR", "pw", "")],
+        &config,
+    );
+    assert!(
+        q.stdout
+            .iter()
+            .any(|l| l.ends_with("routes 44.131.0.0/24 over NET/ROM to N0JNS")),
+        "{:?}",
+        q.stdout
+    );
+    q.wait_for_log_within(
+        "NET/ROM route learned: JNOS:N0JNS via N0JNS",
+        Duration::from_secs(60),
+    );
+    // JNOS learns our node from a broadcast (every 10 s) and says nothing when it does: its
+    // table is asked every second (an external program with no event to wait on, as in
+    // netrom_jnos.rs).
+    let mut nodes = String::new();
+    for _ in 0..60 {
+        nodes = j.console(&["netrom route nodes"]);
+        if nodes.contains("QTC:N0QTC-1") {
+            break;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    assert!(nodes.contains("QTC:N0QTC-1"), "JNOS's nodes: {nodes}");
+    // The host pings JNOS's NET/ROM address: out in a NET/ROM datagram to N0JNS, back in one
+    // to our node.
+    assert!(
+        host_pings(&j, JNOS_IP_NETROM),
+        "no echo reply over NET/ROM\n{}",
+        q.log()
+    );
+    // And a TCP connection the same way: JNOS's mailbox.
+    host_at(&j, JNOS_IP_NETROM, JNOS_TELNET).expect("login:");
 }

@@ -9,6 +9,11 @@
 //! address needs no netlink. It takes CAP_NET_ADMIN (root, or the capability given to the
 //! service: docs/radio.md). The descriptor is non-blocking and waits in epoll (tokio's
 //! `AsyncFd`): an idle interface costs no system call.
+//!
+//! The routes of `[[ip.route]]` are the host's too, through the interface ([`add_route`]): they
+//! are added once at start by iproute2's `ip route replace`, since a route needs the routing
+//! ioctl (which the `tun` crate does not wrap, and this crate has no unsafe code) or netlink (a
+//! netlink crate and its futures for one call at start-up).
 
 use std::io;
 use std::net::Ipv4Addr;
@@ -42,6 +47,20 @@ pub fn open(name: &str, address: Ipv4Addr, prefix_len: u8, mtu: usize) -> io::Re
         other => io::Error::other(other.to_string()),
     })?;
     Ok(Tun { dev })
+}
+
+/// Routes `prefix` ("44.130.0.0/16") through the interface `name` on the host.
+pub fn add_route(name: &str, prefix: &str) -> io::Result<()> {
+    let out = std::process::Command::new("ip")
+        .args(["route", "replace", prefix, "dev", name])
+        .output()?;
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(io::Error::other(format!(
+        "`ip route replace {prefix} dev {name}`: {}",
+        String::from_utf8_lossy(&out.stderr).trim()
+    )))
 }
 
 impl Tun {

@@ -91,6 +91,11 @@ pub struct Wiring {
     inbox: mpsc::Receiver<IpIn>,
     hooks: Vec<Option<PortHook>>,
     senders: Vec<Option<mpsc::Sender<IpOut>>>,
+    /// IP that came over NET/ROM: the node task's end, and the router's.
+    from_netrom: (
+        mpsc::Sender<(Callsign, Vec<u8>)>,
+        mpsc::Receiver<(Callsign, Vec<u8>)>,
+    ),
 }
 
 impl Wiring {
@@ -121,7 +126,13 @@ impl Wiring {
             inbox,
             hooks,
             senders,
+            from_netrom: mpsc::channel(QUEUE),
         }
+    }
+
+    /// Where the NET/ROM node hands IP datagrams that came to it.
+    pub fn netrom_sender(&self) -> mpsc::Sender<(Callsign, Vec<u8>)> {
+        self.from_netrom.0.clone()
     }
 
     /// Port `i`'s hook, for its task.
@@ -129,9 +140,16 @@ impl Wiring {
         self.hooks.get_mut(i).and_then(Option::take)
     }
 
-    /// Starts the router's task on the TUN device.
-    pub fn start(self, tun: Tun, stop: &watch::Receiver<bool>, tasks: &TaskTracker) -> IpHandle {
+    /// Starts the router's task on the TUN device; `netrom` carries its routes over NET/ROM.
+    pub fn start(
+        self,
+        tun: Tun,
+        netrom: Option<crate::radio::netrom::NetromHandle>,
+        stop: &watch::Receiver<bool>,
+        tasks: &TaskTracker,
+    ) -> IpHandle {
         drop(self.to_router);
+        let (_, from_netrom) = self.from_netrom;
         let view = Arc::new(Mutex::new(IpView::default()));
         tasks.spawn(task::run(task::Setup {
             router: qtc_ip::Router::new(self.router),
@@ -140,6 +158,8 @@ impl Wiring {
             ports: self.senders,
             port_names: self.port_names,
             inbox: self.inbox,
+            netrom,
+            from_netrom,
             view: Arc::clone(&view),
             shutdown: stop.clone(),
         }));

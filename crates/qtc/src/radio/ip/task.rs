@@ -32,6 +32,10 @@ pub struct Setup {
     pub port_names: Vec<String>,
     /// From the port tasks.
     pub inbox: mpsc::Receiver<IpIn>,
+    /// The NET/ROM node, for routes over NET/ROM.
+    pub netrom: Option<crate::radio::netrom::NetromHandle>,
+    /// IP that came over NET/ROM, with the node it came from.
+    pub from_netrom: mpsc::Receiver<(qtc_callsign::Callsign, Vec<u8>)>,
     /// Where the task publishes its tables.
     pub view: Arc<Mutex<IpView>>,
     /// Stop.
@@ -46,6 +50,7 @@ struct Task {
     to_host: VecDeque<Vec<u8>>,
     ports: Vec<Option<mpsc::Sender<IpOut>>>,
     port_names: Vec<String>,
+    netrom: Option<crate::radio::netrom::NetromHandle>,
     view: Arc<Mutex<IpView>>,
     /// The tables changed since the view was made.
     dirty: bool,
@@ -62,6 +67,8 @@ pub async fn run(setup: Setup) {
         ports,
         port_names,
         mut inbox,
+        netrom,
+        mut from_netrom,
         view,
         mut shutdown,
     } = setup;
@@ -75,12 +82,13 @@ pub async fn run(setup: Setup) {
         to_host: VecDeque::new(),
         ports,
         port_names,
+        netrom,
         view,
         dirty: true,
         dropped: 0,
     };
     let mut timer = clock::Timer::new();
-    let mut inbox_open = true;
+    let (mut inbox_open, mut netrom_open) = (true, true);
     loop {
         t.drain(clock::now());
         timer.set(t.router.poll_timeout());
@@ -89,6 +97,10 @@ pub async fn run(setup: Setup) {
             m = inbox.recv(), if inbox_open => match m {
                 Some(m) => t.input(clock::now(), m),
                 None => inbox_open = false,
+            },
+            m = from_netrom.recv(), if netrom_open => match m {
+                Some((node, d)) => t.router.handle_netrom(clock::now(), node, &d),
+                None => netrom_open = false,
             },
             () = timer.fired() => t.router.handle_timeout(clock::now()),
             _ = shutdown.changed() => break,
@@ -159,9 +171,12 @@ impl Task {
                     );
                 }
             }
-            Transmit::NetRom { node, .. } => {
-                self.dropped += 1;
-                tracing::debug!(%node, "no NET/ROM node to carry IP, datagram dropped");
+            Transmit::NetRom { node, data } => {
+                let sent = self.netrom.as_ref().is_some_and(|n| n.send_ip(node, data));
+                if !sent {
+                    self.dropped += 1;
+                    tracing::debug!(%node, "NET/ROM node busy, IP datagram dropped");
+                }
             }
         }
     }

@@ -106,6 +106,13 @@ pub enum NetCmd {
         /// The circuit's stream.
         reply: oneshot::Sender<Result<DuplexStream, String>>,
     },
+    /// An IP datagram for the node `node`, from the IP router (a `[[ip.route]]` with `netrom`).
+    SendIp {
+        /// The node.
+        node: Callsign,
+        /// The datagram.
+        datagram: Vec<u8>,
+    },
 }
 
 /// The running node, as the rest of the daemon sees it.
@@ -124,6 +131,12 @@ impl NetromHandle {
     /// The tables and circuits now.
     pub fn view(&self) -> NetromView {
         self.view.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Hands an IP datagram for `node` to the node's task; false when its queue is full (the
+    /// datagram is dropped, as one lost on the air).
+    pub fn send_ip(&self, node: Callsign, datagram: Vec<u8>) -> bool {
+        self.cmd.try_send(NetCmd::SendIp { node, datagram }).is_ok()
     }
 
     /// The node a user means by `name` (alias or callsign), if known.
@@ -175,6 +188,8 @@ pub struct Setup {
     pub on_incoming: super::Incoming,
     /// Where the task publishes its tables and circuits.
     pub view: Arc<Mutex<NetromView>>,
+    /// Where IP datagrams that came to our node go (the IP router), with the node they came from.
+    pub to_ip: Option<mpsc::Sender<(Callsign, Vec<u8>)>>,
     /// Stop.
     pub shutdown: watch::Receiver<bool>,
 }

@@ -24,6 +24,8 @@ struct Task {
     dirty: bool,
     /// Frames a full port queue refused.
     dropped: u64,
+    /// The IP router, for IP datagrams that came to our node.
+    to_ip: Option<mpsc::Sender<(qtc_callsign::Callsign, Vec<u8>)>>,
 }
 
 /// Runs the node until shutdown.
@@ -37,6 +39,7 @@ pub async fn run(setup: Setup) {
         on_incoming,
         view,
         mut shutdown,
+        to_ip,
     } = setup;
     tracing::info!(node = %node.call(), alias = %node.alias(), "NET/ROM node up");
     let mut t = Task {
@@ -48,6 +51,7 @@ pub async fn run(setup: Setup) {
         view,
         dirty: true,
         dropped: 0,
+        to_ip,
     };
     let mut timer = clock::Timer::new();
     let mut cmds_open = true;
@@ -140,6 +144,11 @@ impl Task {
                     let _ = reply.send(Err(format!("cannot reach {dest}: {e}")));
                 }
             },
+            NetCmd::SendIp { node, datagram } => {
+                if let Err(e) = self.node.send_ip(node, &datagram) {
+                    tracing::debug!(%node, error = %e, "IP datagram not sent over NET/ROM");
+                }
+            }
         }
     }
 
@@ -179,6 +188,13 @@ impl Task {
             Event::Table(change) => {
                 self.log_change(&change);
                 self.dirty = true;
+            }
+            Event::Ip { origin, datagram } => {
+                if let Some(tx) = &self.to_ip {
+                    if tx.try_send((origin, datagram)).is_err() {
+                        tracing::debug!(node = %origin, "IP router busy, datagram dropped");
+                    }
+                }
             }
             _ => {}
         }
