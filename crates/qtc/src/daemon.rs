@@ -669,7 +669,7 @@ impl NetromWiring {
         self,
         c: &Loaded,
         on_incoming: crate::radio::Incoming,
-        to_ip: Option<tokio::sync::mpsc::Sender<(qtc_callsign::Callsign, Vec<u8>)>>,
+        to_ip: Option<tokio::sync::mpsc::Sender<crate::radio::ip::FromNetrom>>,
         stop: &watch::Receiver<bool>,
         tasks: &TaskTracker,
     ) -> crate::radio::netrom::NetromHandle {

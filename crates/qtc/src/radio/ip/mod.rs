@@ -39,6 +39,9 @@ pub struct IpIn {
     pub data: Vec<u8>,
 }
 
+/// An IP datagram that came to our NET/ROM node, with the node it came from.
+pub type FromNetrom = (Callsign, Vec<u8>);
+
 /// A frame the router asks a port task to send from the IP callsign.
 #[derive(Debug)]
 pub struct IpOut {
@@ -92,10 +95,7 @@ pub struct Wiring {
     hooks: Vec<Option<PortHook>>,
     senders: Vec<Option<mpsc::Sender<IpOut>>>,
     /// IP that came over NET/ROM: the node task's end, and the router's.
-    from_netrom: (
-        mpsc::Sender<(Callsign, Vec<u8>)>,
-        mpsc::Receiver<(Callsign, Vec<u8>)>,
-    ),
+    from_netrom: (mpsc::Sender<FromNetrom>, mpsc::Receiver<FromNetrom>),
 }
 
 impl Wiring {
@@ -131,7 +131,7 @@ impl Wiring {
     }
 
     /// Where the NET/ROM node hands IP datagrams that came to it.
-    pub fn netrom_sender(&self) -> mpsc::Sender<(Callsign, Vec<u8>)> {
+    pub fn netrom_sender(&self) -> mpsc::Sender<FromNetrom> {
         self.from_netrom.0.clone()
     }
 

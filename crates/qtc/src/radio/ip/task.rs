@@ -35,7 +35,7 @@ pub struct Setup {
     /// The NET/ROM node, for routes over NET/ROM.
     pub netrom: Option<crate::radio::netrom::NetromHandle>,
     /// IP that came over NET/ROM, with the node it came from.
-    pub from_netrom: mpsc::Receiver<(qtc_callsign::Callsign, Vec<u8>)>,
+    pub from_netrom: mpsc::Receiver<super::FromNetrom>,
     /// Where the task publishes its tables.
     pub view: Arc<Mutex<IpView>>,
     /// Stop.

@@ -189,7 +189,7 @@ pub struct Setup {
     /// Where the task publishes its tables and circuits.
     pub view: Arc<Mutex<NetromView>>,
     /// Where IP datagrams that came to our node go (the IP router), with the node they came from.
-    pub to_ip: Option<mpsc::Sender<(Callsign, Vec<u8>)>>,
+    pub to_ip: Option<mpsc::Sender<crate::radio::ip::FromNetrom>>,
     /// Stop.
     pub shutdown: watch::Receiver<bool>,
 }
