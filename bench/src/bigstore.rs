@@ -62,6 +62,7 @@ pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
             Err(e) => rows.push(Row::broken("8", &format!("1 M store{tag}"), &e, "")),
         }
         rows.push(crate::mailbox::row(ob, tag));
+        rows.push(crate::pagesize::row(ob, p.big_n, tag));
     }
     (rows, notes)
 }

@@ -43,6 +43,8 @@ pub struct Spec<'a> {
     pub extra: String,
     /// Standard input.
     pub stdin: Stdin,
+    /// Where its directory goes (`None`: the system's temporary directory).
+    pub parent: Option<&'a Path>,
 }
 
 impl Default for Spec<'_> {
@@ -54,6 +56,7 @@ impl Default for Spec<'_> {
             max_sessions: 100,
             extra: String::new(),
             stdin: Stdin::Null,
+            parent: None,
         }
     }
 }
@@ -78,15 +81,21 @@ pub struct Daemon {
 impl Daemon {
     /// Writes the config, adds the users and starts the daemon.
     pub fn create(o: &Opts, s: &Spec<'_>) -> R<Daemon> {
-        let dir = TempDir::new(&s.call.to_ascii_lowercase())?;
+        let tag = s.call.to_ascii_lowercase();
+        let dir = match s.parent {
+            Some(parent) => TempDir::new_in(parent, &tag)?,
+            None => TempDir::new(&tag)?,
+        };
         let fwd = if s.forward_listen {
             "listen = [\"127.0.0.1:0\"]\n"
         } else {
             ""
         };
+        // The rows' many users are one account (N0USR): its cap is the places' count.
         let cfg = format!(
             "[station]\ncallsign = \"{call}\"\n[store]\ndir = \"data\"\ndurability = \"{dur}\"\n\
-             [telnet]\nlisten = [\"127.0.0.1:0\"]\nmax_sessions = {max}\nmax_per_address = {max}\n[log]\nlevel = \"{lvl}\"\n\
+             [telnet]\nlisten = [\"127.0.0.1:0\"]\nmax_sessions = {max}\nmax_per_address = {max}\n\
+             max_sessions_per_user = {max}\n[log]\nlevel = \"{lvl}\"\n\
              [forward]\n{fwd}{extra}",
             call = s.call,
             dur = o.durability,

@@ -30,7 +30,7 @@ fn io(pid: u32) -> R<(u64, u64)> {
 }
 
 /// Bytes of the messages B holds, as `qtc msg list --json` gives their sizes.
-fn stored_bytes(b: &Daemon) -> R<u64> {
+pub fn stored_bytes(b: &Daemon) -> R<u64> {
     let list = b.cli(&["msg", "list", "--json"], b"")?;
     Ok(list
         .lines()

@@ -20,6 +20,16 @@ pub fn pair(o: &Opts, mode: &str) -> R<(Daemon, Daemon)> {
 
 /// [`pair`], with `more` partner tables for B.
 pub fn pair_with(o: &Opts, mode: &str, more: &str) -> R<(Daemon, Daemon)> {
+    pair_in(o, mode, more, None)
+}
+
+/// [`pair_with`], with B's directory (config, store, log) under `parent`.
+pub fn pair_in(
+    o: &Opts,
+    mode: &str,
+    more: &str,
+    parent: Option<&std::path::Path>,
+) -> R<(Daemon, Daemon)> {
     let b = Daemon::create(
         o,
         &Spec {
@@ -29,6 +39,7 @@ pub fn pair_with(o: &Opts, mode: &str, more: &str) -> R<(Daemon, Daemon)> {
             extra: format!(
                 "[[partner]]\ncallsign = \"N0AAA\"\nprotocol = \"{mode}\"\nroutes = [\"N0AAA\"]\n{more}"
             ),
+            parent,
             ..Spec::default()
         },
     )?;

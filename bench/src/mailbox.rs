@@ -2,7 +2,9 @@
 //! (and `LN`, `L`, `LL 20`) are timed on a store of those 5,000 alone and on a store where
 //! they are among 100,000. Both answers are the same (1,000 lines at most, the listing cap):
 //! what the bigger store adds is its own cost. Issue 29's bar: `LM` and `LP` at most twice
-//! their time on the mailbox alone, or under 10 ms.
+//! their time on the mailbox alone, or under 10 ms. Issue 38's: on the mailbox alone, `LM`,
+//! `LP` and `LN` in at most 15 ms. Each store has had a housekeeping run first (its
+//! statistics change the planner's choices).
 
 use crate::bigstore::timed;
 use crate::daemon::Opts;
@@ -22,6 +24,7 @@ const COMMANDS: &[&str] = &["LM", "LP", "LN", "L", "LL 20"];
 /// Each command's median time on a store of `n` messages where every `mine_every`th is N0USR's.
 fn times(o: &Opts, n: usize, mine_every: usize) -> R<Vec<f64>> {
     let (d, _) = genstore::daemon_with(o, n, mine_every, 10)?;
+    d.ctl(&["housekeep"])?;
     let prompt = d.prompt();
     let mut u = d.login("N0USR", "pw")?;
     timed(&mut u, &prompt, "OP 0")?;
@@ -52,6 +55,7 @@ pub fn row(o: &Opts, tag: &str) -> Row {
         Err(e) => return Row::broken("8f", &what, &e, ""),
     };
     let within = |i: usize| big[i] <= 2.0 * alone[i] || big[i] < 0.010;
+    let quick_alone = (0..3).all(|i| alone[i] <= 0.015);
     let figure = COMMANDS
         .iter()
         .enumerate()
@@ -69,13 +73,13 @@ pub fn row(o: &Opts, tag: &str) -> Row {
         "8f",
         &what,
         figure,
-        "`LM`, `LP` ≤ 2x alone or < 10 ms",
-        within(0) && within(1),
+        "`LM`, `LP` ≤ 2x alone or < 10 ms; alone `LM`, `LP`, `LN` ≤ 15 ms",
+        within(0) && within(1) && quick_alone,
         &format!(
             "N0USR's {} personal messages alone (the store holds nothing else) and the same \
-             number among {} generated messages (bench/src/genstore.rs); each command typed \
-             after `OP 0`, line sent to prompt read, median of {REPEAT} (`L`: its first run, \
-             which lists up to the cap)",
+             number among {} generated messages (bench/src/genstore.rs), each after \
+             `qtc ctl housekeep`; each command typed after `OP 0`, line sent to prompt read, \
+             median of {REPEAT} (`L`: its first run, which lists up to the cap)",
             thousands(MAILBOX as u64),
             thousands(BIG as u64)
         ),

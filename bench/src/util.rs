@@ -74,8 +74,13 @@ static SEQ: AtomicUsize = AtomicUsize::new(0);
 impl TempDir {
     /// A fresh directory under the system temp dir.
     pub fn new(tag: &str) -> R<TempDir> {
+        TempDir::new_in(&std::env::temp_dir(), tag)
+    }
+
+    /// A fresh directory under `parent`.
+    pub fn new_in(parent: &Path, tag: &str) -> R<TempDir> {
         let n = SEQ.fetch_add(1, Ordering::Relaxed);
-        let p = std::env::temp_dir().join(format!("qtc-bench-{}-{n}-{tag}", std::process::id()));
+        let p = parent.join(format!("qtc-bench-{}-{n}-{tag}", std::process::id()));
         let _ = std::fs::remove_dir_all(&p);
         std::fs::create_dir_all(&p).ctx(format!("cannot create {}", p.display()))?;
         Ok(TempDir(p))

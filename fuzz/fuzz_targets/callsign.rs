@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use qtc_mail::route::{rline, rline_calls, split_rlines};
+use qtc_mail::route::{join_rlines, rline, rline_calls, split_rlines};
 use qtc_callsign::Callsign;
 use qtc_mail::{is_valid_bid, MAX_AT_LEN};
 
@@ -28,7 +28,14 @@ fuzz_target!(|data: &[u8]| {
     }
 
     let (rlines, body) = split_rlines(data);
-    assert_eq!(rlines.len() + body.len(), data.len());
+    // Nothing is lost but the blank line before a body's own `R:` line, which joining puts
+    // back (as CR LF).
+    let dropped = &data[rlines.len()..data.len() - body.len()];
+    assert!(dropped.is_empty() || dropped == b"\r\n" || dropped == b"\n");
+    assert!(dropped.is_empty() || body.trim_ascii_start().starts_with(b"R:"));
+    if dropped != b"\n" {
+        assert_eq!(join_rlines(rlines, body), data);
+    }
     assert!(rlines.is_empty() || rlines.starts_with(b"R:"));
     for call in rline_calls(rlines) {
         assert!(!call.is_empty());

@@ -4,8 +4,9 @@
 //!
 //! # Layers
 //! - [`wire`]: parse/emit only. SIDs and mode negotiation, proposals and answers, binary
-//!   blocks, B2F messages, MBL lines. Parsers borrow their input; each limit has its own
-//!   [`Error`] variant.
+//!   blocks, B2F messages, MBL lines, and a message's text as the text modes carry it (no line
+//!   of it read as protocol: [`wire::body`]). Parsers borrow their input; each limit has its
+//!   own [`Error`] variant.
 //! - [`Mode`]: the forwarding modes, and the one table of what each means to the session, the
 //!   daemon and the store ([`Payload`], stored forms, resumes).
 //! - [`Session`]: one forwarding session, caller or called, in the agreed [`Mode`].

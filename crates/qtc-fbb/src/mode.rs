@@ -13,9 +13,24 @@ use std::fmt;
 
 use crate::wire::sid::Flags;
 
-/// Forwarding mode agreed for a session, from least to most capable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Mode {
+/// Declares [`Mode`] and [`Mode::ALL`] from one list, so the list cannot miss a mode.
+macro_rules! modes {
+    ($($(#[doc = $doc:literal])* $mode:ident,)*) => {
+        /// Forwarding mode agreed for a session, from least to most capable.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Mode {
+            $($(#[doc = $doc])* $mode,)*
+        }
+
+        impl Mode {
+            /// Every mode, from least to most capable: declared with the variants, so it is
+            /// complete.
+            pub const ALL: [Mode; [$(Mode::$mode),*].len()] = [$(Mode::$mode),*];
+        }
+    };
+}
+
+modes! {
     /// MBL/RLI: `S` lines, one message at a time.
     Mbl,
     /// FBB batch with plain text bodies (FB proposals).
@@ -64,9 +79,6 @@ impl Mode {
     /// The most we offer a partner whose `protocol` is not set, and a BBS account that calls
     /// us without being a configured partner: B1, which LinFBB, JNOS and LinBPQ all speak.
     pub const DEFAULT: Mode = Mode::B1;
-
-    /// Every mode, from least to most capable.
-    pub const ALL: [Mode; 5] = [Mode::Mbl, Mode::FbbAscii, Mode::B0, Mode::B1, Mode::B2];
 
     /// The name a sysop writes in `protocol = "..."`, upper case: MBL, FBB, B0, B1, B2.
     pub fn name(self) -> &'static str {

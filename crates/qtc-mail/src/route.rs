@@ -113,7 +113,9 @@ pub fn rline_calls(rlines: &[u8]) -> Vec<String> {
     calls
 }
 
-/// Splits received text into its leading R: lines (each with its line end) and the body.
+/// Splits received text into its leading R: lines (each with its line end) and the body. A
+/// blank line after the R: lines, before a line starting `R:`, is the separator [`join_rlines`]
+/// puts there: neither R: line nor body.
 pub fn split_rlines(text: &[u8]) -> (&[u8], &[u8]) {
     let mut end = 0;
     while text[end..].starts_with(b"R:") {
@@ -125,7 +127,42 @@ pub fn split_rlines(text: &[u8]) -> (&[u8], &[u8]) {
             }
         }
     }
-    text.split_at(end)
+    let (rlines, body) = text.split_at(end);
+    if rlines.is_empty() {
+        return (rlines, body);
+    }
+    match strip_blank_line(body) {
+        Some(rest) if starts_r_line(rest) => (rlines, rest),
+        _ => (rlines, body),
+    }
+}
+
+/// The R: lines and the body of a message as one text, as it is forwarded: a body whose first
+/// line, its blank lines aside, starts `R:` gets a blank line before it, so that no partner
+/// takes the body's line for an R: line (JNOS and LinBPQ separate their own R: line from a
+/// body the same way). [`split_rlines`] takes it off again.
+pub fn join_rlines(rlines: &[u8], body: &[u8]) -> Vec<u8> {
+    let mut text = Vec::with_capacity(rlines.len() + body.len() + 2);
+    text.extend_from_slice(rlines);
+    if !rlines.is_empty() && starts_r_line(body) {
+        text.extend_from_slice(b"\r\n");
+    }
+    text.extend_from_slice(body);
+    text
+}
+
+/// The text after its first line, when that line is blank (CR LF or LF).
+fn strip_blank_line(text: &[u8]) -> Option<&[u8]> {
+    text.strip_prefix(b"\r\n")
+        .or_else(|| text.strip_prefix(b"\n"))
+}
+
+/// Whether `text`, its blank lines aside, starts with a line starting `R:`.
+fn starts_r_line(mut text: &[u8]) -> bool {
+    while let Some(rest) = strip_blank_line(text) {
+        text = rest;
+    }
+    text.starts_with(b"R:")
 }
 
 /// Splits off the first line (with its line end) of a block of lines.
@@ -227,6 +264,21 @@ mod tests {
             mine,
             b"R:261202/1231Z @:N0AAA.#NCA.CA.USA.NOAM #:7 $:7_N0AAA\r\n"
         );
+        // A body whose first line starts R: is kept apart from the R: lines by a blank line.
+        for body in [
+            &b"R:forged\r\n"[..],
+            b"\r\nR:forged\r\n",
+            b"plain\r\n",
+            b"\r\nplain\r\n",
+        ] {
+            let joined = join_rlines(&mine, body);
+            assert_eq!(
+                joined.len() - mine.len() - body.len(),
+                if starts_r_line(body) { 2 } else { 0 }
+            );
+            assert_eq!(split_rlines(&joined), (&mine[..], body));
+        }
+        assert_eq!(join_rlines(b"", b"R:x\r\n"), b"R:x\r\n");
         let long = rline(0, &"X".repeat(100), 1, "B");
         assert_eq!(long.len(), 81);
         // Found by fuzzing: the cut must not split a character.

@@ -60,6 +60,28 @@ pub fn visible_line_bytes(b: &[u8]) -> Cow<'_, [u8]> {
     neutralise_bytes(b, false)
 }
 
+/// [`visible_bytes`] for text live from another station (after `C`): a byte 0x80-0x9F that
+/// is not part of UTF-8 is escaped too (`\x9B`), since a terminal taking 8-bit controls or
+/// Latin-1 acts on it (0x9B is CSI, the same as ESC `[`). Stored bodies keep such bytes: there
+/// they are CP437 letters of a declared or an old charset, shown as the reader asked.
+pub fn visible_8bit(b: &[u8]) -> Cow<'_, [u8]> {
+    let c1 = |x: &u8| (0x80..=0x9F).contains(x);
+    if !b.iter().any(c1) {
+        return neutralise_bytes(b, true);
+    }
+    let mut out = Vec::with_capacity(b.len() + 8);
+    for chunk in b.utf8_chunks() {
+        out.extend_from_slice(neutralise(chunk.valid(), true).as_bytes());
+        for x in chunk.invalid() {
+            match c1(x) {
+                true => out.extend_from_slice(format!("\\x{x:02X}").as_bytes()),
+                false => out.push(*x),
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// The length of `bytes` without an unfinished UTF-8 sequence at its end: text read in pieces
 /// is shown as if whole, so no character (a C1 control above all) is split unchecked.
 pub fn complete_utf8(bytes: &[u8]) -> usize {
@@ -127,5 +149,9 @@ mod tests {
             b"caf\xe9 \\x1B[31m \x9b \\u{9B}\r\n"
         );
         assert_eq!(&*visible_line_bytes(b"a\rb\xe9"), b"a\\x0Db\xe9");
+        assert_eq!(
+            &*visible_8bit(b"caf\xe9 \x9b31m \xc2\x9b \xe2\x82\xac\r\n"),
+            b"caf\xe9 \\x9B31m \\u{9B} \xe2\x82\xac\r\n"
+        );
     }
 }

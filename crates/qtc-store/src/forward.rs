@@ -236,15 +236,19 @@ impl Store {
         after: u64,
         form: Form,
     ) -> Result<Vec<Pending>, StoreError> {
-        const QUEUED: &str = "FROM fwd_queue q JOIN messages m ON m.number = q.number";
+        const QUEUED: &str = "FROM fwd_queue q JOIN messages m ON m.number = q.number \
+                              JOIN texts t ON t.number = m.number";
         const WHERE: &str = "WHERE q.partner = ?1 AND q.state = 'Q' AND q.number > ?3 \
                              AND m.status NOT IN ('K', 'H') ORDER BY q.number LIMIT ?2";
-        const COLUMNS: &str = "SELECT m.number, m.kind, m.from_call, m.to_call, m.at, m.bid, \
-                               m.subject, m.rlines, m.body, m.created, m.charset";
+        let columns = format!(
+            "SELECT m.number, m.kind, m.from_call, m.to_call, m.at, m.bid, m.subject, \
+             m.created, m.charset, {}",
+            crate::texts::columns("t")
+        );
         let sql = match form.packed {
-            None => format!("{COLUMNS}, NULL {QUEUED} {WHERE}"),
+            None => format!("{columns}, NULL {QUEUED} {WHERE}"),
             Some(name) => format!(
-                "{COLUMNS}, c.payload {QUEUED} LEFT JOIN {} c ON c.number = m.number {WHERE}",
+                "{columns}, c.payload {QUEUED} LEFT JOIN {} c ON c.number = m.number {WHERE}",
                 packed_table(name)?
             ),
         };
@@ -255,32 +259,39 @@ impl Store {
             .query_map(
                 params![partner.to_ascii_uppercase(), limit as i64, after as i64],
                 |r| {
-                    let mut text: Vec<u8> = r.get(7)?;
-                    let body: Vec<u8> = r.get(8)?;
-                    text.extend_from_slice(&body);
-                    Ok(Pending {
-                        number: r.get::<_, i64>(0)? as u64,
-                        kind: MsgType::from_letter(
-                            r.get::<_, String>(1)?.chars().next().unwrap_or('P'),
-                        )
-                        .unwrap_or(MsgType::Personal),
-                        from: r.get(2)?,
-                        to: r.get(3)?,
-                        at: r.get(4)?,
-                        bid: r.get(5)?,
-                        subject: r.get(6)?,
+                    let text = crate::texts::Row::from_columns(r, 9)?;
+                    Ok((
                         text,
-                        created: r.get(9)?,
-                        charset: r.get(10)?,
-                        compressed: r.get(11)?,
-                        recipients: Vec::new(),
-                        files: Vec::new(),
-                    })
+                        Pending {
+                            number: r.get::<_, i64>(0)? as u64,
+                            kind: MsgType::from_letter(
+                                r.get::<_, String>(1)?.chars().next().unwrap_or('P'),
+                            )
+                            .unwrap_or(MsgType::Personal),
+                            from: r.get(2)?,
+                            to: r.get(3)?,
+                            at: r.get(4)?,
+                            bid: r.get(5)?,
+                            subject: r.get(6)?,
+                            text: Vec::new(),
+                            created: r.get(7)?,
+                            charset: r.get(8)?,
+                            compressed: r.get(13)?,
+                            recipients: Vec::new(),
+                            files: Vec::new(),
+                        },
+                    ))
                 },
             )
             .map_err(db_err)?;
-        let mut pending = rows.collect::<Result<Vec<_>, _>>().map_err(db_err)?;
+        let rows = rows.collect::<Result<Vec<_>, _>>().map_err(db_err)?;
         drop(stmt);
+        let mut pending = Vec::with_capacity(rows.len());
+        for (text, mut p) in rows {
+            let (rlines, body) = text.split()?;
+            p.text = route::join_rlines(&rlines, &body);
+            pending.push(p);
+        }
         parts::complete(&tx, &mut pending, partner, form.every_part, &self.station)?;
         tx.commit().map_err(db_err)?;
         Ok(pending)

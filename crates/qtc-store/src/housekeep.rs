@@ -5,8 +5,10 @@
 //! caller asks, [`Housekeeping::set_step_rows`]), one short transaction per step, so the
 //! daemon runs each step as its own job on the store thread and everyone else's work goes in
 //! between. Every step walks an index (or the messages by number) from a cursor, so a run
-//! costs what it expires plus what outlived a lifetime (held mail...), not the store's size;
-//! only the BID history is walked whole, in windows.
+//! costs what is due, not the store's size: the walk for lifetimes starts where the last one
+//! left off, before the first message it kept that could be due within [`HORIZON`] (table
+//! `expiry`), as long as the next run comes within that time; and old BIDs are found
+//! among those whose message is gone (`bids_gone`), by age.
 
 use qtc_mail::StoreError;
 use rusqlite::{params, OptionalExtension};
@@ -16,8 +18,10 @@ use crate::{db_err, Store};
 /// Rows one step changes (or, for walks, looks at) at most.
 pub const CHUNK: usize = 1000;
 
-/// BIDs one step looks at, per row of a step: a BID row is small and most are kept.
-const BIDS_PER_ROW: usize = 5;
+/// The walk for lifetimes resumes at the first message it kept that could reach a lifetime
+/// within this time (a bulletin nearly 14 days old): what comes before it is skipped until
+/// the earliest time any of it could be due.
+const HORIZON: i64 = 2 * 86_400;
 
 /// Pages one step gives back with `PRAGMA incremental_vacuum` (4 MB of 8 KB pages).
 const VACUUM_PAGES: u32 = 512;
@@ -112,14 +116,16 @@ enum Stage {
     Remove {
         after: i64,
     },
-    /// Killing what reached its lifetime, walking by number from this one.
+    /// Killing what reached its lifetime, walking by number from this one; `resume`: the
+    /// first message walked and kept that could be due within [`HORIZON`]; `until`: when
+    /// anything kept before it (or skipped) could first be due.
     Expire {
         after: i64,
+        until: i64,
+        resume: Option<i64>,
     },
-    /// Forgetting old BIDs of messages no longer here, from this BID on.
-    Bids {
-        after: String,
-    },
+    /// Forgetting old BIDs of messages no longer here, the oldest first.
+    Bids,
     /// Partial transfers, compressed forms and empty tallies: small tables, one step.
     Small,
     /// Giving free pages back.
@@ -174,17 +180,22 @@ impl Housekeeping {
     pub fn step(&mut self, store: &mut Store) -> Result<bool, StoreError> {
         let next = match std::mem::replace(&mut self.stage, Stage::Done) {
             Stage::Remove { after } => self.remove(store, after)?,
-            Stage::Expire { after } => self.expire(store, after)?,
-            Stage::Bids { after } => self.forget_bids(store, after)?,
+            Stage::Expire {
+                after,
+                until,
+                resume,
+            } => self.expire(store, after, until, resume)?,
+            Stage::Bids => self.forget_bids(store)?,
             Stage::Small => self.small_tables(store)?,
             Stage::Vacuum => self.vacuum(store)?,
             Stage::Finish => {
-                // A bounded ANALYZE: statistics for the planner without reading every row.
+                // A bounded ANALYZE: statistics for the planner without reading every row. The
+                // WAL is copied into the database but keeps its size (lib.rs, `prepare_wal`).
                 store
                     .conn
                     .execute_batch(
                         "PRAGMA analysis_limit = 400; PRAGMA optimize; \
-                         PRAGMA wal_checkpoint(TRUNCATE);",
+                         PRAGMA wal_checkpoint(PASSIVE);",
                     )
                     .map_err(db_err)?;
                 Stage::Done
@@ -197,114 +208,246 @@ impl Housekeeping {
     }
 
     /// Mail killed before this run is removed first, so what expires now stays (killed)
-    /// until the next run and can still be brought back.
+    /// until the next run and can still be brought back. Killed mail is walked by number and
+    /// the walk ends at the first message too young to remove: numbers follow arrival, so the
+    /// rest are younger still (one dated out of order is taken at a later run).
     fn remove(&mut self, store: &mut Store, after: i64) -> Result<Stage, StoreError> {
         let before = self.now - i64::from(self.lifetimes.killed) * 86_400;
         let tx = store.conn.transaction().map_err(db_err)?;
-        let last: Option<i64> = tx
-            .query_row(
-                "SELECT MAX(number) FROM (SELECT number FROM messages \
-                 WHERE status = 'K' AND number > ?1 ORDER BY number LIMIT ?2)",
-                params![after, self.rows as i64],
-                |r| r.get(0),
-            )
-            .map_err(db_err)?;
-        let Some(last) = last else {
-            tx.commit().map_err(db_err)?;
-            return Ok(Stage::Expire { after: 0 });
+        let (mut old, mut ended) = (Vec::new(), true);
+        {
+            let mut st = tx
+                .prepare_cached(
+                    "SELECT number, created FROM messages WHERE status = 'K' AND number > ?1 \
+                     ORDER BY number LIMIT ?2",
+                )
+                .map_err(db_err)?;
+            let mut rows = st.query(params![after, self.rows as i64]).map_err(db_err)?;
+            while let Some(r) = rows.next().map_err(db_err)? {
+                let (number, created): (i64, i64) =
+                    (r.get(0).map_err(db_err)?, r.get(1).map_err(db_err)?);
+                if created >= before {
+                    break;
+                }
+                old.push(number);
+            }
+            if old.len() == self.rows {
+                ended = false;
+            }
+        }
+        if let (Some(&first), Some(&last)) = (old.first(), old.last()) {
+            self.done.removed += tx
+                .execute(
+                    "DELETE FROM messages WHERE status = 'K' AND number >= ?1 AND number <= ?2 \
+                     AND created < ?3",
+                    params![first, last, before],
+                )
+                .map_err(db_err)? as u64;
+        }
+        let next = match (ended, old.last()) {
+            (false, Some(&last)) => Stage::Remove { after: last },
+            _ => {
+                let (after, until) = self.expiry_start(&tx)?;
+                Stage::Expire {
+                    after,
+                    until,
+                    resume: None,
+                }
+            }
         };
-        self.done.removed += tx
-            .execute(
-                "DELETE FROM messages WHERE status = 'K' AND number > ?1 AND number <= ?2 \
-                 AND created < ?3",
-                params![after, last, before],
-            )
-            .map_err(db_err)? as u64;
         tx.commit().map_err(db_err)?;
-        Ok(Stage::Remove { after: last })
+        Ok(next)
+    }
+
+    /// The lifetimes as `expiry` records them: a walk made under others proves nothing.
+    fn lifetimes_key(&self) -> String {
+        let l = &self.lifetimes;
+        format!(
+            "{} {} {} {}",
+            l.personal_read, l.personal_unread, l.bulletin, l.killed
+        )
+    }
+
+    /// Where the walk for lifetimes starts: where the last one ended, while nothing it walked
+    /// past and kept can be due yet (and the lifetimes are the same); else the oldest message.
+    fn expiry_start(&self, tx: &rusqlite::Transaction<'_>) -> Result<(i64, i64), StoreError> {
+        let last: Option<(i64, i64, String)> = tx
+            .query_row(
+                "SELECT walked_to, recheck_at, lifetimes FROM expiry",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()
+            .map_err(db_err)?;
+        Ok(match last {
+            Some((walked_to, recheck_at, key))
+                if key == self.lifetimes_key() && self.now < recheck_at =>
+            {
+                (walked_to, recheck_at)
+            }
+            _ => (0, i64::MAX),
+        })
+    }
+
+    /// The earliest time a live message of `kind` created at `created` can reach a lifetime,
+    /// whatever its status becomes (personal mail read now takes the shorter one); `None`:
+    /// never (a lifetime of 0).
+    fn earliest_due(&self, kind: &str, created: i64) -> Option<i64> {
+        let l = &self.lifetimes;
+        let days = if kind == "B" {
+            l.bulletin
+        } else {
+            match (l.personal_read, l.personal_unread) {
+                (0, d) | (d, 0) => d,
+                (a, b) => a.min(b),
+            }
+        };
+        (days > 0).then(|| created.saturating_add(i64::from(days) * 86_400))
     }
 
     /// Walks the messages from the oldest (lowest number: numbers follow arrival, and a
     /// message is dated when it arrives), killing those whose lifetime (by type and status)
-    /// has passed. The walk ends at the first step whose messages are all younger than every
-    /// lifetime; a message dated out of order by a clock set wrong is taken at a later run.
-    fn expire(&mut self, store: &mut Store, after: i64) -> Result<Stage, StoreError> {
+    /// has passed. The walk ends at the first message younger than every lifetime; one dated
+    /// out of order by a clock set wrong is taken by a later run that walks from the start.
+    /// Where the next run may start and until when go to `expiry`.
+    fn expire(
+        &mut self,
+        store: &mut Store,
+        after: i64,
+        until: i64,
+        resume: Option<i64>,
+    ) -> Result<Stage, StoreError> {
         let l = &self.lifetimes;
         // A lifetime of 0 (forever) gets a cutoff nothing is older than.
         let at = |days| cutoff(self.now, days).unwrap_or(i64::MIN);
         let (read, unread, bulletin) = (at(l.personal_read), at(l.personal_unread), at(l.bulletin));
         let newest = read.max(unread).max(bulletin);
         let tx = store.conn.transaction().map_err(db_err)?;
-        let walked: Vec<(i64, i64, bool)> = {
+        let walked: Vec<(i64, i64, bool, String, String)> = {
             let mut st = tx
                 .prepare_cached(
                     "SELECT number, created, \
                        (kind != 'B' AND status IN ('Y', 'F') AND created < ?2) \
                        OR (kind != 'B' AND status = 'N' AND created < ?3) \
-                       OR (kind = 'B' AND status IN ('N', 'Y', 'F') AND created < ?4) \
+                       OR (kind = 'B' AND status IN ('N', 'Y', 'F') AND created < ?4), \
+                       kind, status \
                      FROM messages WHERE number > ?1 ORDER BY number LIMIT ?5",
                 )
                 .map_err(db_err)?;
-            let rows = st
-                .query_map(
-                    params![after, read, unread, bulletin, self.rows as i64],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            let mut rows = st
+                .query(params![after, read, unread, bulletin, self.rows as i64])
+                .map_err(db_err)?;
+            // Read up to the first message younger than every lifetime: the walk ends there.
+            let mut walked = Vec::new();
+            while let Some(r) = rows.next().map_err(db_err)? {
+                let row: (i64, i64, bool, String, String) = (
+                    r.get(0).map_err(db_err)?,
+                    r.get(1).map_err(db_err)?,
+                    r.get(2).map_err(db_err)?,
+                    r.get(3).map_err(db_err)?,
+                    r.get(4).map_err(db_err)?,
+                );
+                let young = row.1 >= newest;
+                walked.push(row);
+                if young {
+                    break;
+                }
+            }
+            walked
+        };
+        let soon = self.now.saturating_add(HORIZON);
+        let (mut resume, mut until) = (resume, until);
+        {
+            let mut kill = tx
+                .prepare_cached("UPDATE messages SET status = 'K' WHERE number = ?1")
+                .map_err(db_err)?;
+            for (number, created, expired, kind, status) in &walked {
+                if *expired {
+                    self.done.expired += kill.execute([number]).map_err(db_err)? as u64;
+                } else if resume.is_none() && !matches!(status.as_str(), "H" | "K") {
+                    // Held mail waits for the sysop (its release resets `expiry`); killed
+                    // mail is removed by the next run.
+                    match self.earliest_due(kind, *created) {
+                        Some(d) if d < soon => resume = Some(*number),
+                        Some(d) => until = until.min(d),
+                        None => {}
+                    }
+                }
+            }
+        }
+        let ended = walked.last().is_none_or(|w| w.1 >= newest) || walked.len() < self.rows;
+        let last = walked.last().map_or(after, |w| w.0);
+        let next = if !ended {
+            Stage::Expire {
+                after: last,
+                until,
+                resume,
+            }
+        } else {
+            let walked_to = resume.map_or(last, |n| n - 1);
+            // Written only when it moved: a run with nothing due commits nothing (no sync).
+            let same: bool = tx
+                .query_row(
+                    "SELECT EXISTS (SELECT 1 FROM expiry WHERE walked_to = ?1 \
+                     AND recheck_at = ?2 AND lifetimes = ?3)",
+                    params![walked_to, until, self.lifetimes_key()],
+                    |r| r.get(0),
                 )
+                .map_err(db_err)?;
+            if !same {
+                tx.execute("DELETE FROM expiry", []).map_err(db_err)?;
+                tx.execute(
+                    "INSERT INTO expiry (walked_to, recheck_at, lifetimes) VALUES (?1, ?2, ?3)",
+                    params![walked_to, until, self.lifetimes_key()],
+                )
+                .map_err(db_err)?;
+            }
+            Stage::Bids
+        };
+        tx.commit().map_err(db_err)?;
+        Ok(next)
+    }
+
+    /// Forgets BIDs older than their lifetime whose message is gone, the oldest first.
+    fn forget_bids(&mut self, store: &mut Store) -> Result<Stage, StoreError> {
+        let Some(before) = cutoff(self.now, self.lifetimes.bid) else {
+            return Ok(Stage::Small);
+        };
+        let tx = store.conn.transaction().map_err(db_err)?;
+        let due: Vec<(i64, String)> = {
+            let mut st = tx
+                .prepare_cached(
+                    "SELECT seen, bid FROM bids_gone WHERE seen < ?1 ORDER BY seen, bid LIMIT ?2",
+                )
+                .map_err(db_err)?;
+            let rows = st
+                .query_map(params![before, self.rows as i64], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
                 .map_err(db_err)?
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(db_err)?;
             rows
         };
-        {
-            let mut kill = tx
-                .prepare_cached("UPDATE messages SET status = 'K' WHERE number = ?1")
+        for (seen, bid) in &due {
+            // The BID as that message brought it (a BID forgotten and taken again is another).
+            self.done.bids += tx
+                .prepare_cached(
+                    "DELETE FROM bids WHERE bid = ?1 AND seen = ?2 \
+                     AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.number = bids.number)",
+                )
+                .and_then(|mut st| st.execute(params![bid, seen]))
+                .map_err(db_err)? as u64;
+            tx.prepare_cached("DELETE FROM bids_gone WHERE seen = ?1 AND bid = ?2")
+                .and_then(|mut st| st.execute(params![seen, bid]))
                 .map_err(db_err)?;
-            for (number, _, expired) in &walked {
-                if *expired {
-                    self.done.expired += kill.execute([number]).map_err(db_err)? as u64;
-                }
-            }
         }
         tx.commit().map_err(db_err)?;
-        let all_young = walked.iter().all(|&(_, created, _)| created >= newest);
-        Ok(match walked.last() {
-            Some(&(number, _, _)) if walked.len() == self.rows && !all_young => {
-                Stage::Expire { after: number }
-            }
-            _ => Stage::Bids {
-                after: String::new(),
-            },
+        Ok(if due.len() == self.rows {
+            Stage::Bids
+        } else {
+            Stage::Small
         })
-    }
-
-    /// Forgets BIDs older than their lifetime whose message is gone, a window at a time.
-    fn forget_bids(&mut self, store: &mut Store, after: String) -> Result<Stage, StoreError> {
-        let Some(before) = cutoff(self.now, self.lifetimes.bid) else {
-            return Ok(Stage::Small);
-        };
-        let tx = store.conn.transaction().map_err(db_err)?;
-        let last: Option<String> = tx
-            .query_row(
-                "SELECT MAX(bid) FROM (SELECT bid FROM bids WHERE bid > ?1 ORDER BY bid LIMIT ?2)",
-                params![after, (BIDS_PER_ROW * self.rows) as i64],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(db_err)?
-            .flatten();
-        let Some(last) = last else {
-            tx.commit().map_err(db_err)?;
-            return Ok(Stage::Small);
-        };
-        self.done.bids += tx
-            .execute(
-                "DELETE FROM bids WHERE bid > ?1 AND bid <= ?2 AND seen < ?3 \
-                 AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.number = bids.number)",
-                params![after, last, before],
-            )
-            .map_err(db_err)? as u64;
-        tx.commit().map_err(db_err)?;
-        Ok(Stage::Bids { after: last })
     }
 
     fn small_tables(&mut self, store: &mut Store) -> Result<Stage, StoreError> {

@@ -18,6 +18,7 @@ pub mod housekeep;
 mod mailview;
 mod parts;
 mod schema;
+mod texts;
 mod traffic;
 mod users;
 mod walvfs;
@@ -59,7 +60,12 @@ const PAGE_SIZE: i64 = 512;
 /// Bytes of WAL before SQLite copies it into the database (its automatic checkpoint; 1,000
 /// pages by default). Every commit rewrites the pages it touches into the WAL, but a checkpoint
 /// writes each page once: the fewer checkpoints, the fewer writes of the same bookkeeping pages.
-const CHECKPOINT_AFTER: i64 = 8 << 20;
+/// The WAL file is kept at about this size for good ([`Store::prepare_wal`]).
+const CHECKPOINT_AFTER: i64 = 2 << 20;
+
+/// WAL frames beyond [`CHECKPOINT_AFTER`] that the file has room for: the commit that passes
+/// the mark, and the ones a reader holding an old snapshot makes wait for the restart.
+const WAL_SPARE_FRAMES: i64 = 256;
 
 /// How hard SQLite works to keep a commit across a power cut.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -208,17 +214,13 @@ impl Store {
             .map_err(db_err)?;
         conn.pragma_update(None, "wal_autocheckpoint", CHECKPOINT_AFTER / page.max(512))
             .map_err(db_err)?;
-        // Truncate the WAL when it restarts after a checkpoint, rather than write the new
-        // frames over the old ones: the page cache keeps a file written in long runs as large
-        // folios, and a commit's frames written over part of one dirty, and have written back,
-        // the whole folio (measured: 0.3 KB more per received message).
-        conn.pragma_update(None, "journal_size_limit", 0)
+        // The WAL is never truncated (nor deleted at close: walvfs keeps it): new frames are
+        // written over the old ones, into blocks the file system has allocated already, so the
+        // `fdatasync` of a commit writes the frames and no file system metadata (on ext4 a
+        // journal commit of about 25 KB each time the file grew).
+        conn.pragma_update(None, "journal_size_limit", -1)
             .map_err(db_err)?;
         conn.pragma_update(None, "foreign_keys", "ON")
-            .map_err(db_err)?;
-        // An INSERT that fires the tally trigger may need a statement journal; on disk it
-        // costs a write per page touched (five times the pwrite calls of a received block).
-        conn.pragma_update(None, "temp_store", "MEMORY")
             .map_err(db_err)?;
         // The writer's page cache, 768 KiB of pages instead of SQLite's 2 MiB: an insert walks
         // each B-tree's path to its newest leaf, a few pages each, and users' reads have
@@ -236,7 +238,16 @@ impl Store {
             durability,
             argon2: users::Argon2Memory::default(),
         };
+        // Migrations that rewrite a table keep their statement journals in a file: in memory,
+        // a store of a million messages took half a gigabyte (migration 16).
         schema::migrate(&mut store.conn)?;
+        // An INSERT that fires the tally trigger may need a statement journal; on disk it
+        // costs a write per page touched (five times the pwrite calls of a received block).
+        store
+            .conn
+            .pragma_update(None, "temp_store", "MEMORY")
+            .map_err(db_err)?;
+        store.prepare_wal(page)?;
         // SQLite gives the WAL and shared-memory files the database's mode; ones left by an
         // older qtc are fixed here.
         for suffix in ["-wal", "-shm"] {
@@ -247,36 +258,42 @@ impl Store {
         Ok(store)
     }
 
-    /// Message `number` with `body` as its body column (`body`, or an empty blob).
-    fn message_row(&mut self, number: u64, body: &str) -> Result<Option<Message>, StoreError> {
-        self.conn
-            .query_row(
-                &format!(
-                    "SELECT {}, rlines, {body}, read_count, charset FROM messages \
-                     WHERE number = ?1",
-                    header_columns("status")
-                ),
-                [number as i64],
-                |row| {
+    /// Message `number`, with its body when `body` is true (else an empty one).
+    fn message_row(&mut self, number: u64, body: bool) -> Result<Option<Message>, StoreError> {
+        let head = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {}, read_count, charset FROM messages WHERE number = ?1",
+                header_columns("status")
+            ))
+            .and_then(|mut st| {
+                st.query_row([number as i64], |row| {
                     Ok(Message {
                         header: header_from_row(row)?,
-                        rlines: row.get(10)?,
-                        body: row.get(11)?,
-                        read_count: row.get::<_, i64>(12)? as u64,
+                        rlines: Vec::new(),
+                        body: Vec::new(),
+                        read_count: row.get::<_, i64>(10)? as u64,
                         copies: Vec::new(),
                         cc: Vec::new(),
                         files: Vec::new(),
-                        charset: row.get(13)?,
+                        charset: row.get(11)?,
                     })
-                },
-            )
-            .optional()
-            .map_err(db_err)?
-            .map(|mut m| {
-                (m.copies, m.cc, m.files) = parts::shown(&self.conn, number, &m.header.to)?;
-                Ok(m)
+                })
+                .optional()
             })
-            .transpose()
+            .map_err(db_err)?;
+        let Some(mut m) = head else {
+            return Ok(None);
+        };
+        if let Some(text) = texts::get(&self.conn, number)? {
+            if body {
+                (m.rlines, m.body) = text.split()?;
+            } else {
+                m.rlines = text.rlines()?;
+            }
+        }
+        (m.copies, m.cc, m.files) = parts::shown(&self.conn, number, &m.header.to)?;
+        Ok(Some(m))
     }
 
     /// Opens an existing store for reading only, beside the daemon's read-write connection:
@@ -367,11 +384,41 @@ impl Store {
     }
 
     /// Copies the WAL into the database and truncates it, giving its disk space back: when the
-    /// disk is nearly full, the next message then needs only its own room.
+    /// disk is nearly full, the next message then needs only its own room. (The WAL grows
+    /// back as commits need it; the next start makes it whole again.)
     pub fn shrink_wal(&mut self) -> Result<(), StoreError> {
         self.conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
             .map_err(db_err)
+    }
+
+    /// Grows the WAL file to its working size ([`CHECKPOINT_AFTER`] and spare frames) with
+    /// written zeros, once per store (and again after [`Store::shrink_wal`] gave the space
+    /// back): its blocks are then allocated and written, and every later commit writes over
+    /// them. SQLite ignores what lies past the WAL's last valid frame. Done under the write
+    /// lock, so no other connection writes the WAL meanwhile; only bytes past the file's end
+    /// are written.
+    fn prepare_wal(&mut self, page: i64) -> Result<(), StoreError> {
+        let frames = CHECKPOINT_AFTER / page.max(512) + WAL_SPARE_FRAMES;
+        let want = (32 + frames * (page + 24)) as u64;
+        let mut wal = self.path.clone().into_os_string();
+        wal.push("-wal");
+        let have = std::fs::metadata(&wal).map_or(0, |m| m.len());
+        if (want..=4 * want).contains(&have) {
+            // The usual open: nothing to do, and no write lock taken.
+            return Ok(());
+        }
+        // A WAL that a long transaction (a migration) or a long reader grew far past its
+        // working size is copied into the database and given back first.
+        if have > 4 * want {
+            self.shrink_wal()?;
+        }
+        let tx = self.conn.transaction().map_err(db_err)?;
+        if let Err(e) = grow_with_zeros(Path::new(&wal), want) {
+            // A full disk: the WAL grows as commits need it, as before.
+            tracing::warn!(wal = %Path::new(&wal).display(), error = %e, "cannot grow the WAL to its working size");
+        }
+        tx.commit().map_err(db_err)
     }
 
     /// The marks that move when a message is queued for a partner (shared with the caller).
@@ -431,16 +478,20 @@ impl Store {
     pub fn release(&mut self, number: u64, now: i64) -> Result<bool, StoreError> {
         let station = self.station.clone();
         let tx = self.conn.transaction().map_err(db_err)?;
-        let row: Option<(String, String, String, String, Vec<u8>)> = tx
+        let row: Option<(String, String, String, String)> = tx
             .query_row(
-                "SELECT kind, to_call, at, origin, rlines FROM messages WHERE number = ?1 AND status = 'H'",
+                "SELECT kind, to_call, at, origin FROM messages WHERE number = ?1 AND status = 'H'",
                 [number as i64],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
             )
             .optional()
             .map_err(db_err)?;
-        let Some((kind, to, at, origin, rlines)) = row else {
+        let Some((kind, to, at, origin)) = row else {
             return Ok(false);
+        };
+        let rlines = match texts::get(&tx, number)? {
+            Some(text) => text.rlines()?,
+            None => Vec::new(),
         };
         tx.execute(
             "UPDATE messages SET status = 'N' WHERE number = ?1",
@@ -485,11 +536,14 @@ impl Store {
                 path.display()
             )));
         }
+        // Through walvfs, as the writer: the WAL stays when this connection closes last.
+        walvfs::register().map_err(StoreError::Database)?;
         let check = |exclusive: bool| -> Result<Vec<String>, StoreError> {
-            let conn = Connection::open_with_flags(
+            let conn = Connection::open_with_flags_and_vfs(
                 &path,
                 rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
                     | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                walvfs::NAME,
             )
             .map_err(db_err)?;
             conn.busy_timeout(std::time::Duration::from_secs(5))
@@ -602,37 +656,16 @@ impl MessageStore for Store {
     }
 
     fn message(&mut self, number: u64) -> Result<Option<Message>, StoreError> {
-        self.message_row(number, "body")
+        self.message_row(number, true)
     }
 
     fn message_head(&mut self, number: u64) -> Result<Option<Message>, StoreError> {
         // The body stays on disk: `R` reads it in pieces (`body_chunk`).
-        self.message_row(number, "X''")
+        self.message_row(number, false)
     }
 
     fn body_chunk(&mut self, number: u64, offset: u64, len: usize) -> Result<Vec<u8>, StoreError> {
-        // Incremental blob I/O reads only the pages of the piece asked for (substr would load
-        // the whole body for every piece).
-        let blob = self.conn.blob_open(
-            rusqlite::MAIN_DB,
-            "messages",
-            "body",
-            i64::try_from(number).unwrap_or(i64::MAX),
-            true,
-        );
-        let blob = match blob {
-            Ok(b) => b,
-            // No such row (removed meanwhile): nothing more to read.
-            Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::Unknown) => {
-                return Ok(Vec::new())
-            }
-            Err(e) => return Err(db_err(e)),
-        };
-        let size = blob.len();
-        let from = usize::try_from(offset).unwrap_or(usize::MAX).min(size);
-        let mut piece = vec![0u8; len.min(size - from)];
-        blob.read_at_exact(&mut piece, from).map_err(db_err)?;
-        Ok(piece)
+        texts::body_chunk(&self.conn, number, offset, len)
     }
 
     fn list(&mut self, filter: &ListFilter) -> Result<Vec<MessageHeader>, StoreError> {
@@ -734,6 +767,33 @@ impl MessageStore for Store {
     }
 }
 
+/// Appends written zeros to the file at `path` until it is `want` bytes long, and syncs it;
+/// on a failure (a full disk) takes them off again.
+fn grow_with_zeros(path: &Path, want: u64) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new().append(true).open(path)?;
+    let had = file.metadata()?.len();
+    if had >= want {
+        return Ok(());
+    }
+    // In 4 KB writes: one large write makes the page cache keep the file as large folios, and
+    // a commit written over part of one would dirty (and write back) all of it. Synced now, so
+    // the file system allocates the blocks once, here.
+    let zeros = [0u8; 4096];
+    let mut have = had;
+    let grown = (|| {
+        while have < want {
+            file.write_all(&zeros)?;
+            have += zeros.len() as u64;
+        }
+        file.sync_data()
+    })();
+    if grown.is_err() {
+        let _ = file.set_len(had);
+    }
+    grown
+}
+
 /// A read transaction: deferred, so it takes no write lock (write transactions begin IMMEDIATE,
 /// see [`Store::open`]), and its statements share one WAL read lock where each on its own
 /// would take and drop it (two `fcntl` calls apiece).
@@ -798,8 +858,8 @@ fn insert_in(
     rlines.extend_from_slice(&msg.rlines);
     tx.prepare_cached(
         "INSERT INTO messages (number, kind, status, to_call, at, from_call, bid, subject, \
-         rlines, body, size, created, origin) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+         size, created, origin) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )
     .and_then(|mut st| {
         st.execute(params![
@@ -811,14 +871,13 @@ fn insert_in(
             msg.from.to_ascii_uppercase(),
             bid,
             msg.subject,
-            rlines,
-            msg.body,
             msg.body.len() as i64,
             now,
             origin.unwrap_or_default(),
         ])
     })
     .map_err(db_err)?;
+    texts::put(tx, number, &rlines, &msg.body)?;
     tx.prepare_cached("INSERT INTO bids (bid, seen, number) VALUES (?1, ?2, ?3)")
         .and_then(|mut st| st.execute(params![bid, now, number as i64]))
         .map_err(db_err)?;

@@ -196,6 +196,52 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // of unknown mode are dropped (the message comes whole next time).
     "DELETE FROM partials;
      ALTER TABLE partials ADD COLUMN mode TEXT NOT NULL DEFAULT '';",
+    // 16: message text in a table of its own, kept compressed by the store (texts.rs): the
+    // messages' rows keep only their headers, so listings, status changes and housekeeping's
+    // walks read and write short rows, and a received message's text is written once to the
+    // WAL and once to the database, deflated. The rows are rewritten once here (a store of
+    // 1,000,000 messages: docs/operating.md, "Upgrading"); texts moved here stay as they
+    // were, uncompressed (`packed` 0).
+    "CREATE TABLE texts (
+        number INTEGER PRIMARY KEY REFERENCES messages (number) ON DELETE CASCADE,
+        rlines INTEGER NOT NULL,
+        size   INTEGER NOT NULL,
+        packed INTEGER NOT NULL,
+        data   BLOB    NOT NULL
+     );
+     INSERT INTO texts (number, rlines, size, packed, data)
+        SELECT number, length(rlines), length(rlines) + length(body), 0,
+               CAST(rlines || body AS BLOB)
+        FROM messages;
+     ALTER TABLE messages DROP COLUMN rlines;
+     ALTER TABLE messages DROP COLUMN body;",
+    // 17: housekeeping with nothing due costs what is due, not the store's size. `bids_gone`
+    // lists the BIDs whose message has been removed, by the time they were seen (a trigger
+    // adds each as its message goes), so forgetting old BIDs walks those due instead of the
+    // whole history. `expiry` remembers how far the walk for lifetimes got and when the
+    // oldest message it left could first be due; a held or killed message made live again
+    // resets it. Receiving a message writes neither.
+    "CREATE TABLE bids_gone (
+        seen INTEGER NOT NULL,
+        bid  TEXT    NOT NULL,
+        PRIMARY KEY (seen, bid)
+     ) WITHOUT ROWID;
+     INSERT INTO bids_gone (seen, bid)
+        SELECT seen, bid FROM bids b
+        WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.number = b.number);
+     CREATE TRIGGER bid_gone AFTER DELETE ON messages BEGIN
+        INSERT OR IGNORE INTO bids_gone (seen, bid)
+        SELECT seen, bid FROM bids WHERE bid = OLD.bid AND number = OLD.number;
+     END;
+     CREATE TABLE expiry (
+        walked_to  INTEGER NOT NULL,
+        recheck_at INTEGER NOT NULL,
+        lifetimes  TEXT    NOT NULL
+     );
+     CREATE TRIGGER expiry_reset AFTER UPDATE OF status ON messages
+     WHEN OLD.status IN ('H', 'K') AND NEW.status NOT IN ('H', 'K') BEGIN
+        DELETE FROM expiry;
+     END;",
 ];
 
 /// The schema version this build writes.

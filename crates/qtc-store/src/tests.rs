@@ -262,9 +262,41 @@ fn copies_of_mail_read_before_the_upgrade_stay_read() {
     assert_eq!(seen, [MsgStatus::Read, MsgStatus::New]);
 }
 
+/// Takes a store back to before migration 16: the text in the messages' rows again (and no
+/// housekeeping tables of 17).
+fn undo_schema_16(conn: &rusqlite::Connection) {
+    conn.execute_batch(
+        "DROP TRIGGER bid_gone; DROP TABLE bids_gone;
+         DROP TRIGGER expiry_reset; DROP TABLE expiry;",
+    )
+    .unwrap();
+    conn.execute_batch(
+        "ALTER TABLE messages ADD COLUMN rlines BLOB NOT NULL DEFAULT x'';
+         ALTER TABLE messages ADD COLUMN body BLOB NOT NULL DEFAULT x'';",
+    )
+    .unwrap();
+    let numbers: Vec<u64> = conn
+        .prepare("SELECT number FROM texts")
+        .unwrap()
+        .query_map([], |r| r.get::<_, i64>(0))
+        .unwrap()
+        .map(|n| n.unwrap() as u64)
+        .collect();
+    for n in numbers {
+        let (rlines, body) = texts::get(conn, n).unwrap().unwrap().split().unwrap();
+        conn.execute(
+            "UPDATE messages SET rlines = ?1, body = ?2 WHERE number = ?3",
+            params![rlines, body, n as i64],
+        )
+        .unwrap();
+    }
+    conn.execute_batch("DROP TABLE texts;").unwrap();
+}
+
 /// Takes a store back to before migration 11 (and the later ones) and says it has schema
 /// `version`.
 fn undo_schema_11(conn: &rusqlite::Connection, version: i64) {
+    undo_schema_16(conn);
     conn.execute_batch(&format!(
         "DROP TABLE login_places;
          DROP TABLE bulletin_reads;
@@ -659,19 +691,35 @@ fn every_earlier_schema_version_migrates() {
             }
             if from >= 1 {
                 let tx = conn.transaction().unwrap();
-                tx.execute(
-                    "INSERT INTO messages (kind, status, to_call, from_call, bid, subject, rlines, body, size, created) \
-                     VALUES ('P', 'N', 'N0USR', 'N0ABC', 'OLD_1', x'', x'', x'6869', 2, 0)",
-                    [],
-                )
-                .unwrap();
+                // R: lines and a body with a NUL in it: migration 16 moves them to `texts`.
+                if from < 16 {
+                    tx.execute(
+                        "INSERT INTO messages (kind, status, to_call, from_call, bid, subject, rlines, body, size, created) \
+                         VALUES ('P', 'N', 'N0USR', 'N0ABC', 'OLD_1', x'', x'523a310d0a', x'68006900', 4, 0)",
+                        [],
+                    )
+                    .unwrap();
+                } else {
+                    tx.execute_batch(
+                        "INSERT INTO messages (kind, status, to_call, from_call, bid, subject, size, created) \
+                         VALUES ('P', 'N', 'N0USR', 'N0ABC', 'OLD_1', x'', 4, 0);
+                         INSERT INTO texts (number, rlines, size, packed, data) \
+                         VALUES (1, 5, 9, 0, x'523a310d0a68006900');",
+                    )
+                    .unwrap();
+                }
                 tx.commit().unwrap();
             }
         }
         let mut s = Store::open(dir.path(), Durability::Normal).unwrap();
         assert!(s.check().unwrap().is_empty());
         if from >= 1 {
-            assert_eq!(s.message(1).unwrap().unwrap().body, b"hi");
+            let m = s.message(1).unwrap().unwrap();
+            assert_eq!(
+                (&m.rlines[..], &m.body[..]),
+                (&b"R:1\r\n"[..], &b"h\0i\0"[..])
+            );
+            assert_eq!(s.body_chunk(1, 1, 2).unwrap(), b"\0i");
         }
         s.set_station(station());
         s.insert_message(&msg(MsgType::Bulletin, "ALL", "N0USR", None), "N0AAA", 0)

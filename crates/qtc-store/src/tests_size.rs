@@ -25,6 +25,20 @@ fn new(kind: MsgType, to: &str, at: &str, from: &str) -> NewMessage {
     }
 }
 
+/// `n` bytes that do not compress (text is kept deflated: a test of the file's size needs
+/// bodies that keep theirs).
+fn noise(n: usize) -> Vec<u8> {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
 /// The query plan SQLite picks for a listing, one line per step.
 fn plan(s: &Store, f: &ListFilter) -> String {
     let at =
@@ -410,7 +424,7 @@ fn housekeeping_runs_in_chunks_and_returns_space() {
     assert!(s.incremental_vacuum().unwrap());
     let n = 2 * CHUNK + 10;
     let mut big = new(MsgType::Bulletin, "ALL", "WW", "N0ABC");
-    big.body = vec![b'y'; 4000];
+    big.body = noise(4000);
     s.insert_many(&vec![big; n], 0).unwrap();
     let l = Lifetimes::default();
     let day = 86_400;
@@ -475,7 +489,7 @@ fn an_old_store_is_switched_to_incremental_vacuum_by_compact() {
     assert!(!s.incremental_vacuum().unwrap());
     s.set_station(Station::new("N0AAA"));
     let mut big = new(MsgType::Bulletin, "ALL", "WW", "N0ABC");
-    big.body = vec![b'y'; 4000];
+    big.body = noise(4000);
     s.insert_many(&vec![big; 50], 0).unwrap();
     let l = Lifetimes::default();
     s.housekeep(20 * 86_400, &l).unwrap();
@@ -519,4 +533,97 @@ fn queue_counts_read_no_delivered_entry() {
         !plan.contains("SCAN fwd_queue") && !plan.contains("SCAN q"),
         "{plan}"
     );
+}
+
+/// The WAL keeps its working size (its blocks stay allocated, so a commit's `fdatasync`
+/// writes no file system metadata): made whole when the store opens, never truncated by a
+/// checkpoint, housekeeping or the last connection's close; only `shrink_wal` gives it back.
+#[test]
+fn the_wal_keeps_its_size() {
+    let (dir, mut s) = open();
+    let wal = dir.path().join("qtc.sqlite-wal");
+    let size = || std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+    let working = size();
+    assert!(working >= CHECKPOINT_AFTER as u64, "{working}");
+    let mut big = new(MsgType::Bulletin, "ALL", "WW", "N0ABC");
+    big.body = noise(3000);
+    for _ in 0..3 {
+        s.insert_many(&vec![big.clone(); 300], 0).unwrap();
+    }
+    let grown = size();
+    assert!(grown >= working);
+    s.housekeep(0, &Lifetimes::default()).unwrap();
+    drop(s);
+    assert_eq!(size(), grown, "housekeeping and the close keep the WAL");
+    let mut s = Store::open(dir.path(), Durability::Normal).unwrap();
+    assert_eq!(size(), grown);
+    s.shrink_wal().unwrap();
+    assert_eq!(size(), 0);
+    drop(s);
+    let _s = Store::open(dir.path(), Durability::Normal).unwrap();
+    assert!(size() >= working, "made whole again at the next start");
+}
+
+/// Housekeeping with nothing due costs a few steps however much the store keeps: the walk for
+/// lifetimes starts where the last one ended (the personal mail it kept cannot be due before
+/// it turns 30 days old), and old BIDs are looked for among those of removed messages only.
+#[test]
+fn housekeeping_with_nothing_due_does_not_walk_what_it_keeps() {
+    let (_d, mut s) = open();
+    let day = 86_400;
+    s.insert_many(&vec![new(MsgType::Personal, "N0USR", "", "N0ABC"); 2500], 0)
+        .unwrap();
+    s.insert_many(&vec![new(MsgType::Bulletin, "ALL", "WW", "N0ABC"); 500], 0)
+        .unwrap();
+    s.insert_many(
+        &vec![new(MsgType::Bulletin, "ALL", "WW", "N0ABC"); 10],
+        19 * day,
+    )
+    .unwrap();
+    let l = Lifetimes::default();
+    let run = |s: &mut Store, now: i64| {
+        let mut run = Housekeeping::new(now, &l);
+        run.set_step_rows(100);
+        while run.step(s).unwrap() {}
+        run.done()
+    };
+    // Day 15: the old bulletins expire, walking all 3,000 old messages.
+    let first = run(&mut s, 15 * day);
+    assert_eq!(first.expired, 500);
+    assert!(first.steps > 30, "{first}");
+    // Day 18: they are removed (their BIDs are kept 180 days); the walk does not come back.
+    let second = run(&mut s, 18 * day);
+    assert_eq!(second.removed, 500);
+    for now in [19 * day, 25 * day] {
+        let idle = run(&mut s, now);
+        assert_eq!((idle.expired, idle.removed, idle.bids), (0, 0, 0));
+        assert!(idle.steps < 12, "day {}: {idle}", now / day);
+    }
+    // Day 31: the personal mail could be read by now (30 days): walked again, still kept.
+    let again = run(&mut s, 31 * day);
+    assert!(again.steps > 25, "{again}");
+    assert_eq!(again.expired, 0);
+    // Day 200: the removed bulletins' BIDs are due, found without walking every BID.
+    let bids = run(&mut s, 200 * day);
+    assert_eq!(bids.bids, 500);
+}
+
+/// A held message released after a walk passed it is looked at again: it expires as if it
+/// had never been held.
+#[test]
+fn a_released_message_is_walked_again() {
+    let (_d, mut s) = open();
+    let day = 86_400;
+    let mut held = new(MsgType::Bulletin, "ALL", "WW", "N0ABC");
+    held.status = MsgStatus::Held;
+    s.insert_many(&[held], 0).unwrap();
+    s.insert_many(
+        &vec![new(MsgType::Bulletin, "ALL", "WW", "N0ABC"); 5],
+        19 * day,
+    )
+    .unwrap();
+    let l = Lifetimes::default();
+    assert_eq!(s.housekeep(20 * day, &l).unwrap().expired, 0);
+    assert!(s.release(1, 20 * day).unwrap());
+    assert_eq!(s.housekeep(21 * day, &l).unwrap().expired, 1);
 }

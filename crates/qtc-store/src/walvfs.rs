@@ -27,6 +27,9 @@
 //!   holds only while no lock of the database changes ([`EPOCH`]): frames a reader or writer
 //!   sees are fixed while it holds its locks, and a write to the WAL drops it too.
 //!
+//! The database file is opened with SQLite's persistent-WAL flag: the WAL file is not deleted
+//! when the last connection closes (lib.rs keeps it at its working size).
+//!
 //! Only WAL files and the main database file are touched: every other file (a journal, a temp
 //! file) gets the unix VFS's own methods. This is the crate's one use of `unsafe`: SQLite's VFS
 //! interface is C function tables; no crate offers such a shim over the built-in VFS.
@@ -180,6 +183,19 @@ unsafe extern "C" fn open(
         Kind::Wal => &WAL_METHODS,
         Kind::Db => &DB_METHODS,
     };
+    if kind == Kind::Db {
+        // The WAL outlives the last connection (SQLite would delete it at close): its blocks
+        // stay allocated, and commits keep writing over them (lib.rs, `prepare_wal`).
+        let mut persist: c_int = 1;
+        let real_control = (*(*at).real)
+            .xFileControl
+            .expect("the unix VFS has xFileControl");
+        real_control(
+            file,
+            ffi::SQLITE_FCNTL_PERSIST_WAL,
+            std::ptr::from_mut(&mut persist).cast(),
+        );
+    }
     rc
 }
 

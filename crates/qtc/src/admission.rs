@@ -4,8 +4,9 @@
 //! most is closed to make room, and half the places are kept for networks some account logged
 //! in from before ([`KnownPlaces`]): connections that never log in, from however many
 //! addresses, cannot keep out people who log in from where they usually do. At login:
-//! separate pools for users and for forwarding partners, and one place kept for a sysop when
-//! every user place is taken.
+//! separate pools for users and for forwarding partners, one place kept for a sysop when
+//! every user place is taken, and a cap per account across every door (telnet, AX.25,
+//! NET/ROM, the mail ports), so one account cannot hold every user place.
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -21,6 +22,8 @@ use crate::throttle::{AddressSlot, AddressSlots, KnownPlaces};
 pub struct Sizes {
     /// Users logged in at once (the sysop's extra place not counted).
     pub users: usize,
+    /// Sessions of one account at once (sysops and partners exempt).
+    pub per_user: usize,
     /// Forwarding partners logged in at once.
     pub partners: usize,
     /// Connections not yet logged in, at once.
@@ -37,11 +40,36 @@ pub struct Admission {
     users: Arc<Semaphore>,
     sysop: Arc<Semaphore>,
     partners: Arc<Semaphore>,
+    /// Sessions open per account (uppercase callsign), for the cap per account.
+    accounts: Arc<Mutex<HashMap<String, usize>>>,
     sizes: Sizes,
 }
 
-/// A logged-in session's place; given back when dropped.
-pub type Seat = OwnedSemaphorePermit;
+/// A logged-in session's place, and its share of its account's; given back when dropped.
+#[derive(Debug)]
+pub struct Seat {
+    _place: OwnedSemaphorePermit,
+    _account: Option<AccountShare>,
+}
+
+/// One of an account's sessions, counted against its cap while held.
+#[derive(Debug)]
+struct AccountShare {
+    call: String,
+    accounts: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+impl Drop for AccountShare {
+    fn drop(&mut self) {
+        let mut map = self.accounts.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = map.get_mut(&self.call) {
+            *n -= 1;
+            if *n == 0 {
+                map.remove(&self.call);
+            }
+        }
+    }
+}
 
 impl Admission {
     /// Pools of the given sizes; closed places are counted in `metrics`; `known` says which
@@ -53,6 +81,7 @@ impl Admission {
             users: Arc::new(Semaphore::new(sizes.users)),
             sysop: Arc::new(Semaphore::new(1)),
             partners: Arc::new(Semaphore::new(sizes.partners)),
+            accounts: Arc::default(),
             sizes,
         }
     }
@@ -69,38 +98,77 @@ impl Admission {
         self.logins.enter(ip)
     }
 
-    /// A place for a session that has just logged in, or the line that refuses it.
-    pub fn seat(&self, sysop: bool, partner: bool) -> Result<Seat, String> {
+    /// A place for `call`'s session that has just logged in, or the line that refuses it. A
+    /// user's sessions are capped per account, at every door together: one account cannot
+    /// take the places of the others. Sysops and partners are not capped (a partner has one
+    /// forwarding session at a time anyway).
+    pub fn seat(&self, call: &str, sysop: bool, partner: bool) -> Result<Seat, String> {
         if partner {
-            return self.partners.clone().try_acquire_owned().map_err(|_| {
+            let place = self.partners.clone().try_acquire_owned().map_err(|_| {
                 format!(
                     "Sorry, all {} forwarding sessions are in use. Try again later.",
                     self.sizes.partners
                 )
+            })?;
+            return Ok(Seat {
+                _place: place,
+                _account: None,
             });
         }
-        let user = self.users.clone().try_acquire_owned();
-        match user {
-            Ok(seat) => Ok(seat),
+        let account = match sysop {
+            true => None,
+            false => Some(self.account_share(call)?),
+        };
+        let place = match self.users.clone().try_acquire_owned() {
+            Ok(place) => place,
             Err(_) if sysop => self.sysop.clone().try_acquire_owned().map_err(|_| {
                 format!(
                     "Sorry, all {} sessions and the sysop's are in use.",
                     self.sizes.users
                 )
-            }),
-            Err(_) => Err(format!(
-                "Sorry, all {} sessions are in use. Try again later.",
-                self.sizes.users
-            )),
+            })?,
+            Err(_) => {
+                return Err(format!(
+                    "Sorry, all {} sessions are in use. Try again later.",
+                    self.sizes.users
+                ))
+            }
+        };
+        Ok(Seat {
+            _place: place,
+            _account: account,
+        })
+    }
+
+    /// One more session of `call`, or the line that says it has its share.
+    fn account_share(&self, call: &str) -> Result<AccountShare, String> {
+        let call = call.to_ascii_uppercase();
+        let mut map = self.accounts.lock().unwrap_or_else(|e| e.into_inner());
+        let held = map.entry(call.clone()).or_insert(0);
+        if *held >= self.sizes.per_user {
+            let max = self.sizes.per_user;
+            drop(map);
+            tracing::warn!(%call, max, "refused at login: the account has its sessions already");
+            return Err(format!(
+                "Sorry, {call} has {max} sessions open here already, the most one account may \
+                 have. Close one and try again."
+            ));
         }
+        *held += 1;
+        Ok(AccountShare {
+            call,
+            accounts: self.accounts.clone(),
+        })
     }
 }
 
 /// A fixed number of places for connections. When all are taken, a newcomer still gets in:
-/// the longest-waiting connection of the network holding the most places is told to go. Half
-/// the places are kept for networks an account logged in from before: a newcomer from
-/// elsewhere only ever displaces others from elsewhere, so a flood from any number of new
-/// addresses churns among itself, and one from a few networks only displaces itself.
+/// the longest-waiting connection of the party holding the most places is told to go. A
+/// connection from a network some account logged in from lately belongs to that account's
+/// party; any other to its network's. Half the places are kept for the accounts' parties: a
+/// newcomer from elsewhere only ever displaces others from elsewhere, so a flood from any number
+/// of new addresses churns among itself, and one account's places (however many addresses it
+/// logged in from) count as one party, which only displaces itself.
 pub struct Places {
     max: usize,
     /// Places only connections from known networks may take.
@@ -110,45 +178,58 @@ pub struct Places {
     known: Arc<KnownPlaces>,
 }
 
+/// Who a connection waiting to log in counts for.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Party {
+    /// A network the account logged in from lately ([`KnownPlaces::whose`]).
+    Account(String),
+    /// A network no account logged in from lately.
+    Stranger(IpAddr),
+}
+
+impl Party {
+    fn known(&self) -> bool {
+        matches!(self, Party::Account(_))
+    }
+}
+
 #[derive(Default)]
 struct Waiting {
     next: u64,
-    /// Oldest first: the network, whether it is known, and the sender that keeps the
-    /// [`Place`] open.
-    open: BTreeMap<u64, (IpAddr, bool, oneshot::Sender<()>)>,
-    /// Places held per (network, known).
-    per_address: HashMap<(IpAddr, bool), usize>,
-    /// Places held by connections from networks not known.
+    /// Oldest first: the party and the sender that keeps the [`Place`] open.
+    open: BTreeMap<u64, (Party, oneshot::Sender<()>)>,
+    /// Places held per party.
+    per_party: HashMap<Party, usize>,
+    /// Places held by strangers.
     strangers: usize,
 }
 
 impl Waiting {
     fn remove(&mut self, id: u64) {
-        if let Some((ip, known, _)) = self.open.remove(&id) {
-            let key = (ip, known);
-            if let Some(n) = self.per_address.get_mut(&key) {
+        if let Some((party, _)) = self.open.remove(&id) {
+            if !party.known() {
+                self.strangers -= 1;
+            }
+            if let Some(n) = self.per_party.get_mut(&party) {
                 *n -= 1;
                 if *n == 0 {
-                    self.per_address.remove(&key);
+                    self.per_party.remove(&party);
                 }
-            }
-            if !known {
-                self.strangers -= 1;
             }
         }
     }
 
-    /// The longest-waiting place of the network with the most, among known or unknown ones.
+    /// The longest-waiting place of the party with the most, among known or unknown ones.
     fn victim(&self, known: bool) -> Option<u64> {
         let most = self
-            .per_address
+            .per_party
             .iter()
-            .filter(|((_, k), _)| *k == known)
+            .filter(|(p, _)| p.known() == known)
             .map(|(_, n)| *n)
             .max()?;
         self.open
             .iter()
-            .find(|(_, (ip, k, _))| *k == known && self.per_address.get(&(*ip, *k)) == Some(&most))
+            .find(|(_, (p, _))| p.known() == known && self.per_party.get(p) == Some(&most))
             .map(|(id, _)| *id)
     }
 
@@ -198,8 +279,11 @@ impl Places {
     /// A place for a new connection from `ip`; may close another. `None` when only places
     /// this connection may not take are left.
     pub fn enter(&self, ip: IpAddr) -> Option<Place> {
-        let known = self.known.knows(ip, crate::clock::now());
-        let ip = self.known.grouping().group(ip);
+        let party = match self.known.whose(ip, crate::clock::now()) {
+            Some(account) => Party::Account(account),
+            None => Party::Stranger(self.known.grouping().group(ip)),
+        };
+        let known = party.known();
         let mut w = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             match w.make_room(self.max, self.reserved, known) {
@@ -215,8 +299,8 @@ impl Places {
         let (tx, evicted) = oneshot::channel();
         let id = w.next;
         w.next += 1;
-        w.open.insert(id, (ip, known, tx));
-        *w.per_address.entry((ip, known)).or_insert(0) += 1;
+        *w.per_party.entry(party.clone()).or_insert(0) += 1;
+        w.open.insert(id, (party, tx));
         if !known {
             w.strangers += 1;
         }
@@ -307,7 +391,10 @@ mod tests {
         assert!(open(&mut mine) && open(&mut second));
         drop(second);
         assert_eq!(pool.waiting.lock().unwrap().open.len(), 2);
-        assert_eq!(pool.waiting.lock().unwrap().per_address[&(flood, false)], 1);
+        assert_eq!(
+            pool.waiting.lock().unwrap().per_party[&Party::Stranger(flood)],
+            1
+        );
     }
 
     #[test]
@@ -337,6 +424,26 @@ mod tests {
     }
 
     #[test]
+    fn one_account_known_at_many_addresses_is_one_party() {
+        let unix = 1_800_000_000;
+        let mut rows = vec![("N0USR".to_string(), "192.0.2.1/32".to_string(), unix - 60)];
+        // Another account logged in once from each of 250 addresses.
+        rows.extend((0..250u8).map(|a| ("N0ATK".to_string(), format!("10.1.0.{a}/32"), unix)));
+        let known = Arc::new(KnownPlaces::new(Default::default(), &rows, unix, None));
+        let pool = Places::new(200, Arc::default(), known);
+        let user: IpAddr = "192.0.2.1".parse().unwrap();
+        let mut mine: Vec<Place> = (0..3).map(|_| pool.enter(user).unwrap()).collect();
+        // It churns connections that never log in from all of them.
+        let mut churn = Vec::new();
+        for _ in 0..4 {
+            for a in 0..250u8 {
+                churn.extend(pool.enter(IpAddr::from([10, 1, 0, a])));
+            }
+        }
+        assert!(mine.iter_mut().all(open));
+    }
+
+    #[test]
     fn an_ipv6_network_is_one_party() {
         let pool = Places::new(4, Arc::default(), nobody_known());
         let one = |i: u16| IpAddr::from([0x2001, 0xdb8, 0, 1, 0, 0, 0, i]);
@@ -354,6 +461,7 @@ mod tests {
         let a = Admission::new(
             Sizes {
                 users: 1,
+                per_user: 1,
                 partners: 1,
                 logins: 4,
                 per_address: 4,
@@ -361,11 +469,43 @@ mod tests {
             Arc::default(),
             nobody_known(),
         );
-        let _user = a.seat(false, false).unwrap();
-        assert!(a.seat(false, false).unwrap_err().contains("all 1 sessions"));
-        let _partner = a.seat(false, true).unwrap();
-        assert!(a.seat(false, true).is_err());
-        let _sysop = a.seat(true, false).unwrap();
-        assert!(a.seat(true, false).is_err());
+        let _user = a.seat("N0USR", false, false).unwrap();
+        assert!(a
+            .seat("N0TWO", false, false)
+            .unwrap_err()
+            .contains("all 1 sessions"));
+        let _partner = a.seat("N0BBS", false, true).unwrap();
+        assert!(a.seat("N0BBT", false, true).is_err());
+        let _sysop = a.seat("N0SYS", true, false).unwrap();
+        assert!(a.seat("N0SYS", true, false).is_err());
+    }
+
+    #[test]
+    fn one_account_takes_no_more_than_its_share() {
+        let a = Admission::new(
+            Sizes {
+                users: 20,
+                per_user: 3,
+                partners: 1,
+                logins: 4,
+                per_address: 4,
+            },
+            Arc::default(),
+            nobody_known(),
+        );
+        let mine: Vec<Seat> = (0..3)
+            .map(|_| a.seat("n0usr", false, false).unwrap())
+            .collect();
+        let refused = a.seat("N0USR", false, false).unwrap_err();
+        assert!(refused.contains("N0USR has 3 sessions"), "{refused}");
+        // Everyone else still gets in, and the sysop is not capped.
+        let _other = a.seat("N0TWO", false, false).unwrap();
+        let _sysop: Vec<Seat> = (0..5)
+            .map(|_| a.seat("N0SYS", true, false).unwrap())
+            .collect();
+        // A session given back is the account's again.
+        drop(mine);
+        assert!(a.seat("N0USR", false, false).is_ok());
+        assert!(!a.accounts.lock().unwrap().contains_key("N0USR"));
     }
 }

@@ -11,9 +11,9 @@ use tokio_util::task::TaskTracker;
 use crate::admission::{Admission, Sizes};
 use crate::bbs_port::{self, PortKind, Shared};
 use crate::config::Loaded;
+use crate::connection::{Connection, Lobby};
 use crate::ctl;
 use crate::forward::{call, ForwardHandle, Forwarder};
-use crate::link::Codec;
 use crate::radio::Radios;
 use crate::store_thread::StoreHandle;
 use crate::throttle::Throttle;
@@ -27,10 +27,15 @@ fn init_logging(level: &str, json: bool) {
     let fmt = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
+    // Lines alike are limited, whichever format (crate::log_limit).
+    let format = tracing_subscriber::fmt::format();
     if json {
-        fmt.json().init();
+        fmt.json()
+            .event_format(crate::log_limit::Limited::new(format.json()))
+            .init();
     } else {
         fmt.with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .event_format(crate::log_limit::Limited::new(format))
             .init();
     }
 }
@@ -326,6 +331,29 @@ fn fbb_config(c: &Loaded) -> qtc_fbb::Config {
     fbb
 }
 
+/// What the connections of every door share: the places, the login throttle, the timers.
+fn lobby(c: &Loaded, o: &Opened, metrics: &Arc<crate::metrics::Metrics>) -> Lobby {
+    Lobby {
+        throttle: Arc::new(Throttle::new(c.limits.lockout_after, o.known.clone())),
+        admission: Arc::new(Admission::new(
+            Sizes {
+                users: c.telnet.max_sessions.get(),
+                per_user: c.telnet.max_sessions_per_user.get(),
+                partners: c.telnet.max_partner_sessions.get(),
+                logins: c.telnet.max_logins.get(),
+                per_address: c.telnet.max_per_address.get(),
+            },
+            metrics.clone(),
+            o.known.clone(),
+        )),
+        metrics: metrics.clone(),
+        passwords: o.passwords.clone(),
+        idle_timeout: c.limits.idle,
+        login_timeout: c.limits.login_timeout,
+        login_attempts: c.limits.login_attempts.get(),
+    }
+}
+
 /// What every BBS session shares, on telnet, forwarding ports and the air.
 fn shared(
     c: &Loaded,
@@ -337,23 +365,11 @@ fn shared(
         bbs: Arc::new(bbs_config(c)),
         store: o.store.clone(),
         readers: o.readers.clone(),
-        throttle: Arc::new(Throttle::new(c.limits.lockout_after, o.known.clone())),
-        admission: Arc::new(Admission::new(
-            Sizes {
-                users: c.telnet.max_sessions.get(),
-                partners: c.telnet.max_partner_sessions.get(),
-                logins: c.telnet.max_logins.get(),
-                per_address: c.telnet.max_per_address.get(),
-            },
-            metrics.clone(),
-            o.known.clone(),
-        )),
+        lobby: Arc::new(lobby(c, o, &metrics)),
         user_limits: Arc::new(crate::user_limits::UserLimits::new(
             c.limits.messages_per_hour,
             c.limits.bytes_per_day,
         )),
-        idle_timeout: c.limits.idle,
-        login_timeout: c.limits.login_timeout,
         forwarder,
         passwords: o.passwords.clone(),
         online: Arc::default(),
@@ -377,7 +393,7 @@ fn start(
         tasks.spawn(serve);
     }
     let radios = start_radios(c, shared, listeners.tun, stop, tasks);
-    let mail = mail_shared(c, shared, &o.passwords, listeners.acceptor, o.uid_validity);
+    let mail = mail_shared(c, shared, listeners.acceptor, o.uid_validity);
     for (l, proto) in listeners.mail {
         let serve = crate::mail::serve(l, proto, mail.clone(), stop.clone(), tasks.clone());
         tasks.spawn(serve);
@@ -435,23 +451,16 @@ fn start(
 fn mail_shared(
     c: &Loaded,
     shared: &Shared,
-    passwords: &crate::passwords::Passwords,
     acceptor: Option<tokio_rustls::TlsAcceptor>,
     uid_validity: u32,
 ) -> Arc<crate::mail::Shared> {
     Arc::new(crate::mail::Shared {
-        throttle: shared.throttle.clone(),
-        admission: shared.admission.clone(),
-        passwords: passwords.clone(),
+        lobby: shared.lobby.clone(),
         backends: crate::mail::store::Backends {
             readers: shared.readers.clone(),
             store: shared.store.clone(),
             user_limits: shared.user_limits.clone(),
         },
-        metrics: shared.metrics.clone(),
-        idle_timeout: c.limits.idle,
-        login_timeout: c.limits.login_timeout,
-        login_attempts: c.limits.login_attempts.get(),
         settings: qtc_email::Settings {
             call: c.station.call.clone(),
             haddr: c.station.haddr.clone(),
@@ -568,19 +577,11 @@ fn bbs_for_callers(
         } else {
             tracing::info_span!("ax25", port = %name, %remote)
         };
-        let (sh, st) = (sh.clone(), st.clone());
-        let opts = bbs_port::UserOpts {
-            access: qtc_bbs::Access::Callsign(remote),
-            throttle_ip: None,
-            partners_only: false,
-            initial: Vec::new(),
-            via: name.clone(),
-            station: Some(remote.to_string()),
-            login_place: None,
-        };
+        let (sh, st, via) = (sh.clone(), st.clone(), name.clone());
         tk.spawn(
             async move {
-                bbs_port::serve_user(stream, Codec::raw(), opts, &sh, st).await;
+                let station = Some(remote.to_string());
+                bbs_port::serve_identified(Box::new(stream), remote, &via, station, &sh, st).await;
             }
             .instrument(span),
         );
@@ -597,24 +598,23 @@ fn bbs_for_web(
 ) -> crate::web::terminal::OpenTerminal {
     let (sh, st, tk) = (shared.clone(), stop.clone(), tasks.clone());
     Arc::new(move |call, peer| {
-        let admitted = crate::login::admit(&sh.throttle, &sh.admission, peer.ip())?;
+        let lobby = sh.lobby.clone();
+        let admitted = crate::login::admit(&lobby.throttle, &lobby.admission, peer.ip())?;
         // Bounded both ways: the session's output waits for the browser to take it.
         let (bbs_end, web_end) = tokio::io::duplex(16 * 1024);
+        let conn = Connection::accepted(Box::new(bbs_end), peer, admitted, lobby, st.clone());
         let opts = bbs_port::UserOpts {
             access: qtc_bbs::Access::Verified(call),
-            throttle_ip: Some(peer.ip()),
             partners_only: false,
             initial: Vec::new(),
             via: "web".to_string(),
             station: None,
-            login_place: Some(admitted.login_place),
         };
-        let (sh, st, slot) = (sh.clone(), st.clone(), admitted.address_slot);
+        let sh = sh.clone();
         let span = tracing::info_span!("terminal", %peer, %call);
         tk.spawn(
             async move {
-                let _slot = slot;
-                bbs_port::serve_user(bbs_end, Codec::raw(), opts, &sh, st).await;
+                bbs_port::serve_user(conn, crate::link::Codec::raw(), opts, &sh).await;
             }
             .instrument(span),
         );

@@ -237,7 +237,7 @@ pub async fn join<S: AsyncRead + AsyncWrite + Unpin>(
                 let whole = qtc_mail::text::complete_utf8(&carry);
                 let rest = carry.split_off(whole);
                 net.clear();
-                codec.encode_text(&qtc_mail::text::visible_bytes(&carry), &mut net);
+                codec.encode_text(&qtc_mail::text::visible_8bit(&carry), &mut net);
                 carry = rest;
                 if stream.write_all(&net).await.is_err() {
                     return End::User;

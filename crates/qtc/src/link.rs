@@ -13,8 +13,10 @@
 //! telnet), telnet (negotiated: IAC rules both ways), IAC-escaped (0xFF doubled both ways,
 //! nothing negotiated: xfbbd's outgoing forwarding), and a call to JNOS over TCP (its mailbox
 //! undoes 0xFF doubling in the text lines it reads, writes raw, and takes compressed blocks raw).
+//! A forwarding port's link, and a telnet-port client's that never spoke telnet, are raw until
+//! the partner's SID names its software: LinFBB's become IAC-escaped ([`Codec::settle`]).
 
-use qtc_fbb::LineEnd;
+use qtc_fbb::{LineEnd, SidInfo};
 use qtc_telnet::Telnet;
 
 /// The byte layer under a BBS or forwarding session.
@@ -37,6 +39,21 @@ pub struct Codec {
     text_eol: LineEnd,
     /// The last text byte sent on a raw link was CR (a CR LF split between two chunks).
     after_cr: bool,
+    /// A link whose 0xFF rule the peer's software settles, once its SID names it
+    /// ([`Codec::settle`]); `None`: the link's rule is known.
+    undecided: Option<Undecided>,
+    /// The first byte the peer sent (its login's): `.` is LinFBB's transparent login.
+    first_byte: Option<u8>,
+}
+
+/// Why a link's 0xFF rule waits for the peer's SID.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Undecided {
+    /// Our raw forwarding port: raw is the port's rule, LinFBB alone doubles 0xFF anyway.
+    RawPort,
+    /// The telnet port took a client that spoke no telnet as raw: a guess until its software
+    /// is known.
+    SilentTelnet,
 }
 
 impl Codec {
@@ -52,6 +69,8 @@ impl Codec {
             lines: (LineEnd::Cr, LineEnd::Cr),
             text_eol: LineEnd::Cr,
             after_cr: false,
+            undecided: None,
+            first_byte: None,
         }
     }
 
@@ -62,6 +81,7 @@ impl Codec {
     pub fn forward_port() -> Codec {
         Codec {
             text_eol: LineEnd::CrLf,
+            undecided: Some(Undecided::RawPort),
             ..Codec::raw()
         }
     }
@@ -113,10 +133,38 @@ impl Codec {
         if !self.nvt || self.peer_spoke_telnet() {
             return false;
         }
-        let lines = self.lines;
+        let (lines, first_byte) = (self.lines, self.first_byte);
         *self = Codec::raw();
         self.lines = lines;
+        self.first_byte = first_byte;
+        self.undecided = Some(Undecided::SilentTelnet);
         true
+    }
+
+    /// The peer's SID named its software (`peer`): on a link that waited for it, the 0xFF rule
+    /// of that software. LinFBB (`FBB`) doubles 0xFF on every TCP link it opens, reads IAC and
+    /// wants CR LF text lines (`tcp_trame`, `tcp_snd_dt` in its drv_tcp.c), unless it logged
+    /// in transparently (`.CALL`): such a link becomes [`Codec::iac`]. JNOS, LinBPQ, Winlink
+    /// software and qtc double nothing: the link stays raw. Returns false when the rule stays a
+    /// guess: software not known here, on the telnet port.
+    pub fn settle(&mut self, peer: Option<&SidInfo>) -> bool {
+        let Some(undecided) = self.undecided.take() else {
+            return true;
+        };
+        let name = peer.map_or("", |p| p.name.as_str());
+        if name.eq_ignore_ascii_case("FBB") {
+            if self.first_byte != Some(b'.') {
+                let first_byte = self.first_byte;
+                *self = Codec::iac();
+                self.first_byte = first_byte;
+            }
+            return true;
+        }
+        let raw = ["JNOS", "BPQ", "QTC"]
+            .iter()
+            .any(|n| name.eq_ignore_ascii_case(n))
+            || peer.is_some_and(SidInfo::is_winlink_client);
+        raw || undecided == Undecided::RawPort
     }
 
     /// A link to JNOS that we called over TCP (its telnet mailbox, `cronly` or not): JNOS
@@ -180,6 +228,14 @@ impl Codec {
     /// Decodes received bytes: application data to `app`, protocol answers to `reply`. A
     /// telnet anomaly in them (decoding goes on) is logged.
     pub fn decode(&mut self, input: &[u8], app: &mut Vec<u8>, reply: &mut Vec<u8>) {
+        let before = app.len();
+        self.decode_into(input, app, reply);
+        if self.first_byte.is_none() {
+            self.first_byte = app.get(before).copied();
+        }
+    }
+
+    fn decode_into(&mut self, input: &[u8], app: &mut Vec<u8>, reply: &mut Vec<u8>) {
         match self.telnet.as_mut() {
             Some(t) if self.decode => {
                 t.receive(input, app, reply);
@@ -298,6 +354,59 @@ mod tests {
         let mut spoke = Codec::telnet(qtc_telnet::Role::Server);
         spoke.decode(b"\xff\xfd\x01N0ABC\r\n", &mut app, &mut net);
         assert!(!spoke.raw_unless_telnet_spoken());
+    }
+
+    /// The SID of software `name`, as its SID line gives it.
+    fn sid(name: &str) -> SidInfo {
+        let line = format!("[{name}-1.0-B1FHM$]");
+        qtc_fbb::wire::sid::Sid::parse(line.as_bytes())
+            .unwrap()
+            .to_info()
+    }
+
+    #[test]
+    fn a_silent_telnet_client_or_a_raw_port_caller_is_framed_as_its_software_frames() {
+        let (mut app, mut net, mut out) = (Vec::new(), Vec::new(), Vec::new());
+        let silent = || {
+            let mut c = Codec::telnet(qtc_telnet::Role::Server);
+            let (mut app, mut net) = (Vec::new(), Vec::new());
+            c.decode(b"N0FBB\r\n", &mut app, &mut net);
+            assert!(c.raw_unless_telnet_spoken());
+            c
+        };
+        // LinFBB doubles 0xFF on its links: IAC-escaped from its SID on, both ways.
+        let mut fbb = silent();
+        assert!(fbb.settle(Some(&sid("FBB"))));
+        fbb.decode(b"x \xff\xff y", &mut app, &mut net);
+        assert_eq!(app, b"x \xff y");
+        fbb.encode_session(b"\xff", &mut out);
+        assert_eq!(out, b"\xff\xff");
+        assert_eq!(fbb.session_line_end(), LineEnd::CrLf);
+        // ... unless it logged in transparently (`.CALL`).
+        let mut dot = Codec::forward_port();
+        dot.decode(b".N0FBB\r", &mut app, &mut net);
+        assert!(dot.settle(Some(&sid("FBB"))));
+        app.clear();
+        dot.decode(b"\xff\xff", &mut app, &mut net);
+        assert_eq!(app, b"\xff\xff");
+        // JNOS, LinBPQ, Winlink software and qtc double nothing.
+        for name in ["JNOS", "BPQ", "QTC", "Pat"] {
+            let mut c = silent();
+            assert!(c.settle(Some(&sid(name))), "{name}");
+            app.clear();
+            c.decode(b"\xff\xff", &mut app, &mut net);
+            assert_eq!(app, b"\xff\xff", "{name}");
+        }
+        // Software not known here: raw, a guess on the telnet port, the rule on the raw port.
+        assert!(!silent().settle(Some(&sid("XYZ"))));
+        assert!(Codec::forward_port().settle(Some(&sid("XYZ"))));
+        // A link whose rule is known (a negotiated telnet link, AX.25) keeps it.
+        let mut t = Codec::telnet(qtc_telnet::Role::Server);
+        assert!(t.settle(Some(&sid("FBB"))));
+        out.clear();
+        t.encode_session(b"\r\n", &mut out);
+        assert_eq!(out, b"\r\n");
+        assert!(Codec::raw().settle(None));
     }
 
     #[test]

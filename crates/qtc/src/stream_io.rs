@@ -1,6 +1,6 @@
 //! Moving bytes between a connection and a session: read input and write pending output,
 //! whichever the stream allows first, with at most one piece of output held per session.
-//! Shared by the BBS ports and the mail ports.
+//! The connection driver's ([`crate::connection`]).
 
 use std::pin::Pin;
 use std::task::Poll;
@@ -80,14 +80,17 @@ impl Outbox {
         }
     }
 
-    /// Writes everything now; false when the stream is gone.
-    pub async fn write_all<S: AsyncWrite + Unpin>(&mut self, stream: &mut S) -> bool {
+    /// Writes everything now; `Err` when the stream is gone.
+    pub async fn write_all<S: AsyncWrite + Unpin>(
+        &mut self,
+        stream: &mut S,
+    ) -> std::io::Result<()> {
         if self.is_empty() {
-            return true;
+            return Ok(());
         }
-        let ok = stream.write_all(self.pending()).await.is_ok();
+        let r = stream.write_all(self.pending()).await;
         self.sent(self.net.len() - self.sent);
-        ok
+        r
     }
 
     /// A last line after what is pending.

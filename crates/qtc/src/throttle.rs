@@ -110,16 +110,82 @@ const REWRITE_AFTER: Duration = Duration::from_secs(24 * 3600);
 /// last login (Unix seconds).
 pub type PlaceRow = (String, String, i64);
 
-/// Where each account logged in from lately, by network ([`Grouping`]): kept in the store
-/// (`login_places`), read once at start. An account lock does not apply at these places, and
-/// connections from a place any account logged in from keep a share of the login places
-/// ([`crate::admission`]).
+/// Places each account keeps: its latest ones. Logging in from a new place forgets the
+/// account's oldest, so one account logging in from many addresses makes no more of them
+/// known than this (issue 35: 250 addresses made "known" by one account churned a user out).
+pub const PLACES_PER_ACCOUNT: usize = 4;
+
+/// Where each account logged in from lately, by network ([`Grouping`]): its latest
+/// [`PLACES_PER_ACCOUNT`] places, kept in the store (`login_places`), read once at start. An
+/// account lock does not apply at these places, and connections from a place an account
+/// logged in from keep a share of the login places ([`crate::admission`]), shared between
+/// accounts: each such connection counts for the account that logged in there last.
 pub struct KnownPlaces {
     grouping: Grouping,
-    places: Mutex<HashMap<(String, IpAddr), Instant>>,
-    /// Each place's latest good login, any account.
-    prefixes: Mutex<HashMap<IpAddr, Instant>>,
+    tables: Mutex<Known>,
     store: Option<StoreHandle>,
+}
+
+/// The places and who logged in at each, kept consistent under one lock.
+#[derive(Default)]
+struct Known {
+    /// Account (uppercase) -> its latest places and its last login at each.
+    accounts: HashMap<String, Vec<(IpAddr, Instant)>>,
+    /// Network -> the accounts that have it among their latest places, with their last login.
+    places: HashMap<IpAddr, Vec<(String, Instant)>>,
+}
+
+impl Known {
+    /// A login of `account` from `prefix` at `at` (kept if later than what is known).
+    fn remember(&mut self, account: &str, prefix: IpAddr, at: Instant) {
+        if self.accounts.len() >= MAX_ENTRIES && !self.accounts.contains_key(account) {
+            self.forget_stale(at);
+            if self.accounts.len() >= MAX_ENTRIES {
+                return;
+            }
+        }
+        let mine = self.accounts.entry(account.to_string()).or_default();
+        match mine.iter_mut().find(|(p, _)| *p == prefix) {
+            Some((_, t)) => *t = (*t).max(at),
+            None => mine.push((prefix, at)),
+        }
+        let dropped = (mine.len() > PLACES_PER_ACCOUNT).then(|| {
+            let oldest = (0..mine.len()).min_by_key(|&i| mine[i].1).unwrap_or(0);
+            mine.swap_remove(oldest).0
+        });
+        if let Some(old) = dropped {
+            self.drop_holder(old, account);
+        }
+        if dropped == Some(prefix) {
+            return;
+        }
+        let holders = self.places.entry(prefix).or_default();
+        match holders.iter_mut().find(|(a, _)| a == account) {
+            Some((_, t)) => *t = (*t).max(at),
+            None => holders.push((account.to_string(), at)),
+        }
+    }
+
+    /// `account` no longer has `prefix` among its places.
+    fn drop_holder(&mut self, prefix: IpAddr, account: &str) {
+        if let Some(holders) = self.places.get_mut(&prefix) {
+            holders.retain(|(a, _)| a != account);
+            if holders.is_empty() {
+                self.places.remove(&prefix);
+            }
+        }
+    }
+
+    /// Forgets the accounts with no login within [`TRUSTED_FOR`] of `now`.
+    fn forget_stale(&mut self, now: Instant) {
+        let fresh = |t: &Instant| now.saturating_duration_since(*t) < TRUSTED_FOR;
+        self.accounts
+            .retain(|_, places| places.iter().any(|(_, t)| fresh(t)));
+        self.places.retain(|_, holders| {
+            holders.retain(|(_, t)| fresh(t));
+            !holders.is_empty()
+        });
+    }
 }
 
 impl KnownPlaces {
@@ -134,17 +200,20 @@ impl KnownPlaces {
         let now = crate::clock::now();
         let k = KnownPlaces {
             grouping,
-            places: Mutex::default(),
-            prefixes: Mutex::default(),
+            tables: Mutex::default(),
             store,
         };
-        for (call, label, last) in rows.iter().take(MAX_ENTRIES) {
+        for (call, label, last) in rows {
             let age = Duration::from_secs(unix_now.saturating_sub(*last).max(0) as u64);
             if let (Some(prefix), Some(at)) = (grouping.parse(label), now.checked_sub(age)) {
-                k.remember(call, prefix, at);
+                k.lock().remember(&call.to_ascii_uppercase(), prefix, at);
             }
         }
         k
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Known> {
+        self.tables.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// How addresses are grouped.
@@ -152,36 +221,46 @@ impl KnownPlaces {
         self.grouping
     }
 
-    /// Whether `account` logged in from `prefix` within [`TRUSTED_FOR`].
+    /// Whether `prefix` is among `account`'s places, with a login within [`TRUSTED_FOR`].
     fn trusted(&self, account: &str, prefix: IpAddr, now: Instant) -> bool {
-        let places = self.places.lock().unwrap_or_else(|e| e.into_inner());
-        places
-            .get(&(account.to_string(), prefix))
-            .is_some_and(|at| now.duration_since(*at) < TRUSTED_FOR)
+        let k = self.lock();
+        k.accounts.get(account).is_some_and(|places| {
+            places
+                .iter()
+                .any(|(p, at)| *p == prefix && now.duration_since(*at) < TRUSTED_FOR)
+        })
     }
 
-    /// Whether any account logged in from `ip`'s network within [`TRUSTED_FOR`].
-    pub fn knows(&self, ip: IpAddr, now: Instant) -> bool {
+    /// The account whose place `ip`'s network is (the one that logged in there last, within
+    /// [`TRUSTED_FOR`]), or `None`: nobody's.
+    pub fn whose(&self, ip: IpAddr, now: Instant) -> Option<String> {
         let prefix = self.grouping.group(ip);
-        let prefixes = self.prefixes.lock().unwrap_or_else(|e| e.into_inner());
-        prefixes
-            .get(&prefix)
-            .is_some_and(|at| now.duration_since(*at) < TRUSTED_FOR)
+        let k = self.lock();
+        k.places
+            .get(&prefix)?
+            .iter()
+            .filter(|(_, at)| now.duration_since(*at) < TRUSTED_FOR)
+            .max_by_key(|(_, at)| *at)
+            .map(|(account, _)| account.clone())
     }
 
     /// A good login of `account` from `prefix`: remembered here and in the store.
     fn record(&self, account: &str, prefix: IpAddr, now: Instant) {
-        let key = (account.to_ascii_uppercase(), prefix);
+        let account = account.to_ascii_uppercase();
         let known_since = {
-            let places = self.places.lock().unwrap_or_else(|e| e.into_inner());
-            places.get(&key).copied()
+            let mut k = self.lock();
+            let since = k
+                .accounts
+                .get(&account)
+                .and_then(|places| places.iter().find(|(p, _)| *p == prefix).map(|(_, t)| *t));
+            k.remember(&account, prefix, now);
+            since
         };
-        self.remember(account, prefix, now);
         // Kept to the day: a user logging in again and again writes nothing more (a burst of
         // logins is no burst of commits for the store thread).
         let fresh = known_since.is_some_and(|t| now.saturating_duration_since(t) < REWRITE_AFTER);
         if let (Some(store), false) = (&self.store, fresh) {
-            let (call, unix) = (account.to_string(), crate::clock::unix_now());
+            let (call, unix) = (account, crate::clock::unix_now());
             let label = self.grouping.label(prefix);
             let _ = store.submit(move |s| {
                 if let Err(e) = s.logged_in_from(&call, &label, unix) {
@@ -189,25 +268,6 @@ impl KnownPlaces {
                 }
             });
         }
-    }
-
-    fn remember(&self, account: &str, prefix: IpAddr, at: Instant) {
-        let mut places = self.places.lock().unwrap_or_else(|e| e.into_inner());
-        bounded_insert(&mut places, (account.to_ascii_uppercase(), prefix), at);
-        let mut prefixes = self.prefixes.lock().unwrap_or_else(|e| e.into_inner());
-        bounded_insert(&mut prefixes, prefix, at);
-    }
-}
-
-/// Inserts (or moves later) `key`, keeping at most [`MAX_ENTRIES`]: beyond it the places past
-/// [`TRUSTED_FOR`] go, and a new key waits for room.
-fn bounded_insert<K: Hash + Eq>(map: &mut HashMap<K, Instant>, key: K, at: Instant) {
-    if map.len() >= MAX_ENTRIES && !map.contains_key(&key) {
-        map.retain(|_, t| at.saturating_duration_since(*t) < TRUSTED_FOR);
-    }
-    if map.len() < MAX_ENTRIES || map.contains_key(&key) {
-        let e = map.entry(key).or_insert(at);
-        *e = (*e).max(at);
     }
 }
 
@@ -459,8 +519,46 @@ mod tests {
         assert!(t
             .attempt(Some("10.0.0.1".parse().unwrap()), "N0USR", now)
             .is_ok());
-        assert!(known.knows("10.0.0.1".parse().unwrap(), now));
-        assert!(!known.knows("10.0.0.2".parse().unwrap(), now));
+        assert_eq!(
+            known.whose("10.0.0.1".parse().unwrap(), now).as_deref(),
+            Some("N0USR")
+        );
+        assert_eq!(known.whose("10.0.0.2".parse().unwrap(), now), None);
+    }
+
+    #[test]
+    fn an_account_keeps_only_its_latest_places() {
+        let known = KnownPlaces::new(Grouping::default(), &[], 0, None);
+        let t0 = crate::clock::now();
+        let home: IpAddr = "10.0.0.1".parse().unwrap();
+        known.record("N0USR", home, t0);
+        // Another account logs in from 250 addresses, one after another.
+        for i in 0..250u32 {
+            let at = t0 + Duration::from_secs(u64::from(i) + 1);
+            known.record("n0atk", IpAddr::from((0x0a09_0000 + i).to_be_bytes()), at);
+        }
+        let now = t0 + Duration::from_secs(300);
+        let theirs = (0..250u32)
+            .filter(|&i| {
+                let ip = IpAddr::from((0x0a09_0000 + i).to_be_bytes());
+                known.whose(ip, now).is_some()
+            })
+            .count();
+        assert_eq!(theirs, PLACES_PER_ACCOUNT);
+        assert_eq!(known.whose(home, now).as_deref(), Some("N0USR"));
+        assert!(known.trusted("N0ATK", IpAddr::from([10, 9, 0, 249]), now));
+        assert!(!known.trusted("N0ATK", IpAddr::from([10, 9, 0, 0]), now));
+        // A place two accounts share stays known while either has it.
+        known.record("N0ATK", home, now);
+        assert_eq!(known.whose(home, now).as_deref(), Some("N0ATK"));
+        for i in 0..PLACES_PER_ACCOUNT as u64 {
+            known.record(
+                "N0ATK",
+                IpAddr::from([10, 8, 0, i as u8]),
+                now + Duration::from_secs(i + 1),
+            );
+        }
+        assert_eq!(known.whose(home, now).as_deref(), Some("N0USR"));
     }
 
     #[test]

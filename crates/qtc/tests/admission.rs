@@ -191,21 +191,97 @@ fn three_humans(from: IpAddr, to: SocketAddr, prompt: &'static str) -> usize {
         .count()
 }
 
-#[test]
-fn people_log_in_while_250_addresses_churn_connections_that_never_log_in() {
+/// A daemon where N0USR has logged in from home (127.0.0.1) before, a regular of this BBS,
+/// and 250 addresses of 127.`net`.0.x.
+fn regular_at_home(net: u8) -> (Daemon, SocketAddr, Vec<IpAddr>) {
     let d = Daemon::start("");
     let to = SocketAddr::from(([127, 0, 0, 1], d.port));
-    // The user has logged in from home before (a regular of this BBS).
-    let home = IpAddr::V4(Ipv4Addr::LOCALHOST);
     d.login("N0USR", "pw").send("B");
     d.wait_for_log("logged in call=N0USR");
-    let flood: Vec<IpAddr> = (1..=250u8)
-        .map(|a| IpAddr::V4(Ipv4Addr::new(127, 2, 0, a)))
+    let flood = (1..=250u8)
+        .map(|a| IpAddr::V4(Ipv4Addr::new(127, net, 0, a)))
         .collect();
+    (d, to, flood)
+}
+
+#[test]
+fn people_log_in_while_250_addresses_churn_connections_that_never_log_in() {
+    let (d, to, flood) = regular_at_home(2);
+    let home = IpAddr::V4(Ipv4Addr::LOCALHOST);
     let churn = Churn::start(flood, to, || {});
     churn.wait_until_full();
     assert_eq!(three_humans(home, to, "de N0CALL>"), 3, "{}", d.log());
     assert!(churn.displaced.get() > 100);
+    // Lines alike are limited (20 a minute each): the churn does not fill the log.
+    let log = d.log();
+    let told = log.matches("its place was needed").count();
+    assert!(
+        told <= 3 * 20,
+        "{told} lines for {} displaced",
+        churn.displaced.get()
+    );
+}
+
+/// A login of `call` from `from` that waits for the prompt, then says goodbye.
+fn log_in_once(from: IpAddr, to: SocketAddr, call: &str, pw: &str) {
+    let mut c = client(from, to);
+    c.expect("Callsign:");
+    c.send(call);
+    c.expect("Password:");
+    c.send(pw);
+    c.expect("de N0CALL>");
+    c.send("B");
+}
+
+#[test]
+fn people_log_in_while_an_account_churns_from_250_addresses_it_logged_in_from() {
+    let (d, to, flood) = regular_at_home(3);
+    let home = IpAddr::V4(Ipv4Addr::LOCALHOST);
+    // Another account holder logs in once from each of 250 addresses (a few at a time, as
+    // fast as the password checks go), making them places an account logged in from...
+    for batch in flood.chunks(5) {
+        let logins: Vec<_> = batch
+            .iter()
+            .map(|&from| std::thread::spawn(move || log_in_once(from, to, "N0OTH", "x")))
+            .collect();
+        for l in logins {
+            l.join().unwrap();
+        }
+    }
+    // ... then churns connections that never log in from all of them.
+    let churn = Churn::start(flood, to, || {});
+    churn.wait_until_full();
+    assert_eq!(three_humans(home, to, "de N0CALL>"), 3, "{}", d.log());
+}
+
+#[test]
+fn one_account_holding_its_sessions_does_not_keep_another_user_out() {
+    let d = Daemon::start("max_sessions = 20\nmax_per_address = 40\nmax_sessions_per_user = 5\n");
+    let mut held = Vec::new();
+    let mut told = 0;
+    for _ in 0..20 {
+        let mut c = d.connect();
+        c.expect("Callsign:");
+        c.send("N0USR");
+        c.expect("Password:");
+        c.send("pw");
+        let out = c.expect_either("de N0CALL>", "Close one and try again");
+        if out.contains("de N0CALL>") {
+            held.push(c);
+        } else {
+            assert!(
+                out.contains("N0USR has 5 sessions open here already"),
+                "{out}"
+            );
+            told += 1;
+        }
+    }
+    assert_eq!((held.len(), told), (5, 15));
+    // Everyone else still gets in; so does the sysop, however often.
+    let mut other = d.login("N0OTH", "x");
+    other.send("B");
+    let sysop: Vec<Client> = (0..6).map(|_| d.login("N0SYS", "root")).collect();
+    drop(sysop);
 }
 
 /// A network namespace named after this process, removed when dropped.
@@ -352,7 +428,7 @@ fn after_a_restart_guessing_from_elsewhere_does_not_lock_a_user_out_of_home() {
 
 #[test]
 fn many_logins_to_one_account_at_once_are_told_so() {
-    let d = Daemon::start("max_per_address = 20\n");
+    let d = Daemon::start("max_per_address = 20\nmax_sessions_per_user = 20\n");
     let to = SocketAddr::from(([127, 0, 0, 1], d.port));
     let mut all: Vec<Client> = (0..14)
         .map(|_| {

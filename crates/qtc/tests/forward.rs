@@ -24,6 +24,11 @@ fn post(d: &Daemon, call: &str, pw: &str, cmd: &str, subject: &str, body: &str) 
 }
 
 fn pair(protocol: &str) -> (Daemon, Daemon) {
+    pair_with(protocol, "")
+}
+
+/// [`pair`] with `a_extra` added to A's configuration.
+fn pair_with(protocol: &str, a_extra: &str) -> (Daemon, Daemon) {
     // B is called: A logs in on B's raw forwarding port as the BBS user N0AAA.
     let b = Daemon::start_bbs(
         "N0BBB",
@@ -37,7 +42,7 @@ fn pair(protocol: &str) -> (Daemon, Daemon) {
         "N0AAA",
         &[("N0USR", "pw", "")],
         &format!(
-            "[[partner]]\ncallsign = \"N0BBB\"\nconnect = \"tcp:127.0.0.1:{port}\"\npassword = \"fwdpw\"\nprotocol = \"{protocol}\"\nroutes = [\"N0BBB\", \"WW\"]\n"
+            "[[partner]]\ncallsign = \"N0BBB\"\nconnect = \"tcp:127.0.0.1:{port}\"\npassword = \"fwdpw\"\nprotocol = \"{protocol}\"\nroutes = [\"N0BBB\", \"WW\"]\n{a_extra}"
         ),
     );
     (a, b)
@@ -156,12 +161,24 @@ fn a_full_receiver_defers_before_the_transfer_and_catches_up_later() {
              password = \"fwdpw\"\nprotocol = \"b1\"\nroutes = [\"WW\"]\n"
         ),
     );
-    // 30 bulletins of 60 KB: more than B's 1 MiB store holds.
-    let line = format!("{}\n", "0123456789 abcdefghij ".repeat(3));
+    // 30 bulletins of 60 KB: more than B's 1 MiB store holds. Random characters, which the
+    // store's compression (text is kept deflated) cannot shrink below that.
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
     let mut file = String::new();
     for i in 0..30 {
         file.push_str(&format!("SB ALL @ WW < N0ABC $FULL{i}_N0ABC\nBig {i}\n"));
-        file.push_str(&line.repeat(60 * 1024 / line.len()));
+        for _ in 0..60 * 1024 / 65 {
+            let line: String = (0..64)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    char::from(b'!' + (x % 94) as u8)
+                })
+                .collect();
+            file.push_str(&line);
+            file.push('\n');
+        }
         file.push_str("/EX\n");
     }
     let path = a.dir.path().join("big.txt");
@@ -243,4 +260,52 @@ fn a_traced_partner_has_its_protocol_lines_logged_as_json() {
     );
     assert!(traced.iter().any(|l| l == "> FF"), "{traced:?}");
     assert!(!log.contains("fwdpw"), "the password is never logged");
+}
+
+/// A body submitted by SMTP that ends a message wherever it is read raw (`/EX`, LinFBB's
+/// `/AB`, JNOS's 127-byte pieces), each end followed by send lines, and led by a forged R:
+/// line; and one a partner relays in B1 with ^Z lines too (issue 35; `common::forging`): in
+/// every mode both arrive at the other qtc whole, byte for byte, and nothing is forged.
+#[test]
+fn a_body_written_to_forge_mail_arrives_whole_and_forges_nothing_in_every_mode() {
+    use common::forging;
+    for protocol in ["mbl", "fbb", "b0", "b1", "b2"] {
+        let extra = format!(
+            "[mail]\nsmtp_listen = \"127.0.0.1:0\"\n[forward]\nlisten = [\"127.0.0.1:0\"]\n{}",
+            forging::RELAY_PARTNER
+        );
+        let (a, b) = pair_with(protocol, &extra);
+        let out = a.cli(&["user", "add", "N0PTR", "--bbs", "--password", "ptrpw"]);
+        assert!(out.status.success(), "{out:?}");
+        let smtp = std::net::TcpStream::connect(("127.0.0.1", a.mail_port("smtp"))).unwrap();
+        let sent = [
+            forging::text(&forging::smtp_lines()),
+            forging::text(&forging::relayed_lines()),
+        ];
+        forging::submit(smtp, "N0USR", "pw", "N0XYZ@N0BBB", "forging", &sent[0]);
+        let relay = std::net::TcpStream::connect(("127.0.0.1", a.fwd_port.unwrap())).unwrap();
+        forging::deliver_b1(
+            relay,
+            "N0PTR",
+            "ptrpw",
+            ("N0XYZ", "N0BBB"),
+            "RELAY1_N0PTR",
+            &sent[1],
+        );
+        let out = a.forward_ok("N0BBB", &b);
+        assert!(out.contains("0 received, 2 sent"), "{protocol}: {out}");
+        let at_b = b.listed();
+        assert_eq!(at_b.len(), 2, "{protocol}: {at_b:?}\n{}", b.log());
+        for m in &at_b {
+            assert_eq!(m.to, "N0XYZ", "{m:?}");
+            let want = &sent[usize::from(m.bid == "RELAY1_N0PTR")];
+            let stored = b.stored_body(m.number);
+            assert!(
+                stored == *want,
+                "{protocol}: {} stored as {:?}",
+                m.bid,
+                String::from_utf8_lossy(&stored)
+            );
+        }
+    }
 }

@@ -9,6 +9,7 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 
 use common::Daemon;
+use qtc_fbb::wire::{block, proposal};
 
 const BPQ_HELLO: &[u8] = b"[BPQ-6.0.25.23-B12FWIHJM$]\rHello from N0BPQ's BBS\rde N0BPQ>\r";
 
@@ -163,4 +164,47 @@ fn mbl_toward_bpq_reports_a_refused_proposal_and_ends_at_done() {
         out.starts_with("ok: N0BPQ: 0 received, 0 sent, 1 refused"),
         "{out}"
     );
+}
+
+#[test]
+fn b2_from_bpq_is_stored_without_the_blank_line_after_its_r_line() {
+    // LinBPQ's B2F message for one it originated (CreateB2Message in FBBRoutines.c): its R:
+    // line at the top of the body, then a blank line, as in its other modes.
+    let body = b"R:261203/1712Z 5@N0BPQ.#NCA.CA.USA.NOAM LinBPQ6.0.25\r\n\r\nfirst line\r\nsecond line\r\n";
+    let mut b2f = format!(
+        "MID: 5_N0BPQ\r\nDate: 2026/12/03 17:12\r\nType: Private\r\nFrom: N0BPQ@N0BPQ\r\n\
+         To: N0USR@N0AAA\r\nSubject: b2 from bpq\r\nMbo: N0BPQ\r\n\
+         Content-Type: text/plain\r\nContent-Transfer-Encoding: 8bit\r\nBody: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    b2f.extend_from_slice(body);
+    let file = qtc_lzhuf::compress_with_crc(&b2f);
+    let (a, (ok, out)) = call_bpq("b2", move |mut s| {
+        // It has ours: `-`; then its own block.
+        let mut ours = read_until(&mut s, b"F> ");
+        while !ours.ends_with(b"\r") {
+            ours.extend(read_until(&mut s, b"\r"));
+        }
+        let line = format!("FC EM 5_N0BPQ {} {} 0", b2f.len(), file.len());
+        let sum = proposal::checksum_value(proposal::checksum_add(0, line.as_bytes()));
+        s.write_all(format!("FS -\r{line}\rF> {sum:02X}\r").as_bytes())
+            .unwrap();
+        read_until(&mut s, b"FS Y\r");
+        let mut wire = Vec::new();
+        let mut e = block::Encoder::new();
+        e.header(b"b2 from bpq", 0, block::OffsetPad::Zero, &mut wire);
+        e.data(&file, &mut wire);
+        e.finish(&mut wire);
+        s.write_all(&wire).unwrap();
+        read_until(&mut s, b"FF\r");
+        s.write_all(b"FQ\r").unwrap();
+    });
+    assert!(ok, "{out}\n{}", common::tail(&a.log(), 4000));
+    assert!(
+        out.starts_with("ok: N0BPQ: 1 received, 0 sent, 1 refused"),
+        "{out}"
+    );
+    let got = a.listed().into_iter().find(|m| m.bid == "5_N0BPQ").unwrap();
+    assert_eq!(a.stored_body(got.number), b"first line\r\nsecond line\r\n");
 }

@@ -163,3 +163,34 @@ fn linbpq_on_the_telnet_port_delivers_b2_and_b1_intact() {
     assert_eq!(stored_body(&d, "B1_N0BPR"), text);
     d.wait_for_log("never spoke telnet");
 }
+
+#[test]
+fn text_a_guessed_framing_may_have_doubled_is_held_for_the_sysop() {
+    // Software not known here, on the telnet port, no telnet spoken: its link is taken as raw,
+    // a guess. A message whose every 0xFF comes doubled may hold one or two: held, not stored
+    // as if known; a lone 0xFF says nothing was doubled.
+    let d = Daemon::start_bbs(
+        "N0BBS",
+        &[("N0XYZ", "xyzpw", "--bbs")],
+        "[[partner]]\ncallsign = \"N0XYZ\"\nprotocol = \"mbl\"\nroutes = [\"N0XYZ\"]\n",
+    );
+    let mut c = bpq_on_the_telnet_port(&d, "N0XYZ", "xyzpw");
+    c.send_raw(b"[XYZ-1.0-HM$]\r");
+    c.expect(">\r");
+    for (bid, line) in [
+        ("U1_N0XYZ", &b"doubled \xff\xff here"[..]),
+        ("U2_N0XYZ", b"a lone \xff here, and \xff\xff"),
+    ] {
+        c.send_raw(format!("SP N0USR @ N0BBS < N0XYZ ${bid}\r").as_bytes());
+        c.expect("OK\r");
+        c.send_raw(&[&b"title\r"[..], line, b"\r/EX\r"].concat());
+        c.expect(">\r");
+    }
+    c.send_raw(b"B\r");
+    c.expect_close();
+    d.wait_for_log("held for the sysop: its 0xFF bytes all come doubled");
+    let listed = d.listed();
+    let status = |bid: &str| listed.iter().find(|m| m.bid == bid).unwrap().status.clone();
+    assert_eq!(status("U1_N0XYZ"), "H", "{listed:?}");
+    assert_ne!(status("U2_N0XYZ"), "H", "{listed:?}");
+}

@@ -13,7 +13,7 @@ mod common;
 use std::collections::HashMap;
 
 use common::jnos::{self, Jnos, Setup, Stored, User, HOST_IP, JNOS_IP};
-use common::{gen_lines, write_import, Daemon, GenMsg, Rng};
+use common::{forging, gen_lines, write_import, Daemon, GenMsg, Rng};
 
 /// Ports inside the test's own namespace: nothing else listens there, so fixed numbers cannot
 /// collide with other tests (JNOS's forward.bbs names the port before qtc starts).
@@ -37,6 +37,9 @@ enum Caller {
 
 /// JNOS's login script for qtc's `Callsign:` and `Password:` prompts (docs/forwarding.md).
 const LOGIN_SCRIPT: &[&str] = &["+allsign", "*15", ".n0jns", "+assword", "*15", ".jnspw"];
+
+/// qtc's SMTP port (its `[mail]` door), in the namespace.
+const QTC_SMTP: u16 = 2525;
 
 /// Where a relay that cuts a connection listens, in the namespace (for a cut test, the port
 /// JNOS or qtc calls instead of the other's).
@@ -519,8 +522,14 @@ const MODES: [(&str, &str); 4] = [
 /// Runs the sessions of `plans` at once (`per_side` messages each way, in the mode qtc logs
 /// as the second of each pair), each with its own JNOS in its own namespace: most of a
 /// scenario's time is JNOS's SMTP queue filing mail (up to 30 s when two deliveries meet at
-/// one area's lock), not CPU. Fails with every failed scenario's reason.
+/// one area's lock), not CPU.
 fn at_once(plans: &[(Plan, &str)], per_side: usize) {
+    at_once_run(plans, |plan, mode| both_ways(plan, mode, per_side));
+}
+
+/// `run` for each of `plans` at once, each on a thread (each rig has its JNOS); fails with
+/// every failed plan's reason.
+fn at_once_run(plans: &[(Plan, &str)], run: impl Fn(Plan, &str) + Sync) {
     if jnos::binary().is_none() {
         return;
     }
@@ -528,11 +537,12 @@ fn at_once(plans: &[(Plan, &str)], per_side: usize) {
         let runs: Vec<_> = plans
             .iter()
             .map(|&(plan, mode)| {
-                let run = std::thread::Builder::new()
+                let run = &run;
+                let thread = std::thread::Builder::new()
                     .name(format!("{plan:?}"))
-                    .spawn_scoped(s, move || both_ways(plan, mode, per_side))
+                    .spawn_scoped(s, move || run(plan, mode))
                     .unwrap();
-                (plan, run)
+                (plan, thread)
             })
             .collect();
         runs.into_iter()
@@ -692,4 +702,117 @@ fn ax25_with_jnos_over_kiss_and_axudp_both_ways() {
         })
         .collect();
     at_once(&plans, 3);
+}
+
+/// An SMTP body that ends a message wherever it is read raw, each end followed by send lines,
+/// one a partner relays in B1 with ^Z lines too (issue 35; `common::forging`), and a plain
+/// message after them, qtc calling JNOS in `plan`'s mode: JNOS files each as one message,
+/// whole (each such line with one space more before it, the long line in JNOS's pieces), the
+/// plain one after them, and nothing else.
+fn forging_to_jnos(plan: Plan, mode: &str) {
+    let extra = format!(
+        "{}[mail]\nsmtp_listen = \"{HOST_IP}:{QTC_SMTP}\"\n",
+        forging::RELAY_PARTNER
+    );
+    let Some(rig) = Rig::start_with(plan, |s| s, &extra) else {
+        return;
+    };
+    let out = rig
+        .qtc
+        .cli(&["user", "add", "N0PTR", "--bbs", "--password", "ptrpw"]);
+    assert!(out.status.success(), "{out:?}");
+    let connect = |port| {
+        rig.jnos
+            .in_ns(|| std::net::TcpStream::connect((HOST_IP, port)).expect("qtc's port"))
+    };
+    let body = forging::text(&forging::smtp_lines());
+    forging::submit(
+        connect(QTC_SMTP),
+        "N0USR",
+        "pw",
+        "N0XYZ@N0JNS",
+        "forging",
+        &body,
+    );
+    let relayed = forging::text(&forging::relayed_lines());
+    let to = ("N0XYZ", "N0JNS");
+    forging::deliver_b1(
+        connect(QTC_FORWARD),
+        "N0PTR",
+        "ptrpw",
+        to,
+        "RELAY1_N0PTR",
+        &relayed,
+    );
+    let mut rng = Rng(0xf0);
+    let mut marker = for_jnos(&mut rng, 1).remove(0);
+    (marker.kind, marker.to, marker.at) = ('P', "N0XYZ".into(), "N0JNS".into());
+    (marker.bid, marker.subject) = ("MARK_N0QTC".into(), "marker".into());
+    let file = write_import(
+        rig.qtc.dir.path(),
+        "marker.txt",
+        std::slice::from_ref(&marker),
+        &mut rng,
+    );
+    rig.qtc.import(&file, 1);
+    let out = rig.qtc.forward_ok("N0JNS", &rig.qtc);
+    assert!(out.contains("0 received, 3 sent"), "{out}\n{}", rig.logs());
+    rig.qtc.wait_for_log(&format!("mode={mode}"));
+    rig.jnos.console(&["smtp kick"]);
+    rig.jnos
+        .wait_area("n0xyz", "the three messages filed", |s| {
+            s.iter().any(|m| m.subject == "marker")
+                && s.iter()
+                    .filter(|m| m.subject.starts_with("forging"))
+                    .count()
+                    == 2
+        });
+    let area = rig.jnos.area("n0xyz");
+    for lines in forging::both_escaped(mode == "B1") {
+        // In the pieces JNOS reads a line in, under qtc's R: line.
+        let mut want = Vec::new();
+        for l in lines {
+            for piece in l.chunks(127).chain(l.is_empty().then_some(&[][..])) {
+                want.extend_from_slice(piece);
+                want.push(b'\n');
+            }
+        }
+        let found = area.iter().find(|m| {
+            let nl = m.body.iter().position(|&b| b == b'\n').unwrap_or(0);
+            m.body.starts_with(b"R:") && m.body[nl + 1..] == want
+        });
+        assert!(
+            found.is_some(),
+            "not filed whole: {:?} in {:?}\n{}",
+            String::from_utf8_lossy(&want),
+            area.iter()
+                .map(|m| String::from_utf8_lossy(&m.body))
+                .collect::<Vec<_>>(),
+            rig.logs()
+        );
+    }
+    // Nothing forged, in any area.
+    for e in std::fs::read_dir(rig.jnos.data().join("spool/mail")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "txt") {
+            for m in Stored::parse_mbox(&std::fs::read(&p).unwrap()) {
+                assert!(
+                    !m.bid.to_ascii_uppercase().starts_with("FORGED")
+                        && !m.subject.starts_with("Forged"),
+                    "forged at JNOS in {}: {m:?}",
+                    p.display()
+                );
+            }
+        }
+    }
+    eprintln!("forging bodies, {mode}: each one message at JNOS, whole; nothing forged");
+}
+
+#[test]
+fn a_body_written_to_forge_mail_arrives_whole_at_jnos_and_forges_nothing() {
+    let plans: Vec<(Plan, &str)> = [("mbl", "Mbl"), ("fbb", "FbbAscii"), ("b1", "B1")]
+        .iter()
+        .map(|&(protocol, mode)| (Plan::tcp(Caller::Qtc, protocol), mode))
+        .collect();
+    at_once_run(&plans, forging_to_jnos);
 }

@@ -21,11 +21,13 @@ fn text() -> Vec<u8> {
 }
 
 /// Logs N0PTR in on the forwarding port, sends its SID and proposes `messages` (BID, size)
-/// in B1; returns the connection after qtc's answer and the answer.
+/// in B1; returns the connection after qtc's answer and the answer. It logs in as LinFBB's
+/// transparent login does (`.CALL`): its bytes go as they are (a LinFBB that logs in plainly
+/// doubles 0xFF, and qtc reads its link so).
 fn propose_all(d: &Daemon, messages: &[(&str, usize)]) -> (Client, String) {
     let mut c = Client::connect(d.fwd_port.unwrap());
     c.expect("Callsign:");
-    c.send_raw(b"N0PTR\r");
+    c.send_raw(b".N0PTR\r");
     c.expect("Password:");
     c.send_raw(b"ptrpw\r");
     c.expect(">\r");

@@ -1,6 +1,7 @@
 //! The real LinFBB: xfbbd 7.0.11 (Debian package `fbb`) in a private tree, and the mail flows
-//! both ways in one session, whoever calls: xfbbd calling qtc's raw forwarding port, or qtc
-//! calling xfbbd's telnet port (`qtc ctl forward`, `telnet = true`). In B1 50 messages each way,
+//! both ways in one session, whoever calls: xfbbd calling qtc's raw forwarding port or its
+//! telnet port (there without `iac_escaped`: its SID says it), or qtc calling xfbbd's telnet
+//! port (`qtc ctl forward`, `telnet = true`). In B1 50 messages each way,
 //! one of 100 KB; in FBB ASCII and MBL (what xfbbd falls back to when qtc's SID, set by the
 //! partner's `protocol`, offers no more) 5 each way. Every body carries CP437 and 0xFF bytes,
 //! some UTF-8 text (xfbbd doubles 0xFF on its outgoing forwarding link: the partner is
@@ -15,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::watch::until_file;
-use common::{free_port, Daemon, Rng, Shown};
+use common::{forging, free_port, Daemon, Rng, Shown};
 
 const XFBBD: &str = "/usr/sbin/xfbbd";
 const XFBBC: &str = "/usr/sbin/xfbbC";
@@ -307,6 +308,29 @@ fn xfbbd_forwards_mbl_both_ways_with_qtc() {
     forward_both_ways(Caller::Xfbbd, "mbl", "Mbl", 5);
 }
 
+/// xfbbd calling qtc's telnet port, its partner entry without `iac_escaped`: xfbbd speaks no
+/// telnet there but doubles 0xFF, as on every link it opens; its SID names it, and qtc frames
+/// the link so (issue 36: every 0xFF was stored doubled, B1 failed as a malformed block).
+#[test]
+fn xfbbd_calls_the_telnet_port_in_b1() {
+    forward_both_ways(Caller::XfbbdToTelnetPort, "b1", "B1", 10);
+}
+
+#[test]
+fn xfbbd_calls_the_telnet_port_in_b0() {
+    forward_both_ways(Caller::XfbbdToTelnetPort, "b0", "B0", 10);
+}
+
+#[test]
+fn xfbbd_calls_the_telnet_port_in_fbb_ascii() {
+    forward_both_ways(Caller::XfbbdToTelnetPort, "fbb", "FbbAscii", 10);
+}
+
+#[test]
+fn xfbbd_calls_the_telnet_port_in_mbl() {
+    forward_both_ways(Caller::XfbbdToTelnetPort, "mbl", "Mbl", 10);
+}
+
 #[test]
 fn qtc_calls_xfbbd_and_forwards_mbl_both_ways() {
     forward_both_ways(Caller::Qtc, "mbl", "Mbl", 5);
@@ -317,6 +341,8 @@ fn qtc_calls_xfbbd_and_forwards_mbl_both_ways() {
 enum Caller {
     /// xfbbd calls qtc's raw forwarding port (the sysop's `FW N0AAA` at its console).
     Xfbbd,
+    /// xfbbd calls qtc's telnet port, nothing said of it in its partner entry.
+    XfbbdToTelnetPort,
     /// qtc calls xfbbd's telnet port (`qtc ctl forward N0FBB`), logging in as a user xfbbd's
     /// sysop made with `EU`, with the B and M flags and a password.
     Qtc,
@@ -326,6 +352,7 @@ enum Caller {
 fn partner(caller: Caller, protocol: &str, telnet_port: u16) -> String {
     let how = match caller {
         Caller::Xfbbd => "iac_escaped = true\n".to_string(),
+        Caller::XfbbdToTelnetPort => String::new(),
         Caller::Qtc => format!(
             "connect = \"tcp:127.0.0.1:{telnet_port}\"\npassword = \"{QTC_ON_FBB_PW}\"\n\
              telnet = true\n"
@@ -359,7 +386,11 @@ fn forward_both_ways(caller: Caller, protocol: &str, mode: &str, per_side: usize
     );
     let tree = tempfile::tempdir().unwrap();
     let root = tree.path();
-    fbb_tree(root, telnet_port, qtc.fwd_port.unwrap(), "fbbpw");
+    let qtc_port = match caller {
+        Caller::XfbbdToTelnetPort => qtc.port,
+        _ => qtc.fwd_port.unwrap(),
+    };
+    fbb_tree(root, telnet_port, qtc_port, "fbbpw");
 
     // The mail for each side to send: xfbbd imports its own from mail.in (LF line ends).
     let mut rng = Rng(0x5eed_f00d);
@@ -399,9 +430,11 @@ fn forward_both_ways(caller: Caller, protocol: &str, mode: &str, per_side: usize
     let mut console = Console::open(root, fbb.console_port);
     match caller {
         // The sysop's `FW N0AAA` at the console: forward to N0AAA now.
-        Caller::Xfbbd => {
+        Caller::Xfbbd | Caller::XfbbdToTelnetPort => {
             console.say("FW N0AAA");
-            qtc.wait_for_log("forwarding session ended partner=N0FBB");
+            // xfbbd takes about a second for each message in MBL: a session may be long.
+            let ended = "forwarding session ended partner=N0FBB";
+            qtc.wait_for_log_within(ended, common::SESSION_PATIENCE);
         }
         Caller::Qtc => {
             console.add_bbs_user("N0AAA", QTC_ON_FBB_PW);
@@ -461,4 +494,87 @@ fn forward_both_ways(caller: Caller, protocol: &str, mode: &str, per_side: usize
 
     drop(console);
     drop(fbb);
+}
+
+/// An SMTP body that ends a message wherever it is read raw, each end followed by send lines,
+/// and one a partner relays in B1 with ^Z lines too (issue 35; `common::forging`): xfbbd
+/// stores each as one message, whole (each such line with one space more before it), and no
+/// other. qtc calls (xfbbd calls only when it has mail for qtc).
+fn forging_to_xfbbd(protocol: &str, mode: &str) {
+    if !Path::new(XFBBD).exists() {
+        assert!(
+            std::env::var_os("QTC_REQUIRE_XFBBD").is_none(),
+            "QTC_REQUIRE_XFBBD is set but {XFBBD} is missing"
+        );
+        return;
+    }
+    let telnet_port = free_port();
+    let qtc = Daemon::start_bbs(
+        "N0AAA",
+        &[
+            ("N0FBB", "fbbpw", "--bbs"),
+            ("N0USR", "pw", ""),
+            ("N0PTR", "ptrpw", "--bbs"),
+        ],
+        &format!(
+            "{}{}[mail]\nsmtp_listen = \"127.0.0.1:0\"\n",
+            partner(Caller::Qtc, protocol, telnet_port),
+            forging::RELAY_PARTNER
+        ),
+    );
+    let tree = tempfile::tempdir().unwrap();
+    let root = tree.path();
+    fbb_tree(root, telnet_port, qtc.fwd_port.unwrap(), "fbbpw");
+    let smtp = std::net::TcpStream::connect(("127.0.0.1", qtc.mail_port("smtp"))).unwrap();
+    let body = forging::text(&forging::smtp_lines());
+    forging::submit(smtp, "N0USR", "pw", "N0XYZ@N0FBB", "forging", &body);
+    let relay = std::net::TcpStream::connect(("127.0.0.1", qtc.fwd_port.unwrap())).unwrap();
+    let relayed = forging::text(&forging::relayed_lines());
+    forging::deliver_b1(
+        relay,
+        "N0PTR",
+        "ptrpw",
+        ("N0XYZ", "N0FBB"),
+        "RELAY1_N0PTR",
+        &relayed,
+    );
+
+    let fbb = start_xfbbd(root);
+    let mut console = Console::open(root, fbb.console_port);
+    console.add_bbs_user("N0AAA", QTC_ON_FBB_PW);
+    let out = qtc.forward_ok("N0FBB", &qtc);
+    assert!(out.contains("0 received, 2 sent"), "{out}");
+    qtc.wait_for_log(&format!("mode={mode}"));
+    let log = qtc.log();
+    assert!(
+        !log.contains("forwarding session failed"),
+        "{}",
+        common::tail(&log, 6000)
+    );
+    let stored = fbb_messages(root);
+    let shown = || {
+        stored
+            .iter()
+            .map(|m| String::from_utf8_lossy(m).into_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(stored.len(), 2, "{:?}", shown());
+    for want in forging::both_escaped(protocol == "b1") {
+        let want = forging::text(&want);
+        assert!(
+            stored.iter().any(|m| m.ends_with(&want)),
+            "not stored whole: {:?} in {:?}",
+            String::from_utf8_lossy(&want),
+            shown()
+        );
+    }
+    drop(console);
+    drop(fbb);
+}
+
+#[test]
+fn a_body_written_to_forge_mail_arrives_whole_at_xfbbd_and_forges_nothing() {
+    for (protocol, mode) in [("mbl", "Mbl"), ("fbb", "FbbAscii"), ("b1", "B1")] {
+        forging_to_xfbbd(protocol, mode);
+    }
 }

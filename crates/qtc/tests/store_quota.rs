@@ -70,13 +70,26 @@ fn fill(path: &Path) {
         .status();
 }
 
+/// Sends a message of 40 lines of random characters: the store keeps text compressed, and a
+/// repeated line would shrink to a few bytes that fit in pages the file has already.
 fn send(d: &Daemon, subject: &str) -> String {
     let mut c = d.login("N0USR", "pw");
     c.send("SP N0OTH");
     c.expect("Subject:");
     c.send(subject);
     c.expect("Enter message");
-    c.send(&"a line of the message\r\n".repeat(40));
+    let mut x = (subject.len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut body = String::new();
+    for _ in 0..40 {
+        for _ in 0..60 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            body.push(char::from(b'a' + (x % 26) as u8));
+        }
+        body.push_str("\r\n");
+    }
+    c.send(&body);
     c.send("/EX");
     c.expect("de N0CALL>")
 }

@@ -120,7 +120,12 @@ fn c_connects_out_as_the_user_and_comes_back() {
     assert!(out.status.success(), "{out:?}");
     let b = Daemon::start_in(dir);
     let art = b.dir.path().join("art.txt");
-    std::fs::write(&art, "SB ALL < N0OTH\nart\n\x1b[2Jcleared\n/EX\n").unwrap();
+    // ESC, and the raw 8-bit CSI a Latin-1 terminal acts on.
+    std::fs::write(
+        &art,
+        b"SB ALL < N0OTH\nart\n\x1b[2Jcleared \x9b31mred\n/EX\n",
+    )
+    .unwrap();
     let out = b.cli(&["msg", "import", art.to_str().unwrap()]);
     assert!(out.status.success(), "{out:?}");
     // "air" first in A's config; "aaa" sorts before it and goes nowhere.
@@ -154,7 +159,7 @@ fn c_connects_out_as_the_user_and_comes_back() {
     );
     u.send("R 1");
     let art = u.expect("de N0BBB>");
-    assert!(art.contains("\\x1B[2Jcleared"), "{art:?}");
+    assert!(art.contains("\\x1B[2Jcleared \\x9B31mred"), "{art:?}");
     assert!(!art.contains('\x1b'), "{art:?}");
     u.send("B");
     u.expect("*** Disconnected from N0BBB. Back at N0AAA.");

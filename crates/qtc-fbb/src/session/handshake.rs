@@ -6,6 +6,7 @@ impl Session {
     /// As caller, a line before the partner's prompt: its SID, a login challenge, or the
     /// prompt, at which we send our SID and take the first turn.
     pub(super) fn on_login_line(&mut self, line: Vec<u8>) -> Result<(), Error> {
+        let line = without_telnet_commands(line);
         if Sid::is_sid_line(&line) {
             if let Ok(s) = Sid::parse(&line) {
                 self.seen_sid = Some(s.to_info());
@@ -51,6 +52,7 @@ impl Session {
     /// As called, the caller's first line: its SID (or an MBL `S` line from a partner that
     /// sends none).
     pub(super) fn on_sid_line(&mut self, line: Vec<u8>) -> Result<(), Error> {
+        let line = without_telnet_commands(line);
         if ignorable(&line) {
             return Ok(());
         }
@@ -108,5 +110,14 @@ impl Session {
 
     pub(super) fn peer_is_winlink(&self) -> bool {
         self.peer.as_ref().is_some_and(SidInfo::is_winlink_client)
+    }
+}
+
+/// A line before the SID without the telnet commands a partner's software may put before it on
+/// a link that speaks no telnet (`wire::sid::skip_telnet_commands`).
+fn without_telnet_commands(line: Vec<u8>) -> Vec<u8> {
+    match skip_telnet_commands(&line) {
+        rest if rest.len() == line.len() => line,
+        rest => rest.to_vec(),
     }
 }

@@ -26,12 +26,13 @@ pub use types::*;
 use crate::challenge;
 use crate::wire::b2f;
 use crate::wire::block::{self, Decoder, Encoder, Frame, OffsetPad};
+use crate::wire::body::{self as wire_body, Reader};
 use crate::wire::mbl::{MblAnswer, SendLine};
 use crate::wire::proposal::{
     self as wp, AnswerCode, B2Proposal, Dialect, FbbLine, FbbProposal, MsgType, ProposalLine,
     MAX_PROPOSALS,
 };
-use crate::wire::sid::{forwards_line, trim_end, Flags, Sid, SidInfo};
+use crate::wire::sid::{forwards_line, skip_telnet_commands, trim_end, Flags, Sid, SidInfo};
 use crate::Error;
 use crate::Mode;
 use bytes::Bytes;
@@ -189,39 +190,6 @@ fn clean_title(title: &[u8]) -> Vec<u8> {
             b => b,
         })
         .collect()
-}
-
-/// CR LF / CR / LF -> `eol`, ^Z dropped, a final line end ensured; then `^Z eol`.
-fn emit_wire_text(text: &[u8], eol: LineEnd, out: &mut Vec<u8>) {
-    let eol = eol.as_bytes();
-    let mut i = 0;
-    let mut line_open = false;
-    while i < text.len() {
-        match text[i] {
-            b'\r' => {
-                out.extend_from_slice(eol);
-                line_open = false;
-                if text.get(i + 1) == Some(&b'\n') {
-                    i += 1;
-                }
-            }
-            b'\n' => {
-                out.extend_from_slice(eol);
-                line_open = false;
-            }
-            CTRL_Z => {}
-            b => {
-                out.push(b);
-                line_open = true;
-            }
-        }
-        i += 1;
-    }
-    if line_open {
-        out.extend_from_slice(eol);
-    }
-    out.push(CTRL_Z);
-    out.extend_from_slice(eol);
 }
 
 impl Session {
@@ -562,6 +530,11 @@ impl Session {
         self.state = State::Closed;
         self.deadline = None;
         self.events.push_back(Event::Closed { error: Some(err) });
+    }
+
+    /// Who reads what we send: a qtc partner takes message text as written.
+    fn reader(&self) -> Reader {
+        Reader::of(self.peer.as_ref().map(|p| p.name.as_str()))
     }
 
     fn mode_or_mbl(&self) -> Mode {

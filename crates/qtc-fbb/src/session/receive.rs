@@ -318,6 +318,14 @@ impl Session {
             }
             _ => decode(&data).map_err(|e| Error::Decompress(e.to_string()))?,
         };
+        // A qtc partner escaped its FBB text (wire::body): taken back off.
+        let text = if rx.proposal.mode.payload() == crate::Payload::FbbText
+            && self.reader() == Reader::Qtc
+        {
+            wire_body::unescape(&text)
+        } else {
+            text
+        };
         let mut proposal = rx.proposal.clone();
         let mut title = title;
         if rx.proposal.mode == Mode::B2 {
@@ -353,8 +361,8 @@ impl Session {
                 let Some(title) = self.take_line(MAX_LINE_LEN)? else {
                     return Ok(false);
                 };
-                if let Some(p) = title.iter().position(|&b| b == CTRL_Z) {
-                    let t = title[..p].to_vec();
+                if let Some(t) = text_before_end(&title) {
+                    let t = t.to_vec();
                     self.finish_text(t, Vec::new());
                 } else {
                     self.rx_cur = Some(RxProgress::Body {
@@ -382,14 +390,17 @@ impl Session {
                     }
                     Err(_) => return Err(Error::MessageTooLarge { max }),
                 };
-                let end = line.iter().position(|&b| b == CTRL_Z);
-                let part = &line[..end.unwrap_or(line.len())];
-                if end.is_none() && mbl && part.eq_ignore_ascii_case(b"/EX") {
+                let end = text_before_end(&line);
+                if end.is_none() && mbl && line.eq_ignore_ascii_case(b"/EX") {
                     self.finish_text(title, body);
                     return Ok(true);
                 }
+                let part = end.unwrap_or(&line);
                 if end.is_none() || !part.is_empty() {
-                    body.extend_from_slice(part);
+                    match self.reader() {
+                        Reader::Qtc => wire_body::unescape_line(part, &mut body),
+                        Reader::Other => body.extend_from_slice(part),
+                    }
                     body.extend_from_slice(b"\r\n");
                 }
                 if body.len() > max {
@@ -432,5 +443,17 @@ impl Session {
                 AfterCommit::MblPrompt
             });
         }
+    }
+}
+
+/// Where a line of a message's text ends the message: a ^Z as its first byte (none of the line
+/// is text) or as its last (the text before it is). The text before the end, or `None` when
+/// the line does not end the message: a ^Z anywhere else is text, as JNOS reads it (and qtc
+/// sends a body's ^Z only so: `wire::body`).
+fn text_before_end(line: &[u8]) -> Option<&[u8]> {
+    match line {
+        [CTRL_Z, ..] => Some(&[]),
+        [text @ .., CTRL_Z] => Some(text),
+        _ => None,
     }
 }

@@ -95,9 +95,9 @@ impl Session {
         match (mode, &msg.compressed) {
             (Mode::B0, Some(c)) if c.len() >= 6 => c.slice(2..),
             (Mode::B1 | Mode::B2, Some(c)) => c.clone(),
-            (Mode::B0, _) => Bytes::from(qtc_lzhuf::compress(&qtc_lzhuf::fbb_text(&msg.text))),
+            (Mode::B0, _) => Bytes::from(qtc_lzhuf::compress(&wire_body::file_text(&msg.text))),
             (Mode::B2, _) => Bytes::from(qtc_lzhuf::compress_with_crc(&msg.text)),
-            _ => Bytes::from(qtc_lzhuf::compress_with_crc(&qtc_lzhuf::fbb_text(
+            _ => Bytes::from(qtc_lzhuf::compress_with_crc(&wire_body::file_text(
                 &msg.text,
             ))),
         }
@@ -160,7 +160,8 @@ impl Session {
     pub(super) fn send_text_message(&mut self, m: &OutMsg) {
         let title = clean_title(&m.msg.title);
         self.send_line(&title);
-        emit_wire_text(&m.msg.text, self.cfg.line_end, &mut self.out);
+        let eol = self.cfg.line_end.as_bytes();
+        wire_body::emit_text(&m.msg.text, self.reader(), eol, &mut self.out);
     }
 
     pub(super) fn send_binary_message(&mut self, m: &mut OutMsg, resume: u32) {
@@ -187,9 +188,11 @@ impl Session {
         };
         let mut enc = Encoder::new();
         enc.header(&title, off as u32, pad, &mut self.out);
-        if off > 0 && mode == Mode::B1 {
-            // FBB resume: the first 6 bytes (CRC + length) let the receiver check it is
-            // the same file, then the data from the offset (spec §5).
+        if off > 0 && (mode == Mode::B1 || (mode == Mode::B2 && !self.peer_is_winlink())) {
+            // FBB resume: the first 6 bytes (CRC + length) as a block of their own let the
+            // receiver check it is the same file, then the data from the offset (spec §5).
+            // LinBPQ wants them in B2 too (its `NeedRestartHeader`, FBBRoutines.c, sends them
+            // so itself); wl2k-go sends Winlink software the data alone.
             enc.block(&file[..file.len().min(6)], &mut self.out);
         }
         enc.data(&file[off..], &mut self.out);

@@ -160,3 +160,109 @@ fn mbl_session_ends_normally_at_bpq_done() {
     take_bpq_message(&mut s, b"F>\r");
     bpq_done(&mut s);
 }
+
+/// The frames of a compressed transfer: the header's offset field and each STX block's data.
+fn transfer_frames(mut wire: &[u8]) -> (Vec<u8>, Vec<Vec<u8>>, u8) {
+    assert_eq!(wire[0], 0x01, "{wire:?}");
+    let header = &wire[2..2 + wire[1] as usize];
+    let offset = header.split(|&b| b == 0).nth(1).unwrap().to_vec();
+    wire = &wire[2 + wire[1] as usize..];
+    let mut blocks = Vec::new();
+    while wire[0] == 0x02 {
+        let n = if wire[1] == 0 { 256 } else { wire[1] as usize };
+        blocks.push(wire[2..2 + n].to_vec());
+        wire = &wire[2 + n..];
+    }
+    assert_eq!(wire[0], 0x04, "{wire:?}");
+    (offset, blocks, wire[1])
+}
+
+#[test]
+fn a_b2_resume_toward_bpq_carries_the_restart_header_it_wants() {
+    // LinBPQ answered `FS --!18500` and, with the data from the offset alone, said
+    // `*** Restart Header Missing.`: it takes the file's first 6 bytes (CRC and length) as
+    // a block of their own first, as in B1 (UnpackFBBBinary, NeedRestartHeader), and sends
+    // them so itself (SendCompressedB2).
+    let now = base_time();
+    let mut s = caller(Mode::B2);
+    s.handle_input(now, b"");
+    let evs = events(&mut s);
+    assert!(
+        matches!(evs.last(), Some(Event::NeedOutgoing { .. })),
+        "{evs:?}"
+    );
+    let mut x = 0x1234_5678_u32;
+    let noise: Vec<u8> = (0..30_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            b'!' + (x % 90) as u8
+        })
+        .collect();
+    // Two small ones BPQ has, then the big one it holds 18,500 bytes of.
+    let msgs: Vec<Outgoing> = (0..3)
+        .map(|i| {
+            let mid = format!("B2R{i}_N0PTR");
+            let body = if i == 2 { &noise[..] } else { b"small\r\n" };
+            let mut m = msg(i, &mid, "big", b2f_text(&mid, "big", body));
+            m.compressed = Some(Bytes::from(qtc_lzhuf::compress_with_crc(&m.text)));
+            m
+        })
+        .collect();
+    let file = msgs[2].compressed.clone().unwrap();
+    assert!(file.len() > 18_500, "{}", file.len());
+    s.offer(now, msgs).unwrap();
+    let proposals = String::from_utf8_lossy(&tx(&mut s)).into_owned();
+    assert!(proposals.contains("\rFC EM B2R0_N0PTR "), "{proposals:?}");
+    s.handle_input(now, b"FS --!18500\r");
+    let (offset, blocks, sum) = transfer_frames(&tx(&mut s));
+    assert_eq!(offset, b"018500");
+    assert_eq!(
+        blocks[0],
+        &file[..6],
+        "the restart header, a block of its own"
+    );
+    let rest: Vec<u8> = blocks[1..].concat();
+    assert_eq!(rest, &file[18_500..]);
+    let all = blocks.concat();
+    let total = all.iter().fold(sum, |a, &b| a.wrapping_add(b));
+    assert_eq!(total, 0, "the sum covers the header's 6 bytes too");
+}
+
+#[test]
+fn a_winlink_station_gets_a_b2_resume_without_the_restart_header() {
+    // wl2k-go sends and takes a resumed B2 file from the offset alone.
+    let now = base_time();
+    let mut s = Session::new(Role::Caller, config("N0PTR", Mode::B2));
+    s.start(now);
+    s.handle_input(now, b"[WL2K-5.0-B2FWIHJM$]\rCMS>\r");
+    events(&mut s);
+    let mid = "WLR1_N0PTR";
+    let mut m = msg(1, mid, "t", b2f_text(mid, "t", &[b'a'; 3000]));
+    m.compressed = Some(Bytes::from(qtc_lzhuf::compress_with_crc(&m.text)));
+    let file = m.compressed.clone().unwrap();
+    s.offer(now, vec![m]).unwrap();
+    tx(&mut s);
+    s.handle_input(now, b"FS !20\r");
+    let (offset, blocks, _) = transfer_frames(&tx(&mut s));
+    assert_eq!(offset, b"000020");
+    assert_eq!(blocks.concat(), &file[20..]);
+}
+
+#[test]
+fn bpq_calling_with_realtelnet_puts_will_echo_before_its_sid() {
+    // LinBPQ's telnet outward connect in REALTELNET mode (TelnetV6.c): `IAC WILL ECHO` before
+    // the SID, on our raw forwarding port.
+    let now = base_time();
+    let mut s = Session::new(Role::Called, config("N0PTR", Mode::B2));
+    s.start(now);
+    tx(&mut s);
+    s.handle_input(now, b"\xff\xfb\x01[BPQ-6.0.25.23-B12FWIHJM$]\r");
+    let evs = events(&mut s);
+    let [Event::Connected { peer_sid, mode }] = &evs[..] else {
+        panic!("{evs:?}")
+    };
+    assert_eq!(peer_sid.as_ref().map(|p| p.name.as_str()), Some("BPQ"));
+    assert_eq!(*mode, Mode::B2);
+}

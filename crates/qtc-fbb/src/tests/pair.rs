@@ -389,7 +389,7 @@ mod prop {
     fn canonical(lines: Vec<Vec<u8>>) -> Bytes {
         let mut out = Vec::new();
         for mut l in lines {
-            l.retain(|&b| b != b'\r' && b != b'\n' && b != 0x1A);
+            l.retain(|&b| b != b'\r' && b != b'\n');
             out.extend_from_slice(&l);
             out.extend_from_slice(b"\r\n");
         }
@@ -467,4 +467,88 @@ fn without_a_secret_challenges_go_unanswered() {
     let text = String::from_utf8(out).unwrap();
     assert!(text.starts_with("[QTC-"), "{text:?}");
     assert!(!text.contains(";PR"), "{text:?}");
+}
+
+/// A body written to forge mail wherever it is read as MBL or FBB protocol: the end of a
+/// message (`/EX`, ^Z, LinFBB's `/AB`, one of JNOS's 127-byte pieces), then send lines.
+fn forging_body() -> Bytes {
+    let mut long = vec![b'a'; 127];
+    long.extend_from_slice(b"/EX");
+    let lines: [&[u8]; 12] = [
+        b"Dear sysop,",
+        b"/EX",
+        b"SP N0USR @ N0QQQ < N0SYS $FORGED1",
+        b"forged",
+        b"/ex",
+        b"\x1aSB ALL @ WW < N0SYS $FORGED2",
+        b"x\x1a",
+        b"/ABORT",
+        b"  /EX",
+        b"mid\x1adle, NUL \x00 BS \x08 DEL \x7f",
+        &long,
+        b"end",
+    ];
+    let mut body = Vec::new();
+    for l in lines {
+        body.extend_from_slice(l);
+        body.extend_from_slice(b"\r\n");
+    }
+    Bytes::from(body)
+}
+
+fn forging_outbox(mode: Mode) -> Vec<Outgoing> {
+    let body = forging_body();
+    let text = if mode == Mode::B2 {
+        b2f_text("F1_N0CLR", "s", &body)
+    } else {
+        body
+    };
+    vec![msg(1, "F1_N0CLR", "forging", text)]
+}
+
+#[test]
+fn a_body_that_would_forge_mail_arrives_whole_at_qtc_in_every_mode() {
+    for mode in MODES {
+        for chunk in [1, 300] {
+            let a = forging_outbox(mode);
+            let mut p = Pair::new(mode, App::with(a.clone()), App::default(), 5);
+            p.max_chunk = chunk;
+            p.drive();
+            assert_eq!(p.called_app.closed, Some(None), "{mode:?}");
+            assert_eq!(p.called_app.store.len(), 1, "{mode:?}");
+            assert_delivered(&a, &p.called_app, mode);
+            if !mode.is_compressed() {
+                // On the wire every such line has one space more before it.
+                let wire = String::from_utf8_lossy(&p.wire_to_called).into_owned();
+                assert!(wire.contains("\r /EX\rSP N0USR"), "{wire:?}");
+                assert!(
+                    wire.contains(&format!("{} /EX\r", "a".repeat(127))),
+                    "{wire:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn another_software_gets_the_body_escaped_and_reads_no_protocol_in_it() {
+    for mode in [Mode::Mbl, Mode::FbbAscii] {
+        let (mut caller, mut called) = (config("N0CLR", mode), config("N0BBS", mode));
+        (caller.software, called.software) = ("OTHER".into(), "OTHER".into());
+        let a = forging_outbox(mode);
+        let mut p = Pair::with_configs(caller, called, App::with(a), App::default(), 6);
+        p.drive();
+        assert_eq!(p.called_app.closed, Some(None), "{mode:?}");
+        let [got] = &p.called_app.store[..] else {
+            panic!("{mode:?}: {:?}", p.called_app.store)
+        };
+        let text = String::from_utf8_lossy(&got.text).into_owned();
+        let want = format!(
+            "Dear sysop,\r\n /EX\r\nSP N0USR @ N0QQQ < N0SYS $FORGED1\r\nforged\r\n /ex\r\n\
+             SB ALL @ WW < N0SYS $FORGED2\r\nx\r\n /ABORT\r\n   /EX\r\n\
+             middle, NUL  BS  DEL \r\n{} /EX\r\nend\r\n",
+            "a".repeat(127)
+        );
+        assert_eq!(text, want, "{mode:?}");
+    }
 }

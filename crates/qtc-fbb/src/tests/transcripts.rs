@@ -769,3 +769,33 @@ fn a_block_that_does_not_parse_leaves_no_partial_but_a_cut_does() {
         assert_eq!(kept, partial, "{ev:?}");
     }
 }
+
+#[test]
+fn a_ctrl_z_inside_a_line_is_text_at_its_start_or_end_the_end() {
+    // As JNOS reads a message (mboxmail.c): qtc ends one only where senders put ^Z, not at
+    // any ^Z a body may hold (LinFBB's reading, which an unescaped body could end early).
+    let now = base_time();
+    let mut s = called(Mode::Mbl, b"[JNOS-2.0o.2-B1FHIM$]\r");
+    events(&mut s);
+    tx(&mut s);
+    for (body, stored) in [
+        (
+            &b"one\x1atwo\rthree\x1a\r"[..],
+            &b"one\x1atwo\r\nthree\r\n"[..],
+        ),
+        (b"one\r\x1a and the rest\r", b"one\r\n"),
+    ] {
+        s.handle_input(now, b"SP N0USR @ N0BBS < N0JNS $Z1_N0JNS\r");
+        events(&mut s);
+        s.answer(now, vec![Answer::Accept]).unwrap();
+        assert_eq!(tx(&mut s), b"OK\r");
+        s.handle_input(now, &[&b"title\r"[..], body].concat());
+        let evs = events(&mut s);
+        let [Event::Received { text, .. }, Event::BlockComplete] = &evs[..] else {
+            panic!("{evs:?}")
+        };
+        assert_eq!(&text[..], stored);
+        s.committed(now).unwrap();
+        assert_eq!(tx(&mut s), b">\r");
+    }
+}

@@ -3,6 +3,7 @@
 
 pub mod b2f;
 pub mod block;
+pub mod body;
 pub mod mbl;
 pub mod proposal;
 pub mod sid;

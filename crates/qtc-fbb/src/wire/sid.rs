@@ -188,6 +188,28 @@ pub fn forwards_line(line: &[u8]) -> Option<Vec<String>> {
     )
 }
 
+/// A line before the SID with the telnet commands at its start taken off (`IAC WILL ECHO` and
+/// the like, `IAC SB ... IAC SE`): LinBPQ's telnet outward connect in its REALTELNET mode puts
+/// `IAC WILL ECHO` before its SID on a link that speaks no telnet. `IAC IAC` (a 0xFF) stays.
+pub fn skip_telnet_commands(mut line: &[u8]) -> &[u8] {
+    const IAC: u8 = 0xff;
+    const SB: u8 = 0xfa;
+    const SE: u8 = 0xf0;
+    loop {
+        line = match line {
+            // WILL, WONT, DO, DONT and the option.
+            [IAC, 0xfb..=0xfe, _, rest @ ..] => rest,
+            [IAC, SB, rest @ ..] => match rest.windows(2).position(|w| w == [IAC, SE]) {
+                Some(end) => &rest[end + 2..],
+                None => &[],
+            },
+            // SE, NOP, DM, BRK, IP, AO, AYT, EC, EL, GA.
+            [IAC, SE..=0xf9, rest @ ..] => rest,
+            _ => return line,
+        };
+    }
+}
+
 impl SidInfo {
     /// Whether the SID names Winlink software (one of `WINLINK_NAMES`).
     pub fn is_winlink_client(&self) -> bool {
@@ -275,6 +297,23 @@ pub(crate) fn trim_end(mut line: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod test {
     use super::*;
+
+    #[test]
+    fn telnet_commands_before_a_sid_are_skipped() {
+        let sid = b"[BPQ-6.0.25.23-B12FWIHJM$]\r";
+        for before in [
+            &b"\xff\xfb\x01"[..],
+            b"\xff\xfb\x03\xff\xfb\x01",
+            b"\xff\xfa\x18\x01\xff\xf0\xff\xf1",
+            b"",
+        ] {
+            let line = [before, &sid[..]].concat();
+            assert_eq!(skip_telnet_commands(&line), sid, "{before:?}");
+        }
+        assert_eq!(skip_telnet_commands(b"\xff\xff[x]"), b"\xff\xff[x]");
+        assert_eq!(skip_telnet_commands(b"\xff\xfa\x18 never ends"), b"");
+        assert_eq!(skip_telnet_commands(b"\xff\xfb"), b"\xff\xfb");
+    }
 
     #[test]
     fn forwards_lines() {

@@ -13,22 +13,20 @@
 //!
 //! Output is made a piece at a time, the next only once the last has been written to the
 //! stream, while input is still read (so `A` stops it): a reader who stops costs one piece of
-//! memory and no work.
+//! memory and no work. The connection itself (stream, places, timers, shutdown, what a wrong
+//! password costs) is the one driver every door shares, [`Connection`].
 
-use std::net::IpAddr;
 use std::time::Duration;
 
 use qtc_bbs::{Answer, Ask, Checking, Event, Refusal, Request, Session};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio::sync::{broadcast, watch};
+use tokio::sync::broadcast;
 
-use super::{Shared, UserOpts, READ_BUF};
-use crate::admission::{Place, Seat};
-use crate::clock::{self, Timer};
+use super::{Shared, UserOpts};
+use crate::clock;
+use crate::connection::{Closing, Connection, Wake, READ_BUF};
 use crate::forward;
 use crate::link::Codec;
 use crate::online::Presence;
-use crate::stream_io::{read_or_write, Io, Outbox};
 use crate::throttle::Refused;
 
 /// What the connection does after a step.
@@ -49,17 +47,13 @@ struct PasswordCheck {
 }
 
 /// A user's connection and the session it drives.
-pub(super) struct UserConn<'a, S> {
+pub(super) struct UserConn<'a> {
     shared: &'a Shared,
-    stream: S,
+    conn: Connection,
     codec: Codec,
     session: Session,
-    out: Outbox,
-    /// One read's bytes, and what the codec made of them.
-    buf: Vec<u8>,
+    /// What the codec made of one read.
     app: Vec<u8>,
-    /// The address login failures count against (TCP only).
-    throttle_ip: Option<IpAddr>,
     /// Only BBS-flagged users may stay (the raw forwarding port).
     partners_only: bool,
     /// How the user came in, as `U` shows it.
@@ -68,19 +62,8 @@ pub(super) struct UserConn<'a, S> {
     station: Option<String>,
     /// The partner's login lines ended in LF (CR LF): its forwarding session's lines will too.
     login_lf: bool,
-    /// The connection's place among those logging in, given up at login.
-    login_place: Option<Place>,
-    /// Its place among the sessions, taken at login.
-    seat: Option<Seat>,
     /// On the list `U` shows, from login.
     presence: Option<Presence>,
-    /// Connect to completed login: bounded, however the bytes trickle in.
-    login_deadline: Timer,
-    /// Moved on after every complete line.
-    idle: Timer,
-    /// The client closed its sending side (`printf 'LL\r' | nc -N`): what it asked for is
-    /// still written, then the connection ends.
-    input_closed: bool,
     /// The session asked to close (or was refused): once its text is out, the connection ends.
     closing: bool,
     /// A line that replaces what the session said since the last step (a refused login).
@@ -93,52 +76,34 @@ pub(super) struct UserConn<'a, S> {
     partner: Option<String>,
     /// Pages to the sysop, shown to a sysop.
     pages: broadcast::Receiver<String>,
-    shutdown: watch::Receiver<bool>,
 }
 
-impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
-    /// A connection on `stream`, come in as `opts` says.
+impl<'a> UserConn<'a> {
+    /// The session on `conn`, come in as `opts` says.
     pub(super) fn new(
-        stream: S,
+        mut conn: Connection,
         codec: Codec,
         opts: UserOpts,
         shared: &'a Shared,
-        shutdown: watch::Receiver<bool>,
     ) -> Self {
-        let mut idle = Timer::new();
-        idle.set(shared.idle_timeout.map(|d| clock::now() + d));
-        let mut login_deadline = Timer::new();
-        login_deadline.set(
-            opts.login_place
-                .is_some()
-                .then(|| clock::now() + shared.login_timeout),
-        );
+        conn.out.net.extend_from_slice(&opts.initial);
         UserConn {
             shared,
-            stream,
+            conn,
             codec,
             session: Session::new(shared.bbs.clone(), opts.access),
-            out: Outbox::new(opts.initial),
-            buf: vec![0u8; READ_BUF],
             app: Vec::with_capacity(READ_BUF),
-            throttle_ip: opts.throttle_ip,
             partners_only: opts.partners_only,
             via: opts.via,
             station: opts.station,
             login_lf: false,
-            login_place: opts.login_place,
-            seat: None,
             presence: None,
-            login_deadline,
-            idle,
-            input_closed: false,
             closing: false,
             refusal: None,
             pause: None,
             check: None,
             partner: None,
             pages: shared.online.pages(),
-            shutdown,
         }
     }
 
@@ -156,7 +121,7 @@ impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
                 Step::End => break,
             }
         }
-        let _ = self.stream.shutdown().await;
+        self.conn.close().await;
         tracing::info!("disconnected");
     }
 
@@ -169,7 +134,7 @@ impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
         self.take_text();
         // Whatever waits next (the forwarding session, a conference, a password check, the
         // pause after a failure) comes after what was said so far.
-        if self.waits_outside() && !self.out.write_all(&mut self.stream).await {
+        if self.waits_outside() && self.conn.flush().await.is_err() {
             return Step::End;
         }
         if self.closing {
@@ -194,11 +159,11 @@ impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
             self.on_store_request(request).await;
             return Step::Again;
         }
-        if self.out.is_empty() && self.session.has_more_output() {
+        if self.conn.out.is_empty() && self.session.has_more_output() {
             self.session.more_output(clock::unix_now());
             return Step::Again;
         }
-        if self.input_closed && self.out.is_empty() {
+        if self.conn.input_closed() && self.conn.out.is_empty() {
             return Step::End;
         }
         Step::Wait
@@ -222,9 +187,10 @@ impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
         // After the events: a password prompt follows the request to stop echoing.
         let said = self.session.take_output();
         match self.refusal.take() {
-            None => self.codec.encode_text(&said, &mut self.out.net),
+            None => self.codec.encode_text(&said, &mut self.conn.out.net),
             Some(text) => {
-                self.codec.encode_text(text.as_bytes(), &mut self.out.net);
+                self.codec
+                    .encode_text(text.as_bytes(), &mut self.conn.out.net);
                 self.closing = true;
             }
         }
@@ -232,7 +198,7 @@ impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
 
     fn on_event(&mut self, ev: Event) {
         match ev {
-            Event::HideInput(h) => self.codec.hide_input(h, &mut self.out.net),
+            Event::HideInput(h) => self.codec.hide_input(h, &mut self.conn.out.net),
             Event::CheckPassword {
                 call,
                 password,
@@ -255,21 +221,14 @@ impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
         }
     }
 
-    /// A wrong password or callsign: counted, then a pause; an address that reached the limit
-    /// is told so and closed.
+    /// A wrong password or callsign: what it costs is the connection's ([`Connection::
+    /// login_failed`]); an address that reached the lockout is told so and closed. At the
+    /// connection's own limit the interpreter says its goodbye and closes by itself (it counts
+    /// the same `[limits] login_attempts`).
     fn on_login_failed(&mut self, call: Option<String>) {
-        // Only a valid callsign is logged: anything else may be a password.
-        match call {
-            Some(call) => tracing::warn!(%call, "login failed"),
-            None => tracing::warn!("login failed: not a callsign"),
-        }
-        let shared = self.shared;
-        shared.metrics.login_failed();
-        self.pause = Some(shared.throttle.delay(self.throttle_ip, clock::now()));
-        if self
-            .throttle_ip
-            .is_some_and(|ip| shared.throttle.locked_out(ip, clock::now()))
-        {
+        let failed = self.conn.login_failed(call.as_deref());
+        self.pause = Some(failed.pause);
+        if failed.close == Some(Closing::Locked) {
             self.refusal = Some(
                 "Login incorrect.\rToo many failed logins from your address. Try again later.\r"
                     .to_string(),
@@ -281,17 +240,10 @@ impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
     /// or handed to forwarding for a partner.
     fn on_logged_in(&mut self, call: String, bbs: bool) {
         let sysop = self.session.user().is_some_and(|u| u.sysop);
-        match self.shared.admission.seat(sysop, bbs) {
-            Ok(seat) => self.seat = Some(seat),
-            Err(refusal) => {
-                tracing::warn!(%call, "refused at login: {refusal}");
-                self.refusal = Some(format!("{refusal}\r"));
-                return;
-            }
+        if let Err(refusal) = self.conn.logged_in(&call, sysop, bbs) {
+            self.refusal = Some(format!("{refusal}\r"));
+            return;
         }
-        self.login_place = None;
-        self.login_deadline.set(None);
-        tracing::info!(%call, "logged in");
         if !bbs && !self.partners_only {
             let shown = self.station.as_deref().unwrap_or(&call);
             self.presence = Some(self.shared.online.join(shown, &self.via));
@@ -301,7 +253,7 @@ impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
         } else if self.partners_only {
             self.codec.encode_text(
                 b"*** This port is for forwarding partners only: use the telnet port.\r",
-                &mut self.out.net,
+                &mut self.conn.out.net,
             );
             self.closing = true;
         }
@@ -311,14 +263,15 @@ impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
     async fn hand_over(&mut self, call: &str) {
         self.partner_framing(call);
         let initial = self.session.take_unconsumed();
+        // The forwarding session has the partner's own timers.
+        self.conn.never_idle();
         let _ = forward::run(
             &self.shared.forwarder,
-            &mut self.stream,
+            &mut self.conn,
             &mut self.codec,
             forward::Side::called(),
             call,
             &initial,
-            &mut self.shutdown,
         )
         .await;
     }
@@ -355,14 +308,16 @@ impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
 
     /// `CONV`: the conference has the stream until the user leaves it.
     async fn conference(&mut self, channel: u16) -> Step {
+        let user = self.user_call();
+        let (stream, shutdown) = self.conn.parts();
         let back = crate::conference::run(
             &self.shared.online,
-            &self.user_call(),
+            &user,
             channel,
             self.shared.bbs.max_line,
-            &mut self.stream,
+            stream,
             &mut self.codec,
-            &mut self.shutdown,
+            shutdown,
         )
         .await;
         if !back {
@@ -376,15 +331,9 @@ impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
     async fn connect_out(&mut self, ask: &Ask) -> Step {
         let radios = self.shared.online.radios();
         let user = self.user_call();
-        let ended = crate::downlink::run(
-            &radios,
-            ask,
-            &user,
-            &mut self.stream,
-            &mut self.codec,
-            &mut self.shutdown,
-        )
-        .await;
+        let (stream, shutdown) = self.conn.parts();
+        let ended =
+            crate::downlink::run(&radios, ask, &user, stream, &mut self.codec, shutdown).await;
         match ended {
             Some(answer) => {
                 self.session.answer(answer, clock::unix_now());
@@ -404,15 +353,24 @@ impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
     /// Checks a password on the password pool and gives the session the result.
     async fn on_password_check(&mut self, c: PasswordCheck) {
         let now = || clock::unix_now();
-        match check_password(
-            self.shared,
-            self.throttle_ip,
-            &c.call,
-            c.password,
-            c.purpose,
-        )
-        .await
-        {
+        let login = pool_for(self.shared, &c.call);
+        // `PW`'s current password (the user is logged in already) is not a login attempt: the
+        // session bounds it. A login and `SYS` go through the connection's throttle.
+        let checked = match c.purpose {
+            Checking::Current => Ok(self
+                .shared
+                .passwords
+                .check(&c.call, c.password, login)
+                .await),
+            _ => {
+                let check = self.conn.check_password(&c.call, c.password, login);
+                check.await.map_err(|why| match why {
+                    Refused::Locked => Refusal::Locked,
+                    Refused::Busy => Refusal::Busy,
+                })
+            }
+        };
+        match checked {
             Ok(ok) => self.session.password_checked(ok, now()),
             Err(why) => self.session.password_refused(why, now()),
         }
@@ -434,57 +392,25 @@ impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
         }
     }
 
-    /// Waits for the stream (input, or room for output) and the daemon (a page to the sysop,
-    /// shutdown, the login and idle timers, a newer connection that needs the place); false
-    /// when the connection ends.
+    /// Waits for the connection (input, room for output, the daemon: [`Connection::wait`])
+    /// and a page to the sysop; false when the connection ends.
     async fn wait(&mut self) -> bool {
-        let reading = self.session.wants_input() && !self.input_closed;
-        let buf = reading.then_some(&mut self.buf[..]);
-        tokio::select! {
-            io = read_or_write(&mut self.stream, self.out.pending(), buf) => self.on_io(io),
-            page = self.pages.recv() => {
+        let reading = self.session.wants_input();
+        match self.conn.wait(reading, self.pages.recv()).await {
+            Wake::Input(n) => {
+                self.on_input(n);
+                true
+            }
+            Wake::InputClosed | Wake::Wrote => true,
+            Wake::Gone => false,
+            Wake::Core(page) => {
                 self.on_page(page);
                 true
             }
-            _ = self.shutdown.changed() => {
-                self.bye("*** The BBS is shutting down. 73!").await;
+            Wake::Ended(why) => {
+                let text = why.said();
+                self.conn.bye(&mut self.codec, text).await;
                 false
-            }
-            _ = self.login_deadline.fired() => {
-                tracing::info!("no login in time: disconnected");
-                self.bye("*** Login timed out. 73!").await;
-                false
-            }
-            _ = place_needed(&mut self.login_place) => {
-                tracing::info!("not logged in, and its place was needed: disconnected");
-                self.bye("*** Too many connections logging in. 73!").await;
-                false
-            }
-            // Moved on after every complete line: a session that trickles bytes without ever
-            // finishing a line is as silent as one that sends nothing.
-            _ = self.idle.fired() => {
-                tracing::info!("idle for too long: disconnected");
-                self.bye("*** You have been idle for too long. 73!").await;
-                false
-            }
-        }
-    }
-
-    /// The stream read or took some bytes; false when it is gone.
-    fn on_io(&mut self, io: Io) -> bool {
-        match io {
-            Io::Read(Ok(0)) => {
-                self.input_closed = true;
-                true
-            }
-            Io::Wrote(Ok(0) | Err(_)) | Io::Read(Err(_)) => false,
-            Io::Wrote(Ok(n)) => {
-                self.out.sent(n);
-                true
-            }
-            Io::Read(Ok(n)) => {
-                self.on_input(n);
-                true
             }
         }
     }
@@ -492,14 +418,12 @@ impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
     /// `n` bytes from the user: through the codec to the session.
     fn on_input(&mut self, n: usize) {
         self.app.clear();
-        self.codec
-            .decode(&self.buf[..n], &mut self.app, &mut self.out.net);
-        if self.seat.is_none() {
+        self.conn.decode(n, &mut self.codec, &mut self.app);
+        if !self.conn.is_logged_in() {
             self.login_lf |= self.app.contains(&b'\n');
         }
         if self.app.iter().any(|&b| b == b'\r' || b == b'\n') {
-            self.idle
-                .set(self.shared.idle_timeout.map(|d| clock::now() + d));
+            self.conn.active();
         }
         if !self.app.is_empty() {
             self.session.handle_input(&self.app, clock::unix_now());
@@ -514,50 +438,12 @@ impl<'a, S: AsyncRead + AsyncWrite + Unpin> UserConn<'a, S> {
             }
         }
     }
-
-    /// A last line after what is pending.
-    async fn bye(&mut self, text: &str) {
-        self.out.bye(&mut self.stream, &mut self.codec, text).await;
-    }
 }
 
-/// Completes when a newer connection needed the place; never without one.
-async fn place_needed(place: &mut Option<Place>) {
-    match place.as_mut() {
-        Some(p) => p.closed().await,
-        None => std::future::pending().await,
-    }
-}
-
-/// Checks `call`'s password for a session from `ip` (none for a radio link). A login and
-/// `SYS` go through the throttle ([`crate::login::check`]). `PW`'s current password (the user
-/// is logged in already) is not a login attempt: the session bounds it.
-async fn check_password(
-    shared: &Shared,
-    ip: Option<IpAddr>,
-    call: &str,
-    password: String,
-    purpose: Checking,
-) -> Result<Result<bool, qtc_mail::StoreError>, Refusal> {
-    // A partner's login must not wait for a burst of users' logins.
-    let login = match shared.forwarder.partner(call) {
+/// The pool a password check runs on: a partner's login must not wait for a burst of users'.
+fn pool_for(shared: &Shared, call: &str) -> crate::passwords::Login {
+    match shared.forwarder.partner(call) {
         Some(_) => crate::passwords::Login::Partner,
         None => crate::passwords::Login::User,
-    };
-    if purpose == Checking::Current {
-        return Ok(shared.passwords.check(call, password, login).await);
     }
-    crate::login::check(
-        &shared.throttle,
-        &shared.passwords,
-        ip,
-        call,
-        password,
-        login,
-    )
-    .await
-    .map_err(|why| match why {
-        Refused::Locked => Refusal::Locked,
-        Refused::Busy => Refusal::Busy,
-    })
 }

@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use qtc_callsign::Callsign;
 use serde::Deserialize;
 
 use super::radio::RadioPort;
@@ -456,7 +457,7 @@ impl PartnerCfg {
                 ca: base.join(&self.tls_ca),
             })
         } else if let Some(rest) = self.connect.strip_prefix("ax25:") {
-            super::radio::parse_ax25_connect(rest)
+            parse_ax25_connect(rest)
                 .map_err(|m| wrong(&format!("\"ax25:PORTNAME:CALL[,DIGI1,DIGI2]\" ({m})")))
         } else if let Some(node) = self.connect.strip_prefix("netrom:") {
             let ok = node.parse::<qtc_netrom::Alias>().is_ok()
@@ -522,5 +523,51 @@ impl PartnerCfg {
             }
         }
         Ok(steps)
+    }
+}
+
+/// Parses the part after `ax25:`: `PORT:CALL[,DIGI...]`.
+pub fn parse_ax25_connect(rest: &str) -> Result<Connect, String> {
+    let (port, calls) = rest
+        .split_once(':')
+        .ok_or_else(|| "no callsign after the port name".to_string())?;
+    if port.is_empty() {
+        return Err("no port name".into());
+    }
+    let mut it = calls.split(',').map(str::trim);
+    let call: Callsign = it
+        .next()
+        .unwrap_or("")
+        .parse()
+        .map_err(|e| format!("callsign: {e}"))?;
+    let via = it
+        .map(|d| d.parse().map_err(|e| format!("digipeater {d:?}: {e}")))
+        .collect::<Result<Vec<Callsign>, String>>()?;
+    if via.len() > 8 {
+        return Err("at most 8 digipeaters".into());
+    }
+    Ok(Connect::Ax25 {
+        port: port.to_string(),
+        call,
+        via,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ax25_connect_strings() {
+        let c = parse_ax25_connect("vhf:N0BBB-1,N0DIG,N0DIG-2").unwrap();
+        let Connect::Ax25 { port, call, via } = c else {
+            panic!()
+        };
+        assert_eq!(port, "vhf");
+        assert_eq!(call.to_string(), "N0BBB-1");
+        assert_eq!(via.len(), 2);
+        assert!(parse_ax25_connect("vhf").is_err());
+        assert!(parse_ax25_connect(":N0BBB").is_err());
+        assert!(parse_ax25_connect("vhf:N0BBB,BAD_CALL").is_err());
     }
 }

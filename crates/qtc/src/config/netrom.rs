@@ -10,8 +10,9 @@ use serde::Deserialize;
 use super::radio::{Ax25, RadioPort};
 use super::{parse_duration, KeyError};
 
-/// `[netrom]` as written.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+/// `[netrom]` as written; a key not written keeps the node's default
+/// ([`qtc_netrom::Config::new`], the one place the defaults are written).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub(super) struct NetromCfg {
     /// The node's alias, 1-6 characters (JNOS `netrom alias`, LinBPQ `NODEALIAS`).
@@ -20,53 +21,31 @@ pub(super) struct NetromCfg {
     /// one).
     callsign: String,
     /// How often NODES go out, and routes age ("30m").
-    broadcast: String,
+    broadcast: Option<String>,
     /// Routes below this quality are neither learned nor broadcast.
-    min_quality: u8,
+    min_quality: Option<u8>,
     /// A route's obsolescence count when heard.
-    obsolescence: u8,
+    obsolescence: Option<u8>,
     /// Routes below this count are not broadcast.
-    obsolescence_min: u8,
+    obsolescence_min: Option<u8>,
     /// Most nodes kept.
-    max_nodes: usize,
+    max_nodes: Option<usize>,
     /// Most neighbours kept.
-    max_neighbours: usize,
+    max_neighbours: Option<usize>,
     /// Most circuits at once.
-    max_circuits: usize,
+    max_circuits: Option<usize>,
     /// Time to live of our datagrams.
-    ttl: u8,
+    ttl: Option<u8>,
     /// Circuit window.
-    window: u8,
+    window: Option<u8>,
     /// Transport timeout: how long a frame waits for its acknowledgement.
-    transport_timeout: String,
+    transport_timeout: Option<String>,
     /// Tries before a circuit is given up.
-    transport_retries: u8,
+    transport_retries: Option<u8>,
     /// How long an acknowledgement may wait for data to ride on.
-    ack_delay: String,
+    ack_delay: Option<String>,
     /// Locked routes.
     route: Vec<RouteCfg>,
-}
-
-impl Default for NetromCfg {
-    fn default() -> Self {
-        NetromCfg {
-            alias: String::new(),
-            callsign: String::new(),
-            broadcast: "30m".into(),
-            min_quality: 10,
-            obsolescence: 6,
-            obsolescence_min: 5,
-            max_nodes: 500,
-            max_neighbours: 32,
-            max_circuits: 32,
-            ttl: 16,
-            window: 4,
-            transport_timeout: "60s".into(),
-            transport_retries: 3,
-            ack_delay: "3s".into(),
-            route: Vec::new(),
-        }
-    }
 }
 
 /// `[[netrom.route]]`: a route the sysop locks (LinBPQ `ROUTES:`, JNOS `netrom route add`).
@@ -126,28 +105,41 @@ pub(super) fn check(
             )
         })
     };
-    node.broadcast = dur("broadcast", &cfg.broadcast)?;
-    node.circuit.timeout = dur("transport_timeout", &cfg.transport_timeout)?;
-    node.circuit.ack_delay = dur("ack_delay", &cfg.ack_delay)?.min(Duration::from_secs(60));
+    if let Some(v) = &cfg.broadcast {
+        node.broadcast = dur("broadcast", v)?;
+    }
+    if let Some(v) = &cfg.transport_timeout {
+        node.circuit.timeout = dur("transport_timeout", v)?;
+    }
+    if let Some(v) = &cfg.ack_delay {
+        node.circuit.ack_delay = dur("ack_delay", v)?.min(Duration::from_secs(60));
+    }
     node.ports = ports.iter().map(|p| p.netrom_quality).collect();
-    node.min_quality = cfg.min_quality;
-    node.obsolescence = nonzero(cfg.obsolescence, key("obsolescence"))?;
-    node.obsolescence_min = cfg.obsolescence_min.min(cfg.obsolescence);
-    node.max_nodes = nonzero(cfg.max_nodes, key("max_nodes"))?;
-    node.max_neighbours = nonzero(cfg.max_neighbours, key("max_neighbours"))?;
-    node.max_circuits = nonzero(cfg.max_circuits, key("max_circuits"))?;
+    node.min_quality = cfg.min_quality.unwrap_or(node.min_quality);
+    let written = |v: Option<_>, default, k: &str| nonzero(v.unwrap_or(default), key(k));
+    node.obsolescence = written(cfg.obsolescence, node.obsolescence, "obsolescence")?;
+    node.obsolescence_min = cfg
+        .obsolescence_min
+        .unwrap_or(node.obsolescence_min)
+        .min(node.obsolescence);
+    let count = |v: Option<usize>, default, k: &str| nonzero(v.unwrap_or(default), key(k));
+    node.max_nodes = count(cfg.max_nodes, node.max_nodes, "max_nodes")?;
+    node.max_neighbours = count(cfg.max_neighbours, node.max_neighbours, "max_neighbours")?;
+    node.max_circuits = count(cfg.max_circuits, node.max_circuits, "max_circuits")?;
     if node.max_circuits > qtc_netrom::MAX_CIRCUITS {
         return Err(KeyError::new(
             key("max_circuits"),
             format!("expected 1 to {}", qtc_netrom::MAX_CIRCUITS),
         ));
     }
-    node.ttl = nonzero(cfg.ttl, key("ttl"))?;
-    if !(1..=qtc_netrom::wire::MAX_WINDOW).contains(&cfg.window) {
+    node.ttl = written(cfg.ttl, node.ttl, "ttl")?;
+    let window = cfg.window.unwrap_or(node.circuit.window);
+    if !(1..=qtc_netrom::wire::MAX_WINDOW).contains(&window) {
         return Err(KeyError::new(key("window"), "expected 1 to 127"));
     }
-    node.circuit.window = cfg.window;
-    node.circuit.retries = nonzero(cfg.transport_retries, key("transport_retries"))?;
+    node.circuit.window = window;
+    let retries = cfg.transport_retries.unwrap_or(node.circuit.retries);
+    node.circuit.retries = nonzero(retries, key("transport_retries"))?;
     for (i, r) in cfg.route.iter().enumerate() {
         node.locked
             .push(locked(r, ports).map_err(|e| e.within(&format!("[[netrom.route]] #{}", i + 1)))?);
@@ -251,6 +243,18 @@ mod tests {
             (n.obsolescence, n.obsolescence_min, n.min_quality),
             (6, 5, 10)
         );
+    }
+
+    #[test]
+    fn the_example_writes_the_nodes_defaults() {
+        let example = crate::config::EXAMPLE;
+        let at = example.find("[netrom]\n").unwrap();
+        let section = &example[at..];
+        let section = &section[..section.find("\n\n[").unwrap()];
+        let on = format!("{PORT}netrom_quality = 192\n");
+        let written = load(&format!("{on}{section}\nalias = \"QTCA\"\n")).unwrap();
+        let unwritten = load(&format!("{on}[netrom]\nalias = \"QTCA\"\n")).unwrap();
+        assert_eq!(written.netrom.unwrap().node, unwritten.netrom.unwrap().node);
     }
 
     #[test]

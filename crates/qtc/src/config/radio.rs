@@ -7,7 +7,6 @@ use std::time::Duration;
 use qtc_callsign::Callsign;
 use serde::Deserialize;
 
-use super::forward::Connect;
 use super::{parse_duration, Config, KeyError};
 use crate::phy::{Kind, KissParams};
 
@@ -281,33 +280,6 @@ fn port_link(p: &PortCfg, kind: &Kind) -> Result<(qtc_ax25::Config, KissParams),
     Ok((link, kiss))
 }
 
-/// Parses the part after `ax25:`: `PORT:CALL[,DIGI...]`.
-pub fn parse_ax25_connect(rest: &str) -> Result<Connect, String> {
-    let (port, calls) = rest
-        .split_once(':')
-        .ok_or_else(|| "no callsign after the port name".to_string())?;
-    if port.is_empty() {
-        return Err("no port name".into());
-    }
-    let mut it = calls.split(',').map(str::trim);
-    let call: Callsign = it
-        .next()
-        .unwrap_or("")
-        .parse()
-        .map_err(|e| format!("callsign: {e}"))?;
-    let via = it
-        .map(|d| d.parse().map_err(|e| format!("digipeater {d:?}: {e}")))
-        .collect::<Result<Vec<Callsign>, String>>()?;
-    if via.len() > 8 {
-        return Err("at most 8 digipeaters".into());
-    }
-    Ok(Connect::Ax25 {
-        port: port.to_string(),
-        call,
-        via,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -419,19 +391,5 @@ mod tests {
         assert!(e.problem.contains("docs/radio.md"), "{e:?}");
         parse("[[port]]\nname = \"a\"\nkind = \"kiss-tcp\"\naddress = \"h:1\"\nbaud = 1200\n")
             .unwrap();
-    }
-
-    #[test]
-    fn ax25_connect_strings() {
-        let c = parse_ax25_connect("vhf:N0BBB-1,N0DIG,N0DIG-2").unwrap();
-        let Connect::Ax25 { port, call, via } = c else {
-            panic!()
-        };
-        assert_eq!(port, "vhf");
-        assert_eq!(call.to_string(), "N0BBB-1");
-        assert_eq!(via.len(), 2);
-        assert!(parse_ax25_connect("vhf").is_err());
-        assert!(parse_ax25_connect(":N0BBB").is_err());
-        assert!(parse_ax25_connect("vhf:N0BBB,BAD_CALL").is_err());
     }
 }

@@ -13,6 +13,7 @@ use super::greeting::{self, FAILURE_TEXTS};
 use super::{Forwarder, Summary};
 use crate::clock;
 use crate::config::forward::{Connect, Partner};
+use crate::connection::Connection;
 use crate::link::Codec;
 use crate::phy::ByteStream;
 use crate::radio::Radios;
@@ -75,18 +76,10 @@ async fn connect_and_run(
         tcp_caller: matches!(p.connect, Connect::Tcp(_) | Connect::Tls { .. }),
         early_answers,
     };
-    let summary = super::run(
-        &fwd,
-        &mut stream,
-        &mut codec,
-        side,
-        &p.call,
-        &input,
-        &mut shutdown,
-    )
-    .await;
+    let mut conn = Connection::outgoing(stream, shutdown);
+    let summary = super::run(&fwd, &mut conn, &mut codec, side, &p.call, &input).await;
     // Closing our end lets an AX.25 link send what is left, then DISC.
-    let _ = stream.shutdown().await;
+    conn.close().await;
     Ok(summary)
 }
 

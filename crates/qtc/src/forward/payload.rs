@@ -20,10 +20,11 @@ pub(super) fn text(payload: Payload, p: &mut Pending, mbo: &str) -> Bytes {
 }
 
 /// The compressed form of a message whose payload is `text`: LZHUF with its CRC (B1 framing)
-/// of the text as FBB sends it (every line ended by CR LF), or of the B2F message as it is.
+/// of the text as FBB sends it (every line ended by CR LF, escaped so that no line of it is
+/// protocol: [`qtc_fbb::wire::body`]), or of the B2F message as it is.
 pub(super) fn pack(payload: Payload, text: &[u8]) -> Vec<u8> {
     match payload {
-        Payload::FbbText => qtc_lzhuf::compress_with_crc(&qtc_lzhuf::fbb_text(text)),
+        Payload::FbbText => qtc_lzhuf::compress_with_crc(&qtc_fbb::wire::body::file_text(text)),
         Payload::B2f => qtc_lzhuf::compress_with_crc(text),
     }
 }
@@ -37,7 +38,12 @@ pub(super) fn received(
     partner: &str,
 ) -> Incoming {
     match proposal.mode.payload() {
-        Payload::B2f => b2f::decode(&text).unwrap_or_else(|| {
+        Payload::B2f => b2f::decode(&text).map(|mut m| {
+            // LinBPQ puts its R: line and the blank line after it in the body (FBBRoutines.c,
+            // CreateB2Message), as in its other modes.
+            m.text = peer_text::as_written(m.text, peer, proposal.mode);
+            m
+        }).unwrap_or_else(|| {
             // Never lost, never refused again: kept whole and held for the sysop.
             tracing::warn!(%partner, bid = %proposal.bid, "received B2 payload is not a B2F message: held for the sysop");
             Incoming {
@@ -68,6 +74,29 @@ pub(super) fn received(
             files: Vec::new(),
             charset: String::new(),
         },
+    }
+}
+
+/// A message received in `mode` on a link whose 0xFF rule is a guess (`guessed`: an unknown
+/// software that spoke no telnet on the telnet port), whose text may have been changed by the
+/// guess: sent as text, and every 0xFF of it comes doubled, as a peer that doubles them would
+/// send any 0xFF. It is held for the sysop (who can release it, `qtc msg release`), not stored
+/// as if known. A lone 0xFF says the peer doubles nothing; a compressed block that parsed has
+/// had its sum and CRC checked.
+pub(super) fn hold_if_framing_guessed(
+    msg: &mut Incoming,
+    mode: Mode,
+    guessed: bool,
+    partner: &str,
+) {
+    let doubled_or_not = || {
+        let mut runs = msg.text.split(|&b| b != 0xff).filter(|r| !r.is_empty());
+        let first = runs.next();
+        first.is_some() && first.into_iter().chain(runs).all(|r| r.len() % 2 == 0)
+    };
+    if guessed && !mode.is_compressed() && !msg.hold && doubled_or_not() {
+        tracing::warn!(%partner, bid = %msg.bid, "held for the sysop: its 0xFF bytes all come doubled, and whether the partner doubles them is not known (set iac_escaped for it, or have it call the forwarding port)");
+        msg.hold = true;
     }
 }
 
@@ -114,6 +143,36 @@ mod tests {
     }
 
     #[test]
+    fn text_whose_0xff_a_guessed_framing_may_have_doubled_is_held() {
+        let incoming = |text: &[u8]| Incoming {
+            kind: qtc_mail::MsgType::Personal,
+            from: "N0XYZ".into(),
+            to: "N0USR".into(),
+            at: String::new(),
+            bid: "1_N0XYZ".into(),
+            title: b"t".to_vec(),
+            text: text.to_vec(),
+            hold: false,
+            recipients: Vec::new(),
+            files: Vec::new(),
+            charset: String::new(),
+        };
+        let held = |text: &[u8], mode, guessed| {
+            let mut m = incoming(text);
+            hold_if_framing_guessed(&mut m, mode, guessed, "N0XYZ");
+            m.hold
+        };
+        // Every 0xFF doubled, on a guessed link, as text: it may be one 0xFF or two.
+        assert!(held(b"a \xff\xff b\xff\xff\xff\xff", Mode::Mbl, true));
+        assert!(held(b"\xff\xff", Mode::FbbAscii, true));
+        // A lone 0xFF: nothing doubles them. No 0xFF, a known link, a checked block: stored.
+        assert!(!held(b"a \xff\xff b \xff c", Mode::Mbl, true));
+        assert!(!held(b"plain", Mode::Mbl, true));
+        assert!(!held(b"\xff\xff", Mode::Mbl, false));
+        assert!(!held(b"\xff\xff", Mode::B1, true));
+    }
+
+    #[test]
     fn each_payload_and_its_compressed_form() {
         let limits = qtc_lzhuf::Limits::default();
         // B2: the B2F message (Date: when stored, Mbo: us), compressed; it decodes back.
@@ -130,7 +189,7 @@ mod tests {
         let stored = p.text.clone();
         let fbb = text(Payload::FbbText, &mut p, "N0AAA");
         assert_eq!(fbb, stored);
-        let want = qtc_lzhuf::compress_with_crc(&qtc_lzhuf::fbb_text(&stored));
+        let want = qtc_lzhuf::compress_with_crc(&qtc_fbb::wire::body::file_text(&stored));
         assert_eq!(pack(Payload::FbbText, &fbb), want);
     }
 }

@@ -4,14 +4,15 @@
 //!   a blank line between its R: lines and a body whose first line is not empty, and the blank
 //!   line that ends each message in its mbox-style area files.
 //! - **LinBPQ** and its builds (R: stamp `BPQ6.0.25`, `BPQK6.0.25`, `LinBPQ6.0.25`): a blank
-//!   line after its R: line in a message it originated (it has no R: line of its own);
+//!   line after its R: line in a message it originated (it has no R: line of its own), in
+//!   every mode (in B2 at the top of the B2F body: `CreateB2Message` in FBBRoutines.c);
 //!   in MBL, the line end it puts before its closing `/ex` or Ctrl-Z after a body already
 //!   ended by one.
 //!
 //! An author's own blank line in those places cannot be told from the partner's: it goes too.
 
 use qtc_fbb::{Mode, SidInfo};
-use qtc_mail::route::split_rlines;
+use qtc_mail::route::{join_rlines, split_rlines};
 
 /// The partner software whose additions are known.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,8 +45,8 @@ fn bpq_stamp(rline: &[u8]) -> bool {
             .is_some_and(|&b| b == b'K' || b.is_ascii_digit())
 }
 
-/// The text of a plain-text or B0/B1 message `peer` sent in `mode` (R: lines, then the body,
-/// CR LF line ends), as its author wrote it.
+/// The text of a plain-text or B0/B1 message `peer` sent in `mode`, or the body of a B2F
+/// message (R: lines, then the body, CR LF line ends), as its author wrote it.
 pub fn as_written(text: Vec<u8>, peer: Option<&SidInfo>, mode: Mode) -> Vec<u8> {
     let (rlines, body) = split_rlines(&text);
     let oldest = rlines
@@ -58,6 +59,7 @@ pub fn as_written(text: Vec<u8>, peer: Option<&SidInfo>, mode: Mode) -> Vec<u8> 
         Software::Jnos => true,
         _ => !rlines.is_empty() && bpq_stamp(oldest),
     };
+    let split = body;
     let mut body = body;
     if gap {
         body = body.strip_prefix(b"\r\n").unwrap_or(body);
@@ -70,10 +72,10 @@ pub fn as_written(text: Vec<u8>, peer: Option<&SidInfo>, mode: Mode) -> Vec<u8> 
             body = &body[..b.len() + 2];
         }
     }
-    if body.len() + rlines.len() == text.len() {
+    if body.len() == split.len() {
         return text;
     }
-    [rlines, body].concat()
+    join_rlines(rlines, body)
 }
 
 #[cfg(test)]
@@ -108,6 +110,20 @@ mod tests {
             as_written(other.clone(), Some(&sid("FBB")), Mode::B1),
             other
         );
+    }
+
+    #[test]
+    fn a_blank_line_before_a_bodys_own_r_line_is_no_partners_gap() {
+        // qtc's blank line before a body starting `R:` (route::join_rlines), as JNOS forwards
+        // it on: JNOS adds no gap of its own (the body's first line is blank), and the blank
+        // line stays, so the store keeps the body's `R:` line in the body.
+        let sent = b"R:j @:N0JNS\r\nR:q @:N0QTC\r\n\r\nR:forged @:N0SYS\r\nline\r\n\r\n".to_vec();
+        let got = as_written(sent, Some(&sid("JNOS")), Mode::Mbl);
+        assert_eq!(
+            got,
+            b"R:j @:N0JNS\r\nR:q @:N0QTC\r\n\r\nR:forged @:N0SYS\r\nline\r\n"
+        );
+        assert_eq!(split_rlines(&got).1, b"R:forged @:N0SYS\r\nline\r\n");
     }
 
     #[test]

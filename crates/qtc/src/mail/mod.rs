@@ -1,26 +1,22 @@
 //! The mail ports: SMTP submission, POP3, IMAP and NNTP for users' own clients (`[mail]`).
-//! One task per connection drives a sans-IO core from `qtc-email` ([`conn`]); its store
-//! requests run on the readers or the store thread ([`store`]). Connections take the same
-//! places as telnet's (the per-address cap, a place among those logging in, a user's seat at
-//! login), logins go through the same throttle and password pool, and idle ones are closed
-//! after `[limits] idle_timeout`.
+//! Each connection is a [`crate::connection::Connection`], the driver every door shares (the
+//! per-address cap, a place among those logging in, a user's seat at login with the account's
+//! cap, the login throttle, the idle and login timers, STARTTLS, the traffic per port); on it
+//! [`conn`] drives a sans-IO core from `qtc-email`, whose store requests run on the readers or
+//! the store thread ([`store`]).
 
 mod conn;
 pub mod store;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use qtc_email::Settings;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
-use tracing::Instrument;
 
-use crate::admission::{AcceptErrors, Admission};
-use crate::passwords::Passwords;
-use crate::throttle::Throttle;
+use crate::connection::{Door, Lobby};
 
 /// Which protocol a listener speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,26 +41,25 @@ impl Protocol {
             Protocol::Nntp => "nntp",
         }
     }
+
+    /// A connection refused at accept, told why (`why` ends in CR LF) in the protocol's
+    /// words: a greeting that says "not now".
+    pub fn refusal(self, why: &str) -> String {
+        match self {
+            Protocol::Smtp => format!("421 4.7.0 {why}"),
+            Protocol::Pop3 => format!("-ERR [SYS/TEMP] {why}"),
+            Protocol::Imap => format!("* BYE {why}"),
+            Protocol::Nntp => format!("400 {why}"),
+        }
+    }
 }
 
 /// What every mail connection shares.
 pub struct Shared {
-    /// Login attempt counts, the same as telnet's.
-    pub throttle: Arc<Throttle>,
-    /// Places, the same as telnet's.
-    pub admission: Arc<Admission>,
-    /// Password checks.
-    pub passwords: Passwords,
+    /// Places, the login throttle and the timers, shared with the BBS ports.
+    pub lobby: Arc<Lobby>,
     /// Where store requests run.
     pub backends: store::Backends,
-    /// The daemon's counters.
-    pub metrics: Arc<crate::metrics::Metrics>,
-    /// `[limits] idle_timeout`.
-    pub idle_timeout: Option<Duration>,
-    /// `[limits] login_timeout`.
-    pub login_timeout: Duration,
-    /// `[limits] login_attempts`: wrong logins before the connection is closed.
-    pub login_attempts: u32,
     /// The station, the mail domain, the limits (per connection, TLS and clear-text
     /// passwords are filled in).
     pub settings: Settings,
@@ -80,43 +75,27 @@ pub struct Shared {
     pub online: Arc<crate::online::Online>,
 }
 
-/// Accepts connections until shutdown.
+/// Accepts connections until shutdown ([`crate::connection::accept`]).
 pub async fn serve(
     listener: TcpListener,
     protocol: Protocol,
     shared: Arc<Shared>,
-    mut shutdown: watch::Receiver<bool>,
+    shutdown: watch::Receiver<bool>,
     tasks: TaskTracker,
 ) {
-    let mut errors = AcceptErrors::new(shared.metrics.clone());
-    loop {
-        let accepted = tokio::select! {
-            a = listener.accept() => a,
-            _ = shutdown.changed() => return,
-        };
-        let (stream, peer) = match accepted {
-            Ok(a) => a,
-            Err(e) => {
-                errors.failed(protocol.name(), &e);
-                tokio::time::sleep(Duration::from_millis(200)).await;
-                continue;
-            }
-        };
-        let span = tracing::info_span!("mail", proto = protocol.name(), %peer);
-        let admitted =
-            span.in_scope(|| crate::login::admit(&shared.throttle, &shared.admission, peer.ip()));
-        let Ok(admitted) = admitted else {
-            continue;
-        };
-        let _ = stream.set_nodelay(true);
-        let (shared, shutdown) = (shared.clone(), shutdown.clone());
-        tasks.spawn(
-            async move {
-                conn::serve(stream, peer, protocol, admitted, &shared, shutdown).await;
-            }
-            .instrument(span),
-        );
-    }
+    let name = match listener.local_addr() {
+        Ok(a) => format!("{}:{a}", protocol.name()),
+        Err(_) => protocol.name().to_string(),
+    };
+    let lobby = shared.lobby.clone();
+    let door = Door {
+        name,
+        tls: None,
+        span: move |peer: SocketAddr| tracing::info_span!("mail", proto = protocol.name(), %peer),
+        refusal: move |why: &str| protocol.refusal(why),
+        serve: move |conn, peer| conn::serve(conn, peer, protocol, shared.clone()),
+    };
+    crate::connection::accept(listener, door, lobby, shutdown, tasks).await;
 }
 
 /// The settings of a connection from `peer`: passwords in clear on loopback (or everywhere

@@ -27,8 +27,6 @@ use crate::phy::{self, Device, Kind, KissSetup, Opening};
 
 /// Bytes buffered inside each link's duplex stream, each way.
 pub const DUPLEX_BUF: usize = 4096;
-/// Received data waiting for the session beyond this sets the link busy (RNR).
-pub const BUSY_ABOVE: usize = 8 * 1024;
 /// Reopen delays after a device fails: from the first, doubling up to the cap.
 pub const MIN_BACKOFF: Duration = Duration::from_secs(1);
 /// The cap on the reopen delay.

@@ -7,7 +7,8 @@ use std::task::{Context, Poll};
 
 use tokio::io::{AsyncWrite, DuplexStream};
 
-use super::port::BUSY_ABOVE;
+/// Received data waiting for the session beyond this sets the link busy (RNR).
+pub const BUSY_ABOVE: usize = 8 * 1024;
 
 /// Received data not yet written to the session, and whether the session still takes any.
 #[derive(Default)]

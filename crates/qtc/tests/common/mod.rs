@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+pub mod forging;
 pub mod jnos;
 pub mod watch;
 pub mod web;
@@ -761,6 +762,28 @@ impl Daemon {
         let out = self.cli(&["msg", "show", &number.to_string()]);
         assert!(out.status.success(), "msg show {number}: {out:?}");
         out.stdout
+    }
+
+    /// A message's body as stored, its R: lines apart (the last `Size:` bytes `msg show`
+    /// prints: a body's own line starting `R:` stays in it).
+    pub fn stored_body(&self, number: u64) -> Vec<u8> {
+        let out = self.show_raw(number);
+        let text = String::from_utf8_lossy(&out);
+        let size: usize = text
+            .lines()
+            .find_map(|l| l.strip_prefix("Size:"))
+            .and_then(|s| s.trim().parse().ok())
+            .expect("a Size: line");
+        out[out.len() - size..].to_vec()
+    }
+
+    /// The port its `[mail]` listener for `proto` (`smtp`, `pop3`...) reported at start-up.
+    pub fn mail_port(&self, proto: &str) -> u16 {
+        self.stdout
+            .iter()
+            .find_map(|l| l.strip_prefix(&format!("{proto}: listening on ")))
+            .and_then(|a| a.rsplit(':').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no {proto} listener in {:?}", self.stdout))
     }
 
     /// `qtc msg show` for each number, a few at once; results in the same order.

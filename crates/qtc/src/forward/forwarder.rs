@@ -1,0 +1,270 @@
+//! What every forwarding session shares ([`Forwarder`]): the partners, one session per
+//! partner at a time (a new login of the partner replaces its old session), the BIDs arriving
+//! right now (another partner proposing one is told "later"), and each partner's history.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use qtc_fbb::{Mode, Role};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::{greeting, Active, LastResult, PartnerLog, Summary, HISTORY};
+use crate::clock;
+use crate::config::forward::Partner;
+use crate::cpu_pool::CpuPool;
+use crate::store_thread::StoreHandle;
+
+/// What every forwarding session shares.
+pub struct Forwarder {
+    /// The store thread.
+    pub store: StoreHandle,
+    /// Our callsign.
+    pub call: String,
+    /// Configured partners; a reload replaces them (sessions in progress keep theirs).
+    partners: Mutex<Arc<[Partner]>>,
+    /// Where compressed forms are made: neither the event thread nor the store thread.
+    pub(super) packer: CpuPool,
+    pub(super) base: qtc_fbb::Config,
+    /// BID -> partner it is arriving from right now.
+    pub(super) in_flight: Mutex<HashMap<String, String>>,
+    /// Partner -> its session in progress (at most one each).
+    active: Mutex<HashMap<String, Active>>,
+    /// Told when a session ends and frees its partner.
+    released: Notify,
+    /// Partner -> how its last sessions ended, and its traffic.
+    log: Mutex<HashMap<String, PartnerLog>>,
+    /// Partners a session failed with while our resumed transfer was unacknowledged: they get
+    /// whole messages from then on (until restart). 64-bit LinFBB refuses every resume.
+    no_resume: Mutex<HashSet<String>>,
+    /// Partner -> when its schedule calls it next (Unix seconds).
+    next_calls: Mutex<HashMap<String, i64>>,
+    /// The daemon's counters.
+    pub metrics: Arc<crate::metrics::Metrics>,
+}
+
+impl Forwarder {
+    /// Shared state for forwarding with `partners`; `base` holds the session settings, `packer`
+    /// makes compressed forms, `metrics` counts sessions, messages and errors.
+    pub fn new(
+        store: StoreHandle,
+        call: &str,
+        partners: Vec<Partner>,
+        base: qtc_fbb::Config,
+        packer: CpuPool,
+        metrics: Arc<crate::metrics::Metrics>,
+    ) -> Self {
+        Forwarder {
+            store,
+            call: call.to_string(),
+            partners: Mutex::new(partners.into()),
+            packer,
+            base,
+            in_flight: Mutex::new(HashMap::new()),
+            active: Mutex::new(HashMap::new()),
+            released: Notify::new(),
+            log: Mutex::new(HashMap::new()),
+            no_resume: Mutex::new(HashSet::new()),
+            next_calls: Mutex::new(HashMap::new()),
+            metrics,
+        }
+    }
+
+    /// The configured partner with this callsign, as configured now.
+    pub fn partner(&self, call: &str) -> Option<Partner> {
+        self.partners()
+            .iter()
+            .find(|p| p.call.eq_ignore_ascii_case(call))
+            .cloned()
+    }
+
+    /// The configured partners, as configured now.
+    pub fn partners(&self) -> Arc<[Partner]> {
+        self.partners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Replaces the partners (a reload): the next session or call with each uses its new
+    /// settings.
+    pub fn set_partners(&self, partners: Vec<Partner>) {
+        *self.partners.lock().unwrap_or_else(|e| e.into_inner()) = partners.into();
+    }
+
+    pub(super) fn session_config(&self, partner: &str) -> qtc_fbb::Config {
+        let mut cfg = self.base.clone();
+        let p = self.partner(partner);
+        cfg.max_mode = p.as_ref().map_or(Mode::DEFAULT, |p| p.max_mode);
+        cfg.secret = p.and_then(|p| p.secret);
+        cfg.send_resumes = !self
+            .no_resume
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(partner);
+        cfg
+    }
+
+    /// Sessions in progress, by partner.
+    pub fn active(&self) -> Vec<(String, Active)> {
+        let map = self.active.lock().unwrap_or_else(|e| e.into_inner());
+        let mut v: Vec<_> = map.iter().map(|(k, a)| (k.clone(), a.clone())).collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
+
+    /// Keeps how a session or call with `partner` ended, as its last result.
+    pub fn record(&self, partner: &str, role: Role, summary: &Summary) {
+        let result = LastResult {
+            at: clock::unix_now(),
+            role,
+            summary: summary.clone(),
+        };
+        let mut map = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        let log = map.entry(partner.to_ascii_uppercase()).or_default();
+        log.bytes_in += summary.bytes_in;
+        log.bytes_out += summary.bytes_out;
+        log.recent.truncate(HISTORY - 1);
+        log.recent.push_front(result);
+    }
+
+    /// A partner's recent sessions and traffic since the daemon started.
+    pub fn partner_log(&self, partner: &str) -> PartnerLog {
+        let map = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        map.get(&partner.to_ascii_uppercase())
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Notes when the schedule calls `partner` next (`None`: it does not).
+    pub fn set_next_call(&self, partner: &str, at: Option<i64>) {
+        let mut map = self.next_calls.lock().unwrap_or_else(|e| e.into_inner());
+        match at {
+            Some(at) => map.insert(partner.to_ascii_uppercase(), at),
+            None => map.remove(&partner.to_ascii_uppercase()),
+        };
+    }
+
+    /// When the schedule calls `partner` next, if it has one.
+    pub fn next_call(&self, partner: &str) -> Option<i64> {
+        let map = self.next_calls.lock().unwrap_or_else(|e| e.into_inner());
+        map.get(&partner.to_ascii_uppercase()).copied()
+    }
+
+    /// Reserves the partner for one session: the token that ends it, or the token of the
+    /// session it already has.
+    pub(super) fn claim(
+        &self,
+        partner: &str,
+        role: Role,
+    ) -> Result<CancellationToken, CancellationToken> {
+        let mut map = self.active.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(a) = map.get(partner) {
+            return Err(a.stop.clone());
+        }
+        let stop = CancellationToken::new();
+        map.insert(
+            partner.to_string(),
+            Active {
+                role,
+                since: clock::unix_now(),
+                mode: None,
+                stop: stop.clone(),
+            },
+        );
+        Ok(stop)
+    }
+
+    /// Takes the partner for a session. A partner that logs in while a session with it runs
+    /// has lost that one (killed, its link down, a cut nobody saw): the old session is
+    /// closed, keeping its partial transfer, and this one waits for it to end. Our own call
+    /// never displaces a session: `None` then.
+    pub(super) async fn take(&self, partner: &str, role: Role) -> Option<CancellationToken> {
+        let deadline = tokio::time::Instant::now() + greeting::ANSWER_TIME;
+        loop {
+            // Registered before the check, so a release in between is not missed.
+            let released = self.released.notified();
+            tokio::pin!(released);
+            released.as_mut().enable();
+            match self.claim(partner, role) {
+                Ok(stop) => return Some(stop),
+                Err(old) if role == Role::Called => {
+                    if !old.is_cancelled() {
+                        tracing::warn!(%partner, "the partner logged in again: closing its old session");
+                        old.cancel();
+                    }
+                }
+                Err(_) => return None,
+            }
+            if tokio::time::timeout_at(deadline, released).await.is_err() {
+                return None;
+            }
+        }
+    }
+
+    pub(super) fn set_mode(&self, partner: &str, mode: Mode) {
+        if let Some(a) = self
+            .active
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(partner)
+        {
+            a.mode = Some(mode);
+        }
+    }
+
+    pub(super) fn release(&self, partner: &str, bids: &HashSet<String>) {
+        self.active
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(partner);
+        let mut fl = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+        fl.retain(|bid, p| !(p == partner && bids.contains(bid)));
+        drop(fl);
+        self.released.notify_waiters();
+    }
+
+    /// Marks a BID as arriving from `partner`; false when another partner is sending it.
+    pub(super) fn take_bid(&self, bid: &str, partner: &str) -> bool {
+        let mut fl = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+        match fl.get(bid) {
+            Some(p) if p != partner => false,
+            _ => {
+                fl.insert(bid.to_string(), partner.to_string());
+                true
+            }
+        }
+    }
+}
+
+impl Forwarder {
+    /// Books the end of a session with `partner`: frees it for the next one, counts it, keeps
+    /// its result.
+    pub(super) fn finish(
+        &self,
+        partner: &str,
+        role: Role,
+        taken: &HashSet<String>,
+        summary: &Summary,
+        resumed_unacked: bool,
+    ) {
+        self.release(partner, taken);
+        self.metrics
+            .forwarded(partner, summary.received as u64, summary.sent as u64);
+        if summary.error.is_some() {
+            self.metrics.error("forward");
+            if resumed_unacked {
+                tracing::warn!(%partner, "the session failed during a transfer we resumed at its request: sending it whole messages from now on");
+                self.no_resume
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(partner.to_string());
+            }
+        }
+        self.record(partner, role, summary);
+        match &summary.error {
+            None => tracing::info!(%partner, %summary, "forwarding session ended"),
+            Some(_) => tracing::warn!(%partner, %summary, "forwarding session failed"),
+        }
+    }
+}
