@@ -29,6 +29,8 @@ pub struct Health {
     pub store: StoreReport,
     /// The NET/ROM node, when `[netrom]` is on.
     pub netrom: Option<crate::radio::netrom::NetromView>,
+    /// The IP router, when `[ip]` is on.
+    pub ip: Option<crate::radio::ip::IpView>,
 }
 
 /// One partner.
@@ -232,6 +234,7 @@ pub async fn gather(sources: &Sources) -> Result<Health, String> {
             quota_bytes: quota,
         },
         netrom: radios.netrom().map(|n| n.view()),
+        ip: radios.ip().map(|i| i.view()),
     })
 }
 
@@ -344,6 +347,15 @@ impl Health {
                 n.nodes.len(),
                 n.neighbours.len(),
                 n.circuits.len()
+            ));
+        }
+        if let Some(i) = &self.ip {
+            out.push_str(&format!(
+                "ip: {} on tun {}, {} in the ARP table, {} (qtc ctl ip)\n",
+                i.address,
+                i.tun,
+                crate::out::plural(i.arp.len(), "station"),
+                crate::out::plural(i.routes.len(), "route")
             ));
         }
         if !self.ports.is_empty() {

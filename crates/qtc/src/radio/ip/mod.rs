@@ -76,7 +76,8 @@ pub struct IpHandle {
 impl IpHandle {
     /// The tables and counters now.
     pub fn view(&self) -> IpView {
-        self.view.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        let v = self.view.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        v.at(crate::clock::unix_now())
     }
 }
 

@@ -1,5 +1,6 @@
 //! The router's tables as the sysop sees them: the web Status page and `qtc ctl status`.
 
+use std::fmt::Write;
 use std::time::Instant;
 
 use qtc_ip::{Hop, Router};
@@ -88,5 +89,58 @@ impl IpView {
                 .collect(),
             stats: r.stats().named().to_vec(),
         }
+    }
+}
+
+impl IpView {
+    /// Without the ARP entries expired by `unix` (Unix seconds): the view is made when the
+    /// tables change, and an entry ages with no event.
+    pub fn at(mut self, unix: i64) -> IpView {
+        self.arp.retain(|a| a.expires.is_none_or(|t| t > unix));
+        self
+    }
+
+    /// The text `qtc ctl ip` prints: the ARP table, the routes, the counters.
+    pub fn text(&self) -> String {
+        let mut out = format!("ip {} on tun {}\n", self.address, self.tun);
+        let _ = writeln!(out, "arp ({}):", self.arp.len());
+        for a in &self.arp {
+            let life = a.expires.map_or("static".to_string(), |t| {
+                format!("until {}", qtc_mail::Utc::from_unix(t).rfc3339())
+            });
+            let _ = writeln!(
+                out,
+                "  {:<15} {:<9} on {} {life}",
+                a.address, a.callsign, a.port
+            );
+        }
+        if !self.asking.is_empty() {
+            let _ = writeln!(out, "asking: {}", self.asking.join(", "));
+        }
+        let _ = writeln!(out, "routes ({}):", self.routes.len());
+        for r in &self.routes {
+            let _ = writeln!(out, "  {:<18} {}", r.to, r.hop());
+        }
+        let counters: Vec<String> = self
+            .stats
+            .iter()
+            .map(|(name, n)| format!("{n} {name}"))
+            .collect();
+        let _ = writeln!(out, "since start: {}", counters.join(", "));
+        out
+    }
+}
+
+impl RouteRow {
+    /// Where the route goes, with its port and mode: "via 44.128.0.3 on vhf (vc)".
+    pub fn hop(&self) -> String {
+        let mut s = self.via.clone();
+        if let Some(p) = &self.port {
+            let _ = write!(s, " on {p}");
+        }
+        if let Some(m) = &self.mode {
+            let _ = write!(s, " ({m})");
+        }
+        s
     }
 }
