@@ -18,7 +18,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::jnos::{self, Jnos, Setup, HOST_IP, JNOS_IP};
-use common::{Client, Daemon, PATIENCE};
+use common::{web, Client, Daemon, PATIENCE};
 
 /// qtc's telnet port, on its address on the air.
 const QTC_TELNET: u16 = 6300;
@@ -86,18 +86,32 @@ fn qtc_config(via: Via, vc: bool, jnos: &std::path::Path) -> String {
     } else {
         String::new()
     };
-    format!("{port}ip = true\n[ip]\naddress = \"{QTC_IP}/24\"\ntun = \"qtc0\"\n{route}")
+    format!(
+        "{port}ip = true\n[ip]\naddress = \"{QTC_IP}/24\"\ntun = \"qtc0\"\n{route}\
+         [web]\nlisten = \"127.0.0.1:0\"\n"
+    )
 }
 
-/// JNOS and qtc (users N0USR/pw) linked by `via`, qtc's telnet port on its address on the air.
+/// JNOS and qtc (users N0USR/pw, sysop N0SYS/root) linked by `via`, qtc's telnet port on its
+/// address on the air, its web inside the namespace at 127.0.0.1.
 fn start(bin: &std::path::Path, via: Via, vc: bool) -> (Jnos, Daemon) {
+    start_with(bin, via, vc, |c| c)
+}
+
+/// [`start`] with qtc's configuration changed by `edit`.
+fn start_with(
+    bin: &std::path::Path,
+    via: Via,
+    vc: bool,
+    edit: impl FnOnce(String) -> String,
+) -> (Jnos, Daemon) {
     let j = Jnos::start(bin, jnos_setup(via, vc));
     let q = Daemon::start_bbs_at(
         &format!("{QTC_IP}:{QTC_TELNET}"),
         &j.wrapper(),
         "N0QTC",
-        &[("N0USR", "pw", "")],
-        &qtc_config(via, vc, &j.data()),
+        &[("N0USR", "pw", ""), ("N0SYS", "root", "--sysop")],
+        &edit(qtc_config(via, vc, &j.data())),
     );
     (j, q)
 }
@@ -122,11 +136,16 @@ fn check_accepts(q: &Daemon, port: &str) {
 /// The host's `ping -c 1` to `to`, from inside the namespace: whether a reply came (a hang
 /// guard of `PATIENCE`, not a timing).
 fn host_pings(j: &Jnos, to: &str) -> bool {
+    host_pings_with(j, to, &[])
+}
+
+/// The same with more of ping's options (`-s 1000`).
+fn host_pings_with(j: &Jnos, to: &str, options: &[&str]) -> bool {
     let secs = PATIENCE.as_secs().to_string();
     let out = Command::new("ip")
-        .args([
-            "netns", "exec", &j.ns, "ping", "-n", "-c", "1", "-W", &secs, to,
-        ])
+        .args(["netns", "exec", &j.ns, "ping", "-n", "-c", "1", "-W", &secs])
+        .args(options)
+        .arg(to)
         .output()
         .expect("run ping");
     eprintln!(
@@ -217,8 +236,39 @@ fn qtc_and_jnos_route_ip_to_each_other_over_axudp() {
         arp.contains("44.128.0.1") && arp.contains("N0QTC-1"),
         "JNOS's ARP table: {arp}"
     );
+    sysop_sees_arp_and_routes(&j, &q, "udp");
     host_reaches_jnos_mailbox(&j);
     jnos_reaches_qtc_prompt(console);
+}
+
+/// What the sysop sees of the router: `qtc ctl ip` and the web's Status page list JNOS's ARP
+/// entry (learned on `port`) and the route to the network on the air.
+fn sysop_sees_arp_and_routes(j: &Jnos, q: &Daemon, port: &str) {
+    let text = q.ctl(&["ip"]);
+    assert!(
+        text.starts_with("ip 44.128.0.1/24 on tun qtc0\n")
+            && text.contains(&format!("44.128.0.2      N0JNS     on {port} until "))
+            && text.contains("44.128.0.0/24      on the air"),
+        "{text}"
+    );
+    assert!(
+        q.ctl(&["status"])
+            .contains("ip: 44.128.0.1/24 on tun qtc0, 1 station in the ARP table, 1 route"),
+        "{}",
+        q.ctl(&["status"])
+    );
+    let web = q.web_port();
+    let page = j.in_ns(|| {
+        let cookie = web::login(web, "N0SYS", "root").expect("the sysop's web login");
+        web::http(web, "GET", "/status", &cookie, "")
+    });
+    assert_eq!(page.status, 200, "{}", page.body);
+    for row in [
+        format!("<td>44.128.0.2</td><td>N0JNS</td><td>{port}</td>"),
+        "<td>44.128.0.0/24</td><td>on the air</td>".to_string(),
+    ] {
+        assert!(page.body.contains(&row), "no {row} in {}", page.body);
+    }
 }
 
 #[test]
@@ -371,4 +421,172 @@ fn qtc_and_jnos_route_ip_over_netrom() {
     );
     // And a TCP connection the same way: JNOS's mailbox.
     host_at(&j, JNOS_IP_NETROM, JNOS_TELNET).expect("login:");
+}
+
+/// A UI frame from `from` to `to` with `pid` and `info`, with its FCS (one AXUDP datagram).
+fn ui(from: &str, to: &str, pid: qtc_ax25::wire::Pid, info: &[u8]) -> Vec<u8> {
+    use qtc_ax25::wire::{Address, CommandResponse, Frame};
+    let address = Address::new(
+        to.parse().unwrap(),
+        from.parse().unwrap(),
+        CommandResponse::Command,
+    );
+    let mut bytes = Frame::ui(address, pid, info.to_vec()).to_bytes();
+    qtc_ax25::wire::append_fcs(&mut bytes);
+    bytes
+}
+
+/// An ARP request from `call` at `sender` for `target`.
+fn arp_request(call: &str, sender: &str, target: &str) -> Vec<u8> {
+    let req = qtc_ip::wire::Arp::request(
+        call.parse().unwrap(),
+        sender.parse().unwrap(),
+        target.parse().unwrap(),
+    );
+    ui(call, "QST", qtc_ax25::wire::Pid::ARP, &req.to_bytes())
+}
+
+/// A UDP datagram from `src` to `dst` with `len` bytes of data, `ttl`, don't-fragment `df`.
+fn udp(src: &str, dst: &str, len: usize, ttl: u8, df: bool) -> Vec<u8> {
+    let h = qtc_ip::wire::Header {
+        header_len: 20,
+        tos: 0,
+        total_len: 28 + len,
+        id: 0x4242,
+        dont_fragment: df,
+        more_fragments: false,
+        frag_offset: 0,
+        ttl,
+        protocol: 17,
+        src: src.parse().unwrap(),
+        dst: dst.parse().unwrap(),
+    };
+    let mut d = Vec::new();
+    h.emit(&mut d);
+    // Ports 9 to 9 (discard), the length, no checksum (0: none, for UDP over IPv4).
+    d.extend_from_slice(&[0, 9, 0, 9]);
+    d.extend_from_slice(&((8 + len) as u16).to_be_bytes());
+    d.extend_from_slice(&[0, 0]);
+    d.resize(28 + len, 0x5a);
+    d
+}
+
+/// One of the router's counters (`qtc ctl ip --json`).
+fn counter(q: &Daemon, name: &str) -> u64 {
+    let v: serde_json::Value = serde_json::from_str(&q.ctl(&["ip", "--json"])).unwrap();
+    v["stats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p[0] == name)
+        .and_then(|p| p[1].as_u64())
+        .unwrap_or_else(|| panic!("no counter {name} in {v}"))
+}
+
+/// A station on the air that is not JNOS sends qtc's IP port what no station should: frames
+/// that are not IP or ARP, an ARP flood from invented stations (inside the network and out),
+/// datagrams whose time to live runs out here, one too big for the next link that may not be
+/// cut. qtc counts and drops them, keeps its ARP table within `max_arp`, answers the errors,
+/// and the host still reaches JNOS (a datagram of 1000 bytes too, in fragments both ways).
+#[test]
+fn hostile_frames_on_the_ip_port_are_dropped_and_bounded() {
+    let Some(bin) = peers() else {
+        return;
+    };
+    let (j, q) = start_with(&bin, Via::Axudp, false, |c| {
+        c.replace("tun = \"qtc0\"\n", "tun = \"qtc0\"\nmax_arp = 8\n")
+    });
+    assert!(host_pings(&j, JNOS_IP_AIR), "no echo reply\n{}", q.log());
+    // Any address may send to an AXUDP port: a forger beside JNOS.
+    let air = j.in_ns(|| std::net::UdpSocket::bind((HOST_IP, 0)).unwrap());
+    let send = |frame: &[u8]| {
+        air.send_to(frame, (HOST_IP, AXUDP)).unwrap();
+    };
+    // Frames are handled in order: once this one's station is learned, so were those before.
+    let mut sentinels = 0;
+    let mut settle = || {
+        sentinels += 1;
+        let ip = format!("44.128.0.{}", 240 + sentinels);
+        send(&arp_request(&format!("N0EN-{sentinels}"), &ip, QTC_IP));
+        q.wait_for_log(&format!("ARP: {ip} is N0EN-{sentinels} on udp"));
+    };
+    let (pid_ip, pid_arp) = (qtc_ax25::wire::Pid::IP, qtc_ax25::wire::Pid::ARP);
+    let malformed_before = counter(&q, "malformed");
+    let mut bad_checksum = udp("44.128.0.9", QTC_IP, 8, 64, false);
+    bad_checksum[10] ^= 0xff;
+    let mut ipv6 = udp("44.128.0.9", QTC_IP, 8, 64, false);
+    ipv6[0] = 0x65;
+    let mut too_long = udp("44.128.0.9", QTC_IP, 8, 64, false);
+    too_long.truncate(30);
+    let mut short_header = udp("44.128.0.9", QTC_IP, 8, 64, false);
+    short_header[0] = 0x44;
+    let mut ethernet_arp = qtc_ip::wire::Arp::request(
+        "N0BAD".parse().unwrap(),
+        "44.128.0.9".parse().unwrap(),
+        QTC_IP.parse().unwrap(),
+    )
+    .to_bytes();
+    ethernet_arp[1] = 1;
+    let malformed: [(_, &[u8]); 8] = [
+        (pid_ip, b""),
+        (pid_ip, &[0x45, 0]),
+        (pid_ip, &bad_checksum),
+        (pid_ip, &ipv6),
+        (pid_ip, &too_long),
+        (pid_ip, &short_header),
+        (pid_arp, &[0xde, 0xad, 0xbe, 0xef]),
+        (pid_arp, &ethernet_arp),
+    ];
+    for (pid, info) in malformed {
+        send(&ui("N0BAD", "N0QTC-1", pid, info));
+    }
+    settle();
+    assert_eq!(counter(&q, "malformed") - malformed_before, 8);
+    // The flood: stations inside the network asking for our address (each answered, the
+    // table kept at 8), and outside it (never learned), in bursts the port's queue holds.
+    for burst in 0..3u8 {
+        for i in 0..70u8 {
+            let call = format!("N0F{}{}", (b'A' + burst) as char, (b'A' + i % 26) as char);
+            let call = format!("{call}-{}", i / 26);
+            send(&arp_request(&call, &format!("44.128.0.{}", 10 + i), QTC_IP));
+            send(&arp_request(&call, &format!("10.0.{burst}.{i}"), QTC_IP));
+        }
+        settle();
+    }
+    let table: serde_json::Value = serde_json::from_str(&q.ctl(&["ip", "--json"])).unwrap();
+    let arp = table["arp"].as_array().unwrap();
+    assert_eq!(arp.len(), 8, "{table}");
+    assert!(
+        arp.iter()
+            .all(|a| a["address"].as_str().unwrap().starts_with("44.128.0.")),
+        "{table}"
+    );
+    // Time to live: a datagram passing through to JNOS with 1 left dies here, answered.
+    let expired_before = counter(&q, "TTL expired");
+    send(&ui(
+        "N0BAD",
+        "N0QTC-1",
+        pid_ip,
+        &udp("44.128.0.9", JNOS_IP_AIR, 8, 1, false),
+    ));
+    q.wait_for_log("ICMP error sent to=44.128.0.9 problem=TtlExceeded");
+    assert_eq!(counter(&q, "TTL expired") - expired_before, 1);
+    // Don't fragment, 600 bytes, for JNOS's 256-byte link: answered, not sent.
+    send(&ui(
+        "N0BAD",
+        "N0QTC-1",
+        pid_ip,
+        &udp("44.128.0.9", JNOS_IP_AIR, 572, 64, true),
+    ));
+    q.wait_for_log("ICMP error sent to=44.128.0.9 problem=NeedsFragmenting { mtu: 256 }");
+    // JNOS's entry made room for the flood: the host's ping asks for it again and gets through,
+    // and a 1000-byte ping travels in fragments both ways (JNOS puts them together and answers
+    // in its own).
+    assert!(host_pings(&j, JNOS_IP_AIR), "no echo reply\n{}", q.log());
+    assert!(
+        host_pings_with(&j, JNOS_IP_AIR, &["-s", "1000", "-M", "dont"]),
+        "no echo reply to 1000 bytes\n{}",
+        q.log()
+    );
+    assert!(!q.log().contains("panicked"), "{}", q.log());
 }
