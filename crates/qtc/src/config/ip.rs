@@ -393,7 +393,7 @@ fn check_tun_name(name: &str) -> Result<(), String> {
 }
 
 /// One line for the start-up report and `qtc check`: the address, the device, each port with
-/// its mode, and the routes.
+/// its mode, the routes and the static ARP entries.
 pub fn describe(ip: &Ip, ports: &[RadioPort]) -> String {
     let on: Vec<String> = ip
         .router
@@ -423,6 +423,18 @@ pub fn describe(ip: &Ip, ports: &[RadioPort]) -> String {
     );
     if !routes.is_empty() {
         line.push_str(&format!("; routes {}", routes.join(", ")));
+    }
+    let arp: Vec<String> = ip
+        .router
+        .arp
+        .iter()
+        .map(|a| {
+            let port = ports.get(a.port).map_or("?", |p| p.name.as_str());
+            format!("{} is {} on {port}", a.ip, a.call)
+        })
+        .collect();
+    if !arp.is_empty() {
+        line.push_str(&format!("; arp {}", arp.join(", ")));
     }
     line
 }
@@ -518,7 +530,8 @@ mod tests {
         let line = super::describe(&ip, &l.radio_ports);
         assert!(
             line.ends_with(
-                "routes 44.130.0.0/16 via 44.128.0.3 on udp (datagram), 44.131.0.0/16 over NET/ROM to N0JNS"
+                "routes 44.130.0.0/16 via 44.128.0.3 on udp (datagram), 44.131.0.0/16 over NET/ROM to N0JNS; \
+                 arp 44.128.0.2 is N0JNS on udp"
             ),
             "{line}"
         );
