@@ -543,9 +543,10 @@ fn hostile_frames_on_the_ip_port_are_dropped_and_bounded() {
     settle();
     assert_eq!(counter(&q, "malformed") - malformed_before, 8);
     // The flood: stations inside the network asking for our address (each answered, the
-    // table kept at 8), and outside it (never learned), in bursts the port's queue holds.
-    for burst in 0..3u8 {
-        for i in 0..70u8 {
+    // table kept at 8), and outside it (never learned), in bursts the port's socket and queue
+    // hold.
+    for burst in 0..4u8 {
+        for i in 0..40u8 {
             let call = format!("N0F{}{}", (b'A' + burst) as char, (b'A' + i % 26) as char);
             let call = format!("{call}-{}", i / 26);
             send(&arp_request(&call, &format!("44.128.0.{}", 10 + i), QTC_IP));
