@@ -669,7 +669,7 @@ impl NetromWiring {
         self,
         c: &Loaded,
         on_incoming: crate::radio::Incoming,
-        to_ip: Option<tokio::sync::mpsc::Sender<crate::radio::ip::FromNetrom>>,
+        to_ip: Option<tokio::sync::mpsc::Sender<crate::radio::netrom::IpFromNode>>,
         stop: &watch::Receiver<bool>,
         tasks: &TaskTracker,
     ) -> crate::radio::netrom::NetromHandle {

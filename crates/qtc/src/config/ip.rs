@@ -5,7 +5,7 @@
 use std::net::Ipv4Addr;
 
 use qtc_callsign::Callsign;
-use qtc_ip::{Hop, Mode, PortConfig, Prefix, Route, StaticArp};
+use qtc_ip::{Hop, PortConfig, Prefix, Route, StaticArp};
 use serde::Deserialize;
 
 use super::radio::{Ax25, RadioPort};
@@ -92,29 +92,6 @@ pub struct Ip {
     pub call: Callsign,
     /// The router's settings (ports by index, routes, static ARP).
     pub router: qtc_ip::Config,
-}
-
-/// A `[[port]]`'s `ip` and `ip_mode`: the mode its datagrams travel in, `None` without IP.
-pub(super) fn port_mode(ip: bool, mode: &str) -> Result<Option<Mode>, KeyError> {
-    if !ip {
-        if !mode.is_empty() {
-            return Err(KeyError::new("ip_mode", "set ip = true first"));
-        }
-        return Ok(None);
-    }
-    mode_of(mode)
-        .map(Some)
-        .map_err(|m| KeyError::new("ip_mode", m))
-}
-
-fn mode_of(word: &str) -> Result<Mode, String> {
-    match word {
-        "" | "datagram" => Ok(Mode::Datagram),
-        "vc" => Ok(Mode::VirtualCircuit),
-        other => Err(format!(
-            "expected \"datagram\" (UI frames) or \"vc\" (a connected link), got {other:?}"
-        )),
-    }
 }
 
 /// Checks `[ip]` against the ports and the NET/ROM node; `None` when no address is set.
@@ -331,7 +308,7 @@ fn route(
     let mode = if r.mode.is_empty() {
         None
     } else {
-        Some(mode_of(&r.mode).map_err(|m| KeyError::new("mode", m))?)
+        Some(super::radio::ip_mode_of(&r.mode).map_err(|m| KeyError::new("mode", m))?)
     };
     Ok(Route {
         to,

@@ -217,7 +217,7 @@ fn check_port(p: &PortCfg, callsign: &str) -> Result<RadioPort, KeyError> {
         max_links: p.max_links.max(1),
         beacon,
         netrom_quality: p.netrom_quality,
-        ip: super::ip::port_mode(p.ip, &p.ip_mode)?,
+        ip: port_mode(p.ip, &p.ip_mode)?,
     })
 }
 
@@ -278,6 +278,29 @@ fn port_link(p: &PortCfg, kind: &Kind) -> Result<(qtc_ax25::Config, KissParams),
     link.send_buffer = 8 * 1024;
     link.receive_buffer = 8 * 1024;
     Ok((link, kiss))
+}
+
+/// A `[[port]]`'s `ip` and `ip_mode`: the mode its datagrams travel in, `None` without IP.
+pub(super) fn port_mode(ip: bool, mode: &str) -> Result<Option<qtc_ip::Mode>, KeyError> {
+    if !ip {
+        if !mode.is_empty() {
+            return Err(KeyError::new("ip_mode", "set ip = true first"));
+        }
+        return Ok(None);
+    }
+    ip_mode_of(mode)
+        .map(Some)
+        .map_err(|m| KeyError::new("ip_mode", m))
+}
+
+pub(super) fn ip_mode_of(word: &str) -> Result<qtc_ip::Mode, String> {
+    match word {
+        "" | "datagram" => Ok(qtc_ip::Mode::Datagram),
+        "vc" => Ok(qtc_ip::Mode::VirtualCircuit),
+        other => Err(format!(
+            "expected \"datagram\" (UI frames) or \"vc\" (a connected link), got {other:?}"
+        )),
+    }
 }
 
 #[cfg(test)]

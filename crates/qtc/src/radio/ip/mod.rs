@@ -40,7 +40,7 @@ pub struct IpIn {
 }
 
 /// An IP datagram that came to our NET/ROM node, with the node it came from.
-pub type FromNetrom = (Callsign, Vec<u8>);
+pub type FromNetrom = crate::radio::netrom::IpFromNode;
 
 /// A frame the router asks a port task to send from the IP callsign.
 #[derive(Debug)]

@@ -115,6 +115,10 @@ pub enum NetCmd {
     },
 }
 
+/// An IP datagram that came to our node inside a NET/ROM datagram, with the node it came
+/// from (for the IP router).
+pub type IpFromNode = (Callsign, Vec<u8>);
+
 /// The running node, as the rest of the daemon sees it.
 #[derive(Clone)]
 pub struct NetromHandle {
@@ -189,7 +193,7 @@ pub struct Setup {
     /// Where the task publishes its tables and circuits.
     pub view: Arc<Mutex<NetromView>>,
     /// Where IP datagrams that came to our node go (the IP router), with the node they came from.
-    pub to_ip: Option<mpsc::Sender<crate::radio::ip::FromNetrom>>,
+    pub to_ip: Option<mpsc::Sender<IpFromNode>>,
     /// Stop.
     pub shutdown: watch::Receiver<bool>,
 }

@@ -25,7 +25,7 @@ struct Task {
     /// Frames a full port queue refused.
     dropped: u64,
     /// The IP router, for IP datagrams that came to our node.
-    to_ip: Option<mpsc::Sender<crate::radio::ip::FromNetrom>>,
+    to_ip: Option<mpsc::Sender<super::IpFromNode>>,
 }
 
 /// Runs the node until shutdown.
