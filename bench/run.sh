@@ -3,7 +3,7 @@
 # (or those given with --only), prints a Markdown table and writes it to bench/results/latest.md
 # (bench/results/partial.md with --only; or --out FILE). Exits non-zero only when a measurement broke, never because a figure is slow.
 #
-# usage: bench/run.sh [--quick] [--only idle,forward,telnet,faults,scale,lzhuf,radio,stalled,netrom,air,disk]
+# usage: bench/run.sh [--quick] [--only idle,forward,telnet,faults,scale,lzhuf,radio,bigstore,news,stalled,netrom,air,disk]
 #                     [--modes fbb,b1,b2] [--durability full|normal] [--log-level LEVEL] [--out FILE] ...
 # Full run: about 30 minutes on 2 cores, 20 of them row 11 (air: real time, needs direwolf and
 # python3); --quick: under 2 minutes, without row 11. Needs strace.

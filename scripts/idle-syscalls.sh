@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
 # Counts the system calls an idle qtc makes: starts the daemon on a scratch data directory,
 # optionally logs one telnet user in and leaves the session idle, optionally with a NET/ROM node
-# on an AXUDP port (its first broadcast and poll gone, the next an hour away), then attaches
+# on an AXUDP port (its first broadcast and poll gone, the next an hour away), optionally with
+# forwarding partners that have nothing queued (called at once when mail comes, polled hourly),
+# then attaches
 # `strace -f -c` to every thread for a while and prints the total. Expected: 0.
 #
 # --ip also makes qtc an IP router ([ip], docs/radio.md): its TUN interface qtc0 and an ip = true
 # AXUDP port whose peer is silent. It needs root (CAP_NET_ADMIN); qtc then runs in a network
 # namespace of its own, so the interface is made and gone with it.
 #
-# --mail also opens the four [mail] listeners and leaves an IMAP client in IDLE (logged in,
-# INBOX selected) and an NNTP reader (a group selected) connected while it counts.
+# --mail also opens the four [mail] listeners and leaves IMAP clients in IDLE on every kind of
+# folder (INBOX, a folder of the user's own, a bulletin folder) and an NNTP reader (logged in,
+# the groups listed) connected while it counts.
 #
-# usage: scripts/idle-syscalls.sh [--session] [--mail] [--netrom] [--ip] [--seconds N] [--binary PATH]
+# usage: scripts/idle-syscalls.sh [--session] [--mail] [--netrom] [--partners] [--ip] [--seconds N] [--binary PATH]
 set -euo pipefail
 
 session=0
 mail=0
 netrom=0
+partners=0
 ip=0
 seconds=10
 bin=""
@@ -25,10 +29,11 @@ while [ $# -gt 0 ]; do
     --session) session=1 ;;
     --mail) mail=1 ;;
     --netrom) netrom=1 ;;
+    --partners) partners=1 ;;
     --ip) ip=1 ;;
     --seconds) seconds="$2"; shift ;;
     --binary) bin="$2"; shift ;;
-    *) echo "usage: $0 [--session] [--mail] [--netrom] [--ip] [--seconds N] [--binary PATH]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--session] [--mail] [--netrom] [--partners] [--ip] [--seconds N] [--binary PATH]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -44,7 +49,7 @@ pid=""
 ns=""
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  exec 3>&- 4>&- 5>&- 2>/dev/null || true
+  exec 3>&- 4>&- 5>&- 6>&- 7>&- 2>/dev/null || true
   [ -n "$ns" ] && ip netns del "$ns" 2>/dev/null
   rm -rf "$work"
 }
@@ -62,7 +67,9 @@ if [ "$mail" = 1 ]; then
   printf '[mail]\nsmtp_listen = "127.0.0.1:0"\npop3_listen = "127.0.0.1:0"\nimap_listen = "127.0.0.1:0"\nnntp_listen = "127.0.0.1:0"\n' >>"$work/qtc.toml"
 fi
 if [ "$netrom" = 1 ]; then
-  # A NET/ROM node on an AXUDP port whose peer is silent: it broadcasts (and polls) at start.
+  # A NET/ROM node on an AXUDP port whose peer is silent: its first broadcast (with a poll)
+  # comes within a tenth of the interval (6 s), the next not before 90 s; counted between.
+  sed -i 's/^level = "warn"/level = "info"/' "$work/qtc.toml"
   cat >> "$work/qtc.toml" <<TOML
 [[port]]
 name = "udp"
@@ -72,15 +79,22 @@ peers = [{ callsign = "N0PEE", address = "127.0.0.1:9" }]
 netrom_quality = 192
 [netrom]
 alias = "IDLE"
-broadcast = "1h"
+broadcast = "100s"
 TOML
+fi
+if [ "$partners" = 1 ]; then
+  # Two partners with nothing queued for them: a call comes only with mail, a poll in an hour.
+  for call in N0PA N0PB; do
+    printf '[[partner]]\ncallsign = "%s"\nconnect = "tcp:127.0.0.1:9"\nroutes = ["%s", "WW"]\ninterval = "15s"\npoll = "1h"\n' \
+      "$call" "$call" >>"$work/qtc.toml"
+  done
 fi
 # The daemon's own process, inside the namespace when there is one.
 run=("$bin")
 if [ "$ip" = 1 ]; then
   [ "$(id -u)" = 0 ] || { echo "--ip needs root (a network namespace and a TUN interface)" >&2; exit 2; }
   # The clients of --session and --mail connect from outside the namespace.
-  [ "$session$mail" = 00 ] || { echo "--ip goes alone (or with --netrom)" >&2; exit 2; }
+  [ "$session$mail" = 00 ] || { echo "--ip goes without --session and --mail" >&2; exit 2; }
   # An AXUDP port carrying IP, its peer silent; the host's side is the TUN interface qtc0.
   cat >> "$work/qtc.toml" <<TOML
 [[port]]
@@ -119,11 +133,26 @@ if [ "$mail" = 1 ]; then
   exec 4<>"/dev/tcp/127.0.0.1/$(listener imap)"
   printf 'a LOGIN N0USR idle\r\n' >&4; sleep 1
   printf 'b SELECT INBOX\r\nc IDLE\r\n' >&4; sleep 0.5
+  exec 6<>"/dev/tcp/127.0.0.1/$(listener imap)"
+  printf 'a LOGIN N0USR idle\r\n' >&6; sleep 1
+  printf 'b CREATE Sent\r\nc SELECT Sent\r\nd IDLE\r\n' >&6; sleep 0.5
+  exec 7<>"/dev/tcp/127.0.0.1/$(listener imap)"
+  printf 'a LOGIN N0USR idle\r\n' >&7; sleep 1
+  printf 'b SELECT Bulletins/WX\r\nc IDLE\r\n' >&7; sleep 0.5
   exec 5<>"/dev/tcp/127.0.0.1/$(listener nntp)"
+  # Reading news takes the login (as LinBPQ's NNTP).
+  printf 'AUTHINFO USER N0USR\r\nAUTHINFO PASS idle\r\n' >&5; sleep 1
   printf 'LIST\r\n' >&5; sleep 0.5
 fi
 # Let start-up work (and the session's login) finish before counting.
 sleep 1
+if [ "$netrom" = 1 ]; then
+  for _ in $(seq 150); do
+    grep -q 'NET/ROM NODES sent; next broadcast' "$work/err" 2>/dev/null && break
+    sleep 0.1
+  done
+  grep -q 'NET/ROM NODES sent; next broadcast' "$work/err" || { echo "no NODES broadcast:" >&2; cat "$work/err" >&2; exit 1; }
+fi
 
 strace -f -c -qq -o "$work/strace" -p "$pid" &
 spid=$!
@@ -133,8 +162,9 @@ kill -INT "$spid"; wait "$spid" 2>/dev/null || true
 calls=$(awk '$NF=="total" {print $4}' "$work/strace")
 calls=${calls:-0}
 what="idle"; [ "$session" = 1 ] && what="idle, one logged-in telnet session"
-[ "$mail" = 1 ] && what="$what, SMTP/POP3/IMAP/NNTP listening, an IMAP client in IDLE and an NNTP reader connected"
+[ "$mail" = 1 ] && what="$what, SMTP/POP3/IMAP/NNTP listening, IMAP clients in IDLE on INBOX, Sent and Bulletins/WX and an NNTP reader connected"
 [ "$netrom" = 1 ] && what="$what, a NET/ROM node between broadcasts"
+[ "$partners" = 1 ] && what="$what, two forwarding partners with nothing queued"
 [ "$ip" = 1 ] && what="$what, an IP router on its TUN interface and an AXUDP port"
 echo "qtc $what: $calls syscalls in ${seconds} s (strace -f -c)"
 [ "$calls" = 0 ] || cat "$work/strace"

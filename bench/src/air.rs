@@ -352,7 +352,9 @@ fn pass(o: &Opts, mode: &str, lossy: bool) -> R<Pass> {
             call: "N0BBB",
             users: &[("N0AAA", "x", "--bbs")],
             extra: format!(
-                "[[partner]]\ncallsign = \"N0AAA\"\nprotocol = \"{mode}\"\nroutes = [\"N0AAA\"]\n{}",
+                // A's way: over the air a partner's call is its partner only by its own way.
+                "[[partner]]\ncallsign = \"N0AAA\"\nconnect = \"ax25:vhf:N0AAA\"\n\
+                 protocol = \"{mode}\"\nroutes = [\"N0AAA\"]\n{}",
                 port(chan.kiss.1)
             ),
             ..Spec::default()

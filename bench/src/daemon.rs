@@ -74,6 +74,8 @@ pub struct Daemon {
     pub fwd: Option<u16>,
     /// Its web port (/metrics), if it has one.
     pub web: Option<u16>,
+    /// Its NNTP port, if it has one.
+    pub nntp: Option<u16>,
     /// Its callsign.
     pub call: String,
 }
@@ -81,6 +83,13 @@ pub struct Daemon {
 impl Daemon {
     /// Writes the config, adds the users and starts the daemon.
     pub fn create(o: &Opts, s: &Spec<'_>) -> R<Daemon> {
+        let mut d = Daemon::prepare(o, s)?;
+        d.start()?;
+        Ok(d)
+    }
+
+    /// Writes the config and adds the users; [`Daemon::start`] starts it.
+    pub fn prepare(o: &Opts, s: &Spec<'_>) -> R<Daemon> {
         let tag = s.call.to_ascii_lowercase();
         let dir = match s.parent {
             Some(parent) => TempDir::new_in(parent, &tag)?,
@@ -104,7 +113,7 @@ impl Daemon {
             extra = s.extra,
         );
         std::fs::write(dir.path().join("qtc.toml"), cfg).ctx("write qtc.toml")?;
-        let mut d = Daemon {
+        let d = Daemon {
             dir,
             bin: o.bin.clone(),
             child: None,
@@ -112,6 +121,7 @@ impl Daemon {
             telnet: 0,
             fwd: None,
             web: None,
+            nntp: None,
             call: s.call.to_string(),
         };
         for (call, pw, flags) in s.users {
@@ -119,7 +129,6 @@ impl Daemon {
             args.extend(flags.split_whitespace());
             d.cli(&args, b"")?;
         }
-        d.start()?;
         Ok(d)
     }
 
@@ -182,6 +191,7 @@ impl Daemon {
         self.telnet = 0;
         self.fwd = None;
         self.web = None;
+        self.nntp = None;
         let port_of = |a: &str| a.rsplit(':').next().and_then(|p| p.parse::<u16>().ok());
         let end = now() + Duration::from_secs(20);
         let mut seen = Vec::new();
@@ -197,6 +207,9 @@ impl Daemon {
                     }
                     if let Some(a) = line.strip_prefix("web: listening on ") {
                         self.web = self.web.or(port_of(a));
+                    }
+                    if let Some(a) = line.strip_prefix("nntp: listening on ") {
+                        self.nntp = self.nntp.or(port_of(a));
                     }
                     let done = line.starts_with("data: ");
                     seen.push(line);
@@ -275,6 +288,15 @@ impl Daemon {
     /// The BBS prompt.
     pub fn prompt(&self) -> String {
         format!("de {}>", self.call)
+    }
+
+    /// SIGKILL: gone without a word to anyone; [`Daemon::start`] brings it back on the same
+    /// directory.
+    pub fn kill(&mut self) -> R<()> {
+        let mut child = self.child.take().ctx("not running")?;
+        child.kill().ctx("kill")?;
+        child.wait().ctx("wait")?;
+        Ok(())
     }
 
     /// SIGTERM, then waits up to 10 s; returns how long the exit took.

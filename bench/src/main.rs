@@ -23,6 +23,8 @@ mod lzhuf;
 mod mailbox;
 mod measure;
 mod netrom;
+mod network;
+mod news;
 mod pagesize;
 mod paste;
 mod radio;
@@ -81,6 +83,8 @@ pub struct Plan {
     pub big_without: Vec<String>,
     /// Row 11's passes (`--air`): `b1`, `mbl`, `b1-lossy`, `mbl-lossy`.
     pub air: Vec<String>,
+    /// Row 13's network sizes (`--nodes`).
+    pub network: Vec<usize>,
 }
 
 impl Plan {
@@ -106,6 +110,7 @@ impl Plan {
                 big_fwd_n: 300,
                 big_without: Vec::new(),
                 air: air::PASSES.iter().map(|s| s.to_string()).collect(),
+                network: vec![8],
             }
         } else {
             Plan {
@@ -128,23 +133,24 @@ impl Plan {
                 big_fwd_n: 1_000,
                 big_without: Vec::new(),
                 air: air::PASSES.iter().map(|s| s.to_string()).collect(),
+                network: vec![8, 16],
             }
         }
     }
 }
 
 const ROWS: &[&str] = &[
-    "idle", "forward", "telnet", "faults", "scale", "lzhuf", "radio", "bigstore", "stalled",
-    "netrom", "air", "disk", "device", "pagesize",
+    "idle", "forward", "telnet", "faults", "scale", "lzhuf", "radio", "bigstore", "news",
+    "stalled", "netrom", "air", "disk", "device", "pagesize", "network",
 ];
 
 const USAGE: &str = "usage: qtc-bench [--quick] [--qtc PATH] [--out FILE] [--only ROW,...] \
 [--modes fbb,b1,b2] [--durability full|normal] [--log-level LEVEL] [--sessions N] [--store N] [--fwd N]
        [--fwd-runs N] [--big N] [--without ll1,logins,housekeeping,metrics (loads left out of row 8e)]
        [--baseline PATH (another qtc binary: forwarding, 1 M store and stalled rows for both)]
-       [--air b1,mbl,b1-lossy,mbl-lossy (row 11's passes)]
-rows: idle, forward, telnet, faults, scale, lzhuf, radio, bigstore, stalled, netrom, air, disk,
-      device (12c: bytes to an ext4 loop device; root), pagesize (8g alone)";
+       [--air b1,mbl,b1-lossy,mbl-lossy (row 11's passes)] [--nodes 8,16,32 (row 13's networks)]
+rows: idle, forward, telnet, faults, scale, lzhuf, radio, bigstore, news, stalled, netrom, air, disk,
+      device (12c: bytes to an ext4 loop device; root), pagesize (8g alone), network";
 
 struct Args {
     plan: Plan,
@@ -202,6 +208,15 @@ fn parse_args() -> Result<Args, String> {
                 plan.air = val()?.split(',').map(str::to_string).collect();
                 if let Some(bad) = plan.air.iter().find(|a| !air::PASSES.contains(&a.as_str())) {
                     return Err(format!("unknown air pass {bad}\n{USAGE}"));
+                }
+            }
+            "--nodes" => {
+                plan.network = val()?
+                    .split(',')
+                    .map(|v| num(v.to_string()))
+                    .collect::<Result<_, _>>()?;
+                if let Some(bad) = plan.network.iter().find(|&&n| !(4..=676).contains(&n)) {
+                    return Err(format!("a network of {bad} nodes: 4 to 676\n{USAGE}"));
                 }
             }
             "--without" => {
@@ -319,12 +334,14 @@ fn main() -> ExitCode {
             "lzhuf" => lzhuf::run(o, plan),
             "radio" => radio::run(o, plan),
             "bigstore" => bigstore::run(o, plan),
+            "news" => news::run(o, plan),
             "stalled" => stalled::run(o, plan),
             "netrom" => netrom::run(o, plan),
             "air" => air::run(o, plan),
             "disk" => disk::run(o, plan),
             "device" => device::run_rows(o, plan),
             "pagesize" => pagesize::run(o, plan),
+            "network" => network::run(o, plan),
             _ => unreachable!("rows are checked when parsed"),
         };
         for r in &rows {

@@ -26,8 +26,8 @@ const BODY: usize = 500;
 /// Runs row 10.
 pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
     let idle_how = format!(
-        "two nodes on AXUDP (netrom_quality = 192, broadcast = \"1h\"), tables learned; strace \
-         -f -c + /proc ticks on one of them over {} s",
+        "two nodes on AXUDP (netrom_quality = 192, broadcast = \"5m\"), each past its first \
+         broadcast, tables learned; strace -f -c + /proc ticks on one of them over {} s",
         p.idle_secs
     );
     let mut rows = or_broken("10a", "idle NET/ROM node", &idle_how, idle(o, p, &idle_how));
@@ -48,7 +48,7 @@ pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
     let notes = vec![format!(
         "Row 10b: NET/ROM carries the same FBB session in circuits (20 bytes of headers per \
          236-byte information frame, its own acknowledgements) over the same AX.25 link, which \
-         recovers the lost frames hop by hop; the circuit's own timers (transport_timeout 60 s) \
+         recovers the lost frames hop by hop; the circuit's own timers (transport_timeout 30 s) \
          only act when the link itself gives up."
     )];
     (rows, notes)
@@ -70,7 +70,7 @@ fn idle(o: &Opts, p: &Plan, how: &str) -> R<Vec<Row>> {
         o,
         &Spec {
             call: "N0AAA",
-            extra: node_config(pa, "N0BBB", pb, "AAA", "1h"),
+            extra: node_config(pa, "N0BBB", pb, "AAA", "5m"),
             ..Spec::default()
         },
     )?;
@@ -78,10 +78,14 @@ fn idle(o: &Opts, p: &Plan, how: &str) -> R<Vec<Row>> {
         o,
         &Spec {
             call: "N0BBB",
-            extra: node_config(pb, "N0AAA", pa, "BBB", "1h"),
+            extra: node_config(pb, "N0AAA", pa, "BBB", "5m"),
             ..Spec::default()
         },
     )?;
+    // Each node's first broadcast comes within a tenth of the interval (30 s), the next not
+    // before 4.5 minutes: the window falls between.
+    a.wait_log("NET/ROM NODES sent; next broadcast", 0)?;
+    b.wait_log("NET/ROM NODES sent; next broadcast", 0)?;
     a.wait_log("NET/ROM route learned: BBB:N0BBB-1", 0)?;
     b.wait_log("NET/ROM route learned: AAA:N0AAA-1", 0)?;
     sleep(Duration::from_secs(1));
@@ -245,7 +249,9 @@ fn lossy_pair(o: &Opts) -> R<(Daemon, Daemon, Relay)> {
             call: "N0BBB",
             users: &[("N0AAA", "fwdpw", "--bbs")],
             extra: format!(
-                "{}[[partner]]\ncallsign = \"N0AAA\"\nroutes = [\"N0AAA\"]\n{web}",
+                // A's way, over AX.25 (A's node is B's neighbour on the port) and NET/ROM.
+                "{}[[partner]]\ncallsign = \"N0AAA\"\nconnect = \"netrom:AAA\"\n\
+                 routes = [\"N0AAA\"]\n{web}",
                 node_config(pb, "N0AAA", rb, "BBB", "20s")
             ),
             ..Spec::default()
@@ -256,6 +262,8 @@ fn lossy_pair(o: &Opts) -> R<(Daemon, Daemon, Relay)> {
 
 fn lossy(o: &Opts, p: &Plan, n: usize, how: &str) -> R<Vec<Row>> {
     let (mut a, b, _relay) = lossy_pair(o)?;
+    // B takes A's call for its partner's only from A's node, which it learns from A's NODES.
+    b.wait_log("NET/ROM route learned: AAA:N0AAA-1", 0)?;
     let rounds = if p.quick { 1 } else { 3 };
     let (mut ax, mut nr) = (Vec::new(), Vec::new());
     let (mut ax_resent, mut nr_resent, mut l4) = (0, 0, 0);

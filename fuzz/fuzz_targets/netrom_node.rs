@@ -1,5 +1,5 @@
 //! Fuzz a NET/ROM node: arbitrary NODES broadcasts and datagrams from its neighbours, mixed
-//! with timer expiries and users' connects, sends and closes. It must never panic, must only
+//! with timer expiries, failed links to neighbours and users' connects, sends and closes. It must never panic, must only
 //! emit frames that parse, and must keep its tables, queues and circuits within their limits.
 #![no_main]
 
@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use libfuzzer_sys::fuzz_target;
 use qtc_callsign::Callsign;
 use qtc_netrom::wire::{NetHeader, Nodes, Transport};
-use qtc_netrom::{Config, Event, Node, Transmit};
+use qtc_netrom::{Config, Event, Node, Transmit, Via};
 
 fn take<'a>(rest: &mut &'a [u8], n: usize) -> &'a [u8] {
     let n = n.min(rest.len());
@@ -33,6 +33,9 @@ fuzz_target!(|data: &[u8]| {
     cfg.max_nodes = 20;
     cfg.max_neighbours = 3;
     cfg.max_circuits = 4;
+    cfg.max_circuits_per_node = 3;
+    cfg.max_circuits_per_neighbour = 2;
+    cfg.own_calls = vec!["QTC-1".parse().unwrap()];
     cfg.circuit.send_buffer = 1024;
     cfg.circuit.receive_buffer = 512;
     let mut node = Node::new(cfg, base);
@@ -70,6 +73,7 @@ fuzz_target!(|data: &[u8]| {
                     node.set_busy(id, op & 16 != 0);
                 }
             }
+            _ if op & 8 != 0 => node.link_failed(now, Via { port, call: from }),
             _ => {
                 if let Some(&id) = circuits.get(usize::from(byte(&mut rest)) % circuits.len().max(1)) {
                     node.close(now, id);

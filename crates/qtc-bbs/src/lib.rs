@@ -34,8 +34,8 @@ mod view;
 pub use ask::{
     Answer, Ask, HeardStation, NeighbourInfo, NodeInfo, OnlineUser, PortInfo, RouteInfo,
 };
-pub use cmd::{kill, parse, Command, CommandError, KillOutcome, ListStatus, ListWhat, SendCmd};
+pub use cmd::{parse, Command, CommandError, ListStatus, ListWhat, SendCmd};
 pub use conv::{said, Conv, ConvEvent};
 pub use lines::{Line, LineReader};
 pub use session::{Access, Checking, Config, Event, Refusal, Session};
-pub use store::{answer_all, NewPassword, Reply, Request, StoreJob};
+pub use store::{answer_all, BbsStore, NewPassword, Reply, Request, StoreJob};

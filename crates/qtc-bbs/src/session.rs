@@ -9,7 +9,7 @@ use qtc_mail::{StoreError, User};
 use crate::ask::{Answer, Ask};
 use crate::cmd::send::Draft;
 use crate::lines::{Line, LineReader};
-use crate::store::{self, Query, Reply, Request};
+use crate::store::{self, BbsStore, Query, Reply, Request};
 
 mod login;
 pub(crate) mod paging;
@@ -103,7 +103,7 @@ impl Session {
         let lines = LineReader::new(cfg.max_line);
         let page_len = match access {
             Access::Password | Access::Verified(_) => cfg.page_len_telnet,
-            Access::Callsign(_) => cfg.page_len_radio,
+            Access::Callsign(_) | Access::Claimed(_) => cfg.page_len_radio,
         };
         Session {
             cfg,
@@ -140,7 +140,9 @@ impl Session {
                 ));
                 self.ask_callsign();
             }
-            Access::Callsign(call) | Access::Verified(call) => self.log_in(call.base()),
+            Access::Callsign(call) | Access::Claimed(call) | Access::Verified(call) => {
+                self.log_in(call.base())
+            }
         }
     }
 
@@ -174,14 +176,15 @@ impl Session {
             return;
         };
         self.due = due;
-        if reply.awaited {
+        let awaited = reply.awaited();
+        if awaited {
             self.awaited = self.awaited.saturating_sub(1);
         }
         if matches!(self.state, State::Closed) {
             return;
         }
-        (reply.then)(self);
-        if reply.awaited {
+        reply.apply(self);
+        if awaited {
             self.prompt_if_idle();
         }
         self.take_waiting(now);
@@ -265,7 +268,7 @@ impl Session {
 
     /// Asks the store for `query`; `then` goes on with its answer. A failure is said to the
     /// user, and the command ends there.
-    pub(crate) fn request<Q: Query>(
+    pub(crate) fn request<Q: Query<BbsStore>>(
         &mut self,
         query: Q,
         then: impl FnOnce(&mut Session, Q::Answer) + Send + 'static,
@@ -286,7 +289,7 @@ impl Session {
     }
 
     /// Asks the store for `query`; `then` goes on with its answer or its failure.
-    pub(crate) fn request_result<Q: Query>(
+    pub(crate) fn request_result<Q: Query<BbsStore>>(
         &mut self,
         query: Q,
         then: impl FnOnce(&mut Session, Result<Q::Answer, StoreError>) + Send + 'static,
@@ -295,7 +298,7 @@ impl Session {
     }
 
     /// A write nobody waits for (a read mark, the user's record): no word to the user.
-    pub(crate) fn save<Q: Query>(&mut self, query: Q) {
+    pub(crate) fn save<Q: Query<BbsStore>>(&mut self, query: Q) {
         let logged = |_: &mut Session, done: Result<Q::Answer, StoreError>| {
             if let Err(e) = done {
                 // A guest from RF has no record to update; nothing is lost.

@@ -7,22 +7,28 @@
 //! variant says); tests run it in place against a memory store ([`Request::run`]). One code
 //! path for both.
 
+use qtc_mail::request::{self, StoreKind};
 use qtc_mail::{Message, MessageStore, StoreError, User};
 
 use crate::session::Session;
 
-/// One store operation a command needs, and what it answers: the command's store request.
-pub(crate) trait Query: std::fmt::Debug + Send + 'static {
-    /// What it answers.
-    type Answer: Send + 'static;
-    /// It writes: it runs on the one writer; otherwise on any read-only connection.
-    const WRITES: bool;
-    /// Runs it against `store`.
-    fn run(self, store: &mut dyn MessageStore) -> Result<Self::Answer, StoreError>;
+pub(crate) use qtc_mail::request::Query;
+
+/// The interpreter's store: any [`MessageStore`] (qtc-store's SQLite, the memory store).
+pub enum BbsStore {}
+
+impl StoreKind for BbsStore {
+    type Store<'a> = dyn MessageStore + 'a;
 }
 
+/// A query or a write of the interpreter, with its answer's way back to the session.
+pub type StoreJob = request::Job<Session, BbsStore>;
+
+/// The answer to a [`Request`], for [`crate::Session::store_answered`].
+pub type Reply = request::Reply<Session>;
+
 /// What the session does with an answer of type `A`.
-pub(crate) type Then<A> = Box<dyn FnOnce(&mut Session, Result<A, StoreError>) + Send>;
+pub(crate) type Then<A> = request::Then<Session, A>;
 
 /// A store request from a session, with what the session does with its answer. Run it where
 /// its variant says and give the [`Reply`] to [`crate::Session::store_answered`], in the order
@@ -52,54 +58,6 @@ impl Request {
     }
 }
 
-/// A query or a write, with its answer's way back to the session.
-pub struct StoreJob(Box<dyn Job>);
-
-impl StoreJob {
-    /// Runs it against `store`.
-    pub fn run(self, store: &mut dyn MessageStore) -> Reply {
-        self.0.run(store)
-    }
-}
-
-impl std::fmt::Debug for StoreJob {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-/// A query together with what follows its answer, its types erased only here.
-trait Job: std::fmt::Debug + Send {
-    fn run(self: Box<Self>, store: &mut dyn MessageStore) -> Reply;
-}
-
-struct Typed<Q: Query> {
-    query: Q,
-    then: Then<Q::Answer>,
-    awaited: bool,
-}
-
-impl<Q: Query> Job for Typed<Q> {
-    fn run(self: Box<Self>, store: &mut dyn MessageStore) -> Reply {
-        let Typed {
-            query,
-            then,
-            awaited,
-        } = *self;
-        let answer = query.run(store);
-        Reply {
-            awaited,
-            then: Box::new(move |s| then(s, answer)),
-        }
-    }
-}
-
-impl<Q: Query> std::fmt::Debug for Typed<Q> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.query.fmt(f)
-    }
-}
-
 /// `PW`'s new password for `call`: the daemon hashes it, stores the hash and answers with
 /// [`NewPassword::stored`].
 pub struct NewPassword {
@@ -114,10 +72,7 @@ impl NewPassword {
     /// The answer once the password is stored (or could not be).
     pub fn stored(self, result: Result<(), StoreError>) -> Reply {
         let then = self.then;
-        Reply {
-            awaited: true,
-            then: Box::new(move |s| then(s, result)),
-        }
+        Reply::new(true, move |s| then(s, result))
     }
 }
 
@@ -128,27 +83,14 @@ impl std::fmt::Debug for NewPassword {
     }
 }
 
-/// The answer to a [`Request`], for [`crate::Session::store_answered`].
-pub struct Reply {
-    /// The user waits for it (a silent save does not count).
-    pub(crate) awaited: bool,
-    pub(crate) then: Box<dyn FnOnce(&mut Session) + Send>,
-}
-
-impl std::fmt::Debug for Reply {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Reply")
-    }
-}
-
 /// `query` as a request whose answer goes to `then`; `awaited`: the user waits for it.
-pub(crate) fn request<Q: Query>(query: Q, then: Then<Q::Answer>, awaited: bool) -> Request {
-    let job = StoreJob(Box::new(Typed {
-        query,
-        then,
-        awaited,
-    }));
-    if Q::WRITES {
+pub(crate) fn request<Q: Query<BbsStore>>(
+    query: Q,
+    then: Then<Q::Answer>,
+    awaited: bool,
+) -> Request {
+    let job = StoreJob::new(query, then, awaited);
+    if job.writes() {
         Request::Write(job)
     } else {
         Request::Read(job)
@@ -177,7 +119,7 @@ pub fn answer_all(session: &mut Session, store: &mut dyn MessageStore, now: i64)
 #[derive(Debug)]
 pub(crate) struct SaveUser(pub(crate) User);
 
-impl Query for SaveUser {
+impl Query<BbsStore> for SaveUser {
     type Answer = ();
     const WRITES: bool = true;
     fn run(self, store: &mut dyn MessageStore) -> Result<(), StoreError> {
@@ -189,7 +131,7 @@ impl Query for SaveUser {
 #[derive(Debug)]
 pub(crate) struct Headers(pub(crate) qtc_mail::ListFilter);
 
-impl Query for Headers {
+impl Query<BbsStore> for Headers {
     type Answer = Vec<qtc_mail::MessageHeader>;
     const WRITES: bool = false;
     fn run(self, store: &mut dyn MessageStore) -> Result<Self::Answer, StoreError> {
@@ -206,7 +148,7 @@ pub(crate) struct MessageHead {
     pub(crate) reader: Option<String>,
 }
 
-impl Query for MessageHead {
+impl Query<BbsStore> for MessageHead {
     type Answer = Option<Box<Message>>;
     const WRITES: bool = false;
     fn run(self, store: &mut dyn MessageStore) -> Result<Self::Answer, StoreError> {

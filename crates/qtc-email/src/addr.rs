@@ -17,7 +17,7 @@ use qtc_mail::MsgType;
 use crate::Settings;
 
 /// Where a recipient address sends a message.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Dest {
     /// P, B or T.
     pub kind: MsgType,
@@ -52,7 +52,14 @@ pub fn parse(address: &str, s: &Settings) -> Result<Dest, AddrError> {
         MsgType::Traffic => domain.trim_end_matches(".nts").trim_end_matches(".NTS"),
         _ => domain,
     };
-    let at = if domain.is_empty() || (kind == MsgType::Personal && s.is_ours(domain)) {
+    let ours = domain.is_empty() || s.is_ours(domain);
+    if kind == MsgType::Personal && !ours && !is_packet_address(domain) {
+        // `someone@gmail.com`: mail for the Internet, which this BBS does not reach.
+        return Err(AddrError(format!(
+            "{to}@{domain}: no Internet gateway here (packet addresses only: CALL@BBS.#REGION...)"
+        )));
+    }
+    let at = if kind == MsgType::Personal && ours {
         String::new()
     } else {
         domain.to_ascii_uppercase()
@@ -60,33 +67,28 @@ pub fn parse(address: &str, s: &Settings) -> Result<Dest, AddrError> {
     check(kind, to, &at)
 }
 
-/// Checks a destination with the BBS's own `S` command parser, so the same rules hold as at
-/// the prompt (a callsign or category of at most 6, a hierarchical address of at most 31).
+/// Whether a domain reads as a hierarchical packet address: a station's callsign first
+/// (`GB7BPQ.#23.GBR.EURO`), then regions and areas of letters and digits.
+fn is_packet_address(domain: &str) -> bool {
+    let mut elements = domain.split('.');
+    let first = elements.next().unwrap_or("");
+    qtc_callsign::Callsign::parse_station(first).is_ok_and(|c| c.ssid() == 0)
+        && elements.all(|e| {
+            let e = e.strip_prefix('#').unwrap_or(e);
+            !e.is_empty() && e.bytes().all(|b| b.is_ascii_alphanumeric())
+        })
+}
+
+/// Checks a destination as the `S` command does (a callsign or category of at most 6, a
+/// hierarchical address of at most 31, one word each), and a personal addressee is a
+/// station's callsign.
 pub fn check(kind: MsgType, to: &str, at: &str) -> Result<Dest, AddrError> {
-    let word =
-        |v: &str| !v.is_empty() && !v.chars().any(|c| c.is_whitespace() || "<$@".contains(c));
-    if !word(to) || (!at.is_empty() && !word(at)) {
-        return Err(AddrError(format!("{to}@{at}: not a packet address")));
+    let (to, at) = (to.to_ascii_uppercase(), at.to_ascii_uppercase());
+    qtc_mail::dest::check(&to, &at).map_err(|e| AddrError(format!("{to}@{at}: {e}")))?;
+    if kind == MsgType::Personal && qtc_callsign::Callsign::parse_station(&to).is_err() {
+        return Err(AddrError(format!("{to}: not a callsign")));
     }
-    let line = match at {
-        "" => format!("S{} {to}", kind.letter()),
-        at => format!("S{} {to} @ {at}", kind.letter()),
-    };
-    match qtc_bbs::parse(&line) {
-        Ok(qtc_bbs::Command::Send(cmd)) => {
-            if kind == MsgType::Personal && qtc_callsign::Callsign::parse_station(&cmd.to).is_err()
-            {
-                return Err(AddrError(format!("{}: not a callsign", cmd.to)));
-            }
-            Ok(Dest {
-                kind,
-                to: cmd.to,
-                at: cmd.at,
-            })
-        }
-        Ok(_) => Err(AddrError(format!("{to}@{at}: not a packet address"))),
-        Err(e) => Err(AddrError(format!("{to}@{at}: {e}"))),
-    }
+    Ok(Dest { kind, to, at })
 }
 
 /// A packet address as an e-mail address: `CALL@AT`, a local one `CALL@domain`.
@@ -128,6 +130,7 @@ pub(crate) mod tests {
             max_message: 100_000,
             plain_auth: true,
             starttls: false,
+            news_without_login: false,
             version: "test".into(),
         }
     }
@@ -161,8 +164,18 @@ pub(crate) mod tests {
         );
         let t = d("nts/12345@ntsca.nts").unwrap();
         assert_eq!((t.kind, t.at.as_str()), (MsgType::Traffic, "NTSCA"));
-        for bad in ["toolongcall@x", "x y@z", "foo/n0oth@x", "notacall@n0call"] {
+        for bad in [
+            "toolongcall@n0call",
+            "x y@z",
+            "foo/n0oth@x",
+            "notacall@n0call",
+        ] {
             assert!(d(bad).is_err(), "{bad}");
+        }
+        // Internet mail: no gateway, whatever the local part's length.
+        for internet in ["someone@gmail.com", "n0oth@example.org"] {
+            let e = d(internet).unwrap_err().0;
+            assert!(e.contains("no Internet gateway here"), "{internet}: {e}");
         }
         assert_eq!(email("N0USR", "", &s), "N0USR@bbs.example.org");
         assert_eq!(

@@ -1,7 +1,12 @@
-//! What the four protocol cores share: their settings, the events and store requests they hand
-//! out, and the answers they take.
+//! What the four protocol cores share: their settings, the events they hand out, the trait the
+//! daemon drives them through, and [`Exchange`], the output and events each core keeps.
 
-use qtc_mail::{NewMessage, StoreError};
+use std::collections::VecDeque;
+
+use qtc_mail::request::Query;
+use qtc_mail::StoreError;
+
+use crate::store::{MailKind, Reply, Request};
 
 /// What every session needs to know of this BBS and of the connection.
 #[derive(Clone, Debug)]
@@ -19,11 +24,19 @@ pub struct Settings {
     pub plain_auth: bool,
     /// STARTTLS is offered (`[tls]` is set and the connection is not TLS yet).
     pub starttls: bool,
+    /// NNTP readers may read bulletins without a login (`[mail] news_without_login`).
+    pub news_without_login: bool,
     /// The software and version named in greetings.
     pub version: String,
 }
 
 impl Settings {
+    /// TLS runs now: passwords may come, and STARTTLS is not offered again.
+    pub(crate) fn tls_started(&mut self) {
+        self.starttls = false;
+        self.plain_auth = true;
+    }
+
     /// Whether `domain` names this BBS: its callsign, its hierarchical address or the mail
     /// domain (any case).
     pub fn is_ours(&self, domain: &str) -> bool {
@@ -31,151 +44,6 @@ impl Settings {
             .iter()
             .any(|d| d.eq_ignore_ascii_case(domain))
     }
-}
-
-/// One message of a user's INBOX (their personal mail) as POP3 and IMAP see it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Entry {
-    /// The BBS message number: the IMAP UID.
-    pub number: u64,
-    /// The user's own read mark.
-    pub seen: bool,
-    /// The size of its RFC 5322 form in bytes (0 when not asked for, see [`Request::Mailbox`]).
-    pub size: u64,
-    /// When it was stored here, Unix seconds (IMAP INTERNALDATE).
-    pub created: i64,
-    /// Its sender's callsign.
-    pub from: String,
-    /// Its subject bytes.
-    pub subject: Vec<u8>,
-    /// Its BID: the POP3 UIDL.
-    pub bid: String,
-}
-
-/// A message a client submitted, checked and ready to store.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Submission {
-    /// The message (its sender is the logged-in call).
-    pub msg: NewMessage,
-    /// Its attachments: file name and bytes (B2F `File:` parts).
-    pub files: Vec<(Vec<u8>, Vec<u8>)>,
-}
-
-/// A newsgroup: one bulletin area (category and `@`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GroupInfo {
-    /// The bulletin category (`to`), upper case.
-    pub category: String,
-    /// The `@` field, upper case (may be empty).
-    pub at: String,
-    /// Bulletins in it (neither killed nor held).
-    pub count: u64,
-    /// Its lowest and highest message number (0, 0 when empty).
-    pub low: u64,
-    /// See `low`.
-    pub high: u64,
-}
-
-/// One article's overview (NNTP OVER).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Article {
-    /// The message number: the article number in every group.
-    pub number: u64,
-    /// Sender's callsign.
-    pub from: String,
-    /// Subject bytes.
-    pub subject: Vec<u8>,
-    /// Stored at, Unix seconds.
-    pub created: i64,
-    /// The BID: its Message-ID is `<BID@domain>`.
-    pub bid: String,
-    /// Body size in bytes.
-    pub size: u64,
-}
-
-/// A store operation a session needs. The daemon runs reads on its readers and writes on the
-/// store thread, as for the BBS.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Request {
-    /// The user's personal mail (addressed to them or a copy to them, neither killed nor
-    /// held), oldest first, the newest [`MAX_MAILBOX`] at most. Sizes are worked out only for
-    /// messages numbered above `sized_after` (the others' are 0): a refresh asks only for new
-    /// ones.
-    Mailbox {
-        /// The user.
-        call: String,
-        /// Sizes for numbers above this.
-        sized_after: u64,
-    },
-    /// Message `number` in RFC 5322 form, if `call` may read it (`None`: anyone may read
-    /// bulletins).
-    Render {
-        /// The message.
-        number: u64,
-        /// The reader; `None` for an anonymous news reader (bulletins only).
-        call: Option<String>,
-    },
-    /// Sets or clears `call`'s read mark on a message (IMAP `\Seen`, as `R` sets it).
-    Seen {
-        /// The message.
-        number: u64,
-        /// Whose mark.
-        call: String,
-        /// Read or unread.
-        seen: bool,
-    },
-    /// Kills a message as `K` would for `call` (IMAP EXPUNGE, POP3 DELE).
-    Kill {
-        /// The message.
-        number: u64,
-        /// Who asks.
-        call: String,
-    },
-    /// Stores a submitted message, within the user's allowances.
-    Submit(Box<Submission>),
-    /// Every bulletin area with its counts.
-    Groups,
-    /// Overviews of the bulletins of one area numbered `from..=to`, oldest first, at most
-    /// `limit`.
-    Articles {
-        /// The category.
-        category: String,
-        /// The `@` field.
-        at: String,
-        /// Lowest number.
-        from: u64,
-        /// Highest number.
-        to: u64,
-        /// At most this many.
-        limit: usize,
-    },
-}
-
-/// The most messages an INBOX or a POP3 drop shows: the newest.
-pub const MAX_MAILBOX: usize = 1000;
-
-/// The answer to a [`Request`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Reply {
-    /// For [`Request::Mailbox`].
-    Mailbox(Vec<Entry>),
-    /// For [`Request::Render`]: the message, or `None` when it is gone or not the reader's.
-    Rendered(Option<Box<crate::render::Rendered>>),
-    /// For [`Request::Kill`]: killed now (false: not theirs to kill, or gone).
-    Killed(bool),
-    /// For [`Request::Submit`]: its number and BID.
-    Stored {
-        /// Number.
-        number: u64,
-        /// BID.
-        bid: String,
-    },
-    /// For [`Request::Groups`].
-    Groups(Vec<GroupInfo>),
-    /// For [`Request::Articles`].
-    Articles(Vec<Article>),
-    /// For the other writes.
-    Done,
 }
 
 /// Why a login was refused.
@@ -190,9 +58,9 @@ pub enum LoginRefused {
     Unavailable,
 }
 
-/// What a session asks of the daemon.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Event {
+/// What a session `C` asks of the daemon.
+#[derive(Debug)]
+pub enum Event<C> {
     /// Check this login (counted by the throttle, password checked, a place taken), then call
     /// [`Core::login_done`].
     Login {
@@ -201,8 +69,9 @@ pub enum Event {
         /// The password.
         password: String,
     },
-    /// Run this, then call [`Core::answered`].
-    Store(Request),
+    /// Run this where it says, then give its answer to [`Core::answered`] (or, when the
+    /// thread that runs it is gone, call [`Core::store_lost`]).
+    Store(Request<C>),
     /// Start TLS on the connection after the output so far, then call [`Core::tls_started`].
     StartTls,
     /// Call [`Core::changed`] whenever the store changes (true), or stop (false): IMAP IDLE.
@@ -211,22 +80,145 @@ pub enum Event {
     Close,
 }
 
-/// A protocol session, as the daemon drives it.
-pub trait Core {
+/// The callsign a client logs in with: `N0USR` or `N0USR@domain`, upper case.
+pub(crate) fn account(user: &str) -> String {
+    user.split('@')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_uppercase()
+}
+
+/// What a core has for the daemon: bytes to send and events, and how many answers it waits
+/// for (a login, a store answer, the TLS handshake). Each core holds one.
+#[derive(Debug)]
+pub struct Exchange<C> {
+    out: Vec<u8>,
+    events: VecDeque<Event<C>>,
+    /// Answers the core waits for.
+    due: usize,
+    closing: bool,
+}
+
+impl<C: Core> Exchange<C> {
+    pub(crate) fn new() -> Exchange<C> {
+        Exchange {
+            out: Vec::new(),
+            events: VecDeque::new(),
+            due: 0,
+            closing: false,
+        }
+    }
+
+    /// A line to send (CR LF is added).
+    pub(crate) fn say(&mut self, line: &str) {
+        self.out.extend_from_slice(line.as_bytes());
+        self.out.extend_from_slice(b"\r\n");
+    }
+
+    /// The output, for bytes written as they are (literals, message text).
+    pub(crate) fn out(&mut self) -> &mut Vec<u8> {
+        &mut self.out
+    }
+
+    /// Asks the store for `query`; `then` goes on with its answer. Nothing else is read until
+    /// it comes.
+    pub(crate) fn ask<Q: Query<MailKind>>(
+        &mut self,
+        query: Q,
+        then: impl FnOnce(&mut C, Result<Q::Answer, StoreError>) + Send + 'static,
+    ) {
+        self.due += 1;
+        self.events
+            .push_back(Event::Store(Request::new(query, Box::new(then))));
+    }
+
+    /// Asks the daemon to check a login.
+    pub(crate) fn login(&mut self, call: String, password: String) {
+        self.due += 1;
+        self.events.push_back(Event::Login { call, password });
+    }
+
+    /// Asks for TLS after the output so far.
+    pub(crate) fn start_tls(&mut self) {
+        self.due += 1;
+        self.events.push_back(Event::StartTls);
+    }
+
+    /// Starts or stops hearing of changes.
+    pub(crate) fn watch(&mut self, on: bool) {
+        self.events.push_back(Event::Watch(on));
+    }
+
+    /// Ends the session once the output is written; nothing more is read.
+    pub(crate) fn close(&mut self) {
+        if !self.closing {
+            self.closing = true;
+            self.events.push_back(Event::Close);
+        }
+    }
+
+    /// An answer came (a login, a store answer, the TLS handshake).
+    pub(crate) fn answer_came(&mut self) {
+        self.due = self.due.saturating_sub(1);
+    }
+
+    /// Whether the core waits for an answer or is closing: it reads nothing then.
+    pub(crate) fn busy(&self) -> bool {
+        self.due > 0 || self.closing
+    }
+
+    /// Whether a store answer is on its way.
+    pub(crate) fn asking(&self) -> bool {
+        self.due > 0
+    }
+}
+
+/// A protocol session, as the daemon drives it: bytes and answers in, bytes and [`Event`]s
+/// out. Its store work comes out as typed requests whose answers carry on what asked for them.
+pub trait Core: Sized + Send + 'static {
+    /// What the session says before it closes when the store is lost.
+    const STORE_LOST: &'static str;
+    /// The output and events the core keeps (each core holds one [`Exchange`]).
+    fn exchange(&self) -> &Exchange<Self>;
+    /// The same, to change.
+    fn exchange_mut(&mut self) -> &mut Exchange<Self>;
     /// Bytes from the client.
     fn handle_input(&mut self, bytes: &[u8]);
-    /// Appends what is to be sent to `out`.
-    fn take_output(&mut self, out: &mut Vec<u8>);
-    /// The next thing the session asks for.
-    fn poll_event(&mut self) -> Option<Event>;
     /// The answer to [`Event::Login`]: the user's callsign, or why not.
     fn login_done(&mut self, result: Result<String, LoginRefused>);
-    /// The answer to [`Event::Store`].
-    fn answered(&mut self, reply: Result<Reply, StoreError>);
     /// TLS now runs on the connection (after [`Event::StartTls`]).
     fn tls_started(&mut self);
     /// The store changed (while watching).
-    fn changed(&mut self);
-    /// Whether the session takes input now (false while it waits for an answer).
-    fn wants_input(&self) -> bool;
+    fn changed(&mut self) {}
+    /// Goes on with input that waited for an answer.
+    fn resume(&mut self);
+
+    /// Whether the session takes input now (false while it waits for an answer, and once it
+    /// is closing).
+    fn wants_input(&self) -> bool {
+        !self.exchange().busy()
+    }
+    /// The daemon could not run the last store request (the thread that runs it is gone):
+    /// the client is told, and the session ends.
+    fn store_lost(&mut self) {
+        let x = self.exchange_mut();
+        x.answer_came();
+        x.say(Self::STORE_LOST);
+        x.close();
+    }
+    /// Appends what is to be sent to `out`.
+    fn take_output(&mut self, out: &mut Vec<u8>) {
+        out.append(&mut self.exchange_mut().out);
+    }
+    /// The next thing the session asks for.
+    fn poll_event(&mut self) -> Option<Event<Self>> {
+        self.exchange_mut().events.pop_front()
+    }
+    /// The answer to [`Event::Store`]: what asked for it goes on, then the input that waited.
+    fn answered(&mut self, reply: Reply<Self>) {
+        self.exchange_mut().answer_came();
+        reply.apply(self);
+        self.resume();
+    }
 }

@@ -1,9 +1,13 @@
-//! The fuzz targets' driver (fuzz/fuzz_targets/*_session.rs; the seeds run in its test): feeds a core arbitrary bytes in
-//! chunks and answers every event as the daemon would, with canned store answers.
+//! Driving a core without the daemon: [`pump`] answers every event as the daemon would, its
+//! store requests run against a [`MemoryMail`]; the fuzz targets (fuzz/fuzz_targets/
+//! *_session.rs; the seeds run in this module's test) feed a core arbitrary bytes with
+//! [`drive`], and the cores' unit tests use [`pump`] too.
 
-use crate::render::render;
-use crate::{Core, Entry, Event, GroupInfo, Reply, Request, Settings};
-use qtc_mail::{Message, MessageHeader, MsgStatus, MsgType};
+use qtc_mail::{MsgStatus, MsgType, NewMessage};
+
+use crate::memory::MemoryMail;
+use crate::store::Attachment;
+use crate::{Core, Event, LoginRefused, Settings};
 
 /// Settings for a fuzzed session: passwords in clear and STARTTLS both allowed.
 pub fn settings() -> Settings {
@@ -14,102 +18,109 @@ pub fn settings() -> Settings {
         max_message: 4096,
         plain_auth: true,
         starttls: true,
+        news_without_login: false,
         version: "fuzz".into(),
     }
 }
 
-fn sample(number: u64) -> Message {
-    Message {
-        header: MessageHeader {
-            number,
-            kind: MsgType::Personal,
-            status: MsgStatus::New,
-            to: "N0OTH".into(),
-            at: String::new(),
-            from: "N0USR".into(),
-            bid: format!("{number}_N0CALL"),
-            subject: b"s\xe9".to_vec(),
-            size: 4,
-            created: 1_796_214_665,
-        },
-        rlines: Vec::new(),
-        body: b"hi\r\n".to_vec(),
-        read_count: 0,
-        copies: vec!["N0CC".into()],
-        cc: vec!["N0CC".into()],
-        files: Vec::new(),
-        charset: String::new(),
+/// What the daemon did for a core, as [`pump`] reports it.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Pumped {
+    /// The core asked to close.
+    pub closed: bool,
+    /// The core watches the store (IMAP IDLE).
+    pub watching: bool,
+}
+
+/// Answers every event `core` has, in order, until it has none: logins by `login`, store
+/// requests against `store`, STARTTLS at once. What the daemon does, in place.
+pub fn pump<C: Core>(
+    core: &mut C,
+    store: &mut MemoryMail,
+    login: &mut dyn FnMut(&str, &str) -> Result<String, LoginRefused>,
+    state: &mut Pumped,
+) {
+    while let Some(ev) = core.poll_event() {
+        match ev {
+            Event::Login { call, password } => core.login_done(login(&call, &password)),
+            Event::Store(req) => {
+                let reply = req.run(store);
+                core.answered(reply);
+            }
+            Event::StartTls => core.tls_started(),
+            Event::Watch(on) => state.watching = on,
+            Event::Close => state.closed = true,
+        }
     }
 }
 
-fn answer(core: &mut dyn Core, req: Request, s: &Settings) {
-    let reply = match req {
-        Request::Mailbox { .. } => Reply::Mailbox(
-            (1..4)
-                .map(|n| Entry {
-                    number: n * 3,
-                    seen: n == 2,
-                    size: 100,
-                    created: 0,
-                    from: "N0USR".into(),
-                    subject: b"x".to_vec(),
-                    bid: format!("{n}_N0CALL"),
-                })
-                .collect(),
-        ),
-        Request::Render { number, .. } => {
-            let files = vec![(b"a.bin".to_vec(), vec![0u8, 1, 2])];
-            let files = if number % 2 == 0 { files } else { Vec::new() };
-            Reply::Rendered(Some(Box::new(render(&sample(number), &files, s))))
-        }
-        Request::Groups => Reply::Groups(vec![GroupInfo {
-            category: "WX".into(),
-            at: "WW".into(),
-            count: 2,
-            low: 3,
-            high: 9,
-        }]),
-        Request::Articles { .. } => Reply::Articles(Vec::new()),
-        Request::Submit(_) => Reply::Stored {
-            number: 10,
-            bid: "10_N0CALL".into(),
-        },
-        Request::Kill { .. } => Reply::Killed(true),
-        Request::Seen { .. } => Reply::Done,
+/// A store with users `N0OTH` (password `x`) and `N0USR` (`pw`), a message to N0OTH with a
+/// copy to N0CC and an attachment, and two bulletins in `WX @ WW`.
+pub fn sample_store() -> MemoryMail {
+    let mut m = MemoryMail::new("N0CALL");
+    for (call, pw) in [("N0OTH", "x"), ("N0USR", "pw")] {
+        let _ = m.store.add_user(call, Some(pw), false, false);
+    }
+    let msg = |kind, to: &str, at: &str| NewMessage {
+        kind,
+        status: MsgStatus::New,
+        to: to.into(),
+        at: at.into(),
+        from: "N0USR".into(),
+        bid: None,
+        subject: b"s\xe9".to_vec(),
+        rlines: Vec::new(),
+        body: b"hi\r\n.dot\r\n".to_vec(),
     };
-    core.answered(Ok(reply));
+    let file = || {
+        vec![Attachment {
+            name: b"a.bin".to_vec(),
+            mime: String::new(),
+            data: vec![0, 1, 2],
+        }]
+    };
+    let _ = m.insert(
+        &msg(MsgType::Personal, "N0OTH", ""),
+        file(),
+        Default::default(),
+    );
+    m.store.add_copy(1, "N0CC");
+    for _ in 0..2 {
+        let _ = m.insert(
+            &msg(MsgType::Bulletin, "WX", "WW"),
+            file(),
+            Default::default(),
+        );
+    }
+    m
 }
 
-/// Feeds `data` to `core` in chunks whose sizes come from the data, answering every event;
-/// the output is bounded by what came in.
-pub fn drive(core: &mut dyn Core, data: &[u8]) {
-    let s = settings();
+/// Feeds `data` to `core` in chunks whose sizes come from the data, answering every event
+/// (logins alternately accepted as N0OTH and refused); the output is bounded by what came in.
+pub fn drive<C: Core>(core: &mut C, data: &[u8]) {
+    let mut store = sample_store();
+    let mut logins = 0;
+    let mut login = |_: &str, _: &str| {
+        logins += 1;
+        match logins % 2 {
+            1 => Ok("N0OTH".to_string()),
+            _ => Err(LoginRefused::Wrong),
+        }
+    };
+    let mut state = Pumped::default();
     let mut out = Vec::new();
     let mut rest = data;
-    let mut logins = 0;
-    while !rest.is_empty() {
+    while !rest.is_empty() && !state.closed {
         let n = usize::from(rest[0] % 64) + 1;
         let (chunk, tail) = rest[1..].split_at(n.min(rest.len() - 1));
         rest = tail;
         if core.wants_input() {
             core.handle_input(chunk);
         }
-        while let Some(ev) = core.poll_event() {
-            match ev {
-                Event::Login { .. } => {
-                    logins += 1;
-                    let r = if logins % 2 == 1 {
-                        Ok("N0OTH".into())
-                    } else {
-                        Err(crate::LoginRefused::Wrong)
-                    };
-                    core.login_done(r);
-                }
-                Event::Store(req) => answer(core, req, &s),
-                Event::StartTls => core.tls_started(),
-                Event::Watch(_) => core.changed(),
-                Event::Close => return,
-            }
+        pump(core, &mut store, &mut login, &mut state);
+        if state.watching {
+            core.changed();
+            pump(core, &mut store, &mut login, &mut state);
         }
         core.take_output(&mut out);
         out.clear();
@@ -120,40 +131,37 @@ pub fn drive(core: &mut dyn Core, data: &[u8]) {
 mod tests {
     use super::*;
 
+    fn seeded(seed: &[u8]) -> Vec<u8> {
+        // Chunk sizes come from the first byte of each chunk: a leading 63 gives 64.
+        let mut data = Vec::new();
+        for chunk in seed.chunks(64) {
+            data.push(63);
+            data.extend_from_slice(chunk);
+        }
+        data
+    }
+
     #[test]
     fn the_fuzz_seeds_run_through_every_core() {
-        let seeds: [(&str, &[u8]); 4] = [
-            (
-                "smtp",
-                include_bytes!("../../../fuzz/seeds/smtp_session/session"),
-            ),
-            (
-                "pop3",
-                include_bytes!("../../../fuzz/seeds/pop3_session/session"),
-            ),
-            (
-                "imap",
-                include_bytes!("../../../fuzz/seeds/imap_session/session"),
-            ),
-            (
-                "nntp",
-                include_bytes!("../../../fuzz/seeds/nntp_session/session"),
-            ),
-        ];
-        for (proto, seed) in seeds {
-            // Chunk sizes come from the first byte of each chunk: a leading 63 gives 64.
-            let mut data = Vec::new();
-            for chunk in seed.chunks(64) {
-                data.push(63);
-                data.extend_from_slice(chunk);
-            }
-            let mut core: Box<dyn Core> = match proto {
-                "smtp" => Box::new(crate::smtp::Smtp::new(settings())),
-                "pop3" => Box::new(crate::pop3::Pop3::new(settings())),
-                "imap" => Box::new(crate::imap::Imap::new(settings(), 1)),
-                _ => Box::new(crate::nntp::Nntp::new(settings())),
-            };
-            drive(core.as_mut(), &data);
-        }
+        drive(
+            &mut crate::smtp::Smtp::new(settings()),
+            &seeded(include_bytes!("../../../fuzz/seeds/smtp_session/session")),
+        );
+        drive(
+            &mut crate::pop3::Pop3::new(settings()),
+            &seeded(include_bytes!("../../../fuzz/seeds/pop3_session/session")),
+        );
+        drive(
+            &mut crate::imap::Imap::new(settings(), 1),
+            &seeded(include_bytes!("../../../fuzz/seeds/imap_session/session")),
+        );
+        drive(
+            &mut crate::imap::Imap::new(settings(), 1),
+            &seeded(include_bytes!("../../../fuzz/seeds/imap_session/folders")),
+        );
+        drive(
+            &mut crate::nntp::Nntp::new(settings()),
+            &seeded(include_bytes!("../../../fuzz/seeds/nntp_session/session")),
+        );
     }
 }

@@ -5,6 +5,15 @@
 #[error("line longer than {0} bytes")]
 pub struct LineError(pub usize);
 
+/// Why a command line (POP3, NNTP) is not a command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParseError {
+    /// Not a command the protocol has (or this server does).
+    Unknown,
+    /// A command with bad arguments: how it is written.
+    Usage(&'static str),
+}
+
 /// Collects bytes into lines.
 #[derive(Debug)]
 pub struct LineBuffer {

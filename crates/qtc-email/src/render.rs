@@ -7,9 +7,11 @@
 //! - The body keeps its bytes: it is sent `8bit` in the charset it was declared in (Winlink
 //!   `Content-Type`), else UTF-8 when it is UTF-8, else ISO-8859-1 (as B2F forwarding declares
 //!   it); base64 when a line is longer than 998 bytes or holds NUL or a bare CR.
-//! - Attachments (B2F `File:` parts) become `application/octet-stream` parts, base64.
+//! - Attachments go base64, so their bytes come back exactly, with the type the client sent
+//!   (B2F `File:` parts, which have none, as `application/octet-stream`).
 //! - `From:` and `To:` are `CALL@HOME` addresses ([`crate::addr::email`]); `Message-ID:` is
-//!   the BID; the R: lines go in `X-BBS-Route:` headers.
+//!   the BID; a reply's `In-Reply-To:` and `References:` are kept; the R: lines go in
+//!   `X-BBS-Route:` headers.
 
 use std::fmt::Write as _;
 use std::ops::Range;
@@ -17,6 +19,7 @@ use std::ops::Range;
 use base64::Engine as _;
 use qtc_mail::{Message, MsgType, Utc};
 
+use crate::store::{Attachment, Stored, Thread};
 use crate::Settings;
 
 /// One MIME part of a rendered message.
@@ -54,11 +57,12 @@ pub struct Rendered {
     pub boundary: String,
 }
 
-/// Renders `m` with its attachments (name, bytes).
-pub fn render(m: &Message, files: &[(Vec<u8>, Vec<u8>)], s: &Settings) -> Rendered {
+/// Renders a stored message with its attachments.
+pub fn render(stored: &Stored, s: &Settings) -> Rendered {
+    let (m, files) = (&stored.message, &stored.files);
     let boundary = format!("=_qtc_{}", m.header.number);
     let mut out = Vec::with_capacity(m.body.len() + 1024);
-    out.extend_from_slice(top_header(m, s).as_bytes());
+    out.extend_from_slice(top_header(m, &stored.thread, s).as_bytes());
     let charset = body_charset(m);
     let (text_enc, text) = encode_text(&m.body);
     let text_params = vec![("CHARSET".to_string(), charset)];
@@ -110,21 +114,8 @@ pub fn render(m: &Message, files: &[(Vec<u8>, Vec<u8>)], s: &Settings) -> Render
         encoding: text_enc,
         ..p
     }));
-    for (name, data) in files {
-        let name = file_name(name);
-        let head = format!(
-            "Content-Type: application/octet-stream; name=\"{name}\"\r\n\
-             Content-Disposition: attachment; filename=\"{name}\"\r\n\
-             Content-Transfer-Encoding: base64\r\n\r\n"
-        );
-        let body = base64_lines(data);
-        parts.push(add_part(&mut out, &boundary, &head, &body, |p| Part {
-            media: ("APPLICATION".into(), "OCTET-STREAM".into()),
-            params: vec![("NAME".into(), name.clone())],
-            encoding: "BASE64",
-            name: Some(name.clone()),
-            ..p
-        }));
+    for f in files {
+        parts.push(attachment_part(&mut out, &boundary, f));
     }
     out.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
     Rendered {
@@ -134,6 +125,48 @@ pub fn render(m: &Message, files: &[(Vec<u8>, Vec<u8>)], s: &Settings) -> Render
         multipart: true,
         boundary,
     }
+}
+
+/// Appends an attachment as a base64 part of its own type.
+fn attachment_part(out: &mut Vec<u8>, boundary: &str, f: &Attachment) -> Part {
+    let name = file_name(&f.name);
+    let (media, params) = media_type(&f.mime);
+    let mut ctype = format!("{}/{}", media.0, media.1).to_ascii_lowercase();
+    for (k, v) in &params {
+        let _ = write!(ctype, "; {}={v}", k.to_ascii_lowercase());
+    }
+    let head = format!(
+        "Content-Type: {ctype}; name=\"{name}\"\r\n\
+         Content-Disposition: attachment; filename=\"{name}\"\r\n\
+         Content-Transfer-Encoding: base64\r\n\r\n"
+    );
+    let body = base64_lines(&f.data);
+    let mut params = params;
+    params.push(("NAME".into(), name.clone()));
+    add_part(out, boundary, &head, &body, |p| Part {
+        media,
+        params,
+        encoding: "BASE64",
+        name: Some(name),
+        ..p
+    })
+}
+
+/// A stored type (`text/plain; charset=utf-8`) as media type and parameters, upper case;
+/// `application/octet-stream` when none is kept (checked again: only tokens reach the header).
+fn media_type(mime: &str) -> ((String, String), Vec<(String, String)>) {
+    let mime = qtc_mail::mime_type(mime);
+    let mut fields = mime.split("; charset=");
+    let (t, sub) = fields
+        .next()
+        .and_then(|t| t.split_once('/'))
+        .unwrap_or(("application", "octet-stream"));
+    let params = fields
+        .next()
+        .map(|cs| ("CHARSET".to_string(), cs.to_string()))
+        .into_iter()
+        .collect();
+    ((t.to_ascii_uppercase(), sub.to_ascii_uppercase()), params)
 }
 
 /// Appends one part after its boundary line; `fill` completes its description.
@@ -161,7 +194,7 @@ fn add_part(
     fill(part)
 }
 
-fn top_header(m: &Message, s: &Settings) -> String {
+fn top_header(m: &Message, thread: &Thread, s: &Settings) -> String {
     let h = &m.header;
     let mut t = String::with_capacity(512);
     for line in String::from_utf8_lossy(&m.rlines).lines() {
@@ -197,6 +230,14 @@ fn top_header(m: &Message, s: &Settings) -> String {
     }
     let _ = write!(t, "Subject: {}\r\n", encode_header(&h.subject));
     let _ = write!(t, "Message-ID: <{}@{}>\r\n", ascii_only(&h.bid), s.domain);
+    for (name, value) in [
+        ("In-Reply-To", &thread.in_reply_to),
+        ("References", &thread.references),
+    ] {
+        if !value.is_empty() {
+            let _ = write!(t, "{name}: {}\r\n", ascii_only(value));
+        }
+    }
     let _ = write!(t, "X-BBS-Msg: {} {}\r\n", h.number, h.kind.letter());
     t
 }
@@ -280,6 +321,12 @@ fn count_lines(b: &[u8]) -> usize {
     b.iter().filter(|&&c| c == b'\n').count()
 }
 
+/// Lines of a stored text: its line ends, and a last line without one (NNTP's `:lines`).
+pub fn text_lines(b: &[u8]) -> u64 {
+    let last = u64::from(!b.is_empty() && !b.ends_with(b"\n"));
+    count_lines(b) as u64 + last
+}
+
 /// A header value: printable ASCII as it is (Winlink subjects may already hold RFC 2047
 /// words); else RFC 2047 base64 words of UTF-8 (or ISO-8859-1 when it is not UTF-8), folded.
 pub fn encode_header(v: &[u8]) -> String {
@@ -348,7 +395,16 @@ pub fn imap_date(unix: i64) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::store::Attachment;
     use qtc_mail::{FileInfo, MessageHeader, MsgStatus};
+
+    pub(crate) fn stored(body: &[u8], files: Vec<Attachment>) -> Stored {
+        Stored {
+            message: message(body),
+            files,
+            thread: Thread::default(),
+        }
+    }
 
     pub(crate) fn message(body: &[u8]) -> Message {
         Message {
@@ -377,7 +433,7 @@ pub(crate) mod tests {
     #[test]
     fn a_plain_message_and_one_with_files() {
         let s = crate::addr::tests::settings();
-        let r = render(&message(b"Hello\r\nK\xf6ln\r\n"), &[], &s);
+        let r = render(&stored(b"Hello\r\nK\xf6ln\r\n", Vec::new()), &s);
         let text = String::from_utf8_lossy(&r.bytes);
         assert!(text.contains("From: N0USR@bbs.example.org\r\n"), "{text}");
         assert!(text.contains("To: N0OTH@bbs.example.org\r\n"), "{text}");
@@ -392,15 +448,33 @@ pub(crate) mod tests {
         assert!(text.contains("charset=ISO-8859-1\r\nContent-Transfer-Encoding: 8bit\r\n\r\nHello"));
         assert_eq!(&r.bytes[r.parts[0].body.clone()], b"Hello\r\nK\xf6ln\r\n");
         assert_eq!(imap_date(1_796_214_665), "02-Dec-2026 12:31:05 +0000");
-        let files = vec![(b"a.bin".to_vec(), vec![0u8, 255, 1])];
-        let r = render(&message(b"x\r\n"), &files, &s);
+        let file = |mime: &str, data: &[u8]| Attachment {
+            name: b"a.bin".to_vec(),
+            mime: mime.into(),
+            data: data.to_vec(),
+        };
+        let files = vec![
+            file("", &[0u8, 255, 1]),
+            file("text/plain; charset=us-ascii", b"one\ntwo\n"),
+        ];
+        let mut st = stored(b"x\r\n", files);
+        st.thread.in_reply_to = "<1_N0CALL@bbs>".into();
+        let r = render(&st, &s);
         assert!(r.multipart);
-        assert_eq!(r.parts.len(), 2);
+        assert_eq!(r.parts.len(), 3);
         assert_eq!(&r.bytes[r.parts[1].body.clone()], b"AP8B\r\n");
+        assert_eq!(r.parts[2].media, ("TEXT".into(), "PLAIN".into()));
+        let text = String::from_utf8_lossy(&r.bytes);
+        assert!(text.contains("In-Reply-To: <1_N0CALL@bbs>\r\n"), "{text}");
+        assert!(
+            text.contains("Content-Type: text/plain; charset=us-ascii; name=\"a.bin\""),
+            "{text}"
+        );
         let parsed = mail_parser::MessageParser::default()
             .parse(&r.bytes)
             .unwrap();
         assert_eq!(parsed.attachment(0).unwrap().contents(), &[0u8, 255, 1]);
+        assert_eq!(parsed.attachment(1).unwrap().contents(), b"one\ntwo\n");
         assert_eq!(parsed.body_text(0).unwrap().trim_end(), "x");
         assert_eq!(encode_header(b"plain"), "plain");
     }

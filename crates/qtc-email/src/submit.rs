@@ -1,16 +1,17 @@
 //! What a client submits (SMTP DATA, NNTP POST) made into a BBS message: the subject, the text
-//! (the first text part, as UTF-8 with CR LF line ends) and the other parts as attachments
-//! (B2F `File:` parts). The same checks as the web's compose form and the `S` command: a
-//! subject, no control characters, the `[limits] max_message` size.
+//! (the first text part, as UTF-8 with CR LF line ends) and the other parts as attachments,
+//! each kept byte for byte with its type. The subject and text pass the checks of the web's
+//! compose form ([`qtc_mail::submitted`]); text and attachments together are held to the
+//! `[limits] max_message` size.
 
-use mail_parser::{MessageParser, MimeHeaders};
-use qtc_mail::{MsgStatus, NewMessage, MAX_SUBJECT_LEN};
+use mail_parser::{Encoding, MessageParser, MessagePart, MimeHeaders};
 
-use crate::addr::Dest;
-use crate::Submission;
+use crate::store::{Attachment, Thread};
 
 /// The most attachments a message may carry (B2F's limit in qtc).
 pub const MAX_FILES: usize = 32;
+/// The longest `In-Reply-To:` or `References:` kept (the newest ids of a long thread).
+const MAX_REFERENCES: usize = 1000;
 
 /// Why a submission is refused, in words for the client.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -24,8 +25,10 @@ pub struct Parsed {
     pub subject: Vec<u8>,
     /// The text, UTF-8, CR LF line ends.
     pub body: Vec<u8>,
-    /// Attachments: name and bytes.
-    pub files: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Attachments, byte for byte, with their types.
+    pub files: Vec<Attachment>,
+    /// What it answers.
+    pub thread: Thread,
     /// Its `Newsgroups:` header (NNTP POST), if any.
     pub newsgroups: String,
 }
@@ -35,73 +38,83 @@ pub fn parse(raw: &[u8], max: usize) -> Result<Parsed, Refused> {
     let m = MessageParser::default()
         .parse(raw)
         .ok_or_else(|| Refused("the message cannot be parsed".into()))?;
-    let subject = m.subject().unwrap_or("").trim();
-    if subject.is_empty() {
-        return Err(Refused("the message has no subject".into()));
-    }
-    if subject.chars().any(char::is_control) {
-        return Err(Refused("the subject holds control characters".into()));
-    }
+    let refused = |e: qtc_mail::submitted::Refused| Refused(e.0);
+    let subject = qtc_mail::submitted::subject(m.subject().unwrap_or("")).map_err(refused)?;
     let text = m.body_text(0).unwrap_or_default();
-    if text
-        .chars()
-        .any(|c| c.is_control() && !matches!(c, '\r' | '\n' | '\t'))
-    {
-        return Err(Refused("the text holds control characters".into()));
-    }
-    let mut body = Vec::with_capacity(text.len() + 64);
-    for line in text.replace('\r', "").trim_end_matches('\n').split('\n') {
-        body.extend_from_slice(line.as_bytes());
-        body.extend_from_slice(b"\r\n");
-    }
+    let body = qtc_mail::submitted::body(&text, usize::MAX).map_err(refused)?;
     let mut files = Vec::new();
     for a in m.attachments() {
         if files.len() == MAX_FILES {
             return Err(Refused(format!("more than {MAX_FILES} attachments")));
         }
-        let name = a.attachment_name().unwrap_or("file").as_bytes().to_vec();
-        files.push((name, a.contents().to_vec()));
+        files.push(attachment(raw, a));
     }
-    let size = body.len() + files.iter().map(|(_, d)| d.len()).sum::<usize>();
+    let size = body.len() + files.iter().map(|f| f.data.len()).sum::<usize>();
     if size > max {
         return Err(Refused(format!(
             "the message is larger than the {max} bytes this BBS takes"
         )));
     }
-    let newsgroups = m.header_raw("Newsgroups").unwrap_or("").trim().to_string();
+    let header = |name: &str| references(m.header_raw(name).unwrap_or(""));
     Ok(Parsed {
-        subject: cut(subject, MAX_SUBJECT_LEN).as_bytes().to_vec(),
+        subject,
         body,
         files,
-        newsgroups,
+        thread: Thread {
+            in_reply_to: header("In-Reply-To"),
+            references: header("References"),
+        },
+        newsgroups: m.header_raw("Newsgroups").unwrap_or("").trim().to_string(),
     })
 }
 
-/// The message to store for one destination, from `from` (the logged-in call).
-pub fn submission(p: &Parsed, dest: &Dest, from: &str) -> Submission {
-    Submission {
-        msg: NewMessage {
-            kind: dest.kind,
-            status: MsgStatus::New,
-            to: dest.to.clone(),
-            at: dest.at.clone(),
-            from: from.to_ascii_uppercase(),
-            bid: None,
-            subject: p.subject.clone(),
-            rlines: Vec::new(),
-            body: p.body.clone(),
-        },
-        files: p.files.clone(),
+/// An attachment as sent: its bytes with only the transfer encoding undone (no charset
+/// conversion, no line ends changed), its type and its name.
+fn attachment(raw: &[u8], part: &MessagePart<'_>) -> Attachment {
+    let name = part.attachment_name().unwrap_or("file").as_bytes().to_vec();
+    let (from, to) = (part.offset_body as usize, part.offset_end as usize);
+    let encoded = raw.get(from..to.max(from)).unwrap_or_default();
+    let decoded = match part.encoding {
+        Encoding::Base64 => mail_parser::decoders::base64::base64_decode(encoded),
+        Encoding::QuotedPrintable => {
+            mail_parser::decoders::quoted_printable::quoted_printable_decode(encoded)
+        }
+        Encoding::None => Some(encoded.to_vec()),
+    };
+    let data = decoded.unwrap_or_else(|| part.contents().to_vec());
+    Attachment {
+        name,
+        mime: mime_type(part),
+        data,
     }
 }
 
-/// The longest prefix of `s` within `max` bytes, on a character boundary.
-fn cut(s: &str, max: usize) -> &str {
-    let mut end = s.len().min(max);
-    while !s.is_char_boundary(end) {
-        end -= 1;
+/// A part's type as `type/subtype`, with its charset; empty when it holds anything a header
+/// could not carry.
+fn mime_type(part: &MessagePart<'_>) -> String {
+    let Some(ct) = part.content_type() else {
+        return String::new();
+    };
+    let mut value = format!("{}/{}", ct.ctype(), ct.subtype().unwrap_or(""));
+    if let Some(cs) = ct.attribute("charset") {
+        value.push_str(&format!("; charset={cs}"));
     }
-    &s[..end]
+    qtc_mail::mime_type(&value)
+}
+
+/// Message ids of a reply header kept as printable ASCII, the newest ones when too long.
+fn references(value: &str) -> String {
+    let v: String = value
+        .split_whitespace()
+        .filter(|w| w.bytes().all(|b| b.is_ascii_graphic()))
+        .collect::<Vec<_>>()
+        .join(" ");
+    if v.len() <= MAX_REFERENCES {
+        return v;
+    }
+    let tail = &v[v.len() - MAX_REFERENCES..];
+    tail.find('<')
+        .map_or(String::new(), |i| tail[i..].to_string())
 }
 
 #[cfg(test)]
@@ -117,9 +130,35 @@ Content-Disposition: attachment; filename=\"a.bin\"\r\nContent-Transfer-Encoding
         let p = parse(raw, 1000).unwrap();
         assert_eq!(p.subject, "Grüße".as_bytes());
         assert_eq!(p.body, "Köln\r\nline 2\r\n".as_bytes());
-        assert_eq!(p.files, vec![(b"a.bin".to_vec(), vec![0, 255, 1])]);
+        assert_eq!(p.files.len(), 1);
+        assert_eq!(
+            (&p.files[0].name[..], &p.files[0].data[..]),
+            (&b"a.bin"[..], &[0u8, 255, 1][..])
+        );
+        assert_eq!(p.files[0].mime, "application/octet-stream");
         assert!(parse(b"Subject: x\r\n\r\nhi\x1a\r\n", 1000).is_err());
         assert!(parse(b"From: a\r\n\r\nno subject\r\n", 1000).is_err());
         assert!(parse(b"Subject: x\r\n\r\n0123456789\r\n", 5).is_err());
+    }
+
+    #[test]
+    fn a_text_attachment_keeps_its_bytes_and_its_type() {
+        // As mutt sends a file with LF line ends: base64 of the file as it is, and a text
+        // attachment in 8 bit, which travels in CR LF.
+        let raw = b"Subject: log\r\nMIME-Version: 1.0\r\nIn-Reply-To: <7_N0CALL@bbs>\r\n\
+References: <1_N0CALL@bbs> <7_N0CALL@bbs>\r\n\
+Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nsee\r\n\
+--b\r\nContent-Type: text/plain; charset=us-ascii\r\nContent-Disposition: attachment; filename=\"a.txt\"\r\n\
+Content-Transfer-Encoding: base64\r\n\r\nb25lCnR3bwo=\r\n\
+--b\r\nContent-Type: text/x-log; charset=UTF-8\r\nContent-Disposition: attachment; filename=\"b.log\"\r\n\
+Content-Transfer-Encoding: 8bit\r\n\r\nx\xc3\xa9\r\ny\r\n--b--\r\n";
+        let p = parse(raw, 1000).unwrap();
+        assert_eq!(p.files[0].data, b"one\ntwo\n");
+        assert_eq!(p.files[0].mime, "text/plain; charset=us-ascii");
+        assert_eq!(p.files[1].data, b"x\xc3\xa9\r\ny");
+        assert_eq!(p.files[1].mime, "text/x-log; charset=utf-8");
+        assert_eq!(p.thread.in_reply_to, "<7_N0CALL@bbs>");
+        assert_eq!(p.thread.references, "<1_N0CALL@bbs> <7_N0CALL@bbs>");
+        assert_eq!(references(&"<a@b> ".repeat(300)).len(), 995);
     }
 }

@@ -7,18 +7,23 @@
 #![forbid(unsafe_code)]
 
 pub mod charset;
+pub mod dest;
+pub mod folder;
+pub mod kill;
 pub mod memory;
 mod message;
+pub mod request;
 pub mod route;
 pub mod rules;
 mod station;
 mod store;
+pub mod submitted;
 pub mod text;
 mod utc;
 
 pub use message::{
-    is_valid_bid, FileInfo, ListFilter, Message, MessageHeader, MsgStatus, MsgType, NewMessage,
-    MAX_AT_LEN, MAX_BID_LEN, MAX_SUBJECT_LEN, MAX_TO_LEN,
+    is_valid_bid, mime_type, Attachment, FileInfo, ListFilter, Message, MessageHeader, MsgStatus,
+    MsgType, NewMessage, Thread, MAX_AT_LEN, MAX_BID_LEN, MAX_SUBJECT_LEN, MAX_TO_LEN,
 };
 pub use station::Station;
 pub use store::{GreetingCounts, MessageStore, StoreError, User};

@@ -68,6 +68,17 @@ impl MemoryStore {
         }
     }
 
+    /// Clears `reader`'s read mark on message `number` (a mail client's `\Seen` taken off).
+    pub fn mark_unread(&mut self, number: u64, reader: &str) {
+        let reader = reader.to_ascii_uppercase();
+        if let Some(m) = self.messages.get_mut(&number) {
+            if m.header.to == reader && m.header.status == MsgStatus::Read {
+                m.header.status = MsgStatus::New;
+            }
+        }
+        self.reads.remove(&(reader, number));
+    }
+
     /// The status `reader` sees: their own mark on a bulletin or a copy.
     fn seen(&self, m: &Message, reader: Option<&str>) -> MsgStatus {
         let h = &m.header;

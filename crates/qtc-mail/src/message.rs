@@ -173,6 +173,55 @@ pub struct FileInfo {
     pub size: u64,
 }
 
+/// A file sent with a message by a mail client: its bytes exactly, with the type it was sent
+/// with (a B2F `File:` part has none).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Attachment {
+    /// Its file name.
+    pub name: Vec<u8>,
+    /// Its MIME type as sent (`text/plain; charset=utf-8`); empty when not known.
+    pub mime: String,
+    /// Its bytes.
+    pub data: Vec<u8>,
+}
+
+/// A MIME type as an attachment keeps it: `type/subtype`, with `; charset=...` when given,
+/// lower case, from a `Content-Type` value (`text/plain; charset="UTF-8"; name=x`); empty
+/// when it is not one, so that nothing but tokens can reach a header written from it.
+pub fn mime_type(value: &str) -> String {
+    let token = |t: &str| {
+        !t.is_empty()
+            && t.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&b))
+    };
+    let mut fields = value.split(';');
+    let Some((t, sub)) = fields.next().and_then(|f| f.trim().split_once('/')) else {
+        return String::new();
+    };
+    let (t, sub) = (t.trim(), sub.trim());
+    if !token(t) || !token(sub) {
+        return String::new();
+    }
+    let mut out = format!("{t}/{sub}").to_ascii_lowercase();
+    let charset = fields
+        .filter_map(|f| f.split_once('='))
+        .find(|(k, _)| k.trim().eq_ignore_ascii_case("charset"))
+        .map(|(_, v)| v.trim().trim_matches('"'));
+    if let Some(cs) = charset.filter(|c| token(c)) {
+        out.push_str(&format!("; charset={}", cs.to_ascii_lowercase()));
+    }
+    out
+}
+
+/// The message ids a reply names (`In-Reply-To:`, `References:`), empty when none.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Thread {
+    /// `In-Reply-To:`'s value.
+    pub in_reply_to: String,
+    /// `References:`' value.
+    pub references: String,
+}
+
 /// A message about to be stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NewMessage {
@@ -233,4 +282,21 @@ pub struct ListFilter {
     /// Only what this user has not read (`LN`): their own mail (addressee or copy) still new,
     /// and bulletins they have not read; never held or killed ones.
     pub unread_by: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mime_type;
+
+    #[test]
+    fn a_mime_type_keeps_only_tokens() {
+        assert_eq!(
+            mime_type("Text/Plain; name=a.txt; charset=\"UTF-8\""),
+            "text/plain; charset=utf-8"
+        );
+        assert_eq!(mime_type("application/pdf"), "application/pdf");
+        assert_eq!(mime_type("text/plain\r\nX-Injected: 1"), "");
+        assert_eq!(mime_type("text/plain; charset=a\r\nb"), "text/plain");
+        assert_eq!(mime_type("nonsense"), "");
+    }
 }

@@ -26,6 +26,7 @@
 pub mod circuit;
 mod error;
 mod node;
+mod schedule;
 pub mod table;
 pub mod wire;
 
@@ -35,7 +36,7 @@ pub use node::{
     CircuitId, CircuitInfo, Config, Event, LockedRoute, Node, NodeStats, Transmit, MAX_CIRCUITS,
     MAX_TABLE_EVENTS, MAX_TX_QUEUE, NETROM_IP,
 };
-pub use table::{Change, Loss, Neighbour, NodeEntry, Route, RouteKind, Via};
+pub use table::{Change, Loss, Neighbour, NodeEntry, Route, RouteKind, Via, SILENT_AFTER};
 pub use wire::Alias;
 
 #[cfg(test)]

@@ -83,6 +83,9 @@ pub struct Neighbour {
     pub quality: u8,
     /// The sysop locked its quality.
     pub locked: bool,
+    /// Our broadcasts since its last one; `None` until it has broadcast (a neighbour known only
+    /// from a datagram or the sysop's route).
+    pub missed: Option<u8>,
 }
 
 /// Something that changed in the tables, for the log and the daemon.
@@ -124,13 +127,26 @@ pub enum Loss {
     Replaced,
     /// The node table was full and a better node took its place.
     Evicted,
+    /// The AX.25 link to its neighbour failed (no answer, or refused): the neighbour is gone.
+    LinkFailed,
 }
+
+/// A neighbour none of whose broadcasts came in for this many of ours is called (the node
+/// sends it a datagram, which needs an AX.25 link): if the link fails the neighbour is gone,
+/// and its routes with it. Broadcasts are UI frames and get lost; a link is proof either way.
+/// Without this, the routes through a neighbour that went away lasted their whole obsolescence
+/// count (six of our intervals by default) and were used all that time.
+pub const SILENT_AFTER: u8 = 3;
 
 /// What the tables need from the configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableConfig {
     /// Our node callsign (entries naming it are loops and ignored).
     pub call: Callsign,
+    /// The station's other callsigns (its BBS's): never nodes elsewhere.
+    pub own: Vec<Callsign>,
+    /// Our alias: never another node's.
+    pub alias: Alias,
     /// Routes below this quality are neither learned nor advertised.
     pub min_quality: u8,
     /// A learned route's obsolescence count when heard.
@@ -205,6 +221,7 @@ impl Tables {
                     via,
                     quality,
                     locked: true,
+                    missed: None,
                 },
             );
         }
@@ -214,7 +231,8 @@ impl Tables {
     /// A NODES broadcast from `via` heard on a port whose NET/ROM quality is `port_quality`.
     /// Returns whether `via` is a neighbour we had not heard before.
     pub fn hear(&mut self, via: Via, port_quality: u8, msg: &Nodes) -> bool {
-        if via.call == self.cfg.call {
+        if self.is_ours(&via.call) {
+            // Our own broadcast heard back, or someone sending as us.
             return false;
         }
         let known = self.neighbours.get(&via);
@@ -226,9 +244,16 @@ impl Tables {
         let nq = known
             .filter(|n| n.locked)
             .map_or(port_quality, |n| n.quality);
-        self.offer(via.call, msg.alias, via, nq, RouteKind::Learned);
+        // A neighbour calling itself by our alias would take users' `C ALIAS` away from us.
+        let alias = if msg.alias == self.cfg.alias {
+            Alias::NONE
+        } else {
+            msg.alias
+        };
+        self.offer(via.call, alias, via, nq, RouteKind::Learned);
         if let Some(n) = self.neighbours.get_mut(&via) {
             n.quality = nq;
+            n.missed = Some(0);
         }
         for e in &msg.entries {
             self.hear_entry(via, nq, e);
@@ -241,6 +266,13 @@ impl Tables {
         if e.dest == self.cfg.call || e.neighbour == self.cfg.call || e.dest == via.call {
             return;
         }
+        // Our station's other calls and our alias are ours alone: learned, they would send
+        // users' `C N0QTC` (or `C QTCA`) to whoever advertised them.
+        if self.is_ours(&e.dest) || (!e.alias.is_empty() && e.alias == self.cfg.alias) {
+            tracing::debug!(neighbour = %via.call, dest = %e.dest, alias = %e.alias,
+                "NODES entry naming this station ignored");
+            return;
+        }
         let q = combine(e.quality, nq);
         if q < self.cfg.min_quality || q == 0 {
             return;
@@ -251,7 +283,7 @@ impl Tables {
     /// A datagram from `origin` came through `via`: unless we have a better-founded route to
     /// `origin` through `via`, remember one (quality 0) so we can answer.
     pub fn record(&mut self, origin: Callsign, via: Via) {
-        if origin == self.cfg.call {
+        if self.is_ours(&origin) {
             return;
         }
         // A recorded route is kept fresh by the traffic that made it (JNOS); a learned or
@@ -262,7 +294,17 @@ impl Tables {
     }
 
     /// One of our broadcasts is due: every route that is not locked ages by one; those at 0 go.
-    pub fn age(&mut self) {
+    /// Returns the neighbours silent for another [`SILENT_AFTER`] broadcasts, to be called.
+    pub fn age(&mut self) -> Vec<Via> {
+        let mut silent = Vec::new();
+        for n in self.neighbours.values_mut() {
+            if let Some(m) = n.missed.as_mut() {
+                *m = m.saturating_add(1);
+                if *m % SILENT_AFTER == 0 {
+                    silent.push(n.via);
+                }
+            }
+        }
         let mut lost = Vec::new();
         for n in self.nodes.values_mut() {
             n.routes.retain_mut(|r| {
@@ -279,6 +321,41 @@ impl Tables {
         for (node, alias, via) in lost {
             self.lost(node, alias, via, Loss::Obsolete);
         }
+        silent.retain(|v| self.neighbours.contains_key(v));
+        silent
+    }
+
+    /// Every route through `via` goes (but the sysop's locked ones), with the neighbour.
+    pub fn drop_via(&mut self, via: Via, why: Loss) {
+        let mut lost = Vec::new();
+        for n in self.nodes.values_mut() {
+            n.routes.retain(|r| {
+                let goes = r.via == via && r.kind != RouteKind::Locked;
+                if goes {
+                    lost.push((n.call, n.alias));
+                }
+                !goes
+            });
+        }
+        for (node, alias) in lost {
+            self.lost(node, alias, via, why);
+        }
+    }
+
+    /// Whether we have a learned or locked route to `node` through `via` (a recorded one is
+    /// no proof: any datagram leaves one).
+    #[must_use]
+    pub fn has_route_via(&self, node: &Callsign, via: Via) -> bool {
+        self.nodes.get(node).is_some_and(|n| {
+            n.routes
+                .iter()
+                .any(|r| r.via == via && r.kind != RouteKind::Recorded)
+        })
+    }
+
+    /// Our node call, or one of the station's other calls.
+    fn is_ours(&self, call: &Callsign) -> bool {
+        *call == self.cfg.call || self.cfg.own.contains(call)
     }
 
     /// The entries of our broadcast: each node's best route that is fresh enough and good
@@ -326,6 +403,9 @@ impl Tables {
                 (RouteKind::Locked, k) if k != RouteKind::Locked => {}
                 (RouteKind::Learned, RouteKind::Recorded) => {}
                 _ => {
+                    // A guess from traffic that a broadcast (or the sysop) now founds is a
+                    // route learned: by its alias, to be advertised.
+                    learned = r.kind == RouteKind::Recorded && kind != RouteKind::Recorded;
                     *r = Route {
                         via,
                         quality,
@@ -360,6 +440,7 @@ impl Tables {
             via,
             quality: 0,
             locked: false,
+            missed: None,
         });
         if let Some(old) = replaced {
             self.changes.push(Change::RouteLost {

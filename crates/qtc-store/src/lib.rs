@@ -13,6 +13,7 @@
 #![deny(unsafe_code)]
 
 mod counts;
+mod folders;
 mod forward;
 pub mod housekeep;
 mod mailview;
@@ -25,11 +26,12 @@ mod walvfs;
 mod winlink;
 mod wp;
 
+pub use folders::FolderEntry;
 pub use forward::{
     Form, FwdOutcome, Incoming, MadeForms, Pending, ProposalInfo, Queued, Stored, FORMS,
 };
 pub use housekeep::{Housekeeping, Housekept, Lifetimes};
-pub use mailview::{Area, Overview};
+pub use mailview::{Area, MailParts, Overview};
 pub use parts::{Attachment, Recipient};
 pub use traffic::DayTraffic;
 pub use users::{hash_password, verify_password, DUMMY_HASH};

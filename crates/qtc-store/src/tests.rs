@@ -298,7 +298,13 @@ fn undo_schema_16(conn: &rusqlite::Connection) {
 fn undo_schema_11(conn: &rusqlite::Connection, version: i64) {
     undo_schema_16(conn);
     conn.execute_batch(&format!(
-        "DROP TABLE login_places;
+        "DROP TABLE mail_folder_messages;
+         DROP TABLE mail_folders;
+         DROP INDEX messages_area;
+         DROP TABLE mail_threads;
+         DROP TABLE mail_answered;
+         ALTER TABLE attachments DROP COLUMN mime;
+         DROP TABLE login_places;
          DROP TABLE bulletin_reads;
          ALTER TABLE partials DROP COLUMN mode;
          ALTER TABLE bids DROP COLUMN number;

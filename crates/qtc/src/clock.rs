@@ -18,6 +18,23 @@ pub fn start_salt() -> u8 {
         .unwrap_or(0)
 }
 
+/// 64 bits no one can guess: the broadcasts' jitter and a partner's challenge. From the
+/// standard library's hash keys, which it takes from the operating system's randomness, mixed
+/// with the time and a count so that every call differs.
+pub fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNT.fetch_add(1, Ordering::Relaxed));
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.finish()
+}
+
 /// A monotonic instant, for rate limits and protocol timers.
 pub fn now() -> std::time::Instant {
     tokio::time::Instant::now().into_std()

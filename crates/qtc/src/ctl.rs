@@ -92,8 +92,8 @@ async fn request(
         ["status"] => status(&sources, false).await,
         ["status", "json"] => status(&sources, true).await,
         ["heard"] => sources.radios.heard_report(),
-        ["nodes"] => nodes(&sources, false),
-        ["nodes", "json"] => nodes(&sources, true),
+        ["nodes"] => nodes(&sources, false).await,
+        ["nodes", "json"] => nodes(&sources, true).await,
         ["ip"] => ip(&sources, false),
         ["ip", "json"] => ip(&sources, true),
         ["housekeep"] => match housekeeper.run_now("qtc ctl").await {
@@ -109,12 +109,12 @@ async fn request(
     let _ = stream.write_all(answer.as_bytes()).await;
 }
 
-/// `qtc ctl nodes`: the NET/ROM node's tables and circuits.
-fn nodes(sources: &Sources, json: bool) -> String {
+/// `qtc ctl nodes`: the NET/ROM node's tables and circuits, as they are now.
+async fn nodes(sources: &Sources, json: bool) -> String {
     let Some(n) = sources.radios.netrom() else {
         return "error: NET/ROM is off (no [[port]] has a netrom_quality)\n".into();
     };
-    let v = n.view();
+    let v = n.view().await;
     if json {
         serde_json::to_string(&v).map_or_else(|e| format!("error: {e}\n"), |j| j + "\n")
     } else {

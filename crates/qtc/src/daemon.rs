@@ -13,7 +13,7 @@ use crate::bbs_port::{self, PortKind, Shared};
 use crate::config::Loaded;
 use crate::connection::{Connection, Lobby};
 use crate::ctl;
-use crate::forward::{call, ForwardHandle, Forwarder};
+use crate::forward::{schedule, ForwardHandle, Forwarder};
 use crate::radio::Radios;
 use crate::store_thread::StoreHandle;
 use crate::throttle::Throttle;
@@ -404,7 +404,7 @@ fn start(
         shared.metrics.clone(),
     ));
     tasks.spawn(housekeeper.clone().schedule(stop.clone()));
-    let schedules = Arc::new(call::Schedules::new(
+    let schedules = Arc::new(schedule::Schedules::new(
         shared.forwarder.clone(),
         radios.clone(),
         stop.clone(),
@@ -457,7 +457,7 @@ fn mail_shared(
     Arc::new(crate::mail::Shared {
         lobby: shared.lobby.clone(),
         backends: crate::mail::store::Backends {
-            readers: shared.readers.clone(),
+            readers: shared.readers.share(),
             store: shared.store.clone(),
             user_limits: shared.user_limits.clone(),
         },
@@ -468,6 +468,7 @@ fn mail_shared(
             max_message: c.limits.max_message,
             plain_auth: false,
             starttls: false,
+            news_without_login: c.mail.news_without_login,
             version: env!("CARGO_PKG_VERSION").to_string(),
         },
         plain_auth_anywhere: c.mail.plain_auth,
@@ -561,8 +562,9 @@ fn start_radios(
     radios
 }
 
-/// Where callers over the air go: a BBS session each. `via` is the radio port's name, or
-/// `netrom` for circuits (`U` shows it).
+/// Where callers over the air go: a BBS session each, as a forwarding partner only by the way
+/// the sysop gave for it (or after its challenge: [`crate::partner_trust`]). `via` is the
+/// radio port's name, or `netrom` for circuits (`U` shows it).
 fn bbs_for_callers(
     shared: &Arc<Shared>,
     stop: &watch::Receiver<bool>,
@@ -571,7 +573,8 @@ fn bbs_for_callers(
     circuits: bool,
 ) -> crate::radio::Incoming {
     let (sh, st, tk, name) = (shared.clone(), stop.clone(), tasks.clone(), via.to_string());
-    Arc::new(move |stream, _local, remote| {
+    Arc::new(move |stream, caller| {
+        let remote = caller.remote;
         let span = if circuits {
             tracing::info_span!("netrom", user = %remote)
         } else {
@@ -580,8 +583,11 @@ fn bbs_for_callers(
         let (sh, st, via) = (sh.clone(), st.clone(), name.clone());
         tk.spawn(
             async move {
+                let radios = sh.online.radios();
+                let grant = crate::partner_trust::grant(&sh.forwarder, &radios, &caller).await;
                 let station = Some(remote.to_string());
-                bbs_port::serve_identified(Box::new(stream), remote, &via, station, &sh, st).await;
+                let stream = Box::new(stream);
+                bbs_port::serve_identified(stream, remote, &grant, &via, station, &sh, st).await;
             }
             .instrument(span),
         );
@@ -605,6 +611,7 @@ fn bbs_for_web(
         let conn = Connection::accepted(Box::new(bbs_end), peer, admitted, lobby, st.clone());
         let opts = bbs_port::UserOpts {
             access: qtc_bbs::Access::Verified(call),
+            challenge: None,
             partners_only: false,
             initial: Vec::new(),
             via: "web".to_string(),
@@ -676,9 +683,10 @@ impl NetromWiring {
         use crate::radio::netrom::{self, NetromHandle};
         drop(self.to_node);
         let (cmd_tx, cmds) = tokio::sync::mpsc::channel(16);
-        let view = Arc::default();
         let mut node = self.node;
         node.first_circuit_id = crate::clock::start_salt();
+        // Two nodes started together must not broadcast in step.
+        node.seed = crate::clock::random_seed();
         tasks.spawn(netrom::run(netrom::Setup {
             node: qtc_netrom::Node::new(node, crate::clock::now()),
             ports: self.senders,
@@ -686,11 +694,10 @@ impl NetromWiring {
             inbox: self.inbox,
             cmds,
             on_incoming,
-            view: Arc::clone(&view),
             shutdown: stop.clone(),
             to_ip,
         }));
-        NetromHandle::new(cmd_tx, view)
+        NetromHandle::new(cmd_tx)
     }
 }
 

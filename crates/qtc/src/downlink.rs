@@ -40,7 +40,7 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
     codec: &mut Codec,
     shutdown: &mut watch::Receiver<bool>,
 ) -> Option<Answer> {
-    if let Some((netrom, node)) = netrom_target(radios, ask) {
+    if let Some((netrom, node)) = netrom_target(radios, ask).await {
         return run_circuit(netrom, user, node, stream, codec, shutdown).await;
     }
     let t = match target(radios, ask, user) {
@@ -62,8 +62,8 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
         _ = shutdown.changed() => return None,
     };
     let link = match link {
-        Ok(link) => link,
-        Err(e) => return Some(Answer::Disconnected(Err(e))),
+        Ok(link) => link.stream,
+        Err(e) => return Some(Answer::Disconnected(Err(e.to_string()))),
     };
     tracing::info!(%call, "user connected out");
     say(stream, codec, &format!("*** Connected to {call}\r")).await?;
@@ -146,7 +146,7 @@ async fn until_a_line<S: AsyncRead + AsyncWrite + Unpin>(
 }
 
 /// A `C` with no port and no digipeaters to a node the NET/ROM node knows goes over a circuit.
-fn netrom_target<'a>(
+async fn netrom_target<'a>(
     radios: &'a Radios,
     ask: &'a Ask,
 ) -> Option<(&'a crate::radio::netrom::NetromHandle, &'a str)> {
@@ -154,7 +154,10 @@ fn netrom_target<'a>(
         return None;
     };
     let netrom = radios.netrom()?;
-    (port.is_none() && via.is_empty() && netrom.find(call).is_some()).then_some((netrom, call))
+    if port.is_some() || !via.is_empty() {
+        return None;
+    }
+    netrom.find(call).await.map(|_| (netrom, call.as_str()))
 }
 
 /// Runs a `C` over a NET/ROM circuit to the node `name`, as the user's own callsign.
@@ -179,7 +182,7 @@ async fn run_circuit<S: AsyncRead + AsyncWrite + Unpin>(
         }
         _ = shutdown.changed() => return None,
     };
-    let (link, node) = match opened {
+    let (circuit, node) = match opened {
         Ok(x) => x,
         Err(e) => return Some(Answer::Disconnected(Err(e))),
     };
@@ -190,8 +193,11 @@ async fn run_circuit<S: AsyncRead + AsyncWrite + Unpin>(
         &format!("*** Connected to {}\r", node.name()),
     )
     .await?;
-    match join(stream, codec, link, shutdown).await {
-        End::Far => Some(Answer::Disconnected(Ok(()))),
+    let mut failure = circuit.failure;
+    match join(stream, codec, circuit.stream, shutdown).await {
+        // A far end that stopped answering (gone, or restarted and forgot the circuit) is
+        // given up after the circuit's retries: the user hears why, back at the prompt.
+        End::Far => Some(Answer::Disconnected(failure.try_recv().map_or(Ok(()), Err))),
         End::User => None,
     }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::config::forward::Partner;
 use crate::forward::{ForwardHandle, LastResult};
 use crate::metrics::Metrics;
 use crate::online::Online;
@@ -44,9 +45,12 @@ pub struct PartnerReport {
     pub last: Option<LastReport>,
     /// When the schedule calls it next (Unix seconds); none: only on demand.
     pub next_call: Option<i64>,
-    /// Seconds between its scheduled calls (`[[partner]] interval`); none: only on demand, or
-    /// not configured.
+    /// Seconds before it is called again while mail waits (`[[partner]] interval`; new mail
+    /// goes at once); none: only on demand, or not configured.
     pub interval: Option<u64>,
+    /// Seconds between calls with nothing to send (`[[partner]] poll`, reverse forwarding);
+    /// none: never, or not configured.
+    pub poll: Option<u64>,
     /// Bytes read from it since start, all sessions.
     pub bytes_in: u64,
     /// Bytes written to it since start, all sessions.
@@ -171,6 +175,13 @@ pub async fn gather(sources: &Sources) -> Result<Health, String> {
             calls.push(p.clone());
         }
     }
+    let setting = |call: &str, key: fn(&Partner) -> Option<std::time::Duration>| {
+        configured
+            .iter()
+            .find(|p| p.call == call)
+            .and_then(key)
+            .map(|d| d.as_secs())
+    };
     let partners = calls
         .into_iter()
         .map(|call| {
@@ -187,11 +198,8 @@ pub async fn gather(sources: &Sources) -> Result<Health, String> {
                     .map_or(0, |(_, n)| *n),
                 last: history.first().cloned(),
                 next_call: fwd.next_call(&call),
-                interval: configured
-                    .iter()
-                    .find(|p| p.call == call)
-                    .and_then(|p| p.interval)
-                    .map(|i| i.as_secs()),
+                interval: setting(&call, |p| p.interval),
+                poll: setting(&call, |p| p.poll),
                 bytes_in: log.bytes_in,
                 bytes_out: log.bytes_out,
                 history,
@@ -209,6 +217,10 @@ pub async fn gather(sources: &Sources) -> Result<Health, String> {
             mode: a.mode.map(|m| m.to_string()),
         })
         .collect();
+    let netrom = match radios.netrom() {
+        Some(n) => Some(n.view().await),
+        None => None,
+    };
     let size = |suffix: &str| {
         let mut p = path.clone().into_os_string();
         p.push(suffix);
@@ -233,7 +245,7 @@ pub async fn gather(sources: &Sources) -> Result<Health, String> {
             path: path.display().to_string(),
             quota_bytes: quota,
         },
-        netrom: radios.netrom().map(|n| n.view()),
+        netrom,
         ip: radios.ip().map(|i| i.view()),
     })
 }
@@ -283,6 +295,25 @@ pub fn every(secs: u64) -> String {
     }
 }
 
+/// When a partner is called, for `qtc ctl status`: `; calls every 10m` (as often with mail
+/// and without), `; calls every 15s while mail waits, polls every 2h` or `... , no poll`,
+/// `; polls every 2h`; nothing for a partner called only on demand.
+pub fn calls(interval: Option<u64>, poll: Option<u64>) -> String {
+    match (interval, poll) {
+        (None, None) => String::new(),
+        (Some(i), Some(p)) if i == p => format!("; calls every {}", every(i)),
+        (Some(i), p) => format!(
+            "; calls every {} while mail waits, {}",
+            every(i),
+            p.map_or("no poll".to_string(), |p| format!(
+                "polls every {}",
+                every(p)
+            ))
+        ),
+        (None, Some(p)) => format!("; polls every {}", every(p)),
+    }
+}
+
 /// A Unix time as RFC 3339 UTC.
 pub fn time(t: i64) -> String {
     qtc_mail::Utc::from_unix(t).rfc3339()
@@ -327,9 +358,7 @@ impl Health {
                 };
                 out.push_str(&format!("; last: {who} at {}: {}", time(l.at), l.result));
             }
-            if let Some(i) = p.interval {
-                out.push_str(&format!("; calls every {}", every(i)));
-            }
+            out.push_str(&calls(p.interval, p.poll));
             if let Some(t) = p.next_call {
                 out.push_str(&format!("; next call {}", time(t)));
             }

@@ -190,7 +190,7 @@ impl Online {
 
     /// The answer to an interpreter's question, if it has one now (`C` and `CONV` are
     /// answered when the link or the conference is over, by the session's task).
-    pub fn answer(&self, ask: &Ask) -> Option<Answer> {
+    pub async fn answer(&self, ask: &Ask) -> Option<Answer> {
         Some(match ask {
             Ask::Connect { .. } | Ask::Conv { .. } => return None,
             Ask::Users => Answer::Users(self.users().values().map(|(u, _)| u.clone()).collect()),
@@ -212,14 +212,14 @@ impl Online {
                         .collect(),
                 )
             }
-            Ask::Nodes { node } => Answer::Nodes(self.netrom_nodes(node.as_deref())),
-            Ask::Routes => Answer::Routes(self.netrom_routes()),
+            Ask::Nodes { node } => Answer::Nodes(self.netrom_nodes(node.as_deref()).await),
+            Ask::Routes => Answer::Routes(self.netrom_routes().await),
         })
     }
 
-    /// `NODES [name]` from the NET/ROM node's tables; `None` when it is off.
-    fn netrom_nodes(&self, name: Option<&str>) -> Option<Vec<NodeInfo>> {
-        let view = self.radios.get()?.netrom()?.view();
+    /// `NODES [name]` from the NET/ROM node's tables as they are now; `None` when it is off.
+    async fn netrom_nodes(&self, name: Option<&str>) -> Option<Vec<NodeInfo>> {
+        let view = self.radios.get()?.netrom()?.view().await;
         let info = |n: &crate::radio::netrom::NodeRow| NodeInfo {
             alias: n.alias.clone(),
             call: n.call.clone(),
@@ -240,9 +240,9 @@ impl Online {
         })
     }
 
-    /// `ROUTES` from the NET/ROM node's tables; `None` when it is off.
-    fn netrom_routes(&self) -> Option<Vec<NeighbourInfo>> {
-        let view = self.radios.get()?.netrom()?.view();
+    /// `ROUTES` from the NET/ROM node's tables as they are now; `None` when it is off.
+    async fn netrom_routes(&self) -> Option<Vec<NeighbourInfo>> {
+        let view = self.radios.get()?.netrom()?.view().await;
         Some(
             view.neighbours
                 .iter()
@@ -338,21 +338,24 @@ fn heard(list: &Heard) -> Vec<HeardStation> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn users_come_and_go() {
+    #[tokio::test]
+    async fn users_come_and_go() {
         let online = Arc::new(Online::default());
         let a = online.join("N0USR", "telnet");
         let _b = online.join("N0OTH", "vhf");
-        let Some(Answer::Users(u)) = online.answer(&Ask::Users) else {
+        let Some(Answer::Users(u)) = online.answer(&Ask::Users).await else {
             panic!()
         };
         assert_eq!(u.len(), 2);
         drop(a);
-        let Some(Answer::Users(u)) = online.answer(&Ask::Users) else {
+        let Some(Answer::Users(u)) = online.answer(&Ask::Users).await else {
             panic!()
         };
         assert_eq!((u.len(), u[0].call.as_str()), (1, "N0OTH"));
-        assert_eq!(online.answer(&Ask::Ports), Some(Answer::Ports(Vec::new())));
+        assert_eq!(
+            online.answer(&Ask::Ports).await,
+            Some(Answer::Ports(Vec::new()))
+        );
     }
 
     #[test]

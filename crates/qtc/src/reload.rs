@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::config::{self, Loaded};
-use crate::forward::call::Schedules;
+use crate::forward::schedule::Schedules;
 use crate::housekeeping::Housekeeper;
 use crate::store_thread::StoreHandle;
 

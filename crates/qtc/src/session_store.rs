@@ -14,7 +14,7 @@ use qtc_mail::{
 use crate::passwords::Passwords;
 use crate::read_pool::ReadPool;
 use crate::store_thread::{StoreGone, StoreHandle};
-use crate::user_limits::{within_allowance, UserLimits};
+use crate::user_limits::UserLimits;
 
 /// Where a session's store requests go.
 pub struct Backends<'a> {
@@ -59,8 +59,9 @@ pub async fn run(request: Request, shared: Backends<'_>) -> Result<Reply, StoreG
     }
 }
 
-/// The store as a BBS session's writes see it: a new message is measured against the room
-/// left and the user's allowances first. Everything else passes through.
+/// The store as a BBS session's writes see it: a new message is stored the way every user's
+/// message is ([`crate::submission`]: the room left, the user's allowances, the rules).
+/// Everything else passes through.
 struct SessionWrites<'a> {
     store: &'a mut qtc_store::Store,
     /// What each user may send.
@@ -83,14 +84,20 @@ impl MessageStore for SessionWrites<'_> {
     fn insert_message(
         &mut self,
         msg: &NewMessage,
-        bbs_call: &str,
+        _bbs_call: &str,
         now: i64,
     ) -> Result<u64, StoreError> {
-        // The room it may take is measured now (a quota that follows the disk), not as it was
-        // at start.
-        crate::room::refresh(self.store);
-        within_allowance(self.store, self.limits, msg, self.now)?;
-        self.store.insert_message(msg, bbs_call, now)
+        // The one way a user's message is stored: room, allowances, rules. (The store's
+        // station names this BBS in the BID.)
+        let parts = qtc_store::MailParts::default();
+        let stored = crate::submission::store(
+            self.store,
+            self.limits,
+            std::slice::from_ref(msg),
+            &parts,
+            (self.now, now),
+        )?;
+        Ok(stored.first().map_or(0, |(n, _)| *n))
     }
     fn user(&mut self, call: &str) -> Result<Option<User>, StoreError> {
         self.store.user(call)

@@ -159,6 +159,36 @@ fn check_warns_about_a_partner_called_without_a_password() {
     assert!(!text.contains("partner N0FBB: connect"), "{text}");
 }
 
+/// Issue 36: qtc cannot know a KISS modem's speed; a port that does not say it is reported
+/// with the guess and the key to set, one that does with its speed, AXUDP with neither.
+#[test]
+fn check_says_when_a_modem_speed_is_a_guess() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "{BASE_CONFIG}[[port]]\nname = \"vhf\"\nkind = \"kiss-tcp\"\naddress = \"127.0.0.1:8001\"\n\
+         [[port]]\nname = \"hf\"\nkind = \"kiss-tcp\"\naddress = \"127.0.0.1:8002\"\n\
+         modem_baud = 300\n\
+         [[port]]\nname = \"udp\"\nkind = \"axudp\"\nlisten = \"127.0.0.1:10093\"\n"
+    );
+    std::fs::write(config_path(dir.path()), text).unwrap();
+    let out = cli(dir.path(), &["check"], "");
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("radio: {name} ")))
+            .unwrap_or_else(|| panic!("no line for {name}: {text}"))
+            .to_string()
+    };
+    let vhf = line("vhf");
+    assert!(
+        vhf.contains("modem speed not set: assumed 1200 bit/s") && vhf.contains("modem_baud"),
+        "{vhf}"
+    );
+    assert!(line("hf").ends_with(", modem 300 bit/s"), "{text}");
+    assert!(!line("udp").contains("modem"), "{text}");
+}
+
 #[test]
 fn every_command_finds_its_config_by_one_rule_and_names_the_store_it_changes() {
     let dir = tempfile::tempdir().unwrap();

@@ -128,8 +128,9 @@ fn qtc_config(plan: Plan, jnos: &std::path::Path) -> String {
     };
     let call = match (plan.caller, plan.via) {
         // JNOS's BBS callsign (`ax25 bbscall`), not its interface call, which waits for a line
-        // from the caller before it says anything.
-        (Caller::Qtc, Via::Kiss | Via::Axudp) => "connect = \"ax25:radio:N0JNS-1\"\n".to_string(),
+        // from the caller before it says anything. When JNOS calls, the same line says where
+        // it comes from: over the air a partner's call is its partner only by its own way.
+        (_, Via::Kiss | Via::Axudp) => "connect = \"ax25:radio:N0JNS-1\"\n".to_string(),
         (Caller::Qtc, Via::Tcp) => {
             format!("connect = \"tcp:{ip}:{port}\"\npassword = \"{QTC_ON_JNOS}\"\ntelnet = true\n")
         }

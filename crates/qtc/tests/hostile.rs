@@ -769,22 +769,13 @@ fn the_default_quota_from_the_free_disk_is_the_one_status_shows() {
     );
 }
 
-/// The port a `[mail]` listener reported at start-up.
-fn mail_port(d: &Daemon, proto: &str) -> u16 {
-    d.stdout
-        .iter()
-        .find_map(|l| l.strip_prefix(&format!("{proto}: listening on ")))
-        .and_then(|a| a.rsplit(':').next()?.parse().ok())
-        .unwrap_or_else(|| panic!("no {proto} listener in {:?}", d.stdout))
-}
-
 /// A mail client is told in its protocol's words why it is refused at connect (it was just
 /// dropped), and hears the answer to its last wrong password before the close (it heard
 /// nothing).
 #[test]
 fn mail_doors_answer_refusals_and_the_last_wrong_password() {
     let d = Daemon::start("max_per_address = 1\n[mail]\npop3_listen = \"127.0.0.1:0\"\n");
-    let pop3 = mail_port(&d, "pop3");
+    let pop3 = d.mail_port("pop3");
     let mut first = Client::connect(pop3);
     first.expect("+OK");
     let mut second = Client::connect(pop3);
@@ -810,7 +801,7 @@ fn one_account_is_capped_across_the_mail_doors() {
         "max_sessions_per_user = 1\n\
          [mail]\npop3_listen = \"127.0.0.1:0\"\nimap_listen = \"127.0.0.1:0\"\n",
     );
-    let (pop3, imap) = (mail_port(&d, "pop3"), mail_port(&d, "imap"));
+    let (pop3, imap) = (d.mail_port("pop3"), d.mail_port("imap"));
     let mut imap = Client::connect(imap);
     imap.expect("* OK");
     imap.send("a LOGIN N0USR pw");

@@ -493,12 +493,21 @@ fn hostile_frames_on_the_ip_port_are_dropped_and_bounded() {
     let Some(bin) = peers() else {
         return;
     };
+    // The forger is a second peer of the AXUDP port (it hears only its peers' addresses):
+    // another station on the same air as JNOS, sending as whom it likes.
+    const FORGER: u16 = AXUDP + 1;
     let (j, q) = start_with(&bin, Via::Axudp, false, |c| {
         c.replace("tun = \"qtc0\"\n", "tun = \"qtc0\"\nmax_arp = 8\n")
+            .replace(
+                "peers = [{ callsign = \"N0JNS\"",
+                &format!(
+                    "peers = [{{ callsign = \"N0BAD\", address = \"{HOST_IP}:{FORGER}\" }}, \
+                     {{ callsign = \"N0JNS\""
+                ),
+            )
     });
     assert!(host_pings(&j, JNOS_IP_AIR), "no echo reply\n{}", q.log());
-    // Any address may send to an AXUDP port: a forger beside JNOS.
-    let air = j.in_ns(|| std::net::UdpSocket::bind((HOST_IP, 0)).unwrap());
+    let air = j.in_ns(|| std::net::UdpSocket::bind((HOST_IP, FORGER)).unwrap());
     let send = |frame: &[u8]| {
         air.send_to(frame, (HOST_IP, AXUDP)).unwrap();
     };

@@ -33,8 +33,9 @@ const LAYERS: &[&[&str]] = &[
         "stream_io",
         "log_limit",
     ],
-    // Login throttling; password checks (they read stored hashes on the readers).
-    &["throttle", "passwords"],
+    // Login throttling; password checks (they read stored hashes on the readers); the one
+    // way a user's message is stored (room, allowances, rules).
+    &["throttle", "passwords", "submission"],
     // Admission to the ports; where a BBS session's store requests run.
     &["admission", "session_store"],
     // The login path every port shares (places at connect, the counted password check).
@@ -45,7 +46,8 @@ const LAYERS: &[&[&str]] = &[
     // Services: radio ports, housekeeping, forwarding, who is online.
     &["radio", "housekeeping"],
     &["forward", "online", "downlink"],
-    &["health", "conference"],
+    // Who may be a forwarding partner over the air (forwarding's partners, the NET/ROM tables).
+    &["health", "conference", "partner_trust"],
     // What the sysop and the users reach: the control socket, the web, the BBS ports, the
     // CLI, the systemd glue.
     &["ctl", "reload"],

@@ -9,11 +9,13 @@
 #![allow(clippy::disallowed_methods)]
 
 mod common;
+mod netrom_util;
 mod radio_util;
 
 use std::time::{Duration, Instant};
 
 use common::Daemon;
+use netrom_util::axudp_port;
 use radio_util::{assert_exactly_once, free_udp_port, seed};
 
 /// How long the bar gives A to learn C's alias.
@@ -44,15 +46,9 @@ fn node_config(
     netrom: &str,
     extra: &str,
 ) -> String {
-    let peers: Vec<String> = peers
-        .iter()
-        .map(|(c, p)| format!("{{ callsign = \"{c}\", address = \"127.0.0.1:{p}\" }}"))
-        .collect();
     format!(
-        "[[port]]\nname = \"udp\"\nkind = \"axudp\"\nlisten = \"127.0.0.1:{listen}\"\n\
-         peers = [{}]\nfrack = \"2s\"\nnetrom_quality = 192\n\
-         [netrom]\nalias = \"{alias}\"\nbroadcast = \"10s\"\n{netrom}{extra}",
-        peers.join(", ")
+        "{}[netrom]\nalias = \"{alias}\"\nbroadcast = \"10s\"\n{netrom}{extra}",
+        axudp_port(listen, peers, "frack = \"2s\"\n")
     )
 }
 
@@ -90,7 +86,8 @@ fn start_c(p: &Ports, netrom: &str) -> Daemon {
             &[("N0BBB", p.b)],
             "CCC",
             netrom,
-            "[[partner]]\ncallsign = \"N0AAA\"\nroutes = [\"N0AAA\"]\n",
+            // A's way: over NET/ROM a partner's call is its partner only from its own node.
+            "[[partner]]\ncallsign = \"N0AAA\"\nconnect = \"netrom:AAA\"\nroutes = [\"N0AAA\"]\n",
         ),
     )
 }
@@ -236,6 +233,10 @@ fn forwarding_cut_when_the_middle_node_goes_resumes_exactly_once() {
     assert!(!forwarding.contains("200 sent"), "{forwarding}");
     let b = start_b(&p, fast);
     b.wait_for_log_within("NET/ROM route learned: CCC:N0CCC-1", LEARN_WITHIN);
+    // A's link to B may have failed while B was away, taking A's routes through B: then A
+    // learns C again from B's broadcasts.
+    let lost = a.log().matches("NET/ROM route lost: CCC:N0CCC-1").count();
+    a.wait_for_log_count("NET/ROM route learned: CCC:N0CCC-1", 1 + lost);
     let out = a.ctl(&["forward", "N0CCC"]);
     assert!(out.starts_with("ok: N0CCC"), "{out}\n{}", a.log());
     assert_exactly_once(&c, "A", 200);
@@ -277,4 +278,48 @@ fn a_node_that_goes_away_is_dropped_after_its_obsolescence_count() {
         !nodes.contains("N0CCC") && nodes.contains("BBB:N0BBB-1"),
         "{nodes}"
     );
+}
+
+/// A partner whose way the called side does not know (C's entry for A has no `connect`) but
+/// with a shared `secret`: C challenges A's circuit (FBB's `SYS` challenge, MD5 form), A's
+/// forwarding session answers it from its own entry's secret, and the mail goes through.
+#[test]
+fn a_partner_with_no_known_way_forwards_after_answering_the_challenge() {
+    let p = Ports::new();
+    let a = Daemon::start_bbs(
+        "N0AAA",
+        &[],
+        &node_config(
+            p.a,
+            &[("N0BBB", p.b)],
+            "AAA",
+            "",
+            "[[partner]]\ncallsign = \"N0CCC\"\nconnect = \"netrom:CCC\"\nsecret = \"SHARED\"\n\
+             protocol = \"b1\"\nroutes = [\"N0CCC\", \"WW\"]\n",
+        ),
+    );
+    let _b = start_b(&p, "");
+    let c = Daemon::start_bbs(
+        "N0CCC",
+        &[("N0AAA", "fwdpw", "--bbs")],
+        &node_config(
+            p.c,
+            &[("N0BBB", p.b)],
+            "CCC",
+            "",
+            "[[partner]]\ncallsign = \"N0AAA\"\nsecret = \"SHARED\"\nroutes = [\"N0AAA\"]\n",
+        ),
+    );
+    a.wait_for_log_within("NET/ROM route learned: CCC:N0CCC-1", LEARN_WITHIN);
+    seed(&a, 5, "S");
+    let out = a.ctl(&["forward", "N0CCC"]);
+    assert!(
+        out.contains("ok: N0CCC: 0 received, 5 sent"),
+        "{out}\n--- A ---\n{}\n--- C ---\n{}",
+        a.log(),
+        c.log()
+    );
+    c.wait_for_log("challenge answered partner=N0AAA");
+    a.wait_for_log("answering the partner's SYS challenge");
+    assert_exactly_once(&c, "S", 5);
 }

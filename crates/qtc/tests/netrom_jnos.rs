@@ -1,8 +1,9 @@
 //! The real JNOS 2.0o.2 as a NET/ROM neighbour over AXUDP (built from tests/peers/jnos, run in a
 //! network namespace of its own), each side set up as docs/netrom.md says: NODES exchanged both
 //! ways; a JNOS user reaches qtc's BBS by its alias through a circuit and comes back with `B`; a
-//! qtc user reaches JNOS's mailbox by alias; B1 forwarding over NET/ROM both ways (qtc's
-//! `connect = "netrom:JNOS"`, JNOS's forward.bbs line `netrom QTC`).
+//! qtc user reaches JNOS's mailbox by alias; forwarding over NET/ROM both ways (qtc's
+//! `connect = "netrom:JNOS"`, JNOS's forward.bbs line `netrom QTC`) in B1, and in MBL, FBB
+//! ASCII and B0.
 //!
 //! Skipped when JNOS cannot run here (not root, no tun device), unless QTC_REQUIRE_PEERS=1.
 #![allow(clippy::disallowed_methods)]
@@ -48,12 +49,17 @@ fn jnos_setup() -> Setup {
 
 /// qtc N0QTC (its node N0QTC-1, alias QTC) on AXUDP to JNOS, JNOS a forwarding partner.
 fn qtc_config() -> String {
+    qtc_config_in("b1")
+}
+
+/// [`qtc_config`] with the partner's `protocol` set to `protocol`.
+fn qtc_config_in(protocol: &str) -> String {
     format!(
         "[[port]]\nname = \"udp\"\nkind = \"axudp\"\nlisten = \"{HOST_IP}:{AXUDP}\"\n\
          peers = [{{ callsign = \"N0JNS\", address = \"{JNOS_IP}:{AXUDP}\" }}]\n\
          netrom_quality = 192\n\
          [netrom]\nalias = \"QTC\"\nbroadcast = \"10s\"\n\
-         [[partner]]\ncallsign = \"N0JNS\"\nconnect = \"netrom:JNOS\"\nprotocol = \"b1\"\n\
+         [[partner]]\ncallsign = \"N0JNS\"\nconnect = \"netrom:JNOS\"\nprotocol = \"{protocol}\"\n\
          routes = [\"N0JNS\", \"WW\"]\n"
     )
 }
@@ -68,6 +74,22 @@ fn qtc_client(j: &Jnos) -> Client {
         stream,
         seen: Vec::new(),
     }
+}
+
+/// Waits until JNOS has qtc's node in its table. JNOS learns ours from a broadcast of qtc's
+/// (every 10 s here) and says nothing when it does, to qtc or in a file: its table is asked
+/// every second (an external program with no event to wait on, as the peer scripts look for
+/// its pty).
+fn jnos_learns_qtc(j: &Jnos) {
+    let mut routes = String::new();
+    for _ in 0..60 {
+        routes = j.console(&["netrom route nodes"]);
+        if routes.contains("QTC:N0QTC-1") {
+            return;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    panic!("JNOS's nodes: {routes}");
 }
 
 /// A JNOS mailbox user's session, logged in, at the prompt.
@@ -106,18 +128,7 @@ fn qtc_and_jnos_are_netrom_nodes_to_each_other() {
     j.console(&["smtp kick"]);
     // NODES both ways.
     q.wait_for_log_within("NET/ROM route learned: JNOS:N0JNS via N0JNS", LEARN_WITHIN);
-    // JNOS learns ours from a broadcast of qtc's (every 10 s here) and says nothing when it
-    // does, to qtc or in a file: its table is asked every second (an external program with
-    // no event to wait on, as the peer scripts look for its pty).
-    let mut routes = String::new();
-    for _ in 0..60 {
-        routes = j.console(&["netrom route nodes"]);
-        if routes.contains("QTC:N0QTC-1") {
-            break;
-        }
-        std::thread::sleep(Duration::from_secs(1));
-    }
-    assert!(routes.contains("QTC:N0QTC-1"), "JNOS's nodes: {routes}");
+    jnos_learns_qtc(&j);
     eprintln!("NODES exchanged with JNOS in {:?}", t0.elapsed());
     jnos_user_reaches_qtc(&j, &q);
     eprintln!("JNOS user to qtc and back: {:?}", t0.elapsed());
@@ -206,4 +217,90 @@ fn forwarding_both_ways(j: &Jnos, q: &Daemon) {
     });
     // Nothing went twice: JNOS's one and qtc's own 5.
     assert_eq!(radio_util::subjects(q).len(), 6);
+}
+
+/// Forwarding over NET/ROM in MBL, FBB ASCII and B0 (B1 is above), both ways: for each, a qtc
+/// whose partner entry offers that mode; JNOS calls it (`mbox kick`) with a message posted on
+/// JNOS, then qtc calls JNOS with three bulletins. Each arrives once, in the mode qtc logs.
+#[test]
+fn forwarding_over_netrom_with_jnos_in_mbl_fbb_and_b0() {
+    let Some(bin) = jnos::binary() else {
+        return;
+    };
+    let j = Jnos::start(&bin, jnos_setup());
+    let mut q = Daemon::start_bbs_at(
+        &format!("{HOST_IP}:{QTC_TELNET}"),
+        &j.wrapper(),
+        "N0QTC",
+        &[("N0USR", "pw", ""), ("N0JNS", "jnspw", "--bbs")],
+        &qtc_config_in("mbl"),
+    );
+    let mut offered = "mbl";
+    for (round, (protocol, mode)) in [("mbl", "Mbl"), ("fbb", "FbbAscii"), ("b0", "B0")]
+        .into_iter()
+        .enumerate()
+    {
+        if protocol != offered {
+            // The same station (its store, its BIDs) offering the next mode.
+            q = restart_offering(q, &j, offered, protocol);
+            offered = protocol;
+        }
+        let subject = format!("jnos {protocol} over netrom");
+        let mut u = User::login(&j, JNOS_TELNET, "n0abc", "abcpw");
+        u.post("SP N0USR @ N0QTC", &subject, &[b"by circuit".to_vec()]);
+        u.bye();
+        j.console(&["smtp kick"]);
+        q.wait_for_log_within("NET/ROM route learned: JNOS:N0JNS via N0JNS", LEARN_WITHIN);
+        jnos_learns_qtc(&j);
+        j.wait_area("n0qtc", &subject, |m| {
+            m.iter().any(|s| s.subject == subject)
+        });
+        j.console(&["mbox kick n0qtc"]);
+        // JNOS times its own connect out adaptively (`netrom irtt`): a request lost while the
+        // link to a restarted qtc is set up again goes again tens of seconds later.
+        q.wait_for_log_within(
+            "forwarding session ended partner=N0JNS summary=1 received",
+            LEARN_WITHIN * 3,
+        );
+        q.wait_for_log(&format!("mode={mode}"));
+        assert!(radio_util::subjects(&q).contains(&subject), "{}", q.log());
+        let tag = format!("Q{protocol}");
+        radio_util::seed(&q, 3, &tag);
+        let out = q.ctl(&["forward", "N0JNS"]);
+        assert!(
+            out.contains("ok: N0JNS: 0 received, 3 sent"),
+            "{protocol}: {out}\n{}",
+            q.log()
+        );
+        j.console(&["smtp kick"]);
+        j.wait_area("all", &format!("qtc's 3 bulletins in {protocol}"), |m| {
+            m.iter()
+                .filter(|s| s.subject.starts_with(&format!("{tag} bulletin ")))
+                .count()
+                == 3
+        });
+        assert!(
+            !q.log().contains("forwarding session failed"),
+            "{}",
+            q.log()
+        );
+        // Nothing went twice: JNOS's one and qtc's own 3, each round.
+        assert_eq!(radio_util::subjects(&q).len(), 4 * (round + 1));
+    }
+}
+
+/// Stops `q`, makes its partner entry offer `to` instead of `from`, starts it again on the same
+/// data in JNOS's namespace.
+fn restart_offering(mut q: Daemon, j: &Jnos, from: &str, to: &str) -> Daemon {
+    q.stop();
+    let dir = std::mem::replace(&mut q.dir, tempfile::tempdir().unwrap());
+    drop(q);
+    let path = common::config_path(dir.path());
+    let text = std::fs::read_to_string(&path).unwrap();
+    let text = text.replace(
+        &format!("protocol = \"{from}\""),
+        &format!("protocol = \"{to}\""),
+    );
+    std::fs::write(&path, text).unwrap();
+    Daemon::start_wrapped(dir, &j.wrapper())
 }

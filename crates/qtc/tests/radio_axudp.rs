@@ -35,7 +35,8 @@ fn pair() -> (Daemon, Daemon, Ports) {
         "N0BBB",
         &[("N0AAA", "fwdpw", "--bbs"), ("N0ZZZ", "pw", "")],
         &format!(
-            "{}[[partner]]\ncallsign = \"N0AAA\"\nroutes = [\"N0AAA\"]\n",
+            // A's way: over the air a partner's call is its partner only by its own way.
+            "{}[[partner]]\ncallsign = \"N0AAA\"\nconnect = \"ax25:udp:N0AAA\"\nroutes = [\"N0AAA\"]\n",
             port_table(ports.b, &[("N0AAA", ports.a), ("N0ZZZ", ports.user)])
         ),
     );

@@ -139,7 +139,8 @@ fn b1_forwarding_over_a_real_time_1200_baud_channel_exactly_once() {
         "N0BBB",
         &[("N0AAA", "x", "--bbs")],
         &format!(
-            "{}[[partner]]\ncallsign = \"N0AAA\"\nprotocol = \"b1\"\nroutes = [\"N0AAA\"]\n",
+            "{}[[partner]]\ncallsign = \"N0AAA\"\nconnect = \"ax25:vhf:N0AAA\"\nprotocol = \"b1\"\n\
+             routes = [\"N0AAA\"]\n",
             kiss_port(chan.kiss_b)
         ),
     );

@@ -132,7 +132,7 @@ fn forwarding_over_a_lossy_ax25_link_is_exactly_once() {
         "N0BBB",
         &[("N0AAA", "fwdpw", "--bbs")],
         &format!(
-            "{}[[partner]]\ncallsign = \"N0AAA\"\nroutes = [\"N0AAA\"]\n",
+            "{}[[partner]]\ncallsign = \"N0AAA\"\nconnect = \"ax25:udp:N0AAA\"\nroutes = [\"N0AAA\"]\n",
             port_table(b_port, "N0AAA", to_a_addr)
         ),
     );

@@ -96,7 +96,7 @@ fn forward_200_messages_over_kiss_ptys_exactly_once() {
         "N0BBB",
         &[("N0AAA", "x", "--bbs")],
         &format!(
-            "{}[[partner]]\ncallsign = \"N0AAA\"\nroutes = [\"N0AAA\", \"WW\"]\n",
+            "{}[[partner]]\ncallsign = \"N0AAA\"\nconnect = \"ax25:pty:N0AAA\"\nroutes = [\"N0AAA\", \"WW\"]\n",
             pty_port(&b_path)
         ),
     );
@@ -127,7 +127,7 @@ fn kiss_serial_port_forwards_over_a_pty_as_its_tty() {
         "N0BBB",
         &[("N0AAA", "x", "--bbs")],
         &format!(
-            "{}[[partner]]\ncallsign = \"N0AAA\"\nroutes = [\"N0AAA\", \"WW\"]\n",
+            "{}[[partner]]\ncallsign = \"N0AAA\"\nconnect = \"ax25:pty:N0AAA\"\nroutes = [\"N0AAA\", \"WW\"]\n",
             pty_port(&b_path)
         ),
     );

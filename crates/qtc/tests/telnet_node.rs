@@ -10,7 +10,14 @@ use radio_util::{free_udp_port, Call};
 
 /// The BBS N0BBB with an AXUDP port "udp", and a radio user N0ZZZ calling it from N0ZZZ-7.
 fn bbs_with_radio_user() -> (Daemon, Call) {
-    let (port, user) = (free_udp_port(), free_udp_port());
+    let (d, c, _) = bbs_with_radio_user_and_digipeater();
+    (d, c)
+}
+
+/// [`bbs_with_radio_user`], the port also having a peer N0DIG (a digipeater) at the returned
+/// UDP port: the port hears only its peers' addresses.
+fn bbs_with_radio_user_and_digipeater() -> (Daemon, Call, u16) {
+    let (port, user, digi) = (free_udp_port(), free_udp_port(), free_udp_port());
     let d = Daemon::start_bbs(
         "N0BBB",
         &[
@@ -20,7 +27,8 @@ fn bbs_with_radio_user() -> (Daemon, Call) {
         ],
         &format!(
             "[[port]]\nname = \"udp\"\nkind = \"axudp\"\nlisten = \"127.0.0.1:{port}\"\n\
-             peers = [{{ callsign = \"N0ZZZ\", address = \"127.0.0.1:{user}\" }}]\n"
+             peers = [{{ callsign = \"N0ZZZ\", address = \"127.0.0.1:{user}\" }}, \
+             {{ callsign = \"N0DIG\", address = \"127.0.0.1:{digi}\" }}]\n"
         ),
     );
     // The start-up report comes before the port's socket is bound: a SABM sent before it
@@ -32,7 +40,7 @@ fn bbs_with_radio_user() -> (Daemon, Call) {
         "N0BBB",
     );
     c.expect("de N0BBB>");
-    (d, c)
+    (d, c, digi)
 }
 
 fn login(d: &Daemon, call: &str, pw: &str) -> Client {
@@ -217,7 +225,7 @@ fn the_own_call_is_never_heard() {
     // source is this BBS, any SSID; the heard list is for other stations.
     use qtc_ax25::wire::{Address, CommandResponse, Digipeater, Frame, Pid};
     use qtc_callsign::Callsign;
-    let (d, _radio) = bbs_with_radio_user();
+    let (d, _radio, digi) = bbs_with_radio_user_and_digipeater();
     let port: u16 = d
         .stdout
         .iter()
@@ -238,7 +246,8 @@ fn the_own_call_is_never_heard() {
         qtc_ax25::wire::append_fcs(&mut bytes);
         bytes
     };
-    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    // From the digipeater's address: the port hears only its peers.
+    let udp = std::net::UdpSocket::bind(("127.0.0.1", digi)).unwrap();
     udp.send_to(&repeated(call("N0BBB", 3)), ("127.0.0.1", port))
         .unwrap();
     udp.send_to(&repeated(call("N0OTH", 0)), ("127.0.0.1", port))

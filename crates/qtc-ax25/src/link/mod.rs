@@ -41,7 +41,12 @@
 //! - An out-of-sequence I frame that is an old duplicate (behind V(R)) does not trigger REJ.
 //! - After the enquiry in timer recovery is answered and frames remain outstanding, the link
 //!   retransmits and returns to the connected state with RC = 0 (the 1998 SDL); Direwolf stays
-//!   in timer recovery.
+//!   in timer recovery. It retransmits only when the answer acknowledges nothing new: one that
+//!   does shows our frames still arriving (a modem slower than the air model), and the rest
+//!   may yet be on the air.
+//! - A poll from the peer (command, P=1) whose N(R) lags what we sent, after all of it had
+//!   left, sends the frame at N(R) again at once: the last frame of a turn was lost, and
+//!   nothing else would ask for it before our T1.
 //! - A DM with F=1 answering SABME falls back to SABM (Direwolf), as do FRMR and
 //!   [`Config::max_v22_attempts`] unanswered SABMEs.
 //! - [`Link::disconnect`] is graceful (queued data is delivered first); [`Link::abort`] is the
@@ -339,6 +344,10 @@ pub struct Link {
     reject_exception: bool,
     ack_pending: bool,
     layer3_initiated: bool,
+    /// The peer's SABM crossed ours: both ends asked for the link at once.
+    crossed: bool,
+    /// The last re-establishment came from the peer's SABM, not from our own recovery.
+    reset_by_peer: bool,
     /// Data was delivered or acknowledged since the last (re)establishment.
     traffic_seen: bool,
     ever_connected: bool,
@@ -355,10 +364,20 @@ pub struct Link {
     rtt_sample: Option<Duration>,
     /// I frames taken since we last sent V(R).
     rx_since_ack: u8,
+    /// The most new I frames the peer sent in one transmission that then waited for our
+    /// acknowledgement (T2 ran out), and how many such transmissions had that many: a
+    /// sender seen to send that many frames at a time (its window, when smaller than ours).
+    peer_run: u8,
+    peer_runs: u8,
+    /// When the frame that completed such a run, acknowledged at once, arrived.
+    early_ack: Option<Instant>,
     /// The longest I frame heard on this link (bytes), for the derived T2.
     max_rx_len: usize,
     /// A frame was heard on the channel since our last poll was handed over.
     heard_since_poll: bool,
+    /// T1 has already waited once more for the answer to our current poll (the channel was
+    /// busy): the next expiry polls again, however busy the channel.
+    waited_for_poll: bool,
     /// N(S) of the last I frame heard from the peer (for the frames lost before the next).
     last_rx_ns: Option<u8>,
     /// T1 and TM201 have been paused for the channel's busy time up to here.
@@ -423,6 +442,8 @@ impl Link {
             reject_exception: false,
             ack_pending: false,
             layer3_initiated: false,
+            crossed: false,
+            reset_by_peer: false,
             traffic_seen: false,
             ever_connected: false,
             close_pending: false,
@@ -432,8 +453,12 @@ impl Link {
             probe: None,
             rtt_sample: None,
             rx_since_ack: 0,
+            peer_run: 0,
+            peer_runs: 0,
+            early_ack: None,
             max_rx_len: 0,
             heard_since_poll: false,
+            waited_for_poll: false,
             last_rx_ns: None,
             paused_until: None,
             srt: t1_initial / 2,
@@ -580,8 +605,24 @@ impl Link {
         self.reset_sequence();
         self.close_pending = false;
         self.layer3_initiated = true;
+        self.crossed = false;
         self.establish(now);
         Ok(())
+    }
+
+    /// Whether the link we asked for came up while the peer asked for it too (its SABM crossed
+    /// ours): both ends then take it for their own call, and whatever runs on it must settle
+    /// who called by a rule both ends apply alike.
+    #[must_use]
+    pub fn crossed(&self) -> bool {
+        self.crossed
+    }
+
+    /// Whether the last [`Event::Reset`] came from the peer calling again (its SABM on a
+    /// connected link: it lost the link, or restarted) rather than from our own recovery.
+    #[must_use]
+    pub fn reset_by_peer(&self) -> bool {
+        self.reset_by_peer
     }
 
     /// Queue data for the peer. It is cut into I frames of at most N1 bytes. All or nothing:
@@ -965,6 +1006,7 @@ impl Link {
         self.requeue_unacked();
         self.set_version(modulo);
         self.layer3_initiated = false;
+        self.reset_by_peer = false;
         self.establish(now);
     }
 
@@ -997,6 +1039,7 @@ impl Link {
         }
         self.push_s(kind, true, CommandResponse::Command);
         self.heard_since_poll = false;
+        self.waited_for_poll = false;
         self.acknowledged();
         self.start_t1(now);
     }

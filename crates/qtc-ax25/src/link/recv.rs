@@ -197,10 +197,12 @@ impl Link {
                     self.set_state(State::AwaitingV22Connection);
                 } else {
                     // SABM collision: answer, keep waiting for our UA.
+                    self.crossed = true;
                     self.push_u(Unnumbered::Ua, pf, CommandResponse::Response);
                 }
             }
             State::AwaitingV22Connection => {
+                self.crossed = true;
                 self.push_u(Unnumbered::Ua, pf, CommandResponse::Response);
                 if !extended {
                     self.set_version(Modulo::Mod8);
@@ -228,6 +230,7 @@ impl Link {
                 self.stop_t1();
                 self.rtt_sample = None;
                 self.rc = 0;
+                self.reset_by_peer = true;
                 self.start_t3_or_t1(now);
                 self.became_connected();
             }
@@ -411,6 +414,9 @@ impl Link {
             }
             Supervisory::Srej => {}
         }
+        if cmd && pf && kind != Supervisory::Rej {
+            self.resend_what_a_poll_lacks(now);
+        }
     }
 
     /// The answer to our enquiry in timer recovery (spec §3.4): back to connected, and the
@@ -418,12 +424,16 @@ impl Link {
     fn on_enquiry_answer(&mut self, now: Instant, nr: u8) {
         self.stop_t1();
         self.select_t1_value();
+        let progress = nr != self.va;
         self.ack_to(now, nr);
         self.rc = 0;
         if self.va == self.vs_max {
             self.start_t3_or_t1(now);
         } else {
-            if !self.asked_before_last_copy(nr, now) {
+            // An answer that acknowledges more than before shows our frames still arriving:
+            // the rest may yet be on the air (a modem slower than modelled), so they go
+            // again only when an answer shows no progress.
+            if !progress && !self.asked_before_last_copy(nr, now) {
                 self.invoke_retransmission(nr);
             }
             self.timers.stop(Timer::T3);

@@ -17,6 +17,9 @@ use crate::wire::{CommandResponse, Modulo, Unnumbered};
 const MIN_T1: Duration = Duration::from_millis(250);
 /// T1 backs off by this much per retry (Direwolf: 0.25 s × RC + 2 × SRT).
 const T1_BACKOFF: Duration = Duration::from_millis(250);
+/// Transmissions of the same number of I frames, each waiting for T2, after which the peer
+/// counts as sending that many at a time: two, so one short line is not taken for it.
+const PEER_RUNS: u8 = 2;
 
 impl Link {
     /// The driver's word that the frame `poll_transmit` returned last will have left the modem
@@ -53,6 +56,33 @@ impl Link {
     pub(super) fn asked_before_last_copy(&self, seq: u8, now: Instant) -> bool {
         let answer = self.cfg.air.frame_time(self.i_frame_len(0));
         self.departed[usize::from(seq)].is_some_and(|d| d + answer > now)
+    }
+
+    /// The peer polled us at `now` with an N(R) (now V(A)) behind what we sent: if all we sent
+    /// had left before its poll began, the frame at V(A) never arrived (a lost last frame of
+    /// a turn, that nothing else would ask for), so it goes again now rather than after our
+    /// T1: alone on an SREJ link, with what follows it on a REJ link.
+    pub(super) fn resend_what_a_poll_lacks(&mut self, now: Instant) {
+        let nr = self.va;
+        if self.peer_busy || nr == self.vs_max || self.vs != self.vs_max {
+            return;
+        }
+        let poll = self.cfg.air.frame_time(self.i_frame_len(0));
+        let all_left = self.last_departure.is_some_and(|d| d + poll <= now);
+        if !all_left || self.asked_before_last_copy(nr, now) {
+            return;
+        }
+        tracing::debug!(
+            nr,
+            "the peer's poll shows a frame missing: sending it again"
+        );
+        if self.srej {
+            if !self.resend.contains(&nr) {
+                self.resend.push_back(nr);
+            }
+        } else {
+            self.vs = nr;
+        }
     }
 
     /// The channel was busy for `busy` until `now` (a frame heard, for us or not): nobody could
@@ -254,17 +284,28 @@ impl Link {
     }
 
     /// An I frame was taken (P = 0): acknowledge once the peer's transmission is over (T2,
-    /// restarted by every frame of it), or at once when a whole window is unacknowledged.
+    /// restarted by every frame of it), or at once when the peer cannot send more: a whole
+    /// window is unacknowledged, or it is seen to send so many frames at a time and wait
+    /// (JNOS as shipped sends one; Direwolf's and many TNCs' windows are 4), where T2 would
+    /// only add the air time of a frame to every run.
     pub(super) fn ack_later(&mut self, now: Instant) {
         self.ack_pending = true;
         self.rx_since_ack = self.rx_since_ack.saturating_add(1);
-        if self.rx_since_ack >= self.k {
+        let t2 = self.t2_value();
+        if self.early_ack.take().is_some_and(|at| now <= at + t2) {
+            // More of the same transmission after an early RR: the peer's runs are longer.
+            (self.peer_run, self.peer_runs) = (0, 0);
+        }
+        let run_done = self.peer_runs >= PEER_RUNS && self.rx_since_ack == self.peer_run;
+        if self.rx_since_ack >= self.k || run_done {
+            if run_done {
+                self.early_ack = Some(now);
+            }
             let kind = self.rr_or_rnr();
             self.push_s(kind, false, CommandResponse::Response);
             self.acknowledged();
             return;
         }
-        let t2 = self.t2_value();
         if !t2.is_zero() {
             self.timers.set(Timer::T2, now, t2);
         }
@@ -299,12 +340,15 @@ impl Link {
                 self.transmit_enquiry(now);
                 self.set_state(State::TimerRecovery);
             }
-            State::TimerRecovery if self.heard_since_poll => {
+            State::TimerRecovery if self.heard_since_poll && !self.waited_for_poll => {
                 // The channel has carried frames since our poll went to the modem: a
                 // half-duplex modem holds it until the channel is clear, and a lost frame of
-                // that traffic hides how long. Wait again rather than queue a second poll.
+                // that traffic hides how long. Wait again rather than queue a second poll;
+                // once only, so a channel that stays busy (the peer polling us) cannot hold
+                // back our recovery for longer than two T1.
                 tracing::debug!("channel busy since the poll: waiting for its answer");
                 self.heard_since_poll = false;
+                self.waited_for_poll = true;
                 self.start_t1(now);
             }
             State::TimerRecovery => {
@@ -348,6 +392,14 @@ impl Link {
 
     pub(super) fn on_t2(&mut self) {
         if self.ack_pending && self.is_connected() {
+            // The peer's transmission is over and it waits for us: how much did it send? A
+            // shorter run than before is the end of its data, not its window.
+            let run = self.rx_since_ack;
+            if run == self.peer_run {
+                self.peer_runs = self.peer_runs.saturating_add(1);
+            } else if run > self.peer_run {
+                (self.peer_run, self.peer_runs) = (run, 1);
+            }
             let kind = self.rr_or_rnr();
             self.push_s(kind, false, CommandResponse::Response);
             self.acknowledged();

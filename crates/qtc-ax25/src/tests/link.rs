@@ -460,6 +460,30 @@ fn duplicate_sabm_is_harmless() {
     assert_eq!(p.b.rx, data);
 }
 
+/// Both ends ask for the link in the same moment: their SABMs cross, each answers the other's
+/// and takes the link as its own. Both are told so (`crossed`), so that what runs on the link
+/// can settle who called; a link one end asked for alone is not crossed on either end.
+#[test]
+fn crossed_sabms_connect_both_ends_and_say_so() {
+    for v in [v20(), v22()] {
+        let mut p = Pair::new(v.clone(), v.clone(), 65);
+        p.a.link.connect(p.now).unwrap();
+        p.b.link.connect(p.now).unwrap();
+        assert!(p.drive_until(Duration::from_secs(60), |p| {
+            p.a.link.state() == State::Connected && p.b.link.state() == State::Connected
+        }));
+        assert!(p.a.link.crossed() && p.b.link.crossed());
+        let data = p.rng.bytes(3000);
+        p.a.to_send.extend(&data);
+        assert!(p.drive_until(Duration::from_secs(120), |p| p.b.rx.len() == 3000));
+        assert_eq!(p.b.rx, data);
+
+        let mut p = Pair::new(v.clone(), v, 64);
+        p.connect();
+        assert!(!p.a.link.crossed() && !p.b.link.crossed());
+    }
+}
+
 #[test]
 fn sabm_after_data_reports_reset() {
     let mut p = Pair::new(v20(), v20(), 67);

@@ -109,6 +109,11 @@ impl Station {
         self.sent.iter().filter(|s| f(s)).count()
     }
 
+    /// This station's transmissions so far, key-up to carrier off.
+    pub(crate) fn keyed(&self) -> &[(Instant, Instant)] {
+        &self.keyed
+    }
+
     /// RR/RNR/REJ/SREJ frames sent.
     pub(crate) fn supervisory(&self) -> usize {
         self.count(|s| matches!(s.control, Control::S { .. }))
@@ -177,6 +182,20 @@ pub(crate) struct Radio {
     pub(crate) collisions: u64,
     /// Frames lost to noise.
     pub(crate) noise_lost: u64,
+    /// Where the time went, for the figures in docs/performance.md.
+    pub(crate) spent: Spent,
+}
+
+/// The channel's time by what it was doing (the first that applies): a frame on the air,
+/// a station keying up or holding its tail, a station waiting for a slot (p-persistence,
+/// or the other's carrier), or nothing at all (a receiver holding its acknowledgement, a
+/// timer running).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Spent {
+    pub(crate) frames: Duration,
+    pub(crate) keying: Duration,
+    pub(crate) access: Duration,
+    pub(crate) idle: Duration,
 }
 
 impl Radio {
@@ -194,6 +213,7 @@ impl Radio {
             on_air: Vec::new(),
             collisions: 0,
             noise_lost: 0,
+            spent: Spent::default(),
         }
     }
 
@@ -239,6 +259,7 @@ impl Radio {
             if next > end {
                 return false;
             }
+            self.account(next);
             self.now = self.now.max(next);
             self.advance();
         }
@@ -268,6 +289,23 @@ impl Radio {
         .into_iter()
         .flatten()
         .min()
+    }
+
+    /// Counts the time from now to `next` by what the channel does meanwhile.
+    fn account(&mut self, next: Instant) {
+        let d = next.saturating_duration_since(self.now);
+        let phases = [self.a.phase, self.b.phase];
+        let any = |f: fn(&Phase) -> bool| phases.iter().any(f);
+        let slot = if any(|p| matches!(p, Phase::Sending { .. })) {
+            &mut self.spent.frames
+        } else if any(|p| matches!(p, Phase::KeyUp { .. } | Phase::Tail { .. })) {
+            &mut self.spent.keying
+        } else if any(|p| matches!(p, Phase::Waiting { .. })) {
+            &mut self.spent.access
+        } else {
+            &mut self.spent.idle
+        };
+        *slot += d;
     }
 
     /// Runs everything due at `now`.

@@ -4,7 +4,7 @@ use qtc_mail::{ListFilter, MessageStore, MsgType, StoreError};
 
 use super::help::Help;
 use crate::session::Session;
-use crate::store::Query;
+use crate::store::{BbsStore, Query};
 
 pub(super) const HELP: Help = Help {
     names: &["LC"],
@@ -20,7 +20,7 @@ const CATEGORIES_OVER: usize = 1000;
 #[derive(Debug)]
 struct Categories;
 
-impl Query for Categories {
+impl Query<BbsStore> for Categories {
     type Answer = Vec<(String, usize)>;
     const WRITES: bool = false;
     fn run(self, store: &mut dyn MessageStore) -> Result<Self::Answer, StoreError> {

@@ -4,7 +4,7 @@ use qtc_mail::{MessageStore, StoreError};
 
 use super::help::Help;
 use crate::session::Session;
-use crate::store::Query;
+use crate::store::{BbsStore, Query};
 
 pub(super) const HELP_INFO: Help = Help {
     names: &["I"],
@@ -24,7 +24,7 @@ pub(super) const HELP_VERSION: Help = Help {
 #[derive(Debug)]
 struct Counts;
 
-impl Query for Counts {
+impl Query<BbsStore> for Counts {
     type Answer = (u64, u64);
     const WRITES: bool = false;
     fn run(self, store: &mut dyn MessageStore) -> Result<(u64, u64), StoreError> {

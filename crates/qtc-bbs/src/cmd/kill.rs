@@ -2,11 +2,12 @@
 
 use std::collections::VecDeque;
 
+use qtc_mail::kill::{kill, KillOutcome};
 use qtc_mail::{ListFilter, MessageStore, MsgStatus, MsgType, StoreError};
 
 use super::help::Help;
 use crate::session::Session;
-use crate::store::Query;
+use crate::store::{BbsStore, Query};
 
 pub(super) const HELP: Help = Help {
     names: &["K", "KM"],
@@ -16,19 +17,6 @@ pub(super) const HELP: Help = Help {
 };
 
 pub(super) const USAGE: &str = "K n [n...] | KM";
-
-/// What `K n` did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KillOutcome {
-    /// Killed now.
-    Killed,
-    /// It was killed before.
-    AlreadyKilled,
-    /// The user may read it but not kill it (someone else's bulletin).
-    Forbidden,
-    /// No such message, or none this user may see.
-    NotYours,
-}
 
 impl Session {
     /// Kills the numbers one by one, each checked and killed in one step on the store.
@@ -75,39 +63,12 @@ struct Kill {
     sysop: bool,
 }
 
-impl Query for Kill {
+impl Query<BbsStore> for Kill {
     type Answer = KillOutcome;
     const WRITES: bool = true;
     fn run(self, store: &mut dyn MessageStore) -> Result<KillOutcome, StoreError> {
         kill(store, self.number, &self.me, self.sysop)
     }
-}
-
-/// Kills message `number` if `me` (with sysop rights or not) may: the check and the kill run
-/// back to back on the one writer, so nothing changes between. `K n` runs it, and so do
-/// IMAP's EXPUNGE and POP3's DELE.
-pub fn kill(
-    store: &mut dyn MessageStore,
-    number: u64,
-    me: &str,
-    sysop: bool,
-) -> Result<KillOutcome, StoreError> {
-    let Some(m) = store.message_head(number)? else {
-        return Ok(KillOutcome::NotYours);
-    };
-    let h = &m.header;
-    Ok(match h.status {
-        MsgStatus::Killed => KillOutcome::AlreadyKilled,
-        // Held mail is the sysop's alone until released.
-        MsgStatus::Held if !sysop => KillOutcome::NotYours,
-        _ if sysop || h.to == me || h.from == me => {
-            store.set_status(number, MsgStatus::Killed)?;
-            KillOutcome::Killed
-        }
-        // Someone else's bulletin is readable, not killable; their personal mail is unseen.
-        _ if h.kind != MsgType::Personal => KillOutcome::Forbidden,
-        _ => KillOutcome::NotYours,
-    })
 }
 
 /// `KM`: kill every read personal message to `me`.
@@ -116,7 +77,7 @@ struct KillRead {
     me: String,
 }
 
-impl Query for KillRead {
+impl Query<BbsStore> for KillRead {
     type Answer = Vec<u64>;
     const WRITES: bool = true;
     fn run(self, store: &mut dyn MessageStore) -> Result<Vec<u64>, StoreError> {

@@ -33,7 +33,6 @@ mod sys;
 mod talk;
 mod white_pages;
 
-pub use kill::{kill, KillOutcome};
 pub use list::{ListStatus, ListWhat};
 pub use send::SendCmd;
 

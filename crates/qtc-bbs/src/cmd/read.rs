@@ -9,7 +9,7 @@ use super::help::Help;
 use super::{numbers, Command, CommandError};
 use crate::session::paging::{Pager, MORE};
 use crate::session::{Session, State};
-use crate::store::{Headers, MessageHead, Query};
+use crate::store::{BbsStore, Headers, MessageHead, Query};
 use crate::view;
 
 pub(super) const HELP: Help = Help {
@@ -204,7 +204,7 @@ struct Body {
     len: usize,
 }
 
-impl Query for Body {
+impl Query<BbsStore> for Body {
     type Answer = Vec<u8>;
     const WRITES: bool = false;
     fn run(self, store: &mut dyn MessageStore) -> Result<Vec<u8>, StoreError> {
@@ -219,7 +219,7 @@ struct MarkRead {
     reader: String,
 }
 
-impl Query for MarkRead {
+impl Query<BbsStore> for MarkRead {
     type Answer = ();
     const WRITES: bool = true;
     fn run(self, store: &mut dyn MessageStore) -> Result<(), StoreError> {

@@ -1,14 +1,14 @@
 //! `S`, `SP`, `SB`, `ST` (and `SR`'s text): subject, body, and storing the message.
 
+use qtc_mail::dest::DestError;
 use qtc_mail::{
-    MessageStore, MsgStatus, MsgType, NewMessage, StoreError, MAX_AT_LEN, MAX_BID_LEN,
-    MAX_SUBJECT_LEN, MAX_TO_LEN,
+    MessageStore, MsgStatus, MsgType, NewMessage, StoreError, MAX_BID_LEN, MAX_SUBJECT_LEN,
 };
 
 use super::help::Help;
 use super::CommandError;
 use crate::session::{Session, State, CTRL_Z};
-use crate::store::Query;
+use crate::store::{BbsStore, Query};
 
 pub(super) const HELP: Help = Help {
     names: &["S", "SP", "SB", "ST"],
@@ -32,13 +32,6 @@ pub struct SendCmd {
     pub from: Option<String>,
     /// `$BID`, when given.
     pub bid: Option<String>,
-}
-
-fn check_len(field: &'static str, value: &str, max: usize) -> Result<(), CommandError> {
-    if value.len() > max {
-        return Err(CommandError::TooLong { field, max });
-    }
-    Ok(())
 }
 
 /// `S[P|B|T]`'s arguments: `to[@at] [< from] [$bid]`.
@@ -69,20 +62,17 @@ pub(super) fn parse(kind: MsgType, args: &[&str]) -> Result<SendCmd, CommandErro
             _ => return Err(CommandError::Usage(USAGE)),
         }
     }
-    if to.is_empty() || !to.bytes().all(|b| b.is_ascii_alphanumeric()) {
-        return Err(CommandError::Usage(USAGE));
-    }
-    // A hierarchical address is ASCII: calls, `#REGION`, dots.
-    if !at
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'#' | b'-' | b'_'))
-    {
-        return Err(CommandError::Usage(USAGE));
-    }
-    check_len("the addressee", &to, MAX_TO_LEN)?;
-    check_len("the @ address", &at, MAX_AT_LEN)?;
+    qtc_mail::dest::check(&to, &at).map_err(|e| match e {
+        DestError::TooLong { field, max } => CommandError::TooLong { field, max },
+        DestError::To(_) | DestError::At(_) => CommandError::Usage(USAGE),
+    })?;
     if let Some(bid) = &bid {
-        check_len("the BID", bid, MAX_BID_LEN)?;
+        if bid.len() > MAX_BID_LEN {
+            return Err(CommandError::TooLong {
+                field: "the BID",
+                max: MAX_BID_LEN,
+            });
+        }
         if !qtc_mail::is_valid_bid(bid) {
             return Err(CommandError::Usage(USAGE));
         }
@@ -262,7 +252,7 @@ struct BidKnown {
     bid: String,
 }
 
-impl Query for BidKnown {
+impl Query<BbsStore> for BidKnown {
     type Answer = bool;
     const WRITES: bool = false;
     fn run(self, store: &mut dyn MessageStore) -> Result<bool, StoreError> {
@@ -280,7 +270,7 @@ struct Insert {
     now: i64,
 }
 
-impl Query for Insert {
+impl Query<BbsStore> for Insert {
     type Answer = (u64, String);
     const WRITES: bool = true;
     fn run(self, store: &mut dyn MessageStore) -> Result<(u64, String), StoreError> {

@@ -5,7 +5,7 @@ use qtc_mail::{MessageStore, StoreError};
 
 use super::help::Help;
 use crate::session::Session;
-use crate::store::Query;
+use crate::store::{BbsStore, Query};
 
 pub(super) const HELP: Help = Help {
     names: &["WP", "W"],
@@ -22,7 +22,7 @@ struct HomeBbs {
     call: String,
 }
 
-impl Query for HomeBbs {
+impl Query<BbsStore> for HomeBbs {
     type Answer = Option<String>;
     const WRITES: bool = false;
     fn run(self, store: &mut dyn MessageStore) -> Result<Option<String>, StoreError> {

@@ -6,7 +6,7 @@ use qtc_mail::text::visible_line;
 use qtc_mail::{GreetingCounts, MessageStore, StoreError, User};
 
 use super::{Access, Checked, Checking, Event, Refusal, Session, State};
-use crate::store::Query;
+use crate::store::{BbsStore, Query};
 
 /// The login prompts: whole lines (CR ended) starting with the word, as Winlink clients (wl2k-go
 /// reads up to CR and matches `callsign` / `password`) and the old daemons' scripts expect.
@@ -171,6 +171,11 @@ impl Session {
     fn logged_in(&mut self, call: &str, user: Option<User>) {
         // An RF caller we have never seen: a guest with a default profile.
         let mut user = user.unwrap_or_else(|| guest(call));
+        if user.bbs && matches!(self.access, Access::Claimed(_)) {
+            // A partner's call by a way the sysop did not give for it: a user, no more.
+            tracing::info!(call = %user.call, "a BBS account by an unexpected way: user rights only");
+            user.bbs = false;
+        }
         tracing::info!(call = %user.call, bbs = user.bbs, "logged in");
         self.events.push_back(Event::LoggedIn {
             call: user.call.clone(),
@@ -184,7 +189,7 @@ impl Session {
         if let Some(n) = user.page_len {
             self.page_len = n;
         }
-        if user.sysop && matches!(self.access, Access::Callsign(_)) {
+        if user.sysop && matches!(self.access, Access::Callsign(_) | Access::Claimed(_)) {
             // The link callsign is no proof: sysop rights wait for SYS and a password.
             user.sysop = false;
             self.sysop_pending = true;
@@ -230,7 +235,7 @@ struct UserRecord {
     call: String,
 }
 
-impl Query for UserRecord {
+impl Query<BbsStore> for UserRecord {
     type Answer = Option<User>;
     // A login's lookup queues behind the writes before it: a partner whose link was reset logs
     // in again only after its previous session's last write (and release).
@@ -248,7 +253,7 @@ struct MailCounts {
     sysop: bool,
 }
 
-impl Query for MailCounts {
+impl Query<BbsStore> for MailCounts {
     type Answer = GreetingCounts;
     const WRITES: bool = false;
     fn run(self, store: &mut dyn MessageStore) -> Result<GreetingCounts, StoreError> {

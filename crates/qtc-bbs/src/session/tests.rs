@@ -215,6 +215,35 @@ fn bbs_user_is_handed_over() {
 }
 
 #[test]
+fn a_bbs_call_by_an_unexpected_way_is_a_user_without_partner_rights() {
+    let mut bbs = Bbs::new();
+    let mut s = Session::new(bbs.cfg.clone(), Access::Claimed("N0BBB-2".parse().unwrap()));
+    start(&mut s, &mut bbs.store);
+    let events: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
+    assert!(events.contains(&Event::LoggedIn {
+        call: "N0BBB".into(),
+        bbs: false
+    }));
+    let greeting = String::from_utf8_lossy(&s.take_output()).into_owned();
+    assert!(greeting.contains("welcome to"), "{greeting}");
+    let mut u = User_ {
+        s,
+        first: Vec::new(),
+    };
+    assert!(u
+        .send(&mut bbs, "SP N0OTH < N0SYS")
+        .contains("Only the sysop or a BBS"));
+    // The same account by its own way is handed to forwarding.
+    let mut s = Session::new(bbs.cfg.clone(), Access::Callsign("N0BBB".parse().unwrap()));
+    start(&mut s, &mut bbs.store);
+    let events: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
+    assert!(events.contains(&Event::LoggedIn {
+        call: "N0BBB".into(),
+        bbs: true
+    }));
+}
+
+#[test]
 fn send_list_read_kill() {
     let mut bbs = Bbs::new();
     let out = post(

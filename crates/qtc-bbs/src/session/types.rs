@@ -59,6 +59,11 @@ pub enum Access {
     /// AX.25: the link's source callsign, without its SSID, is the identity (no password on
     /// RF).
     Callsign(Callsign),
+    /// Over the air as [`Access::Callsign`], but by a way the sysop did not give for the
+    /// forwarding partner of that callsign (another port, another NET/ROM node): the callsign
+    /// is only a claim there, so a BBS account gets a user's session, without its partner
+    /// rights (no forwarding, no sending as someone else).
+    Claimed(Callsign),
     /// The transport has checked the password already (the web terminal, after the web's own
     /// login): no prompt, and the account's rights as they are (a sysop needs no `SYS`).
     Verified(Callsign),

@@ -217,6 +217,9 @@ pub fn flags(m: &Msg) -> String {
     if m.entry.seen {
         f.push("\\Seen");
     }
+    if m.entry.answered {
+        f.push("\\Answered");
+    }
     if m.deleted {
         f.push("\\Deleted");
     }
@@ -343,9 +346,10 @@ fn envelope(m: &Msg, r: Option<&Rendered>, s: &Settings) -> String {
         },
     );
     format!(
-        "({} {} {f} {f} {f} {to} {cc} NIL NIL {})",
+        "({} {} {f} {f} {f} {to} {cc} NIL {} {})",
         string(date.as_bytes()),
         nstring(field("Subject").as_deref()),
+        nstring(field("In-Reply-To").as_deref()),
         nstring(field("Message-ID").as_deref()),
         f = address(&from),
     )

@@ -1,39 +1,51 @@
-//! IMAP4rev1 (RFC 3501) with IDLE (RFC 2177): one mailbox, INBOX, the user's personal mail.
-//! `\Seen` is the user's own read mark (the one `LN`/`RN` use); `\Deleted` then EXPUNGE (or
+//! IMAP4rev1 (RFC 3501) with IDLE (RFC 2177), MOVE (RFC 6851), SPECIAL-USE (RFC 6154) and
+//! UIDPLUS's response codes. INBOX is the user's personal mail: `\Seen` is the user's own read
+//! mark (the one `LN`/`RN` use); `\Answered` is kept per user; `\Deleted` then EXPUNGE (or
 //! CLOSE) kills, as `K`; a UID is the BBS message number, so UIDs never change, and
-//! UIDVALIDITY is a number the store draws once when it is created ([`Settings`] carries it).
-//! Bulletins are not here: newsreaders get them over NNTP (see the crate's docs).
+//! UIDVALIDITY is a number the store draws once when it is created. Beside it, each user's own
+//! folders (their copies, never BBS messages) and `Bulletins/CAT`, one per bulletin category,
+//! where `\Seen` is the user's BBS read mark and nothing else changes a bulletin
+//! ([`crate::folder`]).
 //!
 //! Commands are parsed by `imap-codec` (literals, sequence sets, FETCH and SEARCH grammar);
-//! responses are written here. IDLE waits for [`Core::changed`], which the daemon calls when
-//! the store has changed: no polling.
+//! responses are written here, their texts plain (fetchmail reads words such as EXPUNGE in
+//! any untagged line). IDLE waits for [`Core::changed`], which the daemon calls when the store
+//! has changed: no polling.
+//!
+//! The selected mailbox is a list of [`Msg`] whatever it is made of: each place is a query
+//! filling it (`mailbox.rs`, [`crate::folder::List`]), the commands of the selected state
+//! stay as they are; what a place refuses is said where the command is.
 
-mod answers;
 mod fetch;
+mod folders;
+mod mailbox;
 mod search;
 mod selected;
-
-use std::collections::VecDeque;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_folders;
 
 use base64::Engine as _;
 use imap_codec::decode::{CommandDecodeError, Decoder, IdleDoneDecodeError};
 use imap_codec::imap_types::command::{Command, CommandBody};
 use imap_codec::imap_types::core::LiteralMode;
+use imap_codec::imap_types::extensions::binary::LiteralOrLiteral8;
 use imap_codec::imap_types::flag::{Flag, StoreType};
 use imap_codec::imap_types::mailbox::{ListMailbox, Mailbox};
 use imap_codec::imap_types::search::SearchKey;
 use imap_codec::imap_types::sequence::SequenceSet;
 use imap_codec::{CommandCodec, IdleDoneCodec};
-use qtc_mail::StoreError;
 
-use crate::render::Rendered;
-use crate::{Core, Entry, Event, LoginRefused, Reply, Request, Settings};
-use fetch::Item;
+use crate::core::{account, Exchange};
+use crate::folder::{Change, Place};
+use crate::store::Entry;
+use crate::{Core, LoginRefused, Settings};
 
-/// The most bytes a command may hold, literals included (an APPEND is refused anyway).
+/// The most bytes a command may hold, literals included (an APPEND's: [`folders::MAX_APPEND`]).
 const MAX_COMMAND: usize = 64 * 1024;
 
-/// A message of the selected INBOX.
+/// A message of the selected mailbox.
 #[derive(Clone, Debug)]
 pub struct Msg {
     /// What the store said of it.
@@ -47,102 +59,64 @@ enum State {
     NotAuth,
     Auth,
     Selected { read_only: bool },
-    Logout,
 }
 
-/// What the session waits for.
-enum Wait {
-    Nothing,
-    Login(String),
-    /// AUTHENTICATE PLAIN: the client's data line.
+/// What the client's next bytes are.
+#[derive(Debug)]
+enum Input {
+    Commands,
+    /// AUTHENTICATE PLAIN: the client's data line for this tag.
     AuthData(String),
-    Tls,
-    /// SELECT/EXAMINE/STATUS/NOOP/IDLE: the mailbox.
-    Mailbox(MailboxFor),
-    /// A FETCH going message by message.
-    Fetch(Box<FetchJob>),
-    /// STORE's read marks, then its answers.
-    Store(Box<StoreJob>),
-    /// EXPUNGE or CLOSE killing `\Deleted` messages.
-    Expunge(Box<ExpungeJob>),
+    /// IDLE: the client's DONE, for this tag.
     Idle(String),
-}
-
-enum MailboxFor {
-    Select { tag: String, read_only: bool },
-    Status { tag: String, items: String },
-    Refresh { tag: Option<String>, text: String },
-}
-
-struct FetchJob {
-    tag: String,
-    uid: bool,
-    items: Vec<Item>,
-    todo: VecDeque<usize>,
-    /// The message being rendered.
-    current: Option<usize>,
-}
-
-struct StoreJob {
-    tag: String,
-    uid: bool,
-    silent: bool,
-    todo: VecDeque<(usize, bool)>,
-    changed: Vec<usize>,
-}
-
-struct ExpungeJob {
-    tag: String,
-    /// CLOSE: no untagged EXPUNGE, back to the authenticated state.
-    close: bool,
-    todo: VecDeque<u64>,
-    /// The message being killed.
-    current: Option<u64>,
 }
 
 /// One IMAP session.
 pub struct Imap {
+    x: Exchange<Imap>,
     s: Settings,
     uid_validity: u32,
     input: Vec<u8>,
     /// The buffer length at which a literal was last agreed to with `+`.
     literal_ack: usize,
-    out: Vec<u8>,
-    events: VecDeque<Event>,
     state: State,
-    wait: Wait,
-    user: Option<String>,
+    expecting: Input,
+    /// The tag of the login being checked.
+    login_tag: String,
+    user: String,
+    /// Where the selected mailbox's messages come from.
+    place: Place,
+    /// The selected mailbox's UIDVALIDITY.
+    validity: u32,
     msgs: Vec<Msg>,
     uid_next: u64,
+    /// A change was heard while the mailbox was being read again: read it once more.
+    changed_meanwhile: bool,
 }
 
 impl Imap {
     /// A session; `uid_validity` is the store's. The greeting is the first output.
     pub fn new(s: Settings, uid_validity: u32) -> Imap {
         let mut i = Imap {
+            x: Exchange::new(),
             uid_validity,
             input: Vec::new(),
             literal_ack: 0,
-            out: Vec::new(),
-            events: VecDeque::new(),
             state: State::NotAuth,
-            wait: Wait::Nothing,
-            user: None,
+            expecting: Input::Commands,
+            login_tag: String::new(),
+            user: String::new(),
+            place: Place::Inbox,
+            validity: uid_validity,
             msgs: Vec::new(),
             uid_next: 1,
+            changed_meanwhile: false,
             s,
         };
         let caps = i.capabilities();
-        i.line(&format!(
-            "* OK [CAPABILITY {caps}] qtc {} IMAP4rev1 ready",
-            i.s.version
-        ));
+        let hello = format!("* OK [CAPABILITY {caps}] qtc {} ready", i.s.version);
+        i.x.say(&hello);
         i
-    }
-
-    fn line(&mut self, l: &str) {
-        self.out.extend_from_slice(l.as_bytes());
-        self.out.extend_from_slice(b"\r\n");
     }
 
     fn capabilities(&self) -> String {
@@ -153,11 +127,14 @@ impl Imap {
             "UNSELECT",
             "ID",
             "NAMESPACE",
+            "MOVE",
+            "SPECIAL-USE",
+            "UIDPLUS",
         ];
         if self.s.starttls {
             c.push("STARTTLS");
         }
-        if self.user.is_none() {
+        if self.state == State::NotAuth {
             c.push(if self.s.plain_auth {
                 "AUTH=PLAIN"
             } else {
@@ -168,13 +145,11 @@ impl Imap {
     }
 
     fn run(&mut self) {
-        while matches!(self.wait, Wait::Nothing | Wait::AuthData(_) | Wait::Idle(_))
-            && self.state != State::Logout
-        {
-            let progressed = match &self.wait {
-                Wait::AuthData(_) => self.auth_data(),
-                Wait::Idle(_) => self.idle_done(),
-                _ => self.next_command(),
+        while !self.x.busy() {
+            let progressed = match self.expecting {
+                Input::AuthData(_) => self.auth_data(),
+                Input::Idle(_) => self.idle_done(),
+                Input::Commands => self.next_command(),
             };
             if !progressed {
                 return;
@@ -196,37 +171,32 @@ impl Imap {
             }
             Err(CommandDecodeError::Incomplete) => {
                 self.input = input;
-                if self.input.len() > MAX_COMMAND {
+                if self.input.len() > literal_limit(&self.input).saturating_add(MAX_COMMAND) {
                     self.input.clear();
-                    self.line("* BAD command too long");
+                    self.x.say("* BAD command too long");
                 }
                 false
             }
             Err(CommandDecodeError::LiteralFound { tag, length, mode }) => {
                 let tag = tag.inner().to_string();
-                if length as usize > MAX_COMMAND {
+                if length as usize > literal_limit(&input) {
                     self.input.clear();
-                    self.line(&format!("{tag} BAD literal too long"));
+                    self.x.say(&format!("{tag} BAD literal too long"));
                     return false;
                 }
                 if mode == LiteralMode::Sync && self.literal_ack != input.len() {
                     self.literal_ack = input.len();
-                    self.line("+ go ahead");
+                    self.x.say("+ go ahead");
                 }
                 self.input = input;
                 false
             }
             Err(CommandDecodeError::Failed) => {
-                let end = input
-                    .iter()
-                    .position(|&b| b == b'\n')
-                    .map_or(input.len(), |p| p + 1);
+                let end = line_end(&input);
                 let tag = input[..end].split(|&b| b == b' ').next().unwrap_or(b"*");
                 let tag = String::from_utf8_lossy(tag).trim().to_string();
-                self.line(&format!(
-                    "{} BAD syntax error",
-                    if tag.is_empty() { "*" } else { &tag }
-                ));
+                let tag = if tag.is_empty() { "*" } else { &tag };
+                self.x.say(&format!("{tag} BAD syntax error"));
                 self.input = input[end..].to_vec();
                 true
             }
@@ -238,39 +208,81 @@ impl Imap {
         match (self.state, cmd.body) {
             (_, CommandBody::Capability) => {
                 let caps = self.capabilities();
-                self.line(&format!("* CAPABILITY {caps}"));
-                self.line(&format!("{tag} OK CAPABILITY completed"));
+                self.x.say(&format!("* CAPABILITY {caps}"));
+                self.x.say(&format!("{tag} OK CAPABILITY completed"));
             }
             (_, CommandBody::Logout) => {
-                self.line("* BYE 73");
-                self.line(&format!("{tag} OK LOGOUT completed"));
-                self.state = State::Logout;
-                self.events.push_back(Event::Close);
+                self.x.say("* BYE 73");
+                self.x.say(&format!("{tag} OK LOGOUT completed"));
+                self.x.close();
             }
             (_, CommandBody::Noop) | (_, CommandBody::Check) => {
                 self.refresh(Some(tag), "NOOP completed")
             }
             (_, CommandBody::Id { .. }) => {
-                self.line("* ID (\"name\" \"qtc\")");
-                self.line(&format!("{tag} OK ID completed"));
+                self.x.say("* ID (\"name\" \"qtc\")");
+                self.x.say(&format!("{tag} OK ID completed"));
             }
             (State::NotAuth, body) => self.not_authenticated(tag, body),
+            (_, body) => self.authenticated(tag, body),
+        }
+    }
+
+    fn authenticated(&mut self, tag: String, body: CommandBody<'_>) {
+        match (self.state, body) {
             (_, CommandBody::Namespace) => {
-                self.line("* NAMESPACE ((\"\" \"/\")) NIL NIL");
-                self.line(&format!("{tag} OK NAMESPACE completed"));
+                self.x.say("* NAMESPACE ((\"\" \"/\")) NIL NIL");
+                self.x.say(&format!("{tag} OK NAMESPACE completed"));
             }
             (
                 _,
                 CommandBody::List {
-                    mailbox_wildcard, ..
+                    reference,
+                    mailbox_wildcard,
                 },
-            ) => self.list(&tag, "LIST", &mailbox_wildcard),
+            ) => self.list(
+                tag,
+                "LIST",
+                &folders::name_of(&reference),
+                &wildcard(&mailbox_wildcard),
+            ),
             (
                 _,
                 CommandBody::Lsub {
-                    mailbox_wildcard, ..
+                    reference,
+                    mailbox_wildcard,
                 },
-            ) => self.list(&tag, "LSUB", &mailbox_wildcard),
+            ) => self.list(
+                tag,
+                "LSUB",
+                &folders::name_of(&reference),
+                &wildcard(&mailbox_wildcard),
+            ),
+            (_, CommandBody::Create { mailbox }) => {
+                self.change(tag, Change::Create(folders::name_of(&mailbox)), "CREATE")
+            }
+            (_, CommandBody::Delete { mailbox }) => {
+                self.change(tag, Change::Delete(folders::name_of(&mailbox)), "DELETE")
+            }
+            (_, CommandBody::Rename { from, to }) => {
+                let change = Change::Rename(folders::name_of(&from), folders::name_of(&to));
+                self.change(tag, change, "RENAME")
+            }
+            (
+                _,
+                CommandBody::Append {
+                    mailbox,
+                    flags,
+                    date,
+                    message,
+                },
+            ) => {
+                let bytes = match message {
+                    LiteralOrLiteral8::Literal(l) => l.into_inner().into_owned(),
+                    LiteralOrLiteral8::Literal8(l) => l.data.into_owned(),
+                };
+                self.append(tag, &mailbox, &flags, date.as_ref(), bytes)
+            }
             (_, CommandBody::Select { mailbox, .. }) => self.select(tag, &mailbox, false),
             (_, CommandBody::Examine { mailbox, .. }) => self.select(tag, &mailbox, true),
             (
@@ -285,24 +297,21 @@ impl Imap {
             }
             (_, CommandBody::Subscribe { .. })
             | (_, CommandBody::Unsubscribe { .. })
-            | (_, CommandBody::Enable { .. }) => self.line(&format!("{tag} OK done")),
+            | (_, CommandBody::Enable { .. }) => self.x.say(&format!("{tag} OK done")),
             (State::Selected { read_only }, body) => self.selected(tag, read_only, body),
-            (_, _) => self.line(&format!(
-                "{tag} NO [CANNOT] not here: the one mailbox is INBOX (bulletins are on NNTP)"
-            )),
+            (_, _) => self.x.say(&format!("{tag} BAD select a mailbox first")),
         }
     }
 
     fn not_authenticated(&mut self, tag: String, body: CommandBody<'_>) {
         match body {
             CommandBody::StartTLS if self.s.starttls => {
-                self.line(&format!("{tag} OK begin TLS negotiation now"));
+                self.x.say(&format!("{tag} OK begin TLS negotiation now"));
                 self.input.clear();
-                self.wait = Wait::Tls;
-                self.events.push_back(Event::StartTls);
+                self.x.start_tls();
             }
             CommandBody::Login { .. } | CommandBody::Authenticate { .. } if !self.s.plain_auth => {
-                self.line(&format!(
+                self.x.say(&format!(
                     "{tag} NO [PRIVACYREQUIRED] STARTTLS first: no passwords in clear here"
                 ))
             }
@@ -316,35 +325,33 @@ impl Imap {
                 initial_response,
             } => {
                 if !format!("{mechanism}").eq_ignore_ascii_case("PLAIN") {
-                    return self.line(&format!("{tag} NO [CANNOT] AUTHENTICATE PLAIN only"));
+                    return self
+                        .x
+                        .say(&format!("{tag} NO [CANNOT] AUTHENTICATE PLAIN only"));
                 }
                 match initial_response {
                     Some(data) => self.plain(tag, data.declassify()),
                     None => {
-                        self.line("+ ");
-                        self.wait = Wait::AuthData(tag);
+                        self.x.say("+ ");
+                        self.expecting = Input::AuthData(tag);
                     }
                 }
             }
-            _ => self.line(&format!("{tag} BAD log in first")),
+            _ => self.x.say(&format!("{tag} BAD log in first")),
         }
     }
 
     fn login(&mut self, tag: String, user: &str, password: String) {
-        let call = user
-            .split('@')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_uppercase();
-        self.wait = Wait::Login(tag);
-        self.events.push_back(Event::Login { call, password });
+        self.login_tag = tag;
+        self.x.login(account(user), password);
     }
 
     fn plain(&mut self, tag: String, data: &[u8]) {
-        match crate::smtp::split_plain(data) {
+        match crate::smtp::parse::split_plain(data) {
             Some((user, pass)) => self.login(tag, &user, pass),
-            None => self.line(&format!("{tag} BAD bad AUTHENTICATE PLAIN data")),
+            None => self
+                .x
+                .say(&format!("{tag} BAD bad AUTHENTICATE PLAIN data")),
         }
     }
 
@@ -354,180 +361,123 @@ impl Imap {
             return false;
         };
         let line: Vec<u8> = self.input.drain(..=nl).collect();
-        let Wait::AuthData(tag) = std::mem::replace(&mut self.wait, Wait::Nothing) else {
+        let Input::AuthData(tag) = std::mem::replace(&mut self.expecting, Input::Commands) else {
             return true;
         };
         let line = line.trim_ascii();
         if line == b"*" {
-            self.line(&format!("{tag} BAD AUTHENTICATE cancelled"));
+            self.x.say(&format!("{tag} BAD AUTHENTICATE cancelled"));
             return true;
         }
         match base64::engine::general_purpose::STANDARD.decode(line) {
             Ok(data) => self.plain(tag, &data),
-            Err(_) => self.line(&format!("{tag} BAD bad base64")),
+            Err(_) => self.x.say(&format!("{tag} BAD bad base64")),
         }
         true
     }
+}
 
-    fn list(&mut self, tag: &str, what: &str, pattern: &ListMailbox<'_>) {
-        let p = match pattern {
-            ListMailbox::Token(t) => String::from_utf8_lossy(t.as_ref()).into_owned(),
-            ListMailbox::String(s) => String::from_utf8_lossy(s.as_ref()).into_owned(),
-        };
-        if p.is_empty() {
-            self.line(&format!("* {what} (\\Noselect) \"/\" \"\""));
-        } else if wildmat(&p.to_ascii_uppercase(), "INBOX") {
-            self.line(&format!("* {what} (\\HasNoChildren) \"/\" INBOX"));
-        }
-        self.line(&format!("{tag} OK {what} completed"));
-    }
+/// The end of the first line in `input` (after its LF), or its length.
+fn line_end(input: &[u8]) -> usize {
+    input
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(input.len(), |p| p + 1)
+}
 
-    fn select(&mut self, tag: String, mailbox: &Mailbox<'_>, read_only: bool) {
-        self.state = State::Auth;
-        if !is_inbox(mailbox) {
-            return self.line(&format!(
-                "{tag} NO [NONEXISTENT] only INBOX here (bulletins are on NNTP)"
-            ));
-        }
-        self.ask_mailbox(MailboxFor::Select { tag, read_only }, 0);
-    }
-
-    fn status(&mut self, tag: String, mailbox: &Mailbox<'_>, items: String) {
-        if !is_inbox(mailbox) {
-            return self.line(&format!("{tag} NO [NONEXISTENT] only INBOX here"));
-        }
-        self.ask_mailbox(MailboxFor::Status { tag, items }, u64::MAX);
-    }
-
-    fn ask_mailbox(&mut self, why: MailboxFor, sized_after: u64) {
-        let call = self.user.clone().unwrap_or_default();
-        self.wait = Wait::Mailbox(why);
-        self.events
-            .push_back(Event::Store(Request::Mailbox { call, sized_after }));
-    }
-
-    /// Asks for the mailbox again and tells the client what changed (NOOP, IDLE).
-    fn refresh(&mut self, tag: Option<String>, text: &str) {
-        if !matches!(self.state, State::Selected { .. }) {
-            if let Some(tag) = tag {
-                self.line(&format!("{tag} OK {text}"));
-            }
-            return;
-        }
-        let after = self.msgs.last().map_or(0, |m| m.entry.number);
-        self.ask_mailbox(
-            MailboxFor::Refresh {
-                tag,
-                text: text.to_string(),
-            },
-            after,
-        );
+/// A LIST pattern's text.
+fn wildcard(pattern: &ListMailbox<'_>) -> String {
+    match pattern {
+        ListMailbox::Token(t) => String::from_utf8_lossy(t.as_ref()).into_owned(),
+        ListMailbox::String(s) => String::from_utf8_lossy(s.as_ref()).into_owned(),
     }
 }
 
-fn is_inbox(m: &Mailbox<'_>) -> bool {
-    match m {
-        Mailbox::Inbox => true,
-        Mailbox::Other(o) => String::from_utf8_lossy(o.as_ref()).eq_ignore_ascii_case("INBOX"),
+/// The largest literal the command in `input` may carry: an APPEND's message, else a few KB.
+fn literal_limit(input: &[u8]) -> usize {
+    let line = String::from_utf8_lossy(&input[..line_end(input)]).to_ascii_uppercase();
+    match line.split(' ').nth(1) {
+        Some("APPEND") => folders::MAX_APPEND,
+        _ => MAX_COMMAND,
     }
 }
 
-/// `*` and `%` patterns (LIST).
+/// Whether LIST's `pattern` names `name`: `*` matches anything, `%` anything but a level's
+/// `/`; INBOX in any case.
 fn wildmat(pattern: &str, name: &str) -> bool {
+    if name == "INBOX" {
+        return matches(&pattern.to_ascii_uppercase(), name);
+    }
+    matches(pattern, name)
+}
+
+fn matches(pattern: &str, name: &str) -> bool {
     match pattern.chars().next() {
         None => name.is_empty(),
-        Some('*') | Some('%') => (0..=name.len()).any(|i| wildmat(&pattern[1..], &name[i..])),
-        Some(c) => name.starts_with(c) && wildmat(&pattern[c.len_utf8()..], &name[c.len_utf8()..]),
+        Some('*') => (0..=name.len())
+            .filter(|&i| name.is_char_boundary(i))
+            .any(|i| matches(&pattern[1..], &name[i..])),
+        Some('%') => {
+            let level = name.find('/').unwrap_or(name.len());
+            (0..=level)
+                .filter(|&i| name.is_char_boundary(i))
+                .any(|i| matches(&pattern[1..], &name[i..]))
+        }
+        Some(c) => name.starts_with(c) && matches(&pattern[c.len_utf8()..], &name[c.len_utf8()..]),
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+impl Core for Imap {
+    const STORE_LOST: &'static str = "* BYE the message store is not available";
 
-    fn drive(i: &mut Imap, input: &[u8]) -> String {
-        i.handle_input(input);
-        let mut out = Vec::new();
-        i.take_output(&mut out);
-        String::from_utf8_lossy(&out).into_owned()
+    fn exchange(&self) -> &Exchange<Imap> {
+        &self.x
     }
 
-    fn entry(n: u64, seen: bool) -> Entry {
-        Entry {
-            number: n,
-            seen,
-            size: 100,
-            created: 1_796_214_665,
-            from: "N0USR".into(),
-            subject: b"hello".to_vec(),
-            bid: format!("{n}_N0CALL"),
+    fn exchange_mut(&mut self) -> &mut Exchange<Imap> {
+        &mut self.x
+    }
+
+    fn handle_input(&mut self, bytes: &[u8]) {
+        self.input.extend_from_slice(bytes);
+        self.run();
+    }
+
+    fn login_done(&mut self, result: Result<String, LoginRefused>) {
+        self.x.answer_came();
+        let tag = std::mem::take(&mut self.login_tag);
+        match result {
+            Ok(call) => {
+                self.user = call;
+                self.state = State::Auth;
+                let caps = self.capabilities();
+                self.x
+                    .say(&format!("{tag} OK [CAPABILITY {caps}] logged in"));
+            }
+            Err(LoginRefused::Wrong) => self.x.say(&format!(
+                "{tag} NO [AUTHENTICATIONFAILED] wrong callsign or password"
+            )),
+            Err(LoginRefused::Full(why)) => self.x.say(&format!("{tag} NO [UNAVAILABLE] {why}")),
+            Err(LoginRefused::Unavailable) => self
+                .x
+                .say(&format!("{tag} NO [UNAVAILABLE] try again later")),
+        }
+        self.run();
+    }
+
+    fn tls_started(&mut self) {
+        self.x.answer_came();
+        self.s.tls_started();
+        self.run();
+    }
+
+    fn changed(&mut self) {
+        if let Input::Idle(_) = self.expecting {
+            self.refresh_while_idle();
         }
     }
 
-    #[test]
-    fn login_select_fetch_store_expunge_idle() {
-        let mut i = Imap::new(crate::addr::tests::settings(), 42);
-        assert!(drive(&mut i, b"").contains("AUTH=PLAIN"));
-        drive(&mut i, b"a LOGIN n0oth {1}\r\n");
-        assert!(drive(&mut i, b"x\r\n").is_empty());
-        assert_eq!(
-            i.poll_event(),
-            Some(Event::Login {
-                call: "N0OTH".into(),
-                password: "x".into()
-            })
-        );
-        i.login_done(Ok("N0OTH".into()));
-        assert!(drive(&mut i, b"b SELECT INBOX\r\n").contains("a OK"));
-        assert!(matches!(
-            i.poll_event(),
-            Some(Event::Store(Request::Mailbox { .. }))
-        ));
-        i.answered(Ok(Reply::Mailbox(vec![entry(3, true), entry(8, false)])));
-        let sel = drive(&mut i, b"c UID FETCH 8 (FLAGS BODY[])\r\n");
-        assert!(
-            sel.contains("* 2 EXISTS")
-                && sel.contains("[UIDVALIDITY 42]")
-                && sel.contains("[UNSEEN 2]"),
-            "{sel}"
-        );
-        let Some(Event::Store(Request::Render { number: 8, .. })) = i.poll_event() else {
-            panic!()
-        };
-        let r = crate::render::render(&crate::render::tests::message(b"hi\r\n"), &[], &i.s);
-        i.answered(Ok(Reply::Rendered(Some(Box::new(r)))));
-        let f = drive(&mut i, b"");
-        assert!(
-            f.starts_with("* 2 FETCH (UID 8 FLAGS (\\Seen) BODY[] {"),
-            "{f}"
-        );
-        assert!(matches!(
-            i.poll_event(),
-            Some(Event::Store(Request::Seen {
-                number: 8,
-                seen: true,
-                ..
-            }))
-        ));
-        i.answered(Ok(Reply::Done));
-        assert!(drive(&mut i, b"").contains("c OK UID FETCH"));
-        assert!(drive(&mut i, b"d SEARCH UNSEEN\r\n").contains("* SEARCH\r\n"));
-        drive(&mut i, b"e STORE 1 +FLAGS (\\Deleted)\r\nf EXPUNGE\r\n");
-        assert!(matches!(
-            i.poll_event(),
-            Some(Event::Store(Request::Kill { number: 3, .. }))
-        ));
-        i.answered(Ok(Reply::Killed(true)));
-        assert!(drive(&mut i, b"").contains("* 1 EXPUNGE\r\nf OK EXPUNGE"));
-        assert!(drive(&mut i, b"g IDLE\r\n").starts_with("+ idling"));
-        assert_eq!(i.poll_event(), Some(Event::Watch(true)));
-        i.changed();
-        assert!(matches!(
-            i.poll_event(),
-            Some(Event::Store(Request::Mailbox { .. }))
-        ));
-        i.answered(Ok(Reply::Mailbox(vec![entry(8, true), entry(9, false)])));
-        assert!(drive(&mut i, b"DONE\r\n").contains("* 2 EXISTS\r\ng OK IDLE"));
-        assert_eq!(i.poll_event(), Some(Event::Watch(false)));
+    fn resume(&mut self) {
+        self.run();
     }
 }

@@ -5,8 +5,9 @@
 //! The circuit makes [`Transport`] frames for its peer node and takes the peer's; the
 //! [`Node`](crate::Node) routes them. Sending follows JNOS (nr4.c): up to `window` information
 //! frames outstanding, each acknowledged by the N(R) of any frame coming back; a gap in what
-//! arrives is asked for once with a NAK; unacknowledged frames are sent again after the
-//! transport timeout, doubling per retry, and the circuit gives up after `retries`. A receiver
+//! arrives is asked for once with a NAK; unacknowledged frames are sent again after each
+//! transport timeout (not doubled, as LinBPQ does: a far end that is gone is given up at most
+//! `timeout × (retries + 1)` after the first frame it did not answer). A receiver
 //! whose application does not keep up chokes the sender (choke flag), which takes its window
 //! back and waits until unchoked or the choke timeout. Acknowledgements ride on data; alone,
 //! they wait up to the ack delay, or go at once when half a window has come in.
@@ -19,13 +20,12 @@ use std::time::{Duration, Instant};
 
 use qtc_callsign::Callsign;
 
+use crate::table::Via;
 use crate::wire::{Flags, Transport, MAX_INFO};
 use timer::{Timer, Timers};
 
 /// Transport-frame queue bound (control frames); more are dropped, the timers recover.
 const MAX_OUT: usize = 64;
-/// Longest backoff: the timeout times 2^this.
-const MAX_BACKOFF: u32 = 4;
 
 /// A circuit's parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,7 +34,7 @@ pub struct CircuitConfig {
     pub window: u8,
     /// How long an unacknowledged frame, connect or disconnect waits before it is sent again.
     pub timeout: Duration,
-    /// Tries before the circuit is given up.
+    /// Times a frame is sent again before the circuit is given up.
     pub retries: u8,
     /// How long an acknowledgement may wait for data to ride on.
     pub ack_delay: Duration,
@@ -50,7 +50,7 @@ impl Default for CircuitConfig {
     fn default() -> Self {
         CircuitConfig {
             window: 4,
-            timeout: Duration::from_secs(60),
+            timeout: Duration::from_secs(30),
             retries: 3,
             ack_delay: Duration::from_secs(3),
             choke_timeout: Duration::from_secs(180),
@@ -142,6 +142,8 @@ pub(crate) struct Circuit {
     pub(crate) user: Callsign,
     /// The node the user is on.
     pub(crate) user_node: Callsign,
+    /// The neighbour it was set up through (for an outgoing circuit, once the far end answered).
+    pub(crate) via: Option<Via>,
     pub(crate) incoming: bool,
     state: CircuitState,
     /// Whether any frame came from the peer for this circuit (beyond its connect request).
@@ -157,6 +159,8 @@ pub(crate) struct Circuit {
     tx_retries: u8,
     peer_choked: bool,
     close_pending: bool,
+    /// An empty information frame is owed: the far end must show it is still there.
+    probe: bool,
 
     // Receiving.
     rx_expected: u8,
@@ -185,6 +189,7 @@ impl Circuit {
             peer_node,
             user,
             user_node: peer_node,
+            via: None,
             incoming: false,
             state: CircuitState::Connecting,
             heard: false,
@@ -197,6 +202,7 @@ impl Circuit {
             tx_retries: 0,
             peer_choked: false,
             close_pending: false,
+            probe: false,
             rx_expected: 0,
             stash: BTreeMap::new(),
             nak_sent: false,
@@ -349,6 +355,38 @@ impl Circuit {
         self.own_busy = busy;
     }
 
+    /// Asks the far end to show it is still there: an information frame with no data, which
+    /// JNOS, LinBPQ and qtc take (and acknowledge) without passing anything on. A far end that
+    /// forgot the circuit never acknowledges it, and the circuit is given up after its retries.
+    pub(crate) fn probe(&mut self) {
+        if self.state == CircuitState::Connected && self.unsent() == 0 {
+            self.probe = true;
+        }
+    }
+
+    /// What went out was lost with the link to a neighbour: the connect request, or every frame
+    /// not yet acknowledged, goes again now (by whatever route there is now). Not a retry: the
+    /// far end never had the chance to answer.
+    pub(crate) fn resend_now(&mut self, now: Instant) {
+        match self.state {
+            CircuitState::Connecting => {
+                self.push(self.connect_request());
+                self.timers.set(Timer::Handshake, now, self.cfg.timeout);
+            }
+            CircuitState::Connected => {
+                // Our acknowledge of the far end's request may have been lost too.
+                if self.awaits_first_frame() {
+                    self.push(self.connect_ack());
+                }
+                if !self.outstanding.is_empty() && !self.peer_choked {
+                    self.resend = self.outstanding.iter().map(|s| s.seq).collect();
+                    self.timers.set(Timer::Retransmit, now, self.cfg.timeout);
+                }
+            }
+            _ => {}
+        }
+    }
+
     // ------------------------------------------------------------------ output
 
     /// The next frame for the peer node.
@@ -492,7 +530,7 @@ impl Circuit {
         self.rx_unacked = 0;
         self.timers.stop(Timer::Ack);
         if !self.timers.is_running(Timer::Retransmit) {
-            self.timers.set(Timer::Retransmit, now, self.backoff());
+            self.timers.set(Timer::Retransmit, now, self.cfg.timeout);
         }
         let (your_index, your_id) = self.your_ids();
         Transport::Info {
@@ -517,7 +555,9 @@ impl Circuit {
                 return Some(self.info(now, seq, data));
             }
         }
-        if self.outstanding.len() >= usize::from(self.window) || self.pending.is_empty() {
+        if self.outstanding.len() >= usize::from(self.window)
+            || (self.pending.is_empty() && !std::mem::take(&mut self.probe))
+        {
             return None;
         }
         let len = self.pending.len().min(MAX_INFO);
@@ -530,10 +570,6 @@ impl Circuit {
         });
         self.stats.info_sent += 1;
         Some(self.info(now, seq, data))
-    }
-
-    fn backoff(&self) -> Duration {
-        self.cfg.timeout * 2u32.pow(u32::from(self.tx_retries).min(MAX_BACKOFF))
     }
 
     fn maybe_start_close(&mut self, now: Instant) -> bool {
@@ -571,7 +607,7 @@ impl Circuit {
             return;
         }
         self.resend = self.outstanding.iter().map(|s| s.seq).collect();
-        self.timers.set(Timer::Retransmit, now, self.backoff());
+        self.timers.set(Timer::Retransmit, now, self.cfg.timeout);
     }
 
     fn on_handshake_timeout(&mut self, now: Instant) {
@@ -580,7 +616,8 @@ impl Circuit {
             CircuitState::Disconnecting => self.disconnect_request(),
             _ => return,
         };
-        if self.tries >= self.cfg.retries.max(1) {
+        // As for data: the first try and `retries` more, each a timeout apart.
+        if self.tries > self.cfg.retries {
             let why = if self.state == CircuitState::Connecting {
                 CloseReason::Timeout
             } else {
@@ -591,7 +628,6 @@ impl Circuit {
         }
         self.tries += 1;
         self.push(again);
-        let after = self.cfg.timeout * 2u32.pow(u32::from(self.tries - 1).min(MAX_BACKOFF));
-        self.timers.set(Timer::Handshake, now, after);
+        self.timers.set(Timer::Handshake, now, self.cfg.timeout);
     }
 }

@@ -155,7 +155,7 @@ impl Circuit {
         if self.outstanding.is_empty() {
             self.timers.stop(Timer::Retransmit);
         } else {
-            self.timers.set(Timer::Retransmit, now, self.backoff());
+            self.timers.set(Timer::Retransmit, now, self.cfg.timeout);
         }
         self.maybe_start_close(now);
     }

@@ -4,4 +4,5 @@ mod circuit;
 mod ip;
 mod node;
 mod table;
+mod transport;
 pub(crate) mod util;

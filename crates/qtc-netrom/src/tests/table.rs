@@ -6,14 +6,20 @@ use crate::wire::{Alias, Nodes, NodesEntry};
 use crate::{Change, RouteKind};
 
 fn tables(max_nodes: usize, max_neighbours: usize) -> Tables {
-    Tables::new(TableConfig {
+    Tables::new(config(max_nodes, max_neighbours))
+}
+
+fn config(max_nodes: usize, max_neighbours: usize) -> TableConfig {
+    TableConfig {
         call: call("N0ME"),
+        own: vec![call("N0ME-2")],
+        alias: alias("ME"),
         min_quality: 50,
         obsolescence: 3,
         obsolescence_min: 2,
         max_nodes,
         max_neighbours,
-    })
+    }
 }
 
 fn alias(s: &str) -> Alias {
@@ -187,7 +193,9 @@ fn a_recorded_route_answers_an_unknown_origin_and_never_goes_out() {
     let r = *t.node(&call("N0FAR")).unwrap().best().unwrap();
     assert_eq!((r.quality, r.kind), (0, RouteKind::Recorded));
     assert!(t.advertised().is_empty());
-    // A broadcast route through the same neighbour replaces it.
+    t.take_changes();
+    // A broadcast route through the same neighbour replaces it, and is a route learned (by
+    // its alias): the sysop's log and whoever waits for the node see it.
     t.hear(
         via("N0BBB"),
         200,
@@ -195,9 +203,92 @@ fn a_recorded_route_answers_an_unknown_origin_and_never_goes_out() {
     );
     let r = *t.node(&call("N0FAR")).unwrap().best().unwrap();
     assert_eq!(r.kind, RouteKind::Learned);
+    let far = (call("N0FAR"), alias("FAR"));
+    assert!(t.take_changes().iter().any(|c| matches!(c,
+        Change::RouteLearned { node, alias: a, .. } if (*node, *a) == far)));
     t.record(call("N0FAR"), via("N0BBB"));
     assert_eq!(
         t.node(&call("N0FAR")).unwrap().best().unwrap().kind,
         RouteKind::Learned
     );
+}
+
+#[test]
+fn the_stations_own_calls_and_alias_are_never_learned() {
+    let mut t = tables(10, 10);
+    // A neighbour advertises our BBS call, a node under our alias, and calls itself ME too.
+    let b = bc(
+        "ME",
+        vec![
+            entry("N0ME-2", "BBS", "N0X", 200),
+            entry("N0OTH", "ME", "N0X", 200),
+            entry("N0FINE", "FINE", "N0X", 200),
+        ],
+    );
+    t.hear(via("N0NB"), 192, &b);
+    assert!(t.node(&call("N0ME-2")).is_none());
+    assert!(t.find("ME").is_none());
+    assert!(t.node(&call("N0OTH")).is_none());
+    assert!(t.find("FINE").is_some());
+    // The neighbour itself is learned, without our alias.
+    assert!(t.node(&call("N0NB")).unwrap().alias.is_empty());
+    // A broadcast sent as our BBS call, and a datagram from it, teach nothing.
+    t.hear(
+        via("N0ME-2"),
+        192,
+        &bc("X", vec![entry("N0Y", "Y", "N0X", 200)]),
+    );
+    assert!(t.find("Y").is_none());
+    t.record(call("N0ME-2"), via("N0NB"));
+    assert!(t.node(&call("N0ME-2")).is_none());
+}
+
+#[test]
+fn a_neighbour_silent_for_three_of_our_broadcasts_is_named_to_be_called() {
+    let mut t = Tables::new(TableConfig {
+        obsolescence: 6,
+        obsolescence_min: 5,
+        ..config(10, 10)
+    });
+    let from_b = bc("B", vec![entry("N0C", "C", "N0X", 200)]);
+    let from_d = bc("D", vec![entry("N0C", "C", "N0X", 200)]);
+    t.hear(via("N0B"), 192, &from_b);
+    t.hear(via("N0D"), 192, &from_d);
+    // D keeps broadcasting; B falls silent. Nothing goes for that alone.
+    for _ in 0..crate::SILENT_AFTER - 1 {
+        assert!(t.age().is_empty());
+        t.hear(via("N0D"), 192, &from_d);
+    }
+    assert_eq!(t.age(), vec![via("N0B")]);
+    assert!(t.has_route_via(&call("N0C"), via("N0B")));
+    // And again every SILENT_AFTER broadcasts while it stays silent.
+    t.hear(via("N0D"), 192, &from_d);
+    assert!(t.age().is_empty());
+    t.hear(via("N0B"), 192, &from_b);
+    for _ in 0..crate::SILENT_AFTER - 1 {
+        t.hear(via("N0D"), 192, &from_d);
+        assert!(t.age().is_empty());
+    }
+}
+
+#[test]
+fn a_failed_link_takes_its_neighbours_routes_but_not_the_sysops() {
+    let mut t = tables(10, 10);
+    t.lock(call("N0L"), alias("L"), via("N0B"), 100);
+    t.hear(
+        via("N0B"),
+        192,
+        &bc("B", vec![entry("N0C", "C", "N0X", 200)]),
+    );
+    let _ = t.take_changes();
+    t.drop_via(via("N0B"), Loss::LinkFailed);
+    assert!(t.node(&call("N0C")).is_none());
+    assert!(t.node(&call("N0B")).is_none());
+    assert!(t.has_route_via(&call("N0L"), via("N0B")));
+    let changes = t.take_changes();
+    assert_eq!(changes.len(), 2, "{changes:?}");
+    // A recorded route is no route to trust.
+    t.record(call("N0R"), via("N0Q"));
+    assert!(t.node(&call("N0R")).is_some());
+    assert!(!t.has_route_via(&call("N0R"), via("N0Q")));
 }

@@ -74,6 +74,8 @@ pub(super) struct UserConn<'a> {
     check: Option<PasswordCheck>,
     /// A partner logged in: the connection goes to its forwarding session.
     partner: Option<String>,
+    /// The secret a partner must answer a challenge from first (it came by another way).
+    challenge: Option<String>,
     /// Pages to the sysop, shown to a sysop.
     pages: broadcast::Receiver<String>,
 }
@@ -103,6 +105,7 @@ impl<'a> UserConn<'a> {
             pause: None,
             check: None,
             partner: None,
+            challenge: opts.challenge,
             pages: shared.online.pages(),
         }
     }
@@ -262,7 +265,17 @@ impl<'a> UserConn<'a> {
     /// A partner logged in: its forwarding session takes the connection to its end.
     async fn hand_over(&mut self, call: &str) {
         self.partner_framing(call);
-        let initial = self.session.take_unconsumed();
+        let mut initial = self.session.take_unconsumed();
+        if let Some(secret) = self.challenge.take() {
+            if self.conn.flush().await.is_err() {
+                return;
+            }
+            let (stream, _) = self.conn.parts();
+            match crate::partner_trust::challenge(stream, &mut self.codec, call, &secret).await {
+                Some(after) => initial.extend(after),
+                None => return,
+            }
+        }
         // The forwarding session has the partner's own timers.
         self.conn.never_idle();
         let _ = forward::run(
@@ -299,7 +312,7 @@ impl<'a> UserConn<'a> {
             Ask::Conv { channel } => Some(self.conference(channel).await),
             Ask::Connect { .. } => Some(self.connect_out(&ask).await),
             _ => {
-                let answer = self.shared.online.answer(&ask)?;
+                let answer = self.shared.online.answer(&ask).await?;
                 self.session.answer(answer, clock::unix_now());
                 Some(Step::Again)
             }

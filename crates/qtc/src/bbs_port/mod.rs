@@ -17,6 +17,7 @@ use tokio_util::task::TaskTracker;
 use crate::connection::{Connection, Door, Lobby};
 use crate::forward::Forwarder;
 use crate::link::Codec;
+use crate::partner_trust::Grant;
 use crate::phy::ByteStream;
 use crate::store_thread::StoreHandle;
 
@@ -98,6 +99,7 @@ async fn connection(conn: Connection, kind: PortKind, shared: Arc<Shared>) {
     };
     let opts = UserOpts {
         access: Access::Password,
+        challenge: None,
         partners_only: kind == PortKind::Forward,
         initial,
         via: "telnet".to_string(),
@@ -111,6 +113,9 @@ pub struct UserOpts {
     /// Telnet asks for a password; an AX.25 link's source callsign (or a browser's logged-in
     /// user) is the identity.
     pub access: Access,
+    /// A forwarding partner's call by a way the sysop did not give for it: the secret it must
+    /// answer a challenge from before its forwarding session ([`crate::partner_trust`]).
+    pub challenge: Option<String>,
     /// Only BBS-flagged users may stay (the raw forwarding port).
     pub partners_only: bool,
     /// Bytes to send before the banner (telnet's opening negotiation).
@@ -129,13 +134,15 @@ pub async fn serve_user(conn: Connection, codec: Codec, opts: UserOpts, shared: 
 }
 
 /// Serves a BBS session to `call`, whose identity the link has given (an AX.25 link's source,
-/// a NET/ROM circuit's user), over any byte stream
-/// with the raw codec: the session starts logged in (a seat, the account's cap counted) and
-/// runs until the user leaves, the stream ends or the daemon stops. `via` is how `U` shows
-/// where they are; `station` the caller's station with its SSID, if it differs from `call`.
+/// a NET/ROM circuit's user), over any byte stream with the raw codec: the session starts
+/// logged in (a seat, the account's cap counted) as `grant` says for a forwarding partner's
+/// call ([`crate::partner_trust`]), and runs until the user leaves, the stream ends or the
+/// daemon stops. `via` is how `U` shows where they are; `station` the caller's station with
+/// its SSID, if it differs from `call`.
 pub async fn serve_identified(
     stream: Box<dyn ByteStream>,
     call: qtc_callsign::Callsign,
+    grant: &Grant,
     via: &str,
     station: Option<String>,
     shared: &Shared,
@@ -143,7 +150,8 @@ pub async fn serve_identified(
 ) {
     let conn = Connection::new(stream, shared.lobby.clone(), shutdown);
     let opts = UserOpts {
-        access: Access::Callsign(call),
+        access: grant.access(call),
+        challenge: grant.secret(),
         partners_only: false,
         initial: Vec::new(),
         via: via.to_string(),

@@ -71,6 +71,7 @@ const PARTNER: &[Key] = &[
     key("protocol", Field::Choice(PROTOCOLS), "b1"),
     key("routes", Field::List, "none"),
     key("interval", Field::Text, "0 (only on demand)"),
+    key("poll", Field::Text, "the interval"),
     key("login", Field::Text, "our callsign"),
     key("password", Field::Secret, ""),
     key("secret", Field::Secret, "the password"),

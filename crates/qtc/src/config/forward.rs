@@ -109,9 +109,14 @@ pub(super) struct PartnerCfg {
     /// `@` elements it takes (its call, regions, countries, WW...).
     #[serde(default)]
     pub(super) routes: Vec<String>,
-    /// How often we call it ("10m", "1h"); "0": only on demand.
+    /// How soon we call it again while mail waits for it ("10m", "1h"); with an interval,
+    /// new mail for it goes at once. "0": calls only on demand and at `poll`.
     #[serde(default = "default_interval")]
     pub(super) interval: String,
+    /// How often we call it with nothing to send, to collect its mail (reverse forwarding);
+    /// "0": never. Unset: the interval.
+    #[serde(default)]
+    pub(super) poll: Option<String>,
     /// A login script replacing the default one.
     #[serde(default)]
     pub(super) script: Vec<ScriptStep>,
@@ -205,8 +210,11 @@ pub struct Partner {
     pub max_mode: qtc_fbb::Mode,
     /// Routes, upper case.
     pub routes: Vec<String>,
-    /// Call interval; `None`: only on demand.
+    /// How soon it is called again while mail waits (new mail goes at once); `None`: only
+    /// on demand and at `poll`.
     pub interval: Option<Duration>,
+    /// How often it is called with nothing to send (reverse forwarding); `None`: never.
+    pub poll: Option<Duration>,
     /// Log every protocol line with this partner.
     pub trace: bool,
     /// The secret for its login challenges, if any.
@@ -228,9 +236,17 @@ impl Partner {
     /// One line for the start-up report and `qtc check`: how it is reached, the highest mode
     /// we offer and when we call it.
     pub fn describe(&self) -> String {
-        let when = self.interval.map_or("on demand".to_string(), |i| {
-            format!("every {}s", i.as_secs())
-        });
+        let when = match (self.interval, self.poll) {
+            (None, None) => "on demand".to_string(),
+            (Some(i), p) if p == Some(i) => format!("every {}s", i.as_secs()),
+            (Some(i), None) => format!("every {}s while mail waits, no poll", i.as_secs()),
+            (Some(i), Some(p)) => format!(
+                "every {}s while mail waits, poll every {}s",
+                i.as_secs(),
+                p.as_secs()
+            ),
+            (None, Some(p)) => format!("on demand, poll every {}s", p.as_secs()),
+        };
         format!(
             "{} ({}, up to {}, {when})",
             self.call, self.connect, self.max_mode
@@ -395,6 +411,10 @@ fn check_partner(p: &PartnerCfg, own: &str, base: &Path) -> Result<Partner, KeyE
         )
     })?;
     let interval = super::duration("interval", &p.interval, "\"10m\" or \"0\"", true)?;
+    let poll = match &p.poll {
+        Some(text) => super::duration("poll", text, "\"1h\" or \"0\"", true)?,
+        None => interval,
+    };
     let script = p.check_script(own, &connect)?;
     Ok(Partner {
         call: call.base().to_string(),
@@ -405,6 +425,7 @@ fn check_partner(p: &PartnerCfg, own: &str, base: &Path) -> Result<Partner, KeyE
         max_mode,
         routes: p.routes.iter().map(|r| r.to_ascii_uppercase()).collect(),
         interval: (!interval.is_zero()).then_some(interval),
+        poll: (!poll.is_zero()).then_some(poll),
         trace: p.trace,
         secret: [&p.secret, &p.password]
             .into_iter()

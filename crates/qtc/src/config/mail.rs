@@ -40,6 +40,8 @@ pub(super) struct MailCfg {
     pub(super) domain: String,
     /// Allow passwords in clear on connections that are neither loopback nor TLS.
     pub(super) plain_auth: bool,
+    /// Let NNTP readers read bulletins without a login.
+    pub(super) news_without_login: bool,
 }
 
 /// `[mail]`, checked.
@@ -57,6 +59,8 @@ pub struct Mail {
     pub domain: String,
     /// Passwords in clear allowed off loopback without TLS.
     pub plain_auth: bool,
+    /// NNTP readers read without a login (the default: the BBS login, as LinBPQ).
+    pub news_without_login: bool,
 }
 
 impl Mail {
@@ -96,6 +100,7 @@ impl MailCfg {
                 domain.to_string()
             },
             plain_auth: self.plain_auth,
+            news_without_login: self.news_without_login,
         })
     }
 }

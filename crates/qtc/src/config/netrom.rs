@@ -34,6 +34,10 @@ pub(super) struct NetromCfg {
     max_neighbours: Option<usize>,
     /// Most circuits at once.
     max_circuits: Option<usize>,
+    /// Most circuits from one originating node.
+    max_circuits_per_node: Option<usize>,
+    /// Most circuits in through one neighbour (default: half of `max_circuits`).
+    max_circuits_per_neighbour: Option<usize>,
     /// Time to live of our datagrams.
     ttl: Option<u8>,
     /// Circuit window.
@@ -132,6 +136,20 @@ pub(super) fn check(
             format!("expected 1 to {}", qtc_netrom::MAX_CIRCUITS),
         ));
     }
+    node.max_circuits_per_node = count(
+        cfg.max_circuits_per_node,
+        node.max_circuits_per_node,
+        "max_circuits_per_node",
+    )?;
+    let per_neighbour = (node.max_circuits / 2).max(1);
+    node.max_circuits_per_neighbour = count(
+        cfg.max_circuits_per_neighbour,
+        per_neighbour,
+        "max_circuits_per_neighbour",
+    )?;
+    // The BBS's calls are never another node's (a neighbour advertising them would take
+    // users' `C N0QTC` away).
+    node.own_calls = ax25.bbs_calls.clone();
     node.ttl = written(cfg.ttl, node.ttl, "ttl")?;
     let window = cfg.window.unwrap_or(node.circuit.window);
     if !(1..=qtc_netrom::wire::MAX_WINDOW).contains(&window) {
@@ -243,6 +261,16 @@ mod tests {
             (n.obsolescence, n.obsolescence_min, n.min_quality),
             (6, 5, 10)
         );
+        assert_eq!(
+            (
+                n.max_circuits,
+                n.max_circuits_per_node,
+                n.max_circuits_per_neighbour
+            ),
+            (32, 8, 16)
+        );
+        assert_eq!(n.own_calls, vec!["N0QTC".parse().unwrap()]);
+        assert_eq!(n.circuit.timeout, std::time::Duration::from_secs(30));
     }
 
     #[test]

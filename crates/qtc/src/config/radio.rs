@@ -147,6 +147,25 @@ pub struct RadioPort {
     pub netrom_quality: u8,
     /// IP here, and how its datagrams travel by default; `None`: no IP here.
     pub ip: Option<qtc_ip::Mode>,
+    /// The port says its modem's speed (`modem_baud`); without it the speed is a guess
+    /// (1200 bit/s on KISS), which start-up and `qtc check` point out.
+    pub modem_baud_given: bool,
+}
+
+impl RadioPort {
+    /// What the start-up report says of the modem's speed: nothing where air time is not
+    /// modelled, the speed where the port gives it, and the guess with the fix where not.
+    pub fn speed_note(&self) -> String {
+        let baud = self.link.air.bit_rate;
+        match (baud, self.modem_baud_given) {
+            (0, _) => String::new(),
+            (_, true) => format!(", modem {baud} bit/s"),
+            (_, false) => format!(
+                ", modem speed not set: assumed {baud} bit/s (set modem_baud to the modem's \
+                 speed, Direwolf's MODEM line; a wrong guess costs time, docs/radio.md)"
+            ),
+        }
+    }
 }
 
 /// Checks `[ax25]` and `[[port]]`.
@@ -218,6 +237,7 @@ fn check_port(p: &PortCfg, callsign: &str) -> Result<RadioPort, KeyError> {
         beacon,
         netrom_quality: p.netrom_quality,
         ip: port_mode(p.ip, &p.ip_mode)?,
+        modem_baud_given: p.modem_baud.is_some(),
     })
 }
 

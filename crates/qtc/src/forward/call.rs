@@ -1,5 +1,6 @@
 //! Calling a partner: connect, run the login script, then the forwarding session as caller.
-//! Also the schedule that calls each partner at its interval.
+//! A partner with a session running is not called (that session carries the mail both
+//! ways), and on an AX.25 link both ends asked for at once the lower callsign is the caller.
 
 use std::sync::Arc;
 
@@ -10,14 +11,13 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 
 use super::greeting::{self, FAILURE_TEXTS};
-use super::{Forwarder, Summary};
+use super::{Forwarder, Side, Summary};
 use crate::clock;
-use crate::config::forward::{Connect, Partner};
+use crate::config::forward::Connect;
 use crate::connection::Connection;
 use crate::link::Codec;
 use crate::phy::ByteStream;
 use crate::radio::Radios;
-use std::time::Duration;
 
 use super::greeting::ANSWER_TIME;
 
@@ -29,9 +29,17 @@ pub async fn call(
     partner: &str,
     shutdown: watch::Receiver<bool>,
 ) -> Summary {
+    if fwd.in_session(partner) {
+        tracing::info!(%partner, "not calling: a session with it is running and carries the mail");
+        return busy();
+    }
     match connect_and_run(fwd.clone(), radios, partner, shutdown).await {
         Ok(summary) => summary,
-        Err(e) => {
+        Err(Failed::Busy) => {
+            tracing::info!(%partner, "not calling: its link to us is up, its session carries the mail");
+            busy()
+        }
+        Err(Failed::Why(e)) => {
             tracing::warn!(%partner, error = %e, "call failed");
             let summary = Summary {
                 error: Some(e),
@@ -43,6 +51,28 @@ pub async fn call(
     }
 }
 
+/// What a call that found another session with the partner answers.
+fn busy() -> Summary {
+    Summary {
+        busy: true,
+        ..Default::default()
+    }
+}
+
+/// Why a call's session never started.
+enum Failed {
+    /// The partner's link to us is up: its session carries the mail.
+    Busy,
+    /// Anything else.
+    Why(String),
+}
+
+impl From<String> for Failed {
+    fn from(why: String) -> Failed {
+        Failed::Why(why)
+    }
+}
+
 /// Connects, logs in, waits for the partner's SID and runs the session; `Err` says why the
 /// session never started.
 async fn connect_and_run(
@@ -50,13 +80,22 @@ async fn connect_and_run(
     radios: &Radios,
     partner: &str,
     mut shutdown: watch::Receiver<bool>,
-) -> Result<Summary, String> {
+) -> Result<Summary, Failed> {
     let Some(p) = fwd.partner(partner) else {
-        return Err(format!("{partner} is not a configured [[partner]]"));
+        return Err(format!("{partner} is not a configured [[partner]]").into());
     };
     let addr = p.connect.to_string();
-    let mut stream = open_stream(&fwd, radios, &p).await?;
+    let (mut stream, crossed) = open_stream(&fwd, radios, &p).await?;
     let mut codec = codec_for(&p);
+    if crossed && p.script.is_empty() && !fwd.ours_kept(&p.call) {
+        // Both ends asked for the link at once and both hold it as their call: the lower
+        // callsign's is the call, so we answer as the called BBS (our SID first).
+        tracing::info!(partner = %p.call, "calls crossed on the AX.25 link: the partner's is kept, we answer it");
+        let mut conn = Connection::outgoing(stream, shutdown);
+        let summary = super::run(&fwd, &mut conn, &mut codec, Side::called(), &p.call, &[]).await;
+        conn.close().await;
+        return Ok(summary);
+    }
     // Over AX.25 with no script the link's callsign is the login: nothing to answer.
     let mut early_answers = 0;
     let input = if p.script.is_empty() {
@@ -71,7 +110,7 @@ async fn connect_and_run(
             .await
             .map_err(|f| f.describe(&p.call, &addr))?
     };
-    let side = super::Side {
+    let side = Side {
         role: Role::Caller,
         tcp_caller: matches!(p.connect, Connect::Tcp(_) | Connect::Tls { .. }),
         early_answers,
@@ -84,12 +123,13 @@ async fn connect_and_run(
 }
 
 /// Opens the connection a call to `p` goes over: TCP, TLS, an AX.25 link or a NET/ROM
-/// circuit; `Err` says why there is none.
+/// circuit, and whether the partner asked for the same AX.25 link at once; `Err` says why
+/// there is none.
 async fn open_stream(
     fwd: &Forwarder,
     radios: &Radios,
     p: &crate::config::forward::Partner,
-) -> Result<Box<dyn ByteStream>, String> {
+) -> Result<(Box<dyn ByteStream>, bool), Failed> {
     let addr = p.connect.to_string();
     let silent = || format!("no answer from {addr} in {} s", ANSWER_TIME.as_secs());
     let stream: Box<dyn ByteStream> = match &p.connect {
@@ -101,68 +141,54 @@ async fn open_stream(
                     let s = crate::metrics::Counted::new(s, fwd.metrics.port_bytes("tcp-out"));
                     Box::new(s)
                 }
-                Ok(Err(e)) => return Err(format!("cannot connect to {addr}: {e}")),
-                Err(_) => return Err(silent()),
+                Ok(Err(e)) => return Err(format!("cannot connect to {addr}: {e}").into()),
+                Err(_) => return Err(silent().into()),
             }
         }
         Connect::Tls { addr: a, name, ca } => {
             tracing::info!(partner = %p.call, addr = %a, "calling over TLS");
-            match tokio::time::timeout(
-                ANSWER_TIME,
-                tls_connect(a, name, ca, fwd.metrics.port_bytes("tcp-out")),
-            )
-            .await
-            {
+            let bytes = fwd.metrics.port_bytes("tcp-out");
+            match tokio::time::timeout(ANSWER_TIME, tls_connect(a, name, ca, bytes)).await {
                 Ok(Ok(s)) => Box::new(s),
-                Ok(Err(e)) => return Err(format!("cannot connect to {addr} over TLS: {e:#}")),
-                Err(_) => return Err(silent()),
+                Ok(Err(e)) => {
+                    return Err(format!("cannot connect to {addr} over TLS: {e:#}").into())
+                }
+                Err(_) => return Err(silent().into()),
             }
         }
         Connect::Ax25 { port, call, via } => {
             tracing::info!(partner = %p.call, via = %addr, "calling over AX.25");
-            let Ok(local) = fwd.call.parse::<qtc_callsign::Callsign>() else {
-                return Err(format!(
-                    "our callsign {} is not an AX.25 callsign",
-                    fwd.call
-                ));
+            let local = crate::radio::Local::Station(our_call(fwd)?);
+            return match radios.connect(port, local, *call, via.clone()).await {
+                Ok(link) => Ok((Box::new(link.stream), link.crossed)),
+                Err(crate::radio::ConnectError::LinkUp) => Err(Failed::Busy),
+                Err(e) => Err(format!("cannot connect to {addr}: {e}").into()),
             };
-            match radios
-                .connect(
-                    port,
-                    crate::radio::Local::Station(local),
-                    *call,
-                    via.clone(),
-                )
-                .await
-            {
-                Ok(s) => Box::new(s),
-                Err(e) => return Err(format!("cannot connect to {addr}: {e}")),
-            }
         }
         Connect::Netrom { node } => {
             tracing::info!(partner = %p.call, via = %addr, "calling over NET/ROM");
             let Some(nr) = radios.netrom() else {
-                return Err("NET/ROM is off: no [[port]] has a netrom_quality".into());
+                return Err("NET/ROM is off: no [[port]] has a netrom_quality"
+                    .to_string()
+                    .into());
             };
-            let Ok(local) = fwd.call.parse::<qtc_callsign::Callsign>() else {
-                return Err(format!(
-                    "our callsign {} is not an AX.25 callsign",
-                    fwd.call
-                ));
-            };
-            match nr.connect(local, node).await {
-                Ok((s, _)) => Box::new(s),
-                Err(e) => return Err(format!("cannot connect to {addr}: {e}")),
+            match nr.connect(our_call(fwd)?, node).await {
+                Ok((c, _)) => Box::new(c.stream),
+                Err(e) => return Err(format!("cannot connect to {addr}: {e}").into()),
             }
         }
         Connect::None => {
-            return Err(format!(
-                "{} has no connect = address: it only calls us",
-                p.call
-            ))
+            return Err(format!("{} has no connect = address: it only calls us", p.call).into())
         }
     };
-    Ok(stream)
+    Ok((stream, false))
+}
+
+/// Our callsign as an AX.25 address, for a call over the air.
+fn our_call(fwd: &Forwarder) -> Result<qtc_callsign::Callsign, String> {
+    fwd.call
+        .parse()
+        .map_err(|_| format!("our callsign {} is not an AX.25 callsign", fwd.call))
 }
 
 /// The byte layer of a call to `p`: telnet, IAC-escaped (xfbbd over TCP) or raw.
@@ -283,98 +309,5 @@ async fn login<S: AsyncRead + AsyncWrite + Unpin>(
             }
             _ = shutdown.changed() => return Err(LoginFailure::ShuttingDown),
         }
-    }
-}
-
-/// The partners' scheduled calls: one task per partner, waiting for its interval or for a
-/// new one from a reload (its timer is the forwarding schedule the sysop asked for; nothing
-/// else wakes it).
-pub struct Schedules {
-    fwd: Arc<Forwarder>,
-    radios: Radios,
-    shutdown: watch::Receiver<bool>,
-    tasks: tokio_util::task::TaskTracker,
-    /// Partner -> its task's interval (`None`: only on demand). A partner removed by a
-    /// reload is dropped here, which ends its task.
-    each: std::sync::Mutex<std::collections::HashMap<String, watch::Sender<Option<Duration>>>>,
-}
-
-impl Schedules {
-    /// Schedules for the partners of `fwd`, calling over TCP or `radios`, spawned on `tasks`
-    /// and ending at `shutdown`. None runs until [`Schedules::apply`].
-    pub fn new(
-        fwd: Arc<Forwarder>,
-        radios: Radios,
-        shutdown: watch::Receiver<bool>,
-        tasks: tokio_util::task::TaskTracker,
-    ) -> Schedules {
-        Schedules {
-            fwd,
-            radios,
-            shutdown,
-            tasks,
-            each: Default::default(),
-        }
-    }
-
-    /// Takes `partners` as the configured ones (at start and at each reload): the forwarder's
-    /// next sessions use their settings, and each one's schedule follows its interval (a
-    /// changed interval counts from now; a partner removed is no longer called).
-    pub fn apply(&self, partners: &[Partner]) {
-        self.fwd.set_partners(partners.to_vec());
-        let mut each = self.each.lock().unwrap_or_else(|e| e.into_inner());
-        each.retain(|call, _| partners.iter().any(|p| &p.call == call));
-        for p in partners {
-            if let Some(tx) = each.get(&p.call) {
-                tx.send_if_modified(|i| std::mem::replace(i, p.interval) != p.interval);
-                continue;
-            }
-            let (tx, rx) = watch::channel(p.interval);
-            each.insert(p.call.clone(), tx);
-            self.tasks.spawn(schedule(
-                self.fwd.clone(),
-                self.radios.clone(),
-                p.call.clone(),
-                rx,
-                self.shutdown.clone(),
-            ));
-        }
-    }
-}
-
-/// Calls `partner` at its interval until shutdown, or until its schedule is dropped; a new
-/// interval re-arms the timer.
-async fn schedule(
-    fwd: Arc<Forwarder>,
-    radios: Radios,
-    partner: String,
-    mut interval: watch::Receiver<Option<Duration>>,
-    mut shutdown: watch::Receiver<bool>,
-) {
-    loop {
-        let every = *interval.borrow_and_update();
-        fwd.set_next_call(
-            &partner,
-            every.map(|i| clock::unix_now() + i.as_secs() as i64),
-        );
-        let due = async {
-            match every {
-                Some(i) => tokio::time::sleep(i).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            _ = due => {}
-            changed = interval.changed() => match changed {
-                Ok(()) => continue,
-                Err(_) => {
-                    fwd.set_next_call(&partner, None);
-                    return;
-                }
-            },
-            _ = shutdown.changed() => return,
-        }
-        let summary = call(fwd.clone(), &radios, &partner, shutdown.clone()).await;
-        tracing::info!(%partner, %summary, "scheduled call done");
     }
 }

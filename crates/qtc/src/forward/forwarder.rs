@@ -5,8 +5,10 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use qtc_fbb::{Mode, Role};
-use tokio::sync::Notify;
+use tokio::sync::{watch, Notify};
 use tokio_util::sync::CancellationToken;
 
 use super::{greeting, Active, LastResult, PartnerLog, Summary, HISTORY};
@@ -39,6 +41,10 @@ pub struct Forwarder {
     no_resume: Mutex<HashSet<String>>,
     /// Partner -> when its schedule calls it next (Unix seconds).
     next_calls: Mutex<HashMap<String, i64>>,
+    /// Partner -> what its schedule looks at: sessions ended, the queue mark last read.
+    seen: Mutex<HashMap<String, Seen>>,
+    /// Moves at the end of every session or call: the schedules look again.
+    ended: watch::Sender<u64>,
     /// The daemon's counters.
     pub metrics: Arc<crate::metrics::Metrics>,
 }
@@ -66,6 +72,8 @@ impl Forwarder {
             log: Mutex::new(HashMap::new()),
             no_resume: Mutex::new(HashSet::new()),
             next_calls: Mutex::new(HashMap::new()),
+            seen: Mutex::new(HashMap::new()),
+            ended: watch::Sender::new(0),
             metrics,
         }
     }
@@ -126,6 +134,49 @@ impl Forwarder {
         log.bytes_out += summary.bytes_out;
         log.recent.truncate(HISTORY - 1);
         log.recent.push_front(result);
+        drop(map);
+        self.note_end(partner);
+    }
+
+    /// A session or call with `partner` is over: its schedule looks again.
+    pub(super) fn note_end(&self, partner: &str) {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        seen.entry(partner.to_ascii_uppercase()).or_default().ends += 1;
+        drop(seen);
+        self.ended.send_modify(|n| *n += 1);
+    }
+
+    /// How many sessions and calls with `partner` have ended.
+    pub(super) fn ends(&self, partner: &str) -> u64 {
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        seen.get(&partner.to_ascii_uppercase())
+            .map_or(0, |s| s.ends)
+    }
+
+    /// Moves whenever a session or call ends.
+    pub(super) fn ended(&self) -> watch::Receiver<u64> {
+        self.ended.subscribe()
+    }
+
+    /// A session read `partner`'s queue when its mark was `mark`: what was queued up to it is
+    /// taken care of (offered, or found refused or deferred).
+    pub(super) fn queue_read(&self, partner: &str, mark: u64) {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let s = seen.entry(partner.to_ascii_uppercase()).or_default();
+        s.read_at = s.read_at.max(mark);
+    }
+
+    /// The queue mark `partner`'s sessions last read its queue at.
+    pub(super) fn queue_read_at(&self, partner: &str) -> u64 {
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        seen.get(&partner.to_ascii_uppercase())
+            .map_or(0, |s| s.read_at)
+    }
+
+    /// Whether a session with `partner` is running (or starting).
+    pub fn in_session(&self, partner: &str) -> bool {
+        let map = self.active.lock().unwrap_or_else(|e| e.into_inner());
+        map.contains_key(&partner.to_ascii_uppercase())
     }
 
     /// A partner's recent sessions and traffic since the daemon started.
@@ -151,50 +202,72 @@ impl Forwarder {
         map.get(&partner.to_ascii_uppercase()).copied()
     }
 
-    /// Reserves the partner for one session: the token that ends it, or the token of the
-    /// session it already has.
-    pub(super) fn claim(
-        &self,
-        partner: &str,
-        role: Role,
-    ) -> Result<CancellationToken, CancellationToken> {
+    /// Reserves the partner for one session: its stop, or the session it already has.
+    pub(super) fn claim(&self, partner: &str, role: Role) -> Result<Claimed, Active> {
         let mut map = self.active.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(a) = map.get(partner) {
-            return Err(a.stop.clone());
+            return Err(a.clone());
         }
-        let stop = CancellationToken::new();
+        let claimed = Claimed {
+            stop: CancellationToken::new(),
+            yielded: Arc::new(AtomicBool::new(false)),
+        };
         map.insert(
             partner.to_string(),
             Active {
                 role,
                 since: clock::unix_now(),
                 mode: None,
-                stop: stop.clone(),
+                stop: claimed.clone(),
             },
         );
-        Ok(stop)
+        Ok(claimed)
     }
 
-    /// Takes the partner for a session. A partner that logs in while a session with it runs
-    /// has lost that one (killed, its link down, a cut nobody saw): the old session is
-    /// closed, keeping its partial transfer, and this one waits for it to end. Our own call
-    /// never displaces a session: `None` then.
-    pub(super) async fn take(&self, partner: &str, role: Role) -> Option<CancellationToken> {
+    /// Whether our call is the one kept when ours and `partner`'s cross: both ends keep the
+    /// call of the lower callsign, so both keep the same connection.
+    pub(super) fn ours_kept(&self, partner: &str) -> bool {
+        let base = |c: &str| c.split('-').next().unwrap_or(c).to_ascii_uppercase();
+        base(&self.call) < base(partner)
+    }
+
+    /// Takes the partner for a session. A partner that logs in while its own earlier login's
+    /// session runs has lost that one (killed, its link down, a cut nobody saw): the old
+    /// session is closed, keeping its partial transfer, and this one waits for it to end.
+    /// When our call and the partner's meet (calls crossed), both ends keep the call of the
+    /// lower callsign ([`Forwarder::ours_kept`]): the other session yields, or this one is not
+    /// started (`None`: the session in progress carries the mail both ways).
+    pub(super) async fn take(&self, partner: &str, role: Role) -> Option<Claimed> {
         let deadline = tokio::time::Instant::now() + greeting::ANSWER_TIME;
         loop {
             // Registered before the check, so a release in between is not missed.
             let released = self.released.notified();
             tokio::pin!(released);
             released.as_mut().enable();
-            match self.claim(partner, role) {
-                Ok(stop) => return Some(stop),
-                Err(old) if role == Role::Called => {
-                    if !old.is_cancelled() {
+            let old = match self.claim(partner, role) {
+                Ok(claimed) => return Some(claimed),
+                Err(old) => old,
+            };
+            match (role, old.role) {
+                (Role::Called, Role::Called) => {
+                    if !old.stop.stop.is_cancelled() {
                         tracing::warn!(%partner, "the partner logged in again: closing its old session");
-                        old.cancel();
+                        old.stop.stop.cancel();
                     }
                 }
-                Err(_) => return None,
+                (Role::Caller, Role::Caller) => return None,
+                _ => {
+                    let keep_new = (role == Role::Caller) == self.ours_kept(partner);
+                    if !keep_new {
+                        tracing::info!(%partner, kept = ?old.role, "calls crossed: the session in progress is kept (the lower callsign's call)");
+                        return None;
+                    }
+                    if !old.stop.stop.is_cancelled() {
+                        tracing::info!(%partner, kept = ?role, "calls crossed: the other session yields (the lower callsign's call is kept)");
+                        old.stop.yielded.store(true, Ordering::Relaxed);
+                        old.stop.stop.cancel();
+                    }
+                }
             }
             if tokio::time::timeout_at(deadline, released).await.is_err() {
                 return None;
@@ -237,6 +310,25 @@ impl Forwarder {
     }
 }
 
+/// What a partner's schedule looks at.
+#[derive(Clone, Copy, Debug, Default)]
+struct Seen {
+    /// Sessions and calls ended.
+    ends: u64,
+    /// The queue mark its sessions last read the queue at.
+    read_at: u64,
+}
+
+/// A session's hold on its partner: what ends it, and whether it ended because calls crossed
+/// and the other one was kept.
+#[derive(Clone, Debug)]
+pub struct Claimed {
+    /// Ends the session.
+    pub(super) stop: CancellationToken,
+    /// Set before `stop` when the session yields to a crossed call.
+    pub(super) yielded: Arc<AtomicBool>,
+}
+
 impl Forwarder {
     /// Books the end of a session with `partner`: frees it for the next one, counts it, keeps
     /// its result.
@@ -251,6 +343,12 @@ impl Forwarder {
         self.release(partner, taken);
         self.metrics
             .forwarded(partner, summary.received as u64, summary.sent as u64);
+        if summary.busy && summary.error.is_none() {
+            // It yielded to a crossed call, which carries the mail: no result of its own.
+            tracing::info!(%partner, %summary, "forwarding session yielded");
+            self.note_end(partner);
+            return;
+        }
         if summary.error.is_some() {
             self.metrics.error("forward");
             if resumed_unacked {

@@ -15,6 +15,10 @@ pub const FAILURE_TEXTS: &[&str] = &[
     "access denied",
 ];
 
+/// What qtc tells a partner whose login it does not take because a forwarding session with it
+/// is running (calls crossed, or it called twice); qtc, calling, ends its call quietly on it.
+pub const BUSY: &str = "*** A forwarding session with you is already running.";
+
 /// The prompts a partner sends again after refusing a login.
 const PROMPTS_AGAIN: &[&str] = &[
     "callsign:",
@@ -40,6 +44,8 @@ pub enum Heard {
     Sid,
     /// The partner refused the login.
     Refused,
+    /// The partner has a forwarding session with us running ([`BUSY`]).
+    Busy,
     /// Nothing decisive yet.
     Waiting,
 }
@@ -73,6 +79,9 @@ impl AfterLogin {
             .iter()
             .map(|p| count_ci(before, p))
             .sum::<usize>();
+        if contains_ci(before, BUSY) {
+            return Heard::Busy;
+        }
         if prompts > self.early || FAILURE_TEXTS.iter().any(|r| contains_ci(before, r)) {
             return Heard::Refused;
         }

@@ -15,6 +15,7 @@ mod offer;
 mod payload;
 mod peer_text;
 mod receive;
+pub mod schedule;
 mod trace;
 
 pub use forwarder::Forwarder;
@@ -25,7 +26,6 @@ use std::sync::Arc;
 
 use qtc_fbb::{Event, Mode, Outcome, Role, Session};
 use qtc_store::Incoming;
-use tokio_util::sync::CancellationToken;
 
 use crate::clock;
 use crate::connection::{Connection, Wake};
@@ -51,8 +51,8 @@ pub struct Active {
     pub since: i64,
     /// The agreed mode, once known.
     pub mode: Option<Mode>,
-    /// Ends the session (a new login of the partner replaces it).
-    stop: CancellationToken,
+    /// Ends the session (a new login of the partner replaces it, or a crossed call is kept).
+    stop: forwarder::Claimed,
 }
 
 /// What one session did.
@@ -70,6 +70,9 @@ pub struct Summary {
     pub bytes_in: u64,
     /// Bytes written to it.
     pub bytes_out: u64,
+    /// Another session with the partner carries the mail: this one found it running, or
+    /// yielded to it when the two calls crossed. Not an error.
+    pub busy: bool,
 }
 
 impl std::fmt::Display for Summary {
@@ -77,6 +80,9 @@ impl std::fmt::Display for Summary {
         write!(f, "{} received, {} sent", self.received, self.sent)?;
         if self.refused > 0 {
             write!(f, ", {} refused by the partner", self.refused)?;
+        }
+        if self.busy {
+            write!(f, ", another session with it carries the mail")?;
         }
         if let Some(e) = &self.error {
             write!(f, ", error: {e}")?;
@@ -168,14 +174,16 @@ pub async fn run(
 ) -> Summary {
     let partner = partner.to_ascii_uppercase();
     let Some(stop) = fwd.take(&partner, side.role).await else {
-        tracing::warn!(%partner, "a forwarding session with this partner is already running");
-        codec.encode_raw(
-            b"*** A forwarding session with you is already running.\r",
-            &mut conn.out.net,
-        );
-        let _ = conn.flush().await;
+        tracing::info!(%partner, role = ?side.role, "a forwarding session with this partner is running: it carries the mail");
+        if side.role == Role::Called {
+            // A partner that called tells this from a refused login.
+            codec.encode_raw(greeting::BUSY.as_bytes(), &mut conn.out.net);
+            codec.encode_raw(b"\r", &mut conn.out.net);
+            let _ = conn.flush().await;
+        }
+        fwd.note_end(&partner);
         return Summary {
-            error: Some("already in a session".into()),
+            busy: true,
             ..Default::default()
         };
     };
@@ -227,8 +235,9 @@ struct Driver {
     partner: String,
     session: Session,
     side: Side,
-    /// Cancelled when the partner logs in again: this session is dead from its side.
-    stop: CancellationToken,
+    /// Cancelled when the partner logs in again (this session is dead from its side), or when
+    /// a crossed call is kept instead.
+    stop: forwarder::Claimed,
     /// The highest of our message numbers offered in this session: the queue is read above it,
     /// so nothing is offered twice in one session.
     offered_max: u64,
@@ -266,7 +275,7 @@ impl Driver {
         partner: &str,
         side: Side,
         line_end: qtc_fbb::LineEnd,
-        stop: CancellationToken,
+        stop: forwarder::Claimed,
     ) -> Driver {
         let mut cfg = fwd.session_config(partner);
         cfg.line_end = line_end;
@@ -318,7 +327,7 @@ impl Driver {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             });
-            let stop = &self.stop;
+            let stop = &self.stop.stop;
             let besides = async {
                 tokio::select! {
                     _ = timer.fired() => Besides::Timer,
@@ -357,11 +366,7 @@ impl Driver {
                         self.session.handle_timeout(now);
                     }
                 }
-                Wake::Core(Besides::Replaced) => {
-                    tracing::info!(partner = %self.partner, "closing: the partner logged in again");
-                    self.session.close(clock::now());
-                    self.fail("replaced by a new login of the partner".into());
-                }
+                Wake::Core(Besides::Replaced) => self.replaced(),
             }
         }
     }
@@ -416,7 +421,23 @@ impl Driver {
         self.session.set_line_end(codec.session_line_end());
     }
 
-    /// Watches input until the partner's SID: a refused login ends the call at once.
+    /// Another session with the partner took over: a new login of the partner (this one is
+    /// dead from its side), or a crossed call kept instead of this one (not an error).
+    fn replaced(&mut self) {
+        self.session.close(clock::now());
+        if self.stop.yielded.load(std::sync::atomic::Ordering::Relaxed) {
+            tracing::info!(partner = %self.partner, "closing: calls crossed and the other one is kept");
+            self.summary.busy = true;
+            self.closed = true;
+        } else {
+            tracing::info!(partner = %self.partner, "closing: the partner logged in again");
+            self.fail("replaced by a new login of the partner".into());
+        }
+    }
+
+    /// Watches input until the partner's SID: a refused login ends the call at once, and so
+    /// does a partner whose session with us is running (calls crossed; that one carries the
+    /// mail).
     fn greet(&mut self, input: &[u8]) {
         let Some((g, _)) = self.greeting.as_mut() else {
             return;
@@ -424,6 +445,11 @@ impl Driver {
         match g.input(input) {
             greeting::Heard::Sid => self.greeting = None,
             greeting::Heard::Refused => self.fail(greeting::refused(&self.partner)),
+            greeting::Heard::Busy => {
+                tracing::info!(partner = %self.partner, "the partner has a session with us running: it carries the mail");
+                self.summary.busy = true;
+                self.closed = true;
+            }
             greeting::Heard::Waiting => {}
         }
     }

@@ -10,7 +10,8 @@ use crate::clock;
 impl Driver {
     pub(super) async fn offer(&mut self, max: usize) {
         let marks = self.fwd.store.queue_marks();
-        if self.queue_dry_at == Some(marks.get(&self.partner)) {
+        if let Some(dry) = self.queue_dry_at.filter(|m| *m == marks.get(&self.partner)) {
+            self.fwd.queue_read(&self.partner, dry);
             if let Err(e) = self.session.offer(clock::now(), Vec::new()) {
                 tracing::error!(error = %e, "forwarding session refused our offer");
             }
@@ -22,6 +23,7 @@ impl Driver {
         };
         let outs = match r {
             Ok(Ok((o, mark, mut made))) => {
+                self.fwd.queue_read(&self.partner, mark);
                 self.queue_dry_at = (o.len() < max).then_some(mark);
                 self.made.append(&mut made);
                 o

@@ -20,9 +20,9 @@ enum Ended {
 }
 
 /// A core and what it waits for on its connection.
-struct MailConn {
+struct MailConn<C> {
     shared: Arc<Shared>,
-    core: Box<dyn Core + Send>,
+    core: C,
     /// IMAP IDLE: the store's changes are told to the core.
     watching: bool,
     changes: watch::Receiver<u64>,
@@ -42,16 +42,24 @@ pub async fn serve(
     shared: Arc<Shared>,
 ) {
     let s = super::settings_for(&shared, peer);
-    let core: Box<dyn Core + Send> = match protocol {
-        Protocol::Smtp => Box::new(qtc_email::smtp::Smtp::new(s)),
-        Protocol::Pop3 => Box::new(qtc_email::pop3::Pop3::new(s)),
-        Protocol::Imap => Box::new(qtc_email::imap::Imap::new(s, shared.uid_validity)),
-        Protocol::Nntp => Box::new(qtc_email::nntp::Nntp::new(s)),
-    };
-    // News is read without a login: a reader keeps its displaceable place instead.
-    if protocol == Protocol::Nntp {
+    // News is read without a login where the sysop allows it: a reader keeps its
+    // displaceable place instead.
+    if protocol == Protocol::Nntp && s.news_without_login {
         conn.no_login_deadline();
     }
+    match protocol {
+        Protocol::Smtp => drive(qtc_email::smtp::Smtp::new(s), conn, protocol, shared).await,
+        Protocol::Pop3 => drive(qtc_email::pop3::Pop3::new(s), conn, protocol, shared).await,
+        Protocol::Imap => {
+            let core = qtc_email::imap::Imap::new(s, shared.uid_validity);
+            drive(core, conn, protocol, shared).await
+        }
+        Protocol::Nntp => drive(qtc_email::nntp::Nntp::new(s), conn, protocol, shared).await,
+    }
+}
+
+/// Drives `core` on the connection until it ends.
+async fn drive<C: Core>(core: C, mut conn: Connection, protocol: Protocol, shared: Arc<Shared>) {
     let mut m = MailConn {
         changes: shared.changes.clone(),
         shared,
@@ -81,7 +89,7 @@ pub async fn serve(
     tracing::info!("disconnected");
 }
 
-impl MailConn {
+impl<C: Core> MailConn<C> {
     async fn run(&mut self, conn: &mut Connection) -> Ended {
         loop {
             self.core.take_output(&mut conn.out.net);
@@ -122,7 +130,7 @@ impl MailConn {
     }
 
     /// Acts on one event; `Some` when the loop ends.
-    async fn event(&mut self, ev: Event, conn: &mut Connection) -> Option<Ended> {
+    async fn event(&mut self, ev: Event<C>, conn: &mut Connection) -> Option<Ended> {
         match ev {
             Event::Login { call, password } => {
                 let r = self.login(conn, &call, password).await;
@@ -131,11 +139,10 @@ impl MailConn {
                     return Some(Ended::Closed);
                 }
             }
-            Event::Store(req) => {
-                let sh = &self.shared;
-                let r = super::store::run(req, &sh.backends, &sh.settings).await;
-                self.core.answered(r);
-            }
+            Event::Store(req) => match super::store::run(req, &self.shared.backends).await {
+                Ok(reply) => self.core.answered(reply),
+                Err(_) => self.core.store_lost(),
+            },
             Event::StartTls => return Some(Ended::StartTls),
             Event::Watch(on) => {
                 self.watching = on;

@@ -1,4 +1,9 @@
 //! `kind = "axudp"`: AX.25 frames with their FCS in UDP datagrams (ax25ipd, JNOS, LinBPQ).
+//!
+//! Only the configured `peers` are heard: a datagram from any other address is dropped. Our
+//! answers go to the peers' addresses by callsign, so a station at an address we do not know
+//! would get a session whose answers went to someone else (and anyone on the Internet could
+//! open one); LinBPQ's AXIP likewise takes only its `MAP` entries unless told otherwise.
 
 use std::collections::VecDeque;
 use std::io;
@@ -157,7 +162,11 @@ impl Device for UdpDev {
     ) -> Poll<io::Result<bool>> {
         let mut rb = ReadBuf::new(buf);
         match self.sock.poll_recv_from(cx, &mut rb) {
-            Poll::Ready(Ok(_from)) => {
+            Poll::Ready(Ok(from)) if !self.peers.iter().any(|(_, a)| *a == from) => {
+                tracing::debug!(%from, "AXUDP datagram from an address that is no peer, dropped");
+                Poll::Ready(Ok(true))
+            }
+            Poll::Ready(Ok(_)) => {
                 // A bad FCS (or BPQ's 9-byte keepalive) is dropped.
                 if let Ok(f) = qtc_ax25::wire::check_fcs(rb.filled()) {
                     frames.push(f.to_vec());

@@ -46,6 +46,7 @@ pub fn run(port: &str, mycall: &str, remote: &str, via: &[String]) -> anyhow::Re
             beacon: None,
             netrom_quality: 0,
             ip: None,
+            modem_baud_given: false,
         };
         let heard = super::Heard::default();
         let health = std::sync::Arc::<super::PortHealth>::default();
@@ -79,9 +80,9 @@ pub fn run(port: &str, mycall: &str, remote: &str, via: &[String]) -> anyhow::Re
             .connect("call", super::Local::Station(mycall), remote_call, via)
             .await
         {
-            Ok(stream) => {
+            Ok(link) => {
                 eprintln!("*** connected to {remote_call}");
-                terminal(stream).await;
+                terminal(link.stream).await;
                 eprintln!("*** disconnected");
                 Ok(())
             }

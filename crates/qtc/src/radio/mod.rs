@@ -36,6 +36,37 @@ pub enum Local {
     User(Callsign),
 }
 
+/// Who is calling in, and which way: what decides whether a forwarding partner's callsign is
+/// taken for the partner ([`crate::partner_trust`]).
+#[derive(Clone, Debug)]
+pub struct Caller {
+    /// The callsign it calls from (a circuit's user).
+    pub remote: Callsign,
+    /// The way it came.
+    pub arrival: Arrival,
+}
+
+/// The way a caller came in over the air.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// An AX.25 link on a radio port.
+    Ax25 {
+        /// The port's name.
+        port: String,
+    },
+    /// A NET/ROM circuit.
+    Netrom {
+        /// The node the connect request came from (its layer-3 origin: only a claim).
+        origin: Callsign,
+        /// The neighbour it came through: the port's name and the neighbour's callsign.
+        port: String,
+        /// The neighbour.
+        neighbour: Callsign,
+        /// We have a learned or locked route to `origin` through that neighbour.
+        routed: bool,
+    },
+}
+
 /// A request to a port task.
 pub enum PortCmd {
     /// Open a link; the answer comes once it is up (or has failed). Dropping the answer's
@@ -47,9 +78,40 @@ pub enum PortCmd {
         remote: Callsign,
         /// Digipeaters.
         via: Vec<Callsign>,
-        /// The link's stream once connected.
-        reply: oneshot::Sender<Result<DuplexStream, String>>,
+        /// The link once connected.
+        reply: ConnectReply,
     },
+}
+
+/// Where a port task answers a [`PortCmd::Connect`].
+pub type ConnectReply = oneshot::Sender<Result<Outgoing, ConnectError>>;
+
+/// An outgoing link that is up.
+#[derive(Debug)]
+pub struct Outgoing {
+    /// Its bytes.
+    pub stream: DuplexStream,
+    /// The far end asked for the link in the same moment (their SABMs crossed ours), so both
+    /// ends take it for their own call ([`qtc_ax25::Link::crossed`]).
+    pub crossed: bool,
+}
+
+/// Why a call over a radio port brought no link up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConnectError {
+    /// A link between the two callsigns is up already: the station called us a moment ago.
+    LinkUp,
+    /// Anything else, as a user is told it.
+    Failed(String),
+}
+
+impl std::fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConnectError::LinkUp => f.write_str("a link to this station already exists"),
+            ConnectError::Failed(why) => f.write_str(why),
+        }
+    }
 }
 
 /// One station heard on a port.
@@ -248,13 +310,14 @@ impl Radios {
         local: Local,
         remote: Callsign,
         via: Vec<Callsign>,
-    ) -> Result<DuplexStream, String> {
+    ) -> Result<Outgoing, ConnectError> {
+        let stopped = || ConnectError::Failed(format!("radio port {name} has stopped"));
         let h = self
             .ports
             .iter()
             .find(|(n, _)| n == name)
             .map(|(_, h)| h)
-            .ok_or_else(|| format!("no radio port {name:?} is running"))?;
+            .ok_or_else(|| ConnectError::Failed(format!("no radio port {name:?} is running")))?;
         let (tx, rx) = oneshot::channel();
         h.cmd
             .send(PortCmd::Connect {
@@ -264,9 +327,8 @@ impl Radios {
                 reply: tx,
             })
             .await
-            .map_err(|_| format!("radio port {name} has stopped"))?;
-        rx.await
-            .map_err(|_| format!("radio port {name} has stopped"))?
+            .map_err(|_| stopped())?;
+        rx.await.map_err(|_| stopped())?
     }
 
     /// Every port's health, by name.
@@ -335,7 +397,7 @@ pub fn report_lines(c: &crate::config::Loaded) -> Vec<String> {
     let ports = c
         .radio_ports
         .iter()
-        .map(|p| format!("radio: {} {}", p.name, p.kind.describe()));
+        .map(|p| format!("radio: {} {}{}", p.name, p.kind.describe(), p.speed_note()));
     let node = c
         .netrom
         .iter()

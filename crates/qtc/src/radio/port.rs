@@ -13,10 +13,10 @@ use qtc_ax25::{
 };
 use qtc_callsign::Callsign;
 use tokio::io::{AsyncRead, DuplexStream, ReadBuf};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 
 use super::to_session::ToSession;
-use super::{heard, Heard, Local, PortCmd};
+use super::{heard, ConnectError, Heard, Local, Outgoing, PortCmd};
 
 mod datagram_links;
 mod ip;
@@ -41,8 +41,9 @@ const BEACON_TO: Callsign = match Callsign::new("ID", 0) {
 /// How long at shutdown the port may spend sending its DISCs.
 const FLUSH_AT_STOP: Duration = Duration::from_millis(300);
 
-/// Called for each accepted incoming link with (stream, our callsign, the caller).
-pub type Incoming = Arc<dyn Fn(DuplexStream, Callsign, Callsign) + Send + Sync>;
+/// Called for each accepted incoming link (or NET/ROM circuit) with its stream and who is
+/// calling which way.
+pub type Incoming = Arc<dyn Fn(DuplexStream, super::Caller) + Send + Sync>;
 
 /// What a port task needs.
 pub struct PortSetup {
@@ -73,7 +74,7 @@ struct LinkIo {
     /// The link is down: flush `to_user`, then drop the stream.
     gone: bool,
     /// An outgoing link still connecting: its stream, handed over once connected.
-    pending: Option<(DuplexStream, oneshot::Sender<Result<DuplexStream, String>>)>,
+    pending: Option<(DuplexStream, super::ConnectReply)>,
     /// The far end called us (its session came from `on_incoming`).
     incoming: bool,
 }
@@ -371,7 +372,8 @@ impl Task {
                 let path = match Path::from_calls(&via) {
                     Ok(p) => p,
                     Err(e) => {
-                        let _ = reply.send(Err(format!("bad digipeater path: {e}")));
+                        let why = format!("bad digipeater path: {e}");
+                        let _ = reply.send(Err(ConnectError::Failed(why)));
                         return;
                     }
                 };
@@ -383,8 +385,12 @@ impl Task {
                         l.pending = Some((theirs, reply));
                         self.links.insert(id, l);
                     }
+                    Err(qtc_ax25::Error::LinkExists) => {
+                        let _ = reply.send(Err(ConnectError::LinkUp));
+                    }
                     Err(e) => {
-                        let _ = reply.send(Err(format!("cannot call {remote}: {e}")));
+                        let why = format!("cannot call {remote}: {e}");
+                        let _ = reply.send(Err(ConnectError::Failed(why)));
                     }
                 }
             }
@@ -419,19 +425,29 @@ impl Task {
     }
 
     /// A station that called us gets its session (or a DM if nothing takes sessions here).
-    fn accept(&mut self, now: std::time::Instant, id: LinkId, local: Callsign, remote: Callsign) {
+    fn accept(&mut self, now: std::time::Instant, id: LinkId, remote: Callsign) {
         match &self.on_incoming {
             Some(f) => {
                 let (mut l, theirs) = LinkIo::new();
                 l.incoming = true;
                 self.links.insert(id, l);
-                f(theirs, local, remote);
+                f(theirs, self.caller(remote));
             }
             None => {
                 if let Some(link) = self.port.link_mut(id) {
                     link.abort(now);
                 }
             }
+        }
+    }
+
+    /// `remote` calling in on this port.
+    fn caller(&self, remote: Callsign) -> super::Caller {
+        super::Caller {
+            remote,
+            arrival: super::Arrival::Ax25 {
+                port: self.name.clone(),
+            },
         }
     }
 
@@ -461,7 +477,7 @@ impl Task {
                 if !self.netrom_defers(now, id, local, remote)
                     && !self.ip_defers(now, id, local, remote)
                 {
-                    self.accept(now, id, local, remote);
+                    self.accept(now, id, remote);
                 }
             }
             PortEvent::Link { id, event } => {
@@ -477,8 +493,9 @@ impl Task {
                 match event {
                     Event::Connected { modulo } => {
                         tracing::info!(port = %self.name, ?modulo, "link up");
-                        if let Some((theirs, reply)) = l.pending.take() {
-                            let _ = reply.send(Ok(theirs));
+                        if let Some((stream, reply)) = l.pending.take() {
+                            let crossed = self.port.link(id).is_some_and(|k| k.crossed());
+                            let _ = reply.send(Ok(Outgoing { stream, crossed }));
                         }
                     }
                     Event::Data(d) => {
@@ -501,7 +518,7 @@ impl Task {
                                 DisconnectReason::Timeout => "no answer".to_string(),
                                 other => format!("{other:?}"),
                             };
-                            let _ = reply.send(Err(why));
+                            let _ = reply.send(Err(ConnectError::Failed(why)));
                         }
                     }
                     _ => {}
@@ -516,25 +533,29 @@ impl Task {
         }
     }
 
-    /// The far end re-established a link that had carried data. A station that called us and
-    /// calls again after losing the link (its retries ran out while ours did not) starts a new
-    /// session: the old one gets end-of-file, and the link is handed over afresh as an
-    /// incoming connection. Otherwise its session would take the new caller's first lines as
-    /// the middle of the old conversation, fail, and disconnect the new call.
+    /// A link that had carried data was re-established. A station that called us and calls
+    /// again after losing the link (its retries ran out while ours did not), or a station we
+    /// called that calls us (it restarted: its SABM on our link), starts a new session: the
+    /// old one gets end-of-file, and the link is handed over afresh as an incoming
+    /// connection. Otherwise the old session would take the new caller's first lines as the
+    /// middle of the old conversation, or both would wait for the other (a forwarding call
+    /// waiting for a SID).
     fn on_reset(&mut self, id: LinkId) {
-        let calls = self.port.link(id).map(|l| (l.local(), l.remote()));
+        let link = self.port.link(id);
+        let calls = link.map(|l| (l.local(), l.remote()));
+        let by_peer = link.is_some_and(|l| l.reset_by_peer());
         match (
-            self.links.get(&id).is_some_and(|l| l.incoming),
+            self.links.get(&id).is_some_and(|l| l.incoming) || by_peer,
             &self.on_incoming,
             calls,
         ) {
-            (true, Some(f), Some((local, remote))) => {
-                tracing::warn!(port = %self.name, %remote, "link reset by the caller: a new session starts");
+            (true, Some(f), Some((_, remote))) => {
+                tracing::warn!(port = %self.name, %remote, "link reset by the far end: a new session starts");
                 let (mut l, theirs) = LinkIo::new();
                 l.incoming = true;
                 // Dropping the old stream ends the old session.
                 self.links.insert(id, l);
-                f(theirs, local, remote);
+                f(theirs, self.caller(remote));
             }
             _ => {
                 tracing::warn!(port = %self.name, "link reset: data in flight may be lost or repeated")
@@ -675,7 +696,7 @@ impl Task {
             // The port dropped the link without a word to us: treat it as down.
             l.gone = true;
             if let Some((_, reply)) = l.pending.take() {
-                let _ = reply.send(Err("the link closed".into()));
+                let _ = reply.send(Err(ConnectError::Failed("the link closed".into())));
             }
         }
         if let Some(link) = link {
@@ -697,7 +718,14 @@ impl Task {
     /// Shutdown: disconnect every link and give the DISCs a moment to leave.
     async fn stop(&mut self) {
         let now = clock::now();
-        let ids: Vec<LinkId> = self.links.keys().copied().collect();
+        // The NET/ROM links too: a neighbour that kept one would send its next datagrams on a
+        // link this port no longer has after a restart.
+        let ids: Vec<LinkId> = self
+            .links
+            .keys()
+            .copied()
+            .chain(self.netrom_links())
+            .collect();
         for id in ids {
             if let Some(link) = self.port.link_mut(id) {
                 link.abort(now);
@@ -838,12 +866,13 @@ mod tests {
             beacon: None,
             netrom_quality: 0,
             ip: None,
+            modem_baud_given: true,
         };
         let health = Arc::<crate::radio::PortHealth>::default();
         let streams = Arc::new(Mutex::new(Vec::new()));
         let notify = Arc::new(tokio::sync::Notify::new());
         let (s2, n2) = (streams.clone(), notify.clone());
-        let on: Incoming = Arc::new(move |s, _, _| {
+        let on: Incoming = Arc::new(move |s, _| {
             s2.lock().unwrap().push(s);
             n2.notify_one();
         });

@@ -1,9 +1,10 @@
 //! Writing mail on the web: a personal message or a bulletin (To, @, subject, text), or a reply
 //! to a message the user may read. The fields pass the BBS's own checks (the `S` command's
-//! parser for To and @, the subject and size limits, the per-user allowances) and the message
-//! is stored as the BBS stores it (BID, R: line, queued for the partners it routes to). Files
-//! may be attached (a multipart field `attachment`, several allowed, within `[limits]
-//! max_message` with the text): kept byte for byte and sent to B2 partners as B2F `File:`
+//! check of To and @, the subject and text checks mail clients' messages pass) and the message
+//! is stored the one way a user's message is ([`crate::submission`]: room, allowances, rules;
+//! BID, R: line, queued for the partners it routes to). Files may be attached (a multipart
+//! field `attachment`, several allowed, within `[limits] max_message` with the text): kept
+//! byte for byte with the type the browser gave them, and sent to B2 partners as B2F `File:`
 //! parts, as Pat's are.
 
 use std::fmt::Write as _;
@@ -12,8 +13,8 @@ use std::sync::Arc;
 use axum::extract::{FromRequest, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse};
-use qtc_mail::{MessageStore, MsgStatus, MsgType, NewMessage, StoreError, MAX_SUBJECT_LEN};
-use qtc_store::Attachment;
+use qtc_mail::dest::DestError;
+use qtc_mail::{Attachment, MsgStatus, MsgType, NewMessage, StoreError, MAX_SUBJECT_LEN};
 
 use super::pages::{csrf, esc, page, result};
 use super::session::WebSession;
@@ -94,11 +95,13 @@ async fn read_post(request: Request) -> Result<(Draft, Vec<Attachment>), String>
         let name = field.name().unwrap_or("").to_string();
         if name == "attachment" {
             let file_name = field.file_name().unwrap_or("").to_string();
+            let mime = qtc_mail::mime_type(field.content_type().unwrap_or(""));
             let data = field.bytes().await.map_err(too_big)?;
             // A file input left empty still sends an empty part without a name.
             if !(file_name.is_empty() && data.is_empty()) {
                 files.push(Attachment {
                     name: file_name.into_bytes(),
+                    mime,
                     data: data.to_vec(),
                 });
             }
@@ -144,7 +147,7 @@ fn checked_files(files: Vec<Attachment>, room: usize) -> Result<Vec<Attachment>,
             }
             Ok(Attachment {
                 name: base.as_bytes().to_vec(),
-                data: f.data,
+                ..f
             })
         })
         .collect()
@@ -229,76 +232,45 @@ fn compose_page(s: &WebSession, d: &Draft, max_message: usize, error: Option<&st
     page(s, "Compose", &b)
 }
 
-/// The message the form describes, or why it cannot be sent.
+/// The message the form describes, or why it cannot be sent: the addressee and `@` pass the
+/// check the `S` command and mail clients use, the subject and text the one mail clients'
+/// submissions pass.
 fn checked(d: &Draft, from: &str, max_message: usize) -> Result<NewMessage, String> {
     let kind = match d.kind.as_str() {
         "B" => MsgType::Bulletin,
         _ => MsgType::Personal,
     };
-    let (to, at) = (d.to.trim(), d.at.trim());
-    // One word each: the `S` command line is built from them and must not gain fields.
-    let word = |v: &str| !v.chars().any(|c| c.is_whitespace() || "<$@".contains(c));
-    if to.is_empty() || !word(to) || !word(at) {
-        return Err(
-            "To must be one callsign or category, @ one BBS address (letters, digits, . and #)."
-                .into(),
-        );
-    }
-    let line = format!(
-        "S{} {to}{}{at}",
-        kind.letter(),
-        if at.is_empty() { "" } else { " @ " }
+    let (to, at) = (
+        d.to.trim().to_ascii_uppercase(),
+        d.at.trim().to_ascii_uppercase(),
     );
-    let cmd = match qtc_bbs::parse(&line) {
-        Ok(qtc_bbs::Command::Send(cmd)) => cmd,
-        Ok(_) | Err(qtc_bbs::CommandError::Usage(_)) | Err(qtc_bbs::CommandError::Unknown(_)) => {
-            return Err(
-                "To must be a callsign or category (letters and digits), @ a BBS address.".into(),
-            )
-        }
-        Err(e) => return Err(format!("{e}.")),
-    };
-    let subject = d.subject.trim();
-    if subject.is_empty() {
-        return Err("The subject is empty.".into());
-    }
-    if subject.len() > MAX_SUBJECT_LEN {
-        return Err(format!(
-            "The subject is longer than {MAX_SUBJECT_LEN} bytes."
-        ));
-    }
-    if subject.chars().any(char::is_control) {
-        return Err("The subject holds control characters.".into());
-    }
-    // Lines end in CR LF as the BBS stores them; control characters (^Z ends a message in
-    // forwarding) are refused.
-    if d.body
-        .chars()
-        .any(|c| c.is_control() && !matches!(c, '\r' | '\n' | '\t'))
-    {
-        return Err("The text holds control characters.".into());
-    }
-    let mut body = Vec::with_capacity(d.body.len() + 64);
-    for l in d.body.replace('\r', "").trim_end_matches('\n').split('\n') {
-        body.extend_from_slice(l.as_bytes());
-        body.extend_from_slice(b"\r\n");
-    }
-    if body.len() > max_message {
-        return Err(format!(
-            "The text is longer than the {max_message} bytes this BBS takes."
-        ));
-    }
+    qtc_mail::dest::check(&to, &at).map_err(|e| match e {
+        DestError::TooLong { .. } => sentence(&e.to_string()),
+        _ => "To must be one callsign or category, @ one BBS address (letters, digits, . and #)."
+            .into(),
+    })?;
+    let subject = qtc_mail::submitted::subject(&d.subject).map_err(|e| sentence(&e.0))?;
+    let body = qtc_mail::submitted::body(&d.body, max_message).map_err(|e| sentence(&e.0))?;
     Ok(NewMessage {
         kind,
         status: MsgStatus::New,
-        to: cmd.to,
-        at: cmd.at,
+        to,
+        at,
         from: from.to_string(),
         bid: None,
-        subject: subject.as_bytes().to_vec(),
+        subject,
         rlines: Vec::new(),
         body,
     })
+}
+
+/// `words` as a sentence: a capital first, a full stop last.
+fn sentence(words: &str) -> String {
+    let mut c = words.chars();
+    match c.next() {
+        Some(first) => format!("{}{}.", first.to_uppercase(), c.as_str()),
+        None => String::new(),
+    }
 }
 
 /// `POST /compose`: stores the message, or shows the form again with the reason.
@@ -338,24 +310,15 @@ pub async fn send(State(web): State<Arc<Web>>, headers: HeaderMap, request: Requ
                 .into_response())
         }
     };
-    let (limits, bbs, to) = (
-        web.user_limits.clone(),
-        web.fwd.call().to_string(),
-        msg.to.clone(),
-    );
+    let (limits, to) = (web.user_limits.clone(), msg.to.clone());
     let stored = store(&web, move |st| {
-        crate::room::refresh(st);
-        let now = crate::clock::unix_now();
-        let stored = crate::user_limits::within_allowance(st, &limits, &msg, crate::clock::now())
-            .and_then(|()| match files.is_empty() {
-                true => st.insert_message(&msg, &bbs, now),
-                false => st.insert_with_files(&msg, &files, now),
-            })
-            .and_then(|n| {
-                let bid = st.message(n)?.map(|m| m.header.bid).unwrap_or_default();
-                Ok((n, bid))
-            });
-        Ok(stored)
+        let when = (crate::clock::now(), crate::clock::unix_now());
+        let parts = qtc_store::MailParts {
+            files,
+            ..Default::default()
+        };
+        let stored = crate::submission::store(st, &limits, &[msg], &parts, when);
+        Ok(stored.map(|copies| copies.into_iter().next().unwrap_or_default()))
     })
     .await?;
     let why = match stored {

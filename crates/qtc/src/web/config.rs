@@ -183,9 +183,12 @@ fn heading(section: Section) -> (&'static str, &'static str) {
         Section::Partner => (
             "Partners",
             "Neighbour BBSes (<code>[[partner]]</code>): how qtc calls each, up to which \
-             protocol, the <code>@</code> routes it takes and how often it is called \
-             (<code>interval</code>, e.g. <code>30m</code>; <code>0</code>: only on demand). \
-             Applied at once; a session in progress keeps its settings.",
+             protocol and the <code>@</code> routes it takes. With an <code>interval</code> \
+             (e.g. <code>30m</code>; <code>0</code>: only on demand) new mail for it goes at \
+             once and mail left is tried again that much later; <code>poll</code> (e.g. \
+             <code>2h</code>; <code>0</code>: never; empty: the interval) calls it with \
+             nothing to send, to collect its mail. Applied at once; a session in progress \
+             keeps its settings.",
         ),
         Section::Port => (
             "Radio ports",

@@ -41,7 +41,11 @@ pub async fn show(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
                 .last
                 .as_ref()
                 .map_or("none since start".to_string(), result);
-            let next = p.next_call.map_or("on demand".to_string(), time);
+            let next = match (p.next_call, p.interval) {
+                (Some(t), _) => time(t),
+                (None, Some(_)) => "when mail waits".to_string(),
+                (None, None) => "on demand".to_string(),
+            };
             let _ = write!(
                 b,
                 "<tr><td><b>{c}</b> <form class=\"inline\" method=\"post\" action=\"/forward\">\

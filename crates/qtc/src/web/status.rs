@@ -229,10 +229,16 @@ fn body(h: &Health, csrf: &str) -> String {
                 let class = if l.ok { "" } else { " class=\"err\"" };
                 format!("{}<br><span{class}>{}</span>", time(l.at), esc(&l.result))
             });
-            let next = match (p.next_call, p.interval) {
-                (Some(t), Some(i)) => format!("{} (every {})", time(t), crate::health::every(i)),
-                (Some(t), None) => time(t),
-                (None, _) => "on demand".to_string(),
+            let next = match (p.next_call, p.interval, p.poll) {
+                (Some(t), Some(i), Some(p)) if i == p => {
+                    format!("{} (every {})", time(t), crate::health::every(i))
+                }
+                (Some(t), _, Some(p)) => {
+                    format!("{} (poll every {})", time(t), crate::health::every(p))
+                }
+                (Some(t), _, None) => time(t),
+                (None, Some(_), _) => "when mail waits".to_string(),
+                (None, None, _) => "on demand".to_string(),
             };
             let _ = write!(
                 b,

@@ -214,6 +214,12 @@ impl Daemon {
         self.wait_for_log_times(what, n, PATIENCE);
     }
 
+    /// [`Daemon::wait_for_log_count`] for things that come later than at once (a hang guard
+    /// of `within`).
+    pub fn wait_for_log_count_within(&self, what: &str, n: usize, within: Duration) {
+        self.wait_for_log_times(what, n, within);
+    }
+
     /// Reads the log as it grows, woken by each write (no looking every few ms), until `what`
     /// has come `n` times; panics with the log after `within` (a hang guard).
     fn wait_for_log_times(&self, what: &str, n: usize, within: Duration) {
@@ -349,7 +355,16 @@ impl Client {
     }
 
     pub fn expect_bytes(&mut self, what: &[u8]) -> String {
-        let deadline = Instant::now() + PATIENCE;
+        self.expect_bytes_within(what, PATIENCE)
+    }
+
+    /// [`Client::expect`] for what comes later than at once (a hang guard of `within`).
+    pub fn expect_within(&mut self, what: &str, within: Duration) -> String {
+        self.expect_bytes_within(what.as_bytes(), within)
+    }
+
+    fn expect_bytes_within(&mut self, what: &[u8], within: Duration) -> String {
+        let deadline = Instant::now() + within;
         loop {
             if let Some(pos) = find(&self.seen, what) {
                 let rest = self.seen.split_off(pos + what.len());

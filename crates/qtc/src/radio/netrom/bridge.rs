@@ -11,6 +11,7 @@ use qtc_netrom::{CircuitId, Node};
 use tokio::io::{AsyncRead, DuplexStream, ReadBuf};
 use tokio::sync::oneshot;
 
+use super::Circuit;
 use crate::radio::port::DUPLEX_BUF;
 use crate::radio::to_session::ToSession;
 
@@ -23,14 +24,16 @@ pub(super) struct CircuitIo {
     /// Received data on its way to the session.
     to_user: ToSession,
     /// The circuit is closed: flush `to_user`, then drop the stream.
-    pub(super) gone: bool,
+    gone: bool,
     /// A circuit we opened, still connecting: its stream and who waits for it.
-    pub(super) pending: Option<(DuplexStream, oneshot::Sender<Result<DuplexStream, String>>)>,
+    pending: Option<(DuplexStream, oneshot::Sender<Result<Circuit, String>>)>,
+    /// A circuit we opened: who hears what went wrong when it ends.
+    failure: Option<oneshot::Sender<String>>,
 }
 
 impl CircuitIo {
     /// A bridge and the stream for its session.
-    pub(super) fn new() -> (CircuitIo, DuplexStream) {
+    fn new() -> (CircuitIo, DuplexStream) {
         let (ours, theirs) = tokio::io::duplex(DUPLEX_BUF);
         (
             CircuitIo {
@@ -38,9 +41,22 @@ impl CircuitIo {
                 to_user: ToSession::default(),
                 gone: false,
                 pending: None,
+                failure: None,
             },
             theirs,
         )
+    }
+
+    /// The bridge of a circuit the far end opened, and the stream for its session.
+    pub(super) fn incoming() -> (CircuitIo, DuplexStream) {
+        CircuitIo::new()
+    }
+
+    /// The bridge of a circuit we open; `reply` gets the circuit once it is up.
+    pub(super) fn outgoing(reply: oneshot::Sender<Result<Circuit, String>>) -> CircuitIo {
+        let (mut io, theirs) = CircuitIo::new();
+        io.pending = Some((theirs, reply));
+        io
     }
 
     /// Data from the far end, for the session; chokes the far end while the session lags.
@@ -50,18 +66,24 @@ impl CircuitIo {
         }
     }
 
-    /// The circuit is over; `why` for a connect still waiting.
-    pub(super) fn closed(&mut self, why: &str) {
+    /// The circuit is over; `failure` says what went wrong, if anything did, to a connect still
+    /// waiting or to the user of a circuit we opened.
+    pub(super) fn closed(&mut self, failure: Option<&str>) {
         self.gone = true;
         if let Some((_, reply)) = self.pending.take() {
-            let _ = reply.send(Err(why.to_string()));
+            let _ = reply.send(Err(failure.unwrap_or("closed").to_string()));
+        }
+        if let (Some(tell), Some(why)) = (self.failure.take(), failure) {
+            let _ = tell.send(why.to_string());
         }
     }
 
     /// The circuit came up: the caller gets its stream.
     pub(super) fn connected(&mut self) {
-        if let Some((theirs, reply)) = self.pending.take() {
-            let _ = reply.send(Ok(theirs));
+        if let Some((stream, reply)) = self.pending.take() {
+            let (tell, failure) = oneshot::channel();
+            self.failure = Some(tell);
+            let _ = reply.send(Ok(Circuit { stream, failure }));
         }
     }
 

@@ -6,13 +6,14 @@
 //! [`LINK_IDLE`] without a datagram).
 //!
 //! Idle, the task sleeps until its next broadcast: circuits arm timers only while something is
-//! outstanding.
+//! outstanding. `qtc ctl nodes`, the web and `NODES` ask the task for its tables
+//! ([`NetCmd::View`]): they see what is true at that moment, and nothing is kept up to date
+//! for nobody meanwhile.
 
 mod bridge;
 mod task;
 mod view;
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use qtc_callsign::Callsign;
@@ -49,6 +50,14 @@ pub enum NetIn {
         from: Callsign,
         /// Its information field.
         data: Vec<u8>,
+    },
+    /// The AX.25 link from the node call to `neighbour` failed: refused (DM), or no answer
+    /// within its retries. What it carried is lost.
+    LinkFailed {
+        /// The port's index.
+        port: usize,
+        /// The neighbour.
+        neighbour: Callsign,
     },
 }
 
@@ -104,7 +113,7 @@ pub enum NetCmd {
         /// The node.
         dest: Callsign,
         /// The circuit's stream.
-        reply: oneshot::Sender<Result<DuplexStream, String>>,
+        reply: oneshot::Sender<Result<Circuit, String>>,
     },
     /// An IP datagram for the node `node`, from the IP router (a `[[ip.route]]` with `netrom`).
     SendIp {
@@ -113,6 +122,21 @@ pub enum NetCmd {
         /// The datagram.
         datagram: Vec<u8>,
     },
+    /// The tables and circuits as they are now.
+    View {
+        /// Where they go.
+        reply: oneshot::Sender<NetromView>,
+    },
+}
+
+/// A circuit we opened: its stream, and why it ended once it has (`None`: closed as it should
+/// be, by either end).
+pub struct Circuit {
+    /// The circuit's bytes.
+    pub stream: DuplexStream,
+    /// What went wrong, when the circuit is over (a far end that stopped answering, a reset,
+    /// no route any more); the sender is dropped when it ended well.
+    pub failure: oneshot::Receiver<String>,
 }
 
 /// An IP datagram that came to our node inside a NET/ROM datagram, with the node it came
@@ -123,18 +147,23 @@ pub type IpFromNode = (Callsign, Vec<u8>);
 #[derive(Clone)]
 pub struct NetromHandle {
     cmd: mpsc::Sender<NetCmd>,
-    view: Arc<Mutex<NetromView>>,
 }
 
 impl NetromHandle {
-    /// A handle on a task reading `cmd` and publishing `view`.
-    pub fn new(cmd: mpsc::Sender<NetCmd>, view: Arc<Mutex<NetromView>>) -> NetromHandle {
-        NetromHandle { cmd, view }
+    /// A handle on a task reading `cmd`.
+    pub fn new(cmd: mpsc::Sender<NetCmd>) -> NetromHandle {
+        NetromHandle { cmd }
     }
 
-    /// The tables and circuits now.
-    pub fn view(&self) -> NetromView {
-        self.view.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    /// The tables, counters and circuits as they are at the moment asked (the node's task
+    /// makes them on request: nothing is kept up to date for nobody); empty if the node
+    /// has stopped.
+    pub async fn view(&self) -> NetromView {
+        let (tx, rx) = oneshot::channel();
+        if self.cmd.send(NetCmd::View { reply: tx }).await.is_err() {
+            return NetromView::default();
+        }
+        rx.await.unwrap_or_default()
     }
 
     /// Hands an IP datagram for `node` to the node's task; false when its queue is full (the
@@ -144,18 +173,15 @@ impl NetromHandle {
     }
 
     /// The node a user means by `name` (alias or callsign), if known.
-    pub fn find(&self, name: &str) -> Option<NodeRow> {
-        self.view().find(name).cloned()
+    pub async fn find(&self, name: &str) -> Option<NodeRow> {
+        self.view().await.find(name).cloned()
     }
 
-    /// Opens a circuit for `user` to the node `name`; its stream once connected, and the node.
-    pub async fn connect(
-        &self,
-        user: Callsign,
-        name: &str,
-    ) -> Result<(DuplexStream, NodeRow), String> {
+    /// Opens a circuit for `user` to the node `name`; the circuit once connected, and the node.
+    pub async fn connect(&self, user: Callsign, name: &str) -> Result<(Circuit, NodeRow), String> {
         let node = self
             .find(name)
+            .await
             .ok_or_else(|| format!("{name} is no known NET/ROM node"))?;
         let dest: Callsign = node
             .call
@@ -171,8 +197,8 @@ impl NetromHandle {
             })
             .await
             .map_err(|_| stopped())?;
-        let stream = rx.await.map_err(|_| stopped())??;
-        Ok((stream, node))
+        let circuit = rx.await.map_err(|_| stopped())??;
+        Ok((circuit, node))
     }
 }
 
@@ -188,10 +214,8 @@ pub struct Setup {
     pub inbox: mpsc::Receiver<NetIn>,
     /// Requests.
     pub cmds: mpsc::Receiver<NetCmd>,
-    /// Where circuits users open to us go: (stream, the user's node, the user).
+    /// Where circuits users open to us go.
     pub on_incoming: super::Incoming,
-    /// Where the task publishes its tables and circuits.
-    pub view: Arc<Mutex<NetromView>>,
     /// Where IP datagrams that came to our node go (the IP router), with the node they came from.
     pub to_ip: Option<mpsc::Sender<IpFromNode>>,
     /// Stop.

@@ -2,16 +2,16 @@
 
 use std::collections::BTreeMap;
 use std::future::poll_fn;
-use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use qtc_netrom::{Change, CircuitId, CloseReason, Event, Loss, Node, Transmit};
+use qtc_netrom::{Change, CircuitId, CloseReason, Event, Loss, Node, Transmit, Via};
 use tokio::sync::mpsc;
 
 use super::bridge::CircuitIo;
 use super::{NetCmd, NetIn, NetOut, NetromView, Setup};
 use crate::clock;
+use crate::radio::{Arrival, Caller};
 
 struct Task {
     node: Node,
@@ -19,9 +19,6 @@ struct Task {
     port_names: Vec<String>,
     circuits: BTreeMap<CircuitId, CircuitIo>,
     on_incoming: crate::radio::Incoming,
-    view: Arc<Mutex<NetromView>>,
-    /// The view is out of date.
-    dirty: bool,
     /// Frames a full port queue refused.
     dropped: u64,
     /// The IP router, for IP datagrams that came to our node.
@@ -37,19 +34,17 @@ pub async fn run(setup: Setup) {
         mut inbox,
         mut cmds,
         on_incoming,
-        view,
         mut shutdown,
         to_ip,
     } = setup;
     tracing::info!(node = %node.call(), alias = %node.alias(), "NET/ROM node up");
+    log_next_broadcast(&node, "first", clock::now());
     let mut t = Task {
         node,
         ports,
         port_names,
         circuits: BTreeMap::new(),
         on_incoming,
-        view,
-        dirty: true,
         dropped: 0,
         to_ip,
     };
@@ -68,7 +63,7 @@ pub async fn run(setup: Setup) {
                 Some(c) => t.command(clock::now(), c),
                 None => cmds_open = false,
             },
-            () = timer.fired() => t.node.handle_timeout(clock::now()),
+            () = timer.fired() => t.on_timer(clock::now()),
             _ = shutdown.changed() => break,
         }
     }
@@ -92,10 +87,15 @@ impl Task {
                 break;
             }
         }
-        if self.dirty {
-            self.dirty = false;
-            let v = NetromView::of(&self.node, &self.port_names);
-            *self.view.lock().unwrap_or_else(|e| e.into_inner()) = v;
+    }
+
+    /// The node's timer: circuits' timers, or a broadcast (whose next one is logged: a random
+    /// share of the interval earlier than the interval, so that nodes do not keep in step).
+    fn on_timer(&mut self, now: Instant) {
+        let due = self.node.next_broadcast();
+        self.node.handle_timeout(now);
+        if self.node.next_broadcast() != due {
+            log_next_broadcast(&self.node, "NODES sent; next", now);
         }
     }
 
@@ -123,11 +123,28 @@ impl Task {
 
     fn input(&mut self, now: Instant, m: NetIn) {
         match m {
-            NetIn::Nodes { port, from, info } => self.node.handle_nodes(now, port, from, &info),
+            NetIn::Nodes { port, from, info } => {
+                tracing::debug!("NODES heard from {from} on {}", self.port_name(port));
+                self.node.handle_nodes(now, port, from, &info)
+            }
             NetIn::Datagram { port, from, data } => {
                 self.node.handle_datagram(now, port, from, &data)
             }
+            NetIn::LinkFailed { port, neighbour } => {
+                tracing::info!(port = self.port_name(port), %neighbour, "NET/ROM neighbour does not answer: its routes go");
+                self.node.link_failed(
+                    now,
+                    Via {
+                        port,
+                        call: neighbour,
+                    },
+                );
+            }
         }
+    }
+
+    fn port_name(&self, port: usize) -> &str {
+        self.port_names.get(port).map_or("?", String::as_str)
     }
 
     fn command(&mut self, now: Instant, c: NetCmd) {
@@ -135,10 +152,7 @@ impl Task {
             NetCmd::Connect { user, dest, reply } => match self.node.connect(now, user, dest) {
                 Ok(id) => {
                     tracing::info!(%user, node = %dest, circuit = %id, "NET/ROM connecting");
-                    let (mut io, theirs) = CircuitIo::new();
-                    io.pending = Some((theirs, reply));
-                    self.circuits.insert(id, io);
-                    self.dirty = true;
+                    self.circuits.insert(id, CircuitIo::outgoing(reply));
                 }
                 Err(e) => {
                     let _ = reply.send(Err(format!("cannot reach {dest}: {e}")));
@@ -149,6 +163,9 @@ impl Task {
                     tracing::debug!(%node, error = %e, "IP datagram not sent over NET/ROM");
                 }
             }
+            NetCmd::View { reply } => {
+                let _ = reply.send(NetromView::of(&self.node, &self.port_names));
+            }
         }
     }
 
@@ -158,20 +175,29 @@ impl Task {
                 circuit,
                 user,
                 node,
+                origin,
+                via,
             } => {
-                tracing::info!(%user, %node, %circuit, "NET/ROM circuit in");
-                let (io, theirs) = CircuitIo::new();
+                let port = self.port_name(via.port).to_string();
+                tracing::info!(%user, %node, %origin, neighbour = %via.call, %port, %circuit, "NET/ROM circuit in");
+                let (io, theirs) = CircuitIo::incoming();
                 self.circuits.insert(circuit, io);
-                // As for a link: (stream, where it came to, who is calling).
-                (self.on_incoming)(theirs, node, user);
-                self.dirty = true;
+                let caller = Caller {
+                    remote: user,
+                    arrival: Arrival::Netrom {
+                        origin,
+                        port,
+                        neighbour: via.call,
+                        routed: self.node.has_route_via(&origin, via),
+                    },
+                };
+                (self.on_incoming)(theirs, caller);
             }
             Event::Connected { circuit } => {
                 tracing::info!(%circuit, "NET/ROM circuit up");
                 if let Some(io) = self.circuits.get_mut(&circuit) {
                     io.connected();
                 }
-                self.dirty = true;
             }
             Event::Data { circuit, data } => {
                 if let Some(io) = self.circuits.get_mut(&circuit) {
@@ -181,14 +207,10 @@ impl Task {
             Event::Closed { circuit, reason } => {
                 tracing::info!(%circuit, ?reason, "NET/ROM circuit closed");
                 if let Some(io) = self.circuits.get_mut(&circuit) {
-                    io.closed(why(reason));
+                    io.closed(failure(reason));
                 }
-                self.dirty = true;
             }
-            Event::Table(change) => {
-                self.log_change(&change);
-                self.dirty = true;
-            }
+            Event::Table(change) => self.log_change(&change),
             Event::Ip { origin, datagram } => {
                 if let Some(tx) = &self.to_ip {
                     if tx.try_send((origin, datagram)).is_err() {
@@ -225,6 +247,7 @@ impl Task {
                     Loss::Obsolete => "obsolete",
                     Loss::Replaced => "a better route replaced it",
                     Loss::Evicted => "the node table is full",
+                    Loss::LinkFailed => "its neighbour does not answer",
                 };
                 let gone = if *last { "; node gone" } else { "" };
                 tracing::info!(
@@ -267,14 +290,23 @@ impl Task {
     }
 }
 
-/// Why a circuit closed, for a user waiting on a connect.
-fn why(reason: CloseReason) -> &'static str {
+/// `what in N ms`: when the node broadcasts next (one line per broadcast: every 30 minutes by
+/// default, and the sysop sees the jitter).
+fn log_next_broadcast(node: &Node, what: &str, now: Instant) {
+    if let Some(next) = node.next_broadcast() {
+        let ms = next.saturating_duration_since(now).as_millis();
+        tracing::info!("NET/ROM {what} broadcast in {ms} ms");
+    }
+}
+
+/// What went wrong, when a circuit closed for a reason its user should hear; `None` for a
+/// close by either end.
+fn failure(reason: CloseReason) -> Option<&'static str> {
     match reason {
-        CloseReason::Refused => "refused (busy)",
-        CloseReason::Timeout => "no answer",
-        CloseReason::Reset => "reset by the far node",
-        CloseReason::Unreachable => "no route any more",
-        CloseReason::Remote => "closed by the far end",
-        _ => "closed",
+        CloseReason::Refused => Some("refused (busy)"),
+        CloseReason::Timeout => Some("no answer"),
+        CloseReason::Reset => Some("reset by the far node"),
+        CloseReason::Unreachable => Some("no route any more"),
+        _ => None,
     }
 }

@@ -127,8 +127,8 @@ impl Task {
             Event::Data(d) => {
                 // Text on an IP link: whoever is there wants the BBS.
                 ip.links.remove(id);
-                if let Some((local, remote)) = calls {
-                    self.accept(now, id, local, remote);
+                if let Some((_, remote)) = calls {
+                    self.accept(now, id, remote);
                 }
                 Some(Event::Data(d))
             }

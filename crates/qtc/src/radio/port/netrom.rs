@@ -11,7 +11,9 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use qtc_ax25::{Address, CommandResponse, Event, Frame, LinkId, Path, Pid, State};
+use qtc_ax25::{
+    Address, CommandResponse, DisconnectReason, Event, Frame, LinkId, Path, Pid, State,
+};
 use qtc_callsign::Callsign;
 use tokio::sync::mpsc;
 
@@ -125,13 +127,30 @@ impl Task {
             Event::Data(d) => {
                 // Text on a NET/ROM link: whoever is there wants the BBS.
                 n.links.remove(&id);
-                if let Some((local, remote)) = calls {
-                    self.accept(now, id, local, remote);
+                if let Some((_, remote)) = calls {
+                    self.accept(now, id, remote);
                 }
                 Some(Event::Data(d))
             }
-            Event::Disconnected { .. } => {
+            Event::Disconnected { reason } => {
                 n.links.remove(&id);
+                // A neighbour that does not answer (or refuses a link) is gone: its routes go,
+                // and the node sends what the link lost by another one. A DM on a link that was
+                // up is a neighbour that restarted: it is there, and its next link will do.
+                let failed = matches!(
+                    reason,
+                    DisconnectReason::Refused | DisconnectReason::Timeout
+                );
+                if let (true, Some((_, neighbour))) = (failed, calls) {
+                    tracing::info!(port = %self.name, %neighbour, ?reason, "NET/ROM link failed");
+                    let m = NetIn::LinkFailed {
+                        port: n.port,
+                        neighbour,
+                    };
+                    if n.to_node.try_send(m).is_err() {
+                        tracing::debug!("NET/ROM node busy, link failure dropped");
+                    }
+                }
                 None
             }
             _ => None,
@@ -193,6 +212,14 @@ impl Task {
                 None
             }
         }
+    }
+
+    /// The links carrying NET/ROM alone.
+    pub(super) fn netrom_links(&self) -> Vec<LinkId> {
+        self.netrom
+            .as_ref()
+            .map(|n| n.links.keys().copied().collect())
+            .unwrap_or_default()
     }
 
     /// When the next NET/ROM link falls idle.

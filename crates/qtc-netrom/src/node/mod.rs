@@ -1,6 +1,8 @@
 //! The node: NODES broadcasts in and out, the tables, layer-3 routing and the circuits that
 //! end here. It plays the role of quinn's `Endpoint` for NET/ROM.
 
+mod transport;
+
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
@@ -9,7 +11,8 @@ use qtc_callsign::Callsign;
 use crate::circuit::{
     Circuit, CircuitConfig, CircuitEvent, CircuitState, CircuitStats, CloseReason,
 };
-use crate::table::{Change, Neighbour, NodeEntry, TableConfig, Tables, Via};
+use crate::schedule::Schedule;
+use crate::table::{Change, Loss, Neighbour, NodeEntry, TableConfig, Tables, Via};
 use crate::wire::{Alias, NetHeader, Nodes, Transport, MAX_WINDOW, NET_HEADER_LEN};
 use crate::Error;
 
@@ -62,6 +65,13 @@ pub struct Config {
     pub max_neighbours: usize,
     /// Most circuits at once (up to [`MAX_CIRCUITS`]).
     pub max_circuits: usize,
+    /// Most circuits other nodes open to us from one originating node.
+    pub max_circuits_per_node: usize,
+    /// Most circuits other nodes open to us through one neighbour.
+    pub max_circuits_per_neighbour: usize,
+    /// The station's other callsigns (its BBS's): never learned as nodes, never taken as a
+    /// neighbour's.
+    pub own_calls: Vec<Callsign>,
     /// Time to live of the datagrams we originate.
     pub ttl: u8,
     /// The circuits' parameters.
@@ -72,6 +82,9 @@ pub struct Config {
     /// restarts names its first circuits as before, and a neighbour still holding one of those
     /// acknowledges the new request on the old circuit; the daemon picks this afresh per start.
     pub first_circuit_id: u8,
+    /// Seeds the broadcasts' jitter; the daemon picks it afresh per start, so that nodes
+    /// started together do not broadcast in step.
+    pub seed: u64,
 }
 
 impl Config {
@@ -89,10 +102,14 @@ impl Config {
             max_nodes: 500,
             max_neighbours: 32,
             max_circuits: 32,
+            max_circuits_per_node: 8,
+            max_circuits_per_neighbour: 16,
+            own_calls: Vec::new(),
             ttl: 16,
             circuit: CircuitConfig::default(),
             locked: Vec::new(),
             first_circuit_id: 0,
+            seed: 0,
         }
     }
 }
@@ -100,8 +117,8 @@ impl Config {
 /// A circuit's handle: its index and id at this node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CircuitId {
-    index: u8,
-    id: u8,
+    pub(crate) index: u8,
+    pub(crate) id: u8,
 }
 
 impl std::fmt::Display for CircuitId {
@@ -142,8 +159,12 @@ pub enum Event {
         circuit: CircuitId,
         /// The user's callsign.
         user: Callsign,
-        /// The node they are on.
+        /// The node they are on, as the connect request says.
         node: Callsign,
+        /// The node the request came from (its layer-3 origin).
+        origin: Callsign,
+        /// The neighbour it came through.
+        via: Via,
     },
     /// A circuit we opened is up.
     Connected {
@@ -186,6 +207,8 @@ pub struct CircuitInfo {
     pub user: Callsign,
     /// The node at the other end.
     pub peer_node: Callsign,
+    /// The neighbour it runs through (an outgoing circuit's, once answered).
+    pub via: Option<Via>,
     /// Where it is.
     pub state: CircuitState,
     /// Its window.
@@ -221,7 +244,7 @@ pub struct Node {
     circuits: Vec<Option<Circuit>>,
     /// The id the next circuit in each slot gets.
     ids: Vec<u8>,
-    next_broadcast: Option<Instant>,
+    broadcasts: Schedule,
     /// Ports owed a broadcast now (a new neighbour or a poll), sent with the next frames.
     early: Vec<bool>,
     /// The first broadcast (with its poll) has gone.
@@ -233,13 +256,15 @@ pub struct Node {
 }
 
 impl Node {
-    /// A node that broadcasts first at `now`.
+    /// A node that broadcasts first within a tenth of its interval after `now`.
     #[must_use]
     pub fn new(mut cfg: Config, now: Instant) -> Node {
         cfg.max_circuits = cfg.max_circuits.clamp(1, MAX_CIRCUITS);
         cfg.circuit.window = cfg.circuit.window.clamp(1, MAX_WINDOW);
         let mut tables = Tables::new(TableConfig {
             call: cfg.call,
+            own: cfg.own_calls.clone(),
+            alias: cfg.alias,
             min_quality: cfg.min_quality,
             obsolescence: cfg.obsolescence,
             obsolescence_min: cfg.obsolescence_min,
@@ -257,7 +282,7 @@ impl Node {
         let mut node = Node {
             circuits: (0..cfg.max_circuits).map(|_| None).collect(),
             ids: vec![cfg.first_circuit_id; cfg.max_circuits],
-            next_broadcast: on_air.then_some(now),
+            broadcasts: Schedule::new(cfg.broadcast, cfg.seed, now, on_air),
             early: vec![false; cfg.ports.len()],
             polled: false,
             tx: VecDeque::new(),
@@ -307,6 +332,13 @@ impl Node {
         self.tables.find(name)
     }
 
+    /// Whether we have a learned or locked route to `node` through `via` (one a datagram left
+    /// proves nothing: anyone can send those).
+    #[must_use]
+    pub fn has_route_via(&self, node: &Callsign, via: Via) -> bool {
+        self.tables.has_route_via(node, via)
+    }
+
     /// The circuits open now.
     #[must_use]
     pub fn circuits(&self) -> Vec<CircuitInfo> {
@@ -321,6 +353,7 @@ impl Node {
                 incoming: c.incoming,
                 user: c.user,
                 peer_node: c.peer_node,
+                via: c.via,
                 state: c.state(),
                 window: c.window(),
                 unsent: c.unsent(),
@@ -345,7 +378,7 @@ impl Node {
     pub fn handle_nodes(&mut self, now: Instant, port: usize, from: Callsign, info: &[u8]) {
         let _ = now;
         let quality = self.port_quality(port);
-        if quality == 0 || from == self.cfg.call {
+        if quality == 0 {
             return;
         }
         let msg = match Nodes::parse(info) {
@@ -385,20 +418,58 @@ impl Node {
         if h.origin == self.cfg.call {
             return;
         }
-        self.tables.record(h.origin, Via { port, call: from });
+        let via = Via { port, call: from };
+        self.tables.record(h.origin, via);
         self.flush_changes();
         if h.dest == self.cfg.call {
-            self.on_transport(now, h.origin, transport);
+            self.on_transport(now, via, h.origin, transport);
         } else {
             self.pass_on(h, bytes);
         }
     }
 
+    /// The AX.25 link to the neighbour `via` failed (its connect went unanswered or was
+    /// refused, or its retries ran out): every route through it goes at once, and what the
+    /// circuits lost with it goes again now by the routes left; a circuit whose far node has
+    /// none left is closed (unreachable).
+    pub fn link_failed(&mut self, now: Instant, via: Via) {
+        if self.tables.neighbours().all(|n| n.via != via) {
+            return;
+        }
+        tracing::debug!(neighbour = %via.call, port = via.port, "NET/ROM neighbour unreachable");
+        // The circuits whose frames took that link: their next frames take another.
+        let through: Vec<bool> = self
+            .circuits
+            .iter()
+            .map(|c| {
+                c.as_ref().is_some_and(|c| {
+                    c.via == Some(via)
+                        || self
+                            .tables
+                            .node(&c.peer_node)
+                            .and_then(NodeEntry::best)
+                            .is_some_and(|r| r.via == via)
+                })
+            })
+            .collect();
+        self.tables.drop_via(via, Loss::LinkFailed);
+        self.flush_changes();
+        for (c, _) in self.circuits.iter_mut().zip(through).filter(|(_, t)| *t) {
+            if let Some(c) = c.as_mut().filter(|c| c.state() != CircuitState::Closed) {
+                if c.via == Some(via) {
+                    c.via = None;
+                }
+                c.resend_now(now);
+            }
+        }
+    }
+
     /// Runs what is due: the broadcast (with the routes' ageing) and circuits' timers.
     pub fn handle_timeout(&mut self, now: Instant) {
-        if self.next_broadcast.is_some_and(|t| t <= now) {
-            self.next_broadcast = Some(now + self.cfg.broadcast);
-            self.tables.age();
+        if self.broadcasts.due(now) {
+            for via in self.tables.age() {
+                self.call_silent(via);
+            }
             self.flush_changes();
             for port in 0..self.cfg.ports.len() {
                 if self.cfg.ports[port] > 0 {
@@ -436,16 +507,14 @@ impl Node {
             return Err(Error::ToSelf);
         }
         let node = self.tables.node(&dest).ok_or(Error::UnknownNode)?;
-        if node.best().is_none() {
-            return Err(Error::NoRoute);
-        }
+        let first_hop = node.best().ok_or(Error::NoRoute)?.via;
         let slot = self
             .circuits
             .iter()
             .position(Option::is_none)
             .ok_or(Error::TooManyCircuits)?;
         let id = self.slot_id(slot);
-        let c = Circuit::outgoing(
+        let mut c = Circuit::outgoing(
             now,
             self.cfg.circuit.clone(),
             (id.index, id.id),
@@ -453,6 +522,7 @@ impl Node {
             user,
             self.cfg.call,
         );
+        c.via = Some(first_hop);
         tracing::debug!(circuit = %id, %user, %dest, "connecting");
         self.circuits[slot] = Some(c);
         self.stats.circuits += 1;
@@ -548,6 +618,12 @@ impl Node {
         None
     }
 
+    /// When the next NODES broadcast is due.
+    #[must_use]
+    pub fn next_broadcast(&self) -> Option<Instant> {
+        self.broadcasts.next()
+    }
+
     /// When [`Node::handle_timeout`] should run next.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
@@ -555,7 +631,7 @@ impl Node {
             .iter()
             .flatten()
             .filter_map(Circuit::poll_timeout)
-            .chain(self.next_broadcast)
+            .chain(self.broadcasts.next())
             .min()
     }
 
@@ -578,6 +654,28 @@ impl Node {
         for info in Nodes::frames(self.cfg.alias, &self.tables.advertised()) {
             self.push_tx(Transmit::Nodes { port, info });
         }
+    }
+
+    /// A neighbour silent for [`crate::SILENT_AFTER`] broadcasts: a datagram to it (a protocol
+    /// extension frame, which JNOS, LinBPQ and qtc drop unread) makes the port open an AX.25
+    /// link to it. A neighbour that is gone does not answer, and [`Node::link_failed`] follows.
+    fn call_silent(&mut self, via: Via) {
+        tracing::debug!(neighbour = %via.call, "NET/ROM neighbour silent, calling it");
+        let h = NetHeader {
+            origin: self.cfg.call,
+            dest: via.call,
+            ttl: 1,
+        };
+        let probe = Transport::Extension {
+            family: 0,
+            proto: 0,
+            data: Vec::new(),
+        };
+        self.push_tx(Transmit::Datagram {
+            port: via.port,
+            neighbour: via.call,
+            data: h.datagram(&probe.to_bytes()),
+        });
     }
 
     /// Table changes become events; a node whose last route went takes its circuits along.
@@ -629,168 +727,6 @@ impl Node {
         data[NET_HEADER_LEN - 1] = h.ttl - 1;
         self.stats.routed += 1;
         self.route(h.dest, data);
-    }
-
-    /// A transport frame addressed to us by `origin`.
-    fn on_transport(&mut self, now: Instant, origin: Callsign, bytes: &[u8]) {
-        let t = match Transport::parse(bytes) {
-            Ok(t) => t,
-            Err(e) => {
-                tracing::debug!(%origin, error = %e, "bad NET/ROM transport frame");
-                return;
-            }
-        };
-        match t {
-            Transport::ConnectRequest {
-                my_index,
-                my_id,
-                window,
-                user,
-                node,
-                ..
-            } => self.on_connect_request(origin, (my_index, my_id), window, user, node),
-            Transport::Reset {
-                your_index: 0,
-                your_id: 0,
-                peer_index,
-                peer_id,
-            } => {
-                // It names the circuit by the ids we used for the sender's end.
-                let found = self
-                    .circuits
-                    .iter_mut()
-                    .flatten()
-                    .find(|c| c.peer_node == origin && c.your == Some((peer_index, peer_id)));
-                if let Some(c) = found {
-                    c.on_frame(now, t);
-                }
-            }
-            Transport::Extension {
-                family,
-                proto,
-                data,
-            } => self.on_extension(origin, family, proto, data),
-            other => self.for_circuit(now, origin, other),
-        }
-    }
-
-    fn for_circuit(&mut self, now: Instant, origin: Callsign, t: Transport) {
-        let Some((index, id)) = t.circuit() else {
-            return;
-        };
-        match self.circuit_mut(CircuitId { index, id }) {
-            Some(c) if c.peer_node == origin => c.on_frame(now, t),
-            _ => self.answer_stranger(origin, &t),
-        }
-    }
-
-    /// A frame for a circuit we do not have: tell the sender, so it stops.
-    fn answer_stranger(&mut self, origin: Callsign, t: &Transport) {
-        let answer = match *t {
-            // It thinks a connect of ours is up: close its end.
-            Transport::ConnectAck {
-                my_index,
-                my_id,
-                refused: false,
-                ..
-            } => Transport::DisconnectRequest {
-                your_index: my_index,
-                your_id: my_id,
-            },
-            // G8PZT's reset, naming its circuit by the ids it used for ours.
-            Transport::DisconnectRequest {
-                your_index,
-                your_id,
-            }
-            | Transport::Info {
-                your_index,
-                your_id,
-                ..
-            }
-            | Transport::InfoAck {
-                your_index,
-                your_id,
-                ..
-            } => Transport::Reset {
-                your_index: 0,
-                your_id: 0,
-                peer_index: your_index,
-                peer_id: your_id,
-            },
-            _ => return,
-        };
-        tracing::debug!(%origin, frame = t.name(), "frame for no circuit, answered");
-        self.send_transport(origin, &answer);
-    }
-
-    fn send_transport(&mut self, dest: Callsign, t: &Transport) {
-        let h = NetHeader {
-            origin: self.cfg.call,
-            dest,
-            ttl: self.cfg.ttl,
-        };
-        self.route(dest, h.datagram(&t.to_bytes()));
-    }
-
-    fn on_connect_request(
-        &mut self,
-        origin: Callsign,
-        your: (u8, u8),
-        window: u8,
-        user: Callsign,
-        user_node: Callsign,
-    ) {
-        let same = self.circuits.iter_mut().flatten().find(|c| {
-            c.incoming
-                && c.state() != CircuitState::Closed
-                && c.peer_node == origin
-                && c.your == Some(your)
-                && c.user == user
-        });
-        if let Some(c) = same {
-            // The same request again (our acknowledge was lost): acknowledge again.
-            if c.awaits_first_frame() {
-                let ack = c.connect_ack();
-                self.send_transport(origin, &ack);
-                return;
-            }
-            // The peer has used this circuit: the same ids again mean a node that restarted
-            // (ids start over at boot, in JNOS too) asks for a new circuit; the old one is dead.
-            tracing::info!(%user, node = %origin, "NET/ROM connect request on a used circuit's ids: the peer restarted, old circuit dropped");
-            c.drop_stale();
-        }
-        let slot = self.circuits.iter().position(Option::is_none);
-        let (Some(slot), 1..=MAX_WINDOW) = (slot, window) else {
-            tracing::info!(%user, node = %origin, "NET/ROM connect refused (no free circuit)");
-            let refusal = Transport::ConnectAck {
-                your_index: your.0,
-                your_id: your.1,
-                my_index: 0,
-                my_id: 0,
-                window: 0,
-                refused: true,
-                bpq_ttl: None,
-            };
-            self.send_transport(origin, &refusal);
-            return;
-        };
-        let circuit = self.slot_id(slot);
-        let c = Circuit::incoming(
-            self.cfg.circuit.clone(),
-            (circuit.index, circuit.id),
-            your,
-            window,
-            origin,
-            user,
-            user_node,
-        );
-        self.circuits[slot] = Some(c);
-        self.stats.circuits += 1;
-        self.events.push_back(Event::Incoming {
-            circuit,
-            user,
-            node: user_node,
-        });
     }
 
     /// The next frame any circuit has, round robin, with its peer node.

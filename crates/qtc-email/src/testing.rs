@@ -1,0 +1,69 @@
+//! The cores' test harness: a session driven the way the daemon drives it, its store requests
+//! answered from a memory store ([`crate::fuzzing::sample_store`] and the sysop `N0SYS`),
+//! logins checked against the users' passwords.
+
+use crate::fuzzing::{pump, sample_store, Pumped};
+use crate::memory::MemoryMail;
+use crate::{Core, LoginRefused, Settings};
+
+/// The users and their passwords.
+const USERS: &[(&str, &str)] = &[("N0OTH", "x"), ("N0USR", "pw"), ("N0SYS", "root")];
+
+/// Settings of a test session: the station N0CALL, mail domain `bbs.example.org`.
+pub(crate) fn settings() -> Settings {
+    crate::addr::tests::settings()
+}
+
+/// A client's session with its store.
+pub(crate) struct Client<C: Core> {
+    pub(crate) core: C,
+    pub(crate) store: MemoryMail,
+    pub(crate) state: Pumped,
+}
+
+impl<C: Core> Client<C> {
+    /// `core` on the sample store.
+    pub(crate) fn new(core: C) -> Client<C> {
+        let mut store = sample_store();
+        store
+            .store
+            .add_user("N0SYS", Some("root"), true, false)
+            .expect("a new user");
+        Client {
+            core,
+            store,
+            state: Pumped::default(),
+        }
+    }
+
+    /// Sends `input` (as it is) and answers what the session asks; the output.
+    pub(crate) fn send(&mut self, input: &str) -> String {
+        self.bytes(input.as_bytes())
+    }
+
+    /// [`Client::send`] for bytes.
+    pub(crate) fn bytes(&mut self, input: &[u8]) -> String {
+        if !input.is_empty() {
+            assert!(self.core.wants_input(), "the session takes no input");
+            self.core.handle_input(input);
+        }
+        self.answer()
+    }
+
+    /// The store changed (while the session watches it); the output.
+    pub(crate) fn change(&mut self) -> String {
+        self.core.changed();
+        self.answer()
+    }
+
+    fn answer(&mut self) -> String {
+        let mut login = |call: &str, pw: &str| match USERS.contains(&(call, pw)) {
+            true => Ok(call.to_string()),
+            false => Err(LoginRefused::Wrong),
+        };
+        pump(&mut self.core, &mut self.store, &mut login, &mut self.state);
+        let mut out = Vec::new();
+        self.core.take_output(&mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+}
