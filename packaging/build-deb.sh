@@ -13,11 +13,17 @@ if ! command -v cargo-deb >/dev/null; then
 fi
 command -v dpkg-deb >/dev/null || { echo "dpkg-deb is needed (apt-get install dpkg)"; exit 1; }
 
-echo "== packaged config: the example with the data in /var/lib/qtc"
+echo "== packaged config: the example with the data in /var/lib/qtc and [tls] as qtc init writes it"
 target=${CARGO_TARGET_DIR:-target}
 mkdir -p "$target/qtc-deb"
-sed -e 's|^dir = "qtc-data"|dir = "/var/lib/qtc"|' crates/qtc/qtc.example.toml > "$target/qtc-deb/qtc.toml"
+# The certificate itself is made on the installed system by postinst (`qtc cert`): every
+# station gets its own key, none is shipped.
+sed -e 's|^dir = "qtc-data"|dir = "/var/lib/qtc"|' \
+    -e 's|^cert = ""$|cert = "qtc-cert.pem"|' -e 's|^key = ""$|key = "qtc-key.pem"|' \
+    crates/qtc/qtc.example.toml > "$target/qtc-deb/qtc.toml"
 grep -q '^dir = "/var/lib/qtc"$' "$target/qtc-deb/qtc.toml"
+grep -q '^cert = "qtc-cert.pem"$' "$target/qtc-deb/qtc.toml"
+grep -q '^key = "qtc-key.pem"$' "$target/qtc-deb/qtc.toml"
 
 echo "== cargo deb"
 # --strip: the release profile keeps symbol names for backtraces; the package need not.
@@ -49,9 +55,16 @@ grep -q 'adduser --system' "$ctl/postinst" && echo "ok: postinst creates the qtc
   || { echo "postinst does not create the qtc user"; fail=1; }
 grep -q 'deb-systemd-helper' "$ctl/postinst" && echo "ok: postinst enables qtc.service" \
   || { echo "postinst does not enable qtc.service"; fail=1; }
-# The packaged binary runs, and the packaged config is valid and points at /var/lib/qtc.
+grep -q 'qtc -c /etc/qtc/qtc.toml cert' "$ctl/postinst" && echo "ok: postinst makes the certificate" \
+  || { echo "postinst does not make the certificate"; fail=1; }
+if [ -e "$root/etc/qtc/qtc-key.pem" ]; then echo "a private key is shipped"; fail=1; fi
+# The packaged binary runs; it makes the certificate as postinst does, and the packaged config
+# is valid, uses it and points at /var/lib/qtc.
 "$root/usr/bin/qtc" --version
+"$root/usr/bin/qtc" -c "$root/etc/qtc/qtc.toml" cert
 "$root/usr/bin/qtc" -c "$root/etc/qtc/qtc.toml" check | tee "$root/check.txt"
 grep -q '^data: /var/lib/qtc/qtc.sqlite$' "$root/check.txt" || { echo "data is not in /var/lib/qtc"; fail=1; }
+grep -q '^tls: certificate .*/etc/qtc/qtc-cert.pem, SHA-256 fingerprint ' "$root/check.txt" \
+  || { echo "the packaged config does not use its certificate"; fail=1; }
 [ $fail -eq 0 ] || { echo "FAILED"; exit 1; }
 echo "built and checked $deb in $(( $(date +%s) - start )) s"

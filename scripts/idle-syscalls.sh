@@ -10,9 +10,10 @@
 # AXUDP port whose peer is silent. It needs root (CAP_NET_ADMIN); qtc then runs in a network
 # namespace of its own, so the interface is made and gone with it.
 #
-# --mail also opens the four [mail] listeners and leaves IMAP clients in IDLE on every kind of
-# folder (INBOX, a folder of the user's own, a bulletin folder) and an NNTP reader (logged in,
-# the groups listed) connected while it counts.
+# --mail also opens the eight [mail] listeners (plain and implicit TLS, with a certificate made
+# by `qtc cert`) and leaves IMAP clients in IDLE on every kind of folder (INBOX, a folder of the
+# user's own, a bulletin folder), an IMAPS client in IDLE (openssl s_client) and an NNTP reader
+# (logged in, the groups listed) connected while it counts.
 #
 # usage: scripts/idle-syscalls.sh [--session] [--mail] [--netrom] [--partners] [--ip] [--seconds N] [--binary PATH]
 set -euo pipefail
@@ -47,9 +48,11 @@ fi
 work=$(mktemp -d)
 pid=""
 ns=""
+spids=""
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  exec 3>&- 4>&- 5>&- 6>&- 7>&- 2>/dev/null || true
+  [ -n "$spids" ] && kill "$spids" 2>/dev/null
+  exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 2>/dev/null || true
   [ -n "$ns" ] && ip netns del "$ns" 2>/dev/null
   rm -rf "$work"
 }
@@ -64,7 +67,13 @@ listen = ["127.0.0.1:0"]
 level = "warn"
 TOML
 if [ "$mail" = 1 ]; then
-  printf '[mail]\nsmtp_listen = "127.0.0.1:0"\npop3_listen = "127.0.0.1:0"\nimap_listen = "127.0.0.1:0"\nnntp_listen = "127.0.0.1:0"\n' >>"$work/qtc.toml"
+  command -v openssl >/dev/null || { echo "openssl is needed for --mail" >&2; exit 2; }
+  printf '[mail]\n' >>"$work/qtc.toml"
+  for l in smtp smtps pop3 pop3s imap imaps nntp nntps; do
+    printf '%s_listen = "127.0.0.1:0"\n' "$l" >>"$work/qtc.toml"
+  done
+  printf '[tls]\ncert = "cert.pem"\nkey = "key.pem"\n' >>"$work/qtc.toml"
+  "$bin" -c "$work/qtc.toml" cert >/dev/null
 fi
 if [ "$netrom" = 1 ]; then
   # A NET/ROM node on an AXUDP port whose peer is silent: its first broadcast (with a poll)
@@ -143,6 +152,15 @@ if [ "$mail" = 1 ]; then
   # Reading news takes the login (as LinBPQ's NNTP).
   printf 'AUTHINFO USER N0USR\r\nAUTHINFO PASS idle\r\n' >&5; sleep 1
   printf 'LIST\r\n' >&5; sleep 0.5
+  # IMAPS: openssl s_client reads its commands from a FIFO kept open.
+  mkfifo "$work/imaps.in"
+  openssl s_client -quiet -connect "127.0.0.1:$(listener imaps)" -CAfile "$work/cert.pem" \
+    <"$work/imaps.in" >"$work/imaps.out" 2>/dev/null &
+  spids="$!"
+  exec 8>"$work/imaps.in"
+  printf 'a LOGIN N0USR idle\r\n' >&8; sleep 1
+  printf 'b SELECT INBOX\r\nc IDLE\r\n' >&8; sleep 0.5
+  grep -q '^+ idling' "$work/imaps.out" || { echo "the IMAPS client is not in IDLE:" >&2; cat "$work/imaps.out" >&2; exit 1; }
 fi
 # Let start-up work (and the session's login) finish before counting.
 sleep 1
@@ -162,7 +180,7 @@ kill -INT "$spid"; wait "$spid" 2>/dev/null || true
 calls=$(awk '$NF=="total" {print $4}' "$work/strace")
 calls=${calls:-0}
 what="idle"; [ "$session" = 1 ] && what="idle, one logged-in telnet session"
-[ "$mail" = 1 ] && what="$what, SMTP/POP3/IMAP/NNTP listening, IMAP clients in IDLE on INBOX, Sent and Bulletins/WX and an NNTP reader connected"
+[ "$mail" = 1 ] && what="$what, SMTP/POP3/IMAP/NNTP listening (plain and TLS), IMAP clients in IDLE on INBOX, Sent and Bulletins/WX, an IMAPS client in IDLE and an NNTP reader connected"
 [ "$netrom" = 1 ] && what="$what, a NET/ROM node between broadcasts"
 [ "$partners" = 1 ] && what="$what, two forwarding partners with nothing queued"
 [ "$ip" = 1 ] && what="$what, an IP router on its TUN interface and an AXUDP port"

@@ -44,6 +44,18 @@ impl Settings {
             .iter()
             .any(|d| d.eq_ignore_ascii_case(domain))
     }
+
+    /// Why a password is refused on this connection (passwords in clear are not taken):
+    /// `upgrade`, the protocol's word for STARTTLS, when it is offered; otherwise what the
+    /// user can do, not a TLS that is not there.
+    pub fn clear_password_refused(&self, upgrade: &str) -> String {
+        match self.starttls {
+            true => format!("{upgrade} first: no passwords in clear here"),
+            false => "no passwords in clear from the network here, and this BBS has no TLS: \
+                      log in on the BBS's own host, or ask its sysop for TLS"
+                .into(),
+        }
+    }
 }
 
 /// Why a login was refused.

@@ -127,32 +127,97 @@ pub enum MsgCmd {
     },
 }
 
-/// `qtc init [FILE]`.
+/// `qtc init [FILE]`: the example on standard output; to a file, the example with `[tls]`
+/// naming a self-signed certificate made beside it, so that mail clients get TLS out of the
+/// box.
 pub fn init(file: Option<&Path>) -> anyhow::Result<()> {
-    match file {
-        None => {
-            std::io::stdout().write_all(EXAMPLE.as_bytes())?;
-        }
-        Some(p) => {
-            if p.exists() {
-                bail!("{} exists already; not overwritten", p.display());
-            }
-            // Partner passwords go in here: the owner's alone, whatever the umask.
-            let mut f = {
-                use std::os::unix::fs::OpenOptionsExt;
-                std::fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .mode(0o600)
-                    .open(p)
-            }
-            .with_context(|| format!("cannot write {}", p.display()))?;
-            f.write_all(EXAMPLE.as_bytes())
-                .with_context(|| format!("cannot write {}", p.display()))?;
-            outln!("wrote {}", p.display());
+    let Some(p) = file else {
+        std::io::stdout().write_all(EXAMPLE.as_bytes())?;
+        return Ok(());
+    };
+    let (cert, key) = certificate_names(p);
+    for f in [
+        p.to_path_buf(),
+        p.with_file_name(&cert),
+        p.with_file_name(&key),
+    ] {
+        if f.exists() {
+            bail!("{} exists already; not overwritten", f.display());
         }
     }
-    Ok(())
+    let made = make_certificate(&p.with_file_name(&cert), &p.with_file_name(&key), &[])?;
+    // Partner passwords go in here: the owner's alone, whatever the umask.
+    let mut f = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(p)
+    }
+    .with_context(|| format!("cannot write {}", p.display()))?;
+    f.write_all(crate::config::example_with_tls(&cert, &key).as_bytes())
+        .with_context(|| format!("cannot write {}", p.display()))?;
+    outln!("wrote {}", p.display());
+    made.report()
+}
+
+/// The certificate and key `qtc init` makes beside the config `p`, named after it
+/// (`qtc.toml`: `qtc-cert.pem`, `qtc-key.pem`), so that configs side by side keep theirs.
+fn certificate_names(p: &Path) -> (String, String) {
+    let stem = p.file_stem().map_or("qtc".into(), |s| s.to_string_lossy());
+    (format!("{stem}-cert.pem"), format!("{stem}-key.pem"))
+}
+
+/// A self-signed certificate made for this host and `names`, and what to tell the sysop.
+struct MadeCertificate {
+    cert: std::path::PathBuf,
+    key: std::path::PathBuf,
+    made: crate::tls::Made,
+}
+
+impl MadeCertificate {
+    fn report(&self) -> anyhow::Result<()> {
+        outln!(
+            "wrote {} (for {}) and its key {} (0600)",
+            self.cert.display(),
+            self.made.names.join(", "),
+            self.key.display()
+        );
+        outln!(
+            "{}",
+            crate::tls::certificate_line(&self.cert, &self.made.fingerprint)
+        );
+        Ok(())
+    }
+}
+
+fn make_certificate(cert: &Path, key: &Path, names: &[String]) -> anyhow::Result<MadeCertificate> {
+    let names = crate::tls::host_names(names);
+    let made = crate::tls::self_signed(cert, key, &names, crate::clock::unix_now())?;
+    Ok(MadeCertificate {
+        cert: cert.to_path_buf(),
+        key: key.to_path_buf(),
+        made,
+    })
+}
+
+/// `qtc cert [--name NAME]...`: a self-signed certificate and key where `[tls]` names them,
+/// for this host, the mail domain and `names`. Neither file may exist.
+pub fn cert(c: &Loaded, names: &[String]) -> anyhow::Result<()> {
+    let Some((cert, key)) = &c.tls else {
+        bail!(
+            "{} has no [tls]: add `[tls]` with `cert = \"qtc-cert.pem\"` and \
+             `key = \"qtc-key.pem\"` (beside it), then run this again",
+            c.source
+        );
+    };
+    let mut names = names.to_vec();
+    // The domain is the callsign when none is set: not a host name.
+    if c.mail.domain.contains('.') {
+        names.push(c.mail.domain.clone());
+    }
+    make_certificate(cert, key, &names)?.report()
 }
 
 fn open(c: &Loaded) -> anyhow::Result<Store> {

@@ -308,6 +308,8 @@ impl Connection {
         };
         match shook {
             Ok(Ok(tls)) => {
+                let version = tls.get_ref().1.protocol_version();
+                tracing::info!(?version, "TLS started");
                 self.stream = Box::new(tls);
                 Some(self)
             }

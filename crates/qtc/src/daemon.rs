@@ -89,11 +89,11 @@ struct Opened {
 /// The sockets, bound before anything is announced.
 struct Listeners {
     bbs: Vec<(TcpListener, PortKind, Option<tokio_rustls::TlsAcceptor>)>,
-    mail: Vec<(TcpListener, crate::mail::Protocol)>,
+    mail: Vec<(TcpListener, crate::mail::Listener)>,
     ctl: tokio::net::UnixListener,
     web: Option<TcpListener>,
     /// Our certificate, for the TLS listeners and the mail ports' STARTTLS.
-    acceptor: Option<tokio_rustls::TlsAcceptor>,
+    tls: Option<crate::tls::Ours>,
     /// `[ip]`'s TUN interface, up with its address before the listeners bind (they may listen
     /// on it).
     tun: Option<crate::phy::tun::Tun>,
@@ -165,12 +165,8 @@ async fn serve(c: &Loaded, o: Opened) -> anyhow::Result<()> {
     // Catch the stop signals before announcing anything, so none can arrive unhandled.
     let stop = stop_signals()?;
     let hup = crate::service::catch_hup()?;
-    let acceptor = match &c.tls {
-        Some((cert, key)) => Some(
-            crate::tls::acceptor(cert, key).with_context(|| format!("[tls] in {}", c.source))?,
-        ),
-        None => None,
-    };
+    let tls = crate::service::our_certificate(c)?;
+    let acceptor = tls.as_ref().map(|t| t.acceptor.clone());
     let tun = open_tun(c)?;
     let listeners = Listeners {
         tun,
@@ -178,7 +174,7 @@ async fn serve(c: &Loaded, o: Opened) -> anyhow::Result<()> {
         mail: bind_mail(c).await?,
         ctl: ctl::bind(&c.store.dir)?,
         web: crate::web::bind(c).await?,
-        acceptor,
+        tls,
     };
     announce(c, &listeners, &o.db_path)?;
     tracing::info!("ready");
@@ -287,11 +283,17 @@ fn announce(c: &Loaded, l: &Listeners, db_path: &std::path::Path) -> anyhow::Res
         };
         outln!("{what}: listening on {}", l.local_addr()?);
     }
-    for (l, proto) in &l.mail {
-        outln!("{}: listening on {}", proto.name(), l.local_addr()?);
+    for (l, kind) in &l.mail {
+        outln!("{}: listening on {}", kind.name(), l.local_addr()?);
+    }
+    if let (Some((cert, _)), Some(ours)) = (&c.tls, &l.tls) {
+        outln!("{}", crate::tls::certificate_line(cert, &ours.fingerprint));
     }
     for p in &c.partners {
         outln!("partner: {}", p.describe());
+    }
+    for w in &c.warnings {
+        outln!("warning: {w}");
     }
     for line in crate::radio::report_lines(c) {
         outln!("{line}");
@@ -393,9 +395,10 @@ fn start(
         tasks.spawn(serve);
     }
     let radios = start_radios(c, shared, listeners.tun, stop, tasks);
-    let mail = mail_shared(c, shared, listeners.acceptor, o.uid_validity);
-    for (l, proto) in listeners.mail {
-        let serve = crate::mail::serve(l, proto, mail.clone(), stop.clone(), tasks.clone());
+    let acceptor = listeners.tls.map(|t| t.acceptor);
+    let mail = mail_shared(c, shared, acceptor, o.uid_validity);
+    for (l, kind) in listeners.mail {
+        let serve = crate::mail::serve(l, kind, mail.clone(), stop.clone(), tasks.clone());
         tasks.spawn(serve);
     }
     let housekeeper = Arc::new(crate::housekeeping::Housekeeper::new(
@@ -471,7 +474,7 @@ fn mail_shared(
             news_without_login: c.mail.news_without_login,
             version: env!("CARGO_PKG_VERSION").to_string(),
         },
-        plain_auth_anywhere: c.mail.plain_auth,
+        passwords_in_clear: c.mail.passwords_in_clear,
         uid_validity,
         acceptor,
         changes: shared.store.changes(),
@@ -480,21 +483,18 @@ fn mail_shared(
 }
 
 /// Binds the `[mail]` listeners.
-async fn bind_mail(c: &Loaded) -> anyhow::Result<Vec<(TcpListener, crate::mail::Protocol)>> {
-    use crate::mail::Protocol;
+async fn bind_mail(c: &Loaded) -> anyhow::Result<Vec<(TcpListener, crate::mail::Listener)>> {
     let mut out = Vec::new();
-    for (addrs, proto, key) in [
-        (&c.mail.smtp, Protocol::Smtp, "[mail] smtp_listen"),
-        (&c.mail.pop3, Protocol::Pop3, "[mail] pop3_listen"),
-        (&c.mail.imap, Protocol::Imap, "[mail] imap_listen"),
-        (&c.mail.nntp, Protocol::Nntp, "[mail] nntp_listen"),
-    ] {
-        for addr in addrs {
-            let l = TcpListener::bind(addr)
-                .await
-                .with_context(|| format!("cannot listen on {addr} ({key} in {})", c.source))?;
-            out.push((l, proto));
-        }
+    for kind in &c.mail.listeners {
+        let addr = kind.addr;
+        let l = TcpListener::bind(addr).await.with_context(|| {
+            format!(
+                "cannot listen on {addr} ([mail] {} in {})",
+                kind.key(),
+                c.source
+            )
+        })?;
+        out.push((l, *kind));
     }
     Ok(out)
 }

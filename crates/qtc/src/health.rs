@@ -179,6 +179,8 @@ pub async fn gather(sources: &Sources) -> Result<Health, String> {
         configured
             .iter()
             .find(|p| p.call == call)
+            // A partner that calls us is never called, whatever its interval says.
+            .filter(|p| !matches!(p.connect, crate::config::forward::Connect::None))
             .and_then(key)
             .map(|d| d.as_secs())
     };

@@ -25,12 +25,23 @@ enum Cmd {
     ///
     /// Example: qtc -c /etc/qtc/qtc.toml run
     Run,
-    /// Write a fully commented example configuration.
+    /// Write a fully commented example configuration; to a file, with a self-signed
+    /// certificate beside it (FILE-cert.pem, FILE-key.pem) named in its [tls].
     ///
     /// Example: qtc init qtc.toml
     Init {
-        /// Where to write it (default: standard output).
+        /// Where to write it (default: standard output, without a certificate).
         file: Option<PathBuf>,
+    },
+    /// Make a self-signed certificate and its key where [tls] cert and key name them (neither
+    /// may exist yet), for this host's name, localhost, the [mail] domain and each --name.
+    /// Prints its SHA-256 fingerprint, which users pin.
+    ///
+    /// Example: qtc -c /etc/qtc/qtc.toml cert --name bbs.example.org
+    Cert {
+        /// Another name clients reach this host by (repeat for more).
+        #[arg(long = "name", value_name = "HOST")]
+        names: Vec<String>,
     },
     /// Manage users.
     #[command(subcommand)]
@@ -81,6 +92,7 @@ fn main() -> ExitCode {
     let result = match args.command {
         Cmd::Init { file } => cli::init(file.as_deref()),
         Cmd::Run => load().and_then(daemon::run),
+        Cmd::Cert { names } => load().and_then(|c| cli::cert(&c, &names)),
         Cmd::User(cmd) => load().and_then(|c| cli::user(&c, cmd)),
         Cmd::Msg(cmd) => load().and_then(|c| cli::msg(&c, cmd)),
         Cmd::Ctl(cmd) => load().and_then(|c| cli::ctl(&c, cmd)),

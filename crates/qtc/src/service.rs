@@ -99,9 +99,25 @@ pub fn start(
     }
 }
 
-/// `qtc check`: the configuration is loaded and checked (nothing is bound or opened); prints
-/// what qtc would listen on.
+/// Loads `[tls]` (`None`: no TLS); the error names the key and the way to a certificate.
+pub fn our_certificate(c: &Loaded) -> anyhow::Result<Option<crate::tls::Ours>> {
+    let Some((cert, key)) = &c.tls else {
+        return Ok(None);
+    };
+    crate::tls::ours(cert, key).map(Some).with_context(|| {
+        format!(
+            "[tls] cert and key in {}: give a PEM certificate and its key, or remove both \
+             files and run `qtc -c {} cert` to make a self-signed pair",
+            c.source, c.source
+        )
+    })
+}
+
+/// `qtc check`: the configuration is loaded and checked (nothing is bound or opened, but
+/// `[tls]` is read: its fingerprint is printed); prints what qtc would listen on, and every
+/// listener where no password could ever be taken.
 pub fn check(c: &Loaded) -> anyhow::Result<()> {
+    let tls = our_certificate(c)?;
     outln!(
         "ok: {} ({}), config: {}",
         c.station.call,
@@ -122,10 +138,11 @@ pub fn check(c: &Loaded) -> anyhow::Result<()> {
             outln!("{what}: would listen on {a}");
         }
     }
-    for (proto, addrs) in c.mail.listeners() {
-        for a in addrs {
-            outln!("{proto}: would listen on {a}");
-        }
+    for l in &c.mail.listeners {
+        outln!("{}: would listen on {}", l.name(), l.addr);
+    }
+    if let (Some((cert, _)), Some(ours)) = (&c.tls, &tls) {
+        outln!("{}", crate::tls::certificate_line(cert, &ours.fingerprint));
     }
     if let Some(w) = &c.web {
         outln!("web: would listen on {}", w.listen);

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
+use common::netns::Netns;
 use common::{Client, Daemon};
 
 /// A person's pause before each answer: 5 s to log in.
@@ -282,61 +283,6 @@ fn one_account_holding_its_sessions_does_not_keep_another_user_out() {
     other.send("B");
     let sysop: Vec<Client> = (0..6).map(|_| d.login("N0SYS", "root")).collect();
     drop(sysop);
-}
-
-/// A network namespace named after this process, removed when dropped.
-struct Netns(String);
-
-impl Netns {
-    fn new(tag: &str) -> Netns {
-        let name = format!("qtc-{tag}-{}", std::process::id());
-        let ip = |args: &[&str]| {
-            let out = std::process::Command::new("ip")
-                .args(args)
-                .output()
-                .expect("ip (iproute2)");
-            assert!(out.status.success(), "ip {args:?}: {out:?}");
-        };
-        ip(&["netns", "add", &name]);
-        let ns = Netns(name);
-        ip(&["-n", &ns.0, "link", "set", "lo", "up"]);
-        // A /64 of the test's own: every address in it is local (AnyIP)...
-        ip(&[
-            "-n",
-            &ns.0,
-            "-6",
-            "route",
-            "add",
-            "local",
-            "fd00:29:0:1::/64",
-            "dev",
-            "lo",
-        ]);
-        // ... and bindable: IPv6 checks a bound address against the interfaces' own.
-        ip(&[
-            "netns",
-            "exec",
-            &ns.0,
-            "sysctl",
-            "-qw",
-            "net.ipv6.ip_nonlocal_bind=1",
-        ]);
-        ns
-    }
-
-    /// Moves the calling thread into the namespace.
-    fn enter(name: &str) {
-        let f = std::fs::File::open(format!("/var/run/netns/{name}")).unwrap();
-        nix::sched::setns(f, nix::sched::CloneFlags::CLONE_NEWNET).unwrap();
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("ip")
-            .args(["netns", "del", &self.0])
-            .status();
-    }
 }
 
 #[test]

@@ -7,22 +7,71 @@ use common::{cli, config_path, qtc, Daemon, BASE_CONFIG};
 #[test]
 fn init_writes_an_example_that_runs() {
     let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("new.toml");
+    let p = config_path(dir.path());
     let out = qtc().arg("init").arg(&p).output().unwrap();
     assert!(out.status.success(), "{out:?}");
     let text = std::fs::read_to_string(&p).unwrap();
     assert!(text.contains("[station]") && text.contains("callsign = \"N0CALL\""));
+    // With a self-signed certificate beside it, named in [tls], its key private.
+    assert!(text.contains("cert = \"qtc-cert.pem\"\nkey = \"qtc-key.pem\""));
+    use std::os::unix::fs::PermissionsExt;
+    let key = std::fs::metadata(dir.path().join("qtc-key.pem")).unwrap();
+    assert_eq!(key.permissions().mode() & 0o777, 0o600);
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    let tls = said.lines().find(|l| l.starts_with("tls: certificate "));
+    let fingerprint = tls.and_then(|l| l.split("SHA-256 fingerprint ").nth(1));
+    let fingerprint = fingerprint.unwrap_or_else(|| panic!("no fingerprint in {said}"));
     // Refuses to overwrite.
     assert!(!qtc().arg("init").arg(&p).output().unwrap().status.success());
-    // The example, with a free port, starts.
-    let text = text.replace("127.0.0.1:6300", "127.0.0.1:0");
-    std::fs::write(config_path(dir.path()), text).unwrap();
+    // The example, with a free port, starts, and says the fingerprint init did.
+    std::fs::write(&p, text.replace("127.0.0.1:6300", "127.0.0.1:0")).unwrap();
     let mut d = Daemon::start_in(dir);
     assert!(d
         .stdout
         .iter()
         .any(|l| l.contains("telnet: listening on 127.0.0.1:")));
+    assert!(
+        d.stdout.iter().any(|l| l.ends_with(fingerprint)),
+        "{:?}",
+        d.stdout
+    );
     assert!(d.stop().success());
+}
+
+#[test]
+fn cert_makes_the_pair_tls_names_once() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(config_path(dir.path()), BASE_CONFIG).unwrap();
+    // No [tls]: told what to add.
+    let out = cli(dir.path(), &["cert"], "");
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !out.status.success() && said.contains("has no [tls]"),
+        "{said}"
+    );
+    let config = format!(
+        "{BASE_CONFIG}[tls]\ncert = \"c.pem\"\nkey = \"k.pem\"\n\
+         [mail]\ndomain = \"bbs.example.org\"\n"
+    );
+    std::fs::write(config_path(dir.path()), config).unwrap();
+    let out = cli(dir.path(), &["cert", "--name", "qtc.example.net"], "");
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        said.contains("qtc.example.net") && said.contains("bbs.example.org"),
+        "{said}"
+    );
+    let check = cli(dir.path(), &["check"], "");
+    let checked = String::from_utf8_lossy(&check.stdout).into_owned();
+    let fingerprint = |t: &str| t.lines().find(|l| l.starts_with("tls: ")).map(String::from);
+    assert_eq!(fingerprint(&checked), fingerprint(&said), "{checked}");
+    // Never over an existing pair.
+    let again = cli(dir.path(), &["cert"], "");
+    let said = String::from_utf8_lossy(&again.stderr).into_owned();
+    assert!(
+        !again.status.success() && said.contains("exists already"),
+        "{said}"
+    );
 }
 
 fn start_error(config: &str) -> String {

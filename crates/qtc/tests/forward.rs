@@ -277,7 +277,7 @@ fn a_body_written_to_forge_mail_arrives_whole_and_forges_nothing_in_every_mode()
         let (a, b) = pair_with(protocol, &extra);
         let out = a.cli(&["user", "add", "N0PTR", "--bbs", "--password", "ptrpw"]);
         assert!(out.status.success(), "{out:?}");
-        let smtp = std::net::TcpStream::connect(("127.0.0.1", a.mail_port("smtp"))).unwrap();
+        let smtp = std::net::TcpStream::connect(("127.0.0.1", a.listener_port("smtp"))).unwrap();
         let sent = [
             forging::text(&forging::smtp_lines()),
             forging::text(&forging::relayed_lines()),

@@ -525,7 +525,7 @@ fn forging_to_xfbbd(protocol: &str, mode: &str) {
     let tree = tempfile::tempdir().unwrap();
     let root = tree.path();
     fbb_tree(root, telnet_port, qtc.fwd_port.unwrap(), "fbbpw");
-    let smtp = std::net::TcpStream::connect(("127.0.0.1", qtc.mail_port("smtp"))).unwrap();
+    let smtp = std::net::TcpStream::connect(("127.0.0.1", qtc.listener_port("smtp"))).unwrap();
     let body = forging::text(&forging::smtp_lines());
     forging::submit(smtp, "N0USR", "pw", "N0XYZ@N0FBB", "forging", &body);
     let relay = std::net::TcpStream::connect(("127.0.0.1", qtc.fwd_port.unwrap())).unwrap();

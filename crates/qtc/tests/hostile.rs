@@ -775,7 +775,7 @@ fn the_default_quota_from_the_free_disk_is_the_one_status_shows() {
 #[test]
 fn mail_doors_answer_refusals_and_the_last_wrong_password() {
     let d = Daemon::start("max_per_address = 1\n[mail]\npop3_listen = \"127.0.0.1:0\"\n");
-    let pop3 = d.mail_port("pop3");
+    let pop3 = d.listener_port("pop3");
     let mut first = Client::connect(pop3);
     first.expect("+OK");
     let mut second = Client::connect(pop3);
@@ -801,7 +801,7 @@ fn one_account_is_capped_across_the_mail_doors() {
         "max_sessions_per_user = 1\n\
          [mail]\npop3_listen = \"127.0.0.1:0\"\nimap_listen = \"127.0.0.1:0\"\n",
     );
-    let (pop3, imap) = (d.mail_port("pop3"), d.mail_port("imap"));
+    let (pop3, imap) = (d.listener_port("pop3"), d.listener_port("imap"));
     let mut imap = Client::connect(imap);
     imap.expect("* OK");
     imap.send("a LOGIN N0USR pw");

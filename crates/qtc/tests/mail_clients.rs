@@ -7,37 +7,15 @@ mod common;
 
 use std::process::{Command, Output, Stdio};
 
+use common::programs::{have, python, text};
 use common::Daemon;
 
 const MAIL: &str = "[mail]\nsmtp_listen = \"127.0.0.1:0\"\npop3_listen = \"127.0.0.1:0\"\n\
 imap_listen = \"127.0.0.1:0\"\nnntp_listen = \"127.0.0.1:0\"\n";
 
-/// A required client program; missing in CI is a failure, here a skip with a note.
-fn have(program: &str) -> bool {
-    let found = Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found && std::env::var_os("QTC_REQUIRE_PEERS").is_some() {
-        panic!("{program} is required (QTC_REQUIRE_PEERS): apt-get install it");
-    }
-    if !found {
-        eprintln!("{program} not installed: skipped");
-    }
-    found
-}
-
 fn run(cmd: &mut Command) -> Output {
     let out = cmd.stdin(Stdio::null()).output().expect("run a client");
     out
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// curl submits a message with AUTH over SMTP.
@@ -46,7 +24,7 @@ fn curl_send(d: &Daemon, user: &str, pw: &str, rcpt: &str, mail: &str) -> Output
     std::fs::write(&file, mail).unwrap();
     run(Command::new("curl")
         .args(["-sS", "--max-time", "20"])
-        .arg(format!("smtp://127.0.0.1:{}", d.mail_port("smtp")))
+        .arg(format!("smtp://127.0.0.1:{}", d.listener_port("smtp")))
         .args(["--mail-from", &format!("{user}@elsewhere.example")])
         .args(["--mail-rcpt", rcpt, "--user", &format!("{user}:{pw}"), "-T"])
         .arg(&file))
@@ -79,7 +57,7 @@ fn curl_sends_over_smtp_and_reads_over_pop3_and_imap_and_telnet_sees_the_same_ma
     assert!(sent.status.success(), "{}\n{}", text(&sent), d.log());
     // The sender is the logged-in call, whatever From: said.
     let pop = curl_get(
-        &format!("pop3://127.0.0.1:{}/1", d.mail_port("pop3")),
+        &format!("pop3://127.0.0.1:{}/1", d.listener_port("pop3")),
         "N0OTH",
         "x",
     );
@@ -88,7 +66,7 @@ fn curl_sends_over_smtp_and_reads_over_pop3_and_imap_and_telnet_sees_the_same_ma
     assert!(pop_text.contains("Subject: Field day"), "{pop_text}");
     assert!(pop_text.contains("From: N0USR@N0CALL"), "{pop_text}");
     assert!(pop_text.contains("Meet at the club."), "{pop_text}");
-    let imap = format!("imap://127.0.0.1:{}/INBOX;UID=1", d.mail_port("imap"));
+    let imap = format!("imap://127.0.0.1:{}/INBOX;UID=1", d.listener_port("imap"));
     let got = curl_get(&imap, "N0OTH", "x");
     assert!(got.status.success(), "{}\n{}", text(&got), d.log());
     assert!(text(&got).contains("Meet at the club."), "{}", text(&got));
@@ -110,11 +88,6 @@ fn curl_sends_over_smtp_and_reads_over_pop3_and_imap_and_telnet_sees_the_same_ma
     assert!(t.expect("de N0CALL>").contains("Meet at the club."));
 }
 
-/// Runs a Python script (nntplib is in the standard library up to 3.12).
-fn python(script: &str) -> Output {
-    run(Command::new("python3").args(["-W", "ignore", "-c", script]))
-}
-
 #[test]
 fn a_bulletin_typed_at_telnet_is_the_last_article_of_its_newsgroup_and_a_post_reaches_telnet() {
     if !have("python3") {
@@ -131,7 +104,7 @@ fn a_bulletin_typed_at_telnet_is_the_last_article_of_its_newsgroup_and_a_post_re
         t.send("/EX");
         t.expect("de N0CALL>");
     }
-    let nntp = d.mail_port("nntp");
+    let nntp = d.listener_port("nntp");
     // Reading takes the BBS login, as LinBPQ's NNTP does.
     let anonymous = python(&format!(
         "import nntplib\n\
@@ -202,7 +175,7 @@ fn fetchmail_collects_and_deletes_and_the_kill_shows_at_telnet() {
         &home,
         &format!(
             "poll 127.0.0.1 service {} protocol pop3 user \"N0OTH\" password \"x\" mda \"cat >> MBOX\" no keep sslproto \"\"\n",
-            d.mail_port("pop3")
+            d.listener_port("pop3")
         ),
     );
     assert!(out.status.success(), "{}\n{}", text(&out), d.log());
@@ -242,7 +215,7 @@ Content-Transfer-Encoding: base64\r\n\r\nAP8BAg==\r\n--x--\r\n";
     assert!(sent.status.success(), "{}\n{}", text(&sent), a.log());
     a.forward_ok("N0BBB", &b);
     let pop = curl_get(
-        &format!("pop3://127.0.0.1:{}/1", b.mail_port("pop3")),
+        &format!("pop3://127.0.0.1:{}/1", b.listener_port("pop3")),
         "N0USR",
         "pw",
     );
@@ -261,7 +234,7 @@ Content-Transfer-Encoding: base64\r\n\r\nAP8BAg==\r\n--x--\r\n";
 #[test]
 fn an_idle_imap_client_hears_of_new_mail_and_kills_made_at_the_prompt() {
     let d = Daemon::start(MAIL);
-    let mut imap = common::Client::connect(d.mail_port("imap"));
+    let mut imap = common::Client::connect(d.listener_port("imap"));
     imap.expect("IMAP4rev1");
     imap.send("a LOGIN N0OTH x");
     imap.expect("a OK");
@@ -306,7 +279,7 @@ fn curl_insists_on_starttls_and_gets_it() {
     std::fs::write(&file, "Subject: Over TLS\r\n\r\nsecret\r\n").unwrap();
     let sent = run(Command::new("curl")
         .args(["-sS", "--max-time", "20", "--ssl-reqd", "-k"])
-        .arg(format!("smtp://127.0.0.1:{}", d.mail_port("smtp")))
+        .arg(format!("smtp://127.0.0.1:{}", d.listener_port("smtp")))
         .args([
             "--mail-from",
             "n0usr@n0call",
@@ -319,8 +292,8 @@ fn curl_insists_on_starttls_and_gets_it() {
         .arg(&file));
     assert!(sent.status.success(), "{}\n{}", text(&sent), d.log());
     for url in [
-        format!("pop3://127.0.0.1:{}/1", d.mail_port("pop3")),
-        format!("imap://127.0.0.1:{}/INBOX;UID=1", d.mail_port("imap")),
+        format!("pop3://127.0.0.1:{}/1", d.listener_port("pop3")),
+        format!("imap://127.0.0.1:{}/INBOX;UID=1", d.listener_port("imap")),
     ] {
         let got = run(Command::new("curl").args([
             "-sS",
@@ -376,7 +349,7 @@ fn fetchmail_over_imap_fetches_the_inbox() {
         &home,
         &format!(
             "poll 127.0.0.1 service {} protocol imap user \"N0OTH\" password \"x\" mda \"cat >> MBOX\" keep sslproto \"\"\n",
-            d.mail_port("imap")
+            d.listener_port("imap")
         ),
     );
     assert!(out.status.success(), "{}\n{}", text(&out), d.log());
@@ -418,7 +391,7 @@ fn a_text_attachment_from_mutt_round_trips_byte_exact_as_text_plain() {
             "set smtp_url = \"smtp://N0USR@127.0.0.1:{}/\"\nset smtp_pass = \"pw\"\n\
              set from = \"N0USR@N0CALL\"\nset use_from = yes\nset ssl_starttls = no\n\
              set ssl_force_tls = no\nset record = \"\"\nset copy = no\nset charset = \"utf-8\"\n",
-            d.mail_port("smtp")
+            d.listener_port("smtp")
         ),
     )
     .unwrap();
@@ -436,7 +409,7 @@ fn a_text_attachment_from_mutt_round_trips_byte_exact_as_text_plain() {
         .output()
         .unwrap();
     assert!(sent.status.success(), "{}\n{}", text(&sent), d.log());
-    let imap = d.mail_port("imap");
+    let imap = d.listener_port("imap");
     let got = python(&format!(
         "import imaplib, email\n\
          i = imaplib.IMAP4('127.0.0.1', {imap})\n\
@@ -476,7 +449,7 @@ Content-Transfer-Encoding: base64\r\n\r\nb25lCnR3bwp0aHJlZQo=\r\n--x--\r\n";
     let sent = curl_send(&d, "N0USR", "pw", "<n0oth@n0call>", mail);
     assert!(sent.status.success(), "{}", text(&sent));
     let got = curl_get(
-        &format!("imap://127.0.0.1:{}/INBOX;UID=1", d.mail_port("imap")),
+        &format!("imap://127.0.0.1:{}/INBOX;UID=1", d.listener_port("imap")),
         "N0OTH",
         "x",
     );
@@ -495,7 +468,7 @@ fn smtp_script(d: &Daemon, script: &str) -> Output {
          s = smtplib.SMTP('127.0.0.1', {})\n\
          s.login('N0USR', 'pw')\n\
          {script}",
-        d.mail_port("smtp")
+        d.listener_port("smtp")
     ))
 }
 
@@ -581,7 +554,7 @@ fn nntp_post_one(d: &Daemon, subject: &str) -> String {
          \x20   print(s.post(io.BytesIO(b'Newsgroups: wx.ww\\r\\nSubject: {subject}\\r\\n\\r\\nx\\r\\n')))\n\
          except nntplib.NNTPError as e:\n\
          \x20   print('refused', e)\n",
-        d.mail_port("nntp")
+        d.listener_port("nntp")
     ));
     assert!(out.status.success(), "{}\n{}", text(&out), d.log());
     text(&out)
@@ -634,7 +607,7 @@ fn a_sigkill_during_submission_never_leaves_a_message_for_some_recipients() {
     }
     let mut d = Daemon::start(&format!("[limits]\nmessages_per_hour = 0\n{MAIL}"));
     for round in 0..3 {
-        let smtp = d.mail_port("smtp");
+        let smtp = d.listener_port("smtp");
         let sender = Command::new("python3")
             .args(["-c", &format!(
                 "import smtplib\n\
@@ -686,7 +659,7 @@ fn replies_thread_and_answered_is_kept() {
     let reply = "Subject: Re: Q\r\nIn-Reply-To: <1_N0CALL@N0CALL>\r\nReferences: <1_N0CALL@N0CALL>\r\n\r\nanswer\r\n";
     let sent = curl_send(&d, "N0OTH", "x", "<n0usr@n0call>", reply);
     assert!(sent.status.success(), "{}", text(&sent));
-    let imap = d.mail_port("imap");
+    let imap = d.listener_port("imap");
     let script = |user: &str, pw: &str, body: &str| {
         python(&format!(
             "import imaplib\n\
@@ -733,7 +706,7 @@ fn imap_append(imap: &mut common::Client, tag: &str, folder: &str, msg: &str) ->
 #[test]
 fn imap_folders_keep_the_users_copies_and_a_bulletin_read_there_leaves_ln() {
     let d = Daemon::start(MAIL);
-    let mut imap = common::Client::connect(d.mail_port("imap"));
+    let mut imap = common::Client::connect(d.listener_port("imap"));
     imap.expect("IMAP4rev1");
     imap.send("a LOGIN N0OTH x");
     imap.expect("a OK");
@@ -761,7 +734,7 @@ fn imap_folders_keep_the_users_copies_and_a_bulletin_read_there_leaves_ln() {
     // A second session of the same user keeps a copy: the one idling on Sent hears of it.
     imap.send("i IDLE");
     imap.expect("+ idling");
-    let mut other = common::Client::connect(d.mail_port("imap"));
+    let mut other = common::Client::connect(d.listener_port("imap"));
     other.expect("IMAP4rev1");
     other.send("a LOGIN N0OTH x");
     other.expect("a OK");
@@ -828,8 +801,8 @@ fn mutt_keeps_its_fcc_in_the_imap_sent_folder() {
              set record = \"+Sent\"\nset copy = yes\nset confirmcreate = no\n\
              set from = \"N0OTH@N0CALL\"\nset use_from = yes\nset ssl_starttls = no\n\
              set ssl_force_tls = no\nset charset = \"utf-8\"\n",
-            d.mail_port("smtp"),
-            d.mail_port("imap")
+            d.listener_port("smtp"),
+            d.listener_port("imap")
         ),
     )
     .unwrap();
@@ -845,7 +818,7 @@ fn mutt_keeps_its_fcc_in_the_imap_sent_folder() {
         .output()
         .unwrap();
     assert!(sent.status.success(), "{}\n{}", text(&sent), d.log());
-    let mut imap = common::Client::connect(d.mail_port("imap"));
+    let mut imap = common::Client::connect(d.listener_port("imap"));
     imap.expect("IMAP4rev1");
     imap.send("a LOGIN N0OTH x");
     imap.expect("a OK");

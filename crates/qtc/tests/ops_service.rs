@@ -27,9 +27,12 @@ fn check_validates_the_config_without_binding() {
         ),
     )
     .unwrap();
+    // `check` reads [tls]'s files (it prints the fingerprint): the sysop makes them first.
+    assert!(cli(dir.path(), &["cert"], "").status.success());
     let out = cli(dir.path(), &["check"], "");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{out:?}");
+    assert!(text.contains("qtc.crt, SHA-256 fingerprint "), "{text}");
     assert!(
         text.contains(&format!("telnet: would listen on 127.0.0.1:{port}")),
         "{text}"
@@ -103,7 +106,7 @@ fn sighup_reloads_partners_and_says_what_needs_a_restart() {
     // A bulletin to WW is not routed to N0BBB yet.
     let text = format!(
         "{BASE_CONFIG}max_sessions = 7\n[[partner]]\ncallsign = \"N0BBB\"\nroutes = [\"N0BBB\", \"WW\"]\n\
-         interval = \"5m\"\n"
+         interval = \"5m\"\nconnect = \"tcp:127.0.0.1:9\"\n"
     );
     std::fs::write(config_path(d.dir.path()), text).unwrap();
     let pid = d.child.id().to_string();
@@ -116,6 +119,7 @@ fn sighup_reloads_partners_and_says_what_needs_a_restart() {
     d.wait_for_log("[telnet] changed");
     // Every partner setting applies: its routes, and its interval (the schedule follows it).
     d.wait_for_log("applied=partners");
+    d.wait_for_log("call schedule changed");
     let status = d.ctl(&["status"]);
     assert!(status.contains("calls every 5m; next call"), "{status}");
     // The new route is in use: a bulletin @WW is queued for N0BBB.

@@ -151,7 +151,7 @@ fn a_small_disk_gives_the_store_room_measured_again_as_space_comes_and_goes() {
 
 /// Sends a message over SMTP (AUTH PLAIN as N0USR); the answer to its end.
 fn smtp_send(d: &Daemon, subject: &str) -> String {
-    let mut c = common::Client::connect(d.mail_port("smtp"));
+    let mut c = common::Client::connect(d.listener_port("smtp"));
     c.expect("220 ");
     c.send("EHLO me");
     c.expect("250 ");
@@ -206,7 +206,7 @@ fn a_mail_clients_message_measures_the_room_again() {
 
 /// Posts a bulletin over NNTP (AUTHINFO as N0USR); the answer to it.
 fn nntp_post(d: &Daemon, subject: &str) -> String {
-    let mut c = common::Client::connect(d.mail_port("nntp"));
+    let mut c = common::Client::connect(d.listener_port("nntp"));
     c.expect("200 ");
     c.send("AUTHINFO USER N0USR");
     c.expect("381 ");

@@ -1,36 +1,14 @@
-//! TLS on the forwarding and telnet listeners and on a partner link, with self-signed
-//! certificates made for the test.
+//! TLS on the forwarding, telnet and mail listeners (implicit TLS) and on a partner link,
+//! with self-signed certificates made for the test; the handshake's limits on every TLS
+//! door.
 
 mod common;
 
-use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::Arc;
 
+use common::tls::{connect_from, read_until, self_signed, tls_client};
 use common::{Daemon, PATIENCE};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-
-/// Writes a self-signed certificate for 127.0.0.1 and localhost; returns (cert, key) paths.
-fn self_signed(dir: &Path, name: &str) -> (String, String) {
-    let ck =
-        rcgen::generate_simple_self_signed(vec!["127.0.0.1".into(), "localhost".into()]).unwrap();
-    let cert = dir.join(format!("{name}.crt"));
-    let key = dir.join(format!("{name}.key"));
-    std::fs::write(&cert, ck.cert.pem()).unwrap();
-    std::fs::write(&key, ck.signing_key.serialize_pem()).unwrap();
-    (cert.display().to_string(), key.display().to_string())
-}
-
-fn port_of(d: &Daemon, what: &str) -> u16 {
-    let prefix = format!("{what}: listening on ");
-    d.stdout
-        .iter()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .and_then(|a| a.rsplit(':').next())
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no {what} listener in {:?}", d.stdout))
-}
 
 fn tls_receiver(certs: &Path) -> Daemon {
     let (cert, key) = self_signed(certs, "b");
@@ -68,7 +46,7 @@ fn caller(port: u16, ca: &str) -> Daemon {
 fn partners_forward_over_tls_and_check_the_certificate() {
     let certs = tempfile::tempdir().unwrap();
     let b = tls_receiver(certs.path());
-    let port = port_of(&b, "forward-tls");
+    let port = b.listener_port("forward-tls");
     let ca = certs.path().join("b.crt").display().to_string();
     let a = caller(port, &ca);
     let out = a.forward_ok("N0BBB", &b);
@@ -87,7 +65,7 @@ fn partners_forward_over_tls_and_check_the_certificate() {
 fn a_plain_client_on_a_tls_port_gets_nothing_and_the_daemon_goes_on() {
     let certs = tempfile::tempdir().unwrap();
     let b = tls_receiver(certs.path());
-    let tls_port = port_of(&b, "telnet-tls");
+    let tls_port = b.listener_port("telnet-tls");
     let mut plain = common::Client::connect(tls_port);
     plain.send("N0USR");
     let got = plain.expect_close();
@@ -101,83 +79,97 @@ fn a_plain_client_on_a_tls_port_gets_nothing_and_the_daemon_goes_on() {
     c.expect("de N0BBB>");
 }
 
-/// A TCP connection to `port` from `ip` (any 127.x.y.z reaches the daemon).
-async fn connect_from(ip: [u8; 4], port: u16) -> TcpStream {
-    let sock = tokio::net::TcpSocket::new_v4().unwrap();
-    sock.bind(SocketAddr::from((ip, 0))).unwrap();
-    sock.connect(SocketAddr::from(([127, 0, 0, 1], port)))
-        .await
-        .unwrap()
-}
-
-/// A TLS client that trusts exactly the certificate in `ca`.
-fn tls_client(ca: &Path) -> tokio_rustls::TlsConnector {
-    use rustls_pki_types::pem::PemObject;
-    use tokio_rustls::rustls;
-    let mut roots = rustls::RootCertStore::empty();
-    for c in rustls_pki_types::CertificateDer::pem_file_iter(ca).unwrap() {
-        roots.add(c.unwrap()).unwrap();
-    }
-    let cfg = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
+/// A daemon with every kind of TLS listener for users: telnet and the mail ports' implicit
+/// TLS, with `extra` in `[telnet]`.
+fn tls_doors(certs: &Path, extra: &str) -> Daemon {
+    let (cert, key) = self_signed(certs, "b");
+    Daemon::start(&format!(
+        "tls_listen = [\"127.0.0.1:0\"]\n{extra}\n\
+         [tls]\ncert = \"{cert}\"\nkey = \"{key}\"\n\
+         [mail]\nimaps_listen = \"127.0.0.1:0\"\npop3s_listen = \"127.0.0.1:0\"\n\
+         smtps_listen = \"127.0.0.1:0\"\nnntps_listen = \"127.0.0.1:0\"\n"
     ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    tokio_rustls::TlsConnector::from(Arc::new(cfg))
 }
 
-/// Reads until `what` arrives; panics on close or after [`PATIENCE`].
-async fn read_until<S: tokio::io::AsyncRead + Unpin>(s: &mut S, what: &str) {
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 4096];
-    while common::find(&seen, what.as_bytes()).is_none() {
-        let n = tokio::time::timeout(PATIENCE, s.read(&mut buf))
-            .await
-            .unwrap_or_else(|_| panic!("never saw {what:?}"))
-            .unwrap();
-        assert!(n > 0, "closed before {what:?}: {seen:?}");
-        seen.extend_from_slice(&buf[..n]);
-    }
+/// Each TLS door and the first words a client gets after its handshake.
+const TLS_DOORS: [(&str, &str); 5] = [
+    ("telnet-tls", "Callsign:"),
+    ("imaps", "* OK"),
+    ("pop3s", "+OK"),
+    ("smtps", "220 "),
+    ("nntps", "20"),
+];
+
+/// A TLS client from `ip` that completes its handshake on `port` and reads `greeting`.
+async fn greeted(certs: &Path, ip: [u8; 4], port: u16, greeting: &str) {
+    let tcp = connect_from(ip, port).await;
+    let name = rustls_pki_types::ServerName::try_from("127.0.0.1").unwrap();
+    let mut tls = tls_client(&certs.join("b.crt"))
+        .connect(name, tcp)
+        .await
+        .unwrap();
+    read_until(&mut tls, greeting).await;
+}
+
+/// A handshake that never finishes: the start of a record, then silence.
+async fn stuck_handshake(ip: [u8; 4], port: u16) -> tokio::net::TcpStream {
+    let mut s = connect_from(ip, port).await;
+    s.write_all(&[0x16, 0x03, 0x01]).await.unwrap();
+    s
+}
+
+/// Waits for `s` to be closed by the daemon.
+async fn closed(s: &mut tokio::net::TcpStream, what: &str) {
+    let mut buf = [0u8; 64];
+    let read = tokio::time::timeout(PATIENCE, s.read(&mut buf))
+        .await
+        .unwrap_or_else(|_| panic!("{what} was not closed"));
+    assert!(matches!(read, Ok(0) | Err(_)), "{what}: {read:?}");
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
 }
 
 #[test]
 fn unfinished_tls_handshakes_hold_no_more_than_their_address_cap() {
     let certs = tempfile::tempdir().unwrap();
-    let (cert, key) = self_signed(certs.path(), "b");
-    let d = Daemon::start(&format!(
-        "tls_listen = [\"127.0.0.1:0\"]\nmax_per_address = 2\n\
-         [tls]\ncert = \"{cert}\"\nkey = \"{key}\"\n"
-    ));
-    let port = port_of(&d, "telnet-tls");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        // Two handshakes from one address that never finish: the start of a record, then
-        // silence.
-        let mut stuck = Vec::new();
-        for _ in 0..2 {
-            let mut s = connect_from([127, 0, 0, 1], port).await;
-            s.write_all(&[0x16, 0x03, 0x01]).await.unwrap();
-            stuck.push(s);
+    let d = tls_doors(certs.path(), "max_per_address = 2");
+    runtime().block_on(async {
+        // Every door in turn, each from addresses of its own (the cap counts every door).
+        for (i, (door, greeting)) in (1u8..).zip(TLS_DOORS) {
+            let port = d.listener_port(door);
+            let mut stuck = Vec::new();
+            for _ in 0..2 {
+                stuck.push(stuck_handshake([127, 0, 1, i], port).await);
+            }
+            // A third from the same address is closed at once (the daemon accepts in
+            // order), not after the handshake's 30 seconds.
+            let mut third = connect_from([127, 0, 1, i], port).await;
+            closed(&mut third, &format!("the third handshake on {door}")).await;
+            // Another address still completes its handshake and is greeted.
+            greeted(certs.path(), [127, 0, 2, i], port, greeting).await;
+            drop(stuck);
         }
-        // A third from the same address is closed at once (the daemon accepts in order), not
-        // after the handshake's 30 seconds.
-        let mut third = connect_from([127, 0, 0, 1], port).await;
-        let mut buf = [0u8; 64];
-        let read = tokio::time::timeout(PATIENCE, third.read(&mut buf))
-            .await
-            .expect("the third handshake from one address was not closed");
-        assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
-        // Another address still completes its handshake and gets the login prompt.
-        let tcp = connect_from([127, 0, 0, 2], port).await;
-        let name = rustls_pki_types::ServerName::try_from("127.0.0.1").unwrap();
-        let ca = certs.path().join("b.crt");
-        let mut tls = tls_client(&ca).connect(name, tcp).await.unwrap();
-        read_until(&mut tls, "Callsign:").await;
-        drop(stuck);
+    });
+}
+
+#[test]
+fn an_unfinished_handshake_on_a_mail_port_gives_its_place_to_a_newcomer() {
+    let certs = tempfile::tempdir().unwrap();
+    let d = tls_doors(certs.path(), "max_logins = 2");
+    let port = d.listener_port("imaps");
+    runtime().block_on(async {
+        // Both places among the connections logging in held by handshakes that never
+        // finish, from two addresses (the per-address cap does not stop them).
+        let mut first = stuck_handshake([127, 0, 3, 1], port).await;
+        let _second = stuck_handshake([127, 0, 3, 2], port).await;
+        // A newcomer is served (the daemon accepts in order); the longest waiting handshake
+        // gave up its place.
+        greeted(certs.path(), [127, 0, 3, 3], port, "* OK").await;
+        closed(&mut first, "the oldest handshake").await;
     });
 }

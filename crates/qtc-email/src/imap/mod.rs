@@ -311,9 +311,8 @@ impl Imap {
                 self.x.start_tls();
             }
             CommandBody::Login { .. } | CommandBody::Authenticate { .. } if !self.s.plain_auth => {
-                self.x.say(&format!(
-                    "{tag} NO [PRIVACYREQUIRED] STARTTLS first: no passwords in clear here"
-                ))
+                let why = self.s.clear_password_refused("STARTTLS");
+                self.x.say(&format!("{tag} NO [PRIVACYREQUIRED] {why}"))
             }
             CommandBody::Login { username, password } => {
                 let call = String::from_utf8_lossy(username.as_ref()).into_owned();

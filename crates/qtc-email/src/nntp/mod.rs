@@ -197,7 +197,8 @@ impl Nntp {
             return self.x.say("502 already authenticated");
         }
         if !self.s.plain_auth {
-            return self.x.say("483 STARTTLS first: no passwords in clear here");
+            let why = self.s.clear_password_refused("STARTTLS");
+            return self.x.say(&format!("483 {why}"));
         }
         self.state = State::Pass(account(name));
         self.x.say("381 password required");

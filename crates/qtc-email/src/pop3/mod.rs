@@ -125,9 +125,8 @@ impl Pop3 {
 
     fn user_cmd(&mut self, name: &str) {
         if !self.s.plain_auth {
-            return self
-                .x
-                .say("-ERR [AUTH] STLS first: no passwords in clear here");
+            let why = self.s.clear_password_refused("STLS");
+            return self.x.say(&format!("-ERR [AUTH] {why}"));
         }
         self.state = State::Auth(Some(account(name)));
         self.x.say("+OK send PASS");

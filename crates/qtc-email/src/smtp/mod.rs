@@ -178,7 +178,10 @@ impl Smtp {
             return self.x.say("503 5.5.1 Already authenticated");
         }
         if !self.s.plain_auth {
-            return self.x.say("538 5.7.11 Encryption required: STARTTLS first");
+            let why = self.s.clear_password_refused("STARTTLS");
+            return self
+                .x
+                .say(&format!("538 5.7.11 Encryption required: {why}"));
         }
         match (mechanism, first) {
             (Mechanism::Plain, None) => {

@@ -81,6 +81,20 @@ fn starttls_and_no_password_in_clear() {
 }
 
 #[test]
+fn without_tls_a_refused_password_is_not_sent_to_starttls() {
+    let mut set = settings();
+    set.plain_auth = false;
+    let mut c = Client::new(Smtp::new(set));
+    c.send("");
+    let refused = c.send(N0USR);
+    assert!(
+        refused.starts_with("538 ") && !refused.contains("STARTTLS"),
+        "{refused}"
+    );
+    assert!(refused.contains("ask its sysop for TLS"), "{refused}");
+}
+
+#[test]
 fn auth_plain_and_login_in_every_form() {
     let mut c = client();
     c.send("");

@@ -1,4 +1,6 @@
-//! `[mail]`: users' own mail and news clients (SMTP submission, POP3, IMAP, NNTP).
+//! `[mail]`: users' own mail and news clients (SMTP submission, POP3, IMAP, NNTP), each
+//! protocol on plain-text ports (STARTTLS when `[tls]` is set) and implicit-TLS ports
+//! (`smtps_listen`, `pop3s_listen`, `imaps_listen`, `nntps_listen`: 465, 995, 993, 563).
 
 use std::net::SocketAddr;
 
@@ -33,52 +35,170 @@ impl Addrs {
 #[serde(deny_unknown_fields, default)]
 pub(super) struct MailCfg {
     pub(super) smtp_listen: Addrs,
+    pub(super) smtps_listen: Addrs,
     pub(super) pop3_listen: Addrs,
+    pub(super) pop3s_listen: Addrs,
     pub(super) imap_listen: Addrs,
+    pub(super) imaps_listen: Addrs,
     pub(super) nntp_listen: Addrs,
+    pub(super) nntps_listen: Addrs,
     /// Local users' mail domain (`CALL@domain`); empty: the station's callsign.
     pub(super) domain: String,
-    /// Allow passwords in clear on connections that are neither loopback nor TLS.
-    pub(super) plain_auth: bool,
+    /// Take passwords on plain-text connections from any address (its first name was
+    /// `plain_auth`, which read like the SASL mechanism).
+    #[serde(alias = "plain_auth")]
+    pub(super) passwords_in_clear: bool,
     /// Let NNTP readers read bulletins without a login.
     pub(super) news_without_login: bool,
+}
+
+/// Which protocol a mail listener speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    /// SMTP submission.
+    Smtp,
+    /// POP3.
+    Pop3,
+    /// IMAP4rev1.
+    Imap,
+    /// NNTP.
+    Nntp,
+}
+
+impl Protocol {
+    /// Its name in logs and the start-up report.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Smtp => "smtp",
+            Protocol::Pop3 => "pop3",
+            Protocol::Imap => "imap",
+            Protocol::Nntp => "nntp",
+        }
+    }
+}
+
+/// Every kind of mail listener, in the order they are reported: the protocol, and whether it
+/// speaks TLS from the first byte.
+const KINDS: [(Protocol, bool); 8] = [
+    (Protocol::Smtp, false),
+    (Protocol::Smtp, true),
+    (Protocol::Pop3, false),
+    (Protocol::Pop3, true),
+    (Protocol::Imap, false),
+    (Protocol::Imap, true),
+    (Protocol::Nntp, false),
+    (Protocol::Nntp, true),
+];
+
+/// One mail listener.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Listener {
+    /// What it speaks.
+    pub protocol: Protocol,
+    /// TLS from the first byte (the `*s_listen` keys); otherwise plain text, with STARTTLS
+    /// when `[tls]` is set.
+    pub tls: bool,
+    /// Where.
+    pub addr: SocketAddr,
+}
+
+impl Listener {
+    /// `smtp`, `smtps`, `imap`...: its name in the start-up report, logs and metrics.
+    pub fn name(&self) -> &'static str {
+        name_of(self.protocol, self.tls)
+    }
+
+    /// Its key in `[mail]`: `imaps_listen`...
+    pub fn key(&self) -> String {
+        format!("{}_listen", self.name())
+    }
+}
+
+/// The name of a kind of listener ([`Listener::name`]).
+fn name_of(protocol: Protocol, tls: bool) -> &'static str {
+    match (protocol, tls) {
+        (Protocol::Smtp, false) => "smtp",
+        (Protocol::Smtp, true) => "smtps",
+        (Protocol::Pop3, false) => "pop3",
+        (Protocol::Pop3, true) => "pop3s",
+        (Protocol::Imap, false) => "imap",
+        (Protocol::Imap, true) => "imaps",
+        (Protocol::Nntp, false) => "nntp",
+        (Protocol::Nntp, true) => "nntps",
+    }
 }
 
 /// `[mail]`, checked.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Mail {
-    /// SMTP submission listeners.
-    pub smtp: Vec<SocketAddr>,
-    /// POP3 listeners.
-    pub pop3: Vec<SocketAddr>,
-    /// IMAP listeners.
-    pub imap: Vec<SocketAddr>,
-    /// NNTP listeners.
-    pub nntp: Vec<SocketAddr>,
+    /// Every listener, in the order of [`KINDS`].
+    pub listeners: Vec<Listener>,
     /// Local users' mail domain, never empty (the callsign when not configured).
     pub domain: String,
     /// Passwords in clear allowed off loopback without TLS.
-    pub plain_auth: bool,
+    pub passwords_in_clear: bool,
     /// NNTP readers read without a login (the default: the BBS login, as LinBPQ).
     pub news_without_login: bool,
 }
 
 impl Mail {
-    /// Each protocol's listen addresses, by the name the start-up report gives it.
-    pub fn listeners(&self) -> [(&'static str, &[SocketAddr]); 4] {
-        [
-            ("smtp", &self.smtp),
-            ("pop3", &self.pop3),
-            ("imap", &self.imap),
-            ("nntp", &self.nntp),
-        ]
+    /// Whether any listener speaks TLS from the first byte (they need `[tls]`).
+    pub fn any_tls(&self) -> bool {
+        self.listeners.iter().any(|l| l.tls)
+    }
+
+    /// A line for each listener where nobody on another host could ever give a password:
+    /// plain text off loopback, with neither STARTTLS (`tls`: `[tls]` is set) nor
+    /// `passwords_in_clear`. `qtc check` and the start-up report print them.
+    pub fn password_warnings(&self, tls: bool) -> Vec<String> {
+        if tls || self.passwords_in_clear {
+            return Vec::new();
+        }
+        let plain_off_loopback = self
+            .listeners
+            .iter()
+            .filter(|l| !l.tls && !l.addr.ip().to_canonical().is_loopback());
+        plain_off_loopback
+            .map(|l| {
+                // News is read without a login only when the sysop allows it.
+                let what = match l.protocol {
+                    Protocol::Nntp if self.news_without_login => {
+                        "news is read there without a login, but nobody on another host can post"
+                    }
+                    Protocol::Nntp => {
+                        "nobody on another host can log in there to read or post news"
+                    }
+                    _ => "nobody on another host can ever log in there",
+                };
+                format!(
+                    "{} on {}: {what}: no password is taken in clear over the network and there \
+                     is no [tls] for STARTTLS; set [tls] (`qtc cert` makes a certificate), or \
+                     [mail] passwords_in_clear = true on a trusted LAN",
+                    l.name(),
+                    l.addr
+                )
+            })
+            .collect()
     }
 }
 
 impl MailCfg {
+    /// The addresses written for one kind of listener.
+    fn addrs(&self, protocol: Protocol, tls: bool) -> &Addrs {
+        match (protocol, tls) {
+            (Protocol::Smtp, false) => &self.smtp_listen,
+            (Protocol::Smtp, true) => &self.smtps_listen,
+            (Protocol::Pop3, false) => &self.pop3_listen,
+            (Protocol::Pop3, true) => &self.pop3s_listen,
+            (Protocol::Imap, false) => &self.imap_listen,
+            (Protocol::Imap, true) => &self.imaps_listen,
+            (Protocol::Nntp, false) => &self.nntp_listen,
+            (Protocol::Nntp, true) => &self.nntps_listen,
+        }
+    }
+
     /// Checks the values; the error names the key.
     pub(super) fn check(&self, call: &str) -> Result<Mail, super::KeyError> {
-        let addrs = |key: &str, a: &Addrs| super::parse_addrs(key, &a.list());
         let domain = self.domain.trim();
         if !domain
             .chars()
@@ -89,18 +209,82 @@ impl MailCfg {
                 format!("expected a domain such as \"bbs.example.org\", got {domain:?}"),
             ));
         }
+        let mut listeners = Vec::new();
+        for (protocol, tls) in KINDS {
+            let key = format!("{}_listen", name_of(protocol, tls));
+            for addr in super::parse_addrs(&key, &self.addrs(protocol, tls).list())? {
+                listeners.push(Listener {
+                    protocol,
+                    tls,
+                    addr,
+                });
+            }
+        }
         Ok(Mail {
-            smtp: addrs("smtp_listen", &self.smtp_listen)?,
-            pop3: addrs("pop3_listen", &self.pop3_listen)?,
-            imap: addrs("imap_listen", &self.imap_listen)?,
-            nntp: addrs("nntp_listen", &self.nntp_listen)?,
+            listeners,
             domain: if domain.is_empty() {
                 call.to_string()
             } else {
                 domain.to_string()
             },
-            plain_auth: self.plain_auth,
+            passwords_in_clear: self.passwords_in_clear,
             news_without_login: self.news_without_login,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mail(text: &str) -> Mail {
+        let cfg: MailCfg = toml::from_str(text).unwrap();
+        cfg.check("N0CALL").unwrap()
+    }
+
+    #[test]
+    fn listeners_are_named_by_protocol_and_tls_in_key_order() {
+        let m = mail(
+            "imaps_listen = \"0.0.0.0:993\"\nsmtp_listen = [\"127.0.0.1:587\", \"[::1]:587\"]\n\
+             nntps_listen = \"[::]:563\"\n",
+        );
+        let named: Vec<String> = m
+            .listeners
+            .iter()
+            .map(|l| format!("{} {}", l.key(), l.addr))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                "smtp_listen 127.0.0.1:587",
+                "smtp_listen [::1]:587",
+                "imaps_listen 0.0.0.0:993",
+                "nntps_listen [::]:563"
+            ]
+        );
+        assert!(m.any_tls());
+    }
+
+    #[test]
+    fn a_plain_listener_off_loopback_without_tls_is_named() {
+        let m = mail(
+            "imap_listen = [\"127.0.0.1:143\", \"0.0.0.0:143\"]\nnntp_listen = \"[::]:119\"\n",
+        );
+        let w = m.password_warnings(false);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].starts_with("imap on 0.0.0.0:143: nobody on another host"));
+        assert!(w[1].starts_with("nntp on [::]:119: nobody on another host can log in"));
+        assert!(w[0].contains("passwords_in_clear = true"));
+        // STARTTLS, or the sysop's word, lets them log in.
+        assert!(m.password_warnings(true).is_empty());
+        let lan = mail("imap_listen = \"0.0.0.0:143\"\npasswords_in_clear = true\n");
+        assert!(lan.password_warnings(false).is_empty());
+        // The key's first name still works.
+        let old = mail("imap_listen = \"0.0.0.0:143\"\nplain_auth = true\n");
+        assert!(old.passwords_in_clear);
+        // Anonymous readers still read where the sysop lets them.
+        let open = mail("nntp_listen = \"[::]:119\"\nnews_without_login = true\n");
+        let w = open.password_warnings(false);
+        assert!(w[0].starts_with("nntp on [::]:119: news is read there without a login"));
     }
 }

@@ -26,6 +26,17 @@ use forward::{ForwardCfg, Partner, PartnerCfg, RuleCfg};
 /// The commented example written by `qtc init`; it holds exactly the defaults.
 pub const EXAMPLE: &str = include_str!("../../qtc.example.toml");
 
+/// The example's `[tls]` keys, empty (no TLS).
+const EXAMPLE_NO_TLS: &str = "cert = \"\"\nkey = \"\"\n";
+
+/// The example with `[tls]` naming `cert` and `key` (as written: relative to the file), what
+/// `qtc init FILE` writes beside the certificate it makes.
+pub fn example_with_tls(cert: &str, key: &str) -> String {
+    let (cert, key) = (toml_edit::Value::from(cert), toml_edit::Value::from(key));
+    let keys = format!("cert = {cert}\nkey = {key}\n");
+    EXAMPLE.replacen(EXAMPLE_NO_TLS, &keys, 1)
+}
+
 /// The whole configuration.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -135,7 +146,7 @@ struct TelnetCfg {
     ipv6_prefix: u8,
 }
 
-/// `[tls]`: our certificate, for the TLS listeners.
+/// `[tls]`: our certificate, for the TLS listeners and STARTTLS (`qtc init` writes one).
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 struct TlsCfg {
@@ -480,17 +491,17 @@ fn check_areas(mut cfg: Config, source: String, base: &Path) -> Result<Loaded, K
     let limits = cfg.limits.check()?;
     let log = cfg.log.check()?;
     let forward = cfg.forward.check()?;
-    let tls = cfg.tls.check(base, &telnet, &forward)?;
+    let mail = cfg
+        .mail
+        .check(&cfg.station.callsign)
+        .map_err(|e| e.within("[mail]"))?;
+    let tls = cfg.tls.check(base, &telnet, &forward, &mail)?;
     let partners = forward::check_partners(&cfg.partner, &cfg.station.callsign, base)?;
     let housekeeping = cfg
         .housekeeping
         .check()
         .map_err(|e| e.within("[housekeeping]"))?;
     let web = cfg.web.check().map_err(|e| e.within("[web]"))?;
-    let mail = cfg
-        .mail
-        .check(&cfg.station.callsign)
-        .map_err(|e| e.within("[mail]"))?;
     let (ax25, radio_ports) = radio::check(&cfg)?;
     let netrom = netrom::check(&cfg.netrom, &cfg.station.callsign, &ax25, &radio_ports)?;
     forward::check_partner_links(&partners, &radio_ports, netrom.is_some())?;
@@ -502,6 +513,11 @@ fn check_areas(mut cfg: Config, source: String, base: &Path) -> Result<Loaded, K
         netrom.is_some(),
     )?;
     let rules = forward::check_rules(&cfg.rule)?;
+    let warnings = [
+        forward::warnings(&cfg.partner),
+        mail.password_warnings(tls.is_some()),
+    ]
+    .concat();
     Ok(Loaded {
         station: cfg.station.into_station(&partners, rules),
         store,
@@ -510,7 +526,7 @@ fn check_areas(mut cfg: Config, source: String, base: &Path) -> Result<Loaded, K
         log,
         tls,
         forward,
-        warnings: forward::warnings(&cfg.partner),
+        warnings,
         partners,
         ax25,
         radio_ports,
@@ -701,6 +717,7 @@ impl TlsCfg {
         base: &Path,
         telnet: &Telnet,
         forward: &forward::Forward,
+        mail: &mail::Mail,
     ) -> Result<Option<(PathBuf, PathBuf)>, KeyError> {
         let tls = match (
             self.cert.as_os_str().is_empty(),
@@ -719,6 +736,12 @@ impl TlsCfg {
             return Err(KeyError::new(
                 "[telnet]/[forward] tls_listen",
                 "TLS listeners need [tls] cert and key",
+            ));
+        }
+        if let Some(l) = mail.listeners.iter().find(|l| l.tls && tls.is_none()) {
+            return Err(KeyError::new(
+                format!("[mail] {}", l.key()),
+                "TLS listeners need [tls] cert and key (`qtc cert` makes a self-signed pair)",
             ));
         }
         Ok(tls)
@@ -785,6 +808,29 @@ mod tests {
         let l = load(None).unwrap();
         assert_eq!(l.telnet.listen, vec!["127.0.0.1:6300".parse().unwrap()]);
         assert_eq!(l.store.dir, Path::new("./qtc-data"));
+    }
+
+    #[test]
+    fn the_example_with_tls_names_the_certificate_beside_it() {
+        assert_eq!(EXAMPLE.matches(EXAMPLE_NO_TLS).count(), 1);
+        let text = example_with_tls("qtc-cert.pem", "n0 \"ü\"-key.pem");
+        let l = parse(&text, "qtc.toml", Path::new("/etc/qtc")).unwrap();
+        let want = (
+            PathBuf::from("/etc/qtc/qtc-cert.pem"),
+            PathBuf::from("/etc/qtc/n0 \"ü\"-key.pem"),
+        );
+        assert_eq!(l.tls, Some(want));
+    }
+
+    #[test]
+    fn implicit_tls_mail_listeners_need_tls() {
+        let e = load_str("[mail]\npop3s_listen = \"127.0.0.1:995\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("qtc.toml: [mail] pop3s_listen") && e.contains("qtc cert"),
+            "{e}"
+        );
     }
 
     #[test]

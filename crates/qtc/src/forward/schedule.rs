@@ -236,13 +236,7 @@ impl Task {
         // Mail left from before a restart goes now.
         self.look(true).await;
         loop {
-            let next = self.plan.next().map(|(at, _)| at);
-            let wall = next.map(|at| {
-                let wait = at.saturating_duration_since(clock::now());
-                clock::unix_now() + wait.as_secs() as i64
-            });
-            self.fwd.set_next_call(&self.partner, wall);
-            timer.set(next);
+            timer.set(self.publish_next());
             let calls = cadence.borrow().calls();
             tokio::select! {
                 _ = timer.fired() => self.fire(&shutdown).await,
@@ -256,10 +250,25 @@ impl Task {
                     }
                     let c = *cadence.borrow_and_update();
                     self.plan.set(c, clock::now(), clock::random_seed());
+                    // Said after the status shows it, so a reload's effect can be seen.
+                    self.publish_next();
+                    let next_call = self.fwd.next_call(&self.partner);
+                    tracing::info!(partner = %self.partner, ?next_call, "call schedule changed");
                 }
                 _ = shutdown.changed() => return,
             }
         }
+    }
+
+    /// The next call's time: shown as a Unix time in the status, returned for the timer.
+    fn publish_next(&self) -> Option<Instant> {
+        let next = self.plan.next().map(|(at, _)| at);
+        let wall = next.map(|at| {
+            let wait = at.saturating_duration_since(clock::now());
+            clock::unix_now() + wait.as_secs() as i64
+        });
+        self.fwd.set_next_call(&self.partner, wall);
+        next
     }
 
     /// Sees what changed for the partner: a session that ended (whether mail is left for it),

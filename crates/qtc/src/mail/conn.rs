@@ -9,7 +9,7 @@ use std::sync::Arc;
 use qtc_email::{Core, Event, LoginRefused};
 use tokio::sync::watch;
 
-use super::{Protocol, Shared};
+use super::{Listener, Protocol, Shared};
 use crate::connection::{Connection, Wake};
 use crate::throttle::Refused;
 
@@ -34,14 +34,10 @@ struct MailConn<C> {
     presence: Option<crate::online::Presence>,
 }
 
-/// Serves one connection until it ends.
-pub async fn serve(
-    mut conn: Connection,
-    peer: SocketAddr,
-    protocol: Protocol,
-    shared: Arc<Shared>,
-) {
-    let s = super::settings_for(&shared, peer);
+/// Serves one connection on a listener of `kind` until it ends.
+pub async fn serve(mut conn: Connection, peer: SocketAddr, kind: Listener, shared: Arc<Shared>) {
+    let s = super::settings_for(&shared, peer, kind);
+    let protocol = kind.protocol;
     // News is read without a login where the sysop allows it: a reader keeps its
     // displaceable place instead.
     if protocol == Protocol::Nntp && s.news_without_login {

@@ -1,7 +1,8 @@
 //! The mail ports: SMTP submission, POP3, IMAP and NNTP for users' own clients (`[mail]`).
 //! Each connection is a [`crate::connection::Connection`], the driver every door shares (the
 //! per-address cap, a place among those logging in, a user's seat at login with the account's
-//! cap, the login throttle, the idle and login timers, STARTTLS, the traffic per port); on it
+//! cap, the login throttle, the idle and login timers, TLS at accept on the implicit-TLS ports
+//! (`imaps_listen`...) or by STARTTLS, the traffic per port); on it
 //! [`conn`] drives a sans-IO core from `qtc-email`, whose store requests run on the readers or
 //! the store thread ([`store`]).
 
@@ -18,39 +19,16 @@ use tokio_util::task::TaskTracker;
 
 use crate::connection::{Door, Lobby};
 
-/// Which protocol a listener speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Protocol {
-    /// SMTP submission.
-    Smtp,
-    /// POP3.
-    Pop3,
-    /// IMAP4rev1.
-    Imap,
-    /// NNTP.
-    Nntp,
-}
+pub use crate::config::mail::{Listener, Protocol};
 
-impl Protocol {
-    /// Its name in logs and the start-up report.
-    pub fn name(self) -> &'static str {
-        match self {
-            Protocol::Smtp => "smtp",
-            Protocol::Pop3 => "pop3",
-            Protocol::Imap => "imap",
-            Protocol::Nntp => "nntp",
-        }
-    }
-
-    /// A connection refused at accept, told why (`why` ends in CR LF) in the protocol's
-    /// words: a greeting that says "not now".
-    pub fn refusal(self, why: &str) -> String {
-        match self {
-            Protocol::Smtp => format!("421 4.7.0 {why}"),
-            Protocol::Pop3 => format!("-ERR [SYS/TEMP] {why}"),
-            Protocol::Imap => format!("* BYE {why}"),
-            Protocol::Nntp => format!("400 {why}"),
-        }
+/// A connection refused at accept, told why (`why` ends in CR LF) in `protocol`'s words: a
+/// greeting that says "not now".
+fn refusal(protocol: Protocol, why: &str) -> String {
+    match protocol {
+        Protocol::Smtp => format!("421 4.7.0 {why}"),
+        Protocol::Pop3 => format!("-ERR [SYS/TEMP] {why}"),
+        Protocol::Imap => format!("* BYE {why}"),
+        Protocol::Nntp => format!("400 {why}"),
     }
 }
 
@@ -63,11 +41,11 @@ pub struct Shared {
     /// The station, the mail domain, the limits (per connection, TLS and clear-text
     /// passwords are filled in).
     pub settings: Settings,
-    /// `[mail] plain_auth`.
-    pub plain_auth_anywhere: bool,
+    /// `[mail] passwords_in_clear`.
+    pub passwords_in_clear: bool,
     /// The INBOX's UIDVALIDITY.
     pub uid_validity: u32,
-    /// `[tls]`, for STARTTLS.
+    /// `[tls]`, for STARTTLS and the implicit-TLS listeners.
     pub acceptor: Option<tokio_rustls::TlsAcceptor>,
     /// Hears of every write to the store (IMAP IDLE).
     pub changes: watch::Receiver<u64>,
@@ -75,34 +53,37 @@ pub struct Shared {
     pub online: Arc<crate::online::Online>,
 }
 
-/// Accepts connections until shutdown ([`crate::connection::accept`]).
+/// Accepts connections on `listener` until shutdown ([`crate::connection::accept`]); an
+/// implicit-TLS listener's connections get their handshake there, before the protocol starts.
 pub async fn serve(
     listener: TcpListener,
-    protocol: Protocol,
+    kind: Listener,
     shared: Arc<Shared>,
     shutdown: watch::Receiver<bool>,
     tasks: TaskTracker,
 ) {
     let name = match listener.local_addr() {
-        Ok(a) => format!("{}:{a}", protocol.name()),
-        Err(_) => protocol.name().to_string(),
+        Ok(a) => format!("{}:{a}", kind.name()),
+        Err(_) => kind.name().to_string(),
     };
     let lobby = shared.lobby.clone();
+    let protocol = kind.protocol;
     let door = Door {
         name,
-        tls: None,
-        span: move |peer: SocketAddr| tracing::info_span!("mail", proto = protocol.name(), %peer),
-        refusal: move |why: &str| protocol.refusal(why),
-        serve: move |conn, peer| conn::serve(conn, peer, protocol, shared.clone()),
+        tls: shared.acceptor.clone().filter(|_| kind.tls),
+        span: move |peer: SocketAddr| tracing::info_span!("mail", proto = kind.name(), %peer),
+        refusal: move |why: &str| refusal(protocol, why),
+        serve: move |conn, peer| conn::serve(conn, peer, kind, shared.clone()),
     };
     crate::connection::accept(listener, door, lobby, shutdown, tasks).await;
 }
 
-/// The settings of a connection from `peer`: passwords in clear on loopback (or everywhere
-/// when the sysop allows it), STARTTLS offered when `[tls]` is set.
-fn settings_for(shared: &Shared, peer: SocketAddr) -> Settings {
+/// The settings of a connection from `peer` on a listener of `kind`: passwords taken over
+/// TLS, from loopback, or everywhere when the sysop allows it; STARTTLS offered on a
+/// plain-text listener when `[tls]` is set.
+fn settings_for(shared: &Shared, peer: SocketAddr, kind: Listener) -> Settings {
     let mut s = shared.settings.clone();
-    s.plain_auth = peer.ip().is_loopback() || shared.plain_auth_anywhere;
-    s.starttls = shared.acceptor.is_some();
+    s.plain_auth = kind.tls || peer.ip().to_canonical().is_loopback() || shared.passwords_in_clear;
+    s.starttls = !kind.tls && shared.acceptor.is_some();
     s
 }

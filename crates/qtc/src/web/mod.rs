@@ -128,8 +128,8 @@ impl Web {
         for a in &c.forward.listen {
             listeners.push(format!("forward {a}"));
         }
-        for (proto, addrs) in c.mail.listeners() {
-            listeners.extend(addrs.iter().map(|a| format!("{proto} {a}")));
+        for l in &c.mail.listeners {
+            listeners.push(format!("{} {}", l.name(), l.addr));
         }
         for p in &c.radio_ports {
             listeners.push(format!("radio {} {}", p.name, p.kind.describe()));

@@ -9,6 +9,9 @@ use std::time::{Duration, Instant};
 
 pub mod forging;
 pub mod jnos;
+pub mod netns;
+pub mod programs;
+pub mod tls;
 pub mod watch;
 pub mod web;
 
@@ -169,6 +172,16 @@ impl Daemon {
             fwd_port,
             stdout,
         }
+    }
+
+    /// The port of the listener the start-up report calls `name` (`imaps`, `telnet-tls`...).
+    pub fn listener_port(&self, name: &str) -> u16 {
+        let prefix = format!("{name}: listening on ");
+        self.stdout
+            .iter()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .and_then(|a| a.rsplit(':').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} listener in {:?}", self.stdout))
     }
 
     /// Where its log (standard error) goes, written as it logs.
@@ -790,15 +803,6 @@ impl Daemon {
             .and_then(|s| s.trim().parse().ok())
             .expect("a Size: line");
         out[out.len() - size..].to_vec()
-    }
-
-    /// The port its `[mail]` listener for `proto` (`smtp`, `pop3`...) reported at start-up.
-    pub fn mail_port(&self, proto: &str) -> u16 {
-        self.stdout
-            .iter()
-            .find_map(|l| l.strip_prefix(&format!("{proto}: listening on ")))
-            .and_then(|a| a.rsplit(':').next()?.parse().ok())
-            .unwrap_or_else(|| panic!("no {proto} listener in {:?}", self.stdout))
     }
 
     /// `qtc msg show` for each number, a few at once; results in the same order.
