@@ -6,18 +6,23 @@
 # then attaches
 # `strace -f -c` to every thread for a while and prints the total. Expected: 0.
 #
+# --ip also makes qtc an IP router ([ip], docs/radio.md): its TUN interface qtc0 and an ip = true
+# AXUDP port whose peer is silent. It needs root (CAP_NET_ADMIN); qtc then runs in a network
+# namespace of its own, so the interface is made and gone with it.
+#
 # --mail also opens the eight [mail] listeners (plain and implicit TLS, with a certificate made
 # by `qtc cert`) and leaves IMAP clients in IDLE on every kind of folder (INBOX, a folder of the
 # user's own, a bulletin folder), an IMAPS client in IDLE (openssl s_client) and an NNTP reader
 # (logged in, the groups listed) connected while it counts.
 #
-# usage: scripts/idle-syscalls.sh [--session] [--mail] [--netrom] [--partners] [--seconds N] [--binary PATH]
+# usage: scripts/idle-syscalls.sh [--session] [--mail] [--netrom] [--partners] [--ip] [--seconds N] [--binary PATH]
 set -euo pipefail
 
 session=0
 mail=0
 netrom=0
 partners=0
+ip=0
 seconds=10
 bin=""
 while [ $# -gt 0 ]; do
@@ -26,9 +31,10 @@ while [ $# -gt 0 ]; do
     --mail) mail=1 ;;
     --netrom) netrom=1 ;;
     --partners) partners=1 ;;
+    --ip) ip=1 ;;
     --seconds) seconds="$2"; shift ;;
     --binary) bin="$2"; shift ;;
-    *) echo "usage: $0 [--session] [--mail] [--netrom] [--partners] [--seconds N] [--binary PATH]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--session] [--mail] [--netrom] [--partners] [--ip] [--seconds N] [--binary PATH]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -41,11 +47,13 @@ fi
 
 work=$(mktemp -d)
 pid=""
+ns=""
 spids=""
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
   [ -n "$spids" ] && kill "$spids" 2>/dev/null
   exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 2>/dev/null || true
+  [ -n "$ns" ] && ip netns del "$ns" 2>/dev/null
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -90,8 +98,31 @@ if [ "$partners" = 1 ]; then
       "$call" "$call" >>"$work/qtc.toml"
   done
 fi
+# The daemon's own process, inside the namespace when there is one.
+run=("$bin")
+if [ "$ip" = 1 ]; then
+  [ "$(id -u)" = 0 ] || { echo "--ip needs root (a network namespace and a TUN interface)" >&2; exit 2; }
+  # The clients of --session and --mail connect from outside the namespace.
+  [ "$session$mail" = 00 ] || { echo "--ip goes without --session and --mail" >&2; exit 2; }
+  # An AXUDP port carrying IP, its peer silent; the host's side is the TUN interface qtc0.
+  cat >> "$work/qtc.toml" <<TOML
+[[port]]
+name = "air"
+kind = "axudp"
+listen = "127.0.0.1:0"
+peers = [{ callsign = "N0PEE", address = "127.0.0.1:9" }]
+ip = true
+[ip]
+address = "44.128.0.1/24"
+tun = "qtc0"
+TOML
+  ns="qtc-idle-$$"
+  ip netns add "$ns"
+  ip netns exec "$ns" ip link set lo up
+  run=(ip netns exec "$ns" "$bin")
+fi
 "$bin" -c "$work/qtc.toml" user add N0USR --password idle >/dev/null
-"$bin" -c "$work/qtc.toml" run >"$work/out" 2>"$work/err" &
+"${run[@]}" -c "$work/qtc.toml" run >"$work/out" 2>"$work/err" &
 pid=$!
 for _ in $(seq 100); do
   grep -q '^telnet: listening on' "$work/out" 2>/dev/null && break
@@ -152,5 +183,6 @@ what="idle"; [ "$session" = 1 ] && what="idle, one logged-in telnet session"
 [ "$mail" = 1 ] && what="$what, SMTP/POP3/IMAP/NNTP listening (plain and TLS), IMAP clients in IDLE on INBOX, Sent and Bulletins/WX, an IMAPS client in IDLE and an NNTP reader connected"
 [ "$netrom" = 1 ] && what="$what, a NET/ROM node between broadcasts"
 [ "$partners" = 1 ] && what="$what, two forwarding partners with nothing queued"
+[ "$ip" = 1 ] && what="$what, an IP router on its TUN interface and an AXUDP port"
 echo "qtc $what: $calls syscalls in ${seconds} s (strace -f -c)"
 [ "$calls" = 0 ] || cat "$work/strace"

@@ -239,6 +239,10 @@ impl Port {
                         tracing::debug!(error = %e, remote = %addr.src, "bad frame");
                     }
                 }
+                // A UI frame is no part of the link (the link answers only its P bit): its
+                // information goes up as from a station we have no link with. JNOS sends some
+                // IP datagrams in UI frames beside its virtual-circuit link.
+                self.broadcast_ui(bytes);
                 return;
             }
             self.remove(id);
@@ -324,23 +328,21 @@ impl Port {
         }
     }
 
-    /// A UI frame to one of the UI destinations: passed up as it is, never answered.
+    /// A UI frame to one of the UI destinations, or from a station we have a link with: passed
+    /// up as it is, never answered (here).
     fn broadcast_ui(&mut self, bytes: &[u8]) {
-        match Frame::parse(bytes, Modulo::Mod8) {
-            Ok(f)
-                if matches!(
-                    f.control,
-                    Control::U {
-                        kind: Unnumbered::Ui,
-                        ..
-                    }
-                ) =>
-            {
-                if self.events.len() < MAX_PORT_EVENTS {
-                    self.events.push_back(PortEvent::Ui(f));
-                }
+        let Ok(f) = Frame::parse(bytes, Modulo::Mod8) else {
+            return;
+        };
+        let ui = matches!(
+            f.control,
+            Control::U {
+                kind: Unnumbered::Ui,
+                ..
             }
-            _ => tracing::trace!("non-UI frame to a broadcast address ignored"),
+        );
+        if ui && self.events.len() < MAX_PORT_EVENTS {
+            self.events.push_back(PortEvent::Ui(f));
         }
     }
 

@@ -34,7 +34,7 @@ pub use circuit::{CircuitConfig, CircuitState, CircuitStats, CloseReason};
 pub use error::Error;
 pub use node::{
     CircuitId, CircuitInfo, Config, Event, LockedRoute, Node, NodeStats, Transmit, MAX_CIRCUITS,
-    MAX_TABLE_EVENTS, MAX_TX_QUEUE,
+    MAX_TABLE_EVENTS, MAX_TX_QUEUE, NETROM_IP,
 };
 pub use table::{Change, Loss, Neighbour, NodeEntry, Route, RouteKind, Via, SILENT_AFTER};
 pub use wire::Alias;

@@ -620,6 +620,14 @@ pub enum CtlCmd {
         #[arg(long)]
         json: bool,
     },
+    /// The IP router: its ARP table (learned and static), routes, counters since start.
+    ///
+    /// Example: qtc ctl ip
+    Ip {
+        /// One JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run housekeeping now (expire old mail, forget old BIDs) and print what it did.
     ///
     /// Example: qtc ctl housekeep
@@ -647,6 +655,8 @@ pub fn ctl(c: &Loaded, cmd: CtlCmd) -> anyhow::Result<()> {
         CtlCmd::Heard => "heard".to_string(),
         CtlCmd::Nodes { json: false } => "nodes".to_string(),
         CtlCmd::Nodes { json: true } => "nodes json".to_string(),
+        CtlCmd::Ip { json: false } => "ip".to_string(),
+        CtlCmd::Ip { json: true } => "ip json".to_string(),
         CtlCmd::Housekeep => "housekeep".to_string(),
     };
     let answer = crate::ctl::client(&c.store.dir, &request)?;

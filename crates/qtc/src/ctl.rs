@@ -94,13 +94,15 @@ async fn request(
         ["heard"] => sources.radios.heard_report(),
         ["nodes"] => nodes(&sources, false).await,
         ["nodes", "json"] => nodes(&sources, true).await,
+        ["ip"] => ip(&sources, false),
+        ["ip", "json"] => ip(&sources, true),
         ["housekeep"] => match housekeeper.run_now("qtc ctl").await {
             Ok(line) => format!("ok: {line}\n"),
             Err(e) => format!("error: {e}\n"),
         },
         _ => {
-            "error: unknown request; try `forward CALL`, `status [json]`, `heard`, `nodes [json]` \
-             or `housekeep`\n"
+            "error: unknown request; try `forward CALL`, `status [json]`, `heard`, `nodes [json]`, \
+             `ip [json]` or `housekeep`\n"
                 .to_string()
         }
     };
@@ -113,6 +115,19 @@ async fn nodes(sources: &Sources, json: bool) -> String {
         return "error: NET/ROM is off (no [[port]] has a netrom_quality)\n".into();
     };
     let v = n.view().await;
+    if json {
+        serde_json::to_string(&v).map_or_else(|e| format!("error: {e}\n"), |j| j + "\n")
+    } else {
+        v.text()
+    }
+}
+
+/// `qtc ctl ip`: the IP router's ARP table, routes and counters.
+fn ip(sources: &Sources, json: bool) -> String {
+    let Some(i) = sources.radios.ip() else {
+        return "error: IP is off (no [ip] address)\n".into();
+    };
+    let v = i.view();
     if json {
         serde_json::to_string(&v).map_or_else(|e| format!("error: {e}\n"), |j| j + "\n")
     } else {

@@ -94,6 +94,9 @@ struct Listeners {
     web: Option<TcpListener>,
     /// Our certificate, for the TLS listeners and the mail ports' STARTTLS.
     tls: Option<crate::tls::Ours>,
+    /// `[ip]`'s TUN interface, up with its address before the listeners bind (they may listen
+    /// on it).
+    tun: Option<crate::phy::tun::Tun>,
 }
 
 /// Runs the daemon until a stop signal.
@@ -164,7 +167,9 @@ async fn serve(c: &Loaded, o: Opened) -> anyhow::Result<()> {
     let hup = crate::service::catch_hup()?;
     let tls = crate::service::our_certificate(c)?;
     let acceptor = tls.as_ref().map(|t| t.acceptor.clone());
+    let tun = open_tun(c)?;
     let listeners = Listeners {
+        tun,
         bbs: bind_bbs_ports(c, &acceptor).await?,
         mail: bind_mail(c).await?,
         ctl: ctl::bind(&c.store.dir)?,
@@ -196,6 +201,31 @@ async fn serve(c: &Loaded, o: Opened) -> anyhow::Result<()> {
         tracing::warn!("some sessions did not finish in time; closing them");
     }
     Ok(())
+}
+
+/// Creates `[ip]`'s TUN interface and gives it the station's address.
+fn open_tun(c: &Loaded) -> anyhow::Result<Option<crate::phy::tun::Tun>> {
+    let Some(ip) = &c.ip else {
+        return Ok(None);
+    };
+    let r = &ip.router;
+    let tun =
+        crate::phy::tun::open(&ip.tun, r.address, r.network.len(), ip.mtu).with_context(|| {
+            format!(
+                "cannot create the TUN interface {} ([ip] tun in {}): qtc needs root or \
+                 CAP_NET_ADMIN for it (docs/radio.md, \"IP over AX.25\")",
+                ip.tun, c.source
+            )
+        })?;
+    for route in &r.routes {
+        crate::phy::tun::add_route(&ip.tun, &route.to.to_string()).with_context(|| {
+            format!(
+                "cannot route [[ip.route]] {} through {} ({})",
+                route.to, ip.tun, c.source
+            )
+        })?;
+    }
+    Ok(Some(tun))
 }
 
 /// Binds the telnet and forwarding listeners, plain and TLS (`acceptor`).
@@ -364,7 +394,7 @@ fn start(
         let serve = bbs_port::serve(l, kind, tls, shared.clone(), stop.clone(), tasks.clone());
         tasks.spawn(serve);
     }
-    let radios = start_radios(c, shared, stop, tasks);
+    let radios = start_radios(c, shared, listeners.tun, stop, tasks);
     let acceptor = listeners.tls.map(|t| t.acceptor);
     let mail = mail_shared(c, shared, acceptor, o.uid_validity);
     for (l, kind) in listeners.mail {
@@ -475,6 +505,7 @@ async fn bind_mail(c: &Loaded) -> anyhow::Result<Vec<(TcpListener, crate::mail::
 fn start_radios(
     c: &Loaded,
     shared: &Arc<Shared>,
+    tun: Option<crate::phy::tun::Tun>,
     stop: &watch::Receiver<bool>,
     tasks: &TaskTracker,
 ) -> Radios {
@@ -482,6 +513,7 @@ fn start_radios(
     let mut handles = Vec::new();
     let mut ports = Vec::new();
     let mut wiring = c.netrom.as_ref().map(|n| NetromWiring::new(c, n));
+    let mut ip = c.ip.as_ref().map(|i| radio::ip::Wiring::new(c, i));
     for (i, p) in c.radio_ports.iter().enumerate() {
         let (tx, rx) = tokio::sync::mpsc::channel(16);
         let heard = radio::Heard::default();
@@ -502,6 +534,7 @@ fn start_radios(
                 health: health.clone(),
                 metrics: shared.metrics.clone(),
                 netrom: wiring.as_mut().and_then(|w| w.hooks[i].take()),
+                ip: ip.as_mut().and_then(|w| w.hook(i)),
             },
             rx,
             stop.clone(),
@@ -518,7 +551,12 @@ fn start_radios(
     let mut radios = Radios::new(handles);
     if let Some(w) = wiring {
         let on_incoming = bbs_for_callers(shared, stop, tasks, "netrom", true);
-        radios = radios.with_netrom(w.start(c, on_incoming, stop, tasks));
+        let to_ip = ip.as_ref().map(radio::ip::Wiring::netrom_sender);
+        radios = radios.with_netrom(w.start(c, on_incoming, to_ip, stop, tasks));
+    }
+    if let (Some(w), Some(tun)) = (ip, tun) {
+        let netrom = radios.netrom().cloned();
+        radios = radios.with_ip(w.start(tun, netrom, stop, tasks));
     }
     shared.online.set_ports(ports, radios.clone());
     radios
@@ -638,6 +676,7 @@ impl NetromWiring {
         self,
         c: &Loaded,
         on_incoming: crate::radio::Incoming,
+        to_ip: Option<tokio::sync::mpsc::Sender<crate::radio::netrom::IpFromNode>>,
         stop: &watch::Receiver<bool>,
         tasks: &TaskTracker,
     ) -> crate::radio::netrom::NetromHandle {
@@ -656,6 +695,7 @@ impl NetromWiring {
             cmds,
             on_incoming,
             shutdown: stop.clone(),
+            to_ip,
         }));
         NetromHandle::new(cmd_tx)
     }

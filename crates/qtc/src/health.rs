@@ -30,6 +30,8 @@ pub struct Health {
     pub store: StoreReport,
     /// The NET/ROM node, when `[netrom]` is on.
     pub netrom: Option<crate::radio::netrom::NetromView>,
+    /// The IP router, when `[ip]` is on.
+    pub ip: Option<crate::radio::ip::IpView>,
 }
 
 /// One partner.
@@ -244,6 +246,7 @@ pub async fn gather(sources: &Sources) -> Result<Health, String> {
             quota_bytes: quota,
         },
         netrom,
+        ip: radios.ip().map(|i| i.view()),
     })
 }
 
@@ -373,6 +376,15 @@ impl Health {
                 n.nodes.len(),
                 n.neighbours.len(),
                 n.circuits.len()
+            ));
+        }
+        if let Some(i) = &self.ip {
+            out.push_str(&format!(
+                "ip: {} on tun {}, {} in the ARP table, {} (qtc ctl ip)\n",
+                i.address,
+                i.tun,
+                crate::out::plural(i.arp.len(), "station"),
+                crate::out::plural(i.routes.len(), "route")
             ));
         }
         if !self.ports.is_empty() {

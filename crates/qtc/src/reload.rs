@@ -189,6 +189,7 @@ pub fn restart_needed(a: &Loaded, b: &Loaded) -> Vec<&'static str> {
             "[ax25]/[[port]]",
         ),
         (a.netrom != b.netrom, "[netrom]"),
+        (a.ip != b.ip, "[ip]"),
     ] {
         if changed {
             v.push(what);
@@ -222,6 +223,13 @@ mod tests {
              [[partner]]\ncallsign = \"N0BBB\"\nconnect = \"tcp:bbs.example:6300\"\n",
         );
         assert_eq!(restart_needed(&a, &c), ["[telnet]"]);
+        let port = "[[port]]\nname = \"udp\"\nkind = \"axudp\"\nlisten = \"127.0.0.1:10093\"\n\
+                    peers = [{ callsign = \"N0JNS\", address = \"127.0.0.1:10094\" }]\nip = true\n";
+        let ip = |addr: &str| load(&format!("{port}[ip]\naddress = \"{addr}\"\n"));
+        assert_eq!(
+            restart_needed(&ip("44.128.0.1/24"), &ip("44.128.0.5/24")),
+            ["[ip]"]
+        );
         let line = Applied {
             applied: vec!["partners"],
             restart: vec!["[telnet]"],

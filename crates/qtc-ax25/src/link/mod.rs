@@ -252,7 +252,8 @@ pub enum Event {
     },
     /// In-sequence data from the peer (one I frame's information field).
     Data(Vec<u8>),
-    /// An in-sequence I frame whose PID is NET/ROM's: one layer-3 packet, kept whole.
+    /// An in-sequence I frame whose PID is a layer-3 protocol's (NET/ROM, IP, ARP): one
+    /// packet, kept whole.
     Datagram {
         /// The frame's PID.
         pid: Pid,

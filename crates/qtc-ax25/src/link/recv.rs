@@ -92,16 +92,18 @@ impl Link {
         self.reestablish(now, self.modulo);
     }
 
-    /// Hands one I frame's information field to the application: NET/ROM datagrams as
-    /// [`Event::Datagram`] (each frame is one packet), everything else as stream data.
+    /// Hands one I frame's information field to the application: layer-3 packets (NET/ROM,
+    /// IP, ARP) as [`Event::Datagram`] (each frame is one packet), everything else as stream
+    /// data.
     fn deliver(&mut self, pid: Pid, data: Vec<u8>) {
         self.rx_undelivered += data.len();
         self.traffic_seen = true;
-        self.events.push_back(if pid == Pid::NETROM {
-            Event::Datagram { pid, data }
-        } else {
-            Event::Data(data)
-        });
+        self.events
+            .push_back(if matches!(pid, Pid::NETROM | Pid::IP | Pid::ARP) {
+                Event::Datagram { pid, data }
+            } else {
+                Event::Data(data)
+            });
     }
 
     // ------------------------------------------------------------------ U frames

@@ -113,6 +113,25 @@ fn ui_frames_become_events() {
 }
 
 #[test]
+fn ui_frames_from_a_station_with_a_link_still_become_events() {
+    // JNOS in virtual-circuit mode sends some IP datagrams in UI frames beside its link.
+    let now = base();
+    let mut port = bbs_port();
+    port.handle(now, &to_bbs(Unnumbered::Sabm, true));
+    drain_tx(&mut port, now);
+    while port.poll_event().is_some() {}
+    let ui = Frame::ui(
+        Address::new(call("QTC"), call("N0CALL-1"), CommandResponse::Command),
+        Pid::IP,
+        b"a datagram".to_vec(),
+    );
+    port.handle(now, &ui.to_bytes());
+    assert_eq!(port.poll_event(), Some(PortEvent::Ui(ui)));
+    assert!(drain_tx(&mut port, now).is_empty());
+    assert_eq!(port.link_count(), 1);
+}
+
+#[test]
 fn incoming_connect_data_disconnect() {
     let now = base();
     let mut port = bbs_port();

@@ -16,6 +16,9 @@ use crate::table::{Change, Loss, Neighbour, NodeEntry, TableConfig, Tables, Via}
 use crate::wire::{Alias, NetHeader, Nodes, Transport, MAX_WINDOW, NET_HEADER_LEN};
 use crate::Error;
 
+mod ip;
+pub use ip::NETROM_IP;
+
 /// Frames queued for the ports; beyond this, transit datagrams are dropped.
 pub const MAX_TX_QUEUE: usize = 256;
 /// Table changes waiting for [`Node::poll_event`]; beyond this the oldest are dropped.
@@ -184,6 +187,13 @@ pub enum Event {
     },
     /// The tables changed.
     Table(Change),
+    /// An IP datagram for us from node `origin` (node/ip.rs).
+    Ip {
+        /// The node it came from.
+        origin: Callsign,
+        /// The datagram.
+        datagram: Vec<u8>,
+    },
 }
 
 /// A circuit as `ctl nodes` shows it.

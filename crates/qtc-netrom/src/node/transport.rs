@@ -101,9 +101,11 @@ impl Node {
                     }
                 }
             }
-            Transport::Extension { .. } => {
-                tracing::trace!(%origin, "NET/ROM protocol extension ignored");
-            }
+            Transport::Extension {
+                family,
+                proto,
+                data,
+            } => self.on_extension(origin, family, proto, data),
             other => self.for_circuit(now, via, origin, other),
         }
     }

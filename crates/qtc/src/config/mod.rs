@@ -14,6 +14,7 @@ pub mod edit;
 mod error;
 pub mod forward;
 pub mod housekeeping;
+pub mod ip;
 pub mod mail;
 pub mod netrom;
 pub mod radio;
@@ -70,6 +71,8 @@ struct Config {
     mail: mail::MailCfg,
     /// `[netrom]`: the NET/ROM node (docs/netrom.md).
     netrom: netrom::NetromCfg,
+    /// `[ip]`: IP over AX.25 (docs/radio.md, "IP over AX.25").
+    ip: ip::IpCfg,
 }
 
 /// `[ax25]`: what the radio ports share.
@@ -352,6 +355,8 @@ pub struct Loaded {
     pub mail: mail::Mail,
     /// `[netrom]`; `None`: no port has a NET/ROM quality.
     pub netrom: Option<netrom::Netrom>,
+    /// `[ip]`; `None`: no address set.
+    pub ip: Option<ip::Ip>,
 }
 
 /// `[store]`, checked.
@@ -500,6 +505,13 @@ fn check_areas(mut cfg: Config, source: String, base: &Path) -> Result<Loaded, K
     let (ax25, radio_ports) = radio::check(&cfg)?;
     let netrom = netrom::check(&cfg.netrom, &cfg.station.callsign, &ax25, &radio_ports)?;
     forward::check_partner_links(&partners, &radio_ports, netrom.is_some())?;
+    let ip = ip::check(
+        &cfg.ip,
+        &cfg.station.callsign,
+        &ax25,
+        &radio_ports,
+        netrom.is_some(),
+    )?;
     let rules = forward::check_rules(&cfg.rule)?;
     let warnings = [
         forward::warnings(&cfg.partner),
@@ -522,6 +534,7 @@ fn check_areas(mut cfg: Config, source: String, base: &Path) -> Result<Loaded, K
         web,
         mail,
         netrom,
+        ip,
         source,
     })
 }

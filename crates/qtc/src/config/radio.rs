@@ -73,6 +73,12 @@ pub(super) struct PortCfg {
     /// NET/ROM quality of neighbours heard here (JNOS `netrom interface`); 0: no NET/ROM.
     #[serde(default)]
     pub(super) netrom_quality: u8,
+    /// Carry IP here (docs/radio.md, "IP over AX.25").
+    #[serde(default)]
+    pub(super) ip: bool,
+    /// How IP datagrams go from here when a route does not say: "datagram" or "vc".
+    #[serde(default)]
+    pub(super) ip_mode: String,
     /// Where the device is: `address`, `listen`, `peers`, `device`, `create`, `baud`.
     #[serde(flatten)]
     pub(super) device: crate::phy::Keys,
@@ -139,6 +145,8 @@ pub struct RadioPort {
     pub beacon: Option<(Duration, String)>,
     /// NET/ROM quality of this port's neighbours; 0: no NET/ROM here.
     pub netrom_quality: u8,
+    /// IP here, and how its datagrams travel by default; `None`: no IP here.
+    pub ip: Option<qtc_ip::Mode>,
     /// The port says its modem's speed (`modem_baud`); without it the speed is a guess
     /// (1200 bit/s on KISS), which start-up and `qtc check` point out.
     pub modem_baud_given: bool,
@@ -228,6 +236,7 @@ fn check_port(p: &PortCfg, callsign: &str) -> Result<RadioPort, KeyError> {
         max_links: p.max_links.max(1),
         beacon,
         netrom_quality: p.netrom_quality,
+        ip: port_mode(p.ip, &p.ip_mode)?,
         modem_baud_given: p.modem_baud.is_some(),
     })
 }
@@ -289,6 +298,29 @@ fn port_link(p: &PortCfg, kind: &Kind) -> Result<(qtc_ax25::Config, KissParams),
     link.send_buffer = 8 * 1024;
     link.receive_buffer = 8 * 1024;
     Ok((link, kiss))
+}
+
+/// A `[[port]]`'s `ip` and `ip_mode`: the mode its datagrams travel in, `None` without IP.
+pub(super) fn port_mode(ip: bool, mode: &str) -> Result<Option<qtc_ip::Mode>, KeyError> {
+    if !ip {
+        if !mode.is_empty() {
+            return Err(KeyError::new("ip_mode", "set ip = true first"));
+        }
+        return Ok(None);
+    }
+    ip_mode_of(mode)
+        .map(Some)
+        .map_err(|m| KeyError::new("ip_mode", m))
+}
+
+pub(super) fn ip_mode_of(word: &str) -> Result<qtc_ip::Mode, String> {
+    match word {
+        "" | "datagram" => Ok(qtc_ip::Mode::Datagram),
+        "vc" => Ok(qtc_ip::Mode::VirtualCircuit),
+        other => Err(format!(
+            "expected \"datagram\" (UI frames) or \"vc\" (a connected link), got {other:?}"
+        )),
+    }
 }
 
 #[cfg(test)]

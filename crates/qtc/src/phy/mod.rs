@@ -8,6 +8,7 @@ mod axudp;
 mod kiss;
 mod kiss_tcp;
 mod tty;
+pub mod tun;
 
 use std::fmt;
 use std::future::Future;

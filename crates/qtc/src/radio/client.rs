@@ -45,6 +45,7 @@ pub fn run(port: &str, mycall: &str, remote: &str, via: &[String]) -> anyhow::Re
             max_links: 1,
             beacon: None,
             netrom_quality: 0,
+            ip: None,
             modem_baud_given: false,
         };
         let heard = super::Heard::default();
@@ -61,6 +62,7 @@ pub fn run(port: &str, mycall: &str, remote: &str, via: &[String]) -> anyhow::Re
                 health: health.clone(),
                 metrics: Default::default(),
                 netrom: None,
+                ip: None,
             },
             rx,
             stop_rx,

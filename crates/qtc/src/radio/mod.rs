@@ -6,6 +6,7 @@
 //! or the one timer armed at the earliest link deadline (none while no link has a timer) wakes it.
 
 pub mod client;
+pub mod ip;
 pub mod netrom;
 mod port;
 mod to_session;
@@ -249,6 +250,7 @@ pub struct PortReport {
 pub struct Radios {
     ports: Arc<Vec<(String, RadioHandle)>>,
     netrom: Option<netrom::NetromHandle>,
+    ip: Option<ip::IpHandle>,
 }
 
 impl Radios {
@@ -257,6 +259,7 @@ impl Radios {
         Radios {
             ports: Arc::new(ports),
             netrom: None,
+            ip: None,
         }
     }
 
@@ -271,6 +274,19 @@ impl Radios {
     /// The NET/ROM node, when `[netrom]` is on.
     pub fn netrom(&self) -> Option<&netrom::NetromHandle> {
         self.netrom.as_ref()
+    }
+
+    /// The same, with the IP router running over the ports.
+    pub fn with_ip(self, ip: ip::IpHandle) -> Radios {
+        Radios {
+            ip: Some(ip),
+            ..self
+        }
+    }
+
+    /// The IP router, when `[ip]` is on.
+    pub fn ip(&self) -> Option<&ip::IpHandle> {
+        self.ip.as_ref()
     }
 
     /// The ports' names, in the configuration's order.
@@ -386,5 +402,8 @@ pub fn report_lines(c: &crate::config::Loaded) -> Vec<String> {
         .netrom
         .iter()
         .map(|n| format!("netrom: {}", netrom::describe(&n.node, &c.radio_ports)));
-    ports.chain(node).collect()
+    let ip =
+        c.ip.iter()
+            .map(|i| format!("ip: {}", ip::describe(i, &c.radio_ports)));
+    ports.chain(node).chain(ip).collect()
 }

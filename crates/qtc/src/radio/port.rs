@@ -18,6 +18,8 @@ use tokio::sync::{mpsc, watch};
 use super::to_session::ToSession;
 use super::{heard, ConnectError, Heard, Local, Outgoing, PortCmd};
 
+mod datagram_links;
+mod ip;
 mod netrom;
 use crate::clock;
 use crate::config::radio::RadioPort;
@@ -61,6 +63,8 @@ pub struct PortSetup {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// The NET/ROM node's side, when this port has a NET/ROM quality.
     pub netrom: Option<super::netrom::PortHook>,
+    /// The IP router's side, when this port carries IP.
+    pub ip: Option<super::ip::PortHook>,
 }
 
 struct LinkIo {
@@ -121,6 +125,7 @@ struct Task {
     bytes: std::sync::Arc<crate::metrics::PortBytes>,
     metrics: Arc<crate::metrics::Metrics>,
     netrom: Option<netrom::PortNetrom>,
+    ip: Option<ip::PortIp>,
 }
 
 fn is_up(state: State) -> bool {
@@ -226,12 +231,14 @@ pub async fn run_port(
         health,
         metrics,
         netrom,
+        ip,
     } = setup;
     let mut port = qtc_ax25::Port::new(cfg.link.clone());
     for c in &locals {
         port.add_local(*c);
     }
     let (netrom, mut from_node) = netrom::attach(&mut port, netrom);
+    let (ip, mut from_router) = ip::attach(&mut port, ip);
     port.set_accept(accept);
     port.set_max_links(cfg.max_links);
     let kiss = KissSetup {
@@ -257,6 +264,7 @@ pub async fn run_port(
         bytes: metrics.port_bytes(&cfg.name),
         metrics,
         netrom,
+        ip,
     };
     let mut timer = clock::Timer::new();
     let beacon = cfg.beacon.clone();
@@ -273,6 +281,10 @@ pub async fn run_port(
             o = netrom::next(&mut from_node) => match o {
                 Some(o) => t.netrom_out(clock::now(), o),
                 None => from_node = None,
+            },
+            o = ip::next(&mut from_router) => match o {
+                Some(o) => t.ip_out(clock::now(), o),
+                None => from_router = None,
             },
             () = beacon_timer.fired() => {
                 if let Some((every, text)) = &beacon {
@@ -396,6 +408,7 @@ impl Task {
             .poll_timeout()
             .into_iter()
             .chain(self.netrom_deadline())
+            .chain(self.ip_deadline())
             .chain(reopen)
             .min()
     }
@@ -405,6 +418,7 @@ impl Task {
     fn handle_timeout(&mut self, now: std::time::Instant) {
         self.port.handle_timeout(now);
         self.netrom_timeout(now);
+        self.ip_timeout(now);
         if matches!(self.dev, DevState::Waiting(at) if at <= now) {
             self.dev = DevState::Opening(self.kind.open(self.kiss));
         }
@@ -460,11 +474,16 @@ impl Task {
         match ev {
             PortEvent::Incoming { id, local, remote } => {
                 tracing::info!(port = %self.name, %remote, %local, "incoming link");
-                if !self.netrom_defers(now, id, local, remote) {
+                if !self.netrom_defers(now, id, local, remote)
+                    && !self.ip_defers(now, id, local, remote)
+                {
                     self.accept(now, id, remote);
                 }
             }
             PortEvent::Link { id, event } => {
+                let Some(event) = self.ip_event(now, id, event) else {
+                    return;
+                };
                 let Some(event) = self.netrom_event(now, id, event) else {
                     return;
                 };
@@ -506,8 +525,9 @@ impl Task {
                 }
             }
             PortEvent::Ui(f) => {
-                tracing::debug!(port = %self.name, from = %f.address.src, "UI frame");
+                tracing::debug!(port = %self.name, from = %f.address.src, to = %f.address.dest, pid = ?f.pid, "UI frame");
                 self.netrom_ui(&f);
+                self.ip_ui(&f);
             }
             _ => {}
         }
@@ -845,6 +865,7 @@ mod tests {
             max_links: 4,
             beacon: None,
             netrom_quality: 0,
+            ip: None,
             modem_baud_given: true,
         };
         let health = Arc::<crate::radio::PortHealth>::default();
@@ -867,6 +888,7 @@ mod tests {
                 health: health.clone(),
                 metrics: Default::default(),
                 netrom: None,
+                ip: None,
             },
             rx,
             stop_rx,

@@ -1,7 +1,7 @@
 //! The Status page: the health model `qtc ctl status` prints (crate::health), as HTML: radio
 //! ports up or down, each partner's queue, last result, next call and a Forward now button,
-//! the sessions in progress, the store's size, the NET/ROM node (nodes, neighbours, circuits)
-//! and the last pages to the sysop (`T`).
+//! the sessions in progress, the store's size, the NET/ROM node (nodes, neighbours, circuits),
+//! the IP router (ARP table, routes, counters) and the last pages to the sysop (`T`).
 
 use std::fmt::Write;
 use std::sync::Arc;
@@ -15,6 +15,7 @@ use super::pages::{csrf, esc, page};
 use super::{need_sysop, store_down, Page, Web};
 use crate::health::{time, Health, SessionReport};
 use crate::online::SysopPage;
+use crate::radio::ip::IpView;
 use crate::radio::netrom::NetromView;
 
 /// `GET /status`.
@@ -26,6 +27,9 @@ pub async fn status(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
     let mut b = body(&h, &csrf(&s));
     if let Some(v) = &h.netrom {
         b.push_str(&netrom(v));
+    }
+    if let Some(v) = &h.ip {
+        b.push_str(&ip(v));
     }
     b.push_str(&pages(&web.health.online.recent_pages()));
     Ok(Html(page(&s, "Status", &b)).into_response())
@@ -111,6 +115,51 @@ fn netrom(v: &NetromView) -> String {
         }
         b.push_str("</table>");
     }
+    b
+}
+
+/// The IP router: its ARP table, the addresses ARP asks for, the routes, the counters.
+fn ip(v: &IpView) -> String {
+    let mut b = format!(
+        "<h2>IP {} on {}</h2><h3>ARP ({})</h3>",
+        esc(&v.address),
+        esc(&v.tun),
+        v.arp.len()
+    );
+    if !v.arp.is_empty() {
+        b.push_str("<table id=\"arp\"><tr><th>Address</th><th>Callsign</th><th>Port</th><th>Expires</th></tr>");
+        for a in &v.arp {
+            let _ = write!(
+                b,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&a.address),
+                esc(&a.callsign),
+                esc(&a.port),
+                a.expires.map_or("static".to_string(), time)
+            );
+        }
+        b.push_str("</table>");
+    }
+    if !v.asking.is_empty() {
+        let _ = write!(b, "<p>Asking: {}</p>", esc(&v.asking.join(", ")));
+    }
+    let _ = write!(
+        b,
+        "<h3>Routes ({})</h3><table id=\"ip-routes\"><tr><th>To</th><th>Via</th></tr>",
+        v.routes.len()
+    );
+    for r in &v.routes {
+        let _ = write!(
+            b,
+            "<tr><td>{}</td><td>{}</td></tr>",
+            esc(&r.to),
+            esc(&r.hop())
+        );
+    }
+    b.push_str("</table><p>Since start: ");
+    let counters: Vec<String> = v.stats.iter().map(|(n, c)| format!("{c} {n}")).collect();
+    b.push_str(&esc(&counters.join(", ")));
+    b.push_str("</p>");
     b
 }
 
@@ -298,5 +347,63 @@ mod tests {
             "{html}"
         );
         assert!(html.contains("<td>1/0 in</td><td>N0USR</td>"), "{html}");
+    }
+
+    #[test]
+    fn the_ip_router_shows_its_arp_table_and_routes() {
+        use crate::radio::ip::{ArpRow, RouteRow};
+        let v = IpView {
+            address: "44.128.0.1/24".into(),
+            tun: "qtc0".into(),
+            arp: vec![
+                ArpRow {
+                    address: "44.128.0.2".into(),
+                    callsign: "N0JNS".into(),
+                    port: "udp".into(),
+                    expires: Some(0),
+                },
+                ArpRow {
+                    address: "44.128.0.9".into(),
+                    callsign: "N0<b>".into(),
+                    port: "vhf".into(),
+                    expires: None,
+                },
+            ],
+            asking: vec!["44.128.0.7".into()],
+            routes: vec![
+                RouteRow {
+                    to: "44.131.0.0/24".into(),
+                    via: "NET/ROM N0JNS".into(),
+                    port: None,
+                    mode: None,
+                },
+                RouteRow {
+                    to: "44.130.0.0/16".into(),
+                    via: "via 44.128.0.3".into(),
+                    port: Some("vhf".into()),
+                    mode: Some("vc".into()),
+                },
+            ],
+            stats: vec![("ARP in", 3), ("malformed", 1)],
+        };
+        let html = ip(&v);
+        assert!(html.contains("<h2>IP 44.128.0.1/24 on qtc0</h2>"), "{html}");
+        assert!(
+            html.contains(
+                "<td>44.128.0.2</td><td>N0JNS</td><td>udp</td><td>1970-01-01T00:00:00Z</td>"
+            ),
+            "{html}"
+        );
+        assert!(
+            html.contains("<td>N0&lt;b&gt;</td><td>vhf</td><td>static</td>"),
+            "{html}"
+        );
+        assert!(html.contains("Asking: 44.128.0.7"), "{html}");
+        assert!(
+            html.contains("<td>44.131.0.0/24</td><td>NET/ROM N0JNS</td>")
+                && html.contains("<td>44.130.0.0/16</td><td>via 44.128.0.3 on vhf (vc)</td>"),
+            "{html}"
+        );
+        assert!(html.contains("3 ARP in, 1 malformed"), "{html}");
     }
 }

@@ -115,6 +115,13 @@ pub enum NetCmd {
         /// The circuit's stream.
         reply: oneshot::Sender<Result<Circuit, String>>,
     },
+    /// An IP datagram for the node `node`, from the IP router (a `[[ip.route]]` with `netrom`).
+    SendIp {
+        /// The node.
+        node: Callsign,
+        /// The datagram.
+        datagram: Vec<u8>,
+    },
     /// The tables and circuits as they are now.
     View {
         /// Where they go.
@@ -131,6 +138,10 @@ pub struct Circuit {
     /// no route any more); the sender is dropped when it ended well.
     pub failure: oneshot::Receiver<String>,
 }
+
+/// An IP datagram that came to our node inside a NET/ROM datagram, with the node it came
+/// from (for the IP router).
+pub type IpFromNode = (Callsign, Vec<u8>);
 
 /// The running node, as the rest of the daemon sees it.
 #[derive(Clone)]
@@ -153,6 +164,12 @@ impl NetromHandle {
             return NetromView::default();
         }
         rx.await.unwrap_or_default()
+    }
+
+    /// Hands an IP datagram for `node` to the node's task; false when its queue is full (the
+    /// datagram is dropped, as one lost on the air).
+    pub fn send_ip(&self, node: Callsign, datagram: Vec<u8>) -> bool {
+        self.cmd.try_send(NetCmd::SendIp { node, datagram }).is_ok()
     }
 
     /// The node a user means by `name` (alias or callsign), if known.
@@ -199,6 +216,8 @@ pub struct Setup {
     pub cmds: mpsc::Receiver<NetCmd>,
     /// Where circuits users open to us go.
     pub on_incoming: super::Incoming,
+    /// Where IP datagrams that came to our node go (the IP router), with the node they came from.
+    pub to_ip: Option<mpsc::Sender<IpFromNode>>,
     /// Stop.
     pub shutdown: watch::Receiver<bool>,
 }

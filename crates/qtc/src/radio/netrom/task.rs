@@ -21,6 +21,8 @@ struct Task {
     on_incoming: crate::radio::Incoming,
     /// Frames a full port queue refused.
     dropped: u64,
+    /// The IP router, for IP datagrams that came to our node.
+    to_ip: Option<mpsc::Sender<super::IpFromNode>>,
 }
 
 /// Runs the node until shutdown.
@@ -33,6 +35,7 @@ pub async fn run(setup: Setup) {
         mut cmds,
         on_incoming,
         mut shutdown,
+        to_ip,
     } = setup;
     tracing::info!(node = %node.call(), alias = %node.alias(), "NET/ROM node up");
     log_next_broadcast(&node, "first", clock::now());
@@ -43,6 +46,7 @@ pub async fn run(setup: Setup) {
         circuits: BTreeMap::new(),
         on_incoming,
         dropped: 0,
+        to_ip,
     };
     let mut timer = clock::Timer::new();
     let mut cmds_open = true;
@@ -154,6 +158,11 @@ impl Task {
                     let _ = reply.send(Err(format!("cannot reach {dest}: {e}")));
                 }
             },
+            NetCmd::SendIp { node, datagram } => {
+                if let Err(e) = self.node.send_ip(node, &datagram) {
+                    tracing::debug!(%node, error = %e, "IP datagram not sent over NET/ROM");
+                }
+            }
             NetCmd::View { reply } => {
                 let _ = reply.send(NetromView::of(&self.node, &self.port_names));
             }
@@ -202,6 +211,13 @@ impl Task {
                 }
             }
             Event::Table(change) => self.log_change(&change),
+            Event::Ip { origin, datagram } => {
+                if let Some(tx) = &self.to_ip {
+                    if tx.try_send((origin, datagram)).is_err() {
+                        tracing::debug!(node = %origin, "IP router busy, datagram dropped");
+                    }
+                }
+            }
             _ => {}
         }
     }
