@@ -3,7 +3,7 @@
 //! tasks hand it the NODES broadcasts and datagrams they hear ([`NetIn`]) and send what it
 //! asks for ([`NetOut`]): broadcasts as UI frames, datagrams as I frames with PID 0xCF on an
 //! AX.25 link from the node call to the neighbour (opened when needed, closed after
-//! [`LINK_IDLE`] without a datagram).
+//! three minutes without a datagram, as every port's datagram links are).
 //!
 //! Idle, the task sleeps until its next broadcast: circuits arm timers only while something is
 //! outstanding. `qtc ctl nodes`, the web and `NODES` ask the task for its tables
@@ -14,8 +14,6 @@ mod bridge;
 mod task;
 mod view;
 
-use std::time::Duration;
-
 use qtc_callsign::Callsign;
 use tokio::io::DuplexStream;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -23,9 +21,6 @@ use tokio::sync::{mpsc, oneshot, watch};
 pub use task::run;
 pub use view::{CircuitRow, NeighbourRow, NetromView, NodeRow, RouteRow, Totals};
 
-/// A NET/ROM link to a neighbour that carried no datagram (and has no session) this long is
-/// closed; shorter than T3, so an idle node polls nobody.
-pub const LINK_IDLE: Duration = Duration::from_secs(180);
 /// Frames waiting between the node and a port task, each way; beyond it they are dropped (the
 /// circuits' retries cover it, as for frames lost on the air).
 pub const QUEUE: usize = 512;

@@ -36,6 +36,11 @@ impl DatagramLinks {
         self.0.contains_key(&id)
     }
 
+    /// The links kept.
+    pub(super) fn ids(&self) -> Vec<LinkId> {
+        self.0.keys().copied().collect()
+    }
+
     /// `id` is no longer one of these (it went down, or has a session now).
     pub(super) fn remove(&mut self, id: LinkId) {
         self.0.remove(&id);

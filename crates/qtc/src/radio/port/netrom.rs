@@ -6,19 +6,17 @@
 //! apart) gets no BBS session until it sends text: neighbours open such links only to send
 //! datagrams, and a greeting on them would be noise (JNOS, too, waits for a line before it
 //! starts its mailbox on its interface call). Links that carry only datagrams close after
-//! [`LINK_IDLE`] without one.
+//! [`LINK_IDLE`](super::datagram_links::LINK_IDLE) without one.
 
-use std::collections::BTreeMap;
 use std::time::Instant;
 
-use qtc_ax25::{
-    Address, CommandResponse, DisconnectReason, Event, Frame, LinkId, Path, Pid, State,
-};
+use qtc_ax25::{Address, CommandResponse, DisconnectReason, Event, Frame, LinkId, Pid};
 use qtc_callsign::Callsign;
 use tokio::sync::mpsc;
 
+use super::datagram_links::DatagramLinks;
 use super::Task;
-use crate::radio::netrom::{NetIn, NetOut, PortHook, LINK_IDLE};
+use crate::radio::netrom::{NetIn, NetOut, PortHook};
 
 /// The broadcast address of NODES.
 const NODES: Callsign = match Callsign::new("NODES", 0) {
@@ -32,7 +30,7 @@ pub(super) struct PortNetrom {
     call: Callsign,
     to_node: mpsc::Sender<NetIn>,
     /// Links carrying NET/ROM with no session, and when each last carried a datagram.
-    links: BTreeMap<LinkId, Instant>,
+    links: DatagramLinks,
 }
 
 /// Sets the port up for NET/ROM: the node call is ours, NODES broadcasts are taken.
@@ -49,7 +47,7 @@ pub(super) fn attach(
         port: h.port,
         call: h.call,
         to_node: h.to_node,
-        links: BTreeMap::new(),
+        links: DatagramLinks::default(),
     };
     (Some(n), Some(h.from_node))
 }
@@ -118,22 +116,20 @@ impl Task {
                         tracing::debug!("NET/ROM node busy, datagram dropped");
                     }
                 }
-                if let Some(t) = n.links.get_mut(&id) {
-                    *t = now;
-                }
+                n.links.touch(id, now);
                 None
             }
-            other if !n.links.contains_key(&id) => Some(other),
+            other if !n.links.contains(id) => Some(other),
             Event::Data(d) => {
                 // Text on a NET/ROM link: whoever is there wants the BBS.
-                n.links.remove(&id);
+                n.links.remove(id);
                 if let Some((_, remote)) = calls {
                     self.accept(now, id, remote);
                 }
                 Some(Event::Data(d))
             }
             Event::Disconnected { reason } => {
-                n.links.remove(&id);
+                n.links.remove(id);
                 // A neighbour that does not answer (or refuses a link) is gone: its routes go,
                 // and the node sends what the link lost by another one. A DM on a link that was
                 // up is a neighbour that restarted: it is there, and its next link will do.
@@ -176,9 +172,7 @@ impl Task {
                     return;
                 };
                 if let Some(n) = self.netrom.as_mut() {
-                    if let Some(t) = n.links.get_mut(&id) {
-                        *t = now;
-                    }
+                    n.links.touch(id, now);
                 }
                 if let Some(link) = self.port.link_mut(id) {
                     if let Err(e) = link.send_datagram(now, Pid::NETROM, data) {
@@ -191,60 +185,36 @@ impl Task {
 
     /// The link from the node call to `neighbour`: the one there is, or a new one.
     fn netrom_link(&mut self, now: Instant, call: Callsign, neighbour: Callsign) -> Option<LinkId> {
-        if let Some(id) = self.port.find(call, neighbour) {
-            let usable = self.port.link(id).is_some_and(|l| {
-                !matches!(l.state(), State::Disconnected | State::AwaitingRelease)
-            });
-            if usable {
-                return Some(id);
+        let (id, new) = self.datagram_link(now, call, neighbour)?;
+        if new {
+            tracing::info!(port = %self.name, %neighbour, "NET/ROM link to a neighbour");
+            if let Some(n) = self.netrom.as_mut() {
+                n.links.insert(id, now);
             }
         }
-        match self.port.connect(now, call, neighbour, Path::new()) {
-            Ok(id) => {
-                tracing::info!(port = %self.name, %neighbour, "NET/ROM link to a neighbour");
-                if let Some(n) = self.netrom.as_mut() {
-                    n.links.insert(id, now);
-                }
-                Some(id)
-            }
-            Err(e) => {
-                tracing::debug!(%neighbour, error = %e, "no NET/ROM link, datagram dropped");
-                None
-            }
-        }
+        Some(id)
     }
 
     /// The links carrying NET/ROM alone.
     pub(super) fn netrom_links(&self) -> Vec<LinkId> {
         self.netrom
             .as_ref()
-            .map(|n| n.links.keys().copied().collect())
+            .map(|n| n.links.ids())
             .unwrap_or_default()
     }
 
     /// When the next NET/ROM link falls idle.
     pub(super) fn netrom_deadline(&self) -> Option<Instant> {
         let n = self.netrom.as_ref()?;
-        n.links.values().min().map(|&t| t + LINK_IDLE)
+        n.links.deadline()
     }
 
-    /// Closes the NET/ROM links idle for [`LINK_IDLE`].
+    /// Closes the NET/ROM links idle for [`LINK_IDLE`](super::datagram_links::LINK_IDLE).
     pub(super) fn netrom_timeout(&mut self, now: Instant) {
         let Some(n) = self.netrom.as_mut() else {
             return;
         };
-        let idle: Vec<LinkId> = n
-            .links
-            .iter()
-            .filter(|(_, &t)| t + LINK_IDLE <= now)
-            .map(|(&id, _)| id)
-            .collect();
-        for id in idle {
-            n.links.remove(&id);
-            if let Some(link) = self.port.link_mut(id) {
-                tracing::debug!(remote = %link.remote(), "idle NET/ROM link closed");
-                link.disconnect(now);
-            }
-        }
+        let idle = n.links.take_idle(now);
+        self.close_idle(now, idle);
     }
 }
