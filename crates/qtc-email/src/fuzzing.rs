@@ -59,7 +59,9 @@ pub fn pump<C: Core>(
 pub fn sample_store() -> MemoryMail {
     let mut m = MemoryMail::new("N0CALL");
     for (call, pw) in [("N0OTH", "x"), ("N0USR", "pw")] {
-        let _ = m.store.add_user(call, Some(pw), false, false);
+        if let Ok(call) = qtc_callsign::Callsign::parse_station(call) {
+            let _ = m.store.add_user(call, Some(pw), false, false);
+        }
     }
     let msg = |kind, to: &str, at: &str| NewMessage {
         kind,

@@ -27,7 +27,12 @@ impl<C: Core> Client<C> {
         let mut store = sample_store();
         store
             .store
-            .add_user("N0SYS", Some("root"), true, false)
+            .add_user(
+                qtc_callsign::Callsign::parse_station("N0SYS").expect("a callsign"),
+                Some("root"),
+                true,
+                false,
+            )
             .expect("a new user");
         Client {
             core,

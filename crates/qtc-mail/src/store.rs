@@ -1,12 +1,14 @@
 //! The storage interface the BBS interpreter and the forwarding code use.
 
+use qtc_callsign::Callsign;
+
 use crate::message::{ListFilter, Message, MessageHeader, MsgStatus, MsgType, NewMessage};
 
 /// A BBS user (a human or a forwarding partner).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct User {
-    /// Callsign without SSID, upper case.
-    pub call: String,
+    /// Callsign without SSID.
+    pub call: Callsign,
     /// First name (`N` command).
     pub name: String,
     /// Home BBS (`NH` command), a hierarchical address or empty.

@@ -639,7 +639,13 @@ impl MessageStore for Store {
 
     fn update_user(&mut self, user: &User) -> Result<(), StoreError> {
         users::update_profile(&self.conn, user)?;
-        wp::learn(&self.conn, &user.call, &user.home_bbs, wp::Source::User, 0)
+        wp::learn(
+            &self.conn,
+            &user.call.to_string(),
+            &user.home_bbs,
+            wp::Source::User,
+            0,
+        )
     }
 
     fn insert_message(

@@ -47,7 +47,7 @@ pub async fn run(request: Request, shared: Backends<'_>) -> Result<Reply, StoreG
                     let call = p.call.clone();
                     let write = shared
                         .store
-                        .call(move |s| s.set_password_hashed(&call, &hash));
+                        .call(move |s| s.set_password_hashed(&call.to_string(), &hash));
                     write
                         .await
                         .unwrap_or_else(|gone| Err(StoreError::Database(gone.to_string())))

@@ -156,13 +156,16 @@ impl<C: Core> MailConn<C> {
         call: &str,
         password: String,
     ) -> Result<String, LoginRefused> {
-        let valid = qtc_callsign::Callsign::parse_station(call).is_ok_and(|c| c.ssid() == 0);
+        // A user's account is a call without an SSID; anything else is a wrong login.
+        let valid = qtc_callsign::Callsign::parse_station(call)
+            .ok()
+            .filter(|c| c.ssid() == 0);
         let checked = match valid {
-            true => {
+            Some(call) => {
                 conn.check_password(call, password, crate::passwords::Login::User)
                     .await
             }
-            false => Ok(Ok(false)),
+            None => Ok(Ok(false)),
         };
         let right = match checked {
             Ok(right) => right,
@@ -178,13 +181,17 @@ impl<C: Core> MailConn<C> {
         match right {
             Ok(true) => {}
             Ok(false) => {
-                let failed = conn.login_failed(valid.then_some(call));
+                let failed = conn.login_failed(valid);
                 tokio::time::sleep(failed.pause).await;
                 self.close_after_reply = failed.close.is_some();
                 return Err(LoginRefused::Wrong);
             }
             Err(_) => return Err(LoginRefused::Unavailable),
         }
+        // Right: a password was checked, so the call was one.
+        let Some(account) = valid else {
+            return Err(LoginRefused::Wrong);
+        };
         let c = call.to_string();
         let user = self
             .shared
@@ -193,7 +200,7 @@ impl<C: Core> MailConn<C> {
             .call(move |s| qtc_mail::MessageStore::user(s, &c))
             .await;
         let sysop = matches!(&user, Ok(Ok(Some(u))) if u.sysop);
-        conn.logged_in(call, sysop, false)
+        conn.logged_in(account, sysop, false)
             .map_err(LoginRefused::Full)?;
         self.presence = Some(self.shared.online.join(call, self.protocol.name()));
         Ok(call.to_string())

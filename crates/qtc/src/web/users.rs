@@ -35,10 +35,10 @@ fn list_page(s: &WebSession, users: &[User], locked: &[String]) -> String {
              <td>{}</td></tr>",
             yes(u.sysop),
             yes(u.bbs),
-            yes(locked.contains(&u.call)),
+            yes(locked.contains(&u.call.to_string())),
             esc(&qtc_mail::text::visible_line(&u.name)),
             esc(&qtc_mail::text::visible_line(&u.home_bbs)),
-            c = esc(&u.call),
+            c = esc(&u.call.to_string()),
         );
     }
     let _ = write!(
@@ -155,7 +155,7 @@ fn logins_text(logins: &[(String, i64)]) -> String {
 }
 
 fn edit_page(s: &WebSession, u: &User, locked: bool, logins: &[(String, i64)]) -> String {
-    let url = format!("/users/{}", esc(&u.call));
+    let url = format!("/users/{}", esc(&u.call.to_string()));
     let form = |action: &str, inner: &str, button: &str| {
         format!(
             "<form method=\"post\" action=\"{url}\">{}<input type=\"hidden\" name=\"action\" \
@@ -230,7 +230,7 @@ pub async fn action(
     let call = call.to_ascii_uppercase();
     let back = format!("/users/{call}");
     let refuse = |line: &str| Ok(Html(result(&s, "Users", line, &back)).into_response());
-    let myself = call == s.call;
+    let myself = call == s.call.to_string();
     if myself && matches!(f.action.as_str(), "delete" | "lock") {
         return refuse("error: you cannot delete or lock yourself while logged in");
     }
