@@ -52,7 +52,7 @@ impl Request {
         match self {
             Request::Read(job) | Request::Write(job) => job.run(store),
             Request::NewPassword(p) => {
-                let stored = store.set_password(&p.call.to_string(), &p.password);
+                let stored = store.set_password(p.call, &p.password);
                 p.stored(stored)
             }
         }

@@ -137,15 +137,12 @@ impl MemoryStore {
 }
 
 impl MessageStore for MemoryStore {
-    fn user(&mut self, call: &str) -> Result<Option<User>, StoreError> {
-        Ok(self
-            .users
-            .get(&call.to_ascii_uppercase())
-            .map(|(u, _)| u.clone()))
+    fn user(&mut self, call: Callsign) -> Result<Option<User>, StoreError> {
+        Ok(self.users.get(&call.to_string()).map(|(u, _)| u.clone()))
     }
 
-    fn set_password(&mut self, call: &str, password: &str) -> Result<(), StoreError> {
-        let call = call.to_ascii_uppercase();
+    fn set_password(&mut self, call: Callsign, password: &str) -> Result<(), StoreError> {
+        let call = call.to_string();
         match self.users.get_mut(&call) {
             Some((_, p)) => {
                 *p = Some(password.to_string());

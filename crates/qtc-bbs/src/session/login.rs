@@ -236,7 +236,7 @@ impl Query<BbsStore> for UserRecord {
     // in again only after its previous session's last write (and release).
     const WRITES: bool = true;
     fn run(self, store: &mut dyn MessageStore) -> Result<Option<User>, StoreError> {
-        store.user(&self.call.to_string())
+        store.user(self.call)
     }
 }
 
@@ -252,7 +252,7 @@ impl Query<BbsStore> for MailCounts {
     type Answer = GreetingCounts;
     const WRITES: bool = false;
     fn run(self, store: &mut dyn MessageStore) -> Result<GreetingCounts, StoreError> {
-        store.greeting_counts(&self.call.to_string(), self.sysop)
+        store.greeting_counts(self.call, self.sysop)
     }
 }
 

@@ -417,7 +417,7 @@ fn profile_info_version_bye() {
     assert!(u
         .send(&mut bbs, "NH n0bbs.#nca.ca.usa.noam")
         .contains("Saved."));
-    let user = bbs.store.user("N0USR").unwrap().unwrap();
+    let user = bbs.store.user(callsign("N0USR")).unwrap().unwrap();
     assert_eq!(user.name, "Ann");
     assert_eq!(user.home_bbs, "N0BBS.#NCA.CA.USA.NOAM");
     assert!(u.send(&mut bbs, "I").contains("N0CALL BBS"));

@@ -192,12 +192,11 @@ impl<C: Core> MailConn<C> {
         let Some(account) = valid else {
             return Err(LoginRefused::Wrong);
         };
-        let c = call.to_string();
         let user = self
             .shared
             .backends
             .readers
-            .call(move |s| qtc_mail::MessageStore::user(s, &c))
+            .call(move |s| qtc_mail::MessageStore::user(s, account))
             .await;
         let sysop = matches!(&user, Ok(Ok(Some(u))) if u.sysop);
         conn.logged_in(account, sysop, false)

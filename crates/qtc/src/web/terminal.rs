@@ -85,8 +85,7 @@ pub async fn ws(
     }
     let call = s.call;
     // A BBS account's session is a forwarding session, which has no place in a browser.
-    let c = call.to_string();
-    let user = super::store(&web, move |st| qtc_mail::MessageStore::user(st, &c)).await?;
+    let user = super::store(&web, move |st| qtc_mail::MessageStore::user(st, call)).await?;
     if user.is_some_and(|u| u.bbs) {
         return Err(refuse(
             StatusCode::FORBIDDEN,

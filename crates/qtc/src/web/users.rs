@@ -9,7 +9,8 @@ use std::sync::Arc;
 use axum::extract::{Form, Path, State};
 use axum::http::HeaderMap;
 use axum::response::{Html, IntoResponse};
-use qtc_mail::{MessageStore, User};
+use qtc_callsign::Callsign;
+use qtc_mail::{MessageStore, StoreError, User};
 
 use super::pages::{confirm, csrf, esc, page, result};
 use super::session::WebSession;
@@ -110,7 +111,7 @@ pub async fn edit(
     let found = store(&web, move |st| {
         let locked = st.locked_users()?.contains(&c2);
         let logins = st.last_logins(&c2, LOGINS_SHOWN)?;
-        Ok(st.user(&c2)?.map(|u| (u, locked, logins)))
+        Ok(user_named(st, &c2)?.map(|u| (u, locked, logins)))
     })
     .await?;
     let Some((u, locked, logins)) = found else {
@@ -152,6 +153,15 @@ fn logins_text(logins: &[(String, i64)]) -> String {
         .map(|(place, at)| format!("{} from {}", crate::health::time(*at), esc(place)))
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// The user a page's address names, upper case (text that is not a call as the store keeps
+/// it names no user).
+fn user_named(st: &mut dyn MessageStore, call: &str) -> Result<Option<User>, StoreError> {
+    match Callsign::parse_station(call) {
+        Ok(c) if c.to_string() == call => st.user(c),
+        _ => Ok(None),
+    }
 }
 
 fn edit_page(s: &WebSession, u: &User, locked: bool, logins: &[(String, i64)]) -> String {
@@ -262,7 +272,7 @@ pub async fn action(
         "profile" => match profile(&f.name, &f.home) {
             Ok((name, home)) => {
                 store(&web, move |st| {
-                    let Some(mut u) = st.user(&c2)? else {
+                    let Some(mut u) = user_named(st, &c2)? else {
                         return Ok(Ok(format!("no user {c2}")));
                     };
                     u.name = name;
