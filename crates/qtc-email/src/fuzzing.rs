@@ -3,6 +3,7 @@
 //! *_session.rs; the seeds run in this module's test) feed a core arbitrary bytes with
 //! [`drive`], and the cores' unit tests use [`pump`] too.
 
+use qtc_callsign::Callsign;
 use qtc_mail::{MsgStatus, MsgType, NewMessage};
 
 use crate::memory::MemoryMail;
@@ -37,12 +38,12 @@ pub struct Pumped {
 pub fn pump<C: Core>(
     core: &mut C,
     store: &mut MemoryMail,
-    login: &mut dyn FnMut(&str, &str) -> Result<String, LoginRefused>,
+    login: &mut dyn FnMut(Option<Callsign>, &str) -> Result<Callsign, LoginRefused>,
     state: &mut Pumped,
 ) {
     while let Some(ev) = core.poll_event() {
         match ev {
-            Event::Login { call, password } => core.login_done(login(&call, &password)),
+            Event::Login { call, password } => core.login_done(login(call, &password)),
             Event::Store(req) => {
                 let reply = req.run(store);
                 core.answered(reply);
@@ -102,10 +103,10 @@ pub fn sample_store() -> MemoryMail {
 pub fn drive<C: Core>(core: &mut C, data: &[u8]) {
     let mut store = sample_store();
     let mut logins = 0;
-    let mut login = |_: &str, _: &str| {
+    let mut login = |_: Option<Callsign>, _: &str| {
         logins += 1;
         match logins % 2 {
-            1 => Ok("N0OTH".to_string()),
+            1 => Callsign::parse_station("N0OTH").map_err(|_| LoginRefused::Unavailable),
             _ => Err(LoginRefused::Wrong),
         }
     };

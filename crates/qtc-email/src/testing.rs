@@ -62,9 +62,9 @@ impl<C: Core> Client<C> {
     }
 
     fn answer(&mut self) -> String {
-        let mut login = |call: &str, pw: &str| match USERS.contains(&(call, pw)) {
-            true => Ok(call.to_string()),
-            false => Err(LoginRefused::Wrong),
+        let mut login = |call: Option<qtc_callsign::Callsign>, pw: &str| match call {
+            Some(c) if USERS.contains(&(c.to_string().as_str(), pw)) => Ok(c),
+            _ => Err(LoginRefused::Wrong),
         };
         pump(&mut self.core, &mut self.store, &mut login, &mut self.state);
         let mut out = Vec::new();

@@ -6,6 +6,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use qtc_callsign::Callsign;
 use qtc_email::{Core, Event, LoginRefused};
 use tokio::sync::watch;
 
@@ -129,7 +130,7 @@ impl<C: Core> MailConn<C> {
     async fn event(&mut self, ev: Event<C>, conn: &mut Connection) -> Option<Ended> {
         match ev {
             Event::Login { call, password } => {
-                let r = self.login(conn, &call, password).await;
+                let r = self.login(conn, call, password).await;
                 self.core.login_done(r);
                 if self.close_after_reply {
                     return Some(Ended::Closed);
@@ -153,44 +154,37 @@ impl<C: Core> MailConn<C> {
     async fn login(
         &mut self,
         conn: &mut Connection,
-        call: &str,
+        call: Option<Callsign>,
         password: String,
-    ) -> Result<String, LoginRefused> {
-        // A user's account is a call without an SSID; anything else is a wrong login.
-        let valid = qtc_callsign::Callsign::parse_station(call)
-            .ok()
-            .filter(|c| c.ssid() == 0);
-        let checked = match valid {
+    ) -> Result<Callsign, LoginRefused> {
+        let right = match call {
             Some(call) => {
-                conn.check_password(call, password, crate::passwords::Login::User)
-                    .await
+                let checked = conn.check_password(call, password, crate::passwords::Login::User);
+                match checked.await {
+                    Ok(right) => right,
+                    Err(Refused::Locked) => {
+                        let why =
+                            format!("Logins to {call} from here are locked. Try again later.");
+                        return Err(LoginRefused::Full(why));
+                    }
+                    Err(Refused::Busy) => {
+                        let why =
+                            format!("Too many logins to {call} at once. Try again in a moment.");
+                        return Err(LoginRefused::Full(why));
+                    }
+                }
             }
-            None => Ok(Ok(false)),
+            None => Ok(false),
         };
-        let right = match checked {
-            Ok(right) => right,
-            Err(Refused::Locked) => {
-                let why = format!("Logins to {call} from here are locked. Try again later.");
-                return Err(LoginRefused::Full(why));
-            }
-            Err(Refused::Busy) => {
-                let why = format!("Too many logins to {call} at once. Try again in a moment.");
-                return Err(LoginRefused::Full(why));
-            }
-        };
-        match right {
-            Ok(true) => {}
-            Ok(false) => {
-                let failed = conn.login_failed(valid);
+        let account = match (right, call) {
+            (Ok(true), Some(account)) => account,
+            (Ok(_), _) => {
+                let failed = conn.login_failed(call);
                 tokio::time::sleep(failed.pause).await;
                 self.close_after_reply = failed.close.is_some();
                 return Err(LoginRefused::Wrong);
             }
-            Err(_) => return Err(LoginRefused::Unavailable),
-        }
-        // Right: a password was checked, so the call was one.
-        let Some(account) = valid else {
-            return Err(LoginRefused::Wrong);
+            (Err(_), _) => return Err(LoginRefused::Unavailable),
         };
         let user = self
             .shared
@@ -201,7 +195,8 @@ impl<C: Core> MailConn<C> {
         let sysop = matches!(&user, Ok(Ok(Some(u))) if u.sysop);
         conn.logged_in(account, sysop, false)
             .map_err(LoginRefused::Full)?;
-        self.presence = Some(self.shared.online.join(call, self.protocol.name()));
-        Ok(call.to_string())
+        let shown = account.to_string();
+        self.presence = Some(self.shared.online.join(&shown, self.protocol.name()));
+        Ok(account)
     }
 }
