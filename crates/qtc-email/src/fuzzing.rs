@@ -33,12 +33,16 @@ pub struct Pumped {
     pub watching: bool,
 }
 
+/// How a test answers a login: the account (`None`: not a user's call) and the password in,
+/// the user's callsign or why not out.
+pub type Login<'a> = dyn FnMut(Option<Callsign>, &str) -> Result<Callsign, LoginRefused> + 'a;
+
 /// Answers every event `core` has, in order, until it has none: logins by `login`, store
 /// requests against `store`, STARTTLS at once. What the daemon does, in place.
 pub fn pump<C: Core>(
     core: &mut C,
     store: &mut MemoryMail,
-    login: &mut dyn FnMut(Option<Callsign>, &str) -> Result<Callsign, LoginRefused>,
+    login: &mut Login<'_>,
     state: &mut Pumped,
 ) {
     while let Some(ev) = core.poll_event() {

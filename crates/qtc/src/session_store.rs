@@ -45,7 +45,7 @@ pub async fn run(request: Request, shared: Backends<'_>) -> Result<Reply, StoreG
             // argon2 on the password pool; the store thread only writes the hash.
             let stored = match shared.passwords.hash(p.password.clone()).await {
                 Ok(hash) => {
-                    let call = p.call.clone();
+                    let call = p.call;
                     let write = shared
                         .store
                         .call(move |s| s.set_password_hashed(&call.to_string(), &hash));
