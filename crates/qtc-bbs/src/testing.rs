@@ -21,18 +21,17 @@ pub(crate) const NOW: i64 = 1_796_214_665; // 2026-12-02 12:31:05Z
 impl Bbs {
     pub(crate) fn new() -> Bbs {
         let mut store = Store::new();
-        store
-            .add_user(callsign("N0USR"), Some("pw"), false, false)
-            .unwrap();
-        store
-            .add_user(callsign("N0SYS"), Some("root"), true, false)
-            .unwrap();
-        store
-            .add_user(callsign("N0OTH"), Some("x"), false, false)
-            .unwrap();
-        store
-            .add_user(callsign("N0BBB"), Some("fwd"), false, true)
-            .unwrap();
+        // Call, password, sysop, BBS.
+        for (call, pw, sysop, bbs) in [
+            ("N0USR", "pw", false, false),
+            ("N0SYS", "root", true, false),
+            ("N0OTH", "x", false, false),
+            ("N0BBB", "fwd", false, true),
+        ] {
+            store
+                .add_user(callsign(call), Some(pw), sysop, bbs)
+                .unwrap();
+        }
         let mut cfg = Config::new("N0CALL");
         cfg.max_line = 80;
         cfg.max_message = 1000;
