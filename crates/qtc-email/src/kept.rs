@@ -199,7 +199,11 @@ fn part(b: &[u8], mime: Range<usize>, body: Range<usize>) -> Part {
         .iter()
         .find(|(k, _)| k == "NAME")
         .map(|(_, v)| v.clone());
-    let lines = b[body.clone()].iter().filter(|&&c| c == b'\n').count();
+    // Its lines, the last one counted when no line end closes it (a part's last line end
+    // belongs to the boundary after it).
+    let text = &b[body.clone()];
+    let lines = text.iter().filter(|&&c| c == b'\n').count()
+        + usize::from(!text.is_empty() && !text.ends_with(b"\n"));
     Part {
         mime,
         body,

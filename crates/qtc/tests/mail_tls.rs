@@ -307,6 +307,62 @@ fn mutt_and_neomutt_read_and_send_over_tls_and_starttls_with_the_docs_muttrc() {
     }
 }
 
+/// A forwarded message (message/rfc822, with its own PDF) after a text and HTML body.
+const NESTED: &str = "From: N0OTH@bbs.example.org\r\nSubject: Fwd: net report\r\n\
+MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"outer\"\r\n\r\n\
+--outer\r\nContent-Type: multipart/alternative; boundary=\"alt\"\r\n\r\n\
+--alt\r\nContent-Type: text/plain\r\n\r\nSee below.\r\n\
+--alt\r\nContent-Type: text/html\r\n\r\n<p>See below.</p>\r\n--alt--\r\n\
+--outer\r\nContent-Type: message/rfc822\r\n\r\n\
+From: G8BPQ@GB7BPQ\r\nSubject: Net report\r\n\
+Content-Type: multipart/mixed; boundary=\"inner\"\r\n\r\n\
+--inner\r\nContent-Type: text/plain\r\n\r\nTwelve stations.\r\n\
+--inner\r\nContent-Type: application/pdf; name=\"net.pdf\"\r\n\
+Content-Transfer-Encoding: base64\r\n\r\nJVBERi0=\r\n--inner--\r\n\
+--outer--\r\n";
+
+/// A message with nested MIME kept in a folder: the server's BODYSTRUCTURE shows its tree,
+/// and mutt (which reads the MIME of what it fetches itself) lists the forwarded message's
+/// PDF among the attachments and saves it as it was.
+#[test]
+fn mutt_saves_the_pdf_of_a_forwarded_message_kept_in_a_folder() {
+    if !have("mutt") || !have("script") {
+        return;
+    }
+    let s = Station::start();
+    let append = format!("APPEND Fwd {{{}+}}\r\n{NESTED}", NESTED.len());
+    let answers = imap_asks(
+        &s,
+        &["CREATE Fwd", &append, "SELECT Fwd", "FETCH 1 BODYSTRUCTURE"],
+    );
+    assert!(answers[1].contains("OK [APPENDUID"), "{answers:?}");
+    // The server's structure is nested the same way (what clients that fetch parts read).
+    let st = &answers[3];
+    assert!(
+        st.contains("\"TEXT\" \"HTML\"")
+            && st.contains("\"ALTERNATIVE\"")
+            && st.contains("\"RFC822\""),
+        "{st}"
+    );
+    let home = s.home("mutt-nested");
+    let rc = home.join("muttrc");
+    std::fs::write(&rc, s.localized("muttrc")).unwrap();
+    // In mutt's list of the message's attachments, the forwarded message's PDF, saved.
+    let saved = home.join("net.pdf");
+    let keys = format!(
+        "<change-folder>+Fwd<enter><view-attachments><search>net.pdf<enter>\
+         <save-entry><kill-line>{}<enter><exit><quit>",
+        saved.display()
+    );
+    let out = mutt_on_a_terminal("mutt", &home, &rc, &keys);
+    assert_eq!(
+        std::fs::read(&saved).unwrap_or_default(),
+        b"%PDF-",
+        "{}\n{answers:?}",
+        text(&out)
+    );
+}
+
 #[test]
 fn fetchmail_collects_over_pop3s_stls_and_imaps_with_the_docs_fetchmailrc() {
     if !have("fetchmail") {
