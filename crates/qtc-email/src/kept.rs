@@ -11,8 +11,9 @@ use crate::render::{Part, Rendered};
 /// part they are in.
 const MAX_PARTS: usize = 100;
 
-/// The deepest nesting read (a multipart in a message in a multipart...); deeper entities are
-/// single parts of their own type.
+/// The deepest nesting read (a multipart in a message in a multipart...); a multipart or
+/// message deeper down is one part holding its bytes (BODYSTRUCTURE offers it as
+/// `application/octet-stream`).
 const MAX_DEPTH: usize = 8;
 
 /// The message's pieces, its bytes untouched.
