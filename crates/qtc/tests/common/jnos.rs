@@ -24,6 +24,8 @@ pub const PEER_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/jno
 
 /// JNOS inside its namespace, and the Linux side of it.
 pub const JNOS_IP: &str = "127.0.0.3";
+/// JNOS's user telnet BBS (run.sh's default `--telnet`).
+pub const JNOS_TELNET: u16 = 2323;
 /// The address a qtc under test listens on (and JNOS's `connect` lines call).
 pub const HOST_IP: &str = "127.0.0.2";
 
