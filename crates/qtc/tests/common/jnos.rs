@@ -19,7 +19,8 @@ use std::time::Duration;
 
 use super::{Client, PATIENCE};
 
-/// The JNOS files, copied unchanged from the project's shelf (`/work/shared/peers/jnos`).
+/// The JNOS files, copied from the project's shelf (`/work/shared/peers/jnos`); stop.sh here
+/// also removes the killed JNOS's lock on its KISS pty (README.md's quirks).
 pub const PEER_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/jnos");
 
 /// JNOS inside its namespace, and the Linux side of it.
