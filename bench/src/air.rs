@@ -21,6 +21,7 @@ use crate::daemon::{Daemon, Opts, Spec};
 use crate::forward::{load, BODY};
 use crate::jnos::{self, Jnos};
 use crate::measure::bulletins;
+use crate::monitor::Monitor;
 use crate::report::Row;
 use crate::util::{now, wait_for, Ctx, TempDir, Text, R};
 use crate::Plan;
@@ -371,6 +372,11 @@ struct Pass {
     b: Sent,
     chan: String,
     priority: String,
+    /// B's answers to A's runs of I frames: median seconds from the end of A's last frame
+    /// to the end of B's answer, and how many.
+    answer: Option<(f64, usize)>,
+    /// The longest time the channel carried no frame, seconds.
+    quiet: f64,
 }
 
 impl Pass {
@@ -378,13 +384,16 @@ impl Pass {
         let ratio = self.wall / self.limit;
         let figure = format!(
             "{:.0} s = {ratio:.2} × the limit ({:.0} s); I frames A→B {} sent, {} resent; \
-             B→A {} sent, {} resent",
+             B→A {} sent, {} resent; B's answer {}",
             self.wall,
             self.limit,
             self.a.i_frames,
             self.a.i_resent,
             self.b.i_frames,
-            self.b.i_resent
+            self.b.i_resent,
+            self.answer.map_or("not heard".into(), |(s, n)| format!(
+                "{s:.2} s (median of {n})"
+            ))
         );
         if bar {
             Row::check(
@@ -408,10 +417,12 @@ impl Pass {
             )
         };
         format!(
-            "A sent {}; B sent {}; window {}; chan.py ({}): {}",
+            "A sent {}; B sent {}; window {}; longest time without a frame {:.1} s; chan.py \
+             ({}): {}",
             side(&self.a),
             side(&self.b),
             self.window,
+            self.quiet,
             self.priority,
             self.chan
         )
@@ -457,6 +468,7 @@ fn pass(o: &Opts, q: &QtcPass<'_>) -> R<Pass> {
     let dir = TempDir::new("air")?;
     let loss = if q.lossy { LOSS } else { "0" };
     let chan = Channel::start(root()?, &dir.path().join("channel"), loss, q.baud)?;
+    let monitor = Monitor::start(chan.kiss)?;
     let speed = q.modem_baud.then_some(q.baud);
     let b = Daemon::create(
         o,
@@ -498,6 +510,7 @@ fn pass(o: &Opts, q: &QtcPass<'_>) -> R<Pass> {
     b.wait_log("link down", 0)?;
     figures(
         chan,
+        &monitor,
         wall,
         [Some(a.log_tail_all()), Some(b.log_tail_all())],
         f64::from(q.baud),
@@ -509,7 +522,13 @@ fn pass(o: &Opts, q: &QtcPass<'_>) -> R<Pass> {
 /// for JNOS). The link's own counters where qtc logs them (exact; Direwolf's log shows most
 /// but not all information bytes); else what the modems' logs give, and for JNOS its window
 /// as it comes (`ax25 maxframe 1`).
-fn figures(chan: Channel, wall: f64, logs: [Option<String>; 2], baud: f64) -> R<Pass> {
+fn figures(
+    chan: Channel,
+    monitor: &Monitor,
+    wall: f64,
+    logs: [Option<String>; 2],
+    baud: f64,
+) -> R<Pass> {
     let sent = [transmitted(&chan.log("a")), transmitted(&chan.log("b"))];
     let priority = chan.priority.clone();
     let stats = chan.stop()?;
@@ -531,6 +550,8 @@ fn figures(chan: Channel, wall: f64, logs: [Option<String>; 2], baud: f64) -> R<
         b,
         chan: stats,
         priority,
+        answer: monitor.answer_median(),
+        quiet: monitor.longest_quiet(),
     })
 }
 
@@ -576,6 +597,7 @@ fn jnos_pass(o: &Opts, name: &str) -> R<Pass> {
     let bin = jnos::build(root)?;
     let dir = TempDir::new("air-jnos")?;
     let chan = Channel::start(root, &dir.path().join("channel"), "0", 1200)?;
+    let monitor = Monitor::start(chan.kiss)?;
     let (wall, logs) = match name {
         "jnos-qtc" => {
             let b = Daemon::create(
@@ -655,7 +677,7 @@ fn jnos_pass(o: &Opts, name: &str) -> R<Pass> {
             (wall, [Some(a.log_tail_all()), None])
         }
     };
-    figures(chan, wall, logs, 1200.0)
+    figures(chan, &monitor, wall, logs, 1200.0)
 }
 
 /// JNOS N0JNA on modem A with run.sh's `opts` (its partner), holding [`personal`] messages

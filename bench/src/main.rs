@@ -23,6 +23,7 @@ mod jnos;
 mod lzhuf;
 mod mailbox;
 mod measure;
+mod monitor;
 mod netrom;
 mod network;
 mod news;
