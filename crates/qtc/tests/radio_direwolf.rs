@@ -6,9 +6,9 @@
 //! 20 × 2 KB bulletins to B in B1, which must arrive exactly once. And the real JNOS 2.0o.2 on
 //! one modem (its KISS pty joined to the modem's KISS TCP port, as docs/radio.md tells a
 //! sysop), qtc on the other: JNOS forwards 5 messages of about 2 KB to qtc, then qtc 5 to JNOS,
-//! in B1, each once and byte for byte. Nothing here depends on how long it takes (about 4
-//! minutes of real time each; the times are printed against the channel's limit, and bench
-//! row 11 measures them).
+//! in B1, each once and byte for byte. Nothing here depends on how long it takes (about 4 and
+//! 3 minutes of real time; the two run at once; the times are printed against the channel's
+//! limit, and bench row 11 measures them).
 //!
 //! Needs `direwolf` and `python3` (and for JNOS what tests/peers/jnos needs: root, a tun
 //! device, `ip`, `socat`); without them a test says so and passes, unless
@@ -245,7 +245,7 @@ fn limit(n: u64, k: u64) -> f64 {
 const WITH_JNOS: usize = 5;
 
 #[test]
-#[ignore = "real time: about 6 minutes on a 1200-baud channel; CI runs it with --ignored"]
+#[ignore = "real time: about 3 minutes on a 1200-baud channel; CI runs it with --ignored"]
 fn jnos_and_qtc_forward_both_ways_over_a_real_time_1200_baud_channel_exactly_once() {
     if !have("direwolf") || !have("python3") {
         return;
