@@ -19,9 +19,11 @@ mod faults;
 mod forward;
 mod genstore;
 mod idle;
+mod jnos;
 mod lzhuf;
 mod mailbox;
 mod measure;
+mod monitor;
 mod netrom;
 mod network;
 mod news;
@@ -81,7 +83,8 @@ pub struct Plan {
     pub big_fwd_n: usize,
     /// Loads left out of row 8e's loaded scenario (`--without`), to see what each costs.
     pub big_without: Vec<String>,
-    /// Row 11's passes (`--air`): `b1`, `mbl`, `b1-lossy`, `mbl-lossy`.
+    /// Row 11's passes (`--air`): `b1`, `mbl`, `b1-lossy`, `mbl-lossy`, and on request
+    /// `jnos-qtc`, `jnos-jnos`, `qtc-jnos`, `b1-300`, `b1-300-modem`.
     pub air: Vec<String>,
     /// Row 13's network sizes (`--nodes`).
     pub network: Vec<usize>,
@@ -148,7 +151,7 @@ const USAGE: &str = "usage: qtc-bench [--quick] [--qtc PATH] [--out FILE] [--onl
 [--modes fbb,b1,b2] [--durability full|normal] [--log-level LEVEL] [--sessions N] [--store N] [--fwd N]
        [--fwd-runs N] [--big N] [--without ll1,logins,housekeeping,metrics (loads left out of row 8e)]
        [--baseline PATH (another qtc binary: forwarding, 1 M store and stalled rows for both)]
-       [--air b1,mbl,b1-lossy,mbl-lossy (row 11's passes)] [--nodes 8,16,32 (row 13's networks)]
+       [--air b1,mbl,b1-lossy,mbl-lossy (row 11's passes; also jnos-qtc,jnos-jnos,qtc-jnos,b1-300,b1-300-modem)] [--nodes 8,16,32 (row 13's networks)]
 rows: idle, forward, telnet, faults, scale, lzhuf, radio, bigstore, news, stalled, netrom, air, disk,
       device (12c: bytes to an ext4 loop device; root), pagesize (8g alone), network";
 
@@ -206,7 +209,7 @@ fn parse_args() -> Result<Args, String> {
             "--fwd-runs" => plan.fwd_runs = num(val()?)?.max(1),
             "--air" => {
                 plan.air = val()?.split(',').map(str::to_string).collect();
-                if let Some(bad) = plan.air.iter().find(|a| !air::PASSES.contains(&a.as_str())) {
+                if let Some(bad) = plan.air.iter().find(|a| !air::known(a)) {
                     return Err(format!("unknown air pass {bad}\n{USAGE}"));
                 }
             }
