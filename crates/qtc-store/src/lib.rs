@@ -451,13 +451,15 @@ impl Store {
     ) -> Result<Vec<Result<u64, StoreError>>, StoreError> {
         let tx = self.conn.transaction().map_err(db_err)?;
         let mut results = Vec::with_capacity(msgs.len());
+        let mut text = texts::Batch::default();
         for m in msgs {
-            match insert_in(&tx, m, &self.station, &self.queued, None, now) {
+            match insert_batched(&tx, m, &self.station, &self.queued, (None, now), &mut text) {
                 Err(e @ StoreError::DuplicateBid(_)) => results.push(Err(e)),
                 Err(e) => return Err(e),
                 Ok((n, _)) => results.push(Ok(n)),
             }
         }
+        text.write(&tx)?;
         tx.commit().map_err(db_err)?;
         Ok(results)
     }
@@ -822,6 +824,22 @@ fn insert_in(
     origin: Option<&str>,
     now: i64,
 ) -> Result<(u64, MsgStatus), StoreError> {
+    let mut text = texts::Batch::default();
+    let stored = insert_batched(tx, msg, station, queued, (origin, now), &mut text)?;
+    text.write(tx)?;
+    Ok(stored)
+}
+
+/// [`insert_in`], its text added to `text` for the caller to write with the other texts of
+/// the transaction (before it commits).
+fn insert_batched(
+    tx: &rusqlite::Transaction<'_>,
+    msg: &NewMessage,
+    station: &Station,
+    queued: &QueueMarks,
+    (origin, now): (Option<&str>, i64),
+    text: &mut texts::Batch,
+) -> Result<(u64, MsgStatus), StoreError> {
     if let Some(bid) = &msg.bid {
         if bid_known_in(tx, bid)? {
             return Err(StoreError::DuplicateBid(bid.clone()));
@@ -880,7 +898,7 @@ fn insert_in(
         ])
     })
     .map_err(db_err)?;
-    texts::put(tx, number, &rlines, &msg.body)?;
+    text.add(number, &rlines, &msg.body);
     tx.prepare_cached("INSERT INTO bids (bid, seen, number) VALUES (?1, ?2, ?3)")
         .and_then(|mut st| st.execute(params![bid, now, number as i64]))
         .map_err(db_err)?;
