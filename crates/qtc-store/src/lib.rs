@@ -61,9 +61,11 @@ const PAGE_SIZE: i64 = 512;
 
 /// Bytes of WAL before SQLite copies it into the database (its automatic checkpoint; 1,000
 /// pages by default). Every commit rewrites the pages it touches into the WAL, but a checkpoint
-/// writes each page once: the fewer checkpoints, the fewer writes of the same bookkeeping pages.
-/// The WAL file is kept at about this size for good ([`Store::prepare_wal`]).
-const CHECKPOINT_AFTER: i64 = 2 << 20;
+/// writes each page once: the fewer checkpoints, the fewer writes of the same bookkeeping pages
+/// (and, on ext4, the fewer journal commits for the database file's growth). 4 MB holds about
+/// 1,300 received 2 KB bulletins: 1,000 cost an ext4 device 1 % less than with 2 MB. The WAL
+/// file is kept at about this size for good ([`Store::prepare_wal`]).
+const CHECKPOINT_AFTER: i64 = 4 << 20;
 
 /// WAL frames beyond [`CHECKPOINT_AFTER`] that the file has room for: the commit that passes
 /// the mark, and the ones a reader holding an old snapshot makes wait for the restart.
