@@ -305,6 +305,17 @@ pub(crate) const MIGRATIONS: &[&str] = &[
           AND NOT EXISTS (SELECT 1 FROM messages m
                           WHERE m.number BETWEEN text_blocks.first AND text_blocks.last);
      END;",
+    // 21: a new message's number comes from the highest message's (lib.rs, `next_number`),
+    // not from `sqlite_sequence`, which AUTOINCREMENT rewrote (a WAL frame) with every
+    // received block; it now holds numbers taken ahead. So that a number is never given
+    // twice, `number_floor` keeps the highest number removed while it was the highest.
+    "CREATE TABLE number_floor (n INTEGER NOT NULL);
+     INSERT INTO number_floor (n)
+        SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0);
+     CREATE TRIGGER number_floor_keep AFTER DELETE ON messages
+     WHEN OLD.number > COALESCE((SELECT MAX(number) FROM messages), 0) BEGIN
+        UPDATE number_floor SET n = MAX(n, OLD.number);
+     END;",
 ];
 
 /// The schema version this build writes.

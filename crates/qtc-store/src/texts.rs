@@ -121,7 +121,11 @@ fn put_run(conn: &Connection, run: Vec<(u64, usize, Vec<u8>)>) -> Result<(), Sto
         [] => return Ok(()),
         [(number, rlines, _)] => {
             let (number, rlines) = (*number, *rlines);
-            let text = run.into_iter().next().map(|(_, _, t)| t).unwrap_or_default();
+            let text = run
+                .into_iter()
+                .next()
+                .map(|(_, _, t)| t)
+                .unwrap_or_default();
             return put_one(conn, number, rlines, text);
         }
         [(first, ..), ..] => *first,
@@ -130,7 +134,11 @@ fn put_run(conn: &Connection, run: Vec<(u64, usize, Vec<u8>)>) -> Result<(), Sto
     let mut sizes = Vec::with_capacity(run.len() * ENTRY);
     let mut joined = Vec::new();
     for (number, rlines, text) in &run {
-        for v in [number.saturating_sub(first), *rlines as u64, text.len() as u64] {
+        for v in [
+            number.saturating_sub(first),
+            *rlines as u64,
+            text.len() as u64,
+        ] {
             sizes.extend_from_slice(&(v as u32).to_le_bytes());
         }
         joined.extend_from_slice(text);
@@ -201,10 +209,7 @@ pub(crate) struct Row {
 impl Row {
     /// Reads a row from columns `at`.. (`rlines, size, packed, data`) of a query; `None`
     /// when they are NULL (a `texts` row joined that is not there: the text is in a block).
-    pub(crate) fn from_columns(
-        r: &rusqlite::Row<'_>,
-        at: usize,
-    ) -> rusqlite::Result<Option<Row>> {
+    pub(crate) fn from_columns(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Option<Row>> {
         let Some(data) = r.get::<_, Option<Vec<u8>>>(at + 3)? else {
             return Ok(None);
         };
