@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 pub mod forging;
 pub mod jnos;
+pub mod jnos_mail;
 pub mod netns;
 pub mod programs;
 pub mod tls;
