@@ -11,6 +11,7 @@
 
 mod air;
 mod bigstore;
+mod bulletins;
 mod client;
 mod daemon;
 mod device;

@@ -15,6 +15,7 @@ pub mod programs;
 pub mod tls;
 pub mod watch;
 pub mod web;
+pub mod xvfb;
 
 /// How long a test waits for something that should come at once before it fails (a hang guard,
 /// not a timing assertion).
