@@ -19,9 +19,15 @@ const NOW: i64 = 1_700_000_000;
 
 fn template() -> MemoryStore {
     let mut store = MemoryStore::new();
-    store.add_user("N0USR", None, false, false).unwrap();
-    store.add_user("N0SYS", None, true, false).unwrap();
-    store.add_user("N0FWD", None, false, true).unwrap();
+    store
+        .add_user("N0USR".parse().expect("a callsign"), None, false, false)
+        .unwrap();
+    store
+        .add_user("N0SYS".parse().expect("a callsign"), None, true, false)
+        .unwrap();
+    store
+        .add_user("N0FWD".parse().expect("a callsign"), None, false, true)
+        .unwrap();
     let msg = |kind, to: &str, at: &str, from: &str, subject: &str, body: &[u8]| NewMessage {
         kind,
         status: MsgStatus::New,
@@ -103,7 +109,7 @@ fn drain(s: &mut Session, store: &mut MemoryStore, now: i64, closed: &mut bool) 
             }
         }
         if let Some((call, password)) = check {
-            let ok = store.check_password(&call, &password);
+            let ok = store.check_password(call, &password);
             s.password_checked(ok, now);
             continue;
         }

@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use qtc_callsign::Callsign;
 use qtc_mail::{StoreError, User};
 
 use crate::ask::{Answer, Ask};
@@ -22,11 +23,11 @@ pub use types::{Access, Checking, Config, Event, Refusal};
 pub(crate) enum State {
     AskCall,
     AskPassword {
-        call: String,
+        call: Callsign,
     },
     /// Waiting for [`Session::password_checked`] on `call`'s password.
     Verifying {
-        call: String,
+        call: Callsign,
         purpose: Checking,
         then: Checked,
     },
@@ -141,7 +142,7 @@ impl Session {
                 self.ask_callsign();
             }
             Access::Callsign(call) | Access::Claimed(call) | Access::Verified(call) => {
-                self.log_in(call.base())
+                self.log_in(call.without_ssid())
             }
         }
     }
@@ -459,9 +460,14 @@ impl Session {
     /// The user's callsign, sysop rights and BBS flag (empty and false before login).
     pub(crate) fn me(&self) -> (String, bool, bool) {
         match &self.user {
-            Some(u) => (u.call.clone(), u.sysop, u.bbs),
+            Some(u) => (u.call.to_string(), u.sysop, u.bbs),
             None => (String::new(), false, false),
         }
+    }
+
+    /// The user's callsign (`None` before login).
+    pub(crate) fn my_call(&self) -> Option<Callsign> {
+        self.user.as_ref().map(|u| u.call)
     }
 }
 

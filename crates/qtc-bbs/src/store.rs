@@ -7,6 +7,7 @@
 //! variant says); tests run it in place against a memory store ([`Request::run`]). One code
 //! path for both.
 
+use qtc_callsign::Callsign;
 use qtc_mail::request::{self, StoreKind};
 use qtc_mail::{Message, MessageStore, StoreError, User};
 
@@ -51,7 +52,7 @@ impl Request {
         match self {
             Request::Read(job) | Request::Write(job) => job.run(store),
             Request::NewPassword(p) => {
-                let stored = store.set_password(&p.call, &p.password);
+                let stored = store.set_password(p.call, &p.password);
                 p.stored(stored)
             }
         }
@@ -62,7 +63,7 @@ impl Request {
 /// [`NewPassword::stored`].
 pub struct NewPassword {
     /// The user.
-    pub call: String,
+    pub call: Callsign,
     /// The new password.
     pub password: String,
     then: Then<()>,
@@ -98,7 +99,7 @@ pub(crate) fn request<Q: Query<BbsStore>>(
 }
 
 /// `call`'s new password as a request whose answer goes to `then`.
-pub(crate) fn new_password(call: String, password: String, then: Then<()>) -> Request {
+pub(crate) fn new_password(call: Callsign, password: String, then: Then<()>) -> Request {
     Request::NewPassword(NewPassword {
         call,
         password,

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use qtc_callsign::Callsign;
 use qtc_mail::memory::MemoryStore as Store;
 use qtc_mail::{MessageStore, MsgStatus, MsgType, NewMessage, StoreError};
 
@@ -20,10 +21,17 @@ pub(crate) const NOW: i64 = 1_796_214_665; // 2026-12-02 12:31:05Z
 impl Bbs {
     pub(crate) fn new() -> Bbs {
         let mut store = Store::new();
-        store.add_user("N0USR", Some("pw"), false, false).unwrap();
-        store.add_user("N0SYS", Some("root"), true, false).unwrap();
-        store.add_user("N0OTH", Some("x"), false, false).unwrap();
-        store.add_user("N0BBB", Some("fwd"), false, true).unwrap();
+        // Call, password, sysop, BBS.
+        for (call, pw, sysop, bbs) in [
+            ("N0USR", "pw", false, false),
+            ("N0SYS", "root", true, false),
+            ("N0OTH", "x", false, false),
+            ("N0BBB", "fwd", false, true),
+        ] {
+            store
+                .add_user(callsign(call), Some(pw), sysop, bbs)
+                .unwrap();
+        }
         let mut cfg = Config::new("N0CALL");
         cfg.max_line = 80;
         cfg.max_message = 1000;
@@ -53,6 +61,11 @@ impl Bbs {
         let out = s.take_output();
         User_ { s, first: out }
     }
+}
+
+/// A station's call written in a test.
+pub(crate) fn callsign(text: &str) -> Callsign {
+    Callsign::parse_station(text).expect("a test callsign")
 }
 
 /// A user's session.
@@ -114,7 +127,7 @@ pub(crate) fn feed(s: &mut Session, bytes: &[u8], store: &mut Store) {
         let Some(Event::CheckPassword { call, password, .. }) = s.events.remove(i) else {
             unreachable!()
         };
-        let ok = store.check_password(&call, &password);
+        let ok = store.check_password(call, &password);
         checked(s, ok, store);
     }
 }

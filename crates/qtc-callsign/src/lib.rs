@@ -241,11 +241,12 @@ impl FromStr for Callsign {
 }
 
 impl fmt::Display for Callsign {
+    /// `N0CALL` or `N0CALL-7`; widths and alignment (`{:<9}`) pad it as they pad its text.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.ssid == 0 {
-            f.write_str(self.base())
+            f.pad(self.base())
         } else {
-            write!(f, "{}-{}", self.base(), self.ssid)
+            f.pad(&format!("{}-{}", self.base(), self.ssid))
         }
     }
 }

@@ -45,6 +45,14 @@ fn address_parse_display() {
 }
 
 #[test]
+fn display_pads_like_text() {
+    // Listings align calls with widths; a Callsign must pad as its text did.
+    assert_eq!(format!("{:<9}|", call("N0USR")), "N0USR    |");
+    assert_eq!(format!("{:>9}|", call("N0USR-7")), "  N0USR-7|");
+    assert_eq!(format!("{:<3}|", call("N0CALL-12")), "N0CALL-12|");
+}
+
+#[test]
 fn station_parses_and_normalises() {
     let c = Callsign::parse_station("n0call-7").unwrap();
     assert_eq!(c.base(), "N0CALL");

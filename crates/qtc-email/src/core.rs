@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 
+use qtc_callsign::Callsign;
 use qtc_mail::request::Query;
 use qtc_mail::StoreError;
 
@@ -76,8 +77,9 @@ pub enum Event<C> {
     /// Check this login (counted by the throttle, password checked, a place taken), then call
     /// [`Core::login_done`].
     Login {
-        /// The callsign typed, upper case.
-        call: String,
+        /// The account typed, when it is a user's (a station's call without an SSID); `None`:
+        /// anything else, a wrong login (never shown nor logged: it may be a password).
+        call: Option<Callsign>,
         /// The password.
         password: String,
     },
@@ -145,9 +147,12 @@ impl<C: Core> Exchange<C> {
             .push_back(Event::Store(Request::new(query, Box::new(then))));
     }
 
-    /// Asks the daemon to check a login.
-    pub(crate) fn login(&mut self, call: String, password: String) {
+    /// Asks the daemon to check a login to `account` ([`account`]'s text).
+    pub(crate) fn login(&mut self, account: String, password: String) {
         self.due += 1;
+        let call = Callsign::parse_station(&account)
+            .ok()
+            .filter(|c| c.ssid() == 0);
         self.events.push_back(Event::Login { call, password });
     }
 
@@ -198,7 +203,7 @@ pub trait Core: Sized + Send + 'static {
     /// Bytes from the client.
     fn handle_input(&mut self, bytes: &[u8]);
     /// The answer to [`Event::Login`]: the user's callsign, or why not.
-    fn login_done(&mut self, result: Result<String, LoginRefused>);
+    fn login_done(&mut self, result: Result<Callsign, LoginRefused>);
     /// TLS now runs on the connection (after [`Event::StartTls`]).
     fn tls_started(&mut self);
     /// The store changed (while watching).

@@ -3,6 +3,7 @@
 //! *_session.rs; the seeds run in this module's test) feed a core arbitrary bytes with
 //! [`drive`], and the cores' unit tests use [`pump`] too.
 
+use qtc_callsign::Callsign;
 use qtc_mail::{MsgStatus, MsgType, NewMessage};
 
 use crate::memory::MemoryMail;
@@ -32,17 +33,21 @@ pub struct Pumped {
     pub watching: bool,
 }
 
+/// How a test answers a login: the account (`None`: not a user's call) and the password in,
+/// the user's callsign or why not out.
+pub type Login<'a> = dyn FnMut(Option<Callsign>, &str) -> Result<Callsign, LoginRefused> + 'a;
+
 /// Answers every event `core` has, in order, until it has none: logins by `login`, store
 /// requests against `store`, STARTTLS at once. What the daemon does, in place.
 pub fn pump<C: Core>(
     core: &mut C,
     store: &mut MemoryMail,
-    login: &mut dyn FnMut(&str, &str) -> Result<String, LoginRefused>,
+    login: &mut Login<'_>,
     state: &mut Pumped,
 ) {
     while let Some(ev) = core.poll_event() {
         match ev {
-            Event::Login { call, password } => core.login_done(login(&call, &password)),
+            Event::Login { call, password } => core.login_done(login(call, &password)),
             Event::Store(req) => {
                 let reply = req.run(store);
                 core.answered(reply);
@@ -59,7 +64,9 @@ pub fn pump<C: Core>(
 pub fn sample_store() -> MemoryMail {
     let mut m = MemoryMail::new("N0CALL");
     for (call, pw) in [("N0OTH", "x"), ("N0USR", "pw")] {
-        let _ = m.store.add_user(call, Some(pw), false, false);
+        if let Ok(call) = qtc_callsign::Callsign::parse_station(call) {
+            let _ = m.store.add_user(call, Some(pw), false, false);
+        }
     }
     let msg = |kind, to: &str, at: &str| NewMessage {
         kind,
@@ -100,10 +107,10 @@ pub fn sample_store() -> MemoryMail {
 pub fn drive<C: Core>(core: &mut C, data: &[u8]) {
     let mut store = sample_store();
     let mut logins = 0;
-    let mut login = |_: &str, _: &str| {
+    let mut login = |_: Option<Callsign>, _: &str| {
         logins += 1;
         match logins % 2 {
-            1 => Ok("N0OTH".to_string()),
+            1 => Callsign::parse_station("N0OTH").map_err(|_| LoginRefused::Unavailable),
             _ => Err(LoginRefused::Wrong),
         }
     };

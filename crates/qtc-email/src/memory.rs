@@ -76,6 +76,9 @@ impl MemoryMail {
     }
 
     fn exempt(&mut self, call: &str) -> Result<bool, StoreError> {
+        let Ok(call) = qtc_callsign::Callsign::parse_station(call) else {
+            return Ok(false);
+        };
         Ok(self.store.user(call)?.is_some_and(|u| u.sysop || u.bbs))
     }
 }

@@ -27,7 +27,12 @@ impl<C: Core> Client<C> {
         let mut store = sample_store();
         store
             .store
-            .add_user("N0SYS", Some("root"), true, false)
+            .add_user(
+                qtc_callsign::Callsign::parse_station("N0SYS").expect("a callsign"),
+                Some("root"),
+                true,
+                false,
+            )
             .expect("a new user");
         Client {
             core,
@@ -57,9 +62,9 @@ impl<C: Core> Client<C> {
     }
 
     fn answer(&mut self) -> String {
-        let mut login = |call: &str, pw: &str| match USERS.contains(&(call, pw)) {
-            true => Ok(call.to_string()),
-            false => Err(LoginRefused::Wrong),
+        let mut login = |call: Option<qtc_callsign::Callsign>, pw: &str| match call {
+            Some(c) if USERS.contains(&(c.to_string().as_str(), pw)) => Ok(c),
+            _ => Err(LoginRefused::Wrong),
         };
         pump(&mut self.core, &mut self.store, &mut login, &mut self.state);
         let mut out = Vec::new();

@@ -4,6 +4,8 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use qtc_callsign::Callsign;
+
 use crate::message::{ListFilter, Message, MessageHeader, MsgStatus, MsgType, NewMessage};
 use crate::store::{MessageStore, StoreError, User};
 
@@ -28,17 +30,13 @@ impl MemoryStore {
     /// Adds a user (`password` `None`: none, as a radio-only user).
     pub fn add_user(
         &mut self,
-        call: &str,
+        call: Callsign,
         password: Option<&str>,
         sysop: bool,
         bbs: bool,
     ) -> Result<(), StoreError> {
-        let call = call.to_ascii_uppercase();
-        if self.users.contains_key(&call) {
-            return Err(StoreError::UserExists(call));
-        }
         let user = User {
-            call: call.clone(),
+            call: call.without_ssid(),
             name: String::new(),
             home_bbs: String::new(),
             sysop,
@@ -46,16 +44,20 @@ impl MemoryStore {
             last_listed: 0,
             page_len: None,
         };
+        let call = user.call.to_string();
+        if self.users.contains_key(&call) {
+            return Err(StoreError::UserExists(call));
+        }
         self.users
             .insert(call, (user, password.map(str::to_string)));
         Ok(())
     }
 
     /// Whether `password` is `call`'s (the daemon checks passwords on its own, off the store).
-    pub fn check_password(&mut self, call: &str, password: &str) -> Result<bool, StoreError> {
+    pub fn check_password(&mut self, call: Callsign, password: &str) -> Result<bool, StoreError> {
         Ok(self
             .users
-            .get(&call.to_ascii_uppercase())
+            .get(&call.to_string())
             .and_then(|(_, p)| p.as_deref())
             == Some(password))
     }
@@ -135,15 +137,12 @@ impl MemoryStore {
 }
 
 impl MessageStore for MemoryStore {
-    fn user(&mut self, call: &str) -> Result<Option<User>, StoreError> {
-        Ok(self
-            .users
-            .get(&call.to_ascii_uppercase())
-            .map(|(u, _)| u.clone()))
+    fn user(&mut self, call: Callsign) -> Result<Option<User>, StoreError> {
+        Ok(self.users.get(&call.to_string()).map(|(u, _)| u.clone()))
     }
 
-    fn set_password(&mut self, call: &str, password: &str) -> Result<(), StoreError> {
-        let call = call.to_ascii_uppercase();
+    fn set_password(&mut self, call: Callsign, password: &str) -> Result<(), StoreError> {
+        let call = call.to_string();
         match self.users.get_mut(&call) {
             Some((_, p)) => {
                 *p = Some(password.to_string());
@@ -154,9 +153,9 @@ impl MessageStore for MemoryStore {
     }
 
     fn update_user(&mut self, user: &User) -> Result<(), StoreError> {
-        let call = user.call.to_ascii_uppercase();
+        let call = user.call.to_string();
         let Some((u, _)) = self.users.get_mut(&call) else {
-            return Err(StoreError::NoSuchUser(user.call.clone()));
+            return Err(StoreError::NoSuchUser(call));
         };
         u.name.clone_from(&user.name);
         u.home_bbs.clone_from(&user.home_bbs);

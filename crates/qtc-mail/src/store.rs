@@ -1,12 +1,14 @@
 //! The storage interface the BBS interpreter and the forwarding code use.
 
+use qtc_callsign::Callsign;
+
 use crate::message::{ListFilter, Message, MessageHeader, MsgStatus, MsgType, NewMessage};
 
 /// A BBS user (a human or a forwarding partner).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct User {
-    /// Callsign without SSID, upper case.
-    pub call: String,
+    /// Callsign without SSID.
+    pub call: Callsign,
     /// First name (`N` command).
     pub name: String,
     /// Home BBS (`NH` command), a hierarchical address or empty.
@@ -65,10 +67,10 @@ pub enum StoreError {
 /// synchronous: the daemon runs them on its store thread (writes) or its read-only connections
 /// (queries), never on the async runtime.
 pub trait MessageStore {
-    /// Looks a user up by callsign (upper case, no SSID).
-    fn user(&mut self, call: &str) -> Result<Option<User>, StoreError>;
+    /// Looks a user up by callsign (no SSID).
+    fn user(&mut self, call: Callsign) -> Result<Option<User>, StoreError>;
     /// Sets `call`'s login password (`PW`).
-    fn set_password(&mut self, call: &str, password: &str) -> Result<(), StoreError>;
+    fn set_password(&mut self, call: Callsign, password: &str) -> Result<(), StoreError>;
     /// Saves the profile fields of a user (name, home BBS, last listed).
     fn update_user(&mut self, user: &User) -> Result<(), StoreError>;
     /// Stores a message and returns its number. `bbs_call` names this BBS for a generated BID.
@@ -109,10 +111,14 @@ pub trait MessageStore {
     fn home_bbs(&mut self, call: &str) -> Result<Option<String>, StoreError>;
     /// The greeting's counts for `call`; `sysop`: held mail counts too. The default lists the
     /// user's headers; a store should answer from an index or counters, as qtc-store does.
-    fn greeting_counts(&mut self, call: &str, sysop: bool) -> Result<GreetingCounts, StoreError> {
+    fn greeting_counts(
+        &mut self,
+        call: Callsign,
+        sysop: bool,
+    ) -> Result<GreetingCounts, StoreError> {
         let mine = self.list(&ListFilter {
-            to_or_copy: Some(call.to_owned()),
-            visible_to: (!sysop).then(|| call.to_owned()),
+            to_or_copy: Some(call.to_string()),
+            visible_to: (!sysop).then(|| call.to_string()),
             ..Default::default()
         })?;
         Ok(GreetingCounts {

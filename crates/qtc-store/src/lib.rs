@@ -41,6 +41,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use qtc_callsign::Callsign;
 use qtc_mail::route;
 use qtc_mail::{
     GreetingCounts, ListFilter, Message, MessageHeader, MessageStore, MsgStatus, MsgType,
@@ -633,17 +634,23 @@ fn header_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MessageHeader> {
 }
 
 impl MessageStore for Store {
-    fn user(&mut self, call: &str) -> Result<Option<User>, StoreError> {
-        users::get(&self.conn, call)
+    fn user(&mut self, call: Callsign) -> Result<Option<User>, StoreError> {
+        users::get(&self.conn, &call.to_string())
     }
 
-    fn set_password(&mut self, call: &str, password: &str) -> Result<(), StoreError> {
-        Store::set_password(self, call, password)
+    fn set_password(&mut self, call: Callsign, password: &str) -> Result<(), StoreError> {
+        Store::set_password(self, &call.to_string(), password)
     }
 
     fn update_user(&mut self, user: &User) -> Result<(), StoreError> {
         users::update_profile(&self.conn, user)?;
-        wp::learn(&self.conn, &user.call, &user.home_bbs, wp::Source::User, 0)
+        wp::learn(
+            &self.conn,
+            &user.call.to_string(),
+            &user.home_bbs,
+            wp::Source::User,
+            0,
+        )
     }
 
     fn insert_message(
@@ -765,8 +772,12 @@ impl MessageStore for Store {
         counts::active_and_latest(&self.conn)
     }
 
-    fn greeting_counts(&mut self, call: &str, sysop: bool) -> Result<GreetingCounts, StoreError> {
-        counts::greeting(&self.conn, call, sysop)
+    fn greeting_counts(
+        &mut self,
+        call: Callsign,
+        sysop: bool,
+    ) -> Result<GreetingCounts, StoreError> {
+        counts::greeting(&self.conn, &call.to_string(), sysop)
     }
 
     fn categories(&mut self) -> Result<Vec<(String, u64)>, StoreError> {

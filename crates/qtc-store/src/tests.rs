@@ -169,13 +169,13 @@ fn users_and_passwords() {
     assert!(!password_ok(&mut s, "N0NONE", "secret"));
     s.set_password("N0USR", "other").unwrap();
     assert!(password_ok(&mut s, "n0usr", "other"));
-    let mut u = s.user("N0USR").unwrap().unwrap();
+    let mut u = s.user("N0USR".parse().unwrap()).unwrap().unwrap();
     u.name = "Ann".into();
     u.last_listed = 9;
     assert_eq!(u.page_len, None, "a new user pages at the port's default");
     u.page_len = Some(5);
     s.update_user(&u).unwrap();
-    assert_eq!(s.user("n0usr").unwrap().unwrap(), u);
+    assert_eq!(s.user("n0usr".parse().unwrap()).unwrap().unwrap(), u);
     assert_eq!(s.users().unwrap().len(), 1);
     s.delete_user("N0USR").unwrap();
     assert!(matches!(

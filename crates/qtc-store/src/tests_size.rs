@@ -391,7 +391,7 @@ fn greeting_and_categories_agree_with_the_listings() {
         ("N1US", false),
         ("N1US", true),
         ("N6US", false),
-        ("NOBODY", false),
+        ("N0BODY", false),
     ] {
         let mine = s
             .list(&ListFilter {
@@ -405,7 +405,11 @@ fn greeting_and_categories_agree_with_the_listings() {
             new: mine.iter().filter(|h| h.status == MsgStatus::New).count() as u64,
             latest: n,
         };
-        assert_eq!(s.greeting_counts(call, sysop).unwrap(), want, "{call}");
+        assert_eq!(
+            s.greeting_counts(call.parse().unwrap(), sysop).unwrap(),
+            want,
+            "{call}"
+        );
     }
     let active = s.list(&ListFilter::default()).unwrap().len() as u64;
     assert_eq!(s.counts().unwrap(), (active, n));

@@ -5,14 +5,20 @@ use argon2::password_hash::{
     rand_core::OsRng, Output, ParamsString, PasswordHash, Salt, SaltString,
 };
 use argon2::{Algorithm, Argon2, Block, Params, Version};
+use qtc_callsign::Callsign;
 use qtc_mail::{StoreError, User};
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::{db_err, Store};
 
 fn user_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<User> {
+    let call: String = r.get(0)?;
     Ok(User {
-        call: r.get(0)?,
+        // Every way in checks the call (the CLI, the web, the config's partners); a row edited
+        // by hand into something else is an error, not a user.
+        call: Callsign::parse_station(&call).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+        })?,
         name: r.get(1)?,
         home_bbs: r.get(2)?,
         sysop: r.get(3)?,
@@ -169,12 +175,12 @@ pub(crate) fn update_profile(conn: &Connection, user: &User) -> Result<(), Store
                 user.home_bbs,
                 user.last_listed as i64,
                 user.page_len.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
-                user.call.to_ascii_uppercase()
+                user.call.to_string()
             ],
         )
         .map_err(db_err)?;
     if n == 0 {
-        return Err(StoreError::NoSuchUser(user.call.clone()));
+        return Err(StoreError::NoSuchUser(user.call.to_string()));
     }
     Ok(())
 }

@@ -13,6 +13,7 @@ use std::future::Future;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
+use qtc_callsign::Callsign;
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 
 use crate::metrics::Metrics;
@@ -40,8 +41,8 @@ pub struct Admission {
     users: Arc<Semaphore>,
     sysop: Arc<Semaphore>,
     partners: Arc<Semaphore>,
-    /// Sessions open per account (uppercase callsign), for the cap per account.
-    accounts: Arc<Mutex<HashMap<String, usize>>>,
+    /// Sessions open per account, for the cap per account.
+    accounts: Arc<Mutex<HashMap<Callsign, usize>>>,
     sizes: Sizes,
 }
 
@@ -55,8 +56,8 @@ pub struct Seat {
 /// One of an account's sessions, counted against its cap while held.
 #[derive(Debug)]
 struct AccountShare {
-    call: String,
-    accounts: Arc<Mutex<HashMap<String, usize>>>,
+    call: Callsign,
+    accounts: Arc<Mutex<HashMap<Callsign, usize>>>,
 }
 
 impl Drop for AccountShare {
@@ -102,7 +103,7 @@ impl Admission {
     /// user's sessions are capped per account, at every door together: one account cannot
     /// take the places of the others. Sysops and partners are not capped (a partner has one
     /// forwarding session at a time anyway).
-    pub fn seat(&self, call: &str, sysop: bool, partner: bool) -> Result<Seat, String> {
+    pub fn seat(&self, call: Callsign, sysop: bool, partner: bool) -> Result<Seat, String> {
         if partner {
             let place = self.partners.clone().try_acquire_owned().map_err(|_| {
                 format!(
@@ -141,10 +142,9 @@ impl Admission {
     }
 
     /// One more session of `call`, or the line that says it has its share.
-    fn account_share(&self, call: &str) -> Result<AccountShare, String> {
-        let call = call.to_ascii_uppercase();
+    fn account_share(&self, call: Callsign) -> Result<AccountShare, String> {
         let mut map = self.accounts.lock().unwrap_or_else(|e| e.into_inner());
-        let held = map.entry(call.clone()).or_insert(0);
+        let held = map.entry(call).or_insert(0);
         if *held >= self.sizes.per_user {
             let max = self.sizes.per_user;
             drop(map);
@@ -456,6 +456,10 @@ mod tests {
         assert!(!open(&mut a) && open(&mut b) && open(&mut c));
     }
 
+    fn call(text: &str) -> Callsign {
+        Callsign::parse_station(text).unwrap()
+    }
+
     #[test]
     fn users_partners_and_the_sysop_have_their_own_places() {
         let a = Admission::new(
@@ -469,15 +473,15 @@ mod tests {
             Arc::default(),
             nobody_known(),
         );
-        let _user = a.seat("N0USR", false, false).unwrap();
+        let _user = a.seat(call("N0USR"), false, false).unwrap();
         assert!(a
-            .seat("N0TWO", false, false)
+            .seat(call("N0TWO"), false, false)
             .unwrap_err()
             .contains("all 1 sessions"));
-        let _partner = a.seat("N0BBS", false, true).unwrap();
-        assert!(a.seat("N0BBT", false, true).is_err());
-        let _sysop = a.seat("N0SYS", true, false).unwrap();
-        assert!(a.seat("N0SYS", true, false).is_err());
+        let _partner = a.seat(call("N0BBS"), false, true).unwrap();
+        assert!(a.seat(call("N0BBT"), false, true).is_err());
+        let _sysop = a.seat(call("N0SYS"), true, false).unwrap();
+        assert!(a.seat(call("N0SYS"), true, false).is_err());
     }
 
     #[test]
@@ -494,18 +498,18 @@ mod tests {
             nobody_known(),
         );
         let mine: Vec<Seat> = (0..3)
-            .map(|_| a.seat("n0usr", false, false).unwrap())
+            .map(|_| a.seat(call("n0usr"), false, false).unwrap())
             .collect();
-        let refused = a.seat("N0USR", false, false).unwrap_err();
+        let refused = a.seat(call("N0USR"), false, false).unwrap_err();
         assert!(refused.contains("N0USR has 3 sessions"), "{refused}");
         // Everyone else still gets in, and the sysop is not capped.
-        let _other = a.seat("N0TWO", false, false).unwrap();
+        let _other = a.seat(call("N0TWO"), false, false).unwrap();
         let _sysop: Vec<Seat> = (0..5)
-            .map(|_| a.seat("N0SYS", true, false).unwrap())
+            .map(|_| a.seat(call("N0SYS"), true, false).unwrap())
             .collect();
         // A session given back is the account's again.
         drop(mine);
-        assert!(a.seat("N0USR", false, false).is_ok());
-        assert!(!a.accounts.lock().unwrap().contains_key("N0USR"));
+        assert!(a.seat(call("N0USR"), false, false).is_ok());
+        assert!(!a.accounts.lock().unwrap().contains_key(&call("N0USR")));
     }
 }

@@ -240,7 +240,7 @@ fn open_to_write(c: &Loaded) -> anyhow::Result<Store> {
     Ok(store)
 }
 
-fn read_password(call: &str) -> anyhow::Result<String> {
+fn read_password(call: Callsign) -> anyhow::Result<String> {
     let stdin = std::io::stdin();
     let pw = if stdin.is_terminal() {
         let a = rpassword::prompt_password(format!("Password for {call}: "))?;
@@ -260,9 +260,10 @@ fn read_password(call: &str) -> anyhow::Result<String> {
     Ok(pw)
 }
 
-fn user_call(call: &str) -> anyhow::Result<String> {
+/// A user's account as typed on the command line: the call without its SSID.
+fn user_call(call: &str) -> anyhow::Result<Callsign> {
     let c = Callsign::parse_station(call).map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(c.base().to_string())
+    Ok(c.without_ssid())
 }
 
 /// `qtc user ...`.
@@ -277,9 +278,9 @@ pub fn user(c: &Loaded, cmd: UserCmd) -> anyhow::Result<()> {
             let call = user_call(&call)?;
             let pw = match password {
                 Some(p) => p,
-                None => read_password(&call)?,
+                None => read_password(call)?,
             };
-            open_to_write(c)?.add_user(&call, Some(&pw), sysop, bbs)?;
+            open_to_write(c)?.add_user(&call.to_string(), Some(&pw), sysop, bbs)?;
             outln!(
                 "added {call}{}{}",
                 if sysop { " (sysop)" } else { "" },
@@ -310,22 +311,22 @@ pub fn user(c: &Loaded, cmd: UserCmd) -> anyhow::Result<()> {
             if sysop.is_none() && bbs.is_none() {
                 bail!("give --sysop true|false and/or --bbs true|false");
             }
-            open_to_write(c)?.set_flags(&call, sysop, bbs)?;
+            open_to_write(c)?.set_flags(&call.to_string(), sysop, bbs)?;
             outln!("{call} updated");
         }
         UserCmd::Del { call } => {
             let call = user_call(&call)?;
-            open_to_write(c)?.delete_user(&call)?;
+            open_to_write(c)?.delete_user(&call.to_string())?;
             outln!("deleted {call}");
         }
         UserCmd::Passwd { call } => {
             let call = user_call(&call)?;
             let mut store = open_to_write(c)?;
-            if store.user(&call)?.is_none() {
+            if store.user(call)?.is_none() {
                 bail!("no user {call}");
             }
-            let pw = read_password(&call)?;
-            store.set_password(&call, &pw)?;
+            let pw = read_password(call)?;
+            store.set_password(&call.to_string(), &pw)?;
             outln!("password of {call} changed");
         }
     }
@@ -671,7 +672,7 @@ pub fn ctl(c: &Loaded, cmd: CtlCmd) -> anyhow::Result<()> {
 pub fn fwd(c: &Loaded, cmd: FwdCmd) -> anyhow::Result<()> {
     let FwdCmd::Queue { call } = cmd;
     let call = call.as_deref().map(user_call).transpose()?;
-    let queue = open(c)?.queue(call.as_deref())?;
+    let queue = open(c)?.queue(call.map(|c| c.to_string()).as_deref())?;
     outln!(
         "{:<8} {:>6} {:<12} {:<6} AT",
         "PARTNER",

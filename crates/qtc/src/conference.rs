@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use qtc_bbs::{Conv, ConvEvent};
+use qtc_callsign::Callsign;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{broadcast, watch};
 
@@ -15,7 +16,7 @@ use crate::online::Online;
 /// connection ended (or the daemon stops).
 pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
     online: &Arc<Online>,
-    call: &str,
+    call: Callsign,
     channel: u16,
     max_line: usize,
     stream: &mut S,
@@ -23,7 +24,8 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
     shutdown: &mut watch::Receiver<bool>,
 ) -> bool {
     let mut lines = online.conv_lines();
-    let me = online.enter_conv(call, channel);
+    let call = call.to_string();
+    let me = online.enter_conv(&call, channel);
     let mut conv = Conv::new(channel, max_line);
     let mut buf = vec![0u8; 4096];
     let (mut app, mut net, mut own) = (Vec::new(), Vec::new(), Vec::new());
@@ -46,7 +48,7 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
                 own.clear();
                 for ev in conv.input(&app, &mut own) {
                     match ev {
-                        ConvEvent::Say(text) => me.say(qtc_bbs::said(call, &text)),
+                        ConvEvent::Say(text) => me.say(qtc_bbs::said(&call, &text)),
                         ConvEvent::Who => {
                             let who = me.who().join(" ");
                             own.extend_from_slice(

@@ -24,6 +24,8 @@ use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
+use qtc_callsign::Callsign;
+
 use crate::admission::{AcceptErrors, Admission, Place, Seat};
 use crate::clock::{self, Timer};
 use crate::link::Codec;
@@ -329,7 +331,7 @@ impl Connection {
     /// to the account at once). The check does not hold the connection.
     pub fn check_password(
         &self,
-        call: &str,
+        call: Callsign,
         password: String,
         login: Login,
     ) -> impl Future<Output = Result<Result<bool, qtc_mail::StoreError>, Refused>> + Send + 'static
@@ -356,7 +358,7 @@ impl Connection {
     /// is logged: anything else may be a password), then a pause growing with the address's
     /// failures; the connection closes at the address's lockout or at its own
     /// `[limits] login_attempts`, after its answer.
-    pub fn login_failed(&mut self, call: Option<&str>) -> LoginFailed {
+    pub fn login_failed(&mut self, call: Option<Callsign>) -> LoginFailed {
         match call {
             Some(call) => tracing::warn!(%call, "login failed"),
             None => tracing::warn!("login failed: not a callsign"),
@@ -385,7 +387,7 @@ impl Connection {
 
     /// `call` logged in: a seat among the sessions (its account's cap counted), and the
     /// connection no longer waits for a login; `Err`: the line that refuses it.
-    pub fn logged_in(&mut self, call: &str, sysop: bool, partner: bool) -> Result<(), String> {
+    pub fn logged_in(&mut self, call: Callsign, sysop: bool, partner: bool) -> Result<(), String> {
         let Some(lobby) = &self.lobby else {
             return Err("Nobody logs in on a call out.".into());
         };

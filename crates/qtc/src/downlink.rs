@@ -35,7 +35,7 @@ struct Target {
 pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
     radios: &Radios,
     ask: &Ask,
-    user: &str,
+    user: Callsign,
     stream: &mut S,
     codec: &mut Codec,
     shutdown: &mut watch::Receiver<bool>,
@@ -73,15 +73,9 @@ pub async fn run<S: AsyncRead + AsyncWrite + Unpin>(
     }
 }
 
-/// The callsign a user's call out carries: the user's, as a [`Local::User`]; `None` when the
-/// login is not an AX.25 callsign.
-pub fn user_call(user: &str) -> Option<Local> {
-    user.parse::<Callsign>().ok().map(Local::User)
-}
-
 /// Checks a `C` against the ports: a port named alone (`C vhf`) or a port that does not exist
 /// is refused before anything is sent; no port means the first one configured.
-fn target(radios: &Radios, ask: &Ask, user: &str) -> Result<Target, String> {
+fn target(radios: &Radios, ask: &Ask, user: Callsign) -> Result<Target, String> {
     let Ask::Connect { port, call, via } = ask else {
         return Err("not a connect request".into());
     };
@@ -103,13 +97,11 @@ fn target(radios: &Radios, ask: &Ask, user: &str) -> Result<Target, String> {
         c.parse::<Callsign>()
             .map_err(|e| format!("{c} is not a callsign ({e})."))
     };
-    let local =
-        user_call(user).ok_or_else(|| format!("{user} cannot call out: not an AX.25 callsign."))?;
     Ok(Target {
         port,
         call: parse(call)?,
         via: via.iter().map(|d| parse(d)).collect::<Result<_, _>>()?,
-        local,
+        local: Local::User(user),
     })
 }
 
@@ -163,16 +155,12 @@ async fn netrom_target<'a>(
 /// Runs a `C` over a NET/ROM circuit to the node `name`, as the user's own callsign.
 async fn run_circuit<S: AsyncRead + AsyncWrite + Unpin>(
     netrom: &crate::radio::netrom::NetromHandle,
-    user: &str,
+    call: Callsign,
     name: &str,
     stream: &mut S,
     codec: &mut Codec,
     shutdown: &mut watch::Receiver<bool>,
 ) -> Option<Answer> {
-    let Ok(call) = user.parse::<Callsign>() else {
-        let why = format!("{user} cannot call out: not an AX.25 callsign.");
-        return Some(Answer::Refused(why));
-    };
     let line = format!("Connecting to {name} over NET/ROM... (Enter gives up)\r");
     say(stream, codec, &line).await?;
     let opened = tokio::select! {

@@ -139,7 +139,7 @@ fn way(a: &Arrival) -> String {
 pub async fn challenge<S: AsyncRead + AsyncWrite + Unpin>(
     stream: &mut S,
     codec: &mut Codec,
-    call: &str,
+    call: Callsign,
     secret: &str,
 ) -> Option<Vec<u8>> {
     let seed = crate::clock::random_seed();
@@ -357,7 +357,13 @@ mod tests {
                 theirs
             });
             let mut codec = Codec::raw();
-            let got = challenge(&mut ours, &mut codec, "N0PTR", "SECRETWORD").await;
+            let got = challenge(
+                &mut ours,
+                &mut codec,
+                "N0PTR".parse().unwrap(),
+                "SECRETWORD",
+            )
+            .await;
             assert_eq!(got.is_some(), expect);
             if let Some(rest) = got {
                 assert_eq!(rest, b"[QTC-1-B1FHM$]\r");

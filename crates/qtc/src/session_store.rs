@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use qtc_bbs::{Reply, Request};
+use qtc_callsign::Callsign;
 use qtc_mail::{
     ListFilter, Message, MessageHeader, MessageStore, MsgStatus, NewMessage, StoreError, User,
 };
@@ -44,10 +45,10 @@ pub async fn run(request: Request, shared: Backends<'_>) -> Result<Reply, StoreG
             // argon2 on the password pool; the store thread only writes the hash.
             let stored = match shared.passwords.hash(p.password.clone()).await {
                 Ok(hash) => {
-                    let call = p.call.clone();
+                    let call = p.call;
                     let write = shared
                         .store
-                        .call(move |s| s.set_password_hashed(&call, &hash));
+                        .call(move |s| s.set_password_hashed(&call.to_string(), &hash));
                     write
                         .await
                         .unwrap_or_else(|gone| Err(StoreError::Database(gone.to_string())))
@@ -99,14 +100,14 @@ impl MessageStore for SessionWrites<'_> {
         )?;
         Ok(stored.first().map_or(0, |(n, _)| *n))
     }
-    fn user(&mut self, call: &str) -> Result<Option<User>, StoreError> {
+    fn user(&mut self, call: Callsign) -> Result<Option<User>, StoreError> {
         self.store.user(call)
     }
     fn update_user(&mut self, user: &User) -> Result<(), StoreError> {
         self.store.update_user(user)
     }
-    fn set_password(&mut self, call: &str, password: &str) -> Result<(), StoreError> {
-        self.store.set_password(call, password)
+    fn set_password(&mut self, call: Callsign, password: &str) -> Result<(), StoreError> {
+        self.store.set_password(&call.to_string(), password)
     }
     fn message(&mut self, number: u64) -> Result<Option<Message>, StoreError> {
         self.store.message(number)
@@ -144,7 +145,7 @@ impl MessageStore for SessionWrites<'_> {
     }
     fn greeting_counts(
         &mut self,
-        call: &str,
+        call: Callsign,
         sysop: bool,
     ) -> Result<qtc_mail::GreetingCounts, StoreError> {
         self.store.greeting_counts(call, sysop)

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use qtc_callsign::Callsign;
 use qtc_mail::{MessageStore, StoreError};
 
 const HOUR: Duration = Duration::from_secs(3600);
@@ -105,6 +106,10 @@ impl UserLimits {
 
 /// Whether `call` is exempt from the allowances: the sysop, or a BBS account.
 pub fn exempt(store: &mut dyn MessageStore, call: &str) -> Result<bool, StoreError> {
+    // A sender who is not a station's call has no account, so no exemption.
+    let Ok(call) = Callsign::parse_station(call) else {
+        return Ok(false);
+    };
     Ok(store.user(call)?.is_some_and(|u| u.sysop || u.bbs))
 }
 

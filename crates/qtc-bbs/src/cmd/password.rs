@@ -35,7 +35,9 @@ impl Session {
     /// The current password goes to the daemon's password check, like a login's.
     fn pw_old(&mut self, text: Vec<u8>) {
         self.hidden_answered();
-        let (me, _, _) = self.me();
+        let Some(me) = self.my_call() else {
+            return self.prompt();
+        };
         let password = String::from_utf8_lossy(&text).into_owned();
         self.check_password(me, password, Checking::Current, Session::pw_old_checked);
     }
@@ -82,12 +84,13 @@ impl Session {
             self.prompt();
             return;
         }
-        let (call, _, _) = self.me();
+        let Some(call) = self.my_call() else {
+            return self.prompt();
+        };
         let password = String::from_utf8_lossy(&new).into_owned();
-        let then = |s: &mut Session, set: Result<(), StoreError>| match set {
+        let then = move |s: &mut Session, set: Result<(), StoreError>| match set {
             Ok(()) => {
-                let (me, _, _) = s.me();
-                tracing::info!(call = %me, "password changed by the user");
+                tracing::info!(%call, "password changed by the user");
                 s.say("Password changed.\r");
             }
             Err(e) => s.store_failed(&e),

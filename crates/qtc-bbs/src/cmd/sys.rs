@@ -1,6 +1,7 @@
 //! `SYS`: over RF (where the link's callsign is no proof), a sysop asks for sysop rights with
 //! the password.
 
+use qtc_callsign::Callsign;
 use qtc_mail::StoreError;
 
 use super::help::Help;
@@ -26,16 +27,17 @@ impl Session {
     }
 
     fn got_sys_password(&mut self, text: Vec<u8>) {
-        let (call, _, _) = self.me();
+        let Some(call) = self.my_call() else {
+            return self.prompt();
+        };
         let password = String::from_utf8_lossy(&text).trim().to_string();
-        let then = call.clone();
         self.check_password(call, password, Checking::Sys, move |s, ok| {
-            s.sys_checked(then, ok);
+            s.sys_checked(call, ok);
             s.prompt();
         });
     }
 
-    fn sys_checked(&mut self, call: String, result: Result<bool, StoreError>) {
+    fn sys_checked(&mut self, call: Callsign, result: Result<bool, StoreError>) {
         match result {
             Ok(true) => {
                 self.sysop_pending = false;

@@ -37,9 +37,11 @@ impl Session {
             return;
         }
         self.pages.push_back(now);
-        let (call, _, _) = self.me();
+        let Some(from) = self.my_call() else {
+            return;
+        };
         let text: String = text.chars().take(MAX_PAGE_TEXT).collect();
-        self.events.push_back(Event::PageSysop { from: call, text });
+        self.events.push_back(Event::PageSysop { from, text });
         self.say("The sysop has been paged.\r");
     }
 }

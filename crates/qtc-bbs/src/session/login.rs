@@ -64,7 +64,7 @@ impl Session {
         self.say(&format!("{CALLSIGN_PROMPT}\r"));
     }
 
-    fn login_failed(&mut self, call: Option<String>) {
+    fn login_failed(&mut self, call: Option<Callsign>) {
         self.failures += 1;
         self.events.push_back(Event::LoginFailed { call });
         if self.failures >= self.cfg.max_login_attempts {
@@ -88,7 +88,7 @@ impl Session {
         match Callsign::parse_station(text) {
             Ok(call) => {
                 self.state = State::AskPassword {
-                    call: call.base().to_string(),
+                    call: call.without_ssid(),
                 };
                 self.events.push_back(Event::HideInput(true));
                 // A line end first: on telnet the request to stop echoing goes out just before
@@ -103,14 +103,13 @@ impl Session {
         }
     }
 
-    pub(super) fn got_password(&mut self, call: String, text: &[u8]) {
+    pub(super) fn got_password(&mut self, call: Callsign, text: &[u8]) {
         self.events.push_back(Event::HideInput(false));
         // The client did not echo the line end either.
         self.say("\r");
         let password = String::from_utf8_lossy(text).into_owned();
-        let then = call.clone();
         self.check_password(call, password, Checking::Login, move |s, ok| {
-            s.login_checked(then, ok)
+            s.login_checked(call, ok)
         });
     }
 
@@ -118,13 +117,13 @@ impl Session {
     /// with the result.
     pub(crate) fn check_password(
         &mut self,
-        call: String,
+        call: Callsign,
         password: String,
         purpose: Checking,
         then: impl FnOnce(&mut Session, Result<bool, StoreError>) + Send + 'static,
     ) {
         self.events.push_back(Event::CheckPassword {
-            call: call.clone(),
+            call,
             password,
             purpose,
         });
@@ -136,9 +135,9 @@ impl Session {
         };
     }
 
-    fn login_checked(&mut self, call: String, result: Result<bool, StoreError>) {
+    fn login_checked(&mut self, call: Callsign, result: Result<bool, StoreError>) {
         match result {
-            Ok(true) => self.log_in(&call),
+            Ok(true) => self.log_in(call),
             Ok(false) => {
                 tracing::info!(%call, "login failed");
                 self.say("Login incorrect.\r");
@@ -152,13 +151,9 @@ impl Session {
     }
 
     /// Looks the user up; [`Session::logged_in`] goes on with the record.
-    pub(super) fn log_in(&mut self, call: &str) {
-        let query = UserRecord {
-            call: call.to_string(),
-        };
-        let call = call.to_string();
-        self.request_result(query, move |s, user| match user {
-            Ok(user) => s.logged_in(&call, user),
+    pub(super) fn log_in(&mut self, call: Callsign) {
+        self.request_result(UserRecord { call }, move |s, user| match user {
+            Ok(user) => s.logged_in(call, user),
             Err(e) => {
                 s.store_failed(&e);
                 s.close();
@@ -168,7 +163,7 @@ impl Session {
         self.state = State::Command;
     }
 
-    fn logged_in(&mut self, call: &str, user: Option<User>) {
+    fn logged_in(&mut self, call: Callsign, user: Option<User>) {
         // An RF caller we have never seen: a guest with a default profile.
         let mut user = user.unwrap_or_else(|| guest(call));
         if user.bbs && matches!(self.access, Access::Claimed(_)) {
@@ -178,7 +173,7 @@ impl Session {
         }
         tracing::info!(call = %user.call, bbs = user.bbs, "logged in");
         self.events.push_back(Event::LoggedIn {
-            call: user.call.clone(),
+            call: user.call,
             bbs: user.bbs,
         });
         if user.bbs {
@@ -195,7 +190,7 @@ impl Session {
             self.sysop_pending = true;
         }
         let name = if user.name.is_empty() {
-            user.call.clone()
+            user.call.to_string()
         } else {
             visible_line(&user.name).into_owned()
         };
@@ -204,7 +199,7 @@ impl Session {
             self.cfg.callsign
         ));
         let counts = MailCounts {
-            call: user.call.clone(),
+            call: user.call,
             sysop: user.sysop,
         };
         self.request_result(counts, Session::greeted);
@@ -232,7 +227,7 @@ impl Session {
 #[derive(Debug)]
 struct UserRecord {
     /// Callsign, no SSID.
-    call: String,
+    call: Callsign,
 }
 
 impl Query<BbsStore> for UserRecord {
@@ -241,14 +236,14 @@ impl Query<BbsStore> for UserRecord {
     // in again only after its previous session's last write (and release).
     const WRITES: bool = true;
     fn run(self, store: &mut dyn MessageStore) -> Result<Option<User>, StoreError> {
-        store.user(&self.call)
+        store.user(self.call)
     }
 }
 
 /// The greeting's counts for `call`.
 #[derive(Debug)]
 struct MailCounts {
-    call: String,
+    call: Callsign,
     /// Held mail counts too.
     sysop: bool,
 }
@@ -257,13 +252,13 @@ impl Query<BbsStore> for MailCounts {
     type Answer = GreetingCounts;
     const WRITES: bool = false;
     fn run(self, store: &mut dyn MessageStore) -> Result<GreetingCounts, StoreError> {
-        store.greeting_counts(&self.call, self.sysop)
+        store.greeting_counts(self.call, self.sysop)
     }
 }
 
-fn guest(call: &str) -> User {
+fn guest(call: Callsign) -> User {
     User {
-        call: call.to_string(),
+        call,
         name: String::new(),
         home_bbs: String::new(),
         sysop: false,

@@ -25,7 +25,7 @@ fn telnet_login_asks_and_checks_password() {
     assert_eq!(
         s.poll_event(),
         Some(Event::CheckPassword {
-            call: "N0USR".into(),
+            call: callsign("N0USR"),
             password: "pw".into(),
             purpose: Checking::Login,
         })
@@ -36,7 +36,7 @@ fn telnet_login_asks_and_checks_password() {
     assert_eq!(
         s.poll_event(),
         Some(Event::LoggedIn {
-            call: "N0USR".into(),
+            call: callsign("N0USR"),
             bbs: false
         })
     );
@@ -181,7 +181,7 @@ fn unknown_user_and_bad_callsign_fail_like_a_bad_password() {
     input(&mut s, b"N9ZZZ\rpw\r", &mut bbs.store);
     let events: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
     assert!(events.contains(&Event::CheckPassword {
-        call: "N9ZZZ".into(),
+        call: callsign("N9ZZZ"),
         password: "pw".into(),
         purpose: Checking::Login,
     }));
@@ -191,7 +191,7 @@ fn unknown_user_and_bad_callsign_fail_like_a_bad_password() {
     assert_eq!(
         s.poll_event(),
         Some(Event::LoginFailed {
-            call: Some("N9ZZZ".into())
+            call: Some(callsign("N9ZZZ"))
         })
     );
 }
@@ -208,7 +208,7 @@ fn bbs_user_is_handed_over() {
     );
     let events: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
     assert!(events.contains(&Event::LoggedIn {
-        call: "N0BBB".into(),
+        call: callsign("N0BBB"),
         bbs: true
     }));
     assert_eq!(s.take_unconsumed(), b"[QTC-0.1-B1FHM$]\rFF\r");
@@ -221,7 +221,7 @@ fn a_bbs_call_by_an_unexpected_way_is_a_user_without_partner_rights() {
     start(&mut s, &mut bbs.store);
     let events: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
     assert!(events.contains(&Event::LoggedIn {
-        call: "N0BBB".into(),
+        call: callsign("N0BBB"),
         bbs: false
     }));
     let greeting = String::from_utf8_lossy(&s.take_output()).into_owned();
@@ -238,7 +238,7 @@ fn a_bbs_call_by_an_unexpected_way_is_a_user_without_partner_rights() {
     start(&mut s, &mut bbs.store);
     let events: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
     assert!(events.contains(&Event::LoggedIn {
-        call: "N0BBB".into(),
+        call: callsign("N0BBB"),
         bbs: true
     }));
 }
@@ -417,7 +417,7 @@ fn profile_info_version_bye() {
     assert!(u
         .send(&mut bbs, "NH n0bbs.#nca.ca.usa.noam")
         .contains("Saved."));
-    let user = bbs.store.user("N0USR").unwrap().unwrap();
+    let user = bbs.store.user(callsign("N0USR")).unwrap().unwrap();
     assert_eq!(user.name, "Ann");
     assert_eq!(user.home_bbs, "N0BBS.#NCA.CA.USA.NOAM");
     assert!(u.send(&mut bbs, "I").contains("N0CALL BBS"));
@@ -605,7 +605,7 @@ fn reply_expert_and_password() {
     assert!(u.send(&mut bbs, "pw").contains("New password: "));
     assert!(u.send(&mut bbs, "n3w").contains("Again: "));
     assert!(u.send(&mut bbs, "n3w").contains("Password changed."));
-    assert!(bbs.store.check_password("N0USR", "n3w").unwrap());
+    assert!(bbs.store.check_password(callsign("N0USR"), "n3w").unwrap());
 }
 
 #[test]
@@ -705,7 +705,7 @@ fn node_questions_wait_for_the_daemon_and_keep_typed_ahead_lines() {
     assert_eq!(
         std::iter::from_fn(|| u.s.poll_event()).last(),
         Some(Event::PageSysop {
-            from: "N0USR".into(),
+            from: callsign("N0USR"),
             text: "hello sysop".into()
         })
     );

@@ -78,14 +78,14 @@ pub enum Event {
     LoginFailed {
         /// The callsign that was tried; `None` when what was typed is not a callsign (it may
         /// be a password typed at `Callsign:`, so it is never shown or logged).
-        call: Option<String>,
+        call: Option<Callsign>,
     },
     /// Check `call`'s password (argon2: tens of milliseconds, so the transport does it off its
     /// threads, with a dummy check for an unknown callsign so both take as long) and answer
     /// with [`crate::Session::password_checked`]. Input meanwhile waits in the session.
     CheckPassword {
-        /// A valid callsign (base call).
-        call: String,
+        /// The callsign (base call).
+        call: Callsign,
         /// What was typed.
         password: String,
         /// What it is for: a login and `SYS` count as login attempts, `PW`'s current password
@@ -96,14 +96,14 @@ pub enum Event {
     /// connection to the forwarding session, with [`crate::Session::take_unconsumed`].
     LoggedIn {
         /// The user's callsign.
-        call: String,
+        call: Callsign,
         /// Whether the user is a BBS.
         bbs: bool,
     },
     /// `T`: the user pages the sysop; the daemon shows it on every sysop session and logs it.
     PageSysop {
         /// Who pages.
-        from: String,
+        from: Callsign,
         /// What they said (bounded).
         text: String,
     },

@@ -444,12 +444,12 @@ impl Core for Imap {
         self.run();
     }
 
-    fn login_done(&mut self, result: Result<String, LoginRefused>) {
+    fn login_done(&mut self, result: Result<qtc_callsign::Callsign, LoginRefused>) {
         self.x.answer_came();
         let tag = std::mem::take(&mut self.login_tag);
         match result {
             Ok(call) => {
-                self.user = call;
+                self.user = call.to_string();
                 self.state = State::Auth;
                 let caps = self.capabilities();
                 self.x

@@ -479,12 +479,12 @@ impl Core for Nntp {
         self.run();
     }
 
-    fn login_done(&mut self, result: Result<String, LoginRefused>) {
+    fn login_done(&mut self, result: Result<qtc_callsign::Callsign, LoginRefused>) {
         self.x.answer_came();
         match result {
             Ok(call) => {
                 self.x.say("281 authentication accepted");
-                self.user = Some(call);
+                self.user = Some(call.to_string());
             }
             Err(LoginRefused::Wrong) => self.x.say("481 wrong callsign or password"),
             Err(LoginRefused::Full(why)) => self.x.say(&format!("400 {why}")),

@@ -324,13 +324,13 @@ impl Core for Pop3 {
         self.run();
     }
 
-    fn login_done(&mut self, result: Result<String, LoginRefused>) {
+    fn login_done(&mut self, result: Result<qtc_callsign::Callsign, LoginRefused>) {
         self.x.answer_came();
         match result {
             Ok(call) => {
-                self.user = call.clone();
+                self.user = call.to_string();
                 let query = Mailbox {
-                    call,
+                    call: call.to_string(),
                     sized_after: 0,
                     settings: self.s.clone(),
                 };

@@ -375,12 +375,12 @@ impl Core for Smtp {
         self.run();
     }
 
-    fn login_done(&mut self, result: Result<String, LoginRefused>) {
+    fn login_done(&mut self, result: Result<qtc_callsign::Callsign, LoginRefused>) {
         self.x.answer_came();
         match result {
             Ok(call) => {
                 self.x.say(&format!("235 2.7.0 Welcome {call}"));
-                self.user = Some(call);
+                self.user = Some(call.to_string());
             }
             Err(LoginRefused::Wrong) => self.x.say("535 5.7.8 Wrong callsign or password"),
             Err(LoginRefused::Full(why)) => self.x.say(&format!("454 4.7.0 {why}")),

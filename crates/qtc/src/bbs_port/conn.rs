@@ -19,6 +19,7 @@
 use std::time::Duration;
 
 use qtc_bbs::{Answer, Ask, Checking, Event, Refusal, Request, Session};
+use qtc_callsign::Callsign;
 use tokio::sync::broadcast;
 
 use super::{Shared, UserOpts};
@@ -41,7 +42,7 @@ enum Step {
 
 /// A password the session asked to have checked ([`Event::CheckPassword`]).
 struct PasswordCheck {
-    call: String,
+    call: Callsign,
     password: String,
     purpose: Checking,
 }
@@ -73,7 +74,7 @@ pub(super) struct UserConn<'a> {
     /// A password check the session waits for.
     check: Option<PasswordCheck>,
     /// A partner logged in: the connection goes to its forwarding session.
-    partner: Option<String>,
+    partner: Option<Callsign>,
     /// The secret a partner must answer a challenge from first (it came by another way).
     challenge: Option<String>,
     /// Pages to the sysop, shown to a sysop.
@@ -144,7 +145,7 @@ impl<'a> UserConn<'a> {
             return Step::End;
         }
         if let Some(call) = self.partner.take() {
-            self.hand_over(&call).await;
+            self.hand_over(call).await;
             return Step::End;
         }
         if let Some(step) = self.on_ask().await {
@@ -218,7 +219,7 @@ impl<'a> UserConn<'a> {
             Event::PageSysop { from, text } => {
                 self.shared
                     .online
-                    .page_sysop(&from, &text, clock::unix_now())
+                    .page_sysop(&from.to_string(), &text, clock::unix_now())
             }
             Event::Close => self.closing = true,
         }
@@ -228,8 +229,8 @@ impl<'a> UserConn<'a> {
     /// login_failed`]); an address that reached the lockout is told so and closed. At the
     /// connection's own limit the interpreter says its goodbye and closes by itself (it counts
     /// the same `[limits] login_attempts`).
-    fn on_login_failed(&mut self, call: Option<String>) {
-        let failed = self.conn.login_failed(call.as_deref());
+    fn on_login_failed(&mut self, call: Option<Callsign>) {
+        let failed = self.conn.login_failed(call);
         self.pause = Some(failed.pause);
         if failed.close == Some(Closing::Locked) {
             self.refusal = Some(
@@ -241,15 +242,15 @@ impl<'a> UserConn<'a> {
 
     /// The user is in: a seat among the sessions (or a refusal), then on the list `U` shows,
     /// or handed to forwarding for a partner.
-    fn on_logged_in(&mut self, call: String, bbs: bool) {
+    fn on_logged_in(&mut self, call: Callsign, bbs: bool) {
         let sysop = self.session.user().is_some_and(|u| u.sysop);
-        if let Err(refusal) = self.conn.logged_in(&call, sysop, bbs) {
+        if let Err(refusal) = self.conn.logged_in(call, sysop, bbs) {
             self.refusal = Some(format!("{refusal}\r"));
             return;
         }
         if !bbs && !self.partners_only {
-            let shown = self.station.as_deref().unwrap_or(&call);
-            self.presence = Some(self.shared.online.join(shown, &self.via));
+            let shown = self.station.clone().unwrap_or_else(|| call.to_string());
+            self.presence = Some(self.shared.online.join(&shown, &self.via));
         }
         if bbs {
             self.partner = Some(call);
@@ -263,7 +264,7 @@ impl<'a> UserConn<'a> {
     }
 
     /// A partner logged in: its forwarding session takes the connection to its end.
-    async fn hand_over(&mut self, call: &str) {
+    async fn hand_over(&mut self, call: Callsign) {
         self.partner_framing(call);
         let mut initial = self.session.take_unconsumed();
         if let Some(secret) = self.challenge.take() {
@@ -271,7 +272,9 @@ impl<'a> UserConn<'a> {
                 return;
             }
             let (stream, _) = self.conn.parts();
-            match crate::partner_trust::challenge(stream, &mut self.codec, call, &secret).await {
+            let challenged =
+                crate::partner_trust::challenge(stream, &mut self.codec, call, &secret);
+            match challenged.await {
                 Some(after) => initial.extend(after),
                 None => return,
             }
@@ -283,7 +286,7 @@ impl<'a> UserConn<'a> {
             &mut self.conn,
             &mut self.codec,
             forward::Side::called(),
-            call,
+            &call.to_string(),
             &initial,
         )
         .await;
@@ -292,9 +295,12 @@ impl<'a> UserConn<'a> {
     /// The link under a partner's forwarding session: xfbbd doubles 0xFF on its forwarding
     /// link (`iac_escaped`); on the telnet port a client that never spoke telnet is raw; and a
     /// called session's lines end as the partner's login lines did.
-    fn partner_framing(&mut self, call: &str) {
+    fn partner_framing(&mut self, call: Callsign) {
         let fwd = &self.shared.forwarder;
-        if fwd.partner(call).is_some_and(|p| p.iac_escaped) {
+        if fwd
+            .partner(&call.to_string())
+            .is_some_and(|p| p.iac_escaped)
+        {
             self.codec = Codec::iac();
             return;
         }
@@ -321,11 +327,13 @@ impl<'a> UserConn<'a> {
 
     /// `CONV`: the conference has the stream until the user leaves it.
     async fn conference(&mut self, channel: u16) -> Step {
-        let user = self.user_call();
+        let Some(user) = self.user_call() else {
+            return Step::End;
+        };
         let (stream, shutdown) = self.conn.parts();
         let back = crate::conference::run(
             &self.shared.online,
-            &user,
+            user,
             channel,
             self.shared.bbs.max_line,
             stream,
@@ -343,10 +351,12 @@ impl<'a> UserConn<'a> {
     /// `C`: the link out has the stream until it is over.
     async fn connect_out(&mut self, ask: &Ask) -> Step {
         let radios = self.shared.online.radios();
-        let user = self.user_call();
+        let Some(user) = self.user_call() else {
+            return Step::End;
+        };
         let (stream, shutdown) = self.conn.parts();
         let ended =
-            crate::downlink::run(&radios, ask, &user, stream, &mut self.codec, shutdown).await;
+            crate::downlink::run(&radios, ask, user, stream, &mut self.codec, shutdown).await;
         match ended {
             Some(answer) => {
                 self.session.answer(answer, clock::unix_now());
@@ -356,27 +366,25 @@ impl<'a> UserConn<'a> {
         }
     }
 
-    fn user_call(&self) -> String {
-        self.session
-            .user()
-            .map(|u| u.call.clone())
-            .unwrap_or_default()
+    /// The logged-in user's callsign (`CONV` and `C` come only after a login).
+    fn user_call(&self) -> Option<Callsign> {
+        self.session.user().map(|u| u.call)
     }
 
     /// Checks a password on the password pool and gives the session the result.
     async fn on_password_check(&mut self, c: PasswordCheck) {
         let now = || clock::unix_now();
-        let login = pool_for(self.shared, &c.call);
+        let login = pool_for(self.shared, c.call);
         // `PW`'s current password (the user is logged in already) is not a login attempt: the
         // session bounds it. A login and `SYS` go through the connection's throttle.
         let checked = match c.purpose {
             Checking::Current => Ok(self
                 .shared
                 .passwords
-                .check(&c.call, c.password, login)
+                .check(&c.call.to_string(), c.password, login)
                 .await),
             _ => {
-                let check = self.conn.check_password(&c.call, c.password, login);
+                let check = self.conn.check_password(c.call, c.password, login);
                 check.await.map_err(|why| match why {
                     Refused::Locked => Refusal::Locked,
                     Refused::Busy => Refusal::Busy,
@@ -454,8 +462,8 @@ impl<'a> UserConn<'a> {
 }
 
 /// The pool a password check runs on: a partner's login must not wait for a burst of users'.
-fn pool_for(shared: &Shared, call: &str) -> crate::passwords::Login {
-    match shared.forwarder.partner(call) {
+fn pool_for(shared: &Shared, call: Callsign) -> crate::passwords::Login {
+    match shared.forwarder.partner(&call.to_string()) {
         Some(_) => crate::passwords::Login::Partner,
         None => crate::passwords::Login::User,
     }

@@ -302,7 +302,7 @@ fn partner_key(i: usize, callsign: &str) -> String {
 /// `[[partner]]`, each checked, none twice; `own` is our callsign (the default login).
 pub(super) fn check_partners(
     written: &[PartnerCfg],
-    own: &str,
+    own: Callsign,
     base: &Path,
 ) -> Result<Vec<Partner>, KeyError> {
     let mut partners = Vec::new();
@@ -391,8 +391,8 @@ fn check_rule(r: &RuleCfg) -> Result<qtc_mail::rules::Rule, KeyError> {
     })
 }
 
-fn check_partner(p: &PartnerCfg, own: &str, base: &Path) -> Result<Partner, KeyError> {
-    let call = qtc_callsign::Callsign::parse_station(&p.callsign)
+fn check_partner(p: &PartnerCfg, own: Callsign, base: &Path) -> Result<Partner, KeyError> {
+    let call = Callsign::parse_station(&p.callsign)
         .map_err(|e| KeyError::new("callsign", e.to_string()))?;
     let connect = p.check_connect(base)?;
     let max_mode = qtc_fbb::Mode::from_name(&p.protocol).ok_or_else(|| {
@@ -500,7 +500,7 @@ impl PartnerCfg {
     /// our callsign (the default login).
     fn check_script(
         &self,
-        own: &str,
+        own: Callsign,
         connect: &Connect,
     ) -> Result<Vec<qtc_fbb::login::Step>, KeyError> {
         use qtc_fbb::login::Step;

@@ -97,7 +97,7 @@ pub struct Ip {
 /// Checks `[ip]` against the ports and the NET/ROM node; `None` when no address is set.
 pub(super) fn check(
     cfg: &IpCfg,
-    station: &str,
+    station: Callsign,
     ax25: &Ax25,
     ports: &[RadioPort],
     netrom: bool,
@@ -187,13 +187,10 @@ fn address(text: &str) -> Result<(Ipv4Addr, u8), String> {
 /// The IP callsign: as written, or the station's with the lowest SSID the BBS does not answer
 /// to (the NET/ROM node's default too: one interface call, as JNOS's). A BBS call would give
 /// every link IP opens a BBS session.
-fn ip_call(written: &str, station: &str, ax25: &Ax25) -> Result<Callsign, String> {
+fn ip_call(written: &str, station: Callsign, ax25: &Ax25) -> Result<Callsign, String> {
     let call: Callsign = if written.is_empty() {
-        let base: Callsign = station
-            .parse()
-            .map_err(|e| format!("[station] callsign {station:?} is no AX.25 callsign: {e}"))?;
         (0..=qtc_callsign::MAX_SSID)
-            .filter_map(|ssid| base.with_ssid(ssid).ok())
+            .filter_map(|ssid| station.with_ssid(ssid).ok())
             .find(|c| !ax25.bbs_calls.contains(c))
             .ok_or("every SSID is a BBS one ([ax25] bbs_ssids): give IP one")?
     } else {

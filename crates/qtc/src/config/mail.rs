@@ -198,7 +198,7 @@ impl MailCfg {
     }
 
     /// Checks the values; the error names the key.
-    pub(super) fn check(&self, call: &str) -> Result<Mail, super::KeyError> {
+    pub(super) fn check(&self, call: qtc_callsign::Callsign) -> Result<Mail, super::KeyError> {
         let domain = self.domain.trim();
         if !domain
             .chars()
@@ -239,7 +239,7 @@ mod tests {
 
     fn mail(text: &str) -> Mail {
         let cfg: MailCfg = toml::from_str(text).unwrap();
-        cfg.check("N0CALL").unwrap()
+        cfg.check("N0CALL".parse().unwrap()).unwrap()
     }
 
     #[test]

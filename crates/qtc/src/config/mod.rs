@@ -7,6 +7,7 @@ use std::num::{NonZeroU32, NonZeroU64, NonZeroUsize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use qtc_callsign::Callsign;
 use qtc_mail::Station;
 use serde::Deserialize;
 
@@ -485,33 +486,24 @@ fn check(cfg: Config, source: String, base: &Path) -> Result<Loaded, ConfigError
 }
 
 fn check_areas(mut cfg: Config, source: String, base: &Path) -> Result<Loaded, KeyError> {
-    cfg.station.check()?;
+    let station = cfg.station.check()?;
     let store = cfg.store.check(base)?;
     let telnet = cfg.telnet.check()?;
     let limits = cfg.limits.check()?;
     let log = cfg.log.check()?;
     let forward = cfg.forward.check()?;
-    let mail = cfg
-        .mail
-        .check(&cfg.station.callsign)
-        .map_err(|e| e.within("[mail]"))?;
+    let mail = cfg.mail.check(station).map_err(|e| e.within("[mail]"))?;
     let tls = cfg.tls.check(base, &telnet, &forward, &mail)?;
-    let partners = forward::check_partners(&cfg.partner, &cfg.station.callsign, base)?;
+    let partners = forward::check_partners(&cfg.partner, station, base)?;
     let housekeeping = cfg
         .housekeeping
         .check()
         .map_err(|e| e.within("[housekeeping]"))?;
     let web = cfg.web.check().map_err(|e| e.within("[web]"))?;
-    let (ax25, radio_ports) = radio::check(&cfg)?;
-    let netrom = netrom::check(&cfg.netrom, &cfg.station.callsign, &ax25, &radio_ports)?;
+    let (ax25, radio_ports) = radio::check(&cfg, station)?;
+    let netrom = netrom::check(&cfg.netrom, station, &ax25, &radio_ports)?;
     forward::check_partner_links(&partners, &radio_ports, netrom.is_some())?;
-    let ip = ip::check(
-        &cfg.ip,
-        &cfg.station.callsign,
-        &ax25,
-        &radio_ports,
-        netrom.is_some(),
-    )?;
+    let ip = ip::check(&cfg.ip, station, &ax25, &radio_ports, netrom.is_some())?;
     let rules = forward::check_rules(&cfg.rule)?;
     let warnings = [
         forward::warnings(&cfg.partner),
@@ -540,9 +532,10 @@ fn check_areas(mut cfg: Config, source: String, base: &Path) -> Result<Loaded, K
 }
 
 impl StationCfg {
-    /// `[station]`: the callsign (no SSID) and the hierarchical address, both upper case.
-    fn check(&mut self) -> Result<(), KeyError> {
-        let call = qtc_callsign::Callsign::parse_station(&self.callsign)
+    /// `[station]`: the callsign (no SSID) and the hierarchical address, both upper case; the
+    /// callsign the other sections' checks take.
+    fn check(&mut self) -> Result<Callsign, KeyError> {
+        let call = Callsign::parse_station(&self.callsign)
             .map_err(|e| KeyError::new("[station] callsign", e.to_string()))?;
         if call.ssid() != 0 {
             return Err(KeyError::new(
@@ -567,7 +560,7 @@ impl StationCfg {
                 ));
             }
         }
-        Ok(())
+        Ok(call)
     }
 
     /// The station the store routes and filters by, once checked: with the partners' routes

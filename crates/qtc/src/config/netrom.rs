@@ -80,7 +80,7 @@ pub struct Netrom {
 /// Checks `[netrom]` against the ports; `None` when no port has a NET/ROM quality.
 pub(super) fn check(
     cfg: &NetromCfg,
-    station: &str,
+    station: Callsign,
     ax25: &Ax25,
     ports: &[RadioPort],
 ) -> Result<Option<Netrom>, KeyError> {
@@ -168,13 +168,10 @@ pub(super) fn check(
 /// The node's callsign: as written, or the station's with the lowest SSID the BBS does not
 /// answer to. It must not be a BBS callsign: a connect to the node call is a NET/ROM link
 /// first (JNOS's interface call beside its `bbscall`, LinBPQ's NODECALL beside its BBS).
-fn node_call(written: &str, station: &str, ax25: &Ax25) -> Result<Callsign, String> {
+fn node_call(written: &str, station: Callsign, ax25: &Ax25) -> Result<Callsign, String> {
     if written.is_empty() {
-        let base: Callsign = station
-            .parse()
-            .map_err(|e| format!("[station] callsign {station:?} is no AX.25 callsign: {e}"))?;
         return (0..=qtc_callsign::MAX_SSID)
-            .filter_map(|ssid| base.with_ssid(ssid).ok())
+            .filter_map(|ssid| station.with_ssid(ssid).ok())
             .find(|c| !ax25.bbs_calls.contains(c))
             .ok_or_else(|| "every SSID is a BBS one ([ax25] bbs_ssids): give the node one".into());
     }

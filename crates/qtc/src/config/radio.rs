@@ -169,7 +169,7 @@ impl RadioPort {
 }
 
 /// Checks `[ax25]` and `[[port]]`.
-pub(super) fn check(cfg: &Config) -> Result<(Ax25, Vec<RadioPort>), KeyError> {
+pub(super) fn check(cfg: &Config, station: Callsign) -> Result<(Ax25, Vec<RadioPort>), KeyError> {
     if cfg.ax25.bbs_ssids.is_empty() || cfg.ax25.bbs_ssids.iter().any(|&s| s > 15) {
         return Err(KeyError::new(
             "[ax25] bbs_ssids",
@@ -192,14 +192,14 @@ pub(super) fn check(cfg: &Config) -> Result<(Ax25, Vec<RadioPort>), KeyError> {
                 format!("{:?} is used twice", p.name),
             )));
         }
-        out.push(check_port(p, &cfg.station.callsign).map_err(in_section)?);
+        out.push(check_port(p, station).map_err(in_section)?);
     }
     let ax25 = Ax25 {
         bbs_calls: cfg
             .ax25
             .bbs_ssids
             .iter()
-            .filter_map(|&ssid| Callsign::new(&cfg.station.callsign, ssid).ok())
+            .filter_map(|&ssid| station.with_ssid(ssid).ok())
             .collect(),
         page_lines: cfg.ax25.page_lines,
     };
@@ -207,7 +207,7 @@ pub(super) fn check(cfg: &Config) -> Result<(Ax25, Vec<RadioPort>), KeyError> {
 }
 
 /// One `[[port]]`; errors name the key within the table.
-fn check_port(p: &PortCfg, callsign: &str) -> Result<RadioPort, KeyError> {
+fn check_port(p: &PortCfg, callsign: Callsign) -> Result<RadioPort, KeyError> {
     if let Some(k) = p.unknown.keys().next() {
         return Err(KeyError::new(
             k.as_str(),
@@ -328,8 +328,9 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Vec<RadioPort>, KeyError> {
-        let cfg: Config = toml::from_str(text).unwrap();
-        check(&cfg).map(|(_, ports)| ports)
+        let mut cfg: Config = toml::from_str(text).unwrap();
+        let station = cfg.station.check()?;
+        check(&cfg, station).map(|(_, ports)| ports)
     }
 
     #[test]

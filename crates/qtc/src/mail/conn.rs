@@ -6,6 +6,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use qtc_callsign::Callsign;
 use qtc_email::{Core, Event, LoginRefused};
 use tokio::sync::watch;
 
@@ -129,7 +130,7 @@ impl<C: Core> MailConn<C> {
     async fn event(&mut self, ev: Event<C>, conn: &mut Connection) -> Option<Ended> {
         match ev {
             Event::Login { call, password } => {
-                let r = self.login(conn, &call, password).await;
+                let r = self.login(conn, call, password).await;
                 self.core.login_done(r);
                 if self.close_after_reply {
                     return Some(Ended::Closed);
@@ -153,49 +154,49 @@ impl<C: Core> MailConn<C> {
     async fn login(
         &mut self,
         conn: &mut Connection,
-        call: &str,
+        call: Option<Callsign>,
         password: String,
-    ) -> Result<String, LoginRefused> {
-        let valid = qtc_callsign::Callsign::parse_station(call).is_ok_and(|c| c.ssid() == 0);
-        let checked = match valid {
-            true => {
-                conn.check_password(call, password, crate::passwords::Login::User)
-                    .await
+    ) -> Result<Callsign, LoginRefused> {
+        let right = match call {
+            Some(call) => {
+                let checked = conn.check_password(call, password, crate::passwords::Login::User);
+                match checked.await {
+                    Ok(right) => right,
+                    Err(Refused::Locked) => {
+                        let why =
+                            format!("Logins to {call} from here are locked. Try again later.");
+                        return Err(LoginRefused::Full(why));
+                    }
+                    Err(Refused::Busy) => {
+                        let why =
+                            format!("Too many logins to {call} at once. Try again in a moment.");
+                        return Err(LoginRefused::Full(why));
+                    }
+                }
             }
-            false => Ok(Ok(false)),
+            None => Ok(false),
         };
-        let right = match checked {
-            Ok(right) => right,
-            Err(Refused::Locked) => {
-                let why = format!("Logins to {call} from here are locked. Try again later.");
-                return Err(LoginRefused::Full(why));
-            }
-            Err(Refused::Busy) => {
-                let why = format!("Too many logins to {call} at once. Try again in a moment.");
-                return Err(LoginRefused::Full(why));
-            }
-        };
-        match right {
-            Ok(true) => {}
-            Ok(false) => {
-                let failed = conn.login_failed(valid.then_some(call));
+        let account = match (right, call) {
+            (Ok(true), Some(account)) => account,
+            (Ok(_), _) => {
+                let failed = conn.login_failed(call);
                 tokio::time::sleep(failed.pause).await;
                 self.close_after_reply = failed.close.is_some();
                 return Err(LoginRefused::Wrong);
             }
-            Err(_) => return Err(LoginRefused::Unavailable),
-        }
-        let c = call.to_string();
+            (Err(_), _) => return Err(LoginRefused::Unavailable),
+        };
         let user = self
             .shared
             .backends
             .readers
-            .call(move |s| qtc_mail::MessageStore::user(s, &c))
+            .call(move |s| qtc_mail::MessageStore::user(s, account))
             .await;
         let sysop = matches!(&user, Ok(Ok(Some(u))) if u.sysop);
-        conn.logged_in(call, sysop, false)
+        conn.logged_in(account, sysop, false)
             .map_err(LoginRefused::Full)?;
-        self.presence = Some(self.shared.online.join(call, self.protocol.name()));
-        Ok(call.to_string())
+        let shown = account.to_string();
+        self.presence = Some(self.shared.online.join(&shown, self.protocol.name()));
+        Ok(account)
     }
 }

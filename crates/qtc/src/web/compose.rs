@@ -13,6 +13,7 @@ use std::sync::Arc;
 use axum::extract::{FromRequest, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse};
+use qtc_callsign::Callsign;
 use qtc_mail::dest::DestError;
 use qtc_mail::{Attachment, MsgStatus, MsgType, NewMessage, StoreError, MAX_SUBJECT_LEN};
 
@@ -235,7 +236,7 @@ fn compose_page(s: &WebSession, d: &Draft, max_message: usize, error: Option<&st
 /// The message the form describes, or why it cannot be sent: the addressee and `@` pass the
 /// check the `S` command and mail clients use, the subject and text the one mail clients'
 /// submissions pass.
-fn checked(d: &Draft, from: &str, max_message: usize) -> Result<NewMessage, String> {
+fn checked(d: &Draft, from: Callsign, max_message: usize) -> Result<NewMessage, String> {
     let kind = match d.kind.as_str() {
         "B" => MsgType::Bulletin,
         _ => MsgType::Personal,
@@ -296,7 +297,7 @@ pub async fn send(State(web): State<Arc<Web>>, headers: HeaderMap, request: Requ
         }
     };
     let s = need_csrf(&web, &headers, &d.csrf).await?;
-    let checked = checked(&d, &s.call, web.max_message).and_then(|msg| {
+    let checked = checked(&d, s.call, web.max_message).and_then(|msg| {
         let room = web.max_message.saturating_sub(msg.body.len());
         Ok((checked_files(files, room)?, msg))
     });
@@ -360,16 +361,17 @@ mod tests {
 
     #[test]
     fn drafts_pass_the_bbs_checks() {
+        let me = Callsign::parse_station("N0ME").unwrap();
         let m = checked(
             &draft("P", "n0aaa", "n0bbs.#ne.usa", "Hi", "a\r\nb\n"),
-            "N0ME",
+            me,
             100,
         )
         .unwrap();
         assert_eq!((m.to.as_str(), m.at.as_str()), ("N0AAA", "N0BBS.#NE.USA"));
         assert_eq!(m.body, b"a\r\nb\r\n");
         assert_eq!(m.kind, MsgType::Personal);
-        let b = checked(&draft("B", "ALL", "", "x", ""), "N0ME", 100).unwrap();
+        let b = checked(&draft("B", "ALL", "", "x", ""), me, 100).unwrap();
         assert_eq!((b.kind, b.at.as_str()), (MsgType::Bulletin, ""));
         for bad in [
             draft("P", "N0A < N0SYS", "", "s", ""),
@@ -380,7 +382,7 @@ mod tests {
             draft("P", "N0A", "", "s", "end\x1a"),
             draft("P", "N0A", "", "s", &"x".repeat(200)),
         ] {
-            assert!(checked(&bad, "N0ME", 100).is_err(), "{}", bad.to);
+            assert!(checked(&bad, me, 100).is_err(), "{}", bad.to);
         }
         assert_eq!(cut("Re: äöü", 6), "Re: ä");
     }

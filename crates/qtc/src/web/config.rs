@@ -89,7 +89,7 @@ pub async fn save(
             edit::apply(text, &change).map_err(|e| e.to_string())
         }
     };
-    let saved = web.reloader.save(&s.call, edit).await;
+    let saved = web.reloader.save(&s.call.to_string(), edit).await;
     let (line, ok) = match &saved {
         Ok(applied) => (format!("Saved. {}", capital(&applied.line())), true),
         Err(e) => (format!("Not saved: {e}"), false),

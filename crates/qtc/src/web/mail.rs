@@ -15,6 +15,7 @@ use std::sync::Arc;
 use axum::extract::{Form, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
+use qtc_callsign::Callsign;
 use qtc_mail::{ListFilter, Message, MessageHeader, MessageStore, MsgStatus, MsgType, Utc};
 
 use super::pages::{confirm, csrf, esc, line, page, result, subject};
@@ -43,7 +44,8 @@ pub fn may_read(me: &str, sysop: bool, h: &MessageHeader, copies: &[String]) -> 
 
 /// Whether `me` may kill a message they may read, as on the BBS: its sender or addressee, or
 /// the sysop.
-fn may_kill(me: &str, sysop: bool, h: &MessageHeader) -> bool {
+fn may_kill(me: Callsign, sysop: bool, h: &MessageHeader) -> bool {
+    let me = me.to_string();
     h.status != MsgStatus::Killed && (sysop || h.to == me || h.from == me)
 }
 
@@ -81,10 +83,10 @@ impl ListQuery {
             from: call(&self.from),
             to: call(&self.to),
             at: call(&self.at),
-            visible_to: (!s.sysop()).then(|| s.call.clone()),
+            visible_to: (!s.sysop()).then(|| s.call.to_string()),
             include_killed: s.sysop(),
             // The status column shows this user's own read marks, as on the BBS.
-            reader: Some(s.call.clone()),
+            reader: Some(s.call.to_string()),
             ..Default::default()
         }
     }
@@ -377,7 +379,7 @@ pub(super) async fn readable(
     n: u64,
     mark: bool,
 ) -> Result<Message, Response> {
-    let (me, sysop) = (s.call.clone(), s.sysop());
+    let (me, sysop) = (s.call.to_string(), s.sysop());
     let m = store(web, move |st| {
         let m = st.message(n)?;
         match m {
@@ -486,7 +488,7 @@ fn message(s: &WebSession, m: &Message, note: Option<String>) -> String {
             buttons.push(("release", "Release"));
         }
     }
-    if may_kill(&s.call, s.sysop(), h) {
+    if may_kill(s.call, s.sysop(), h) {
         buttons.push(("kill", "Kill…"));
     }
     for (action, label) in buttons {
@@ -513,7 +515,7 @@ pub async fn action(
     let s = need_csrf(&web, &headers, &f.csrf).await?;
     let m = readable(&web, &s, n, false).await?;
     let allowed = match f.action.as_str() {
-        "kill" => may_kill(&s.call, s.sysop(), &m.header),
+        "kill" => may_kill(s.call, s.sysop(), &m.header),
         "hold" | "release" => s.sysop(),
         _ => false,
     };
@@ -625,8 +627,8 @@ mod tests {
         assert!(may_read("N0SYS", true, &held, &[]));
         let b = header(Bulletin, New, "ALL", "N0BBB");
         assert!(may_read("N0CCC", false, &b, &[]));
-        assert!(!may_kill("N0CCC", false, &b));
-        assert!(may_kill("N0BBB", false, &b));
+        assert!(!may_kill("N0CCC".parse().unwrap(), false, &b));
+        assert!(may_kill("N0BBB".parse().unwrap(), false, &b));
         assert!(!may_read(
             "N0BBB",
             false,

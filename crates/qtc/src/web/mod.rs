@@ -27,6 +27,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::Router;
+use qtc_callsign::Callsign;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
@@ -161,7 +162,7 @@ impl Web {
         let h = headers.get(header::COOKIE)?.to_str().ok()?;
         let id = session::cookie(h, session::COOKIE)?;
         let s = self.sessions.get(id, crate::clock::now())?;
-        let call = s.call.clone();
+        let call = s.call.to_string();
         let stamp = self.store.call(move |st| st.login_stamp(&call)).await;
         match stamp {
             Ok(Ok(Some(now))) if session::same(&now, &s.stamp) => Some(s),
@@ -408,12 +409,12 @@ async fn login(
         )
             .into_response());
     }
-    let call = f.call.trim().to_ascii_uppercase();
-    let stamp = checked_login(&web, peer, &call, f.password).await?;
+    let typed = f.call.trim().to_ascii_uppercase();
+    let (call, stamp) = checked_login(&web, peer, &typed, f.password).await?;
     tracing::info!(%call, sysop = session::is_sysop(&stamp), "web: logged in");
     let id = web
         .sessions
-        .create(&call, stamp, crate::clock::now())
+        .create(call, stamp, crate::clock::now())
         .map_err(|_| store_down())?;
     let mut r = Redirect::to("/").into_response();
     let cookie = format!(
@@ -435,13 +436,13 @@ fn too_many(why: &str) -> Response {
 }
 
 /// Checks `call`'s password from `peer` through the throttle, as every port does
-/// ([`crate::login`]): the user's login stamp, or the page that refuses.
+/// ([`crate::login`]): the user's callsign and login stamp, or the page that refuses.
 async fn checked_login(
     web: &Web,
     peer: std::net::SocketAddr,
     call: &str,
     password: String,
-) -> Result<String, Response> {
+) -> Result<(Callsign, String), Response> {
     let attempt = crate::login::attempt(&web.throttle, Some(peer.ip()), call).map_err(|why| {
         too_many(match why {
             crate::throttle::Refused::Locked => LOCKED_OUT,
@@ -466,12 +467,14 @@ async fn checked_login(
         login,
     )
     .await;
-    if let (Ok(Some(stamp)), Ok(true)) = (stamp, checked) {
-        return Ok(stamp);
+    // A user with a password is a station's call (every way in checks it).
+    let account = Callsign::parse_station(call);
+    if let (Ok(Some(stamp)), Ok(true), Ok(account)) = (stamp, checked, account) {
+        return Ok((account, stamp));
     }
     web.metrics.login_failed();
     // What was typed as the callsign is logged only if it is one: it may be a password.
-    match qtc_callsign::Callsign::parse_station(call) {
+    match Callsign::parse_station(call) {
         Ok(_) => tracing::warn!(%call, %peer, "web: login failed"),
         Err(_) => tracing::warn!(%peer, "web: login failed (not a callsign)"),
     }

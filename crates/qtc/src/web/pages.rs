@@ -89,7 +89,7 @@ pub(super) fn page(s: &WebSession, title: &str, body: &str) -> String {
          <form class=\"inline\" method=\"post\" action=\"/logout\">{}<button>Log out</button></form>\
          </header><main><h1>{}</h1>{body}</main></body></html>",
         head(title),
-        esc(&s.call),
+        esc(&s.call.to_string()),
         csrf(s),
         esc(title)
     )

@@ -7,6 +7,8 @@ use std::io::Read;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use qtc_callsign::Callsign;
+
 /// The session cookie's name.
 pub const COOKIE: &str = "qtc_session";
 /// The cookie that carries the login form's CSRF token before there is a session.
@@ -23,7 +25,7 @@ pub const MAX_PER_USER: usize = 4;
 #[derive(Clone, Debug)]
 pub struct WebSession {
     /// The user's callsign.
-    pub call: String,
+    pub call: Callsign,
     /// The token every form of this session carries.
     pub csrf: String,
     /// The user's login stamp at login ([`qtc_store::Store::login_stamp`]): every request
@@ -45,7 +47,7 @@ impl WebSession {
     /// A session for a page's unit test.
     pub fn for_test(call: &str, sysop: bool) -> WebSession {
         WebSession {
-            call: call.into(),
+            call: Callsign::parse_station(call).expect("a test callsign"),
             csrf: "0".repeat(32),
             stamp: if sysop { "S:x" } else { "U:x" }.into(),
             created: crate::clock::now(),
@@ -90,17 +92,17 @@ pub struct Sessions {
 
 impl Sessions {
     /// Starts a session for `call`, whose login stamp is `stamp`; returns its cookie token.
-    pub fn create(&self, call: &str, stamp: String, now: Instant) -> std::io::Result<String> {
+    pub fn create(&self, call: Callsign, stamp: String, now: Instant) -> std::io::Result<String> {
         let id = token()?;
         let s = WebSession {
-            call: call.to_string(),
+            call,
             csrf: token()?,
             stamp,
             created: now,
         };
         let mut m = self.map.lock().unwrap_or_else(|e| e.into_inner());
         m.retain(|_, s| now.duration_since(s.created) < LIFETIME);
-        let oldest = |m: &HashMap<String, WebSession>, of: Option<&str>| {
+        let oldest = |m: &HashMap<String, WebSession>, of: Option<Callsign>| {
             m.iter()
                 .filter(|(_, s)| of.is_none_or(|c| s.call == c))
                 .min_by_key(|(_, s)| s.created)
@@ -164,8 +166,14 @@ mod tests {
         assert_eq!(cookie("qtc_sessionx=1", COOKIE), None);
         let s = Sessions::default();
         let t0 = crate::clock::now();
-        let id = s.create("N0SYS", "stamp".into(), t0).unwrap();
-        assert_eq!(s.get(&id, t0).unwrap().call, "N0SYS");
+        let id = s
+            .create(
+                Callsign::parse_station("N0SYS").unwrap(),
+                "stamp".into(),
+                t0,
+            )
+            .unwrap();
+        assert_eq!(s.get(&id, t0).unwrap().call.to_string(), "N0SYS");
         assert!(s.get(&id, t0 + LIFETIME).is_none());
         assert!(s.get(&id, t0).is_none());
     }
@@ -174,11 +182,17 @@ mod tests {
     fn one_user_logging_in_again_and_again_pushes_out_only_their_own() {
         let s = Sessions::default();
         let t0 = crate::clock::now();
-        let sysop = s.create("N0SYS", "S:x".into(), t0).unwrap();
+        let sysop = s
+            .create(Callsign::parse_station("N0SYS").unwrap(), "S:x".into(), t0)
+            .unwrap();
         let mine: Vec<String> = (1..=MAX_PER_USER as u64 + 3)
             .map(|i| {
-                s.create("N0USR", "U:x".into(), t0 + Duration::from_secs(i))
-                    .unwrap()
+                s.create(
+                    Callsign::parse_station("N0USR").unwrap(),
+                    "U:x".into(),
+                    t0 + Duration::from_secs(i),
+                )
+                .unwrap()
             })
             .collect();
         assert!(s.get(&sysop, t0).is_some());

@@ -83,11 +83,9 @@ pub async fn ws(
     if web.throttle.locked_out(peer.ip(), crate::clock::now()) {
         return Err(refuse(StatusCode::TOO_MANY_REQUESTS, super::LOCKED_OUT));
     }
-    let call = qtc_callsign::Callsign::parse_station(&s.call)
-        .map_err(|_| refuse(StatusCode::FORBIDDEN, "Not a station's callsign."))?;
+    let call = s.call;
     // A BBS account's session is a forwarding session, which has no place in a browser.
-    let c = s.call.clone();
-    let user = super::store(&web, move |st| qtc_mail::MessageStore::user(st, &c)).await?;
+    let user = super::store(&web, move |st| qtc_mail::MessageStore::user(st, call)).await?;
     if user.is_some_and(|u| u.bbs) {
         return Err(refuse(
             StatusCode::FORBIDDEN,

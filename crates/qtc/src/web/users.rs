@@ -9,7 +9,8 @@ use std::sync::Arc;
 use axum::extract::{Form, Path, State};
 use axum::http::HeaderMap;
 use axum::response::{Html, IntoResponse};
-use qtc_mail::{MessageStore, User};
+use qtc_callsign::Callsign;
+use qtc_mail::{MessageStore, StoreError, User};
 
 use super::pages::{confirm, csrf, esc, page, result};
 use super::session::WebSession;
@@ -35,10 +36,10 @@ fn list_page(s: &WebSession, users: &[User], locked: &[String]) -> String {
              <td>{}</td></tr>",
             yes(u.sysop),
             yes(u.bbs),
-            yes(locked.contains(&u.call)),
+            yes(locked.contains(&u.call.to_string())),
             esc(&qtc_mail::text::visible_line(&u.name)),
             esc(&qtc_mail::text::visible_line(&u.home_bbs)),
-            c = esc(&u.call),
+            c = esc(&u.call.to_string()),
         );
     }
     let _ = write!(
@@ -110,7 +111,7 @@ pub async fn edit(
     let found = store(&web, move |st| {
         let locked = st.locked_users()?.contains(&c2);
         let logins = st.last_logins(&c2, LOGINS_SHOWN)?;
-        Ok(st.user(&c2)?.map(|u| (u, locked, logins)))
+        Ok(user_named(st, &c2)?.map(|u| (u, locked, logins)))
     })
     .await?;
     let Some((u, locked, logins)) = found else {
@@ -154,8 +155,17 @@ fn logins_text(logins: &[(String, i64)]) -> String {
         .join("; ")
 }
 
+/// The user a page's address names, upper case (text that is not a call as the store keeps
+/// it names no user).
+fn user_named(st: &mut dyn MessageStore, call: &str) -> Result<Option<User>, StoreError> {
+    match Callsign::parse_station(call) {
+        Ok(c) if c.to_string() == call => st.user(c),
+        _ => Ok(None),
+    }
+}
+
 fn edit_page(s: &WebSession, u: &User, locked: bool, logins: &[(String, i64)]) -> String {
-    let url = format!("/users/{}", esc(&u.call));
+    let url = format!("/users/{}", esc(&u.call.to_string()));
     let form = |action: &str, inner: &str, button: &str| {
         format!(
             "<form method=\"post\" action=\"{url}\">{}<input type=\"hidden\" name=\"action\" \
@@ -230,7 +240,7 @@ pub async fn action(
     let call = call.to_ascii_uppercase();
     let back = format!("/users/{call}");
     let refuse = |line: &str| Ok(Html(result(&s, "Users", line, &back)).into_response());
-    let myself = call == s.call;
+    let myself = call == s.call.to_string();
     if myself && matches!(f.action.as_str(), "delete" | "lock") {
         return refuse("error: you cannot delete or lock yourself while logged in");
     }
@@ -262,7 +272,7 @@ pub async fn action(
         "profile" => match profile(&f.name, &f.home) {
             Ok((name, home)) => {
                 store(&web, move |st| {
-                    let Some(mut u) = st.user(&c2)? else {
+                    let Some(mut u) = user_named(st, &c2)? else {
                         return Ok(Ok(format!("no user {c2}")));
                     };
                     u.name = name;
