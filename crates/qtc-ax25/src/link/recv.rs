@@ -198,11 +198,13 @@ impl Link {
                 } else {
                     // SABM collision: answer, keep waiting for our UA.
                     self.crossed = true;
+                    self.peer_called_us();
                     self.push_u(Unnumbered::Ua, pf, CommandResponse::Response);
                 }
             }
             State::AwaitingV22Connection => {
                 self.crossed = true;
+                self.peer_called_us();
                 self.push_u(Unnumbered::Ua, pf, CommandResponse::Response);
                 if !extended {
                     self.set_version(Modulo::Mod8);
@@ -235,6 +237,14 @@ impl Link {
                 self.became_connected();
             }
         }
+    }
+
+    /// The peer asked for the link while we wait for our UA: it is there, and once it has our
+    /// UA its end is up and answers our next SABM. Our retries count afresh from here: those
+    /// spent while it was away (down, restarting) must not make us give up a link whose other
+    /// end is up.
+    fn peer_called_us(&mut self) {
+        self.rc = 0;
     }
 
     fn on_ua(&mut self, now: Instant, pf: bool) {
