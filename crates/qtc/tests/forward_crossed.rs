@@ -1,10 +1,15 @@
 //! Crossed calls (issue 42): two qtc BBSes on AXUDP, each forwarding to the other over AX.25,
-//! call each other in the same moment. The UDP path between them is a relay run by the test
-//! that holds the first SABM it sees until the other end's SABM comes, then lets both go: the
-//! SABMs cross on the wire every time, as they do by chance on the air. Both ends take the link
-//! as their own call; the rule both apply (the lower callsign's call is kept) leaves exactly
-//! one session, N0AAA calling, and it carries the mail both ways, with no WARN and no call
-//! left waiting for a SID.
+//! call each other. The UDP path between them is a relay run by the test that makes the calls
+//! meet the same way every run:
+//! - at once: it holds the first SABM it sees until the other end's SABM comes, then lets both
+//!   go, so the SABMs cross on the wire, as they do by chance on the air;
+//! - late: it loses one end's SABMs (as if the other end were down) until the other end's
+//!   SABM has passed, as when a station comes back and calls the one still trying to reach it.
+//!   The end that came back has its link up before it hears the other's SABM.
+//!
+//! Both ends take the link as their own call; the rule both apply (the lower callsign's call is
+//! kept) leaves exactly one session, N0AAA calling, and it carries the mail both ways, with no
+//! WARN and no call left waiting for a SID.
 #![allow(clippy::disallowed_methods)]
 
 mod common;
@@ -35,18 +40,28 @@ fn is_sabm(datagram: &[u8]) -> bool {
 /// The first SABM held, from which side, until the other side's comes; `None` once they crossed.
 type Held = Option<(usize, Vec<u8>)>;
 
+/// How the relay makes the calls meet.
+#[derive(Clone, Copy)]
+enum Meet {
+    /// The SABMs cross on the wire.
+    AtOnce,
+    /// The SABMs of this node are lost until the other node's SABM has passed.
+    Late(usize),
+}
+
 /// The relay between the two ports: `socks[i]` is node `i`'s peer, the address it sends to and
 /// hears from; what comes in on it goes out of the other socket to the other node's port.
 struct Relay {
     socks: [UdpSocket; 2],
     nodes: [SocketAddr; 2],
-    /// What is held, and whether the SABMs have crossed yet.
+    meet: Meet,
+    /// What is held, and whether the SABMs have met yet.
     held: Mutex<(Held, bool)>,
 }
 
 impl Relay {
-    /// Carries what node `from` sends to the other node, holding the first SABM (and the
-    /// retries of it) until the other node's SABM comes: then both go, crossed.
+    /// Carries what node `from` sends to the other node; the SABMs meet as `meet` says (held
+    /// until the other node's comes, then both go; or lost until the other node's has passed).
     fn carry(self: Arc<Self>, from: usize) {
         let to = 1 - from;
         let mut buf = [0u8; 2048];
@@ -54,6 +69,13 @@ impl Relay {
             let datagram = &buf[..n];
             let mut held = self.held.lock().unwrap();
             let (first, crossed) = &mut *held;
+            if !*crossed && is_sabm(datagram) {
+                match self.meet {
+                    Meet::Late(lost) if lost == from => continue,
+                    Meet::Late(_) => *crossed = true,
+                    Meet::AtOnce => {}
+                }
+            }
             if !*crossed && is_sabm(datagram) {
                 match first.take() {
                     Some((side, theirs)) if side == to => {
@@ -105,6 +127,27 @@ fn post(d: &Daemon, call: &str) {
 
 #[test]
 fn calls_that_cross_settle_on_one_session_that_carries_mail_both_ways() {
+    calls_meet(Meet::AtOnce);
+}
+
+/// N0AAA calls N0BBB, which is away; N0BBB comes back and calls N0AAA, which hears it while
+/// still waiting for its own UA (its link crossed). N0BBB's link is up before N0AAA's SABM
+/// reaches it: N0BBB's call gives way to N0AAA's, kept, and N0BBB answers it.
+#[test]
+fn a_call_crossed_late_by_the_lower_callsign_is_answered() {
+    calls_meet(Meet::Late(0));
+}
+
+/// The same with the ends swapped: N0BBB's call went unanswered and it hears N0AAA's while
+/// waiting; N0AAA's call is kept, N0BBB answers it.
+#[test]
+fn a_call_crossed_late_by_the_higher_callsign_is_kept() {
+    calls_meet(Meet::Late(1));
+}
+
+/// Two BBSes with a bulletin for each other call each other, their calls meeting as `meet`
+/// says: exactly one session runs (N0AAA calling) and carries both bulletins, with no WARN.
+fn calls_meet(meet: Meet) {
     let listen = [free_udp_port(), free_udp_port()];
     let socks = [0, 1].map(|_| UdpSocket::bind("127.0.0.1:0").unwrap());
     let relay_addr = [0, 1].map(|i| socks[i].local_addr().unwrap());
@@ -112,6 +155,7 @@ fn calls_that_cross_settle_on_one_session_that_carries_mail_both_ways() {
     let relay = Arc::new(Relay {
         socks,
         nodes,
+        meet,
         held: Mutex::new((None, false)),
     });
     for from in [0, 1] {
@@ -126,27 +170,29 @@ fn calls_that_cross_settle_on_one_session_that_carries_mail_both_ways() {
             &config(listen[i], relay_addr[i], other),
         )
     });
-    // Both post at once: both queue a call to the other within seconds.
-    std::thread::scope(|s| {
-        s.spawn(|| post(&a, CALLS[0]));
-        post(&b, CALLS[1]);
-    });
+    let both = [&a, &b];
+    match meet {
+        // Both post at once: both queue a call to the other within seconds.
+        Meet::AtOnce => std::thread::scope(|s| {
+            s.spawn(|| post(&a, CALLS[0]));
+            post(&b, CALLS[1]);
+        }),
+        // The node whose SABMs are lost calls first; the other posts once it does.
+        Meet::Late(lost) => {
+            post(both[lost], CALLS[lost]);
+            both[lost].wait_for_log("calling over AX.25");
+            post(both[1 - lost], CALLS[1 - lost]);
+        }
+    }
     for (d, other) in [(&a, CALLS[1]), (&b, CALLS[0])] {
         d.wait_for_log(&format!("forwarding session ended partner={other}"));
     }
-    assert!(relay.held.lock().unwrap().1, "the SABMs did not cross");
-    // N0BBB's call gave way: it answered N0AAA's as the called BBS, on the one link.
-    b.wait_for_log(&format!(
-        "calls crossed on the AX.25 link: the partner's is kept, we answer it partner={}",
-        CALLS[0]
-    ));
+    assert!(relay.held.lock().unwrap().1, "the SABMs did not meet");
     let (la, lb) = (a.log(), b.log());
+    // N0BBB gave way: it answered N0AAA's call as the called BBS, on the one link.
+    assert!(lb.contains("calls crossed on the AX.25 link"), "{lb}");
     for (log, role, other) in [(&la, "Caller", CALLS[1]), (&lb, "Called", CALLS[0])] {
-        assert_eq!(
-            log.matches("forwarding session started").count(),
-            1,
-            "{log}"
-        );
+        assert_eq!(log.matches("forwarding session ended").count(), 1, "{log}");
         assert!(
             log.contains(&format!(
                 "forwarding session started partner={other} role={role}"

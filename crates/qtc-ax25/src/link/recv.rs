@@ -221,6 +221,9 @@ impl Link {
                 self.tx.push_front(f);
             }
             State::Connected | State::TimerRecovery => {
+                // On a quiet link we asked for, the peer's SABM repeats nothing of ours: it asked
+                // for the link too, late.
+                let crossed_late = self.layer3_initiated && !self.crossed && !self.traffic_seen;
                 self.push_u(Unnumbered::Ua, pf, CommandResponse::Response);
                 // A repeated SABM (our UA was lost) or a real re-connect: either way the peer
                 // starts from zero; keep what it never acknowledged (Linux requeues too).
@@ -235,6 +238,10 @@ impl Link {
                 self.reset_by_peer = true;
                 self.start_t3_or_t1(now);
                 self.became_connected();
+                if crossed_late {
+                    self.crossed = true;
+                    self.events.push_back(Event::CrossedLate);
+                }
             }
         }
     }

@@ -224,6 +224,19 @@ impl Forwarder {
         Ok(claimed)
     }
 
+    /// Our call's session with `partner` gives way to the partner's call, which crossed ours
+    /// late on the AX.25 link and is the one kept; nothing if it runs no more.
+    pub(super) fn yield_caller(&self, partner: &str) {
+        let map = self.active.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(a) = map
+            .get(&partner.to_ascii_uppercase())
+            .filter(|a| a.role == Role::Caller)
+        {
+            a.stop.yielded.store(true, Ordering::Relaxed);
+            a.stop.stop.cancel();
+        }
+    }
+
     /// Whether our call is the one kept when ours and `partner`'s cross ([`lower_call_kept`]).
     pub(super) fn ours_kept(&self, partner: &str) -> bool {
         lower_call_kept(&self.call, partner)
