@@ -109,12 +109,7 @@ fn config(listen: u16, relay: SocketAddr, other: &str) -> String {
 /// Posts a bulletin @ WW as N0USR on `d`'s telnet port.
 fn post(d: &Daemon, call: &str) {
     let prompt = format!("de {call}>");
-    let mut c = d.connect();
-    c.expect("Callsign:");
-    c.send("N0USR");
-    c.expect("Password:");
-    c.send("pw");
-    c.expect(&prompt);
+    let mut c = d.login_to(call, "N0USR", "pw");
     c.send("SB ALL @ WW");
     c.expect("Subject:");
     c.send(&format!("from {call}"));

@@ -26,7 +26,7 @@ mod radio_util;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use common::{Client, Daemon};
+use common::Daemon;
 use netrom_util::{axudp_port, QUICK_LINKS};
 use radio_util::free_udp_port;
 
@@ -136,12 +136,7 @@ fn start() -> Vec<Daemon> {
 /// to `personal`'s BBS when given.
 fn post(d: &Daemon, at: usize, count: usize, personal: Option<usize>) {
     let prompt = format!("de N0{}>", name(at));
-    let mut c = d.connect();
-    c.expect("Callsign:");
-    c.send("N0USR");
-    c.expect("Password:");
-    c.send("pw");
-    c.expect(&prompt);
+    let mut c = d.login_to(&format!("N0{}", name(at)), "N0USR", "pw");
     let mut send = |cmd: &str, subject: &str| {
         c.send(cmd);
         c.expect("Subject:");
@@ -233,7 +228,8 @@ fn eight_nodes_flood_bulletins_exactly_once_across_a_kill() {
                 post(&nodes[at], at, count, None);
             }
         });
-        connect_round_the_dead(&nodes[first], &killed, &name(beyond));
+        let at = format!("N0{}", name(first));
+        connect_round_the_dead(&nodes[first], &at, &killed, &name(beyond));
     });
     eprintln!(
         "C {} from N0{} while {killed} was dead: connected in {:?}",
@@ -333,16 +329,12 @@ fn best_neighbour(d: &Daemon, alias: &str) -> String {
         .to_string()
 }
 
-/// The bar (bars/network): with `dead` killed, a user on its neighbour `at` types `C` to the
-/// alias `beyond` of the node behind it, whose best route is through `dead`: the link to the
-/// dead neighbour fails, that route goes, and the circuit goes by another. Then back at `at`.
-fn connect_round_the_dead(at: &Daemon, dead: &str, beyond: &str) {
-    let mut u: Client = at.connect();
-    u.expect("Callsign:");
-    u.send("N0USR");
-    u.expect("Password:");
-    u.send("pw");
-    u.expect(">");
+/// The bar (bars/network): with `dead` killed, a user on its neighbour `at` (BBS `at_call`)
+/// types `C` to the alias `beyond` of the node behind it, whose best route is through `dead`:
+/// the link to the dead neighbour fails, that route goes, and the circuit goes by another.
+/// Then back at `at`.
+fn connect_round_the_dead(at: &Daemon, at_call: &str, dead: &str, beyond: &str) {
+    let mut u = at.login_to(at_call, "N0USR", "pw");
     u.send(&format!("C {beyond}"));
     u.expect_within(&format!("*** Connected to {beyond}:N0{beyond}-1"), LIMIT);
     u.expect(&format!("de N0{beyond}>"));
