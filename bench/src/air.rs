@@ -6,38 +6,65 @@
 //! (the formula of the channel's README), and the frames each side put on the air, from each
 //! Direwolf's own log of what it transmitted.
 //!
-//! Real time: about 20 minutes for the four passes, so `--quick` leaves it out.
+//! Passes run only when named (`--air`, [`MORE_PASSES`]): JNOS 2.0o.2 as it comes on the same
+//! channel (sending to qtc, to another JNOS, and qtc sending to it), and two qtc on a 300-baud
+//! channel with and without `modem_baud`.
+//!
+//! Real time: about 20 minutes for the four default passes, so `--quick` leaves it out.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
 
 use crate::daemon::{Daemon, Opts, Spec};
 use crate::forward::{load, BODY};
+use crate::jnos::{self, Jnos};
 use crate::measure::bulletins;
+use crate::monitor::Monitor;
 use crate::report::Row;
-use crate::util::{now, Ctx, TempDir, R};
+use crate::util::{now, wait_for, Ctx, TempDir, Text, R};
 use crate::Plan;
 
-/// Row 11's passes: the mode, and `-lossy` for the lossy channel.
+/// Row 11's passes run by default: the mode, and `-lossy` for the lossy channel.
 pub const PASSES: &[&str] = &["b1", "mbl", "b1-lossy", "mbl-lossy"];
+
+/// Passes run only when `--air` names them: JNOS as it comes sending to qtc, to JNOS, and qtc
+/// sending to JNOS (20 × 2 KB personal messages in B1 each); two qtc at 300 baud (5 × 2 KB in
+/// B1) without `modem_baud` (timed as 1200 bit/s) and with `modem_baud = 300`.
+pub const MORE_PASSES: &[&str] = &[
+    "jnos-qtc",
+    "jnos-jnos",
+    "qtc-jnos",
+    "b1-300",
+    "b1-300-modem",
+];
+
+/// Whether `--air` may name `pass`.
+pub fn known(pass: &str) -> bool {
+    PASSES.contains(&pass) || MORE_PASSES.contains(&pass)
+}
 
 /// Bulletins per pass.
 const MESSAGES: usize = 20;
+/// Bulletins per 300-baud pass (four times the air time of each).
+const MESSAGES_300: usize = 5;
 /// The lossy channel: the chance that a 10 ms tick of a transmission is blanked (chan.py LOSS):
 /// about 9 % of 256-byte frames and 0.7 % of RRs at 1200 baud.
 const LOSS: &str = "0.0005";
 /// The modems' TXDELAY and TXTAIL (pair.py gives them the README's 30 and 10), in seconds.
 const TXDELAY: f64 = 0.30;
 const TXTAIL: f64 = 0.10;
-/// The air rate.
-const BAUD: f64 = 1200.0;
+/// The seed of the bodies' text (the same bodies in every pass).
+const SEED: u64 = 7;
+
+/// How row 11's default passes are set up.
+const HOW: &str = "pair.py: chan.py (real time, SCHED_FIFO) + two Direwolf 1.6 at 1200 baud, \
+                   TXDELAY 30, TXTAIL 10, PERSIST 63, SLOTTIME 10; qtc `[[port]]` kiss-tcp with \
+                   no other key; `qtc ctl forward N0BBB` wall time; frames from each Direwolf's log";
 
 /// Runs row 11.
 pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
-    let how = "pair.py: chan.py (real time, SCHED_FIFO) + two Direwolf 1.6 at 1200 baud, \
-               TXDELAY 30, TXTAIL 10, PERSIST 63, SLOTTIME 10; qtc `[[port]]` kiss-tcp with no \
-               other key; `qtc ctl forward N0BBB` wall time; frames from each Direwolf's log";
     if p.quick {
         return (
             vec![Row::info(
@@ -45,7 +72,7 @@ pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
                 "forwarding over the real-time 1200-baud channel",
                 "not run with --quick (real time: about 20 minutes)".into(),
                 "",
-                how,
+                HOW,
             )],
             Vec::new(),
         );
@@ -56,21 +83,12 @@ pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
         load()
     )];
     for name in &p.air {
-        let (mode, lossy) = match name.strip_suffix("-lossy") {
-            Some(m) => (m, true),
-            None => (name.as_str(), false),
-        };
-        let what = format!(
-            "{} × 2 KB {}, {} channel",
-            MESSAGES,
-            mode.to_ascii_uppercase(),
-            if lossy { "lossy" } else { "clean" }
-        );
-        eprintln!("  air: {what}");
-        match pass(o, mode, lossy) {
+        let (what, how, bar, result) = run_pass(o, name);
+        eprintln!("  air: {what}: {}", load());
+        match result {
             Ok(r) => {
-                notes.push(format!("Row 11 {what}: {}", r.details()));
-                rows.push(r.row(&what, mode == "b1" && !lossy, how));
+                notes.push(format!("Row 11 {what}: {} (load {})", r.details(), load()));
+                rows.push(r.row(&what, bar, how));
             }
             Err(e) => rows.push(Row::broken("11", &what, &e, how)),
         }
@@ -78,12 +96,77 @@ pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
     notes.push(format!(
         "Row 11 machine: load average {} at the end. The channel's limit: for each direction's \
          I-frame payload N (first transmissions) at PACLEN P and window K, F = ceil(N/P) frames \
-         of (P + 14 + control + 1 + 2) × 8 × 1.03 + 8 bits at 1200 bit/s, plus TXDELAY + TXTAIL \
-         for each of ceil(F/K) transmissions and one RR transmission per window; both \
-         directions added. Protocol turns and p-persistence waits come on top.",
+         of (P + 14 + control + 1 + 2) × 8 × 1.03 + 8 bits at the modem's bit rate, plus \
+         TXDELAY + TXTAIL for each of ceil(F/K) transmissions and one RR transmission per \
+         window; both directions added. Protocol turns and p-persistence waits come on top.",
         load()
     ));
     (rows, notes)
+}
+
+/// One pass by name: what it is, how it is set up, whether it is the row's bar, its figures.
+fn run_pass(o: &Opts, name: &str) -> (String, &'static str, bool, R<Pass>) {
+    const HOW_JNOS: &str = "pair.py at 1200 baud as for B1; JNOS 2.0o.2 as built and set up \
+        by crates/qtc/tests/peers/jnos (run.sh --kiss: ax25 defaults, maxframe 1), its KISS pty \
+        joined to the modem by socat; 20 × 2 KB personal messages (the B1 pass's bodies), \
+        posted on JNOS's telnet BBS or imported at qtc; wall time from `mbox kick` or `qtc \
+        ctl forward` to the link's DISC on the air";
+    const HOW_300: &str = "pair.py --baud 300 (Direwolf's 300-baud AFSK), otherwise as B1; \
+        5 × 2 KB";
+    if let Some((from, to)) = name.split_once('-').filter(|_| name.contains("jnos")) {
+        let what = format!(
+            "{MESSAGES} × 2 KB B1, {} → {}, clean channel",
+            station(from),
+            station(to)
+        );
+        return (what, HOW_JNOS, false, jnos_pass(o, name));
+    }
+    if let Some(rest) = name.strip_prefix("b1-300") {
+        let modem = rest == "-modem";
+        let what = format!(
+            "{MESSAGES_300} × 2 KB B1 at 300 baud, {}",
+            if modem {
+                "modem_baud = 300"
+            } else {
+                "no modem_baud (timed as 1200)"
+            }
+        );
+        let setup = QtcPass {
+            mode: "b1",
+            lossy: false,
+            baud: 300,
+            modem_baud: modem,
+            messages: MESSAGES_300,
+        };
+        return (what, HOW_300, false, pass(o, &setup));
+    }
+    let (mode, lossy) = match name.strip_suffix("-lossy") {
+        Some(m) => (m, true),
+        None => (name, false),
+    };
+    let what = format!(
+        "{} × 2 KB {}, {} channel",
+        MESSAGES,
+        mode.to_ascii_uppercase(),
+        if lossy { "lossy" } else { "clean" }
+    );
+    let setup = QtcPass {
+        mode,
+        lossy,
+        baud: 1200,
+        modem_baud: false,
+        messages: MESSAGES,
+    };
+    (what, HOW, mode == "b1" && !lossy, pass(o, &setup))
+}
+
+/// `jnos` or `qtc` as a row names it.
+fn station(name: &str) -> &'static str {
+    if name == "jnos" {
+        "JNOS"
+    } else {
+        "qtc"
+    }
 }
 
 /// Two modems on the real-time channel (`pair.py`), stopped when dropped.
@@ -100,13 +183,14 @@ pub struct Channel {
 }
 
 impl Channel {
-    /// Starts the channel and both modems in `dir`; `loss` is chan.py's LOSS.
-    pub fn start(root: &Path, dir: &Path, loss: &str) -> R<Channel> {
+    /// Starts the channel and both modems (at `baud`, 1200 or 300) in `dir`; `loss` is
+    /// chan.py's LOSS.
+    pub fn start(root: &Path, dir: &Path, loss: &str, baud: u32) -> R<Channel> {
         let script = root.join("crates/qtc/tests/data/afsk/pair.py");
         let mut child = Command::new("python3")
             .arg(&script)
             .arg(dir)
-            .args(["--loss", loss])
+            .args(["--loss", loss, "--baud", &baud.to_string()])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -183,6 +267,8 @@ pub struct Sent {
     pub supervisory: usize,
     /// Of those, polls (P=1 commands).
     pub polls: usize,
+    /// The link was modulo 128 (two control bytes).
+    pub modulo128: bool,
     /// U frames (SABM(E), UA, DISC, DM, XID...).
     pub unnumbered: usize,
 }
@@ -211,12 +297,15 @@ fn tx_line(line: &str) -> Option<(&str, &str)> {
 /// one-byte control field: their second control byte shows as an S frame's "information"
 /// and the PID as the first byte of an I frame's; such a log's I fields count one byte less.
 pub fn transmitted(log: &str) -> Sent {
-    let mut s = Sent::default();
     let mut seen = std::collections::HashSet::new();
     let mod128 = log.lines().filter_map(tx_line).any(|(d, info)| {
         ["RR", "RNR", "REJ", "SREJ"].contains(&d.split([' ', ',']).next().unwrap_or(""))
             && !info.is_empty()
     });
+    let mut s = Sent {
+        modulo128: mod128,
+        ..Sent::default()
+    };
     for (desc, info) in log.lines().filter_map(tx_line) {
         let kind = desc.split([' ', ',']).next().unwrap_or("");
         match kind {
@@ -262,15 +351,15 @@ fn info_len(printed: &str) -> usize {
 }
 
 /// Seconds of air the channel's README counts for `n` payload bytes at PACLEN `p` and window
-/// `k` in one direction (two control bytes: modulo 128).
-pub fn limit(n: usize, p: usize, k: usize, control: usize) -> f64 {
+/// `k` in one direction (two control bytes: modulo 128), at `baud` bit/s.
+pub fn limit(n: usize, p: usize, k: usize, control: usize, baud: f64) -> f64 {
     if n == 0 {
         return 0.0;
     }
     let frames = n.div_ceil(p.max(1));
-    let frame = ((p + 14 + control + 1 + 2) as f64 * 8.0 * 1.03 + 8.0) / BAUD;
+    let frame = ((p + 14 + control + 1 + 2) as f64 * 8.0 * 1.03 + 8.0) / baud;
     let windows = frames.div_ceil(k.max(1)) as f64;
-    let rr = ((14 + control + 2) as f64 * 8.0 * 1.03 + 8.0) / BAUD;
+    let rr = ((14 + control + 2) as f64 * 8.0 * 1.03 + 8.0) / baud;
     frames as f64 * frame + windows * (TXDELAY + TXTAIL) + windows * (TXDELAY + rr + TXTAIL)
 }
 
@@ -283,6 +372,11 @@ struct Pass {
     b: Sent,
     chan: String,
     priority: String,
+    /// B's answers to A's runs of I frames: median seconds from the end of A's last frame
+    /// to the end of B's answer, and how many.
+    answer: Option<(f64, usize)>,
+    /// The longest time the channel carried no frame, seconds.
+    quiet: f64,
 }
 
 impl Pass {
@@ -290,13 +384,16 @@ impl Pass {
         let ratio = self.wall / self.limit;
         let figure = format!(
             "{:.0} s = {ratio:.2} × the limit ({:.0} s); I frames A→B {} sent, {} resent; \
-             B→A {} sent, {} resent",
+             B→A {} sent, {} resent; B's answer {}",
             self.wall,
             self.limit,
             self.a.i_frames,
             self.a.i_resent,
             self.b.i_frames,
-            self.b.i_resent
+            self.b.i_resent,
+            self.answer.map_or("not heard".into(), |(s, n)| format!(
+                "{s:.2} s (median of {n})"
+            ))
         );
         if bar {
             Row::check(
@@ -320,43 +417,66 @@ impl Pass {
             )
         };
         format!(
-            "A sent {}; B sent {}; window {}; chan.py ({}): {}",
+            "A sent {}; B sent {}; window {}; longest time without a frame {:.1} s; chan.py \
+             ({}): {}",
             side(&self.a),
             side(&self.b),
             self.window,
+            self.quiet,
             self.priority,
             self.chan
         )
     }
 }
 
-/// The `[[port]]` of a station on modem port `kiss`: nothing but what it is attached to.
-fn port(kiss: u16) -> String {
-    format!("[[port]]\nname = \"vhf\"\nkind = \"kiss-tcp\"\naddress = \"127.0.0.1:{kiss}\"\n")
+/// The `[[port]]` of a station on modem port `kiss`: nothing but what it is attached to, and
+/// the modem's speed when `modem_baud` is given.
+fn port(kiss: u16, modem_baud: Option<u32>) -> String {
+    let speed = modem_baud.map_or(String::new(), |b| format!("modem_baud = {b}\n"));
+    format!(
+        "[[port]]\nname = \"vhf\"\nkind = \"kiss-tcp\"\naddress = \"127.0.0.1:{kiss}\"\n{speed}"
+    )
 }
 
-fn pass(o: &Opts, mode: &str, lossy: bool) -> R<Pass> {
-    // The checkout this driver was built in (it may measure a qtc built elsewhere).
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+/// A `[[partner]]` reached on the port as `way`.
+fn partner(call: &str, way: &str, mode: &str) -> String {
+    format!(
+        "[[partner]]\ncallsign = \"{call}\"\nconnect = \"ax25:vhf:{way}\"\n\
+         protocol = \"{mode}\"\nroutes = [\"{call}\", \"WW\"]\n"
+    )
+}
+
+/// The checkout this driver was built in (it may measure a qtc built elsewhere).
+fn root() -> R<&'static Path> {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
-        .ctx("the bench crate has no parent directory")?;
+        .ctx("the bench crate has no parent directory")
+}
+
+/// A qtc-to-qtc pass.
+struct QtcPass<'a> {
+    mode: &'a str,
+    lossy: bool,
+    /// The modems' bit rate.
+    baud: u32,
+    /// `modem_baud` set to it in both ports (else left to qtc's guess).
+    modem_baud: bool,
+    messages: usize,
+}
+
+fn pass(o: &Opts, q: &QtcPass<'_>) -> R<Pass> {
     let dir = TempDir::new("air")?;
-    let chan = Channel::start(
-        root,
-        &dir.path().join("channel"),
-        if lossy { LOSS } else { "0" },
-    )?;
+    let loss = if q.lossy { LOSS } else { "0" };
+    let chan = Channel::start(root()?, &dir.path().join("channel"), loss, q.baud)?;
+    let monitor = Monitor::start(chan.kiss)?;
+    let speed = q.modem_baud.then_some(q.baud);
     let b = Daemon::create(
         o,
         &Spec {
             call: "N0BBB",
             users: &[("N0AAA", "x", "--bbs")],
-            extra: format!(
-                // A's way: over the air a partner's call is its partner only by its own way.
-                "[[partner]]\ncallsign = \"N0AAA\"\nconnect = \"ax25:vhf:N0AAA\"\n\
-                 protocol = \"{mode}\"\nroutes = [\"N0AAA\"]\n{}",
-                port(chan.kiss.1)
-            ),
+            // A's way: over the air a partner's call is its partner only by its own way.
+            extra: partner("N0AAA", "N0AAA", q.mode) + &port(chan.kiss.1, speed),
             ..Spec::default()
         },
     )?;
@@ -365,52 +485,248 @@ fn pass(o: &Opts, mode: &str, lossy: bool) -> R<Pass> {
         &Spec {
             call: "N0AAA",
             users: &[],
-            extra: format!(
-                "[[partner]]\ncallsign = \"N0BBB\"\nconnect = \"ax25:vhf:N0BBB\"\n\
-                 protocol = \"{mode}\"\nroutes = [\"N0BBB\", \"WW\"]\n{}",
-                port(chan.kiss.0)
-            ),
+            extra: partner("N0BBB", "N0BBB", q.mode) + &port(chan.kiss.0, speed),
             ..Spec::default()
         },
     )?;
-    a.import(&bulletins(MESSAGES, BODY, 7, |i| format!("AIR{i}_N0AAA")))?;
+    a.import(&bulletins(q.messages, BODY, SEED, |i| {
+        format!("AIR{i}_N0AAA")
+    }))?;
     let t0 = now();
     let out = a.ctl(&["forward", "N0BBB"]);
     let wall = t0.elapsed().as_secs_f64();
     let out = out.map_err(|e| format!("{e}\nA: {}\nB: {}", a.log_tail(), b.log_tail()))?;
-    let want = format!("0 received, {MESSAGES} sent");
+    let want = format!("0 received, {} sent", q.messages);
     if !out.contains(&want) {
         return Err(format!("forward: {} (wanted {want:?})", out.trim()));
     }
     let got = b.count()?;
-    if got != MESSAGES {
-        return Err(format!("B holds {got} messages, not {MESSAGES}"));
+    if got != q.messages {
+        return Err(format!("B holds {got} messages, not {}", q.messages));
     }
     // The link's last frames (DISC, UA) go out after the session's end: both have logged the
     // link down once they are through.
     a.wait_log("link down", 0)?;
     b.wait_log("link down", 0)?;
-    let (sa, sb) = (transmitted(&chan.log("a")), transmitted(&chan.log("b")));
+    figures(
+        chan,
+        &monitor,
+        wall,
+        [Some(a.log_tail_all()), Some(b.log_tail_all())],
+        f64::from(q.baud),
+    )
+}
+
+/// The figures of a pass that took `wall` seconds on `chan` (at `baud`), from the modems'
+/// logs and the `link down` lines of the stations that are qtc (`logs`: A's and B's, `None`
+/// for JNOS). The link's own counters where qtc logs them (exact; Direwolf's log shows most
+/// but not all information bytes); else what the modems' logs give, and for JNOS its window
+/// as it comes (`ax25 maxframe 1`).
+fn figures(
+    chan: Channel,
+    monitor: &Monitor,
+    wall: f64,
+    logs: [Option<String>; 2],
+    baud: f64,
+) -> R<Pass> {
+    let sent = [transmitted(&chan.log("a")), transmitted(&chan.log("b"))];
     let priority = chan.priority.clone();
     let stats = chan.stop()?;
-    // The link's own counters where the qtc measured logs them (exact; Direwolf's log shows
-    // most but not all information bytes); else what the modems' logs give and the defaults
-    // of qtc before they were logged (PACLEN 256, EMAXFRAME 32).
-    let (la, lb) = (a.log_tail_all(), b.log_tail_all());
-    let window = link_down(&la, "window").unwrap_or(32);
-    let p = link_down(&la, "paclen").unwrap_or(256);
-    let na = link_down(&la, "i_bytes").unwrap_or(sa.payload);
-    let nb = link_down(&lb, "i_bytes").unwrap_or(sb.payload);
-    let total = limit(na, p, window, 2) + limit(nb, p, window, 2);
+    let mut total = 0.0;
+    let mut windows = [1; 2];
+    for ((log, s), window) in logs.iter().zip(&sent).zip(&mut windows) {
+        let log = log.as_deref().unwrap_or("");
+        *window = link_down(log, "window").unwrap_or(if log.is_empty() { 1 } else { 32 });
+        let p = link_down(log, "paclen").unwrap_or(256);
+        let n = link_down(log, "i_bytes").unwrap_or(s.payload);
+        total += limit(n, p, *window, if s.modulo128 { 2 } else { 1 }, baud);
+    }
+    let [a, b] = sent;
     Ok(Pass {
         wall,
         limit: total,
-        window,
-        a: sa,
-        b: sb,
+        window: windows[0],
+        a,
+        b,
         chan: stats,
         priority,
+        answer: monitor.answer_median(),
+        quiet: monitor.longest_quiet(),
     })
+}
+
+/// 20 × 2 KB personal messages to N0ABC @ `at`: (command, subject, body), the bodies those of
+/// the B1 pass's bulletins.
+fn personal(at: &str) -> Vec<(String, String, String)> {
+    let mut text = Text::new(SEED);
+    (0..MESSAGES)
+        .map(|i| {
+            let mut body = Vec::new();
+            text.body(BODY, b"\n", &mut body);
+            (
+                format!("SP N0ABC @ {at}"),
+                format!("Bench message {i}"),
+                String::from_utf8_lossy(&body).into_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Waits for the link's end on the air: the first DISC either modem sent (a session on the
+/// air takes minutes; its end comes once).
+fn disc_seen(chan: &Channel) -> R<Instant> {
+    let seen = || {
+        ["a", "b"]
+            .iter()
+            .any(|m| {
+                chan.log(m)
+                    .lines()
+                    .filter_map(tx_line)
+                    .any(|(d, _)| d.starts_with("DISC"))
+            })
+            .then(now)
+    };
+    wait_for(Duration::from_secs(3600), Duration::from_millis(100), seen)
+        .ctx("no DISC on the air within an hour")
+}
+
+/// A JNOS pass (`jnos-qtc`, `jnos-jnos`, `qtc-jnos`): station A sends [`personal`] messages to
+/// B in B1. JNOS is N0JNA (A) or N0JNB (B), BBS call SSID 1; qtc is N0AAA or N0BBB.
+fn jnos_pass(o: &Opts, name: &str) -> R<Pass> {
+    let root = root()?;
+    let bin = jnos::build(root)?;
+    let dir = TempDir::new("air-jnos")?;
+    let chan = Channel::start(root, &dir.path().join("channel"), "0", 1200)?;
+    let monitor = Monitor::start(chan.kiss)?;
+    let (wall, logs) = match name {
+        "jnos-qtc" => {
+            let b = Daemon::create(
+                o,
+                &Spec {
+                    call: "N0BBB",
+                    users: &[("N0JNA", "x", "--bbs")],
+                    extra: partner("N0JNA", "N0JNA-1", "b1") + &port(chan.kiss.1, None),
+                    ..Spec::default()
+                },
+            )?;
+            let opts = ["--partner", "n0bbb:pw", "--connect", "connect ax0 n0bbb"];
+            let a = jnos_sender(root, &bin, &dir, &chan, &opts, "N0BBB")?;
+            let wall = kick(&a, &chan, "n0bbb")?;
+            b.wait_log("forwarding session ended", 0)?;
+            let got = b.count()?;
+            if got != MESSAGES {
+                return Err(format!("qtc holds {got} messages, not {MESSAGES}"));
+            }
+            b.wait_log("link down", 0)?;
+            (wall, [None, Some(b.log_tail_all())])
+        }
+        "jnos-jnos" => {
+            let b = Jnos::start(
+                root,
+                &bin,
+                dir.path(),
+                "N0JNB",
+                &["--partner", "n0jna:pw"],
+                chan.kiss.1,
+            )?;
+            let opts = ["--partner", "n0jnb:pw", "--connect", "connect ax0 n0jnb-1"];
+            let a = jnos_sender(root, &bin, &dir, &chan, &opts, "N0JNB")?;
+            let wall = kick(&a, &chan, "n0jnb")?;
+            jnos_holds(&b)?;
+            (wall, [None, None])
+        }
+        _ => {
+            let b = Jnos::start(
+                root,
+                &bin,
+                dir.path(),
+                "N0JNB",
+                &["--partner", "n0aaa:pw"],
+                chan.kiss.1,
+            )?;
+            let a = Daemon::create(
+                o,
+                &Spec {
+                    call: "N0AAA",
+                    users: &[],
+                    extra: partner("N0JNB", "N0JNB-1", "b1") + &port(chan.kiss.0, None),
+                    ..Spec::default()
+                },
+            )?;
+            let mut import = String::new();
+            for (i, (cmd, subject, body)) in personal("N0JNB").iter().enumerate() {
+                import += &format!("{cmd} < N0USR $AIRJ{i}_N0AAA\n{subject}\n{body}/EX\n");
+            }
+            a.import(import.as_bytes())?;
+            let t0 = now();
+            let (out, end) = std::thread::scope(|s| {
+                let call = s.spawn(|| a.ctl(&["forward", "N0JNB"]));
+                let end = disc_seen(&chan);
+                (
+                    call.join().unwrap_or_else(|_| Err("ctl panicked".into())),
+                    end,
+                )
+            });
+            let out = out?;
+            if !out.contains(&format!("{MESSAGES} sent")) {
+                return Err(format!("forward: {} ({})", out.trim(), a.log_tail()));
+            }
+            let wall = (end? - t0).as_secs_f64();
+            jnos_holds(&b)?;
+            a.wait_log("link down", 0)?;
+            (wall, [Some(a.log_tail_all()), None])
+        }
+    };
+    figures(chan, &monitor, wall, logs, 1200.0)
+}
+
+/// JNOS N0JNA on modem A with run.sh's `opts` (its partner), holding [`personal`] messages
+/// `@ to` posted by its user N0USR, filed for the partner.
+fn jnos_sender(
+    root: &Path,
+    bin: &Path,
+    dir: &TempDir,
+    chan: &Channel,
+    opts: &[&str],
+    to: &str,
+) -> R<Jnos> {
+    let mut all = vec!["--user", "n0usr:pw"];
+    all.extend_from_slice(opts);
+    let a = Jnos::start(root, bin, dir.path(), "N0JNA", &all, chan.kiss.0)?;
+    a.post("n0usr", "pw", &personal(to))?;
+    let area = to.to_ascii_lowercase();
+    wait_for(Duration::from_secs(60), Duration::from_millis(200), || {
+        (a.held(&area) >= MESSAGES).then_some(())
+    })
+    .ctx(format!(
+        "JNOS filed {} of {MESSAGES} for {to}",
+        a.held(&area)
+    ))?;
+    Ok(a)
+}
+
+/// `mbox kick PARTNER` on JNOS `a`; the seconds to the link's DISC.
+fn kick(a: &Jnos, chan: &Channel, partner: &str) -> R<f64> {
+    let t0 = now();
+    a.console(&[&format!("mbox kick {partner}")])?;
+    Ok((disc_seen(chan)? - t0).as_secs_f64())
+}
+
+/// Waits until JNOS `b` has filed the [`personal`] messages (area n0abc).
+fn jnos_holds(b: &Jnos) -> R<()> {
+    wait_for(Duration::from_secs(120), Duration::from_millis(200), || {
+        (b.held("n0abc") >= MESSAGES).then_some(())
+    })
+    .ctx(format!(
+        "JNOS B filed {} of {MESSAGES}: {}",
+        b.held("n0abc"),
+        b.console_tail()
+    ))?;
+    let n = b.held("n0abc");
+    if n != MESSAGES {
+        return Err(format!("JNOS B holds {n} messages, not {MESSAGES}"));
+    }
+    Ok(())
 }
 
 /// A figure of the link from qtc's `link down` log line (`window=10 paclen=256 i_bytes=...`).
@@ -467,7 +783,7 @@ mod tests {
     #[test]
     fn the_limit_of_the_readme() {
         // 256 bytes at P = 256, K = 1: one frame of 2,274 bits, one transmission, one RR.
-        let l = limit(256, 256, 1, 2);
+        let l = limit(256, 256, 1, 2, 1200.0);
         assert!(
             (l - (2274.0 / 1200.0 + 0.4 + 0.4 + 156.3 / 1200.0)).abs() < 0.01,
             "{l}"

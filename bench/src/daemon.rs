@@ -76,6 +76,8 @@ pub struct Daemon {
     pub web: Option<u16>,
     /// Its NNTP port, if it has one.
     pub nntp: Option<u16>,
+    /// Its IMAP port, if it has one.
+    pub imap: Option<u16>,
     /// Its callsign.
     pub call: String,
 }
@@ -122,6 +124,7 @@ impl Daemon {
             fwd: None,
             web: None,
             nntp: None,
+            imap: None,
             call: s.call.to_string(),
         };
         for (call, pw, flags) in s.users {
@@ -192,6 +195,7 @@ impl Daemon {
         self.fwd = None;
         self.web = None;
         self.nntp = None;
+        self.imap = None;
         let port_of = |a: &str| a.rsplit(':').next().and_then(|p| p.parse::<u16>().ok());
         let end = now() + Duration::from_secs(20);
         let mut seen = Vec::new();
@@ -210,6 +214,9 @@ impl Daemon {
                     }
                     if let Some(a) = line.strip_prefix("nntp: listening on ") {
                         self.nntp = self.nntp.or(port_of(a));
+                    }
+                    if let Some(a) = line.strip_prefix("imap: listening on ") {
+                        self.imap = self.imap.or(port_of(a));
                     }
                     let done = line.starts_with("data: ");
                     seen.push(line);

@@ -28,7 +28,7 @@ pub const MINE_EVERY: usize = 2000;
 /// A sender with about 1 in 7,000 of the messages (`L<`).
 pub const SENDER: &str = "K1X013";
 
-/// A daemon for the big store: telnet, web (/metrics), NNTP (rows 8h, 8i), a raw forwarding port
+/// A daemon for the big store: telnet, web (/metrics), NNTP (rows 8h, 8i), IMAP (row 8j), a raw forwarding port
 /// taking B1 from N0AAA. The burst of logins all comes from 127.0.0.1: the lockout (which
 /// counts attempts in flight, as guesses) is raised so it does not take them for password
 /// guessing.
@@ -41,7 +41,7 @@ pub fn spec(max_sessions: usize) -> Spec<'static> {
         extra: "[[partner]]\ncallsign = \"N0AAA\"\nprotocol = \"b1\"\nroutes = [\"N0AAA\"]\n\
                 [web]\nlisten = \"127.0.0.1:0\"\n\
                 [limits]\nlockout_after = 1000\n\
-                [mail]\nnntp_listen = \"127.0.0.1:0\"\n"
+                [mail]\nnntp_listen = \"127.0.0.1:0\"\nimap_listen = \"127.0.0.1:0\"\n"
             .into(),
         ..Spec::default()
     }

@@ -85,3 +85,16 @@ pub fn row(o: &Opts, tag: &str) -> Row {
         ),
     )
 }
+
+/// Row 8f alone (`--only mailbox`), for the measured qtc and the baseline in turn.
+pub fn run(o: &Opts, p: &crate::Plan) -> (Vec<Row>, Vec<String>) {
+    let rows = crate::binaries(o, p)
+        .iter()
+        .map(|(tag, ob)| row(ob, tag))
+        .collect();
+    let note = format!(
+        "Row 8f: load average at the start {}.",
+        crate::forward::load()
+    );
+    (rows, vec![note])
+}

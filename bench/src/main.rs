@@ -11,6 +11,7 @@
 
 mod air;
 mod bigstore;
+mod bulletins;
 mod client;
 mod daemon;
 mod device;
@@ -19,9 +20,11 @@ mod faults;
 mod forward;
 mod genstore;
 mod idle;
+mod jnos;
 mod lzhuf;
 mod mailbox;
 mod measure;
+mod monitor;
 mod netrom;
 mod network;
 mod news;
@@ -81,7 +84,8 @@ pub struct Plan {
     pub big_fwd_n: usize,
     /// Loads left out of row 8e's loaded scenario (`--without`), to see what each costs.
     pub big_without: Vec<String>,
-    /// Row 11's passes (`--air`): `b1`, `mbl`, `b1-lossy`, `mbl-lossy`.
+    /// Row 11's passes (`--air`): `b1`, `mbl`, `b1-lossy`, `mbl-lossy`, and on request
+    /// `jnos-qtc`, `jnos-jnos`, `qtc-jnos`, `b1-300`, `b1-300-modem`.
     pub air: Vec<String>,
     /// Row 13's network sizes (`--nodes`).
     pub network: Vec<usize>,
@@ -141,16 +145,17 @@ impl Plan {
 
 const ROWS: &[&str] = &[
     "idle", "forward", "telnet", "faults", "scale", "lzhuf", "radio", "bigstore", "news",
-    "stalled", "netrom", "air", "disk", "device", "pagesize", "network",
+    "stalled", "netrom", "air", "disk", "device", "pagesize", "mailbox", "network",
 ];
 
 const USAGE: &str = "usage: qtc-bench [--quick] [--qtc PATH] [--out FILE] [--only ROW,...] \
 [--modes fbb,b1,b2] [--durability full|normal] [--log-level LEVEL] [--sessions N] [--store N] [--fwd N]
        [--fwd-runs N] [--big N] [--without ll1,logins,housekeeping,metrics (loads left out of row 8e)]
        [--baseline PATH (another qtc binary: forwarding, 1 M store and stalled rows for both)]
-       [--air b1,mbl,b1-lossy,mbl-lossy (row 11's passes)] [--nodes 8,16,32 (row 13's networks)]
+       [--air b1,mbl,b1-lossy,mbl-lossy (row 11's passes; also jnos-qtc,jnos-jnos,qtc-jnos,b1-300,b1-300-modem)] [--nodes 8,16,32 (row 13's networks)]
 rows: idle, forward, telnet, faults, scale, lzhuf, radio, bigstore, news, stalled, netrom, air, disk,
-      device (12c: bytes to an ext4 loop device; root), pagesize (8g alone), network";
+      device (12c: bytes to an ext4 loop device; root), pagesize (8g alone), mailbox (8f alone),
+      network";
 
 struct Args {
     plan: Plan,
@@ -169,10 +174,10 @@ fn parse_args() -> Result<Args, String> {
         log_level: "info".into(),
     };
     let mut out = None;
-    // `pagesize` is part of `bigstore`; on its own only when asked for.
+    // `pagesize` and `mailbox` are part of `bigstore`; on their own only when asked for.
     let mut only: Vec<String> = ROWS
         .iter()
-        .filter(|r| **r != "pagesize")
+        .filter(|r| !matches!(**r, "pagesize" | "mailbox"))
         .map(|s| s.to_string())
         .collect();
     let mut it = argv.into_iter();
@@ -206,7 +211,7 @@ fn parse_args() -> Result<Args, String> {
             "--fwd-runs" => plan.fwd_runs = num(val()?)?.max(1),
             "--air" => {
                 plan.air = val()?.split(',').map(str::to_string).collect();
-                if let Some(bad) = plan.air.iter().find(|a| !air::PASSES.contains(&a.as_str())) {
+                if let Some(bad) = plan.air.iter().find(|a| !air::known(a)) {
                     return Err(format!("unknown air pass {bad}\n{USAGE}"));
                 }
             }
@@ -341,6 +346,7 @@ fn main() -> ExitCode {
             "disk" => disk::run(o, plan),
             "device" => device::run_rows(o, plan),
             "pagesize" => pagesize::run(o, plan),
+            "mailbox" => mailbox::run(o, plan),
             "network" => network::run(o, plan),
             _ => unreachable!("rows are checked when parsed"),
         };
@@ -357,7 +363,7 @@ fn main() -> ExitCode {
     let title = format!(
         "## qtc benchmarks ({}{})\n\nqtc {} (`{}`), {}; durability = \"{}\", log level \"{}\"; whole run {:.0} s.",
         if plan.quick { "--quick" } else { "full run" },
-        if args.only.len() < ROWS.len() - 1 {
+        if args.only.len() < ROWS.len() - 2 {
             format!(", rows: {}", args.only.join(", "))
         } else {
             String::new()

@@ -4,7 +4,8 @@
 //! answered while a fifth reader's `GROUP` and a telnet user's `LL 1` are timed. Issue 35's
 //! bars: `GROUP` within 10 ms unloaded on 1 M, within 200 ms under the readers' load, and
 //! `LL 1` never waiting over a second (before: 10-42 s per `GROUP`, and `LL 1` waited
-//! 36.6 s behind four readers).
+//! 36.6 s behind four readers). Row 8j (bulletins.rs), the same bulletins as IMAP folders, runs
+//! on the same daemon.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
@@ -151,6 +152,7 @@ fn rows(o: &Opts, p: &Plan) -> R<(Vec<Row>, Vec<String>)> {
         ),
     )];
     rows.push(loaded(&d, port, &group, &nn)?);
+    rows.push(crate::bulletins::row(&d, &nn));
     Ok((rows, Vec::new()))
 }
 

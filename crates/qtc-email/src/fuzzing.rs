@@ -127,6 +127,12 @@ pub fn drive<C: Core>(core: &mut C, data: &[u8]) {
     }
 }
 
+/// The BODY and BODYSTRUCTURE of a message kept in a folder (fuzz/fuzz_targets/kept_message.rs).
+pub fn kept_structures(bytes: &[u8]) -> [String; 2] {
+    let r = crate::kept::rendered(bytes.to_vec());
+    [false, true].map(|ext| crate::imap::fetch::structure(&r, ext))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,45 +1,93 @@
 //! A message kept in a user's folder, as the client sent it (APPEND), in the shape FETCH
-//! reads: where its header ends and, for BODYSTRUCTURE, its parts (one level of a multipart
-//! message; a nested one is one part of its own type). Nothing in it is changed.
+//! reads: where its header ends and, for BODYSTRUCTURE and `BODY[1.2]`, its MIME tree (a
+//! multipart's parts, a `message/rfc822` part's message, each read in turn). Nothing in it is
+//! changed.
+
+use std::ops::Range;
 
 use crate::render::{Part, Rendered};
 
-/// The most parts read of a multipart message; the rest stay in the last one's bytes.
+/// The most parts read in all, at every level; what is past them stays in the bytes of the
+/// part they are in.
 const MAX_PARTS: usize = 100;
+
+/// The deepest nesting read (a multipart in a message in a multipart...); a multipart or
+/// message deeper down is one part holding its bytes (BODYSTRUCTURE offers it as
+/// `application/octet-stream`).
+const MAX_DEPTH: usize = 8;
 
 /// The message's pieces, its bytes untouched.
 pub fn rendered(bytes: Vec<u8>) -> Rendered {
     let header_len = header_end(&bytes, 0);
-    let header = &bytes[..header_len];
-    let (media, params) = content_type(field(header, "Content-Type").as_deref());
-    let boundary = params
-        .iter()
-        .find(|(k, _)| k == "BOUNDARY")
-        .map(|(_, v)| v.clone())
-        .filter(|_| media.0 == "MULTIPART");
-    let parts = boundary
-        .as_deref()
-        .map(|b| parts(&bytes, header_len, b))
-        .filter(|p| !p.is_empty());
-    match (parts, boundary) {
-        (Some(parts), Some(boundary)) => Rendered {
+    let mut budget = MAX_PARTS;
+    let top = entity(
+        &bytes,
+        0..header_len,
+        header_len..bytes.len(),
+        0,
+        &mut budget,
+    );
+    if top.media.0 == "MULTIPART" && !top.inner.is_empty() {
+        let boundary = param(&top, "BOUNDARY").unwrap_or_default();
+        return Rendered {
             bytes,
             header_len,
-            parts,
+            parts: top.inner,
             multipart: true,
+            subtype: top.media.1,
             boundary,
-        },
-        _ => {
-            let part = part(&bytes, 0..header_len, header_len..bytes.len());
-            Rendered {
-                bytes,
-                header_len,
-                parts: vec![part],
-                multipart: false,
-                boundary: String::new(),
+        };
+    }
+    Rendered {
+        bytes,
+        header_len,
+        parts: vec![top],
+        multipart: false,
+        subtype: String::new(),
+        boundary: String::new(),
+    }
+}
+
+/// The entity with its header at `mime` and its body at `body`, and what it holds: a
+/// multipart's parts, a `message/rfc822`'s message (while depth and the part budget last).
+fn entity(
+    b: &[u8],
+    mime: Range<usize>,
+    body: Range<usize>,
+    depth: usize,
+    budget: &mut usize,
+) -> Part {
+    let mut p = part(b, mime, body.clone());
+    if depth >= MAX_DEPTH {
+        return p;
+    }
+    match (p.media.0.as_str(), p.media.1.as_str()) {
+        ("MULTIPART", _) => {
+            if let Some(boundary) = param(&p, "BOUNDARY") {
+                p.inner = parts(b, body, &boundary, depth + 1, budget);
             }
         }
+        ("MESSAGE", "RFC822") if *budget > 0 => {
+            *budget -= 1;
+            let head = header_end_within(b, body.clone());
+            p.inner = vec![entity(
+                b,
+                body.start..head,
+                head..body.end,
+                depth + 1,
+                budget,
+            )];
+        }
+        _ => {}
     }
+    p
+}
+
+fn param(p: &Part, name: &str) -> Option<String> {
+    p.params
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.clone())
 }
 
 /// The value of header field `name` in `header` (the first, unfolded), if present.
@@ -87,17 +135,28 @@ pub(crate) fn header_end(b: &[u8], from: usize) -> usize {
     from + end
 }
 
-/// The top-level parts between the `--boundary` lines after the header.
-fn parts(b: &[u8], start: usize, boundary: &str) -> Vec<Part> {
+/// Where the header at the start of `within` ends, blank line included (at most its end).
+fn header_end_within(b: &[u8], within: Range<usize>) -> usize {
+    header_end(&b[..within.end], within.start)
+}
+
+/// The parts between the `--boundary` lines of the multipart body at `within`.
+fn parts(
+    b: &[u8],
+    within: Range<usize>,
+    boundary: &str,
+    depth: usize,
+    budget: &mut usize,
+) -> Vec<Part> {
     let delim = format!("--{boundary}");
     let mut starts = Vec::new();
-    let mut pos = start;
-    for line in b[start..].split_inclusive(|&c| c == b'\n') {
+    let mut pos = within.start;
+    for line in b[within.clone()].split_inclusive(|&c| c == b'\n') {
         let l = line.trim_ascii_end();
-        if l.starts_with(delim.as_bytes()) && starts.len() <= MAX_PARTS {
+        if l.starts_with(delim.as_bytes()) {
             let closing = l[delim.len()..].starts_with(b"--");
             starts.push((pos, pos + line.len(), closing));
-            if closing {
+            if closing || starts.len() > *budget {
                 break;
             }
         }
@@ -106,9 +165,10 @@ fn parts(b: &[u8], start: usize, boundary: &str) -> Vec<Part> {
     let mut out = Vec::new();
     for w in starts.windows(2) {
         let ((_, begin, closing), (next, _, _)) = (w[0], w[1]);
-        if closing {
+        if closing || *budget == 0 {
             break;
         }
+        *budget -= 1;
         // The line end before the next delimiter belongs to the delimiter (RFC 2046 5.1.1).
         let mut end = next;
         for eol in [b'\n', b'\r'] {
@@ -116,13 +176,13 @@ fn parts(b: &[u8], start: usize, boundary: &str) -> Vec<Part> {
                 end -= 1;
             }
         }
-        let head = header_end(b, begin).min(end);
-        out.push(part(b, begin..head, head..end));
+        let head = header_end_within(b, begin..end);
+        out.push(entity(b, begin..head, head..end, depth, budget));
     }
     out
 }
 
-fn part(b: &[u8], mime: std::ops::Range<usize>, body: std::ops::Range<usize>) -> Part {
+fn part(b: &[u8], mime: Range<usize>, body: Range<usize>) -> Part {
     let header = &b[mime.clone()];
     let (media, params) = content_type(field(header, "Content-Type").as_deref());
     let encoding = match field(header, "Content-Transfer-Encoding")
@@ -140,18 +200,20 @@ fn part(b: &[u8], mime: std::ops::Range<usize>, body: std::ops::Range<usize>) ->
         .iter()
         .find(|(k, _)| k == "NAME")
         .map(|(_, v)| v.clone());
-    let lines = b[body.clone()].iter().filter(|&&c| c == b'\n').count();
+    // Its lines, the last one counted when no line end closes it (a part's last line end
+    // belongs to the boundary after it).
+    let text = &b[body.clone()];
+    let lines = text.iter().filter(|&&c| c == b'\n').count()
+        + usize::from(!text.is_empty() && !text.ends_with(b"\n"));
     Part {
         mime,
         body,
         media,
-        params: params
-            .into_iter()
-            .filter(|(k, _)| k != "BOUNDARY")
-            .collect(),
+        params,
         encoding,
         lines,
         name,
+        inner: Vec::new(),
     }
 }
 

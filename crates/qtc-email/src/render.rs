@@ -39,6 +39,10 @@ pub struct Part {
     pub lines: usize,
     /// The attachment's file name.
     pub name: Option<String>,
+    /// What it holds in turn: a multipart's parts, or for `message/rfc822` one part for the
+    /// message inside (its `mime` that message's header, its `body` that message's body).
+    /// Empty for any other part.
+    pub inner: Vec<Part>,
 }
 
 /// A rendered message and where its pieces are.
@@ -51,8 +55,10 @@ pub struct Rendered {
     /// The body parts: one for a plain message, the text then each attachment for a
     /// multipart one.
     pub parts: Vec<Part>,
-    /// Multipart (`multipart/mixed`).
+    /// Multipart.
     pub multipart: bool,
+    /// The multipart's subtype (`MIXED`, `ALTERNATIVE`...).
+    pub subtype: String,
     /// The multipart boundary.
     pub boundary: String,
 }
@@ -85,12 +91,14 @@ pub fn render(stored: &Stored, s: &Settings) -> Rendered {
             encoding: text_enc,
             lines: count_lines(&text),
             name: None,
+            inner: Vec::new(),
         };
         return Rendered {
             bytes: out,
             header_len,
             parts: vec![part],
             multipart: false,
+            subtype: String::new(),
             boundary,
         };
     }
@@ -123,6 +131,7 @@ pub fn render(stored: &Stored, s: &Settings) -> Rendered {
         header_len,
         parts,
         multipart: true,
+        subtype: "MIXED".into(),
         boundary,
     }
 }
@@ -190,6 +199,7 @@ fn add_part(
         encoding: "8BIT",
         lines: count_lines(body),
         name: None,
+        inner: Vec::new(),
     };
     fill(part)
 }

@@ -56,6 +56,16 @@ pub(crate) fn greeting(
     Ok(GreetingCounts { mine, new, latest })
 }
 
+/// Whether any bulletin is open (neither killed nor held), from the tallies.
+pub(crate) fn open_bulletins(conn: &Connection) -> Result<bool, StoreError> {
+    conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM tallies \
+         WHERE kind = 'B' AND status NOT IN ('K', 'H') AND n > 0)",
+    )
+    .and_then(|mut st| st.query_row([], |r| r.get(0)))
+    .map_err(db_err)
+}
+
 /// Bulletin areas with their counts (neither killed nor held), alphabetical.
 pub(crate) fn categories(conn: &Connection) -> Result<Vec<(String, u64)>, StoreError> {
     let mut st = conn

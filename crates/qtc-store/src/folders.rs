@@ -244,7 +244,7 @@ mod tests {
             last: Some(1000),
             ..Default::default()
         };
-        let (sql, args) = crate::list_query(&f, None);
+        let (sql, args) = crate::list_query(&f, None, true);
         let mut st = s
             .conn
             .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))

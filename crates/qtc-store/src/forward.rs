@@ -9,7 +9,7 @@ use qtc_mail::{route, MsgStatus, MsgType, NewMessage, StoreError};
 use rusqlite::{params, OptionalExtension};
 
 use crate::parts::{self, Attachment, Recipient};
-use crate::{db_err, insert_in, Store};
+use crate::{db_err, insert_batched, Store};
 
 /// A message received from a partner, as the forwarding session delivers it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -175,6 +175,8 @@ impl Store {
         let station = self.station.clone();
         let tx = self.conn.transaction().map_err(db_err)?;
         let mut results = Vec::with_capacity(msgs.len());
+        // The block's texts are kept together, deflated as one (texts.rs).
+        let mut text = crate::texts::Batch::default();
         for m in msgs {
             let (rlines, body) = route::split_rlines(&m.text);
             let new = NewMessage {
@@ -192,7 +194,14 @@ impl Store {
                 rlines: rlines.to_vec(),
                 body: body.to_vec(),
             };
-            let stored = insert_in(&tx, &new, &station, &self.queued, Some(partner), now);
+            let stored = insert_batched(
+                &tx,
+                &new,
+                &station,
+                &self.queued,
+                (Some(partner), now),
+                &mut text,
+            );
             if let Ok((number, status)) = &stored {
                 let seen = route::rline_calls(&new.rlines);
                 let query = route::RouteQuery {
@@ -222,6 +231,7 @@ impl Store {
                 Err(e) => return Err(e),
             }
         }
+        text.write(&tx)?;
         tx.commit().map_err(db_err)?;
         Ok(results)
     }
@@ -237,7 +247,7 @@ impl Store {
         form: Form,
     ) -> Result<Vec<Pending>, StoreError> {
         const QUEUED: &str = "FROM fwd_queue q JOIN messages m ON m.number = q.number \
-                              JOIN texts t ON t.number = m.number";
+                              LEFT JOIN texts t ON t.number = m.number";
         const WHERE: &str = "WHERE q.partner = ?1 AND q.state = 'Q' AND q.number > ?3 \
                              AND m.status NOT IN ('K', 'H') ORDER BY q.number LIMIT ?2";
         let columns = format!(
@@ -288,7 +298,15 @@ impl Store {
         drop(stmt);
         let mut pending = Vec::with_capacity(rows.len());
         for (text, mut p) in rows {
-            let (rlines, body) = text.split()?;
+            // Not in a row of its own: in a block (texts.rs).
+            let text = match text {
+                Some(text) => Some(text),
+                None => crate::texts::get(&tx, p.number)?,
+            };
+            let (rlines, body) = match text {
+                Some(text) => text.split()?,
+                None => (Vec::new(), Vec::new()),
+            };
             p.text = route::join_rlines(&rlines, &body);
             pending.push(p);
         }

@@ -285,6 +285,37 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         data      BLOB    NOT NULL,
         PRIMARY KEY (folder, uid)
      );",
+    // 20: the texts of messages stored together (a received block) deflated together, in one
+    // row (texts.rs): a fifth smaller than deflated apart, and one row filling its pages where
+    // each text took a page and an overflow page of its own, so a received bulletin costs the
+    // disk less (docs/performance.md, "Bytes written per received message"). Such a message
+    // has no `texts` row. A block holds consecutive numbers `first..=last`; it goes when the
+    // last message of that range does (found by number: no index to write per message).
+    "CREATE TABLE text_blocks (
+        first INTEGER PRIMARY KEY,
+        last  INTEGER NOT NULL,
+        sizes BLOB    NOT NULL,
+        data  BLOB    NOT NULL
+     );
+     CREATE TRIGGER text_block_gone AFTER DELETE ON messages BEGIN
+        DELETE FROM text_blocks
+        WHERE first = (SELECT first FROM text_blocks WHERE first <= OLD.number
+                       ORDER BY first DESC LIMIT 1)
+          AND last >= OLD.number
+          AND NOT EXISTS (SELECT 1 FROM messages m
+                          WHERE m.number BETWEEN text_blocks.first AND text_blocks.last);
+     END;",
+    // 21: a new message's number comes from the highest message's (lib.rs, `next_number`),
+    // not from `sqlite_sequence`, which AUTOINCREMENT rewrote (a WAL frame) with every
+    // received block; it now holds numbers taken ahead. So that a number is never given
+    // twice, `number_floor` keeps the highest number removed while it was the highest.
+    "CREATE TABLE number_floor (n INTEGER NOT NULL);
+     INSERT INTO number_floor (n)
+        SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0);
+     CREATE TRIGGER number_floor_keep AFTER DELETE ON messages
+     WHEN OLD.number > COALESCE((SELECT MAX(number) FROM messages), 0) BEGIN
+        UPDATE number_floor SET n = MAX(n, OLD.number);
+     END;",
 ];
 
 /// The schema version this build writes.

@@ -276,21 +276,28 @@ fn undo_schema_16(conn: &rusqlite::Connection) {
     )
     .unwrap();
     let numbers: Vec<u64> = conn
-        .prepare("SELECT number FROM texts")
+        .prepare("SELECT number FROM messages")
         .unwrap()
         .query_map([], |r| r.get::<_, i64>(0))
         .unwrap()
         .map(|n| n.unwrap() as u64)
         .collect();
     for n in numbers {
-        let (rlines, body) = texts::get(conn, n).unwrap().unwrap().split().unwrap();
+        let Some(text) = texts::get(conn, n).unwrap() else {
+            continue;
+        };
+        let (rlines, body) = text.split().unwrap();
         conn.execute(
             "UPDATE messages SET rlines = ?1, body = ?2 WHERE number = ?3",
             params![rlines, body, n as i64],
         )
         .unwrap();
     }
-    conn.execute_batch("DROP TABLE texts;").unwrap();
+    conn.execute_batch(
+        "DROP TABLE texts; DROP TRIGGER text_block_gone; DROP TABLE text_blocks;
+         DROP TRIGGER number_floor_keep; DROP TABLE number_floor;",
+    )
+    .unwrap();
 }
 
 /// Takes a store back to before migration 11 (and the later ones) and says it has schema
@@ -619,6 +626,143 @@ fn received_blocks_are_stored_once_flooded_onward_and_loops_held() {
     // A second copy from another partner is a duplicate.
     let again = s.store_received("N0BBB", &block[..1], 11).unwrap();
     assert_eq!(again, vec![Stored::Duplicate]);
+}
+
+#[test]
+fn a_blocks_texts_are_kept_together_and_read_back_each_whole() {
+    let (_d, mut s) = open();
+    s.set_station(station());
+    let words = b"the band was open to europe on twenty meters packet radio node\r\n";
+    let block: Vec<Incoming> = (0..5)
+        .map(|i| {
+            let mut text =
+                format!("R:261202/1200Z @:N0XYZ.#NCA.CA.USA.NOAM $:T{i}_N0XYZ\r\n").into_bytes();
+            text.extend(words.repeat(10 + i));
+            incoming(&format!("T{i}_N0XYZ"), MsgType::Bulletin, "WW", &text)
+        })
+        .collect();
+    let r = s.store_received("N0CCC", &block, 10).unwrap();
+    let numbers: Vec<u64> = r
+        .iter()
+        .map(|r| match r {
+            Stored::Stored(n) => *n,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    let count = |s: &Store, table: &str| -> i64 {
+        s.conn
+            .query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
+            .unwrap()
+    };
+    // One block, no row of their own.
+    assert_eq!((count(&s, "text_blocks"), count(&s, "texts")), (1, 0));
+    for (i, n) in numbers.iter().enumerate() {
+        let m = s.message(*n).unwrap().unwrap();
+        assert_eq!(m.body, words.repeat(10 + i), "message {n}");
+        assert!(m.rlines.ends_with(format!("$:T{i}_N0XYZ\r\n").as_bytes()));
+        assert_eq!(s.message_head(*n).unwrap().unwrap().rlines, m.rlines);
+        let mut pieces = Vec::new();
+        loop {
+            let piece = s.body_chunk(*n, pieces.len() as u64, 100).unwrap();
+            if piece.is_empty() {
+                break;
+            }
+            pieces.extend(piece);
+        }
+        assert_eq!(pieces, m.body, "message {n} in pieces");
+    }
+    // Forwarding reads them too, whole.
+    let sent = s.pending("N0BBB", 10, 0, Form::default()).unwrap();
+    assert_eq!(sent.len(), 5);
+    for (p, m) in sent.iter().zip(&block) {
+        assert!(p.text.ends_with(&m.text), "pending {}", p.number);
+    }
+    // The block stays while any of its messages does.
+    for n in &numbers[..4] {
+        s.conn
+            .execute("DELETE FROM messages WHERE number = ?1", [*n as i64])
+            .unwrap();
+        assert_eq!(count(&s, "text_blocks"), 1);
+    }
+    assert_eq!(
+        s.message(numbers[4]).unwrap().unwrap().body,
+        words.repeat(14)
+    );
+    s.conn
+        .execute(
+            "DELETE FROM messages WHERE number = ?1",
+            [numbers[4] as i64],
+        )
+        .unwrap();
+    assert_eq!(count(&s, "text_blocks"), 0);
+    assert!(s.check().unwrap().is_empty());
+}
+
+#[test]
+fn a_number_is_never_given_twice_though_sqlite_sequence_runs_ahead() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(dir.path(), Durability::Normal).unwrap();
+    s.set_station(station());
+    let seq = |s: &Store| -> i64 {
+        s.conn
+            .query_row(
+                "SELECT seq FROM sqlite_sequence WHERE name = 'messages'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    let mut next_bid = 0;
+    let mut store = |s: &mut Store, n: usize| -> Vec<u64> {
+        let block: Vec<Incoming> = (0..n)
+            .map(|_| {
+                next_bid += 1;
+                incoming(
+                    &format!("N{next_bid}_N0XYZ"),
+                    MsgType::Bulletin,
+                    "WW",
+                    b"hi\r\n",
+                )
+            })
+            .collect();
+        s.store_received("N0CCC", &block, 10)
+            .unwrap()
+            .iter()
+            .map(|r| match r {
+                Stored::Stored(n) => *n,
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    };
+    assert_eq!(store(&mut s, 5), [1, 2, 3, 4, 5]);
+    let ahead = seq(&s);
+    assert!(ahead >= 5, "{ahead}");
+    // Blocks within the numbers taken ahead leave sqlite_sequence as it is.
+    assert_eq!(store(&mut s, 5), [6, 7, 8, 9, 10]);
+    assert_eq!(seq(&s), ahead);
+    // The newest removed: its number is not given again, nor after every message is gone, nor
+    // after a restart.
+    let delete = |s: &Store, cond: &str| {
+        s.conn
+            .execute(&format!("DELETE FROM messages WHERE {cond}"), [])
+            .unwrap();
+    };
+    delete(&s, "number IN (9, 10)");
+    assert_eq!(store(&mut s, 1), [11]);
+    delete(&s, "1");
+    drop(s);
+    let mut s = Store::open(dir.path(), Durability::Normal).unwrap();
+    s.set_station(station());
+    assert_eq!(store(&mut s, 2), [12, 13]);
+    assert_eq!(
+        s.insert_message(&msg(MsgType::Personal, "N0USR", "N0ABC", None), "N0AAA", 0)
+            .unwrap(),
+        14
+    );
+    // Past the numbers taken ahead, more are taken.
+    let many = store(&mut s, (ahead - 14 + 1) as usize);
+    assert_eq!(many.last().copied(), Some(ahead as u64 + 1));
+    assert!(seq(&s) > ahead);
 }
 
 #[test]

@@ -44,7 +44,7 @@ fn plan(s: &Store, f: &ListFilter) -> String {
     let at =
         f.at.as_ref()
             .map(|at| counts::at_match(&s.conn, at, f.last).unwrap());
-    let (sql, args) = list_query(f, at.as_ref());
+    let (sql, args) = list_query(f, at.as_ref(), true);
     sql_plan(s, &sql, params_from_iter(args.iter()))
 }
 
@@ -249,7 +249,7 @@ fn a_big_mailbox_is_listed_a_page_at_a_time() {
         ..Default::default()
     };
     for f in [lm, lp, ln] {
-        let (sql, args) = list_query(&f, None);
+        let (sql, args) = list_query(&f, None, true);
         let mut st = s.conn.prepare(&sql).unwrap();
         let n = st
             .query_map(params_from_iter(args.iter()), |_| Ok(()))
@@ -275,7 +275,7 @@ fn nothing_new_is_found_without_a_walk() {
         last: Some(21),
         ..Default::default()
     };
-    let (sql, args) = list_query(&f, None);
+    let (sql, args) = list_query(&f, None, true);
     let mut st = s.conn.prepare(&sql).unwrap();
     let mut rows = st.query(params_from_iter(args.iter())).unwrap();
     assert!(rows.next().unwrap().is_none());

@@ -7,6 +7,12 @@
 //! card wears with each (docs/performance.md, "Bytes written per received message").
 //! A text above [`PACK_UP_TO`] is kept as it is: `R` reads it in pieces
 //! ([`body_chunk`]), each straight from the file.
+//!
+//! The texts of messages stored together (a received block of five) are deflated together,
+//! into one row of `text_blocks` (schema step 20) instead of a `texts` row each: bulletins
+//! share words, so together they deflate to a fifth less, and one row of 3 KB fills its pages
+//! where a text of 750 bytes took a page of its own and an overflow page (512-byte pages).
+//! A block goes when the last of its messages does (trigger `text_block_gone`).
 
 use std::cell::RefCell;
 
@@ -23,6 +29,15 @@ use crate::db_err;
 /// Texts up to this size are compressed; larger ones are kept as they are.
 const PACK_UP_TO: usize = 64 * 1024;
 
+/// A block holds texts of at most this many bytes together (before deflating), and at
+/// most [`BLOCK_TEXTS`] of them: reading one text inflates the block up to its end.
+const BLOCK_BYTES: usize = 64 * 1024;
+const BLOCK_TEXTS: usize = 32;
+
+/// One text's entry in a block's `sizes`: the message number less the block's first, the R:
+/// lines' length and the text's, each 4 bytes little-endian.
+const ENTRY: usize = 12;
+
 /// Deflate level 2: within 2 % of the best level's size on bulletins, at a third of its time.
 const LEVEL: i32 = 2;
 
@@ -38,17 +53,9 @@ thread_local! {
     static INFLATE: RefCell<Box<DecompressorOxide>> = RefCell::new(Box::default());
 }
 
-/// Keeps the text of message `number`: its R: lines, then its body.
-pub(crate) fn put(
-    conn: &Connection,
-    number: u64,
-    rlines: &[u8],
-    body: &[u8],
-) -> Result<(), StoreError> {
-    let size = rlines.len() + body.len();
-    let mut text = Vec::with_capacity(size);
-    text.extend_from_slice(rlines);
-    text.extend_from_slice(body);
+/// Keeps `text` (R: lines of `rlines` bytes, then the body) as message `number`'s own row.
+fn put_one(conn: &Connection, number: u64, rlines: usize, text: Vec<u8>) -> Result<(), StoreError> {
+    let size = text.len();
     let (packed, data) = match (size <= PACK_UP_TO).then(|| deflate(&text)).flatten() {
         Some(packed) => (DEFLATED, packed),
         None => (PLAIN, text),
@@ -59,12 +66,93 @@ pub(crate) fn put(
     .and_then(|mut st| {
         st.execute(params![
             number as i64,
-            rlines.len() as i64,
+            rlines as i64,
             size as i64,
             packed,
             data
         ])
     })
+    .map_err(db_err)?;
+    Ok(())
+}
+
+/// The texts of messages stored in one transaction, kept when it is about to commit
+/// ([`Batch::write`]): together in blocks where there are several.
+#[derive(Default)]
+pub(crate) struct Batch {
+    /// Message number, the R: lines' length, the text.
+    texts: Vec<(u64, usize, Vec<u8>)>,
+}
+
+impl Batch {
+    /// Adds message `number`'s text: its R: lines, then its body.
+    pub(crate) fn add(&mut self, number: u64, rlines: &[u8], body: &[u8]) {
+        let mut text = Vec::with_capacity(rlines.len() + body.len());
+        text.extend_from_slice(rlines);
+        text.extend_from_slice(body);
+        self.texts.push((number, rlines.len(), text));
+    }
+
+    /// Writes the texts: runs of texts that fit a block go into one, each other text (a
+    /// large one, or one alone) into its own row.
+    pub(crate) fn write(self, conn: &Connection) -> Result<(), StoreError> {
+        let mut run: Vec<(u64, usize, Vec<u8>)> = Vec::new();
+        let mut bytes = 0;
+        for (number, rlines, text) in self.texts {
+            if text.len() > PACK_UP_TO {
+                put_one(conn, number, rlines, text)?;
+                continue;
+            }
+            if run.len() == BLOCK_TEXTS || bytes + text.len() > BLOCK_BYTES {
+                put_run(conn, std::mem::take(&mut run))?;
+                bytes = 0;
+            }
+            bytes += text.len();
+            run.push((number, rlines, text));
+        }
+        put_run(conn, run)
+    }
+}
+
+/// Keeps a run of texts: in one block when there are several and together they deflate,
+/// else each in its own row.
+fn put_run(conn: &Connection, run: Vec<(u64, usize, Vec<u8>)>) -> Result<(), StoreError> {
+    let first = match run.as_slice() {
+        [] => return Ok(()),
+        [(number, rlines, _)] => {
+            let (number, rlines) = (*number, *rlines);
+            let text = run
+                .into_iter()
+                .next()
+                .map(|(_, _, t)| t)
+                .unwrap_or_default();
+            return put_one(conn, number, rlines, text);
+        }
+        [(first, ..), ..] => *first,
+    };
+    let last = run.iter().map(|(n, ..)| *n).max().unwrap_or(first);
+    let mut sizes = Vec::with_capacity(run.len() * ENTRY);
+    let mut joined = Vec::new();
+    for (number, rlines, text) in &run {
+        for v in [
+            number.saturating_sub(first),
+            *rlines as u64,
+            text.len() as u64,
+        ] {
+            sizes.extend_from_slice(&(v as u32).to_le_bytes());
+        }
+        joined.extend_from_slice(text);
+    }
+    let Some(data) = deflate(&joined) else {
+        for (number, rlines, text) in run {
+            put_one(conn, number, rlines, text)?;
+        }
+        return Ok(());
+    };
+    conn.prepare_cached(
+        "INSERT INTO text_blocks (first, last, sizes, data) VALUES (?1, ?2, ?3, ?4)",
+    )
+    .and_then(|mut st| st.execute(params![first as i64, last as i64, sizes, data]))
     .map_err(db_err)?;
     Ok(())
 }
@@ -108,34 +196,46 @@ fn inflate(data: &[u8], size: usize, want: usize) -> Result<Vec<u8>, StoreError>
     })
 }
 
-/// A `texts` row as read: the R: lines' length, the text's, how it is kept, and its bytes.
+/// A text as read: the R: lines' length, the text's, how it is kept, and its bytes (of a
+/// block: the whole block's, the text starting `skip` bytes into it once inflated).
 pub(crate) struct Row {
     rlines: usize,
     size: usize,
     packed: i64,
     data: Vec<u8>,
+    skip: usize,
 }
 
 impl Row {
-    /// Reads a row from columns `at`.. (`rlines, size, packed, data`) of a query.
-    pub(crate) fn from_columns(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Row> {
-        Ok(Row {
+    /// Reads a row from columns `at`.. (`rlines, size, packed, data`) of a query; `None`
+    /// when they are NULL (a `texts` row joined that is not there: the text is in a block).
+    pub(crate) fn from_columns(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Option<Row>> {
+        let Some(data) = r.get::<_, Option<Vec<u8>>>(at + 3)? else {
+            return Ok(None);
+        };
+        Ok(Some(Row {
             rlines: r.get::<_, i64>(at)?.max(0) as usize,
             size: r.get::<_, i64>(at + 1)?.max(0) as usize,
             packed: r.get(at + 2)?,
-            data: r.get(at + 3)?,
-        })
+            data,
+            skip: 0,
+        }))
     }
 
     /// The first `want` bytes of the text.
     fn prefix(self, want: usize) -> Result<Vec<u8>, StoreError> {
+        let want = want.min(self.size);
         match self.packed {
             PLAIN => {
                 let mut data = self.data;
                 data.truncate(want);
                 Ok(data)
             }
-            _ => inflate(&self.data, self.size, want),
+            _ if self.skip == 0 => inflate(&self.data, self.size, want),
+            _ => {
+                let mut text = inflate(&self.data, self.skip + self.size, self.skip + want)?;
+                Ok(text.split_off(self.skip))
+            }
         }
     }
 
@@ -165,17 +265,61 @@ pub(crate) fn columns(t: &str) -> String {
     format!("{t}.rlines, {t}.size, {t}.packed, {t}.data")
 }
 
-/// The text of message `number`, if it has one.
+/// The text of message `number`, if it has one: its own row, or its part of a block.
 pub(crate) fn get(conn: &Connection, number: u64) -> Result<Option<Row>, StoreError> {
-    conn.prepare_cached(&format!(
-        "SELECT {} FROM texts t WHERE number = ?1",
-        columns("t")
-    ))
-    .and_then(|mut st| {
-        st.query_row([number as i64], |r| Row::from_columns(r, 0))
-            .optional()
-    })
-    .map_err(db_err)
+    let own = conn
+        .prepare_cached(&format!(
+            "SELECT {} FROM texts t WHERE number = ?1",
+            columns("t")
+        ))
+        .and_then(|mut st| {
+            st.query_row([number as i64], |r| Row::from_columns(r, 0))
+                .optional()
+        })
+        .map_err(db_err)?
+        .flatten();
+    match own {
+        Some(row) => Ok(Some(row)),
+        None => in_block(conn, number),
+    }
+}
+
+/// Message `number`'s text in the block that holds it, if one does.
+fn in_block(conn: &Connection, number: u64) -> Result<Option<Row>, StoreError> {
+    let block: Option<(i64, Vec<u8>, Vec<u8>)> = conn
+        .prepare_cached(
+            "SELECT first, sizes, data FROM text_blocks \
+             WHERE first <= ?1 AND last >= ?1 ORDER BY first DESC LIMIT 1",
+        )
+        .and_then(|mut st| {
+            st.query_row([number as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .optional()
+        })
+        .map_err(db_err)?;
+    let Some((first, sizes, data)) = block else {
+        return Ok(None);
+    };
+    let want = number.saturating_sub(first.max(0) as u64);
+    let mut skip = 0;
+    for entry in sizes.chunks_exact(ENTRY) {
+        let field = |i: usize| {
+            let mut b = [0u8; 4];
+            b.copy_from_slice(&entry[i * 4..i * 4 + 4]);
+            u32::from_le_bytes(b) as usize
+        };
+        let (delta, rlines, size) = (field(0) as u64, field(1), field(2));
+        if delta == want {
+            return Ok(Some(Row {
+                rlines,
+                size,
+                packed: DEFLATED,
+                data,
+                skip,
+            }));
+        }
+        skip += size;
+    }
+    Ok(None)
 }
 
 /// Up to `len` bytes of message `number`'s body from `offset` (empty past its end, or when
@@ -195,13 +339,15 @@ pub(crate) fn body_chunk(
         })
         .map_err(db_err)?;
     let Some((rlines, size, packed)) = head else {
-        return Ok(Vec::new());
+        // In a block, or gone.
+        let Some(row) = in_block(conn, number)? else {
+            return Ok(Vec::new());
+        };
+        let (from, to) = piece(row.rlines, row.size, offset, len);
+        let mut text = row.prefix(to)?;
+        return Ok(text.split_off(from));
     };
-    let (rlines, size) = (rlines.max(0) as usize, size.max(0) as usize);
-    let from = rlines
-        .saturating_add(usize::try_from(offset).unwrap_or(usize::MAX))
-        .min(size);
-    let to = from.saturating_add(len).min(size);
+    let (from, to) = piece(rlines.max(0) as usize, size.max(0) as usize, offset, len);
     if packed != PLAIN {
         let Some(row) = get(conn, number)? else {
             return Ok(Vec::new());
@@ -223,16 +369,34 @@ pub(crate) fn body_chunk(
     Ok(piece)
 }
 
+/// Where the body's piece of `len` bytes from `offset` lies in a text of `size` bytes whose R:
+/// lines take `rlines`.
+fn piece(rlines: usize, size: usize, offset: u64, len: usize) -> (usize, usize) {
+    let from = rlines
+        .saturating_add(usize::try_from(offset).unwrap_or(usize::MAX))
+        .min(size);
+    (from, from.saturating_add(len).min(size))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Keeps message `number`'s text in a row of its own, as a message stored alone is.
+    fn put(conn: &Connection, number: u64, rlines: &[u8], body: &[u8]) -> Result<(), StoreError> {
+        let mut batch = Batch::default();
+        batch.add(number, rlines, body);
+        batch.write(conn)
+    }
 
     #[test]
     fn a_text_comes_back_whole_in_parts_and_in_pieces() {
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch(
             "CREATE TABLE texts (number INTEGER PRIMARY KEY, rlines INTEGER NOT NULL, \
-             size INTEGER NOT NULL, packed INTEGER NOT NULL, data BLOB NOT NULL);",
+             size INTEGER NOT NULL, packed INTEGER NOT NULL, data BLOB NOT NULL); \
+             CREATE TABLE text_blocks (first INTEGER PRIMARY KEY, last INTEGER NOT NULL, \
+             sizes BLOB NOT NULL, data BLOB NOT NULL);",
         )
         .unwrap();
         let rlines = b"R:251206/1200Z @:N0AAA.#NCA.CA.USA.NOAM #:1 $:1_N0AAA\r\n".to_vec();

@@ -2,11 +2,12 @@
 //! with `qtc init` (which makes the certificate) and the `[mail]` keys docs/mail-clients.md
 //! gives, then the real clients driven with the files that page shows: mutt and neomutt with
 //! their defaults (which force TLS) over IMAPS/SMTPS and STARTTLS, fetchmail over POP3S and
-//! STLS, curl on each implicit-TLS port, slrn over NNTPS and Python's nntplib over NNTPS and
-//! STARTTLS. Each client trusts the certificate file `qtc init` made, as the page tells users
-//! to. The files are read out of the page (`<!-- file: NAME -->` before a fenced block); the
-//! test replaces only the host and ports (`bbs.example.org:993` becomes the daemon's
-//! `localhost:PORT`) and the home directory. Then the sysop's warning and the client's
+//! STLS, curl on each implicit-TLS port, slrn over NNTPS, Python's nntplib over NNTPS and
+//! STARTTLS, and Claws Mail under Xvfb over IMAPS/SMTPS and STARTTLS. Each client trusts the
+//! certificate file `qtc init` made, as the page tells users to. The files are read out of
+//! the page (`<!-- file: NAME -->` before a fenced block); the test replaces only the host and
+//! ports (`bbs.example.org:993` becomes the daemon's `localhost:PORT`, Claws's
+//! `imap_port=993` its port) and the home directory. Then the sysop's warning and the client's
 //! refusal on a plain listener nobody elsewhere could log in on, from a real other address.
 #![allow(clippy::disallowed_methods)]
 
@@ -14,12 +15,12 @@ mod common;
 
 use std::net::{Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 use common::netns::Netns;
 use common::programs::{have, python, text};
 use common::tls::{read_until, tls_client};
-use common::{Client, Daemon};
+use common::{Client, Daemon, PATIENCE};
 use tokio::io::AsyncWriteExt;
 
 /// The page the files come from.
@@ -134,10 +135,17 @@ impl Station {
                     format!("bbs.example.org service {documented}"),
                     format!("localhost service {port}"),
                 ),
+                // Claws Mail's accountrc and the names of its accepted certificates.
+                (format!("_port={documented}\n"), format!("_port={port}\n")),
+                (
+                    format!("bbs.example.org.{documented}.cert"),
+                    format!("localhost.{port}.cert"),
+                ),
             ] {
                 t = t.replace(&from, &to);
             }
         }
+        let t = t.replace("_server=bbs.example.org\n", "_server=localhost\n");
         assert!(!t.contains("bbs.example.org:"), "a port left unmapped: {t}");
         t
     }
@@ -297,6 +305,62 @@ fn mutt_and_neomutt_read_and_send_over_tls_and_starttls_with_the_docs_muttrc() {
             );
         }
     }
+}
+
+/// A forwarded message (message/rfc822, with its own PDF) after a text and HTML body.
+const NESTED: &str = "From: N0OTH@bbs.example.org\r\nSubject: Fwd: net report\r\n\
+MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"outer\"\r\n\r\n\
+--outer\r\nContent-Type: multipart/alternative; boundary=\"alt\"\r\n\r\n\
+--alt\r\nContent-Type: text/plain\r\n\r\nSee below.\r\n\
+--alt\r\nContent-Type: text/html\r\n\r\n<p>See below.</p>\r\n--alt--\r\n\
+--outer\r\nContent-Type: message/rfc822\r\n\r\n\
+From: G8BPQ@GB7BPQ\r\nSubject: Net report\r\n\
+Content-Type: multipart/mixed; boundary=\"inner\"\r\n\r\n\
+--inner\r\nContent-Type: text/plain\r\n\r\nTwelve stations.\r\n\
+--inner\r\nContent-Type: application/pdf; name=\"net.pdf\"\r\n\
+Content-Transfer-Encoding: base64\r\n\r\nJVBERi0=\r\n--inner--\r\n\
+--outer--\r\n";
+
+/// A message with nested MIME kept in a folder: the server's BODYSTRUCTURE shows its tree,
+/// and mutt (which reads the MIME of what it fetches itself) lists the forwarded message's
+/// PDF among the attachments and saves it as it was.
+#[test]
+fn mutt_saves_the_pdf_of_a_forwarded_message_kept_in_a_folder() {
+    if !have("mutt") || !have("script") {
+        return;
+    }
+    let s = Station::start();
+    let append = format!("APPEND Fwd {{{}+}}\r\n{NESTED}", NESTED.len());
+    let answers = imap_asks(
+        &s,
+        &["CREATE Fwd", &append, "SELECT Fwd", "FETCH 1 BODYSTRUCTURE"],
+    );
+    assert!(answers[1].contains("OK [APPENDUID"), "{answers:?}");
+    // The server's structure is nested the same way (what clients that fetch parts read).
+    let st = &answers[3];
+    assert!(
+        st.contains("\"TEXT\" \"HTML\"")
+            && st.contains("\"ALTERNATIVE\"")
+            && st.contains("\"RFC822\""),
+        "{st}"
+    );
+    let home = s.home("mutt-nested");
+    let rc = home.join("muttrc");
+    std::fs::write(&rc, s.localized("muttrc")).unwrap();
+    // In mutt's list of the message's attachments, the forwarded message's PDF, saved.
+    let saved = home.join("net.pdf");
+    let keys = format!(
+        "<change-folder>+Fwd<enter><view-attachments><search>net.pdf<enter>\
+         <save-entry><kill-line>{}<enter><exit><quit>",
+        saved.display()
+    );
+    let out = mutt_on_a_terminal("mutt", &home, &rc, &keys);
+    assert_eq!(
+        std::fs::read(&saved).unwrap_or_default(),
+        b"%PDF-",
+        "{}\n{answers:?}",
+        text(&out)
+    );
 }
 
 #[test]
@@ -509,6 +573,228 @@ fn news_over_nntps_and_starttls_with_nntplib_and_slrn() {
         s.d.log()
     );
     assert_eq!(s.tls_started("nntps"), 2, "{}", s.d.log());
+}
+
+/// Claws Mail on a virtual display, in a home directory holding the docs' files. Its output
+/// (`--debug`, which carries its network log) goes to a file the test waits on.
+struct Claws {
+    child: Child,
+    home: PathBuf,
+    display: String,
+}
+
+impl Claws {
+    /// Starts Claws and returns when its start-up is over (it has made its folders).
+    fn start(home: &Path, display: &str) -> Claws {
+        let log = std::fs::File::create(home.join("claws.log")).unwrap();
+        let mut cmd = Command::new("claws-mail");
+        cmd.arg("--debug")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log);
+        let claws = Claws {
+            child: Claws::env(&mut cmd, home, display).spawn().unwrap(),
+            home: home.to_path_buf(),
+            display: display.to_string(),
+        };
+        claws.wait_for("TIMING main startup", 1);
+        claws
+    }
+
+    /// The environment of a Claws in `home`: its own control socket (under the cache
+    /// directory), the display, no desktop bus.
+    fn env<'c>(cmd: &'c mut Command, home: &Path, display: &str) -> &'c mut Command {
+        cmd.env("HOME", home)
+            .env("XDG_CACHE_HOME", home.join(".cache"))
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("DISPLAY", display)
+            .env("NO_AT_BRIDGE", "1")
+            .env_remove("DBUS_SESSION_BUS_ADDRESS")
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.home.join("claws.log")).unwrap_or_default()
+    }
+
+    /// Waits until Claws's output has said `what` `n` times, woken by each write.
+    fn wait_for(&self, what: &str, n: usize) {
+        let said = || self.log().matches(what).count() >= n;
+        assert!(
+            common::watch::until_file(&self.home.join("claws.log"), PATIENCE, said),
+            "Claws never said {what:?} {n} times:\n{}",
+            self.log()
+        );
+    }
+
+    /// Hands a command to the running Claws (`--receive-all`, `--select`...): a second
+    /// `claws-mail` passes it on over the control socket and exits.
+    fn remote(&self, args: &[&str]) {
+        let mut cmd = Command::new("claws-mail");
+        cmd.args(args).stdin(Stdio::null());
+        let out = Claws::env(&mut cmd, &self.home, &self.display)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "claws-mail {args:?}: {}", text(&out));
+    }
+
+    /// The files Claws keeps of the IMAP folder `folder` (its cache: a file per message,
+    /// named by its UID).
+    fn cached(&self, folder: &str) -> PathBuf {
+        self.home
+            .join(".claws-mail/imapcache/localhost/N0USR")
+            .join(folder)
+    }
+}
+
+impl Drop for Claws {
+    fn drop(&mut self) {
+        // It is ours (by its pid): stop it even when the test failed half-way.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An IMAP session on the plain port from loopback (where the password is taken), asking
+/// `commands` (tagged `a1`, `a2`...) and returning what each answered.
+fn imap_asks(s: &Station, commands: &[&str]) -> Vec<String> {
+    let mut c = Client::connect(s.d.listener_port("imap"));
+    c.expect("* OK");
+    c.send("a0 LOGIN N0USR secret");
+    c.expect("a0 OK");
+    let answers = commands
+        .iter()
+        .enumerate()
+        .map(|(i, command)| {
+            c.send(&format!("a{} {command}", i + 1));
+            c.expect(&format!("a{} ", i + 1)) + &c.expect("\r\n")
+        })
+        .collect();
+    c.send("z LOGOUT");
+    answers
+}
+
+/// Claws Mail with the docs' files: its first start makes Queue, Sent, Drafts and Trash on
+/// the BBS (the issue's Claws had none, and every send failed with "Could not queue
+/// message"), it receives the INBOX and shows a message, and a message composed in it is
+/// queued on the BBS, sent over SMTP and kept in Sent; once over implicit TLS, once over
+/// STARTTLS, each trusting the certificate put where the docs say.
+#[test]
+fn claws_mail_receives_and_sends_over_tls_and_starttls_with_the_docs_files() {
+    if !have("claws-mail") || !have("Xvfb") || !have("xdotool") || !have("openssl") {
+        return;
+    }
+    let s = Station::start();
+    let x = common::xvfb::Xvfb::start();
+    let mut t = s.d.login("N0OTH", "x");
+    t.send("SP N0USR");
+    t.expect("Subject:");
+    t.send("For Claws");
+    t.expect("/EX");
+    t.send("Read in Claws Mail.");
+    t.send("/EX");
+    t.expect("de N0CALL>");
+    for (account, imap, smtp) in [
+        ("claws accountrc", "imaps", "smtps"),
+        ("claws accountrc STARTTLS", "imap", "smtp"),
+    ] {
+        let before = (s.tls_started(imap), s.tls_started(smtp));
+        let home = s.home(&format!("claws-{imap}"));
+        let certs = Command::new("sh")
+            .args(["-ec", &s.localized("claws certs")])
+            .current_dir(&home)
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        assert!(certs.status.success(), "{}", text(&certs));
+        let rc = home.join(".claws-mail");
+        for (file, name) in [
+            (account, "accountrc"),
+            ("claws passwordstorerc", "passwordstorerc"),
+            ("claws folderlist.xml", "folderlist.xml"),
+        ] {
+            std::fs::write(rc.join(name), s.localized(file)).unwrap();
+        }
+        // This machine has no spelling dictionary, and Claws says so in a window that
+        // would stop the test: not part of the BBS's setup.
+        std::fs::write(rc.join("clawsrc"), "[Common]\nenable_aspell=0\n").unwrap();
+
+        let claws = Claws::start(&home, &x.display);
+        // The folders Claws made at its first start, in its list and on the BBS.
+        let folders = std::fs::read_to_string(rc.join("folderlist.xml")).unwrap();
+        for kind in ["inbox", "queue", "outbox", "draft", "trash"] {
+            let item = format!("type=\"{kind}\"");
+            assert!(
+                folders.contains(&item),
+                "{item}: {folders}\n{}",
+                claws.log()
+            );
+        }
+        let list = imap_asks(&s, &["LIST \"\" \"*\""]).concat();
+        for folder in ["\"Queue\"", "\"Sent\"", "\"Drafts\"", "\"Trash\""] {
+            assert!(list.contains(folder), "{folder}: {list}");
+        }
+
+        // Receive (Claws fetches the new message's headers), then show the message (UID 1:
+        // the first message of the store), which fetches it whole into Claws's cache. Claws
+        // takes remote commands one after the other (its control socket's handler does not
+        // run again while one works), so the select comes after the receive.
+        claws.remote(&["--receive-all"]);
+        claws.wait_for(
+            "UID FETCH 1 (UID FLAGS RFC822.SIZE BODY.PEEK[HEADER.FIELDS",
+            1,
+        );
+        let shown = claws.cached("INBOX").join("1");
+        std::fs::create_dir_all(shown.parent().unwrap()).unwrap();
+        claws.remote(&["--select", "#imap/N0USR@bbs.example.org/INBOX/1"]);
+        let fetched =
+            || std::fs::read_to_string(&shown).is_ok_and(|m| m.contains("Read in Claws Mail."));
+        assert!(
+            common::watch::until_file(&shown, PATIENCE, fetched),
+            "{account}: never fetched:\n{}",
+            claws.log()
+        );
+
+        // Send: compose from a file, then Claws's "Send" (Ctrl+Return) in its window.
+        let subject = format!("From Claws over {smtp}");
+        let out = home.join("out.txt");
+        let draft = format!("To: N0OTH@bbs.example.org\nSubject: {subject}\n\nSent from Claws.\n");
+        std::fs::write(&out, draft).unwrap();
+        claws.remote(&["--compose-from-file", &out.display().to_string()]);
+        let keys = Command::new("xdotool")
+            .args(["search", "--sync", "--name", "Compose message$"])
+            .args([
+                "windowfocus",
+                "--sync",
+                "key",
+                "--clearmodifiers",
+                "ctrl+Return",
+            ])
+            .env("DISPLAY", &x.display)
+            .output()
+            .unwrap();
+        assert!(keys.status.success(), "xdotool: {}", text(&keys));
+        s.d.wait_for_log("message stored from=N0USR to=N0OTH");
+        // Queued in Queue (APPEND), copied to Sent (COPY, which Claws caches as its own copy),
+        // then taken out of Queue (EXPUNGE).
+        claws.wait_for("EXPUNGE completed", 1);
+        let kept = std::fs::read_dir(claws.cached("Sent")).unwrap().any(|f| {
+            std::fs::read_to_string(f.unwrap().path()).is_ok_and(|m| m.contains(&subject))
+        });
+        assert!(kept, "{account}: not in Claws's Sent\n{}", claws.log());
+        let [sent, queue] = [
+            imap_asks(&s, &["SELECT Sent", "FETCH * BODY[]"]).concat(),
+            imap_asks(&s, &["SELECT Queue"]).concat(),
+        ];
+        assert!(
+            sent.contains(&format!("Subject: {subject}")) && sent.contains("Sent from Claws."),
+            "{account}: {sent}\n{}",
+            claws.log()
+        );
+        assert!(queue.contains("* 0 EXISTS"), "{account}: {queue}");
+        assert!(s.tls_started(imap) > before.0, "{}", s.d.log());
+        assert!(s.tls_started(smtp) > before.1, "{}", s.d.log());
+        drop(claws);
+    }
 }
 
 /// A daemon in its own network namespace whose mail listeners are on an address that is not

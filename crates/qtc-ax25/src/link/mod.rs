@@ -287,6 +287,8 @@ pub struct LinkStats {
     pub i_bytes_sent: u64,
     /// I frames received (any sequence number).
     pub i_frames_received: u64,
+    /// Information bytes handed to the application (each I frame once, in sequence).
+    pub i_bytes_received: u64,
     /// REJ frames sent.
     pub rej_sent: u64,
     /// SREJ frames sent.
@@ -304,6 +306,7 @@ impl LinkStats {
         self.i_frames_resent += other.i_frames_resent;
         self.i_bytes_sent += other.i_bytes_sent;
         self.i_frames_received += other.i_frames_received;
+        self.i_bytes_received += other.i_bytes_received;
         self.rej_sent += other.rej_sent;
         self.srej_sent += other.srej_sent;
         self.t1_expiries += other.t1_expiries;

@@ -97,6 +97,7 @@ impl Link {
     /// data.
     fn deliver(&mut self, pid: Pid, data: Vec<u8>) {
         self.rx_undelivered += data.len();
+        self.stats.i_bytes_received += data.len() as u64;
         self.traffic_seen = true;
         self.events
             .push_back(if matches!(pid, Pid::NETROM | Pid::IP | Pid::ARP) {

@@ -48,11 +48,15 @@ pub enum Want {
     Fields(Vec<String>, bool),
     /// The body after the top header.
     Text,
-    /// Part n's body (from 1).
-    Part(usize),
-    /// Part n's MIME header.
-    Mime(usize),
-    /// Nothing this server has (a nested part).
+    /// The body of the part at this path (`1.2`: the second part of the first).
+    Part(Vec<usize>),
+    /// That part's MIME header.
+    Mime(Vec<usize>),
+    /// The header of the message in that `message/rfc822` part.
+    MsgHeader(Vec<usize>),
+    /// The body of the message in that `message/rfc822` part.
+    MsgText(Vec<usize>),
+    /// Nothing this server has (a nested part's header fields).
     Empty,
 }
 
@@ -138,6 +142,10 @@ fn part_path(p: &Part) -> String {
         .join(".")
 }
 
+fn numbers(p: &Part) -> Vec<usize> {
+    p.0.as_ref().iter().map(|n| n.get() as usize).collect()
+}
+
 /// The section as written back, and what it wants.
 fn section_of(s: Option<&Section<'_>>) -> (String, Want) {
     let fields =
@@ -166,22 +174,15 @@ fn section_of(s: Option<&Section<'_>>) -> (String, Want) {
                 Want::Fields(f, true),
             )
         }
-        Some(Section::Part(p)) => {
-            let path = part_path(p);
-            let want = match p.0.as_ref() {
-                [n] => Want::Part(n.get() as usize),
-                _ => Want::Empty,
-            };
-            (path, want)
+        Some(Section::Header(Some(p))) => (
+            format!("{}.HEADER", part_path(p)),
+            Want::MsgHeader(numbers(p)),
+        ),
+        Some(Section::Text(Some(p))) => {
+            (format!("{}.TEXT", part_path(p)), Want::MsgText(numbers(p)))
         }
-        Some(Section::Mime(p)) => {
-            let path = part_path(p);
-            let want = match p.0.as_ref() {
-                [n] => Want::Mime(n.get() as usize),
-                _ => Want::Empty,
-            };
-            (format!("{path}.MIME"), want)
-        }
+        Some(Section::Part(p)) => (part_path(p), Want::Part(numbers(p))),
+        Some(Section::Mime(p)) => (format!("{}.MIME", part_path(p)), Want::Mime(numbers(p))),
         Some(other) => (spec_text(other), Want::Empty),
     }
 }
@@ -271,21 +272,55 @@ pub fn write_item(item: &Item, m: &Msg, r: Option<&Rendered>, s: &Settings, out:
 
 /// The bytes a section names.
 fn section_bytes(r: &Rendered, what: &Want) -> Vec<u8> {
-    let part = |n: usize| r.parts.get(n.wrapping_sub(1));
-    match what {
-        Want::All => r.bytes.clone(),
-        Want::Header => r.bytes[..r.header_len].to_vec(),
-        Want::Text => r.bytes[r.header_len..].to_vec(),
-        Want::Fields(names, not) => header_fields(&r.bytes[..r.header_len], names, *not),
-        Want::Part(n) => part(*n)
-            .map(|p| r.bytes[p.body.clone()].to_vec())
-            .unwrap_or_default(),
-        Want::Mime(n) => part(*n)
-            .filter(|_| r.multipart)
-            .map(|p| r.bytes[p.mime.clone()].to_vec())
-            .unwrap_or_default(),
-        Want::Empty => Vec::new(),
+    let range = match what {
+        Want::All => Some(0..r.bytes.len()),
+        Want::Header => Some(0..r.header_len),
+        Want::Text => Some(r.header_len..r.bytes.len()),
+        Want::Fields(names, not) => {
+            return header_fields(&r.bytes[..r.header_len], names, *not);
+        }
+        Want::Part(path) => find(r, path).map(|p| p.body.clone()),
+        // A single-part message's part 1 is its body; its header is no MIME header.
+        Want::Mime(path) => find(r, path)
+            .filter(|_| r.multipart || path.len() > 1)
+            .map(|p| p.mime.clone()),
+        Want::MsgHeader(path) => message_in(r, path).map(|m| m.mime.clone()),
+        Want::MsgText(path) => message_in(r, path).map(|m| m.body.clone()),
+        Want::Empty => None,
+    };
+    range.map(|x| r.bytes[x].to_vec()).unwrap_or_default()
+}
+
+/// The part a section's numbers name (RFC 3501 6.4.5): each number picks a part of a
+/// multipart; in a `message/rfc822` part the numbers go on in the message inside it, whose
+/// part 1 is its body when it is not a multipart.
+fn find<'r>(r: &'r Rendered, path: &[usize]) -> Option<&'r crate::render::Part> {
+    let (&first, rest) = path.split_first()?;
+    let mut part = match (r.multipart, first) {
+        (true, n) => r.parts.get(n.checked_sub(1)?)?,
+        (false, 1) => r.parts.first()?,
+        (false, _) => return None,
+    };
+    for &n in rest {
+        let inside = match part.media.0.as_str() {
+            "MESSAGE" => part.inner.first()?,
+            "MULTIPART" => part,
+            _ => return None,
+        };
+        part = match (inside.media.0.as_str(), n) {
+            ("MULTIPART", n) => inside.inner.get(n.checked_sub(1)?)?,
+            (_, 1) if !std::ptr::eq(inside, part) => inside,
+            _ => return None,
+        };
     }
+    Some(part)
+}
+
+/// The message inside the `message/rfc822` part at `path`.
+fn message_in<'r>(r: &'r Rendered, path: &[usize]) -> Option<&'r crate::render::Part> {
+    find(r, path)
+        .filter(|p| p.media == ("MESSAGE".into(), "RFC822".into()))
+        .and_then(|p| p.inner.first())
 }
 
 /// The header lines (with their continuations) whose names are (or are not) in `names`,
@@ -326,14 +361,22 @@ fn address(email: &str) -> String {
 /// The ENVELOPE from the rendered header's fields.
 fn envelope(m: &Msg, r: Option<&Rendered>, s: &Settings) -> String {
     let header = r.map(|r| &r.bytes[..r.header_len]).unwrap_or_default();
-    let field = |name: &str| -> Option<String> {
-        let f = header_fields(header, &[name.to_ascii_uppercase()], false);
-        let text = String::from_utf8_lossy(&f).into_owned();
-        let value = text.split_once(':')?.1.replace("\r\n ", " ");
-        Some(value.trim().to_string())
-    };
-    let date = rfc5322_date(m.entry.created);
-    let from = field("From").unwrap_or_else(|| crate::addr::email(&m.entry.from, "", s));
+    let from =
+        header_field(header, "From").unwrap_or_else(|| crate::addr::email(&m.entry.from, "", s));
+    envelope_of(header, Some(&rfc5322_date(m.entry.created)), Some(&from))
+}
+
+/// The value of a header field, unfolded.
+fn header_field(header: &[u8], name: &str) -> Option<String> {
+    let f = header_fields(header, &[name.to_ascii_uppercase()], false);
+    let text = String::from_utf8_lossy(&f).into_owned();
+    let value = text.split_once(':')?.1.replace("\r\n ", " ");
+    Some(value.trim().to_string())
+}
+
+/// An ENVELOPE from `header`'s fields, with this date and sender.
+fn envelope_of(header: &[u8], date: Option<&str>, from: Option<&str>) -> String {
+    let field = |name: &str| header_field(header, name);
     let to = field("To").map_or_else(|| "NIL".into(), |t| address(&t));
     let cc = field("Cc").map_or_else(
         || "NIL".into(),
@@ -347,59 +390,112 @@ fn envelope(m: &Msg, r: Option<&Rendered>, s: &Settings) -> String {
     );
     format!(
         "({} {} {f} {f} {f} {to} {cc} NIL {} {})",
-        string(date.as_bytes()),
+        nstring(date),
         nstring(field("Subject").as_deref()),
         nstring(field("In-Reply-To").as_deref()),
         nstring(field("Message-ID").as_deref()),
-        f = address(&from),
+        f = from.map_or_else(|| "NIL".into(), address),
     )
 }
 
 /// BODY or BODYSTRUCTURE (`ext`: with the extension data, attachments' disposition).
 pub fn structure(r: &Rendered, ext: bool) -> String {
-    let one = |p: &crate::render::Part| {
-        let params: Vec<String> = p
-            .params
-            .iter()
-            .map(|(k, v)| format!("{} {}", string(k.as_bytes()), string(v.as_bytes())))
-            .collect();
-        let size = p.body.len();
-        let mut s = format!(
-            "({} {} ({}) NIL NIL {} {size}",
-            string(p.media.0.as_bytes()),
-            string(p.media.1.as_bytes()),
-            params.join(" "),
-            string(p.encoding.as_bytes()),
-        );
-        if p.media.0 == "TEXT" {
-            s.push_str(&format!(" {}", p.lines));
-        }
-        if ext {
-            match &p.name {
-                Some(n) => s.push_str(&format!(
-                    " NIL (\"ATTACHMENT\" (\"FILENAME\" {})) NIL",
-                    string(n.as_bytes())
-                )),
-                None => s.push_str(" NIL NIL NIL"),
-            }
-        }
-        s.push(')');
-        s
-    };
     if !r.multipart {
-        return r.parts.first().map(one).unwrap_or_else(|| "NIL".into());
+        return r
+            .parts
+            .first()
+            .map_or_else(|| "NIL".into(), |p| body(r, p, ext));
     }
+    multipart(
+        r,
+        &r.parts,
+        &r.subtype,
+        &[("BOUNDARY".into(), r.boundary.clone())],
+        ext,
+    )
+}
+
+/// A multipart's `body-type-mpart` (RFC 3501 9): each part, then the subtype.
+fn multipart(
+    r: &Rendered,
+    parts: &[crate::render::Part],
+    subtype: &str,
+    params: &[(String, String)],
+    ext: bool,
+) -> String {
     let mut s = String::from("(");
-    for p in &r.parts {
-        s.push_str(&one(p));
+    for p in parts {
+        s.push_str(&body(r, p, ext));
     }
-    s.push_str(" \"MIXED\"");
+    s.push(' ');
+    s.push_str(&string(subtype.as_bytes()));
     if ext {
-        s.push_str(&format!(
-            " (\"BOUNDARY\" {}) NIL NIL",
-            string(r.boundary.as_bytes())
-        ));
+        s.push_str(&format!(" {} NIL NIL", param_list(params)));
     }
     s.push(')');
     s
+}
+
+/// One part's `body`: a multipart's parts, else its type and fields, and for a
+/// `message/rfc822` the ENVELOPE and structure of the message inside.
+fn body(r: &Rendered, p: &crate::render::Part, ext: bool) -> String {
+    if p.media.0 == "MULTIPART" && !p.inner.is_empty() {
+        return multipart(r, &p.inner, &p.media.1, &p.params, ext);
+    }
+    let params: Vec<(String, String)> = p
+        .params
+        .iter()
+        .filter(|(k, _)| k != "BOUNDARY")
+        .cloned()
+        .collect();
+    // A multipart or message not read (past the depth or part limit, or without a boundary)
+    // is offered as the bytes it is: the grammar gives a message/rfc822 an ENVELOPE.
+    let unread = p.inner.is_empty()
+        && (p.media.0 == "MULTIPART" || p.media == ("MESSAGE".into(), "RFC822".into()));
+    let (kind, subtype) = match unread {
+        true => ("APPLICATION", "OCTET-STREAM"),
+        false => (p.media.0.as_str(), p.media.1.as_str()),
+    };
+    let mut s = format!(
+        "({} {} {} NIL NIL {} {}",
+        string(kind.as_bytes()),
+        string(subtype.as_bytes()),
+        param_list(&params),
+        string(p.encoding.as_bytes()),
+        p.body.len(),
+    );
+    match (kind, p.inner.first()) {
+        ("MESSAGE", Some(m)) => {
+            let header = &r.bytes[m.mime.clone()];
+            let date = header_field(header, "Date");
+            let from = header_field(header, "From");
+            let env = envelope_of(header, date.as_deref(), from.as_deref());
+            s.push_str(&format!(" {env} {} {}", body(r, m, ext), p.lines));
+        }
+        ("TEXT", _) => s.push_str(&format!(" {}", p.lines)),
+        _ => {}
+    }
+    if ext {
+        match &p.name {
+            Some(n) => s.push_str(&format!(
+                " NIL (\"ATTACHMENT\" (\"FILENAME\" {})) NIL",
+                string(n.as_bytes())
+            )),
+            None => s.push_str(" NIL NIL NIL"),
+        }
+    }
+    s.push(')');
+    s
+}
+
+/// A `body-fld-param`: NIL when there are none (an empty list is not in the grammar).
+fn param_list(params: &[(String, String)]) -> String {
+    if params.is_empty() {
+        return "NIL".into();
+    }
+    let list: Vec<String> = params
+        .iter()
+        .map(|(k, v)| format!("{} {}", string(k.as_bytes()), string(v.as_bytes())))
+        .collect();
+    format!("({})", list.join(" "))
 }

@@ -16,7 +16,7 @@
 //! filling it (`mailbox.rs`, [`crate::folder::List`]), the commands of the selected state
 //! stay as they are; what a place refuses is said where the command is.
 
-mod fetch;
+pub(crate) mod fetch;
 mod folders;
 mod mailbox;
 mod search;
@@ -25,6 +25,8 @@ mod selected;
 mod tests;
 #[cfg(test)]
 mod tests_folders;
+#[cfg(test)]
+mod tests_structure;
 
 use base64::Engine as _;
 use imap_codec::decode::{CommandDecodeError, Decoder, IdleDoneDecodeError};

@@ -166,7 +166,8 @@ fn session_to_link(
     }
 }
 
-/// The link's end in the log, with what it carried: the bench reads `window=` from it.
+/// The link's end in the log, with what it carried: the bench and the real-time tests read
+/// `window=`, `paclen=` and the bytes each way from it.
 fn log_link_down(port: &str, reason: DisconnectReason, link: &qtc_ax25::Link) {
     let st = link.stats();
     tracing::info!(
@@ -178,6 +179,7 @@ fn log_link_down(port: &str, reason: DisconnectReason, link: &qtc_ax25::Link) {
         i_sent = st.i_frames_sent,
         i_resent = st.i_frames_resent,
         i_bytes = st.i_bytes_sent,
+        i_bytes_in = st.i_bytes_received,
         t1_expiries = st.t1_expiries,
         srt_ms = link.srt().as_millis() as u64,
         "link down"

@@ -19,11 +19,14 @@ use std::time::Duration;
 
 use super::{Client, PATIENCE};
 
-/// The JNOS files, copied unchanged from the project's shelf (`/work/shared/peers/jnos`).
+/// The JNOS files, copied from the project's shelf (`/work/shared/peers/jnos`); stop.sh here
+/// also removes the killed JNOS's lock on its KISS pty (README.md's quirks).
 pub const PEER_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/jnos");
 
 /// JNOS inside its namespace, and the Linux side of it.
 pub const JNOS_IP: &str = "127.0.0.3";
+/// JNOS's user telnet BBS (run.sh's default `--telnet`).
+pub const JNOS_TELNET: u16 = 2323;
 /// The address a qtc under test listens on (and JNOS's `connect` lines call).
 pub const HOST_IP: &str = "127.0.0.2";
 

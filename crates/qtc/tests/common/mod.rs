@@ -9,11 +9,13 @@ use std::time::{Duration, Instant};
 
 pub mod forging;
 pub mod jnos;
+pub mod jnos_mail;
 pub mod netns;
 pub mod programs;
 pub mod tls;
 pub mod watch;
 pub mod web;
+pub mod xvfb;
 
 /// How long a test waits for something that should come at once before it fails (a hang guard,
 /// not a timing assertion).

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Two Direwolf 1200-baud AFSK modems joined by the real-time half-duplex channel (chan.py here).
 
-usage: pair.py DIR [--loss RATE] [--seed N]
+usage: pair.py DIR [--loss RATE] [--seed N] [--baud 1200|300]
 
 Makes DIR (FIFOs, .asoundrc, a.conf, b.conf, logs), starts chan.py at real-time priority when
 allowed (SCHED_FIFO, else nice -10, else as it is) and the two Direwolfs, each with the README's
-settings (TXDELAY 30, TXTAIL 10, SLOTTIME 10, PERSIST 63, DWAIT 0, FULLDUP off) on free ports.
+settings (TXDELAY 30, TXTAIL 10, SLOTTIME 10, PERSIST 63, DWAIT 0, FULLDUP off) on free ports,
+at 1200 baud (AFSK 1200/2200 Hz) or with --baud 300 at 300 (Direwolf's 300-baud AFSK, 1600/1800
+Hz: the channel carries any audio at its true rate).
 When both KISS TCP ports accept, prints one JSON line to standard output:
     {"kiss_a": PORT, "kiss_b": PORT, "priority": "fifo" | "nice" | "none"}
 then runs until standard input closes or SIGTERM, stops everything, and prints chan.py's final
@@ -20,7 +22,7 @@ ARATE 48000
 ACHANNELS 1
 CHANNEL 0
 MYCALL {call}
-MODEM 1200
+MODEM {baud}
 AGWPORT 0
 KISSPORT {kiss}
 TXDELAY 30
@@ -73,7 +75,7 @@ def main():
     args = sys.argv[1:]
     if not args:
         sys.exit(__doc__)
-    work, loss, seed = os.path.abspath(args[0]), "0", "1"
+    work, loss, seed, baud = os.path.abspath(args[0]), "0", "1", "1200"
     rest = args[1:]
     while rest:
         flag, value = rest[0], rest[1]
@@ -81,6 +83,8 @@ def main():
             loss = value
         elif flag == "--seed":
             seed = value
+        elif flag == "--baud" and value in ("1200", "300"):
+            baud = value
         else:
             sys.exit(__doc__)
         rest = rest[2:]
@@ -109,7 +113,7 @@ def main():
                                          ("b", audio_b, "dwB", "N0BBB", kiss_b)):
         conf = os.path.join(work, f"{name}.conf")
         with open(conf, "w") as f:
-            f.write(DIREWOLF_CONF.format(audio_in=audio, pcm=pcm, call=call, kiss=kiss))
+            f.write(DIREWOLF_CONF.format(audio_in=audio, pcm=pcm, call=call, kiss=kiss, baud=baud))
         dw_cmd, _ = prioritised(["direwolf", "-t", "0", "-c", conf])
         procs.append(subprocess.Popen(dw_cmd, env=env, cwd=work, stdin=subprocess.DEVNULL,
                                       stdout=open(os.path.join(work, f"{name}.log"), "w"),
