@@ -263,6 +263,11 @@ pub enum Event {
     /// The link was re-established after data had flowed. Frames in flight at that moment may
     /// have been lost or may be delivered twice.
     Reset,
+    /// The peer asked for the link we asked for and got, before any data moved: its SABM came
+    /// after ours was answered (its first went unanswered: it was away, or restarted, while we
+    /// called it). Both ends asked for the link, as when SABMs cross, and
+    /// [`Link::crossed`] now says so: what runs on the link settles who called.
+    CrossedLate,
     /// The link is down.
     Disconnected {
         /// Why.

@@ -199,11 +199,13 @@ impl Link {
                 } else {
                     // SABM collision: answer, keep waiting for our UA.
                     self.crossed = true;
+                    self.peer_called_us();
                     self.push_u(Unnumbered::Ua, pf, CommandResponse::Response);
                 }
             }
             State::AwaitingV22Connection => {
                 self.crossed = true;
+                self.peer_called_us();
                 self.push_u(Unnumbered::Ua, pf, CommandResponse::Response);
                 if !extended {
                     self.set_version(Modulo::Mod8);
@@ -220,6 +222,9 @@ impl Link {
                 self.tx.push_front(f);
             }
             State::Connected | State::TimerRecovery => {
+                // On a quiet link we asked for, the peer's SABM repeats nothing of ours: it asked
+                // for the link too, late.
+                let crossed_late = self.layer3_initiated && !self.crossed && !self.traffic_seen;
                 self.push_u(Unnumbered::Ua, pf, CommandResponse::Response);
                 // A repeated SABM (our UA was lost) or a real re-connect: either way the peer
                 // starts from zero; keep what it never acknowledged (Linux requeues too).
@@ -234,8 +239,20 @@ impl Link {
                 self.reset_by_peer = true;
                 self.start_t3_or_t1(now);
                 self.became_connected();
+                if crossed_late {
+                    self.crossed = true;
+                    self.events.push_back(Event::CrossedLate);
+                }
             }
         }
+    }
+
+    /// The peer asked for the link while we wait for our UA: it is there, and once it has our
+    /// UA its end is up and answers our next SABM. Our retries count afresh from here: those
+    /// spent while it was away (down, restarting) must not make us give up a link whose other
+    /// end is up.
+    fn peer_called_us(&mut self) {
+        self.rc = 0;
     }
 
     fn on_ua(&mut self, now: Instant, pf: bool) {

@@ -484,6 +484,42 @@ fn crossed_sabms_connect_both_ends_and_say_so() {
     }
 }
 
+/// We call a station that is down (our SABMs go unanswered: SABME, then SABM) and it comes back
+/// and calls us while we are still trying, at any point of our retries. However the SABMs meet,
+/// both ends end up with the link up, or both without it: never one end connected (a caller
+/// waiting for the other's first words) while the other has given the link up. And both ends
+/// agree whether both asked for it (`crossed`), so what runs on it settles on one caller: the
+/// station that came back hears our late SABM as a crossing (`CrossedLate`).
+#[test]
+fn a_station_that_comes_back_and_calls_while_we_retry_ends_connected_on_both_ends() {
+    let cfg = Config {
+        frack: Duration::from_secs(1),
+        n2: 3,
+        ..v22()
+    };
+    let (mut half_open, mut one_sided) = (Vec::new(), Vec::new());
+    for back_ms in (200..14_000).step_by(50) {
+        let mut p = Pair::new(cfg.clone(), cfg.clone(), 72);
+        p.blackout = true;
+        p.a.link.connect(p.now).unwrap();
+        p.run_for(Duration::from_millis(back_ms));
+        p.blackout = false;
+        if p.b.link.connect(p.now).is_err() {
+            continue;
+        }
+        p.run_for(Duration::from_secs(30));
+        let up = |s: &super::util::Side| s.link.state() == State::Connected;
+        if up(&p.a) != up(&p.b) {
+            half_open.push((back_ms, p.a.link.state(), p.b.link.state()));
+        }
+        if up(&p.a) && p.a.link.crossed() != p.b.link.crossed() {
+            one_sided.push((back_ms, p.a.link.crossed(), p.b.events.clone()));
+        }
+    }
+    assert!(half_open.is_empty(), "{half_open:?}");
+    assert!(one_sided.is_empty(), "{one_sided:?}");
+}
+
 #[test]
 fn sabm_after_data_reports_reset() {
     let mut p = Pair::new(v20(), v20(), 67);

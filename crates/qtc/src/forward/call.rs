@@ -85,17 +85,23 @@ async fn connect_and_run(
         return Err(format!("{partner} is not a configured [[partner]]").into());
     };
     let addr = p.connect.to_string();
-    let (mut stream, crossed) = open_stream(&fwd, radios, &p).await?;
+    let Opened {
+        mut stream,
+        crossed,
+        crossed_late,
+    } = open_stream(&fwd, radios, &p).await?;
     let mut codec = codec_for(&p);
-    if crossed && p.script.is_empty() && !fwd.ours_kept(&p.call) {
-        // Both ends asked for the link at once and both hold it as their call: the lower
-        // callsign's is the call, so we answer as the called BBS (our SID first).
+    // Both ends asked for the AX.25 link and both hold it as their call: the lower callsign's
+    // is the call, so the other end answers as the called BBS (its SID first).
+    let theirs_kept = p.script.is_empty() && !fwd.ours_kept(&p.call);
+    if crossed && theirs_kept {
         tracing::info!(partner = %p.call, "calls crossed on the AX.25 link: the partner's is kept, we answer it");
         let mut conn = Connection::outgoing(stream, shutdown);
         let summary = super::run(&fwd, &mut conn, &mut codec, Side::called(), &p.call, &[]).await;
         conn.close().await;
         return Ok(summary);
     }
+    let crossed_late = crossed_late.filter(|_| theirs_kept);
     // Over AX.25 with no script the link's callsign is the login: nothing to answer.
     let mut early_answers = 0;
     let input = if p.script.is_empty() {
@@ -116,20 +122,69 @@ async fn connect_and_run(
         early_answers,
     };
     let mut conn = Connection::outgoing(stream, shutdown);
-    let summary = super::run(&fwd, &mut conn, &mut codec, side, &p.call, &input).await;
+    let summary = match crossed_late {
+        None => super::run(&fwd, &mut conn, &mut codec, side, &p.call, &input).await,
+        Some(late) => {
+            let partner = p.call.as_str();
+            caller_unless_crossed_late(&fwd, &mut conn, &mut codec, side, partner, late).await
+        }
+    };
     // Closing our end lets an AX.25 link send what is left, then DISC.
     conn.close().await;
     Ok(summary)
 }
 
+/// Runs our call's session as the caller, unless the partner's call crosses ours late on the
+/// AX.25 link (it asked for the link after it was up, before any data moved: its first SABM
+/// went unanswered while it came back) and the partner's is the call kept: then our session,
+/// still waiting for the partner's SID, yields and we answer the partner's call on the same
+/// link (our SID first), as when the SABMs cross at once.
+async fn caller_unless_crossed_late(
+    fwd: &Arc<Forwarder>,
+    conn: &mut Connection,
+    codec: &mut Codec,
+    side: Side,
+    partner: &str,
+    late: tokio::sync::oneshot::Receiver<()>,
+) -> Summary {
+    let crossed = std::sync::atomic::AtomicBool::new(false);
+    let watch = async {
+        if late.await.is_ok() {
+            crossed.store(true, std::sync::atomic::Ordering::Relaxed);
+            fwd.yield_caller(partner);
+        }
+        std::future::pending::<()>().await
+    };
+    let summary = tokio::select! {
+        summary = super::run(fwd, conn, codec, side, partner, &[]) => summary,
+        () = watch => unreachable!("the watch never ends"),
+    };
+    let crossed = crossed.load(std::sync::atomic::Ordering::Relaxed);
+    if !(crossed && summary.busy && summary.error.is_none()) {
+        return summary;
+    }
+    tracing::info!(%partner, "calls crossed on the AX.25 link, the partner's late: the partner's is kept, we answer it");
+    super::run(fwd, conn, codec, Side::called(), partner, &[]).await
+}
+
+/// The connection a call goes over.
+struct Opened {
+    stream: Box<dyn ByteStream>,
+    /// The partner asked for the same AX.25 link at once.
+    crossed: bool,
+    /// Fires if the partner asks for the AX.25 link after it came up ([`Outgoing`]).
+    ///
+    /// [`Outgoing`]: crate::radio::Outgoing
+    crossed_late: Option<tokio::sync::oneshot::Receiver<()>>,
+}
+
 /// Opens the connection a call to `p` goes over: TCP, TLS, an AX.25 link or a NET/ROM
-/// circuit, and whether the partner asked for the same AX.25 link at once; `Err` says why
-/// there is none.
+/// circuit; `Err` says why there is none.
 async fn open_stream(
     fwd: &Forwarder,
     radios: &Radios,
     p: &crate::config::forward::Partner,
-) -> Result<(Box<dyn ByteStream>, bool), Failed> {
+) -> Result<Opened, Failed> {
     let addr = p.connect.to_string();
     let silent = || format!("no answer from {addr} in {} s", ANSWER_TIME.as_secs());
     let stream: Box<dyn ByteStream> = match &p.connect {
@@ -160,7 +215,11 @@ async fn open_stream(
             tracing::info!(partner = %p.call, via = %addr, "calling over AX.25");
             let local = crate::radio::Local::Station(our_call(fwd)?);
             return match radios.connect(port, local, *call, via.clone()).await {
-                Ok(link) => Ok((Box::new(link.stream), link.crossed)),
+                Ok(link) => Ok(Opened {
+                    stream: Box::new(link.stream),
+                    crossed: link.crossed,
+                    crossed_late: Some(link.crossed_late),
+                }),
                 Err(crate::radio::ConnectError::LinkUp) => Err(Failed::Busy),
                 Err(e) => Err(format!("cannot connect to {addr}: {e}").into()),
             };
@@ -181,7 +240,11 @@ async fn open_stream(
             return Err(format!("{} has no connect = address: it only calls us", p.call).into())
         }
     };
-    Ok((stream, false))
+    Ok(Opened {
+        stream,
+        crossed: false,
+        crossed_late: None,
+    })
 }
 
 /// Our callsign as an AX.25 address, for a call over the air.

@@ -224,11 +224,22 @@ impl Forwarder {
         Ok(claimed)
     }
 
-    /// Whether our call is the one kept when ours and `partner`'s cross: both ends keep the
-    /// call of the lower callsign, so both keep the same connection.
+    /// Our call's session with `partner` gives way to the partner's call, which crossed ours
+    /// late on the AX.25 link and is the one kept; nothing if it runs no more.
+    pub(super) fn yield_caller(&self, partner: &str) {
+        let map = self.active.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(a) = map
+            .get(&partner.to_ascii_uppercase())
+            .filter(|a| a.role == Role::Caller)
+        {
+            a.stop.yielded.store(true, Ordering::Relaxed);
+            a.stop.stop.cancel();
+        }
+    }
+
+    /// Whether our call is the one kept when ours and `partner`'s cross ([`lower_call_kept`]).
     pub(super) fn ours_kept(&self, partner: &str) -> bool {
-        let base = |c: &str| c.split('-').next().unwrap_or(c).to_ascii_uppercase();
-        base(&self.call) < base(partner)
+        lower_call_kept(&self.call, partner)
     }
 
     /// Takes the partner for a session. A partner that logs in while its own earlier login's
@@ -248,20 +259,19 @@ impl Forwarder {
                 Ok(claimed) => return Some(claimed),
                 Err(old) => old,
             };
-            match (role, old.role) {
-                (Role::Called, Role::Called) => {
+            match meet(role, old.role, self.ours_kept(partner)) {
+                Meet::Relogin => {
                     if !old.stop.stop.is_cancelled() {
                         tracing::warn!(%partner, "the partner logged in again: closing its old session");
                         old.stop.stop.cancel();
                     }
                 }
-                (Role::Caller, Role::Caller) => return None,
-                _ => {
-                    let keep_new = (role == Role::Caller) == self.ours_kept(partner);
-                    if !keep_new {
-                        tracing::info!(%partner, kept = ?old.role, "calls crossed: the session in progress is kept (the lower callsign's call)");
-                        return None;
-                    }
+                Meet::Running => return None,
+                Meet::OldKept => {
+                    tracing::info!(%partner, kept = ?old.role, "calls crossed: the session in progress is kept (the lower callsign's call)");
+                    return None;
+                }
+                Meet::NewKept => {
                     if !old.stop.stop.is_cancelled() {
                         tracing::info!(%partner, kept = ?role, "calls crossed: the other session yields (the lower callsign's call is kept)");
                         old.stop.yielded.store(true, Ordering::Relaxed);
@@ -307,6 +317,41 @@ impl Forwarder {
                 true
             }
         }
+    }
+}
+
+/// Whether, when our call and the partner's cross, ours is kept: both ends keep the call of
+/// the lower callsign (the base call, then the SSID), so both keep the same one. Calls that
+/// differ only in an SSID's spelling (`N0AAA`, `N0AAA-0`) are one station: neither is kept.
+pub(super) fn lower_call_kept(ours: &str, partner: &str) -> bool {
+    let key = |c: &str| {
+        let (base, ssid) = c.split_once('-').unwrap_or((c, "0"));
+        (base.to_ascii_uppercase(), ssid.parse::<u8>().unwrap_or(0))
+    };
+    key(ours) < key(partner)
+}
+
+/// What a session about to start does about the partner's session in progress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Meet {
+    /// The partner logged in again: its old session is dead from its side and is closed.
+    Relogin,
+    /// Our call's session is running: a second call of ours is not made.
+    Running,
+    /// Calls crossed and the session in progress is the one both ends keep.
+    OldKept,
+    /// Calls crossed and the new one is kept: the one in progress yields.
+    NewKept,
+}
+
+/// The rule [`Forwarder::take`] applies when a session in the role `new` meets one in the role
+/// `old` with the same partner; `ours_kept`: our call is the one kept when calls cross.
+pub(super) fn meet(new: Role, old: Role, ours_kept: bool) -> Meet {
+    match (new, old) {
+        (Role::Called, Role::Called) => Meet::Relogin,
+        (Role::Caller, Role::Caller) => Meet::Running,
+        _ if (new == Role::Caller) == ours_kept => Meet::NewKept,
+        _ => Meet::OldKept,
     }
 }
 
@@ -363,6 +408,63 @@ impl Forwarder {
         match &summary.error {
             None => tracing::info!(%partner, %summary, "forwarding session ended"),
             Some(_) => tracing::warn!(%partner, %summary, "forwarding session failed"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both ends apply the rule to the same two callsigns: exactly one keeps its call.
+    #[test]
+    fn crossed_calls_keep_the_lower_callsign_on_both_ends() {
+        for (a, b) in [
+            ("N0AAA", "N0BBB"),
+            ("n0bbb", "N0AAB"),
+            ("N0AAA", "N0AAA-1"),
+            ("N0AAA-2", "N0AAA-10"),
+            ("W1AW", "N0AAA-3"),
+        ] {
+            assert_ne!(lower_call_kept(a, b), lower_call_kept(b, a), "{a} {b}");
+        }
+        assert!(lower_call_kept("N0AAA", "N0BBB"));
+        assert!(lower_call_kept("N0AAA-2", "N0AAA-10"));
+        assert!(!lower_call_kept("N0AAA", "N0AAA-0"));
+        assert!(!lower_call_kept("N0AAA-0", "N0AAA"));
+    }
+
+    /// Two nodes whose calls cross: on each end one session meets the other (each end's own
+    /// call as caller, the partner's as called, in either order). Both ends keep the same call,
+    /// so exactly one session runs, on both ends in the same roles.
+    #[test]
+    fn crossed_calls_settle_on_one_session_whichever_starts_first() {
+        let (a, b) = ("N0AAA", "N0BBB");
+        for (first, second) in [(Role::Caller, Role::Called), (Role::Called, Role::Caller)] {
+            for (first_b, second_b) in [(Role::Caller, Role::Called), (Role::Called, Role::Caller)]
+            {
+                assert_eq!(kept(a, b, first, second), a);
+                assert_eq!(kept(b, a, first_b, second_b), a);
+            }
+        }
+    }
+
+    /// The call `us` keeps of its session with `them` in progress (`first`) and the one that
+    /// came (`second`): its caller's callsign.
+    fn kept<'a>(us: &'a str, them: &'a str, first: Role, second: Role) -> &'a str {
+        let caller_of = |r: Role| if r == Role::Caller { us } else { them };
+        match meet(second, first, lower_call_kept(us, them)) {
+            Meet::NewKept => caller_of(second),
+            Meet::OldKept => caller_of(first),
+            other => panic!("{us}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_second_call_or_login_of_the_same_kind_is_not_a_crossing() {
+        for ours_kept in [true, false] {
+            assert_eq!(meet(Role::Caller, Role::Caller, ours_kept), Meet::Running);
+            assert_eq!(meet(Role::Called, Role::Called, ours_kept), Meet::Relogin);
         }
     }
 }

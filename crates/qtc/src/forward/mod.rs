@@ -505,7 +505,8 @@ impl Driver {
             }
             Event::Acknowledged { id, outcome } => self.acks.push((id, outcome)),
             Event::Closed { error } => {
-                if let Some(e) = error {
+                // A session that gave way (`busy`) closed itself: no error of its own.
+                if let Some(e) = error.filter(|_| !self.summary.busy) {
                     self.fail(e.to_string());
                     if !self.block.is_empty() {
                         // A cut inside a block: the messages that came whole are kept (CRC

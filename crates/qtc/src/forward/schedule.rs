@@ -304,12 +304,13 @@ impl Task {
             .is_some_and(|counts| counts.iter().any(|(p, n)| *p == partner && *n > 0))
     }
 
-    /// A call is due: made unless a session with the partner runs (its end is seen).
+    /// A call is due: made unless a session with the partner runs (said; its end is seen).
     async fn fire(&mut self, shutdown: &watch::Receiver<bool>) {
         let Some(why) = self.plan.fire(clock::now()) else {
             return;
         };
         if self.fwd.in_session(&self.partner) {
+            tracing::info!(partner = %self.partner, ?why, "not calling: a session with it is running and carries the mail (its end is looked at)");
             return;
         }
         self.tried_at = self.fwd.store.queue_marks().get(&self.partner);

@@ -94,6 +94,9 @@ pub struct Outgoing {
     /// The far end asked for the link in the same moment (their SABMs crossed ours), so both
     /// ends take it for their own call ([`qtc_ax25::Link::crossed`]).
     pub crossed: bool,
+    /// Fires if the far end asks for the link after it came up, before any data moved: its
+    /// call crossed ours late ([`qtc_ax25::Event::CrossedLate`]).
+    pub crossed_late: tokio::sync::oneshot::Receiver<()>,
 }
 
 /// Why a call over a radio port brought no link up.

@@ -77,6 +77,8 @@ struct LinkIo {
     pending: Option<(DuplexStream, super::ConnectReply)>,
     /// The far end called us (its session came from `on_incoming`).
     incoming: bool,
+    /// Told when the far end's call crosses our outgoing link's late.
+    crossed_late: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 impl LinkIo {
@@ -89,6 +91,7 @@ impl LinkIo {
                 gone: false,
                 pending: None,
                 incoming: false,
+                crossed_late: None,
             },
             theirs,
         )
@@ -497,7 +500,19 @@ impl Task {
                         tracing::info!(port = %self.name, ?modulo, "link up");
                         if let Some((stream, reply)) = l.pending.take() {
                             let crossed = self.port.link(id).is_some_and(|k| k.crossed());
-                            let _ = reply.send(Ok(Outgoing { stream, crossed }));
+                            let (tx, crossed_late) = tokio::sync::oneshot::channel();
+                            l.crossed_late = Some(tx);
+                            let _ = reply.send(Ok(Outgoing {
+                                stream,
+                                crossed,
+                                crossed_late,
+                            }));
+                        }
+                    }
+                    Event::CrossedLate => {
+                        tracing::info!(port = %self.name, "the far end asked for our link too, after it was up");
+                        if let Some(tx) = l.crossed_late.take() {
+                            let _ = tx.send(());
                         }
                     }
                     Event::Data(d) => {

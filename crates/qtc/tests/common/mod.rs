@@ -272,12 +272,17 @@ impl Daemon {
 
     /// A client logged in as `call`, with the prompt read.
     pub fn login(&self, call: &str, pw: &str) -> Client {
+        self.login_to("N0CALL", call, pw)
+    }
+
+    /// A client logged in as `call` on the BBS `bbs` (its callsign), with the prompt read.
+    pub fn login_to(&self, bbs: &str, call: &str, pw: &str) -> Client {
         let mut c = self.connect();
         c.expect("Callsign:");
         c.send(call);
         c.expect("Password:");
         c.send(pw);
-        c.expect("de N0CALL>");
+        c.expect(&format!("de {bbs}>"));
         c
     }
 
