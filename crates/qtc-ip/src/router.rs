@@ -356,14 +356,7 @@ impl Router {
             };
             self.push_event(Event::ArpFailed { ip });
             for q in p.queue {
-                self.stats.dropped += 1;
-                self.icmp(
-                    now,
-                    &q.header,
-                    &q.datagram,
-                    Problem::HostUnreachable,
-                    q.back,
-                );
+                self.unreachable(now, q);
             }
         }
     }
@@ -578,14 +571,7 @@ impl Router {
             return;
         }
         if self.pending.len() >= MAX_PENDING {
-            self.stats.dropped += 1;
-            self.icmp(
-                now,
-                &q.header,
-                &q.datagram,
-                Problem::HostUnreachable,
-                q.back,
-            );
+            self.unreachable(now, q);
             return;
         }
         self.pending.insert(
@@ -711,6 +697,19 @@ impl Router {
     }
 
     /// An ICMP error about a datagram, back where it came from.
+    /// A queued datagram that cannot go: counted as dropped, its sender told (ICMP host
+    /// unreachable).
+    fn unreachable(&mut self, now: Instant, q: Queued) {
+        self.stats.dropped += 1;
+        self.icmp(
+            now,
+            &q.header,
+            &q.datagram,
+            Problem::HostUnreachable,
+            q.back,
+        );
+    }
+
     fn icmp(&mut self, now: Instant, h: &Header, datagram: &[u8], problem: Problem, back: Back) {
         if !icmp::may_answer(h, datagram, self.cfg.network.broadcast()) {
             return;

@@ -24,6 +24,24 @@ impl DatagramLinks {
         self.0.insert(id, now);
     }
 
+    /// A station calling `ours` (IP's or the node's call) on link `id`: kept for datagrams,
+    /// with no session until it sends text. False (and nothing kept) for a call to another of
+    /// the port's calls. `what` names the layer in the log line.
+    pub(super) fn accept(
+        &mut self,
+        what: &str,
+        port: &str,
+        ours: Callsign,
+        (now, id, local, remote): (Instant, LinkId, Callsign, Callsign),
+    ) -> bool {
+        if local != ours {
+            return false;
+        }
+        tracing::info!(port = %port, %remote, "{what} link in");
+        self.insert(id, now);
+        true
+    }
+
     /// `id` carried a datagram now (if it is one of these).
     pub(super) fn touch(&mut self, id: LinkId, now: Instant) {
         if let Some(t) = self.0.get_mut(&id) {

@@ -100,12 +100,8 @@ impl Task {
         let Some(ip) = &mut self.ip else {
             return false;
         };
-        if local != ip.call {
-            return false;
-        }
-        tracing::info!(port = %self.name, %remote, "IP link in");
-        ip.links.insert(id, now);
-        true
+        ip.links
+            .accept("IP", &self.name, ip.call, (now, id, local, remote))
     }
 
     /// Takes the IP part of a link's events (datagrams with PID 0xCC or 0xCD on any link, and

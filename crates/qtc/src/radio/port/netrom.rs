@@ -90,12 +90,8 @@ impl Task {
         let Some(n) = &mut self.netrom else {
             return false;
         };
-        if local != n.call {
-            return false;
-        }
-        tracing::info!(port = %self.name, %remote, "NET/ROM link in");
-        n.links.insert(id, now);
-        true
+        n.links
+            .accept("NET/ROM", &self.name, n.call, (now, id, local, remote))
     }
 
     /// Takes the NET/ROM part of a link's events; the rest go on to the link's session.
