@@ -2,8 +2,9 @@
 //! "The receiver's peak memory"): the functions a daemon runs are laid side by side
 //! (`link-order.txt`, written by `scripts/link-order.sh`) so that the kernel, which maps a
 //! binary's code in 64 KB windows around each page touched, maps 2-3 MB of it instead of 7-8;
-//! and the start-up relocations are packed (`DT_RELR`, glibc >= 2.36): 543 KB read at every
-//! start become 11 KB.
+//! and the start-up relocations are packed (`DT_RELR`): 543 KB read at every start become
+//! 11 KB. A binary with packed relocations needs glibc >= 2.36, so they are packed only when the
+//! building system has it (Debian 12, Raspberry Pi OS bookworm; not Ubuntu 22.04's 2.35).
 //!
 //! Only where rustc links with its own lld (x86_64 Linux with glibc, rustc >= 1.90) and nobody
 //! chose another linker; elsewhere (a Pi's aarch64, older compilers) the binary is linked as
@@ -30,7 +31,18 @@ fn main() {
     println!("cargo::rustc-link-arg-bin=qtc=-Wl,--symbol-ordering-file={order}");
     // Names the list has and this build does not (another compiler, changed code) are skipped.
     println!("cargo::rustc-link-arg-bin=qtc=-Wl,--no-warn-symbol-ordering");
-    println!("cargo::rustc-link-arg-bin=qtc=-Wl,-z,pack-relative-relocs");
+    if glibc().is_some_and(|v| v >= RELR_SINCE) {
+        println!("cargo::rustc-link-arg-bin=qtc=-Wl,-z,pack-relative-relocs");
+    }
+}
+
+/// The first glibc that loads packed relocations.
+const RELR_SINCE: (u32, u32) = (2, 36);
+
+/// The building system's glibc ("glibc 2.36"), where the binary usually runs.
+fn glibc() -> Option<(u32, u32)> {
+    let out = Command::new("getconf").arg("GNU_LIBC_VERSION").output().ok()?;
+    version(String::from_utf8_lossy(&out.stdout).trim().strip_prefix("glibc ")?)
 }
 
 /// Whether the binary is linked by rustc's own lld: the target's default linker since 1.90,
@@ -54,7 +66,7 @@ fn links_with_lld() -> bool {
         .is_some_and(|v| v >= LLD_SINCE)
 }
 
-/// "1.95.0" (or "1.96.0-nightly") as (1, 95).
+/// "1.95.0" (or "1.96.0-nightly", "2.36") as (1, 95).
 fn version(release: &str) -> Option<(u32, u32)> {
     let mut parts = release.split(['.', '-']);
     let major = parts.next()?.parse().ok()?;
