@@ -51,6 +51,11 @@ pub fn pair_in(
 /// taking its own call and WW in `mode`.
 pub fn sender(o: &Opts, to: &Daemon, mode: &str) -> R<Daemon> {
     let port = to.fwd.ctx("the receiver has no forwarding port")?;
+    sender_via(o, to, port, mode)
+}
+
+/// [`sender`], calling `to` at `port` on loopback (a recording relay in front of it).
+pub fn sender_via(o: &Opts, to: &Daemon, port: u16, mode: &str) -> R<Daemon> {
     Daemon::create(
         o,
         &Spec {
@@ -89,7 +94,7 @@ impl Daemon {
 }
 
 /// Runs `qtc ctl forward N0BBB` on A and checks that `n` were sent.
-fn forward_all(a: &Daemon, b: &Daemon, n: usize) -> R<()> {
+pub fn forward_all(a: &Daemon, b: &Daemon, n: usize) -> R<()> {
     let out = a
         .ctl(&["forward", "N0BBB"])
         .map_err(|e| format!("{e}\nA log: {}\nB log: {}", a.log_tail(), b.log_tail()))?;
@@ -105,7 +110,7 @@ fn forward_all(a: &Daemon, b: &Daemon, n: usize) -> R<()> {
 
 /// B's second partner: every bulletin B receives is queued for it (in the same mode), as on a
 /// hub, but it never calls during the measurement.
-fn onward(mode: &str) -> String {
+pub fn onward(mode: &str) -> String {
     format!("[[partner]]\ncallsign = \"N0CCC\"\nprotocol = \"{mode}\"\nroutes = [\"WW\"]\n")
 }
 
@@ -191,19 +196,22 @@ fn label(mode: &str) -> &str {
 
 /// `median (min-max)` of some runs' figures, with `d` decimals; the median first, as the
 /// verdict is taken on it.
-struct Spread(Vec<f64>);
+pub struct Spread(Vec<f64>);
 
 impl Spread {
-    fn of(mut v: Vec<f64>) -> Spread {
+    /// The figures, sorted.
+    pub fn of(mut v: Vec<f64>) -> Spread {
         v.sort_by(f64::total_cmp);
         Spread(v)
     }
 
-    fn median(&self) -> f64 {
+    /// The middle figure (the upper one of an even count).
+    pub fn median(&self) -> f64 {
         self.0[self.0.len() / 2]
     }
 
-    fn show(&self, d: usize) -> String {
+    /// `median (min, max; runs)`.
+    pub fn show(&self, d: usize) -> String {
         let (lo, hi) = (self.0[0], self.0[self.0.len() - 1]);
         format!(
             "{:.d$} (min {lo:.d$}, max {hi:.d$}; {} runs)",
