@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the C LZHUF core that bench/run.sh's LZHUF row compares qtc with (bench/c/lzhuf.c, a
 # clean-room C version of the 1989 Yoshizaki/Okumura algorithm with FBB's parameters) into
-# target/bench-c/lzhuf-c, and the C floor of a B1 receiver built on it (bench/c/floor.c, row 14)
+# target/bench-c/lzhuf-c, and the C floor of a B1 receiver built on it (bench/c/floor.c, row 2f)
 # into target/bench-c/floor-c, optimised as a distribution would build them (-O2). Prints the
 # LZHUF binary's path.
 #

@@ -3,7 +3,7 @@
 # (or those given with --only), prints a Markdown table and writes it to bench/results/latest.md
 # (bench/results/partial.md with --only; or --out FILE). Exits non-zero only when a measurement broke, never because a figure is slow.
 #
-# usage: bench/run.sh [--quick] [--only idle,forward,telnet,faults,scale,lzhuf,radio,bigstore,news,stalled,netrom,air,disk,floor]
+# usage: bench/run.sh [--quick] [--only idle,forward,telnet,faults,scale,lzhuf,radio,bigstore,news,stalled,netrom,air,disk]
 #                     [--modes fbb,b1,b2] [--durability full|normal] [--log-level LEVEL] [--out FILE] ...
 # Full run: about 30 minutes on 2 cores, 20 of them row 11 (air: real time, needs direwolf and
 # python3); --quick: under 2 minutes, without row 11. Needs strace.
@@ -28,16 +28,16 @@ cargo build --profile "$profile" --quiet --manifest-path "$root/Cargo.toml" -p q
 cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p qtc-bench
 driver="$root/target/release/qtc-bench"
 # Row 6 times qtc's LZHUF (the qtc-lzhuf `timing` example) against the C LZHUF core
-# (bench/lzhuf-c.sh builds bench/c/lzhuf.c, and row 14's C floor on it); build them now so the
+# (bench/lzhuf-c.sh builds bench/c/lzhuf.c, and row 2f's C floor on it); build them now so the
 # measurement does not include compiling. Only this build decision reads the arguments; the driver parses them. (Plain string
 # tests: `printf | grep -q` under pipefail fails at random when grep exits first.)
 want_lzhuf=1
 case " $* " in
-  *" --only "*) case " $* " in *lzhuf* | *floor*) ;; *) want_lzhuf=0 ;; esac ;;
+  *" --only "*) case " $* " in *lzhuf* | *forward*) ;; *) want_lzhuf=0 ;; esac ;;
 esac
 if [ "$want_lzhuf" = 1 ]; then
   cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p qtc-lzhuf --example timing
-  "$root/bench/lzhuf-c.sh" >/dev/null || echo "no C LZHUF core: rows 6 and 14 will say so" >&2
+  "$root/bench/lzhuf-c.sh" >/dev/null || echo "no C LZHUF core: rows 6 and 2f will say so" >&2
 fi
 
 args=(--qtc "$root/target/$profile/qtc")

@@ -1,5 +1,5 @@
 /*
- * The C floor of a B1 receiver, for bench/run.sh's floor row: the least work a receiver can do
+ * The C floor of a B1 receiver, for bench/run.sh's row 2f: the least work a receiver can do
  * for the bytes a qtc sender puts on the wire in B1, with the C LZHUF core of row 6
  * (bench/c/lzhuf.c). It reads the sender's side of a captured session (SID, proposal blocks
  * `FA`/`FB ... F> XX`, binary transfers `SOH header | STX blocks | EOT checksum`) from stdin,

@@ -1,15 +1,14 @@
-//! Row 14: the B1 receiver's CPU per message as a multiple of a C floor, both timed in the
-//! same run, their passes interleaved.
+//! Row 2f: the B1 receiver's CPU per message as a multiple of a C floor, both timed in the
+//! same run, their passes interleaved (row 2's B1 group runs it, --only forward --modes b1).
 //!
 //! A capture pass puts a recording relay between row 2's sender A and receiver B and keeps what
-//! A sends in B1 for 1,000 × 2 KB bulletins: the very bytes qtc's receiver gets. The floor
+//! A sends in B1 for the row's 2 KB bulletins (1,000 in a quick run): the very bytes qtc's receiver gets. The floor
 //! (bench/c/floor.c, built by bench/lzhuf-c.sh) reads that capture from a pipe 8 KB at a time,
 //! checks every transfer's EOT checksum and B1 CRC, decodes it with the C LZHUF core of row 6,
 //! writes the text to a file and calls `fdatasync` once per proposal block (up to 5 messages,
 //! as qtc's `full` durability does), and reports its own CPU (getrusage). qtc's side is row 2's
-//! B1 timing pass (a fresh pair, B with a second partner to queue for), B's CPU taken from each
-//! thread's `schedstat` (nanoseconds, where /proc/PID/stat counts 10 ms ticks) plus its helper
-//! processes' ticks (the partner's password check).
+//! B1 timing passes (a fresh pair, B with a second partner to queue for), B's CPU taken with
+//! [`cpu_ns`].
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -18,23 +17,17 @@ use std::process::{Command, Stdio};
 use std::thread::JoinHandle;
 
 use crate::daemon::Opts;
-use crate::forward::{forward_all, load, onward, pair_with, seed, sender_via, Spread};
+use crate::forward::{forward_all, onward, pair_with, seed, sender_via, Spread};
 use crate::report::Row;
-use crate::util::{clk_tck, Ctx, TempDir, R};
-use crate::Plan;
-
-/// Bulletins per pass: the same 1,000 × 2 KB as row 2's B1 figure in a quick run.
-const N: usize = 1_000;
+use crate::util::{clk_tck, thousands, Ctx, TempDir, R};
 
 /// The bar: qtc's receiver at most this multiple of the floor's CPU per message.
 const TARGET: f64 = 1.1;
 
-const HOW: &str = "per pass: the floor (bench/c/floor.c: read 8 KB, EOT checksum, B1 CRC, C LZHUF \
+pub const HOW: &str =
+    "per pass: the floor (bench/c/floor.c: read 8 KB, EOT checksum, B1 CRC, C LZHUF \
 decode, write, fdatasync per block) on a capture of A's B1 bytes, getrusage; qtc: row 2's B1 \
-timing pass, B's threads' schedstat + helper ticks; passes interleaved, medians";
-
-/// Passes of each side (quick, full).
-const PASSES: (usize, usize) = (3, 7);
+timing passes, B's threads' schedstat + helper ticks; passes interleaved, medians";
 
 /// A one-connection relay on loopback in front of `to`, keeping the bytes its caller sends.
 struct Relay {
@@ -75,19 +68,19 @@ impl Relay {
     }
 }
 
-/// What A sends B in B1 for [`N`] bulletins, recorded on the way.
-fn capture(o: &Opts) -> R<Vec<u8>> {
+/// What A sends B in B1 for `n` bulletins, recorded on the way.
+fn capture(o: &Opts, n: usize) -> R<Vec<u8>> {
     let (_, b) = pair_with(o, "b1", &onward("b1"))?;
     let relay = Relay::start(b.fwd.ctx("the receiver has no forwarding port")?)?;
     let a = sender_via(o, &b, relay.port, "b1")?;
-    seed(&a, N)?;
-    forward_all(&a, &b, N)?;
+    seed(&a, n)?;
+    forward_all(&a, &b, n)?;
     relay.kept.join().map_err(|_| "relay panicked")?
 }
 
-/// CPU of all of a process's threads (nanoseconds, from each one's `schedstat`) and its
+/// CPU of all of a process's live threads (nanoseconds, from each one's `schedstat`) and its
 /// waited-for children's (ticks, cutime + cstime, as nanoseconds).
-fn cpu_ns(pid: u32) -> R<f64> {
+pub fn cpu_ns(pid: u32) -> R<f64> {
     let mut ns = 0.0;
     let tasks = format!("/proc/{pid}/task");
     for t in std::fs::read_dir(&tasks).ctx(&tasks)? {
@@ -111,17 +104,8 @@ fn cpu_ns(pid: u32) -> R<f64> {
     Ok(ns + children / clk_tck() * 1e9)
 }
 
-/// qtc's receiver CPU per message in one row 2 B1 timing pass, ms.
-fn qtc_pass(o: &Opts) -> R<f64> {
-    let (a, b) = pair_with(o, "b1", &onward("b1"))?;
-    seed(&a, N)?;
-    let before = cpu_ns(b.pid())?;
-    forward_all(&a, &b, N)?;
-    Ok((cpu_ns(b.pid())? - before) / 1e6 / N as f64)
-}
-
 /// The floor's CPU per message on the capture, ms.
-fn floor_pass(c: &Path, capture: &[u8], dir: &Path) -> R<f64> {
+fn floor_pass(c: &Path, (capture, n): (&[u8], usize), dir: &Path) -> R<f64> {
     let out = dir.join("floor.txt");
     let mut child = Command::new(c)
         .arg(&out)
@@ -142,72 +126,78 @@ fn floor_pass(c: &Path, capture: &[u8], dir: &Path) -> R<f64> {
         .split_whitespace()
         .filter_map(|v| v.parse().ok())
         .collect();
-    if !done.status.success() || f.len() != 4 || f[1] != N as f64 {
+    if !done.status.success() || f.len() != 4 || f[1] != n as f64 {
         return Err(format!("floor-c: {} {said:?}", done.status));
     }
-    Ok(f[0] / 1e3 / N as f64)
+    Ok(f[0] / 1e3 / n as f64)
 }
 
-/// Runs row 14: a capture, then the floor's and each qtc's passes in turn.
-pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
-    let c = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/bench-c/floor-c");
-    let mut notes = vec![format!("Row 14: load average {} at the start.", load())];
-    let rows = match measure(o, p, &c) {
-        Ok(rows) => rows,
-        Err(e) => vec![Row::broken(
-            "14",
-            "B1 receiver against the C floor",
-            &e,
-            HOW,
-        )],
-    };
-    notes.push(format!("Row 14: load average {} at the end.", load()));
-    (rows, notes)
+/// The floor's side of row 2f: the capture and the floor's passes, made next to row 2's B1
+/// timing passes (the qtc side).
+pub struct Floor {
+    c: PathBuf,
+    capture: Vec<u8>,
+    n: usize,
+    dir: TempDir,
+    runs: Vec<f64>,
 }
 
-fn measure(o: &Opts, p: &Plan, c: &Path) -> R<Vec<Row>> {
-    if !c.exists() {
-        return Err(format!(
-            "{} is missing: bench/lzhuf-c.sh builds it",
-            c.display()
-        ));
-    }
-    let dir = TempDir::new("floor")?;
-    eprintln!("  floor: capturing A's B1 bytes for {N} bulletins");
-    let capture = capture(o)?;
-    let bins = crate::binaries(o, p);
-    let passes = if p.quick { PASSES.0 } else { PASSES.1 };
-    let mut floor = Vec::new();
-    let mut qtc: Vec<Vec<f64>> = bins.iter().map(|_| Vec::new()).collect();
-    for i in 0..passes {
-        eprintln!("  floor: pass {}/{passes}", i + 1);
-        floor.push(floor_pass(c, &capture, dir.path())?);
-        for ((_, ob), q) in bins.iter().zip(&mut qtc) {
-            q.push(qtc_pass(ob)?);
+impl Floor {
+    /// Finds the floor (bench/lzhuf-c.sh builds it) and captures `n` bulletins, as many as
+    /// each of row 2's passes moves.
+    pub fn start(o: &Opts, n: usize) -> R<Floor> {
+        let c = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/bench-c/floor-c");
+        if !c.exists() {
+            return Err(format!(
+                "{} is missing: bench/lzhuf-c.sh builds it",
+                c.display()
+            ));
         }
+        eprintln!("  forward B1: capturing A's B1 bytes for {n} bulletins (row 2f)");
+        Ok(Floor {
+            c,
+            capture: capture(o, n)?,
+            n,
+            dir: TempDir::new("floor")?,
+            runs: Vec::new(),
+        })
     }
-    let floor = Spread::of(floor);
-    let mut rows = vec![Row::info(
-        "14",
-        &format!(
-            "C floor: B1 receive CPU per message ({} B capture)",
-            capture.len()
-        ),
-        format!("{} ms/msg", floor.show(4)),
-        "",
-        HOW,
-    )];
-    for ((tag, _), q) in bins.iter().zip(qtc) {
-        let q = Spread::of(q);
-        let ratio = q.median() / floor.median();
-        rows.push(Row::check(
-            "14",
-            &format!("B1 receiver{tag} CPU per message against the C floor"),
-            format!("{ratio:.2}× the floor (qtc {} ms/msg)", q.show(4)),
-            &format!("<= {TARGET}× the C floor"),
-            ratio <= TARGET,
+
+    /// One pass of the floor.
+    pub fn pass(&mut self) -> R<()> {
+        let ms = floor_pass(&self.c, (&self.capture, self.n), self.dir.path())?;
+        self.runs.push(ms);
+        Ok(())
+    }
+
+    /// The floor's row and one per qtc: `(tag, B's CPU per message in each timing pass)`.
+    pub fn rows(&self, qtc: &[(&str, Vec<f64>)]) -> Vec<Row> {
+        if self.runs.is_empty() {
+            return Vec::new();
+        }
+        let floor = Spread::of(self.runs.clone());
+        let mut rows = vec![Row::info(
+            "2f",
+            &format!(
+                "B1: C floor's receive CPU per message ({} B captured)",
+                thousands(self.capture.len() as u64)
+            ),
+            format!("{} ms/msg", floor.show(4)),
+            "",
             HOW,
-        ));
+        )];
+        for (tag, runs) in qtc.iter().filter(|(_, r)| !r.is_empty()) {
+            let q = Spread::of(runs.clone());
+            let ratio = q.median() / floor.median();
+            rows.push(Row::check(
+                "2f",
+                &format!("B1{tag}: receiver B CPU per message against the C floor"),
+                format!("{ratio:.2}× the floor (B {} ms/msg)", q.show(4)),
+                &format!("<= {TARGET}× the C floor"),
+                ratio <= TARGET,
+                HOW,
+            ));
+        }
+        rows
     }
-    Ok(rows)
 }

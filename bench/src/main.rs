@@ -146,7 +146,7 @@ impl Plan {
 
 const ROWS: &[&str] = &[
     "idle", "forward", "telnet", "faults", "scale", "lzhuf", "radio", "bigstore", "news",
-    "stalled", "netrom", "air", "disk", "device", "pagesize", "mailbox", "network", "floor",
+    "stalled", "netrom", "air", "disk", "device", "pagesize", "mailbox", "network",
 ];
 
 const USAGE: &str = "usage: qtc-bench [--quick] [--qtc PATH] [--out FILE] [--only ROW,...] \
@@ -156,7 +156,7 @@ const USAGE: &str = "usage: qtc-bench [--quick] [--qtc PATH] [--out FILE] [--onl
        [--air b1,mbl,b1-lossy,mbl-lossy (row 11's passes; also jnos-qtc,jnos-jnos,qtc-jnos,b1-300,b1-300-modem)] [--nodes 8,16,32 (row 13's networks)]
 rows: idle, forward, telnet, faults, scale, lzhuf, radio, bigstore, news, stalled, netrom, air, disk,
       device (12c: bytes to an ext4 loop device; root), pagesize (8g alone), mailbox (8f alone),
-      network, floor (14: the B1 receiver's CPU against a C floor)";
+      network";
 
 struct Args {
     plan: Plan,
@@ -338,7 +338,6 @@ fn main() -> ExitCode {
             "faults" => faults::run(o, plan),
             "scale" => scale::run(o, plan),
             "lzhuf" => lzhuf::run(o, plan),
-            "floor" => floor::run(o, plan),
             "radio" => radio::run(o, plan),
             "bigstore" => bigstore::run(o, plan),
             "news" => news::run(o, plan),
