@@ -8,6 +8,7 @@
 //! must answer something new, a [`MailStore`] method: the daemon's `mail/store.rs` and the
 //! memory store implement it.
 
+use qtc_callsign::Callsign;
 use qtc_mail::request::{self, Query, StoreKind, Then};
 pub use qtc_mail::{Attachment, Thread};
 use qtc_mail::{Message, MessageHeader, MsgStatus, MsgType, NewMessage, StoreError};
@@ -164,7 +165,7 @@ pub enum Route {
     /// It stays here (a local user, or a Winlink station collecting here).
     Here,
     /// It is queued for this partner.
-    Via(String),
+    Via(Callsign),
     /// No partner takes it: it would wait here for ever.
     Nowhere,
 }
@@ -172,7 +173,7 @@ pub enum Route {
 impl Route {
     /// Where the partners' routes (`targets`, in order) send it: the first of them; else here
     /// when its `@` is this BBS (`local`); else nowhere.
-    pub fn of(targets: Vec<String>, local: bool) -> Route {
+    pub fn of(targets: Vec<Callsign>, local: bool) -> Route {
         match targets.into_iter().next() {
             Some(p) => Route::Via(p),
             None if local => Route::Here,

@@ -8,6 +8,7 @@
 //! area, `@` and number, so an NNTP `GROUP` reads an index entry at each end of the area,
 //! never the area.
 
+use qtc_callsign::Callsign;
 use qtc_mail::{route, Attachment, MsgType, NewMessage, StoreError, Thread};
 use rusqlite::{params, OptionalExtension, Transaction};
 
@@ -101,7 +102,7 @@ impl Store {
 
     /// Where a message written here to `to` @ `at` would go, under the station's routes as
     /// last set: the partners it would be queued for, and whether its `@` is this BBS.
-    pub fn destination(&self, kind: MsgType, to: &str, at: &str) -> (Vec<String>, bool) {
+    pub fn destination(&self, kind: MsgType, to: &str, at: &str) -> (Vec<Callsign>, bool) {
         let q = route::RouteQuery {
             kind,
             to,

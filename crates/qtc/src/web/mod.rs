@@ -343,7 +343,12 @@ async fn need_csrf(web: &Web, headers: &HeaderMap, csrf: &str) -> Result<WebSess
 }
 
 async fn metrics(State(web): State<Arc<Web>>) -> Response {
-    let partners: Vec<String> = web.fwd.partners().iter().map(|p| p.call.clone()).collect();
+    let partners: Vec<String> = web
+        .fwd
+        .partners()
+        .iter()
+        .map(|p| p.call.to_string())
+        .collect();
     let body = crate::metrics::render(&web.metrics, &partners, &web.store).await;
     (
         [(
@@ -565,7 +570,6 @@ async fn forward_now(
     let partner = f.partner.trim().to_ascii_uppercase();
     tracing::info!(call = %s.call, %partner, "web: forward now");
     // The same call as `qtc ctl forward`, waited for.
-    let r = web.fwd.forward_now(&partner).await;
-    let line = crate::forward::forward_answer(&partner, &r);
+    let line = web.fwd.forward_named(&partner).await;
     Ok(Html(pages::result(&s, "Forward now", &line, "/forwarding")).into_response())
 }
