@@ -155,8 +155,8 @@ fn list_filters() {
 }
 
 /// Whether `password` is `call`'s, as the daemon's password check finds it.
-fn password_ok(s: &mut Store, call: &str, password: &str) -> bool {
-    s.password_hash(call)
+fn password_ok(s: &mut Store, user: &str, password: &str) -> bool {
+    s.password_hash(call(user))
         .unwrap()
         .is_some_and(|phc| verify_password(&phc, password))
 }
@@ -1180,7 +1180,7 @@ fn a_locked_user_has_no_password_to_check_until_unlocked() {
     assert!(stamp.starts_with("U:$argon2"), "{stamp}");
     assert!(s.set_locked("N0USR", true).unwrap());
     assert!(!s.set_locked("N0USR", true).unwrap(), "already locked");
-    assert_eq!(s.password_hash("N0USR").unwrap(), None);
+    assert_eq!(s.password_hash(call("N0USR")).unwrap(), None);
     assert_eq!(s.login_stamp("N0USR").unwrap(), None);
     assert!(!password_ok(&mut s, "N0USR", "pw"));
     assert_eq!(s.locked_users().unwrap(), vec!["N0USR".to_string()]);

@@ -131,11 +131,14 @@ const LOCKED: &str = "!";
 
 /// A user's stored password hash (PHC string); `None` for an unknown user, one without a
 /// password (radio only) or a locked one: every password login refuses those.
-pub(crate) fn password_hash(conn: &Connection, call: &str) -> Result<Option<String>, StoreError> {
+pub(crate) fn password_hash(
+    conn: &Connection,
+    call: Callsign,
+) -> Result<Option<String>, StoreError> {
     let hash: Option<Option<String>> = conn
         .query_row(
             "SELECT password FROM users WHERE call = ?1 AND substr(password, 1, 1) != '!'",
-            [call.to_ascii_uppercase()],
+            [call.to_string()],
             |r| r.get(0),
         )
         .optional()
@@ -194,7 +197,7 @@ fn hash_in(memory: &mut Argon2Memory, password: &str) -> Result<String, StoreErr
 impl Store {
     /// `call`'s stored password hash, for checking elsewhere with [`verify_password`] (with
     /// [`DUMMY_HASH`] when there is none). Cheap: no hashing here.
-    pub fn password_hash(&mut self, call: &str) -> Result<Option<String>, StoreError> {
+    pub fn password_hash(&mut self, call: Callsign) -> Result<Option<String>, StoreError> {
         password_hash(&self.conn, call)
     }
 
@@ -341,13 +344,18 @@ impl Store {
     }
 
     /// Notes that `call` logged in from `prefix` (an address or a network, as text) at `now`.
-    pub fn logged_in_from(&mut self, call: &str, prefix: &str, now: i64) -> Result<(), StoreError> {
+    pub fn logged_in_from(
+        &mut self,
+        call: Callsign,
+        prefix: &str,
+        now: i64,
+    ) -> Result<(), StoreError> {
         self.conn
             .prepare_cached(
                 "INSERT INTO login_places (call, prefix, last) VALUES (?1, ?2, ?3) \
                  ON CONFLICT (call, prefix) DO UPDATE SET last = MAX(last, excluded.last)",
             )
-            .and_then(|mut st| st.execute(params![call.to_ascii_uppercase(), prefix, now]))
+            .and_then(|mut st| st.execute(params![call.to_string(), prefix, now]))
             .map_err(db_err)?;
         Ok(())
     }
@@ -458,9 +466,12 @@ mod tests {
     fn login_places_are_kept_and_old_ones_forgotten() {
         let dir = tempfile::tempdir().unwrap();
         let mut s = Store::open(dir.path(), crate::Durability::Normal).unwrap();
-        s.logged_in_from("n0usr", "192.0.2.7/32", 100).unwrap();
-        s.logged_in_from("N0USR", "192.0.2.7/32", 50).unwrap();
-        s.logged_in_from("N0OTH", "2001:db8::/64", 10).unwrap();
+        s.logged_in_from(crate::tests::call("n0usr"), "192.0.2.7/32", 100)
+            .unwrap();
+        s.logged_in_from(crate::tests::call("N0USR"), "192.0.2.7/32", 50)
+            .unwrap();
+        s.logged_in_from(crate::tests::call("N0OTH"), "2001:db8::/64", 10)
+            .unwrap();
         drop(s);
         let mut s = Store::open(dir.path(), crate::Durability::Normal).unwrap();
         assert_eq!(

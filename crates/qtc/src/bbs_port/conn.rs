@@ -378,7 +378,7 @@ impl<'a> UserConn<'a> {
             Checking::Current => Ok(self
                 .shared
                 .passwords
-                .check(&c.call.to_string(), c.password, login)
+                .check(Some(c.call), c.password, login)
                 .await),
             _ => {
                 let check = self.conn.check_password(c.call, c.password, login);

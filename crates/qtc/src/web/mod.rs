@@ -448,14 +448,18 @@ async fn checked_login(
     call: &str,
     password: String,
 ) -> Result<(Callsign, String), Response> {
-    let attempt = crate::login::attempt(&web.throttle, Some(peer.ip()), call).map_err(|why| {
-        too_many(match why {
-            crate::throttle::Refused::Locked => LOCKED_OUT,
-            crate::throttle::Refused::Busy => {
-                "Too many logins to this account at once. Try again in a moment."
-            }
-        })
-    })?;
+    // What was typed, as a callsign once; a name that is not one has no account, but it is
+    // counted at the address and checked (a dummy check) as any other.
+    let account = Callsign::parse_station(call).ok();
+    let attempt =
+        crate::login::attempt(&web.throttle, Some(peer.ip()), account).map_err(|why| {
+            too_many(match why {
+                crate::throttle::Refused::Locked => LOCKED_OUT,
+                crate::throttle::Refused::Busy => {
+                    "Too many logins to this account at once. Try again in a moment."
+                }
+            })
+        })?;
     // Read before the check: a password changed meanwhile ends the session at its next page.
     let c = call.to_string();
     let stamp = web.store.call(move |s| s.login_stamp(&c)).await;
@@ -467,21 +471,19 @@ async fn checked_login(
         &web.throttle,
         &web.passwords,
         attempt,
-        call,
+        account,
         password,
         login,
     )
     .await;
-    // A user with a password is a station's call (every way in checks it).
-    let account = Callsign::parse_station(call);
-    if let (Ok(Some(stamp)), Ok(true), Ok(account)) = (stamp, checked, account) {
+    if let (Ok(Some(stamp)), Ok(true), Some(account)) = (stamp, checked, account) {
         return Ok((account, stamp));
     }
     web.metrics.login_failed();
     // What was typed as the callsign is logged only if it is one: it may be a password.
-    match Callsign::parse_station(call) {
-        Ok(_) => tracing::warn!(%call, %peer, "web: login failed"),
-        Err(_) => tracing::warn!(%peer, "web: login failed (not a callsign)"),
+    match account {
+        Some(call) => tracing::warn!(%call, %peer, "web: login failed"),
+        None => tracing::warn!(%peer, "web: login failed (not a callsign)"),
     }
     // Slow down guessing: the answer waits 1, 2, 4... up to 16 s, as on telnet.
     let pause = web.throttle.delay(Some(peer.ip()), crate::clock::now());
