@@ -639,7 +639,7 @@ impl MessageStore for Store {
     }
 
     fn set_password(&mut self, call: Callsign, password: &str) -> Result<(), StoreError> {
-        Store::set_password(self, &call.to_string(), password)
+        Store::set_password(self, call, password)
     }
 
     fn update_user(&mut self, user: &User) -> Result<(), StoreError> {

@@ -164,15 +164,16 @@ fn password_ok(s: &mut Store, user: &str, password: &str) -> bool {
 #[test]
 fn users_and_passwords() {
     let (_d, mut s) = open();
-    s.add_user("n0usr", Some("secret"), false, false).unwrap();
+    s.add_user(call("n0usr"), Some("secret"), false, false)
+        .unwrap();
     assert!(matches!(
-        s.add_user("N0USR", None, false, false),
+        s.add_user(call("N0USR"), None, false, false),
         Err(StoreError::UserExists(_))
     ));
     assert!(password_ok(&mut s, "N0USR", "secret"));
     assert!(!password_ok(&mut s, "N0USR", "wrong"));
     assert!(!password_ok(&mut s, "N0NONE", "secret"));
-    s.set_password("N0USR", "other").unwrap();
+    s.set_password(call("N0USR"), "other").unwrap();
     assert!(password_ok(&mut s, "n0usr", "other"));
     let mut u = s.user("N0USR".parse().unwrap()).unwrap().unwrap();
     u.name = "Ann".into();
@@ -182,9 +183,9 @@ fn users_and_passwords() {
     s.update_user(&u).unwrap();
     assert_eq!(s.user("n0usr".parse().unwrap()).unwrap().unwrap(), u);
     assert_eq!(s.users().unwrap().len(), 1);
-    s.delete_user("N0USR").unwrap();
+    s.delete_user(call("N0USR")).unwrap();
     assert!(matches!(
-        s.delete_user("N0USR"),
+        s.delete_user(call("N0USR")),
         Err(StoreError::NoSuchUser(_))
     ));
 }
@@ -1175,20 +1176,27 @@ fn a_winlink_partner_collects_mail_for_the_calls_it_announces() {
 #[test]
 fn a_locked_user_has_no_password_to_check_until_unlocked() {
     let (_d, mut s) = open();
-    s.add_user("N0USR", Some("pw"), false, false).unwrap();
-    let stamp = s.login_stamp("n0usr").unwrap().unwrap();
+    s.add_user(call("N0USR"), Some("pw"), false, false).unwrap();
+    let stamp = s.login_stamp(call("n0usr")).unwrap().unwrap();
     assert!(stamp.starts_with("U:$argon2"), "{stamp}");
-    assert!(s.set_locked("N0USR", true).unwrap());
-    assert!(!s.set_locked("N0USR", true).unwrap(), "already locked");
+    assert!(s.set_locked(call("N0USR"), true).unwrap());
+    assert!(
+        !s.set_locked(call("N0USR"), true).unwrap(),
+        "already locked"
+    );
     assert_eq!(s.password_hash(call("N0USR")).unwrap(), None);
-    assert_eq!(s.login_stamp("N0USR").unwrap(), None);
+    assert_eq!(s.login_stamp(call("N0USR")).unwrap(), None);
     assert!(!password_ok(&mut s, "N0USR", "pw"));
     assert_eq!(s.locked_users().unwrap(), vec!["N0USR".to_string()]);
-    assert!(s.set_locked("N0USR", false).unwrap());
+    assert!(s.set_locked(call("N0USR"), false).unwrap());
     assert!(password_ok(&mut s, "N0USR", "pw"));
-    assert_eq!(s.login_stamp("N0USR").unwrap(), Some(stamp));
-    s.set_flags("N0USR", Some(true), None).unwrap();
-    assert!(s.login_stamp("N0USR").unwrap().unwrap().starts_with("S:"));
+    assert_eq!(s.login_stamp(call("N0USR")).unwrap(), Some(stamp));
+    s.set_flags(call("N0USR"), Some(true), None).unwrap();
+    assert!(s
+        .login_stamp(call("N0USR"))
+        .unwrap()
+        .unwrap()
+        .starts_with("S:"));
 }
 
 #[test]

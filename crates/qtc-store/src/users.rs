@@ -204,7 +204,7 @@ impl Store {
     /// Adds a user. `password` may be `None` for a radio-only user (AX.25 needs none).
     pub fn add_user(
         &mut self,
-        call: &str,
+        call: Callsign,
         password: Option<&str>,
         sysop: bool,
         bbs: bool,
@@ -217,12 +217,12 @@ impl Store {
     /// it off the store thread); `None`: no password (radio only).
     pub fn add_user_hashed(
         &mut self,
-        call: &str,
+        call: Callsign,
         hash: Option<&str>,
         sysop: bool,
         bbs: bool,
     ) -> Result<(), StoreError> {
-        let call = call.to_ascii_uppercase();
+        let call = call.to_string();
         let res = self.conn.execute(
             "INSERT INTO users (call, sysop, bbs, password) VALUES (?1, ?2, ?3, ?4)",
             params![call, sysop, bbs, hash],
@@ -239,23 +239,23 @@ impl Store {
     }
 
     /// Sets a user's password.
-    pub fn set_password(&mut self, call: &str, password: &str) -> Result<(), StoreError> {
+    pub fn set_password(&mut self, call: Callsign, password: &str) -> Result<(), StoreError> {
         let hash = hash_in(&mut self.argon2, password)?;
         self.set_password_hashed(call, &hash)
     }
 
     /// Sets a user's password from a hash ([`hash_password`]) made elsewhere (the daemon makes
     /// it off the store thread). It unlocks a locked user.
-    pub fn set_password_hashed(&mut self, call: &str, hash: &str) -> Result<(), StoreError> {
+    pub fn set_password_hashed(&mut self, call: Callsign, hash: &str) -> Result<(), StoreError> {
         let n = self
             .conn
             .execute(
                 "UPDATE users SET password = ?1 WHERE call = ?2",
-                params![hash, call.to_ascii_uppercase()],
+                params![hash, call.to_string()],
             )
             .map_err(db_err)?;
         if n == 0 {
-            return Err(StoreError::NoSuchUser(call.to_ascii_uppercase()));
+            return Err(StoreError::NoSuchUser(call.to_string()));
         }
         Ok(())
     }
@@ -263,7 +263,7 @@ impl Store {
     /// Sets a user's sysop and BBS flags (`None` leaves one as it is).
     pub fn set_flags(
         &mut self,
-        call: &str,
+        call: Callsign,
         sysop: Option<bool>,
         bbs: Option<bool>,
     ) -> Result<(), StoreError> {
@@ -271,26 +271,23 @@ impl Store {
             .conn
             .execute(
                 "UPDATE users SET sysop = COALESCE(?1, sysop), bbs = COALESCE(?2, bbs) WHERE call = ?3",
-                params![sysop, bbs, call.to_ascii_uppercase()],
+                params![sysop, bbs, call.to_string()],
             )
             .map_err(db_err)?;
         if n == 0 {
-            return Err(StoreError::NoSuchUser(call.to_ascii_uppercase()));
+            return Err(StoreError::NoSuchUser(call.to_string()));
         }
         Ok(())
     }
 
     /// Removes a user; their mail stays.
-    pub fn delete_user(&mut self, call: &str) -> Result<(), StoreError> {
+    pub fn delete_user(&mut self, call: Callsign) -> Result<(), StoreError> {
         let n = self
             .conn
-            .execute(
-                "DELETE FROM users WHERE call = ?1",
-                [call.to_ascii_uppercase()],
-            )
+            .execute("DELETE FROM users WHERE call = ?1", [call.to_string()])
             .map_err(db_err)?;
         if n == 0 {
-            return Err(StoreError::NoSuchUser(call.to_ascii_uppercase()));
+            return Err(StoreError::NoSuchUser(call.to_string()));
         }
         Ok(())
     }
@@ -298,13 +295,13 @@ impl Store {
     /// What a web session of `call` was opened with: `"S:"` or `"U:"` (sysop or not) and the
     /// stored password hash, while `call` has a password and is not locked. A session whose
     /// stamp no longer matches (deleted, locked, promoted or demoted, new password) has ended.
-    pub fn login_stamp(&mut self, call: &str) -> Result<Option<String>, StoreError> {
+    pub fn login_stamp(&mut self, call: Callsign) -> Result<Option<String>, StoreError> {
         let row: Option<Option<String>> = self
             .conn
             .query_row(
                 "SELECT CASE WHEN sysop THEN 'S:' ELSE 'U:' END || password FROM users \
                  WHERE call = ?1 AND substr(password, 1, 1) != '!'",
-                [call.to_ascii_uppercase()],
+                [call.to_string()],
                 |r| r.get(0),
             )
             .optional()
@@ -314,7 +311,7 @@ impl Store {
 
     /// Locks or unlocks `call`'s password logins (telnet, forwarding port, web) without losing
     /// the password. False: the user has no password to lock, or was already so.
-    pub fn set_locked(&mut self, call: &str, locked: bool) -> Result<bool, StoreError> {
+    pub fn set_locked(&mut self, call: Callsign, locked: bool) -> Result<bool, StoreError> {
         let sql = if locked {
             "UPDATE users SET password = ?1 || password \
              WHERE call = ?2 AND password IS NOT NULL AND substr(password, 1, 1) != ?1"
@@ -324,7 +321,7 @@ impl Store {
         };
         let n = self
             .conn
-            .execute(sql, params![LOCKED, call.to_ascii_uppercase()])
+            .execute(sql, params![LOCKED, call.to_string()])
             .map_err(db_err)?;
         Ok(n > 0)
     }
@@ -388,7 +385,7 @@ impl Store {
     /// password, newest first, at most `limit` (places are kept 30 days).
     pub fn last_logins(
         &mut self,
-        call: &str,
+        call: Callsign,
         limit: usize,
     ) -> Result<Vec<(String, i64)>, StoreError> {
         let mut st = self
@@ -398,7 +395,7 @@ impl Store {
             )
             .map_err(db_err)?;
         let rows = st
-            .query_map(params![call.to_ascii_uppercase(), limit as i64], |r| {
+            .query_map(params![call.to_string(), limit as i64], |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })
             .map_err(db_err)?

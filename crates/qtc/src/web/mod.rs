@@ -162,8 +162,8 @@ impl Web {
         let h = headers.get(header::COOKIE)?.to_str().ok()?;
         let id = session::cookie(h, session::COOKIE)?;
         let s = self.sessions.get(id, crate::clock::now())?;
-        let call = s.call.to_string();
-        let stamp = self.store.call(move |st| st.login_stamp(&call)).await;
+        let call = s.call;
+        let stamp = self.store.call(move |st| st.login_stamp(call)).await;
         match stamp {
             Ok(Ok(Some(now))) if session::same(&now, &s.stamp) => Some(s),
             Ok(Ok(_)) => {
@@ -461,8 +461,10 @@ async fn checked_login(
             })
         })?;
     // Read before the check: a password changed meanwhile ends the session at its next page.
-    let c = call.to_string();
-    let stamp = web.store.call(move |s| s.login_stamp(&c)).await;
+    let stamp = match account {
+        Some(a) => web.store.call(move |s| s.login_stamp(a)).await,
+        None => Ok(Ok(None)),
+    };
     let stamp = stamp.map_err(|_| store_down())?;
     // Checked whoever it is (a dummy check for an unknown call), so that the time taken tells
     // nothing about which callsigns exist or are sysops.
