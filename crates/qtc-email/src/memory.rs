@@ -119,14 +119,9 @@ impl MailStore for MemoryMail {
         }
     }
 
-    fn set_answered(
-        &mut self,
-        number: u64,
-        call: Callsign,
-        answered: bool,
-    ) -> Result<(), StoreError> {
+    fn set_answered(&mut self, number: u64, call: Callsign, on: bool) -> Result<(), StoreError> {
         let key = (call, number);
-        match answered {
+        match on {
             true => self.answered.insert(key),
             false => self.answered.remove(&key),
         };

@@ -227,12 +227,7 @@ pub trait MailStore {
     /// Sets or clears `call`'s read mark (the one `R` sets).
     fn set_seen(&mut self, number: u64, call: Callsign, seen: bool) -> Result<(), StoreError>;
     /// Sets or clears `call`'s `\Answered` mark.
-    fn set_answered(
-        &mut self,
-        number: u64,
-        call: Callsign,
-        answered: bool,
-    ) -> Result<(), StoreError>;
+    fn set_answered(&mut self, number: u64, call: Callsign, on: bool) -> Result<(), StoreError>;
     /// Kills a message as `K` would for `call` (not a sysop here); true when killed now.
     fn kill(&mut self, number: u64, call: Callsign) -> Result<bool, StoreError>;
     /// Whether `call` may send `copies` messages now (the per-user allowances; the sysop and

@@ -2,9 +2,9 @@
 //! A partner with a session running is not called (that session carries the mail both
 //! ways), and on an AX.25 link both ends asked for at once the lower callsign is the caller.
 
-use qtc_callsign::Callsign;
 use std::sync::Arc;
 
+use qtc_callsign::Callsign;
 use qtc_fbb::login::{LoginEvent, Script};
 use qtc_fbb::Role;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};

@@ -21,10 +21,10 @@ mod trace;
 pub use forwarder::Forwarder;
 pub use handle::ForwardHandle;
 
-use qtc_callsign::Callsign;
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use qtc_callsign::Callsign;
 use qtc_fbb::{Event, Mode, Outcome, Role, Session};
 use qtc_store::Incoming;
 

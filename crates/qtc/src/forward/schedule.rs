@@ -9,10 +9,10 @@
 //! from the daemon, so neighbours started together do not call each other in the same
 //! moment ([`Plan`] is the arithmetic, given the time and the random numbers).
 
-use qtc_callsign::Callsign;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use qtc_callsign::Callsign;
 use tokio::sync::watch;
 
 use super::{call, Forwarder};

@@ -194,13 +194,8 @@ impl MailStore for MailView<'_> {
         }
     }
 
-    fn set_answered(
-        &mut self,
-        number: u64,
-        call: Callsign,
-        answered: bool,
-    ) -> Result<(), StoreError> {
-        self.store.set_answered(number, call, answered)
+    fn set_answered(&mut self, number: u64, call: Callsign, on: bool) -> Result<(), StoreError> {
+        self.store.set_answered(number, call, on)
     }
 
     fn kill(&mut self, number: u64, call: Callsign) -> Result<bool, StoreError> {
