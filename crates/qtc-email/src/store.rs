@@ -372,7 +372,7 @@ pub(crate) fn readable(
     // The header's calls are the stored text.
     let mine = reader
         .map(|me| me.to_string())
-        .is_some_and(|me| h.to == me || h.from == me || m.copies.iter().any(|c| *c == me));
+        .is_some_and(|me| h.to == me || h.from == me || m.copies.contains(&me));
     if !open || (h.kind != MsgType::Bulletin && !mine) {
         return Ok(None);
     }

@@ -117,7 +117,7 @@ impl Forwarder {
     pub fn active(&self) -> Vec<(Callsign, Active)> {
         let map = self.active.lock().unwrap_or_else(|e| e.into_inner());
         let mut v: Vec<_> = map.iter().map(|(k, a)| (*k, a.clone())).collect();
-        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v.sort_by_key(|(call, _)| *call);
         v
     }
 
