@@ -777,7 +777,7 @@ impl MessageStore for Store {
         call: Callsign,
         sysop: bool,
     ) -> Result<GreetingCounts, StoreError> {
-        counts::greeting(&self.conn, &call.to_string(), sysop)
+        counts::greeting(&self.conn, call, sysop)
     }
 
     fn categories(&mut self) -> Result<Vec<(String, u64)>, StoreError> {
