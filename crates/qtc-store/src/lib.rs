@@ -559,6 +559,13 @@ impl Store {
                 conn.query_row("PRAGMA locking_mode = EXCLUSIVE", [], |_| Ok(()))
                     .map_err(db_err)?;
             }
+            // The check visits every page, most of them more than once: mapped, it reads
+            // them without a `pread` each (on 1 M messages in 512-byte pages, 13.8 s of CPU
+            // down to 5.6, what the same check costs on 4 KB pages). Where the map cannot
+            // be made (a 32-bit address space), SQLite reads as before.
+            let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+            conn.query_row(&format!("PRAGMA mmap_size = {size}"), [], |_| Ok(()))
+                .map_err(db_err)?;
             integrity(&conn)
         };
         check(false).or_else(|e| {
