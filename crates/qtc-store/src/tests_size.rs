@@ -533,7 +533,8 @@ fn queue_counts_read_no_delivered_entry() {
         .iter()
         .map(|n| (*n, crate::forward::FwdOutcome::Sent))
         .collect();
-    s.forwarded("N0BBB", &sent, None, 1).unwrap();
+    s.forwarded(crate::tests::call("N0BBB"), &sent, None, 1)
+        .unwrap();
     s.set_status(numbers[35], MsgStatus::Killed).unwrap();
     assert_eq!(
         s.queue_counts().unwrap(),
