@@ -17,6 +17,7 @@ mod daemon;
 mod device;
 mod disk;
 mod faults;
+mod floor;
 mod forward;
 mod genstore;
 mod idle;
