@@ -28,16 +28,22 @@ cargo build --profile "$profile" --quiet --manifest-path "$root/Cargo.toml" -p q
 cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p qtc-bench
 driver="$root/target/release/qtc-bench"
 # Row 6 times qtc's LZHUF (the qtc-lzhuf `timing` example) against the C LZHUF core
-# (bench/lzhuf-c.sh builds bench/c/lzhuf.c); build both now so the measurement does not include
-# compiling. Only this build decision reads the arguments; the driver parses them. (Plain string
-# tests: `printf | grep -q` under pipefail fails at random when grep exits first.)
-want_lzhuf=1
+# (bench/c/lzhuf.c), and row 2f the B1 receiver against a C floor built on that core
+# (bench/c/floor.c); bench/lzhuf-c.sh builds both C programs. Build what the rows need now so
+# the measurement does not include compiling. Only this build decision reads the arguments; the
+# driver parses them. (Plain string tests: `printf | grep -q` under pipefail fails at random
+# when grep exits first.)
+want_lzhuf=1 want_c=1
 case " $* " in
-  *" --only "*) case " $* " in *lzhuf*) ;; *) want_lzhuf=0 ;; esac ;;
+  *" --only "*)
+    case " $* " in *lzhuf*) ;; *) want_lzhuf=0 ;; esac
+    case " $* " in *lzhuf* | *forward*) ;; *) want_c=0 ;; esac ;;
 esac
 if [ "$want_lzhuf" = 1 ]; then
   cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p qtc-lzhuf --example timing
-  "$root/bench/lzhuf-c.sh" >/dev/null || echo "no C LZHUF core: row 6 will say so" >&2
+fi
+if [ "$want_c" = 1 ]; then
+  "$root/bench/lzhuf-c.sh" >/dev/null || echo "no C LZHUF core: rows 6 and 2f will say so" >&2
 fi
 
 args=(--qtc "$root/target/$profile/qtc")

@@ -393,7 +393,8 @@ static size_t decode(const uint8_t *src, size_t size, uint8_t *dst) {
     return done;
 }
 
-/* ---- timing driver ---- */
+/* ---- timing driver (bench/c/floor.c includes the core alone) ---- */
+#ifndef LZHUF_CORE_ONLY
 
 static double now_ns(void) {
     struct timespec ts;
@@ -484,3 +485,4 @@ int main(int argc, char **argv) {
     printf("%.0f %.0f\n", best_enc, best_dec);
     return 0;
 }
+#endif

@@ -4,6 +4,7 @@
 //! separate strace pass (system calls of the receiver), because strace slows a busy process.
 
 use crate::daemon::{Daemon, Opts, Spec};
+use crate::floor::{cpu_ns, Floor};
 use crate::measure::{bulletins, hwm_mb};
 use crate::report::Row;
 use crate::strace::{Counts, Strace};
@@ -51,6 +52,11 @@ pub fn pair_in(
 /// taking its own call and WW in `mode`.
 pub fn sender(o: &Opts, to: &Daemon, mode: &str) -> R<Daemon> {
     let port = to.fwd.ctx("the receiver has no forwarding port")?;
+    sender_via(o, to, port, mode)
+}
+
+/// [`sender`], calling `to` at `port` on loopback (a recording relay in front of it).
+pub fn sender_via(o: &Opts, to: &Daemon, port: u16, mode: &str) -> R<Daemon> {
     Daemon::create(
         o,
         &Spec {
@@ -89,7 +95,7 @@ impl Daemon {
 }
 
 /// Runs `qtc ctl forward N0BBB` on A and checks that `n` were sent.
-fn forward_all(a: &Daemon, b: &Daemon, n: usize) -> R<()> {
+pub fn forward_all(a: &Daemon, b: &Daemon, n: usize) -> R<()> {
     let out = a
         .ctl(&["forward", "N0BBB"])
         .map_err(|e| format!("{e}\nA log: {}\nB log: {}", a.log_tail(), b.log_tail()))?;
@@ -105,7 +111,7 @@ fn forward_all(a: &Daemon, b: &Daemon, n: usize) -> R<()> {
 
 /// B's second partner: every bulletin B receives is queued for it (in the same mode), as on a
 /// hub, but it never calls during the measurement.
-fn onward(mode: &str) -> String {
+pub fn onward(mode: &str) -> String {
     format!("[[partner]]\ncallsign = \"N0CCC\"\nprotocol = \"{mode}\"\nroutes = [\"WW\"]\n")
 }
 
@@ -126,18 +132,12 @@ fn timing_pass(o: &Opts, mode: &str, n: usize) -> R<Pass> {
     let (a, b) = pair_with(o, mode, &onward(mode))?;
     seed(&a, n)?;
     let tck = clk_tck();
-    let (a0, b0) = (
-        cpu_ticks_with_children(a.pid())?,
-        cpu_ticks_with_children(b.pid())?,
-    );
+    let (a0, b0) = (cpu_ticks_with_children(a.pid())?, cpu_ns(b.pid())?);
     let t0 = now();
     forward_all(&a, &b, n)?;
     let wall = t0.elapsed().as_secs_f64();
-    let (a1, b1) = (
-        cpu_ticks_with_children(a.pid())?,
-        cpu_ticks_with_children(b.pid())?,
-    );
-    let (a_cpu, b_cpu) = ((a1 - a0) as f64 / tck, (b1 - b0) as f64 / tck);
+    let (a1, b1) = (cpu_ticks_with_children(a.pid())?, cpu_ns(b.pid())?);
+    let (a_cpu, b_cpu) = ((a1 - a0) as f64 / tck, (b1 - b0) / 1e9);
     Ok(Pass {
         rate: n as f64 / wall,
         b_ms: b_cpu * 1e3 / n as f64,
@@ -191,19 +191,22 @@ fn label(mode: &str) -> &str {
 
 /// `median (min-max)` of some runs' figures, with `d` decimals; the median first, as the
 /// verdict is taken on it.
-struct Spread(Vec<f64>);
+pub struct Spread(Vec<f64>);
 
 impl Spread {
-    fn of(mut v: Vec<f64>) -> Spread {
+    /// The figures, sorted.
+    pub fn of(mut v: Vec<f64>) -> Spread {
         v.sort_by(f64::total_cmp);
         Spread(v)
     }
 
-    fn median(&self) -> f64 {
+    /// The middle figure (the upper one of an even count).
+    pub fn median(&self) -> f64 {
         self.0[self.0.len() / 2]
     }
 
-    fn show(&self, d: usize) -> String {
+    /// `median (min, max; runs)`.
+    pub fn show(&self, d: usize) -> String {
         let (lo, hi) = (self.0[0], self.0[self.0.len() - 1]);
         format!(
             "{:.d$} (min {lo:.d$}, max {hi:.d$}; {} runs)",
@@ -236,7 +239,8 @@ pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
     let mut notes = Vec::new();
     let (n, ns, runs) = (p.fwd_n, p.fwd_strace_n, p.fwd_runs);
     let how_t = format!(
-        "timing passes ({runs} fresh pairs): `qtc ctl forward N0BBB` wall time; /proc/PID/stat \
+        "timing passes ({runs} fresh pairs): `qtc ctl forward N0BBB` wall time; B's CPU: each \
+         thread's /proc/PID/task/TID/schedstat (ns) + cutime+cstime; A's: /proc/PID/stat \
          utime+stime+cutime+cstime deltas (a daemon's helper processes count)"
     );
     let how_s = format!(
@@ -268,7 +272,14 @@ pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
     for mode in &p.modes {
         let m = label(mode);
         let mut all: Vec<Runs> = bins.iter().map(|_| Runs::default()).collect();
+        // Row 2f: the B1 receiver against the C floor, the floor's passes between qtc's.
+        let mut floor = (mode == "b1").then(|| Floor::start(o, n));
         for i in 0..runs {
+            if let Some(Ok(f)) = &mut floor {
+                if let Err(e) = f.pass() {
+                    floor = Some(Err(e));
+                }
+            }
             for ((tag, ob), r) in bins.iter().zip(&mut all) {
                 eprintln!(
                     "  forward {m}{tag}: timing pass {}/{runs}, {n} messages",
@@ -288,6 +299,11 @@ pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
                 }
             }
         }
+        let b_cpu: Vec<(&str, Vec<f64>)> = bins
+            .iter()
+            .zip(&all)
+            .map(|((tag, _), r)| (*tag, r.passes.iter().map(|t| t.b_ms).collect()))
+            .collect();
         for ((tag, _), r) in bins.iter().zip(all) {
             mode_rows(
                 &format!("{m}{tag}"),
@@ -298,6 +314,11 @@ pub fn run(o: &Opts, p: &Plan) -> (Vec<Row>, Vec<String>) {
                 &mut rows,
                 &mut notes,
             );
+        }
+        match floor {
+            Some(Ok(f)) => rows.extend(f.rows(&b_cpu)),
+            Some(Err(e)) => rows.push(Row::broken("2f", "B1: the C floor", &e, crate::floor::HOW)),
+            None => {}
         }
     }
     notes.push(format!(

@@ -17,6 +17,7 @@ mod daemon;
 mod device;
 mod disk;
 mod faults;
+mod floor;
 mod forward;
 mod genstore;
 mod idle;
@@ -145,7 +146,7 @@ impl Plan {
 
 const ROWS: &[&str] = &[
     "idle", "forward", "telnet", "faults", "scale", "lzhuf", "radio", "bigstore", "news",
-    "stalled", "netrom", "air", "disk", "device", "pagesize", "mailbox", "network",
+    "stalled", "netrom", "air", "disk", "device", "pagesize", "mailbox", "loaded", "network",
 ];
 
 const USAGE: &str = "usage: qtc-bench [--quick] [--qtc PATH] [--out FILE] [--only ROW,...] \
@@ -154,7 +155,7 @@ const USAGE: &str = "usage: qtc-bench [--quick] [--qtc PATH] [--out FILE] [--onl
        [--baseline PATH (another qtc binary: forwarding, 1 M store and stalled rows for both)]
        [--air b1,mbl,b1-lossy,mbl-lossy (row 11's passes; also jnos-qtc,jnos-jnos,qtc-jnos,b1-300,b1-300-modem)] [--nodes 8,16,32 (row 13's networks)]
 rows: idle, forward, telnet, faults, scale, lzhuf, radio, bigstore, news, stalled, netrom, air, disk,
-      device (12c: bytes to an ext4 loop device; root), pagesize (8g alone), mailbox (8f alone),
+      device (12c: bytes to an ext4 loop device; root), pagesize (8g alone), mailbox (8f alone), loaded (8e alone),
       network";
 
 struct Args {
@@ -174,10 +175,10 @@ fn parse_args() -> Result<Args, String> {
         log_level: "info".into(),
     };
     let mut out = None;
-    // `pagesize` and `mailbox` are part of `bigstore`; on their own only when asked for.
+    // `pagesize`, `mailbox` and `loaded` are part of `bigstore`; on their own only when asked for.
     let mut only: Vec<String> = ROWS
         .iter()
-        .filter(|r| !matches!(**r, "pagesize" | "mailbox"))
+        .filter(|r| !matches!(**r, "pagesize" | "mailbox" | "loaded"))
         .map(|s| s.to_string())
         .collect();
     let mut it = argv.into_iter();
@@ -347,6 +348,7 @@ fn main() -> ExitCode {
             "device" => device::run_rows(o, plan),
             "pagesize" => pagesize::run(o, plan),
             "mailbox" => mailbox::run(o, plan),
+            "loaded" => bigstore::run_loaded(o, plan),
             "network" => network::run(o, plan),
             _ => unreachable!("rows are checked when parsed"),
         };
@@ -363,7 +365,7 @@ fn main() -> ExitCode {
     let title = format!(
         "## qtc benchmarks ({}{})\n\nqtc {} (`{}`), {}; durability = \"{}\", log level \"{}\"; whole run {:.0} s.",
         if plan.quick { "--quick" } else { "full run" },
-        if args.only.len() < ROWS.len() - 2 {
+        if args.only.len() < ROWS.len() - 3 {
             format!(", rows: {}", args.only.join(", "))
         } else {
             String::new()

@@ -12,15 +12,61 @@ use crate::util::{now, thousands, Ctx, R};
 /// Timed passes on each store.
 const PASSES: usize = 9;
 
-/// Housekeeping until a run expires and removes nothing (at most five runs).
-fn settle(d: &Daemon) -> R<()> {
+/// Housekeeping until a run expires and removes nothing (at most five runs); the wall time
+/// of each run that did something, in seconds.
+fn settle(d: &Daemon) -> R<Vec<f64>> {
+    let mut runs = Vec::new();
     for _ in 0..5 {
+        let t0 = now();
         let out = d.ctl(&["housekeep"])?;
         if out.contains(" 0 expired, 0 removed") {
-            return Ok(());
+            break;
         }
+        runs.push(t0.elapsed().as_secs_f64());
     }
-    Ok(())
+    Ok(runs)
+}
+
+/// What one layout cost before the passes: housekeeping's first runs (expiring, then
+/// removing what they expired), the file before and after them, and `qtc store check`.
+struct Layout {
+    settle: Vec<f64>,
+    mb_made: f64,
+    mb_kept: f64,
+    check: f64,
+}
+
+impl Layout {
+    fn of(d: &Daemon, made: f64) -> R<Layout> {
+        let settle = settle(d)?;
+        let mb_kept = file_mb(d)?;
+        let t0 = now();
+        d.cli(&["store", "check"], b"")?;
+        Ok(Layout {
+            settle,
+            mb_made: made,
+            mb_kept,
+            check: t0.elapsed().as_secs_f64(),
+        })
+    }
+
+    fn describe(&self) -> String {
+        let runs: Vec<String> = self.settle.iter().map(|s| format!("{s:.1}")).collect();
+        format!(
+            "housekeeping until nothing is due {} s, file {:.0} MB then {:.0} MB, `qtc store \
+             check` {:.1} s",
+            runs.join(" + "),
+            self.mb_made,
+            self.mb_kept,
+            self.check
+        )
+    }
+}
+
+/// The size of a daemon's store file in MB (10^6 bytes).
+fn file_mb(d: &Daemon) -> R<f64> {
+    let meta = std::fs::metadata(d.data_dir().join("qtc.sqlite")).ctx("the store's size")?;
+    Ok(meta.len() as f64 / 1e6)
 }
 
 /// A second daemon on a copy of `d`'s store (stopped meanwhile) rebuilt with 4 KB pages.
@@ -59,19 +105,23 @@ pub fn row(o: &Opts, n: usize, tag: &str) -> Row {
         thousands(n as u64)
     );
     let how = format!(
-        "the generated store after housekeeping runs until one finds nothing, and a copy \
-         rebuilt with 4 KB pages (VACUUM), each under a daemon; `qtc ctl housekeep` wall time, \
-         {PASSES} passes on each, alternating; fastest of each"
+        "the generated store and a copy rebuilt with 4 KB pages (VACUUM), each under a \
+         daemon; on each, housekeeping runs until one finds nothing (each run's wall time), \
+         the store file before and after, `qtc store check`; then `qtc ctl housekeep` wall \
+         time, {PASSES} passes on each, alternating; fastest of each"
     );
     match measure(o, n) {
-        Ok((page, ours, four)) => Row::check(
+        Ok((page, ours, four, (made, copy))) => Row::check(
             "8g",
             &what,
             format!(
-                "{page}-byte pages {:.1} ms, 4 KB pages {:.1} ms: {:.2}x",
+                "{page}-byte pages {:.1} ms, 4 KB pages {:.1} ms: {:.2}x; before: {page}-byte \
+                 pages {}; 4 KB pages {}",
                 ours * 1e3,
                 four * 1e3,
-                ours / four.max(1e-9)
+                ours / four.max(1e-9),
+                made.describe(),
+                copy.describe()
             ),
             "≤ 1.2x the 4 KB copy",
             ours <= 1.2 * four,
@@ -81,12 +131,13 @@ pub fn row(o: &Opts, n: usize, tag: &str) -> Row {
     }
 }
 
-/// (page size, fastest pass on the store as made, fastest on the 4 KB copy), in seconds.
-fn measure(o: &Opts, n: usize) -> R<(String, f64, f64)> {
+/// (page size, fastest pass on the store as made, fastest on the 4 KB copy in seconds, what
+/// each layout cost before the passes).
+fn measure(o: &Opts, n: usize) -> R<(String, f64, f64, (Layout, Layout))> {
     let (mut d, _) = genstore::daemon(o, n, 10)?;
-    settle(&d)?;
     let copy = four_kb_copy(o, &mut d)?;
-    settle(&copy)?;
+    let made = Layout::of(&d, file_mb(&d)?)?;
+    let copied = Layout::of(&copy, file_mb(&copy)?)?;
     let (mut ours, mut four) = (f64::MAX, f64::MAX);
     for _ in 0..PASSES {
         for (daemon, best) in [(&d, &mut ours), (&copy, &mut four)] {
@@ -95,7 +146,7 @@ fn measure(o: &Opts, n: usize) -> R<(String, f64, f64)> {
             *best = best.min(t0.elapsed().as_secs_f64());
         }
     }
-    Ok((page_size(&d)?, ours, four))
+    Ok((page_size(&d)?, ours, four, (made, copied)))
 }
 
 /// Row 8g on its own (`--only pagesize`), for the measured qtc and a `--baseline`.

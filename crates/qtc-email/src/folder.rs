@@ -12,6 +12,7 @@
 //! [`MAX_FOLDER_BYTES`] bytes of copies per user, a folder name of at most
 //! [`MAX_FOLDER_NAME`] bytes. The store's own quota (`[store] max_mb`) holds as for any write.
 
+use qtc_callsign::Callsign;
 pub use qtc_mail::folder::{Folder, FolderMark, FolderMessage};
 use qtc_mail::request::Query;
 use qtc_mail::StoreError;
@@ -120,7 +121,7 @@ pub struct Listing {
 /// numbered above `sized_after`, as [`Mailbox`]. `None`: no such folder.
 #[derive(Debug)]
 pub struct List {
-    pub(crate) call: String,
+    pub(crate) call: Callsign,
     pub(crate) place: Place,
     pub(crate) sized_after: u64,
     pub(crate) settings: Settings,
@@ -145,35 +146,39 @@ impl Query<MailKind> for List {
                 Ok(Some(listing(m.run(store)?)))
             }
             Place::Bulletins(cat) => {
-                let mut entries = store.bulletins(&self.call, &cat, MAX_MAILBOX)?;
+                let mut entries = store.bulletins(self.call, &cat, MAX_MAILBOX)?;
                 for e in entries.iter_mut().filter(|e| e.number > self.sized_after) {
-                    let r = readable(store, e.number, Some(&self.call), &self.settings)?;
+                    let r = readable(store, e.number, Some(self.call), &self.settings)?;
                     e.size = r.map_or(0, |r| r.bytes.len() as u64);
                 }
                 Ok(Some(listing(entries)))
             }
             Place::Folder(name) => {
-                let Some(f) = find(store, &self.call, &name)? else {
+                let Some(f) = find(store, self.call, &name)? else {
                     return Ok(None);
                 };
                 Ok(Some(Listing {
                     validity: f.validity,
                     uid_next: f.uid_next,
-                    entries: store.folder_entries(&self.call, &name, MAX_MAILBOX)?,
+                    entries: store.folder_entries(self.call, &name, MAX_MAILBOX)?,
                 }))
             }
         }
     }
 }
 
-fn find(store: &mut dyn MailStore, call: &str, name: &str) -> Result<Option<Folder>, StoreError> {
+fn find(
+    store: &mut dyn MailStore,
+    call: Callsign,
+    name: &str,
+) -> Result<Option<Folder>, StoreError> {
     Ok(store.folders(call)?.into_iter().find(|f| f.name == name))
 }
 
 /// The user's folders (LIST).
 #[derive(Debug)]
 pub struct Folders {
-    pub(crate) call: String,
+    pub(crate) call: Callsign,
 }
 
 impl Query<MailKind> for Folders {
@@ -181,7 +186,7 @@ impl Query<MailKind> for Folders {
     type Answer = (Vec<Folder>, Vec<String>);
     const WRITES: bool = false;
     fn run(self, store: &mut dyn MailStore) -> Result<Self::Answer, StoreError> {
-        let folders = store.folders(&self.call)?;
+        let folders = store.folders(self.call)?;
         let mut cats: Vec<String> = store.groups()?.into_iter().map(|g| g.category).collect();
         cats.dedup();
         Ok((folders, cats))
@@ -191,7 +196,7 @@ impl Query<MailKind> for Folders {
 /// Message `number` of a place rendered for FETCH, if the user may read it.
 #[derive(Debug)]
 pub struct Text {
-    pub(crate) call: String,
+    pub(crate) call: Callsign,
     pub(crate) place: Place,
     pub(crate) number: u64,
     pub(crate) settings: Settings,
@@ -203,9 +208,9 @@ impl Query<MailKind> for Text {
     fn run(self, store: &mut dyn MailStore) -> Result<Self::Answer, StoreError> {
         match self.place {
             Place::Folder(name) => Ok(store
-                .folder_text(&self.call, &name, self.number)?
+                .folder_text(self.call, &name, self.number)?
                 .map(|b| Box::new(crate::kept::rendered(b)))),
-            _ => Ok(readable(store, self.number, Some(&self.call), &self.settings)?.map(Box::new)),
+            _ => Ok(readable(store, self.number, Some(self.call), &self.settings)?.map(Box::new)),
         }
     }
 }
@@ -214,7 +219,7 @@ impl Query<MailKind> for Text {
 /// BBS's read mark (`\Seen`) and their own `\Answered`; in a folder the copy's.
 #[derive(Debug)]
 pub struct SetMark {
-    pub(crate) call: String,
+    pub(crate) call: Callsign,
     pub(crate) place: Place,
     pub(crate) number: u64,
     pub(crate) mark: FolderMark,
@@ -225,7 +230,7 @@ impl Query<MailKind> for SetMark {
     type Answer = ();
     const WRITES: bool = true;
     fn run(self, store: &mut dyn MailStore) -> Result<(), StoreError> {
-        let (n, call, on) = (self.number, &self.call, self.on);
+        let (n, call, on) = (self.number, self.call, self.on);
         match (self.place, self.mark) {
             (Place::Folder(name), mark) => store.set_folder_mark(call, &name, n, mark, on),
             (_, FolderMark::Seen) => store.set_seen(n, call, on),
@@ -238,7 +243,7 @@ impl Query<MailKind> for SetMark {
 /// in the bulletins (the core never asks). True when it went now.
 #[derive(Debug)]
 pub struct Expunge {
-    pub(crate) call: String,
+    pub(crate) call: Callsign,
     pub(crate) place: Place,
     pub(crate) number: u64,
 }
@@ -248,8 +253,8 @@ impl Query<MailKind> for Expunge {
     const WRITES: bool = true;
     fn run(self, store: &mut dyn MailStore) -> Result<bool, StoreError> {
         match self.place {
-            Place::Inbox => store.kill(self.number, &self.call),
-            Place::Folder(name) => store.expunge_copy(&self.call, &name, self.number),
+            Place::Inbox => store.kill(self.number, self.call),
+            Place::Folder(name) => store.expunge_copy(self.call, &name, self.number),
             Place::Bulletins(_) => Ok(false),
         }
     }
@@ -269,7 +274,7 @@ pub enum Change {
 /// A change to a user's folders, under the limits.
 #[derive(Debug)]
 pub struct ChangeFolders {
-    pub(crate) call: String,
+    pub(crate) call: Callsign,
     pub(crate) change: Change,
 }
 
@@ -277,7 +282,7 @@ impl Query<MailKind> for ChangeFolders {
     type Answer = Result<(), Refused>;
     const WRITES: bool = true;
     fn run(self, store: &mut dyn MailStore) -> Result<Self::Answer, StoreError> {
-        let call = &self.call;
+        let call = self.call;
         let folders = store.folders(call)?;
         let exists = |n: &str| folders.iter().any(|f| f.name == n);
         let taken = Refused::Cannot("a folder of that name exists".into());
@@ -315,7 +320,7 @@ impl Query<MailKind> for ChangeFolders {
 /// UIDs, in order.
 #[derive(Debug)]
 pub struct Keep {
-    pub(crate) call: String,
+    pub(crate) call: Callsign,
     pub(crate) folder: String,
     pub(crate) copies: Vec<FolderMessage>,
 }
@@ -324,7 +329,7 @@ impl Query<MailKind> for Keep {
     type Answer = Result<(u32, Vec<u64>), Refused>;
     const WRITES: bool = true;
     fn run(self, store: &mut dyn MailStore) -> Result<Self::Answer, StoreError> {
-        let folders = store.folders(&self.call)?;
+        let folders = store.folders(self.call)?;
         let Some(f) = folders.iter().find(|f| f.name == self.folder) else {
             return Ok(Err(Refused::Missing));
         };
@@ -337,7 +342,7 @@ impl Query<MailKind> for Keep {
             );
             return Ok(Err(Refused::OverQuota(why)));
         }
-        let uids = store.keep_copies(&self.call, &self.folder, &self.copies)?;
+        let uids = store.keep_copies(self.call, &self.folder, &self.copies)?;
         Ok(Ok((f.validity, uids)))
     }
 }
@@ -346,7 +351,7 @@ impl Query<MailKind> for Keep {
 /// marks, in order of `numbers`.
 #[derive(Debug)]
 pub struct Copies {
-    pub(crate) call: String,
+    pub(crate) call: Callsign,
     pub(crate) place: Place,
     /// Each message's number, `\Seen`, `\Answered`, date, sender and subject as listed.
     pub(crate) of: Vec<(u64, FolderMessage)>,
@@ -365,8 +370,8 @@ impl Query<MailKind> for Copies {
                 break;
             }
             let bytes = match &self.place {
-                Place::Folder(name) => store.folder_text(&self.call, name, number)?,
-                _ => readable(store, number, Some(&self.call), &self.settings)?.map(|r| r.bytes),
+                Place::Folder(name) => store.folder_text(self.call, name, number)?,
+                _ => readable(store, number, Some(self.call), &self.settings)?.map(|r| r.bytes),
             };
             if let Some(bytes) = bytes {
                 bytes_read += bytes.len() as u64;

@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use qtc_callsign::Callsign;
 use qtc_mail::memory::MemoryStore;
 use qtc_mail::route::{PartnerRoutes, RouteQuery};
 use qtc_mail::{ListFilter, MessageStore, MsgType, NewMessage, StoreError};
@@ -28,11 +29,11 @@ pub struct MemoryMail {
     pub per_user: usize,
     /// The store is full: every submission is refused.
     pub full: bool,
-    sent: HashMap<String, usize>,
+    sent: HashMap<Callsign, usize>,
     files: HashMap<u64, Vec<Attachment>>,
     threads: HashMap<u64, Thread>,
-    answered: HashSet<(String, u64)>,
-    folders: BTreeMap<(String, String), MemFolder>,
+    answered: HashSet<(Callsign, u64)>,
+    folders: BTreeMap<(Callsign, String), MemFolder>,
     validities: u32,
     time: i64,
 }
@@ -69,22 +70,19 @@ impl MemoryMail {
         Ok(n)
     }
 
-    fn folder(&mut self, call: &str, name: &str) -> Result<&mut MemFolder, StoreError> {
+    fn folder(&mut self, call: Callsign, name: &str) -> Result<&mut MemFolder, StoreError> {
         self.folders
-            .get_mut(&(call.to_string(), name.to_string()))
+            .get_mut(&(call, name.to_string()))
             .ok_or_else(|| StoreError::Database(format!("no folder {name}")))
     }
 
-    fn exempt(&mut self, call: &str) -> Result<bool, StoreError> {
-        let Ok(call) = qtc_callsign::Callsign::parse_station(call) else {
-            return Ok(false);
-        };
+    fn exempt(&mut self, call: Callsign) -> Result<bool, StoreError> {
         Ok(self.store.user(call)?.is_some_and(|u| u.sysop || u.bbs))
     }
 }
 
 impl MailStore for MemoryMail {
-    fn mailbox(&mut self, call: &str, max: usize) -> Result<Vec<Entry>, StoreError> {
+    fn mailbox(&mut self, call: Callsign, max: usize) -> Result<Vec<Entry>, StoreError> {
         let f = ListFilter {
             to_or_copy: Some(call.to_string()),
             visible_to: Some(call.to_string()),
@@ -97,7 +95,7 @@ impl MailStore for MemoryMail {
             .rev()
             .filter(|h| h.kind != MsgType::Bulletin)
             .map(|h| {
-                let answered = self.answered.contains(&(call.to_string(), h.number));
+                let answered = self.answered.contains(&(call, h.number));
                 Entry::of(h, answered)
             })
             .collect())
@@ -111,32 +109,32 @@ impl MailStore for MemoryMail {
         }))
     }
 
-    fn set_seen(&mut self, number: u64, call: &str, seen: bool) -> Result<(), StoreError> {
+    fn set_seen(&mut self, number: u64, call: Callsign, seen: bool) -> Result<(), StoreError> {
         match seen {
-            true => self.store.mark_read(number, call),
+            true => self.store.mark_read(number, &call.to_string()),
             false => {
-                self.store.mark_unread(number, call);
+                self.store.mark_unread(number, &call.to_string());
                 Ok(())
             }
         }
     }
 
-    fn set_answered(&mut self, number: u64, call: &str, answered: bool) -> Result<(), StoreError> {
-        let key = (call.to_string(), number);
-        match answered {
+    fn set_answered(&mut self, number: u64, call: Callsign, on: bool) -> Result<(), StoreError> {
+        let key = (call, number);
+        match on {
             true => self.answered.insert(key),
             false => self.answered.remove(&key),
         };
         Ok(())
     }
 
-    fn kill(&mut self, number: u64, call: &str) -> Result<bool, StoreError> {
-        let outcome = qtc_mail::kill::kill(&mut self.store, number, call, false)?;
+    fn kill(&mut self, number: u64, call: Callsign) -> Result<bool, StoreError> {
+        let outcome = qtc_mail::kill::kill(&mut self.store, number, &call.to_string(), false)?;
         Ok(outcome == qtc_mail::kill::KillOutcome::Killed)
     }
 
-    fn may_send(&mut self, call: &str, copies: usize) -> Result<(), StoreError> {
-        let sent = self.sent.get(call).copied().unwrap_or(0);
+    fn may_send(&mut self, call: Callsign, copies: usize) -> Result<(), StoreError> {
+        let sent = self.sent.get(&call).copied().unwrap_or(0);
         if self.per_user > 0 && sent + copies > self.per_user && !self.exempt(call)? {
             return Err(StoreError::OverLimit(format!(
                 "You have sent {} messages this hour, the most allowed here",
@@ -163,14 +161,14 @@ impl MailStore for MemoryMail {
         if self.full {
             return Err(StoreError::Full);
         }
-        self.may_send(&sub.from, sub.dests.len())?;
+        self.may_send(sub.from, sub.dests.len())?;
         let mut out = Vec::new();
         for msg in sub.messages() {
             let n = self.insert(&msg, sub.files.clone(), sub.thread.clone())?;
             let bid = self.store.message(n)?.map(|m| m.header.bid);
             out.push((n, bid.unwrap_or_default()));
         }
-        *self.sent.entry(sub.from.clone()).or_default() += out.len();
+        *self.sent.entry(sub.from).or_default() += out.len();
         Ok(out)
     }
 
@@ -239,7 +237,7 @@ impl MailStore for MemoryMail {
 
     fn bulletins(
         &mut self,
-        call: &str,
+        call: Callsign,
         category: &str,
         max: usize,
     ) -> Result<Vec<Entry>, StoreError> {
@@ -255,17 +253,17 @@ impl MailStore for MemoryMail {
             .into_iter()
             .rev()
             .map(|h| {
-                let answered = self.answered.contains(&(call.to_string(), h.number));
+                let answered = self.answered.contains(&(call, h.number));
                 Entry::of(h, answered)
             })
             .collect())
     }
 
-    fn folders(&mut self, call: &str) -> Result<Vec<Folder>, StoreError> {
+    fn folders(&mut self, call: Callsign) -> Result<Vec<Folder>, StoreError> {
         Ok(self
             .folders
             .iter()
-            .filter(|((c, _), _)| c == call)
+            .filter(|((c, _), _)| *c == call)
             .map(|((_, name), f)| Folder {
                 name: name.clone(),
                 validity: f.validity,
@@ -277,32 +275,32 @@ impl MailStore for MemoryMail {
             .collect())
     }
 
-    fn create_folder(&mut self, call: &str, name: &str) -> Result<(), StoreError> {
+    fn create_folder(&mut self, call: Callsign, name: &str) -> Result<(), StoreError> {
         self.validities += 1;
         let f = MemFolder {
             validity: self.validities,
             uid_next: 1,
             copies: BTreeMap::new(),
         };
-        self.folders.insert((call.to_string(), name.to_string()), f);
+        self.folders.insert((call, name.to_string()), f);
         Ok(())
     }
 
-    fn delete_folder(&mut self, call: &str, name: &str) -> Result<(), StoreError> {
-        self.folders.remove(&(call.to_string(), name.to_string()));
+    fn delete_folder(&mut self, call: Callsign, name: &str) -> Result<(), StoreError> {
+        self.folders.remove(&(call, name.to_string()));
         Ok(())
     }
 
-    fn rename_folder(&mut self, call: &str, from: &str, to: &str) -> Result<(), StoreError> {
-        if let Some(f) = self.folders.remove(&(call.to_string(), from.to_string())) {
-            self.folders.insert((call.to_string(), to.to_string()), f);
+    fn rename_folder(&mut self, call: Callsign, from: &str, to: &str) -> Result<(), StoreError> {
+        if let Some(f) = self.folders.remove(&(call, from.to_string())) {
+            self.folders.insert((call, to.to_string()), f);
         }
         Ok(())
     }
 
     fn folder_entries(
         &mut self,
-        call: &str,
+        call: Callsign,
         name: &str,
         max: usize,
     ) -> Result<Vec<Entry>, StoreError> {
@@ -317,7 +315,7 @@ impl MailStore for MemoryMail {
 
     fn folder_text(
         &mut self,
-        call: &str,
+        call: Callsign,
         name: &str,
         uid: u64,
     ) -> Result<Option<Vec<u8>>, StoreError> {
@@ -330,7 +328,7 @@ impl MailStore for MemoryMail {
 
     fn keep_copies(
         &mut self,
-        call: &str,
+        call: Callsign,
         name: &str,
         copies: &[FolderMessage],
     ) -> Result<Vec<u64>, StoreError> {
@@ -354,7 +352,7 @@ impl MailStore for MemoryMail {
 
     fn set_folder_mark(
         &mut self,
-        call: &str,
+        call: Callsign,
         name: &str,
         uid: u64,
         mark: FolderMark,
@@ -369,7 +367,7 @@ impl MailStore for MemoryMail {
         Ok(())
     }
 
-    fn expunge_copy(&mut self, call: &str, name: &str, uid: u64) -> Result<bool, StoreError> {
+    fn expunge_copy(&mut self, call: Callsign, name: &str, uid: u64) -> Result<bool, StoreError> {
         Ok(self.folder(call, name)?.copies.remove(&uid).is_some())
     }
 }

@@ -8,6 +8,7 @@
 //! must answer something new, a [`MailStore`] method: the daemon's `mail/store.rs` and the
 //! memory store implement it.
 
+use qtc_callsign::Callsign;
 use qtc_mail::request::{self, Query, StoreKind, Then};
 pub use qtc_mail::{Attachment, Thread};
 use qtc_mail::{Message, MessageHeader, MsgStatus, MsgType, NewMessage, StoreError};
@@ -125,7 +126,7 @@ pub struct Stored {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Submission {
     /// The sender: the logged-in call.
-    pub from: String,
+    pub from: Callsign,
     /// Where its copies go, each once.
     pub dests: Vec<Dest>,
     /// Subject bytes.
@@ -148,7 +149,7 @@ impl Submission {
                 status: MsgStatus::New,
                 to: d.to.clone(),
                 at: d.at.clone(),
-                from: self.from.clone(),
+                from: self.from.to_string(),
                 bid: None,
                 subject: self.subject.clone(),
                 rlines: Vec::new(),
@@ -164,7 +165,7 @@ pub enum Route {
     /// It stays here (a local user, or a Winlink station collecting here).
     Here,
     /// It is queued for this partner.
-    Via(String),
+    Via(Callsign),
     /// No partner takes it: it would wait here for ever.
     Nowhere,
 }
@@ -172,7 +173,7 @@ pub enum Route {
 impl Route {
     /// Where the partners' routes (`targets`, in order) send it: the first of them; else here
     /// when its `@` is this BBS (`local`); else nowhere.
-    pub fn of(targets: Vec<String>, local: bool) -> Route {
+    pub fn of(targets: Vec<Callsign>, local: bool) -> Route {
         match targets.into_iter().next() {
             Some(p) => Route::Via(p),
             None if local => Route::Here,
@@ -220,18 +221,18 @@ pub struct Article {
 pub trait MailStore {
     /// `call`'s personal mail (addressed to them or a copy to them, neither killed nor held),
     /// oldest first, the newest `max` at most; sizes are 0.
-    fn mailbox(&mut self, call: &str, max: usize) -> Result<Vec<Entry>, StoreError>;
+    fn mailbox(&mut self, call: Callsign, max: usize) -> Result<Vec<Entry>, StoreError>;
     /// A whole message with its attachments and thread (killed and held ones too).
     fn stored(&mut self, number: u64) -> Result<Option<Stored>, StoreError>;
     /// Sets or clears `call`'s read mark (the one `R` sets).
-    fn set_seen(&mut self, number: u64, call: &str, seen: bool) -> Result<(), StoreError>;
+    fn set_seen(&mut self, number: u64, call: Callsign, seen: bool) -> Result<(), StoreError>;
     /// Sets or clears `call`'s `\Answered` mark.
-    fn set_answered(&mut self, number: u64, call: &str, answered: bool) -> Result<(), StoreError>;
+    fn set_answered(&mut self, number: u64, call: Callsign, on: bool) -> Result<(), StoreError>;
     /// Kills a message as `K` would for `call` (not a sysop here); true when killed now.
-    fn kill(&mut self, number: u64, call: &str) -> Result<bool, StoreError>;
+    fn kill(&mut self, number: u64, call: Callsign) -> Result<bool, StoreError>;
     /// Whether `call` may send `copies` messages now (the per-user allowances; the sysop and
     /// BBS accounts are exempt): `Err(StoreError::OverLimit)` when not.
-    fn may_send(&mut self, call: &str, copies: usize) -> Result<(), StoreError>;
+    fn may_send(&mut self, call: Callsign, copies: usize) -> Result<(), StoreError>;
     /// Where personal mail to `dest` would go.
     fn route(&mut self, dest: &Dest) -> Result<Route, StoreError>;
     /// Stores every copy of a submission in one transaction, within the sender's allowances
@@ -263,31 +264,31 @@ pub trait MailStore {
     /// neither killed nor held, oldest first: seen is their read mark; sizes are 0.
     fn bulletins(
         &mut self,
-        call: &str,
+        call: Callsign,
         category: &str,
         max: usize,
     ) -> Result<Vec<Entry>, StoreError>;
     /// `call`'s own folders, by name.
-    fn folders(&mut self, call: &str) -> Result<Vec<Folder>, StoreError>;
+    fn folders(&mut self, call: Callsign) -> Result<Vec<Folder>, StoreError>;
     /// Makes folder `name` of `call` (not there yet: the caller checked).
-    fn create_folder(&mut self, call: &str, name: &str) -> Result<(), StoreError>;
+    fn create_folder(&mut self, call: Callsign, name: &str) -> Result<(), StoreError>;
     /// Deletes `call`'s folder `name` with what it holds.
-    fn delete_folder(&mut self, call: &str, name: &str) -> Result<(), StoreError>;
+    fn delete_folder(&mut self, call: Callsign, name: &str) -> Result<(), StoreError>;
     /// Renames `call`'s folder `from` to `to` (free: the caller checked); it keeps its
     /// UIDVALIDITY and messages.
-    fn rename_folder(&mut self, call: &str, from: &str, to: &str) -> Result<(), StoreError>;
+    fn rename_folder(&mut self, call: Callsign, from: &str, to: &str) -> Result<(), StoreError>;
     /// The newest `max` messages of `call`'s folder `name`, oldest first, with their sizes
     /// (UIDs as numbers, `bid` empty).
     fn folder_entries(
         &mut self,
-        call: &str,
+        call: Callsign,
         name: &str,
         max: usize,
     ) -> Result<Vec<Entry>, StoreError>;
     /// The bytes of message `uid` of `call`'s folder `name`.
     fn folder_text(
         &mut self,
-        call: &str,
+        call: Callsign,
         name: &str,
         uid: u64,
     ) -> Result<Option<Vec<u8>>, StoreError>;
@@ -295,21 +296,21 @@ pub trait MailStore {
     /// (a full store): their UIDs.
     fn keep_copies(
         &mut self,
-        call: &str,
+        call: Callsign,
         name: &str,
         copies: &[FolderMessage],
     ) -> Result<Vec<u64>, StoreError>;
     /// Sets or clears a mark of message `uid` of `call`'s folder `name`.
     fn set_folder_mark(
         &mut self,
-        call: &str,
+        call: Callsign,
         name: &str,
         uid: u64,
         mark: FolderMark,
         on: bool,
     ) -> Result<(), StoreError>;
     /// Deletes message `uid` of `call`'s folder `name`; true when it was there.
-    fn expunge_copy(&mut self, call: &str, name: &str, uid: u64) -> Result<bool, StoreError>;
+    fn expunge_copy(&mut self, call: Callsign, name: &str, uid: u64) -> Result<bool, StoreError>;
 }
 
 /// The most messages an INBOX or a POP3 drop shows: the newest.
@@ -319,7 +320,7 @@ pub const MAX_MAILBOX: usize = 1000;
 /// `sized_after` (the others' are 0): a refresh asks only for new ones.
 #[derive(Debug)]
 pub struct Mailbox {
-    pub(crate) call: String,
+    pub(crate) call: Callsign,
     pub(crate) sized_after: u64,
     pub(crate) settings: Settings,
 }
@@ -328,9 +329,9 @@ impl Query<MailKind> for Mailbox {
     type Answer = Vec<Entry>;
     const WRITES: bool = false;
     fn run(self, store: &mut dyn MailStore) -> Result<Vec<Entry>, StoreError> {
-        let mut entries = store.mailbox(&self.call, MAX_MAILBOX)?;
+        let mut entries = store.mailbox(self.call, MAX_MAILBOX)?;
         for e in entries.iter_mut().filter(|e| e.number > self.sized_after) {
-            let r = readable(store, e.number, Some(&self.call), &self.settings)?;
+            let r = readable(store, e.number, Some(self.call), &self.settings)?;
             e.size = r.map_or(0, |r| r.bytes.len() as u64);
         }
         Ok(entries)
@@ -342,7 +343,7 @@ impl Query<MailKind> for Mailbox {
 #[derive(Debug)]
 pub struct Render {
     pub(crate) number: u64,
-    pub(crate) reader: Option<String>,
+    pub(crate) reader: Option<Callsign>,
     pub(crate) settings: Settings,
 }
 
@@ -350,7 +351,7 @@ impl Query<MailKind> for Render {
     type Answer = Option<Box<Rendered>>;
     const WRITES: bool = false;
     fn run(self, store: &mut dyn MailStore) -> Result<Self::Answer, StoreError> {
-        let r = readable(store, self.number, self.reader.as_deref(), &self.settings)?;
+        let r = readable(store, self.number, self.reader, &self.settings)?;
         Ok(r.map(Box::new))
     }
 }
@@ -360,7 +361,7 @@ impl Query<MailKind> for Render {
 pub(crate) fn readable(
     store: &mut dyn MailStore,
     number: u64,
-    reader: Option<&str>,
+    reader: Option<Callsign>,
     s: &Settings,
 ) -> Result<Option<Rendered>, StoreError> {
     let Some(stored) = store.stored(number)? else {
@@ -368,8 +369,10 @@ pub(crate) fn readable(
     };
     let (m, h) = (&stored.message, &stored.message.header);
     let open = !matches!(h.status, MsgStatus::Killed | MsgStatus::Held);
-    let mine =
-        reader.is_some_and(|me| h.to == me || h.from == me || m.copies.iter().any(|c| c == me));
+    // The header's calls are the stored text.
+    let mine = reader
+        .map(|me| me.to_string())
+        .is_some_and(|me| h.to == me || h.from == me || m.copies.contains(&me));
     if !open || (h.kind != MsgType::Bulletin && !mine) {
         return Ok(None);
     }
@@ -380,7 +383,7 @@ pub(crate) fn readable(
 #[derive(Debug)]
 pub struct Seen {
     pub(crate) number: u64,
-    pub(crate) call: String,
+    pub(crate) call: Callsign,
     pub(crate) seen: bool,
 }
 
@@ -388,7 +391,7 @@ impl Query<MailKind> for Seen {
     type Answer = ();
     const WRITES: bool = true;
     fn run(self, store: &mut dyn MailStore) -> Result<(), StoreError> {
-        store.set_seen(self.number, &self.call, self.seen)
+        store.set_seen(self.number, self.call, self.seen)
     }
 }
 
@@ -396,14 +399,14 @@ impl Query<MailKind> for Seen {
 #[derive(Debug)]
 pub struct Kill {
     pub(crate) number: u64,
-    pub(crate) call: String,
+    pub(crate) call: Callsign,
 }
 
 impl Query<MailKind> for Kill {
     type Answer = bool;
     const WRITES: bool = true;
     fn run(self, store: &mut dyn MailStore) -> Result<bool, StoreError> {
-        store.kill(self.number, &self.call)
+        store.kill(self.number, self.call)
     }
 }
 
@@ -411,7 +414,7 @@ impl Query<MailKind> for Kill {
 /// go? On the writer: the partners' routes and the allowances' counts are the writer's.
 #[derive(Debug)]
 pub struct Recipient {
-    pub(crate) from: String,
+    pub(crate) from: Callsign,
     pub(crate) dest: Dest,
     pub(crate) copies: usize,
 }
@@ -420,7 +423,7 @@ impl Query<MailKind> for Recipient {
     type Answer = Route;
     const WRITES: bool = true;
     fn run(self, store: &mut dyn MailStore) -> Result<Route, StoreError> {
-        store.may_send(&self.from, self.copies)?;
+        store.may_send(self.from, self.copies)?;
         match self.dest.kind {
             // Bulletins are kept here and flooded; NTS traffic waits for whoever takes it,
             // as `ST` at the prompt.

@@ -7,13 +7,15 @@
 //!   bulletin's `to` category), except the partner it came from and any BBS already named in
 //!   its R: lines.
 
+use qtc_callsign::Callsign;
+
 use crate::message::MsgType;
 
 /// One forwarding partner's routing entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PartnerRoutes {
-    /// The partner's callsign (upper case, no SSID).
-    pub call: String,
+    /// The partner's call (no SSID).
+    pub call: Callsign,
     /// `@` elements it takes, upper case: a BBS call, `#NCA`, `CA`, `USA`, `NOAM`, `WW`...
     pub routes: Vec<String>,
     /// A Winlink station (a B2 partner): it collects the personal mail here addressed to its
@@ -52,8 +54,10 @@ pub fn is_local(at: &str, own_call: &str) -> bool {
 }
 
 /// The partners a message must be queued for, in configuration order.
-pub fn targets(q: &RouteQuery<'_>, own_call: &str, partners: &[PartnerRoutes]) -> Vec<String> {
-    let excluded = |call: &str| {
+pub fn targets(q: &RouteQuery<'_>, own_call: &str, partners: &[PartnerRoutes]) -> Vec<Callsign> {
+    // Origin and R: lines are text from the wire: compared as text with the partner's call.
+    let excluded = |call: Callsign| {
+        let call = call.base();
         q.origin.is_some_and(|o| o.eq_ignore_ascii_case(call))
             || q.seen.iter().any(|s| s.eq_ignore_ascii_case(call))
     };
@@ -63,9 +67,9 @@ pub fn targets(q: &RouteQuery<'_>, own_call: &str, partners: &[PartnerRoutes]) -
             wanted.push(q.to.to_ascii_uppercase());
             partners
                 .iter()
-                .filter(|p| !excluded(&p.call))
+                .filter(|p| !excluded(p.call))
                 .filter(|p| p.routes.iter().any(|r| wanted.contains(r)))
-                .map(|p| p.call.clone())
+                .map(|p| p.call)
                 .collect()
         }
         MsgType::Personal | MsgType::Traffic => {
@@ -73,17 +77,17 @@ pub fn targets(q: &RouteQuery<'_>, own_call: &str, partners: &[PartnerRoutes]) -
                 let to = q.to.split('-').next().unwrap_or(q.to).to_ascii_uppercase();
                 return partners
                     .iter()
-                    .filter(|p| p.collects && !excluded(&p.call))
-                    .find(|p| p.call == to || p.routes.contains(&to))
-                    .map(|p| vec![p.call.clone()])
+                    .filter(|p| p.collects && !excluded(p.call))
+                    .find(|p| p.call.base() == to || p.routes.contains(&to))
+                    .map(|p| vec![p.call])
                     .unwrap_or_default();
             }
             for element in elements(q.at) {
                 if let Some(p) = partners
                     .iter()
-                    .find(|p| p.routes.contains(&element) && !excluded(&p.call))
+                    .find(|p| p.routes.contains(&element) && !excluded(p.call))
                 {
-                    return vec![p.call.clone()];
+                    return vec![p.call];
                 }
             }
             Vec::new()
@@ -193,7 +197,7 @@ mod tests {
 
     fn partners() -> Vec<PartnerRoutes> {
         let p = |c: &str, r: &[&str]| PartnerRoutes {
-            call: c.into(),
+            call: c.parse().unwrap(),
             routes: r.iter().map(|s| s.to_string()).collect(),
             collects: c == "N0PAT",
         };
@@ -208,13 +212,18 @@ mod tests {
     #[test]
     fn local_mail_for_a_winlink_station_waits_in_its_queue() {
         let p = partners();
-        let t = |to, at| targets(&q(MsgType::Personal, to, at, &[]), "N0AAA", &p);
+        let t = |to, at| names(targets(&q(MsgType::Personal, to, at, &[]), "N0AAA", &p));
         assert_eq!(t("N0PAT", ""), vec!["N0PAT"]);
         assert_eq!(t("N0PAU", "N0AAA"), vec!["N0PAT"]);
         assert_eq!(t("N0PAT-5", "N0AAA.#NCA.CA"), vec!["N0PAT"]);
         // A BBS partner collects nothing; a local user's mail stays here.
         assert!(t("N0BBB", "").is_empty());
         assert!(t("N0USR", "").is_empty());
+    }
+
+    /// The partners' calls as text, to compare with the expected ones.
+    fn names(calls: Vec<Callsign>) -> Vec<String> {
+        calls.iter().map(ToString::to_string).collect()
     }
 
     fn q<'a>(kind: MsgType, to: &'a str, at: &'a str, seen: &'a [String]) -> RouteQuery<'a> {
@@ -230,7 +239,13 @@ mod tests {
     #[test]
     fn personal_mail_takes_the_most_specific_match() {
         let p = partners();
-        let t = |at| targets(&q(MsgType::Personal, "N0USR", at, &[]), "N0AAA", &p);
+        let t = |at| {
+            names(targets(
+                &q(MsgType::Personal, "N0USR", at, &[]),
+                "N0AAA",
+                &p,
+            ))
+        };
         assert_eq!(t("N0XYZ.#SCA.CA.USA.NOAM"), vec!["N0DDD"]);
         assert_eq!(t("N0QQQ.#SCA.CA.USA.NOAM"), vec!["N0BBB"]);
         assert_eq!(t("N0QQQ.ON.CAN.NOAM"), vec!["N0CCC"]);
@@ -244,13 +259,13 @@ mod tests {
         let p = partners();
         let seen = vec!["N0CCC".to_string()];
         let mut query = q(MsgType::Bulletin, "ALL", "WW", &[]);
-        assert_eq!(targets(&query, "N0AAA", &p), vec!["N0BBB", "N0CCC"]);
+        assert_eq!(names(targets(&query, "N0AAA", &p)), vec!["N0BBB", "N0CCC"]);
         query.origin = Some("N0BBB");
-        assert_eq!(targets(&query, "N0AAA", &p), vec!["N0CCC"]);
+        assert_eq!(names(targets(&query, "N0AAA", &p)), vec!["N0CCC"]);
         query.seen = &seen;
-        assert!(targets(&query, "N0AAA", &p).is_empty());
+        assert!(names(targets(&query, "N0AAA", &p)).is_empty());
         let usa = q(MsgType::Bulletin, "ALL", "USA", &[]);
-        assert_eq!(targets(&usa, "N0AAA", &p), vec!["N0BBB", "N0DDD"]);
+        assert_eq!(names(targets(&usa, "N0AAA", &p)), vec!["N0BBB", "N0DDD"]);
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! Bench row 12 measures the same through the daemon (`bench/run.sh --only disk`).
 #![allow(clippy::disallowed_methods)]
 
+use qtc_callsign::Callsign;
 use qtc_mail::{route, MsgType, Station};
 use qtc_store::{Durability, Incoming, Store};
 
@@ -78,7 +79,7 @@ fn main() {
     let _ = std::fs::remove_dir_all(&dir);
     let mut store = Store::open(&dir, Durability::Full).unwrap();
     let p = |c: &str, r: &[&str]| route::PartnerRoutes {
-        call: c.into(),
+        call: call(c),
         routes: r.iter().map(|s| s.to_string()).collect(),
         collects: false,
     };
@@ -118,7 +119,9 @@ fn main() {
                 }
             })
             .collect();
-        store.store_received("N0BBB", &msgs, 1_764_000_000).unwrap();
+        store
+            .store_received(call("N0BBB"), &msgs, 1_764_000_000)
+            .unwrap();
     }
     let mut stored = 0u64;
     let t0 = std::time::Instant::now();
@@ -146,7 +149,9 @@ fn main() {
                 }
             })
             .collect();
-        store.store_received("N0BBB", &msgs, 1_765_000_000).unwrap();
+        store
+            .store_received(call("N0BBB"), &msgs, 1_765_000_000)
+            .unwrap();
     }
     if std::env::var_os("WRITES_KEEP").is_some() {
         // Leave the WAL as it is (no checkpoint, none at close either), to read its frames:
@@ -181,4 +186,9 @@ fn main() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A callsign written here.
+fn call(text: &str) -> Callsign {
+    text.parse().expect("a callsign")
 }

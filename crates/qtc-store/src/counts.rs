@@ -2,6 +2,7 @@
 //! (kept by triggers in every writing transaction, schema step 7) or from an index range that
 //! holds one user's mail, never by counting the messages table.
 
+use qtc_callsign::Callsign;
 use qtc_mail::{GreetingCounts, StoreError};
 use rusqlite::{params, Connection};
 
@@ -28,7 +29,7 @@ pub(crate) fn active_and_latest(conn: &Connection) -> Result<(u64, u64), StoreEr
 /// indexes, so the cost grows with their mail, not with the store.
 pub(crate) fn greeting(
     conn: &Connection,
-    call: &str,
+    call: Callsign,
     sysop: bool,
 ) -> Result<GreetingCounts, StoreError> {
     let held = if sysop { "" } else { " AND status != 'H'" };
@@ -47,7 +48,7 @@ pub(crate) fn greeting(
                AND to_call != ?1 AND status != 'K'{held})"
         ))
         .and_then(|mut st| {
-            st.query_row([call.to_ascii_uppercase()], |r| {
+            st.query_row([call.to_string()], |r| {
                 Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64))
             })
         })

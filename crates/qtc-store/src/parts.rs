@@ -2,6 +2,7 @@
 //! the attachments (`File:`), kept as received so they are forwarded byte-identical to B2
 //! partners, routed for every recipient, and listed to users.
 
+use qtc_callsign::Callsign;
 use qtc_mail::{route, FileInfo, StoreError};
 use rusqlite::{params, OptionalExtension, Transaction};
 
@@ -132,7 +133,7 @@ fn attachments(conn: &rusqlite::Connection, number: u64) -> Result<Vec<Attachmen
 pub(crate) fn complete(
     conn: &rusqlite::Connection,
     pending: &mut [Pending],
-    partner: &str,
+    partner: Callsign,
     every_part: bool,
     station: &Station,
 ) -> Result<(), StoreError> {
@@ -144,9 +145,7 @@ pub(crate) fn complete(
             origin: None,
             seen: &[],
         };
-        route::targets(&q, &station.call, &station.partners)
-            .iter()
-            .any(|c| c.eq_ignore_ascii_case(partner))
+        route::targets(&q, &station.call, &station.partners).contains(&partner)
     };
     for p in pending.iter_mut() {
         if every_part && p.compressed.is_some() {

@@ -6,6 +6,11 @@ pub(crate) fn open() -> (tempfile::TempDir, Store) {
     (dir, store)
 }
 
+/// A callsign written in a test.
+pub(crate) fn call(text: &str) -> Callsign {
+    text.parse().unwrap()
+}
+
 pub(crate) fn msg(kind: MsgType, to: &str, from: &str, bid: Option<&str>) -> NewMessage {
     NewMessage {
         kind,
@@ -150,8 +155,8 @@ fn list_filters() {
 }
 
 /// Whether `password` is `call`'s, as the daemon's password check finds it.
-fn password_ok(s: &mut Store, call: &str, password: &str) -> bool {
-    s.password_hash(call)
+fn password_ok(s: &mut Store, user: &str, password: &str) -> bool {
+    s.password_hash(call(user))
         .unwrap()
         .is_some_and(|phc| verify_password(&phc, password))
 }
@@ -159,15 +164,16 @@ fn password_ok(s: &mut Store, call: &str, password: &str) -> bool {
 #[test]
 fn users_and_passwords() {
     let (_d, mut s) = open();
-    s.add_user("n0usr", Some("secret"), false, false).unwrap();
+    s.add_user(call("n0usr"), Some("secret"), false, false)
+        .unwrap();
     assert!(matches!(
-        s.add_user("N0USR", None, false, false),
+        s.add_user(call("N0USR"), None, false, false),
         Err(StoreError::UserExists(_))
     ));
     assert!(password_ok(&mut s, "N0USR", "secret"));
     assert!(!password_ok(&mut s, "N0USR", "wrong"));
     assert!(!password_ok(&mut s, "N0NONE", "secret"));
-    s.set_password("N0USR", "other").unwrap();
+    s.set_password(call("N0USR"), "other").unwrap();
     assert!(password_ok(&mut s, "n0usr", "other"));
     let mut u = s.user("N0USR".parse().unwrap()).unwrap().unwrap();
     u.name = "Ann".into();
@@ -177,9 +183,9 @@ fn users_and_passwords() {
     s.update_user(&u).unwrap();
     assert_eq!(s.user("n0usr".parse().unwrap()).unwrap().unwrap(), u);
     assert_eq!(s.users().unwrap().len(), 1);
-    s.delete_user("N0USR").unwrap();
+    s.delete_user(call("N0USR")).unwrap();
     assert!(matches!(
-        s.delete_user("N0USR"),
+        s.delete_user(call("N0USR")),
         Err(StoreError::NoSuchUser(_))
     ));
 }
@@ -242,7 +248,7 @@ fn copies_of_mail_read_before_the_upgrade_stay_read() {
                     addr: c.to_string(),
                 })
                 .collect();
-            s.store_received("N0CCC", &[m], 0).unwrap();
+            s.store_received(call("N0CCC"), &[m], 0).unwrap();
         }
         s.mark_read(1, "N0USR").unwrap();
         // Back to the schema before per-recipient marks (migration 9 and 11 undone; the
@@ -361,7 +367,7 @@ fn each_recipient_has_its_own_read_mark() {
             addr: c.to_string(),
         })
         .collect();
-    let r = s.store_received("N0CCC", &[m], 0).unwrap();
+    let r = s.store_received(call("N0CCC"), &[m], 0).unwrap();
     let [forward::Stored::Stored(n)] = r[..] else {
         panic!("{r:?}")
     };
@@ -403,7 +409,7 @@ fn each_recipient_has_its_own_read_mark() {
 
 pub(crate) fn station() -> Station {
     let p = |c: &str, r: &[&str]| route::PartnerRoutes {
-        call: c.into(),
+        call: call(c),
         routes: r.iter().map(|s| s.to_string()).collect(),
         collects: false,
     };
@@ -452,7 +458,7 @@ fn local_messages_get_our_rline_and_are_queued_by_route() {
         s.queue_counts().unwrap(),
         vec![("N0BBB".into(), 1), ("N0CCC".into(), 1)]
     );
-    let p = s.pending("N0BBB", 5, 0, B1).unwrap();
+    let p = s.pending(call("N0BBB"), 5, 0, B1).unwrap();
     assert_eq!(p.len(), 1);
     assert!(p[0].text.starts_with(b"R:261202/1231Z"));
     assert!(p[0].text.ends_with(&m.body));
@@ -460,17 +466,17 @@ fn local_messages_get_our_rline_and_are_queued_by_route() {
     assert_eq!(p[0].compressed, None);
     // Each queueing moved the partner's mark.
     let marks = s.queue_marks();
-    assert_eq!((marks.get("N0BBB"), marks.get("n0ccc")), (1, 1));
+    assert_eq!((marks.get(call("N0BBB")), marks.get(call("n0ccc"))), (1, 1));
     // Personal mail for a local user stays here: no mark moves, nothing is compressed.
     let local = msg(MsgType::Personal, "N0USR", "N0OTH", None);
     let l = s.insert_message(&local, "N0AAA", 0).unwrap();
     assert_eq!(s.queue(None).unwrap().len(), 2);
-    assert_eq!((marks.get("N0BBB"), marks.get("N0CCC")), (1, 1));
+    assert_eq!((marks.get(call("N0BBB")), marks.get(call("N0CCC"))), (1, 1));
     let mut p = msg(MsgType::Personal, "N0QQQ", "N0USR", None);
     p.at = "N0QQQ.USA".into();
     let n = s.insert_message(&p, "N0AAA", 0).unwrap();
-    assert_eq!((marks.get("N0BBB"), marks.get("N0CCC")), (2, 1));
-    let p = s.pending("N0BBB", 5, n - 1, B1).unwrap();
+    assert_eq!((marks.get(call("N0BBB")), marks.get(call("N0CCC"))), (2, 1));
+    let p = s.pending(call("N0BBB"), 5, n - 1, B1).unwrap();
     assert_eq!((p[0].number, p[0].compressed.as_deref()), (n, None));
     assert!(l < n);
 }
@@ -499,7 +505,7 @@ const B2: Form = Form {
 /// Makes a compressed form (the bytes stand for it: the store keeps them as they come) of the
 /// one message pending for `partner`, as a sending session in `form` does, and records the
 /// partner's answer `Later` with it: the message is still queued, so the form is kept.
-fn pack_for(s: &mut Store, partner: &str, form: Form) -> Vec<u8> {
+fn pack_for(s: &mut Store, partner: Callsign, form: Form) -> Vec<u8> {
     let p = s.pending(partner, 5, 0, form).unwrap();
     assert_eq!(p[0].compressed, None, "made before it was sent");
     let name = form.packed.unwrap();
@@ -531,15 +537,15 @@ fn a_form_is_kept_only_while_another_partner_waits_for_its_message() {
     let (_d, mut s, n) = bulletin_for_two(0);
     let b1 = [(n, &b"zip"[..])];
     let made = Some(("fbb", &b1[..]));
-    s.forwarded("N0BBB", &[(n, FwdOutcome::Sent)], made, 1)
+    s.forwarded(call("N0BBB"), &[(n, FwdOutcome::Sent)], made, 1)
         .unwrap();
     assert_eq!(forms_kept(&s), (1, 0));
-    let p = s.pending("N0CCC", 5, 0, B1).unwrap();
+    let p = s.pending(call("N0CCC"), 5, 0, B1).unwrap();
     assert_eq!(p[0].compressed.as_deref(), Some(&b"zip"[..]));
     // N0CCC took it too, with a B2 form made for it: nobody waits, so that one is not written.
     let b2 = [(n, &b"zap"[..])];
     let made = Some(("b2f", &b2[..]));
-    s.forwarded("N0CCC", &[(n, FwdOutcome::Sent)], made, 2)
+    s.forwarded(call("N0CCC"), &[(n, FwdOutcome::Sent)], made, 2)
         .unwrap();
     assert_eq!(forms_kept(&s), (1, 0));
 }
@@ -548,21 +554,21 @@ fn a_form_is_kept_only_while_another_partner_waits_for_its_message() {
 fn each_compressed_form_is_made_when_first_sent_and_kept_for_every_partner() {
     let (_d, mut s, n) = bulletin_for_two(1_796_214_665);
     // B2 (N0BBB): its form made by the session, kept for N0CCC.
-    let packed = pack_for(&mut s, "N0BBB", B2);
-    let p = s.pending("N0BBB", 5, 0, B2).unwrap();
+    let packed = pack_for(&mut s, call("N0BBB"), B2);
+    let p = s.pending(call("N0BBB"), 5, 0, B2).unwrap();
     assert_eq!((p[0].number, p[0].created), (n, 1_796_214_665));
     assert_eq!(p[0].compressed.as_deref(), Some(&packed[..]));
     // Another partner taking B2 gets the kept bytes; B1 is a form of its own.
-    let p = s.pending("N0CCC", 5, 0, B2).unwrap();
+    let p = s.pending(call("N0CCC"), 5, 0, B2).unwrap();
     assert_eq!(p[0].compressed.as_deref(), Some(&packed[..]));
-    let b1 = pack_for(&mut s, "N0CCC", B1);
+    let b1 = pack_for(&mut s, call("N0CCC"), B1);
     assert_eq!(
-        s.pending("N0CCC", 5, 0, B1).unwrap()[0].compressed,
+        s.pending(call("N0CCC"), 5, 0, B1).unwrap()[0].compressed,
         Some(b1)
     );
     // No form asked, none read.
     assert_eq!(
-        s.pending("N0BBB", 5, 0, Form::default()).unwrap()[0].compressed,
+        s.pending(call("N0BBB"), 5, 0, Form::default()).unwrap()[0].compressed,
         None
     );
     // A form the store has no table for is an error, not a panic.
@@ -570,7 +576,7 @@ fn each_compressed_form_is_made_when_first_sent_and_kept_for_every_partner() {
         packed: Some("b9"),
         every_part: false,
     };
-    assert!(s.pending("N0BBB", 5, 0, unknown).is_err());
+    assert!(s.pending(call("N0BBB"), 5, 0, unknown).is_err());
 }
 
 #[test]
@@ -603,7 +609,7 @@ fn received_blocks_are_stored_once_flooded_onward_and_loops_held() {
             b"to pass on\r\n",
         ),
     ];
-    let r = s.store_received("N0CCC", &block, 10).unwrap();
+    let r = s.store_received(call("N0CCC"), &block, 10).unwrap();
     assert!(matches!(r[0], Stored::Stored(_)));
     assert_eq!(r[1], Stored::Duplicate);
     assert!(matches!(r[2], Stored::Held(_)));
@@ -624,7 +630,7 @@ fn received_blocks_are_stored_once_flooded_onward_and_loops_held() {
     ));
     assert_eq!(m.body, b"hello\r\n");
     // A second copy from another partner is a duplicate.
-    let again = s.store_received("N0BBB", &block[..1], 11).unwrap();
+    let again = s.store_received(call("N0BBB"), &block[..1], 11).unwrap();
     assert_eq!(again, vec![Stored::Duplicate]);
 }
 
@@ -641,7 +647,7 @@ fn a_blocks_texts_are_kept_together_and_read_back_each_whole() {
             incoming(&format!("T{i}_N0XYZ"), MsgType::Bulletin, "WW", &text)
         })
         .collect();
-    let r = s.store_received("N0CCC", &block, 10).unwrap();
+    let r = s.store_received(call("N0CCC"), &block, 10).unwrap();
     let numbers: Vec<u64> = r
         .iter()
         .map(|r| match r {
@@ -672,7 +678,7 @@ fn a_blocks_texts_are_kept_together_and_read_back_each_whole() {
         assert_eq!(pieces, m.body, "message {n} in pieces");
     }
     // Forwarding reads them too, whole.
-    let sent = s.pending("N0BBB", 10, 0, Form::default()).unwrap();
+    let sent = s.pending(call("N0BBB"), 10, 0, Form::default()).unwrap();
     assert_eq!(sent.len(), 5);
     for (p, m) in sent.iter().zip(&block) {
         assert!(p.text.ends_with(&m.text), "pending {}", p.number);
@@ -725,7 +731,7 @@ fn a_number_is_never_given_twice_though_sqlite_sequence_runs_ahead() {
                 )
             })
             .collect();
-        s.store_received("N0CCC", &block, 10)
+        s.store_received(call("N0CCC"), &block, 10)
             .unwrap()
             .iter()
             .map(|r| match r {
@@ -773,21 +779,26 @@ fn acknowledgements_empty_the_queue() {
     p.at = "N0QQQ.USA".into();
     let n = s.insert_message(&p, "N0AAA", 0).unwrap();
     let made = [(n, &b"zip"[..])];
-    s.forwarded("N0BBB", &[(n, FwdOutcome::Later)], Some(("fbb", &made)), 0)
-        .unwrap();
+    s.forwarded(
+        call("N0BBB"),
+        &[(n, FwdOutcome::Later)],
+        Some(("fbb", &made)),
+        0,
+    )
+    .unwrap();
     assert_eq!(
-        s.pending("N0BBB", 5, 0, B1).unwrap()[0]
+        s.pending(call("N0BBB"), 5, 0, B1).unwrap()[0]
             .compressed
             .as_deref(),
         Some(&b"zip"[..])
     );
-    assert_eq!(s.pending("N0BBB", 5, n, B1).unwrap().len(), 0);
-    s.forwarded("N0BBB", &[(n, FwdOutcome::Later)], None, 1)
+    assert_eq!(s.pending(call("N0BBB"), 5, n, B1).unwrap().len(), 0);
+    s.forwarded(call("N0BBB"), &[(n, FwdOutcome::Later)], None, 1)
         .unwrap();
-    assert_eq!(s.pending("N0BBB", 5, 0, B1).unwrap().len(), 1);
-    s.forwarded("N0BBB", &[(n, FwdOutcome::Sent)], None, 2)
+    assert_eq!(s.pending(call("N0BBB"), 5, 0, B1).unwrap().len(), 1);
+    s.forwarded(call("N0BBB"), &[(n, FwdOutcome::Sent)], None, 2)
         .unwrap();
-    assert!(s.pending("N0BBB", 5, 0, B1).unwrap().is_empty());
+    assert!(s.pending(call("N0BBB"), 5, 0, B1).unwrap().is_empty());
     assert_eq!(
         s.message(n).unwrap().unwrap().header.status,
         MsgStatus::Forwarded
@@ -803,24 +814,27 @@ fn partials_are_kept_for_resume() {
             .unwrap()
     };
     assert_eq!(ask(&mut s), vec![(false, None), (false, None)]);
-    s.save_partial("x1", "N0BBB", "b1", b"abc", 0).unwrap();
+    s.save_partial("x1", call("N0BBB"), "b1", b"abc", 0)
+        .unwrap();
     // Offered only for a compressed proposal.
     assert_eq!(
         ask(&mut s),
         vec![(false, Some(b"abc".to_vec())), (false, None)]
     );
     // A partial of a B2 transfer is not offered to a B1 proposal (another file).
-    s.save_partial("x1", "N0BBB", "b2", b"b2f", 0).unwrap();
+    s.save_partial("x1", call("N0BBB"), "b2", b"b2f", 0)
+        .unwrap();
     assert_eq!(ask(&mut s), vec![(false, None), (false, None)]);
     let b2 = s.proposal_info(&[("X1".into(), Some("b2"))]).unwrap();
     assert_eq!(b2, vec![(false, Some(b"b2f".to_vec()))]);
     // One that did not match the partner's file is dropped: taken from 0 next time.
     s.drop_partial("X1").unwrap();
     assert_eq!(ask(&mut s), vec![(false, None), (false, None)]);
-    s.save_partial("x1", "N0BBB", "b1", b"abc", 0).unwrap();
+    s.save_partial("x1", call("N0BBB"), "b1", b"abc", 0)
+        .unwrap();
     // The whole message arriving drops the partial, in the same transaction.
     s.store_received(
-        "N0BBB",
+        call("N0BBB"),
         &[incoming("X1", MsgType::Bulletin, "WW", b"x\r\n")],
         0,
     )
@@ -895,7 +909,7 @@ fn housekeeping_expires_by_type_and_keeps_held_mail() {
     let mut h = msg(MsgType::Bulletin, "ALL", "N0ABC", None);
     h.status = MsgStatus::Held;
     let held = s.insert_message(&h, "N0AAA", 0).unwrap();
-    s.save_partial("P1", "N0BBB", "b1", b"x", 0).unwrap();
+    s.save_partial("P1", call("N0BBB"), "b1", b"x", 0).unwrap();
     let l = Lifetimes::default();
     // Day 20: the bulletin (14 days) expires; read personal mail (30) not yet.
     let r = s.housekeep(20 * day, &l).unwrap();
@@ -930,15 +944,15 @@ fn housekeeping_expires_by_type_and_keeps_held_mail() {
 #[test]
 fn housekeeping_drops_compressed_forms_once_every_partner_has_the_message() {
     let (_d, mut s, n) = bulletin_for_two(0);
-    pack_for(&mut s, "N0BBB", B2);
-    pack_for(&mut s, "N0CCC", B1);
+    pack_for(&mut s, call("N0BBB"), B2);
+    pack_for(&mut s, call("N0CCC"), B1);
     let l = Lifetimes::default();
     assert_eq!(s.housekeep(1, &l).unwrap().compressed, 0);
-    s.forwarded("N0BBB", &[(n, FwdOutcome::Sent)], None, 2)
+    s.forwarded(call("N0BBB"), &[(n, FwdOutcome::Sent)], None, 2)
         .unwrap();
     // N0CCC still waits for it: both forms stay (they are per message, not per partner).
     assert_eq!(s.housekeep(3, &l).unwrap().compressed, 0);
-    s.forwarded("N0CCC", &[(n, FwdOutcome::Sent)], None, 4)
+    s.forwarded(call("N0CCC"), &[(n, FwdOutcome::Sent)], None, 4)
         .unwrap();
     let r = s.housekeep(5, &l).unwrap();
     assert_eq!(r.compressed, 2);
@@ -955,7 +969,7 @@ fn white_pages_are_learned_from_received_rlines() {
         "WW",
         b"R:261202/1200Z @:N0CCC.#SCA.CA.USA.NOAM #:5\r\nhi\r\n",
     );
-    s.store_received("N0CCC", &[m], 10).unwrap();
+    s.store_received(call("N0CCC"), &[m], 10).unwrap();
     assert_eq!(
         s.home_bbs("n0xyz").unwrap().as_deref(),
         Some("N0CCC.#SCA.CA.USA.NOAM")
@@ -1010,7 +1024,7 @@ fn rules_hold_or_reject_and_held_mail_is_released() {
         "held mail is not forwarded"
     );
     let r = s.store_received(
-        "N0CCC",
+        call("N0CCC"),
         &[incoming("S1", MsgType::Bulletin, "WW", b"x\r\n")],
         0,
     );
@@ -1018,7 +1032,7 @@ fn rules_hold_or_reject_and_held_mail_is_released() {
     let mut junk = incoming("S2", MsgType::Bulletin, "WW", b"x\r\n");
     junk.title = b"lottery!".to_vec();
     assert_eq!(
-        s.store_received("N0CCC", &[junk], 0).unwrap(),
+        s.store_received(call("N0CCC"), &[junk], 0).unwrap(),
         vec![Stored::Rejected]
     );
     assert!(s.release(n, 1).unwrap());
@@ -1043,7 +1057,7 @@ fn a_full_store_refuses_cleanly_and_keeps_what_it_had() {
     ));
     let block = vec![incoming("F1", MsgType::Bulletin, "WW", &big.body)];
     assert!(matches!(
-        s.store_received("N0CCC", &block, 0),
+        s.store_received(call("N0CCC"), &block, 0),
         Err(StoreError::Full)
     ));
     assert_eq!(s.counts().unwrap(), (1, 1));
@@ -1079,7 +1093,7 @@ fn every_b2f_recipient_is_routed_and_sees_it_and_attachments_are_kept() {
         name: b"a.bin".to_vec(),
         data: vec![0, 0xff, 1],
     }];
-    let r = s.store_received("N0CCC", &[m], 0).unwrap();
+    let r = s.store_received(call("N0CCC"), &[m], 0).unwrap();
     let [forward::Stored::Stored(n)] = r[..] else {
         panic!("{r:?}")
     };
@@ -1113,11 +1127,11 @@ fn every_b2f_recipient_is_routed_and_sees_it_and_attachments_are_kept() {
         })
     );
     // The B2 form carries every recipient and the file.
-    let p = s.pending("N0BBB", 5, 0, B2).unwrap();
+    let p = s.pending(call("N0BBB"), 5, 0, B2).unwrap();
     assert_eq!(p[0].recipients.len(), 3);
     assert_eq!(p[0].files.len(), 1);
     // A one-addressee (B1) partner gets it addressed to the copy behind it.
-    let p = s.pending("N0BBB", 5, 0, B1).unwrap();
+    let p = s.pending(call("N0BBB"), 5, 0, B1).unwrap();
     assert_eq!((p[0].to.as_str(), p[0].at.as_str()), ("N0XYZ", "N0BBB"));
     assert!(p[0].files.is_empty());
 }
@@ -1139,20 +1153,20 @@ fn a_winlink_partner_collects_mail_for_the_calls_it_announces() {
         s.insert_message(&m, "N0AAA", now).unwrap();
     }
     let calls = ["N0PAT".to_string()];
-    assert_eq!(s.queue_collected("N0PAT", &calls, now).unwrap(), 2);
+    assert_eq!(s.queue_collected(call("N0PAT"), &calls, now).unwrap(), 2);
     // Twice is once.
-    assert_eq!(s.queue_collected("N0PAT", &calls, now).unwrap(), 0);
-    let p = s.pending("N0PAT", 5, 0, Form::default()).unwrap();
+    assert_eq!(s.queue_collected(call("N0PAT"), &calls, now).unwrap(), 0);
+    let p = s.pending(call("N0PAT"), 5, 0, Form::default()).unwrap();
     assert_eq!(p.iter().map(|p| p.number).collect::<Vec<_>>(), [1, 2]);
     // Once the partner took them they are forwarded, not queued again.
     s.forwarded(
-        "N0PAT",
+        call("N0PAT"),
         &[(1, FwdOutcome::Sent), (2, FwdOutcome::Sent)],
         None,
         now,
     )
     .unwrap();
-    assert_eq!(s.queue_collected("N0PAT", &calls, now).unwrap(), 0);
+    assert_eq!(s.queue_collected(call("N0PAT"), &calls, now).unwrap(), 0);
     assert_eq!(
         s.message(1).unwrap().unwrap().header.status,
         MsgStatus::Forwarded
@@ -1162,20 +1176,27 @@ fn a_winlink_partner_collects_mail_for_the_calls_it_announces() {
 #[test]
 fn a_locked_user_has_no_password_to_check_until_unlocked() {
     let (_d, mut s) = open();
-    s.add_user("N0USR", Some("pw"), false, false).unwrap();
-    let stamp = s.login_stamp("n0usr").unwrap().unwrap();
+    s.add_user(call("N0USR"), Some("pw"), false, false).unwrap();
+    let stamp = s.login_stamp(call("n0usr")).unwrap().unwrap();
     assert!(stamp.starts_with("U:$argon2"), "{stamp}");
-    assert!(s.set_locked("N0USR", true).unwrap());
-    assert!(!s.set_locked("N0USR", true).unwrap(), "already locked");
-    assert_eq!(s.password_hash("N0USR").unwrap(), None);
-    assert_eq!(s.login_stamp("N0USR").unwrap(), None);
+    assert!(s.set_locked(call("N0USR"), true).unwrap());
+    assert!(
+        !s.set_locked(call("N0USR"), true).unwrap(),
+        "already locked"
+    );
+    assert_eq!(s.password_hash(call("N0USR")).unwrap(), None);
+    assert_eq!(s.login_stamp(call("N0USR")).unwrap(), None);
     assert!(!password_ok(&mut s, "N0USR", "pw"));
     assert_eq!(s.locked_users().unwrap(), vec!["N0USR".to_string()]);
-    assert!(s.set_locked("N0USR", false).unwrap());
+    assert!(s.set_locked(call("N0USR"), false).unwrap());
     assert!(password_ok(&mut s, "N0USR", "pw"));
-    assert_eq!(s.login_stamp("N0USR").unwrap(), Some(stamp));
-    s.set_flags("N0USR", Some(true), None).unwrap();
-    assert!(s.login_stamp("N0USR").unwrap().unwrap().starts_with("S:"));
+    assert_eq!(s.login_stamp(call("N0USR")).unwrap(), Some(stamp));
+    s.set_flags(call("N0USR"), Some(true), None).unwrap();
+    assert!(s
+        .login_stamp(call("N0USR"))
+        .unwrap()
+        .unwrap()
+        .starts_with("S:"));
 }
 
 #[test]

@@ -131,11 +131,14 @@ const LOCKED: &str = "!";
 
 /// A user's stored password hash (PHC string); `None` for an unknown user, one without a
 /// password (radio only) or a locked one: every password login refuses those.
-pub(crate) fn password_hash(conn: &Connection, call: &str) -> Result<Option<String>, StoreError> {
+pub(crate) fn password_hash(
+    conn: &Connection,
+    call: Callsign,
+) -> Result<Option<String>, StoreError> {
     let hash: Option<Option<String>> = conn
         .query_row(
             "SELECT password FROM users WHERE call = ?1 AND substr(password, 1, 1) != '!'",
-            [call.to_ascii_uppercase()],
+            [call.to_string()],
             |r| r.get(0),
         )
         .optional()
@@ -194,14 +197,14 @@ fn hash_in(memory: &mut Argon2Memory, password: &str) -> Result<String, StoreErr
 impl Store {
     /// `call`'s stored password hash, for checking elsewhere with [`verify_password`] (with
     /// [`DUMMY_HASH`] when there is none). Cheap: no hashing here.
-    pub fn password_hash(&mut self, call: &str) -> Result<Option<String>, StoreError> {
+    pub fn password_hash(&mut self, call: Callsign) -> Result<Option<String>, StoreError> {
         password_hash(&self.conn, call)
     }
 
     /// Adds a user. `password` may be `None` for a radio-only user (AX.25 needs none).
     pub fn add_user(
         &mut self,
-        call: &str,
+        call: Callsign,
         password: Option<&str>,
         sysop: bool,
         bbs: bool,
@@ -214,12 +217,12 @@ impl Store {
     /// it off the store thread); `None`: no password (radio only).
     pub fn add_user_hashed(
         &mut self,
-        call: &str,
+        call: Callsign,
         hash: Option<&str>,
         sysop: bool,
         bbs: bool,
     ) -> Result<(), StoreError> {
-        let call = call.to_ascii_uppercase();
+        let call = call.to_string();
         let res = self.conn.execute(
             "INSERT INTO users (call, sysop, bbs, password) VALUES (?1, ?2, ?3, ?4)",
             params![call, sysop, bbs, hash],
@@ -236,23 +239,23 @@ impl Store {
     }
 
     /// Sets a user's password.
-    pub fn set_password(&mut self, call: &str, password: &str) -> Result<(), StoreError> {
+    pub fn set_password(&mut self, call: Callsign, password: &str) -> Result<(), StoreError> {
         let hash = hash_in(&mut self.argon2, password)?;
         self.set_password_hashed(call, &hash)
     }
 
     /// Sets a user's password from a hash ([`hash_password`]) made elsewhere (the daemon makes
     /// it off the store thread). It unlocks a locked user.
-    pub fn set_password_hashed(&mut self, call: &str, hash: &str) -> Result<(), StoreError> {
+    pub fn set_password_hashed(&mut self, call: Callsign, hash: &str) -> Result<(), StoreError> {
         let n = self
             .conn
             .execute(
                 "UPDATE users SET password = ?1 WHERE call = ?2",
-                params![hash, call.to_ascii_uppercase()],
+                params![hash, call.to_string()],
             )
             .map_err(db_err)?;
         if n == 0 {
-            return Err(StoreError::NoSuchUser(call.to_ascii_uppercase()));
+            return Err(StoreError::NoSuchUser(call.to_string()));
         }
         Ok(())
     }
@@ -260,7 +263,7 @@ impl Store {
     /// Sets a user's sysop and BBS flags (`None` leaves one as it is).
     pub fn set_flags(
         &mut self,
-        call: &str,
+        call: Callsign,
         sysop: Option<bool>,
         bbs: Option<bool>,
     ) -> Result<(), StoreError> {
@@ -268,26 +271,23 @@ impl Store {
             .conn
             .execute(
                 "UPDATE users SET sysop = COALESCE(?1, sysop), bbs = COALESCE(?2, bbs) WHERE call = ?3",
-                params![sysop, bbs, call.to_ascii_uppercase()],
+                params![sysop, bbs, call.to_string()],
             )
             .map_err(db_err)?;
         if n == 0 {
-            return Err(StoreError::NoSuchUser(call.to_ascii_uppercase()));
+            return Err(StoreError::NoSuchUser(call.to_string()));
         }
         Ok(())
     }
 
     /// Removes a user; their mail stays.
-    pub fn delete_user(&mut self, call: &str) -> Result<(), StoreError> {
+    pub fn delete_user(&mut self, call: Callsign) -> Result<(), StoreError> {
         let n = self
             .conn
-            .execute(
-                "DELETE FROM users WHERE call = ?1",
-                [call.to_ascii_uppercase()],
-            )
+            .execute("DELETE FROM users WHERE call = ?1", [call.to_string()])
             .map_err(db_err)?;
         if n == 0 {
-            return Err(StoreError::NoSuchUser(call.to_ascii_uppercase()));
+            return Err(StoreError::NoSuchUser(call.to_string()));
         }
         Ok(())
     }
@@ -295,13 +295,13 @@ impl Store {
     /// What a web session of `call` was opened with: `"S:"` or `"U:"` (sysop or not) and the
     /// stored password hash, while `call` has a password and is not locked. A session whose
     /// stamp no longer matches (deleted, locked, promoted or demoted, new password) has ended.
-    pub fn login_stamp(&mut self, call: &str) -> Result<Option<String>, StoreError> {
+    pub fn login_stamp(&mut self, call: Callsign) -> Result<Option<String>, StoreError> {
         let row: Option<Option<String>> = self
             .conn
             .query_row(
                 "SELECT CASE WHEN sysop THEN 'S:' ELSE 'U:' END || password FROM users \
                  WHERE call = ?1 AND substr(password, 1, 1) != '!'",
-                [call.to_ascii_uppercase()],
+                [call.to_string()],
                 |r| r.get(0),
             )
             .optional()
@@ -311,7 +311,7 @@ impl Store {
 
     /// Locks or unlocks `call`'s password logins (telnet, forwarding port, web) without losing
     /// the password. False: the user has no password to lock, or was already so.
-    pub fn set_locked(&mut self, call: &str, locked: bool) -> Result<bool, StoreError> {
+    pub fn set_locked(&mut self, call: Callsign, locked: bool) -> Result<bool, StoreError> {
         let sql = if locked {
             "UPDATE users SET password = ?1 || password \
              WHERE call = ?2 AND password IS NOT NULL AND substr(password, 1, 1) != ?1"
@@ -321,7 +321,7 @@ impl Store {
         };
         let n = self
             .conn
-            .execute(sql, params![LOCKED, call.to_ascii_uppercase()])
+            .execute(sql, params![LOCKED, call.to_string()])
             .map_err(db_err)?;
         Ok(n > 0)
     }
@@ -341,13 +341,18 @@ impl Store {
     }
 
     /// Notes that `call` logged in from `prefix` (an address or a network, as text) at `now`.
-    pub fn logged_in_from(&mut self, call: &str, prefix: &str, now: i64) -> Result<(), StoreError> {
+    pub fn logged_in_from(
+        &mut self,
+        call: Callsign,
+        prefix: &str,
+        now: i64,
+    ) -> Result<(), StoreError> {
         self.conn
             .prepare_cached(
                 "INSERT INTO login_places (call, prefix, last) VALUES (?1, ?2, ?3) \
                  ON CONFLICT (call, prefix) DO UPDATE SET last = MAX(last, excluded.last)",
             )
-            .and_then(|mut st| st.execute(params![call.to_ascii_uppercase(), prefix, now]))
+            .and_then(|mut st| st.execute(params![call.to_string(), prefix, now]))
             .map_err(db_err)?;
         Ok(())
     }
@@ -380,7 +385,7 @@ impl Store {
     /// password, newest first, at most `limit` (places are kept 30 days).
     pub fn last_logins(
         &mut self,
-        call: &str,
+        call: Callsign,
         limit: usize,
     ) -> Result<Vec<(String, i64)>, StoreError> {
         let mut st = self
@@ -390,7 +395,7 @@ impl Store {
             )
             .map_err(db_err)?;
         let rows = st
-            .query_map(params![call.to_ascii_uppercase(), limit as i64], |r| {
+            .query_map(params![call.to_string(), limit as i64], |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })
             .map_err(db_err)?
@@ -458,9 +463,12 @@ mod tests {
     fn login_places_are_kept_and_old_ones_forgotten() {
         let dir = tempfile::tempdir().unwrap();
         let mut s = Store::open(dir.path(), crate::Durability::Normal).unwrap();
-        s.logged_in_from("n0usr", "192.0.2.7/32", 100).unwrap();
-        s.logged_in_from("N0USR", "192.0.2.7/32", 50).unwrap();
-        s.logged_in_from("N0OTH", "2001:db8::/64", 10).unwrap();
+        s.logged_in_from(crate::tests::call("n0usr"), "192.0.2.7/32", 100)
+            .unwrap();
+        s.logged_in_from(crate::tests::call("N0USR"), "192.0.2.7/32", 50)
+            .unwrap();
+        s.logged_in_from(crate::tests::call("N0OTH"), "2001:db8::/64", 10)
+            .unwrap();
         drop(s);
         let mut s = Store::open(dir.path(), crate::Durability::Normal).unwrap();
         assert_eq!(

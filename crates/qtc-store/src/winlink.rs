@@ -1,6 +1,7 @@
 //! Mail for the stations a Winlink partner collects for (its `;FW:` calls): personal mail
 //! addressed to such a call here (no `@`, or `@` this BBS) is queued for that partner.
 
+use qtc_callsign::Callsign;
 use qtc_mail::StoreError;
 use rusqlite::params;
 
@@ -11,11 +12,11 @@ impl Store {
     /// not forwarded yet and not queued for it before; returns how many were added.
     pub fn queue_collected(
         &mut self,
-        partner: &str,
+        partner: Callsign,
         calls: &[String],
         now: i64,
     ) -> Result<usize, StoreError> {
-        let partner = partner.to_ascii_uppercase();
+        let partner_text = partner.to_string();
         let own = self.station.call.to_ascii_uppercase();
         let tx = self.conn.transaction().map_err(db_err)?;
         let mut added = 0;
@@ -29,13 +30,13 @@ impl Store {
                           OR number IN (SELECT number FROM recipients WHERE call = ?3))",
                 )
                 .and_then(|mut st| {
-                    st.execute(params![partner, now, call.to_ascii_uppercase(), own])
+                    st.execute(params![partner_text, now, call.to_ascii_uppercase(), own])
                 })
                 .map_err(db_err)?;
         }
         tx.commit().map_err(db_err)?;
         if added > 0 {
-            self.queued.bump(&partner);
+            self.queued.bump(partner);
         }
         Ok(added)
     }

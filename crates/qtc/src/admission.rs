@@ -182,7 +182,7 @@ pub struct Places {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Party {
     /// A network the account logged in from lately ([`KnownPlaces::whose`]).
-    Account(String),
+    Account(Callsign),
     /// A network no account logged in from lately.
     Stranger(IpAddr),
 }

@@ -280,7 +280,7 @@ pub fn user(c: &Loaded, cmd: UserCmd) -> anyhow::Result<()> {
                 Some(p) => p,
                 None => read_password(call)?,
             };
-            open_to_write(c)?.add_user(&call.to_string(), Some(&pw), sysop, bbs)?;
+            open_to_write(c)?.add_user(call, Some(&pw), sysop, bbs)?;
             outln!(
                 "added {call}{}{}",
                 if sysop { " (sysop)" } else { "" },
@@ -311,12 +311,12 @@ pub fn user(c: &Loaded, cmd: UserCmd) -> anyhow::Result<()> {
             if sysop.is_none() && bbs.is_none() {
                 bail!("give --sysop true|false and/or --bbs true|false");
             }
-            open_to_write(c)?.set_flags(&call.to_string(), sysop, bbs)?;
+            open_to_write(c)?.set_flags(call, sysop, bbs)?;
             outln!("{call} updated");
         }
         UserCmd::Del { call } => {
             let call = user_call(&call)?;
-            open_to_write(c)?.delete_user(&call.to_string())?;
+            open_to_write(c)?.delete_user(call)?;
             outln!("deleted {call}");
         }
         UserCmd::Passwd { call } => {
@@ -326,7 +326,7 @@ pub fn user(c: &Loaded, cmd: UserCmd) -> anyhow::Result<()> {
                 bail!("no user {call}");
             }
             let pw = read_password(call)?;
-            store.set_password(&call.to_string(), &pw)?;
+            store.set_password(call, &pw)?;
             outln!("password of {call} changed");
         }
     }

@@ -336,21 +336,13 @@ impl Connection {
         login: Login,
     ) -> impl Future<Output = Result<Result<bool, qtc_mail::StoreError>, Refused>> + Send + 'static
     {
-        let (lobby, ip, call) = (self.lobby.clone(), self.ip, call.to_string());
+        let (lobby, ip) = (self.lobby.clone(), self.ip);
         async move {
             // Nobody logs in on a call out.
             let Some(lobby) = lobby else {
                 return Err(Refused::Locked);
             };
-            crate::login::check(
-                &lobby.throttle,
-                &lobby.passwords,
-                ip,
-                &call,
-                password,
-                login,
-            )
-            .await
+            crate::login::check(&lobby.throttle, &lobby.passwords, ip, call, password, login).await
         }
     }
 

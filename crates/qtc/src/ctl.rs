@@ -13,7 +13,6 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
 
-use crate::forward::forward_answer;
 use crate::health::Sources;
 
 /// The socket's file name inside the data directory.
@@ -85,9 +84,7 @@ async fn request(
     let words: Vec<&str> = line.split_whitespace().collect();
     let answer = match words.as_slice() {
         ["forward", partner] => {
-            let partner = partner.to_ascii_uppercase();
-            let s = sources.forward.forward_now(&partner).await;
-            format!("{}\n", forward_answer(&partner, &s))
+            format!("{}\n", sources.forward.forward_named(partner).await)
         }
         ["status"] => status(&sources, false).await,
         ["status", "json"] => status(&sources, true).await,

@@ -183,7 +183,7 @@ async fn serve(c: &Loaded, o: Opened) -> anyhow::Result<()> {
     let metrics = Arc::new(crate::metrics::Metrics::default());
     let forwarder = Arc::new(Forwarder::new(
         o.store.clone(),
-        &c.station.call,
+        c.call,
         c.partners.clone(),
         fbb_config(c),
         o.packer.clone(),

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use qtc_callsign::Callsign;
 use serde::Serialize;
 
 use crate::config::forward::Partner;
@@ -122,7 +123,7 @@ fn role(r: qtc_fbb::Role) -> &'static str {
     }
 }
 
-fn last_report(partner: &str, l: LastResult) -> LastReport {
+fn last_report(partner: Callsign, l: LastResult) -> LastReport {
     LastReport {
         at: l.at,
         role: role(l.role),
@@ -169,41 +170,42 @@ pub async fn gather(sources: &Sources) -> Result<Health, String> {
         .map_err(|e| e.to_string())?
         .map_err(|e| format!("the store is not available: {e}"))?;
     let configured = fwd.partners();
-    let mut calls: Vec<String> = configured.iter().map(|p| p.call.clone()).collect();
+    // The configured partners, then any other the queue names (its rows are the calls' text).
+    let mut calls: Vec<String> = configured.iter().map(|p| p.call.to_string()).collect();
     for (p, _) in &counts {
         if !calls.contains(p) {
             calls.push(p.clone());
         }
     }
-    let setting = |call: &str, key: fn(&Partner) -> Option<std::time::Duration>| {
+    let setting = |call: Option<Callsign>, key: fn(&Partner) -> Option<std::time::Duration>| {
         configured
             .iter()
-            .find(|p| p.call == call)
+            .find(|p| Some(p.call) == call)
             .and_then(key)
             .map(|d| d.as_secs())
     };
     let partners = calls
         .into_iter()
-        .map(|call| {
-            let log = fwd.partner_log(&call);
-            let history: Vec<LastReport> = log
-                .recent
-                .into_iter()
-                .map(|l| last_report(&call, l))
-                .collect();
+        .map(|name| {
+            // A queue row's name that is no callsign has no sessions here.
+            let call = Callsign::parse_station(&name).ok();
+            let log = call.map(|c| fwd.partner_log(c)).unwrap_or_default();
+            let history: Vec<LastReport> = call
+                .map(|c| log.recent.into_iter().map(|l| last_report(c, l)).collect())
+                .unwrap_or_default();
             PartnerReport {
                 queued: counts
                     .iter()
-                    .find(|(c, _)| *c == call)
+                    .find(|(c, _)| *c == name)
                     .map_or(0, |(_, n)| *n),
                 last: history.first().cloned(),
-                next_call: fwd.next_call(&call),
-                interval: setting(&call, |p| p.interval),
-                poll: setting(&call, |p| p.poll),
+                next_call: call.and_then(|c| fwd.next_call(c)),
+                interval: setting(call, |p| p.interval),
+                poll: setting(call, |p| p.poll),
                 bytes_in: log.bytes_in,
                 bytes_out: log.bytes_out,
                 history,
-                call,
+                call: name,
             }
         })
         .collect();
@@ -211,7 +213,7 @@ pub async fn gather(sources: &Sources) -> Result<Health, String> {
         .active()
         .into_iter()
         .map(|(partner, a)| SessionReport {
-            partner,
+            partner: partner.to_string(),
             role: role(a.role),
             since: a.since,
             mode: a.mode.map(|m| m.to_string()),

@@ -4,6 +4,7 @@
 
 use std::net::IpAddr;
 
+use qtc_callsign::Callsign;
 use qtc_mail::StoreError;
 
 use crate::admission::{Admission, Place};
@@ -51,28 +52,33 @@ pub async fn check(
     throttle: &Throttle,
     passwords: &Passwords,
     ip: Option<IpAddr>,
-    call: &str,
+    call: Callsign,
     password: String,
     login: Login,
 ) -> Result<Result<bool, StoreError>, Refused> {
-    let attempt = attempt(throttle, ip, call)?;
-    Ok(verify(throttle, passwords, attempt, call, password, login).await)
+    let attempt = attempt(throttle, ip, Some(call))?;
+    Ok(verify(throttle, passwords, attempt, Some(call), password, login).await)
 }
 
 /// Counts a login to `call` from `ip` before its password is checked, so parallel guesses
-/// cannot outrun the lockout; `Err` (logged): it must not be checked.
-pub fn attempt(throttle: &Throttle, ip: Option<IpAddr>, call: &str) -> Result<Attempt, Refused> {
-    throttle
-        .attempt(ip, call, clock::now())
-        .inspect_err(|why| match why {
-            Refused::Locked => {
-                tracing::warn!(%call, "login refused unchecked: locked out after repeated failures")
-            }
-            Refused::Busy => tracing::warn!(
-                %call,
-                "login refused unchecked: too many logins to this account at once"
-            ),
-        })
+/// cannot outrun the lockout; `Err` (logged): it must not be checked. `None`: the name typed
+/// is not a callsign; it is counted against the address alone ([`Throttle::attempt`]) and
+/// logged without it (it may be a password).
+pub fn attempt(
+    throttle: &Throttle,
+    ip: Option<IpAddr>,
+    call: Option<Callsign>,
+) -> Result<Attempt, Refused> {
+    throttle.attempt(ip, call, clock::now()).inspect_err(|why| {
+        let what = match why {
+            Refused::Locked => "locked out after repeated failures",
+            Refused::Busy => "too many logins to this account at once",
+        };
+        match call {
+            Some(call) => tracing::warn!(%call, "login refused unchecked: {what}"),
+            None => tracing::warn!("login refused unchecked: {what}"),
+        }
+    })
 }
 
 /// Checks the password of a counted `attempt` (argon2, on the password pool); a right one
@@ -81,7 +87,7 @@ pub async fn verify(
     throttle: &Throttle,
     passwords: &Passwords,
     attempt: Attempt,
-    call: &str,
+    call: Option<Callsign>,
     password: String,
     login: Login,
 ) -> Result<bool, StoreError> {

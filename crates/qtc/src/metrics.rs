@@ -12,6 +12,8 @@ use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
+use qtc_callsign::Callsign;
+
 use crate::store_thread::StoreHandle;
 
 /// The daemon's counters: one set per daemon, made in `daemon.rs` and handed (as an
@@ -175,7 +177,7 @@ impl Metrics {
     }
 
     /// Messages received from (`received`) and delivered to (`sent`) `partner`.
-    pub fn forwarded(&self, partner: &str, received: u64, sent: u64) {
+    pub fn forwarded(&self, partner: Callsign, received: u64, sent: u64) {
         if received == 0 && sent == 0 {
             return;
         }

@@ -67,7 +67,7 @@ impl Grant {
 /// What `caller` gets: [`decide`] with the partner its callsign names and, for a NET/ROM
 /// partner, its node as the NET/ROM tables know it now.
 pub async fn grant(forwarder: &Forwarder, radios: &Radios, caller: &Caller) -> Grant {
-    let Some(partner) = forwarder.partner(caller.remote.base()) else {
+    let Some(partner) = forwarder.partner(caller.remote) else {
         return Grant::AsAccount;
     };
     let node = match (&partner.connect, radios.netrom()) {
@@ -212,7 +212,7 @@ mod tests {
 
     fn partner(connect: Connect, secret: Option<&str>) -> Partner {
         Partner {
-            call: "N0PTR".into(),
+            call: "N0PTR".parse().unwrap(),
             connect,
             telnet: false,
             iac_escaped: false,

@@ -15,6 +15,7 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
+use qtc_callsign::Callsign;
 use qtc_mail::StoreError;
 
 use crate::cpu_pool::{CpuPool, Priority};
@@ -69,20 +70,22 @@ impl Passwords {
         })
     }
 
-    /// Whether `password` is `call`'s. An unknown callsign, or one without a password, costs
-    /// the same check and is refused.
+    /// Whether `password` is `call`'s. An unknown callsign, one without a password, or a name
+    /// that is not a callsign (`None`: no account has it) costs the same check and is refused.
     pub async fn check(
         &self,
-        call: &str,
+        call: Option<Callsign>,
         password: String,
         login: Login,
     ) -> Result<bool, StoreError> {
-        let c = call.to_string();
-        let hash = self
-            .readers
-            .call(move |s| s.password_hash(&c))
-            .await
-            .map_err(|e| StoreError::Database(e.to_string()))??;
+        let hash = match call {
+            Some(c) => self
+                .readers
+                .call(move |s| s.password_hash(c))
+                .await
+                .map_err(|e| StoreError::Database(e.to_string()))??,
+            None => None,
+        };
         let known = hash.is_some();
         let phc = hash.unwrap_or_else(|| qtc_store::DUMMY_HASH.to_string());
         let answer = self.run(Job::Verify { phc, password }, login).await?;

@@ -48,7 +48,7 @@ pub async fn run(request: Request, shared: Backends<'_>) -> Result<Reply, StoreG
                     let call = p.call;
                     let write = shared
                         .store
-                        .call(move |s| s.set_password_hashed(&call.to_string(), &hash));
+                        .call(move |s| s.set_password_hashed(call, &hash));
                     write
                         .await
                         .unwrap_or_else(|gone| Err(StoreError::Database(gone.to_string())))
@@ -107,7 +107,7 @@ impl MessageStore for SessionWrites<'_> {
         self.store.update_user(user)
     }
     fn set_password(&mut self, call: Callsign, password: &str) -> Result<(), StoreError> {
-        self.store.set_password(&call.to_string(), password)
+        self.store.set_password(call, password)
     }
     fn message(&mut self, number: u64) -> Result<Option<Message>, StoreError> {
         self.store.message(number)

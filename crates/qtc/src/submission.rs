@@ -8,6 +8,7 @@
 
 use std::time::Instant;
 
+use qtc_callsign::Callsign;
 use qtc_mail::{NewMessage, StoreError};
 use qtc_store::{MailParts, Store};
 
@@ -24,9 +25,12 @@ pub fn store(
     parts: &MailParts,
     (now, unix): (Instant, i64),
 ) -> Result<Vec<(u64, String)>, StoreError> {
-    let Some(from) = copies.first().map(|m| m.from.clone()) else {
+    let Some(from) = copies.first().map(|m| m.from.as_str()) else {
         return Ok(Vec::new());
     };
+    // The sender is the user who logged in, so a station's call; anything else has no
+    // account here and no allowance to count against.
+    let from = Callsign::parse_station(from).map_err(|_| StoreError::NoSuchUser(from.into()))?;
     // The room it may take is measured now, not as it was at start.
     crate::room::refresh(st);
     let size: u64 = copies
@@ -34,15 +38,15 @@ pub fn store(
         .map(|m| (m.body.len() + m.subject.len()) as u64)
         .sum();
     let n = u32::try_from(copies.len()).unwrap_or(u32::MAX);
-    let exempt = crate::user_limits::exempt(st, &from)?;
+    let exempt = crate::user_limits::exempt(st, from)?;
     if !exempt {
         limits
-            .check(&from, n, size, now)
-            .map_err(|why| crate::user_limits::refused(&from, why))?;
+            .check(from, n, size, now)
+            .map_err(|why| crate::user_limits::refused(from, why))?;
     }
     let stored = st.insert_submission(copies, parts, unix)?;
     if !exempt {
-        limits.count(&from, n, size, now);
+        limits.count(from, n, size, now);
     }
     Ok(stored)
 }

@@ -10,12 +10,19 @@
 //! ports, the web) counts its attempts here through [`crate::login::attempt`] and checks the
 //! password with [`crate::login::verify`] ([`crate::login::check`] does both); nothing else
 //! calls [`Throttle::attempt`].
+//!
+//! Accounts are callsigns. A name typed at a login that is not a station's call has no
+//! account, so it is counted against its address alone (and always refused): guessing such
+//! names locks the guesser's address out as guessing passwords does, and fills no account
+//! table with whatever was typed.
 
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use qtc_callsign::Callsign;
 
 use crate::prefix::Grouping;
 use crate::store_thread::StoreHandle;
@@ -129,22 +136,22 @@ pub struct KnownPlaces {
 /// The places and who logged in at each, kept consistent under one lock.
 #[derive(Default)]
 struct Known {
-    /// Account (uppercase) -> its latest places and its last login at each.
-    accounts: HashMap<String, Vec<(IpAddr, Instant)>>,
+    /// Account -> its latest places and its last login at each.
+    accounts: HashMap<Callsign, Vec<(IpAddr, Instant)>>,
     /// Network -> the accounts that have it among their latest places, with their last login.
-    places: HashMap<IpAddr, Vec<(String, Instant)>>,
+    places: HashMap<IpAddr, Vec<(Callsign, Instant)>>,
 }
 
 impl Known {
     /// A login of `account` from `prefix` at `at` (kept if later than what is known).
-    fn remember(&mut self, account: &str, prefix: IpAddr, at: Instant) {
-        if self.accounts.len() >= MAX_ENTRIES && !self.accounts.contains_key(account) {
+    fn remember(&mut self, account: Callsign, prefix: IpAddr, at: Instant) {
+        if self.accounts.len() >= MAX_ENTRIES && !self.accounts.contains_key(&account) {
             self.forget_stale(at);
             if self.accounts.len() >= MAX_ENTRIES {
                 return;
             }
         }
-        let mine = self.accounts.entry(account.to_string()).or_default();
+        let mine = self.accounts.entry(account).or_default();
         match mine.iter_mut().find(|(p, _)| *p == prefix) {
             Some((_, t)) => *t = (*t).max(at),
             None => mine.push((prefix, at)),
@@ -160,16 +167,16 @@ impl Known {
             return;
         }
         let holders = self.places.entry(prefix).or_default();
-        match holders.iter_mut().find(|(a, _)| a == account) {
+        match holders.iter_mut().find(|(a, _)| *a == account) {
             Some((_, t)) => *t = (*t).max(at),
-            None => holders.push((account.to_string(), at)),
+            None => holders.push((account, at)),
         }
     }
 
     /// `account` no longer has `prefix` among its places.
-    fn drop_holder(&mut self, prefix: IpAddr, account: &str) {
+    fn drop_holder(&mut self, prefix: IpAddr, account: Callsign) {
         if let Some(holders) = self.places.get_mut(&prefix) {
-            holders.retain(|(a, _)| a != account);
+            holders.retain(|(a, _)| *a != account);
             if holders.is_empty() {
                 self.places.remove(&prefix);
             }
@@ -190,7 +197,8 @@ impl Known {
 
 impl KnownPlaces {
     /// The places in `rows` (call, prefix label, last login as Unix seconds, read from the
-    /// store at `unix_now`), new ones written to `store`.
+    /// store at `unix_now`; a row whose call is not one is skipped), new ones written to
+    /// `store`.
     pub fn new(
         grouping: Grouping,
         rows: &[PlaceRow],
@@ -205,8 +213,11 @@ impl KnownPlaces {
         };
         for (call, label, last) in rows {
             let age = Duration::from_secs(unix_now.saturating_sub(*last).max(0) as u64);
-            if let (Some(prefix), Some(at)) = (grouping.parse(label), now.checked_sub(age)) {
-                k.lock().remember(&call.to_ascii_uppercase(), prefix, at);
+            let call = Callsign::parse_station(call);
+            if let (Some(prefix), Some(at), Ok(call)) =
+                (grouping.parse(label), now.checked_sub(age), call)
+            {
+                k.lock().remember(call, prefix, at);
             }
         }
         k
@@ -222,9 +233,9 @@ impl KnownPlaces {
     }
 
     /// Whether `prefix` is among `account`'s places, with a login within [`TRUSTED_FOR`].
-    fn trusted(&self, account: &str, prefix: IpAddr, now: Instant) -> bool {
+    fn trusted(&self, account: Callsign, prefix: IpAddr, now: Instant) -> bool {
         let k = self.lock();
-        k.accounts.get(account).is_some_and(|places| {
+        k.accounts.get(&account).is_some_and(|places| {
             places
                 .iter()
                 .any(|(p, at)| *p == prefix && now.duration_since(*at) < TRUSTED_FOR)
@@ -233,7 +244,7 @@ impl KnownPlaces {
 
     /// The account whose place `ip`'s network is (the one that logged in there last, within
     /// [`TRUSTED_FOR`]), or `None`: nobody's.
-    pub fn whose(&self, ip: IpAddr, now: Instant) -> Option<String> {
+    pub fn whose(&self, ip: IpAddr, now: Instant) -> Option<Callsign> {
         let prefix = self.grouping.group(ip);
         let k = self.lock();
         k.places
@@ -241,19 +252,18 @@ impl KnownPlaces {
             .iter()
             .filter(|(_, at)| now.duration_since(*at) < TRUSTED_FOR)
             .max_by_key(|(_, at)| *at)
-            .map(|(account, _)| account.clone())
+            .map(|(account, _)| *account)
     }
 
     /// A good login of `account` from `prefix`: remembered here and in the store.
-    fn record(&self, account: &str, prefix: IpAddr, now: Instant) {
-        let account = account.to_ascii_uppercase();
+    fn record(&self, account: Callsign, prefix: IpAddr, now: Instant) {
         let known_since = {
             let mut k = self.lock();
             let since = k
                 .accounts
                 .get(&account)
                 .and_then(|places| places.iter().find(|(p, _)| *p == prefix).map(|(_, t)| *t));
-            k.remember(&account, prefix, now);
+            k.remember(account, prefix, now);
             since
         };
         // Kept to the day: a user logging in again and again writes nothing more (a burst of
@@ -263,7 +273,7 @@ impl KnownPlaces {
             let (call, unix) = (account, crate::clock::unix_now());
             let label = self.grouping.label(prefix);
             let _ = store.submit(move |s| {
-                if let Err(e) = s.logged_in_from(&call, &label, unix) {
+                if let Err(e) = s.logged_in_from(call, &label, unix) {
                     tracing::warn!(error = %e, "cannot keep where a login came from");
                 }
             });
@@ -280,7 +290,7 @@ pub struct Throttle {
 struct Tables {
     lockout_after: u32,
     addresses: Counts<IpAddr>,
-    accounts: Counts<String>,
+    accounts: Counts<Callsign>,
 }
 
 /// Why an attempt was not even checked.
@@ -298,7 +308,8 @@ pub enum Refused {
 pub struct Attempt {
     counts: Arc<Tables>,
     ip: Option<IpAddr>,
-    account: String,
+    /// `None`: the name typed is not a callsign (counted at the address alone).
+    account: Option<Callsign>,
     right: bool,
 }
 
@@ -313,8 +324,8 @@ impl Attempt {
     /// the account's own from now on.
     pub fn succeeded(mut self, throttle: &Throttle, now: Instant) {
         self.right = true;
-        if let Some(ip) = self.ip {
-            throttle.known.record(&self.account, ip, now);
+        if let (Some(ip), Some(account)) = (self.ip, self.account) {
+            throttle.known.record(account, ip, now);
         }
     }
 }
@@ -324,7 +335,9 @@ impl Drop for Attempt {
         if let Some(ip) = self.ip {
             self.counts.addresses.checked(&ip, self.right);
         }
-        self.counts.accounts.checked(&self.account, self.right);
+        if let Some(account) = &self.account {
+            self.counts.accounts.checked(account, self.right);
+        }
     }
 }
 
@@ -356,22 +369,26 @@ impl Throttle {
     /// checked; refused when the address or the account is locked out (or full of attempts
     /// being checked): then do not check it. An account lock does not apply at a place the
     /// account logged in from before, so nobody can lock a user out of their own places by
-    /// guessing from elsewhere.
+    /// guessing from elsewhere. `account` `None`: the name typed is not a callsign, counted
+    /// against the address alone.
     pub fn attempt(
         &self,
         ip: Option<IpAddr>,
-        account: &str,
+        account: Option<Callsign>,
         now: Instant,
     ) -> Result<Attempt, Refused> {
-        let account = account.to_ascii_uppercase();
         let ip = ip.map(|ip| self.group(ip));
         let t = &self.counts;
         // Both tables under their locks at once, so parallel attempts are counted one by one.
         let mut addresses = t.addresses.lock();
         let mut accounts = t.accounts.lock();
         let (by_ip, ip_checking) = ip.map_or((0, 0), |ip| Counts::live(&mut addresses, &ip, now));
-        let (by_account, account_checking) = Counts::live(&mut accounts, &account, now);
-        let at_home = ip.is_some_and(|ip| self.known.trusted(&account, ip, now));
+        let (by_account, account_checking) =
+            account.map_or((0, 0), |a| Counts::live(&mut accounts, &a, now));
+        let at_home = match (ip, account) {
+            (Some(ip), Some(account)) => self.known.trusted(account, ip, now),
+            _ => false,
+        };
         let account_full = by_account >= t.lockout_after && !at_home;
         if by_ip >= t.lockout_after || account_full {
             let failed = by_ip - ip_checking >= t.lockout_after
@@ -385,7 +402,9 @@ impl Throttle {
         if let Some(ip) = ip {
             Counts::add(&mut addresses, &ip, now);
         }
-        Counts::add(&mut accounts, &account, now);
+        if let Some(account) = &account {
+            Counts::add(&mut accounts, account, now);
+        }
         Ok(Attempt {
             counts: t.clone(),
             ip,
@@ -462,6 +481,37 @@ mod tests {
         )
     }
 
+    /// A callsign written in a test.
+    fn call(text: &str) -> Callsign {
+        text.parse().unwrap()
+    }
+
+    /// The account a login names.
+    fn acct(text: &str) -> Option<Callsign> {
+        Some(call(text))
+    }
+
+    /// A name typed that is not a callsign has no account: its failures count against the
+    /// address it came from, which locks as for any guess, and lock no account.
+    #[test]
+    fn a_name_that_is_no_callsign_counts_against_its_address_alone() {
+        let t = throttle(3);
+        let now = crate::clock::now();
+        let (guesser, other): (IpAddr, IpAddr) =
+            ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
+        for _ in 0..3 {
+            drop(t.attempt(Some(guesser), None, now).unwrap());
+        }
+        assert_eq!(
+            t.attempt(Some(guesser), None, now).unwrap_err(),
+            Refused::Locked
+        );
+        assert!(t.locked_out(guesser, now));
+        assert!(t.attempt(Some(guesser), acct("N0USR"), now).is_err());
+        assert!(t.attempt(Some(other), None, now).is_ok());
+        assert!(t.attempt(Some(other), acct("N0USR"), now).is_ok());
+    }
+
     #[test]
     fn an_account_lock_keeps_out_new_addresses_but_not_the_users_own() {
         let t = throttle(3);
@@ -472,30 +522,30 @@ mod tests {
             "10.0.0.3".parse().unwrap(),
         );
         // The user logs in from home once.
-        t.attempt(Some(home), "n0usr", now)
+        t.attempt(Some(home), acct("n0usr"), now)
             .unwrap()
             .succeeded(&t, now);
         // Someone else guesses the account's password until it locks.
         for _ in 0..3 {
-            assert!(t.attempt(Some(attacker), "N0USR", now).is_ok());
+            assert!(t.attempt(Some(attacker), acct("N0USR"), now).is_ok());
         }
         assert_eq!(
-            t.attempt(Some(attacker), "N0USR", now).unwrap_err(),
+            t.attempt(Some(attacker), acct("N0USR"), now).unwrap_err(),
             Refused::Locked
         );
-        assert!(t.attempt(Some(stranger), "N0USR", now).is_err());
+        assert!(t.attempt(Some(stranger), acct("N0USR"), now).is_err());
         assert!(
-            t.attempt(None, "N0USR", now).is_err(),
+            t.attempt(None, acct("N0USR"), now).is_err(),
             "a radio link has no address to trust"
         );
         // The user still gets in from home.
-        assert!(t.attempt(Some(home), "N0USR", now).is_ok());
+        assert!(t.attempt(Some(home), acct("N0USR"), now).is_ok());
         // Until the trust runs out.
         let later = now + TRUSTED_FOR + Duration::from_secs(1);
         for _ in 0..3 {
-            let _ = t.attempt(Some(attacker), "N0USR", later);
+            let _ = t.attempt(Some(attacker), acct("N0USR"), later);
         }
-        assert!(t.attempt(Some(home), "N0USR", later).is_err());
+        assert!(t.attempt(Some(home), acct("N0USR"), later).is_err());
     }
 
     #[test]
@@ -511,17 +561,17 @@ mod tests {
         let t = Throttle::new(10, known.clone());
         let now = crate::clock::now();
         for i in 0..11 {
-            let _ = t.attempt(Some(IpAddr::from([10, 9, 0, i])), "N0USR", now);
+            let _ = t.attempt(Some(IpAddr::from([10, 9, 0, i])), acct("N0USR"), now);
         }
         assert!(t
-            .attempt(Some(IpAddr::from([10, 9, 0, 99])), "N0USR", now)
+            .attempt(Some(IpAddr::from([10, 9, 0, 99])), acct("N0USR"), now)
             .is_err());
         assert!(t
-            .attempt(Some("10.0.0.1".parse().unwrap()), "N0USR", now)
+            .attempt(Some("10.0.0.1".parse().unwrap()), acct("N0USR"), now)
             .is_ok());
         assert_eq!(
-            known.whose("10.0.0.1".parse().unwrap(), now).as_deref(),
-            Some("N0USR")
+            known.whose("10.0.0.1".parse().unwrap(), now),
+            Some(call("N0USR"))
         );
         assert_eq!(known.whose("10.0.0.2".parse().unwrap(), now), None);
     }
@@ -531,11 +581,15 @@ mod tests {
         let known = KnownPlaces::new(Grouping::default(), &[], 0, None);
         let t0 = crate::clock::now();
         let home: IpAddr = "10.0.0.1".parse().unwrap();
-        known.record("N0USR", home, t0);
+        known.record(call("N0USR"), home, t0);
         // Another account logs in from 250 addresses, one after another.
         for i in 0..250u32 {
             let at = t0 + Duration::from_secs(u64::from(i) + 1);
-            known.record("n0atk", IpAddr::from((0x0a09_0000 + i).to_be_bytes()), at);
+            known.record(
+                call("n0atk"),
+                IpAddr::from((0x0a09_0000 + i).to_be_bytes()),
+                at,
+            );
         }
         let now = t0 + Duration::from_secs(300);
         let theirs = (0..250u32)
@@ -545,20 +599,20 @@ mod tests {
             })
             .count();
         assert_eq!(theirs, PLACES_PER_ACCOUNT);
-        assert_eq!(known.whose(home, now).as_deref(), Some("N0USR"));
-        assert!(known.trusted("N0ATK", IpAddr::from([10, 9, 0, 249]), now));
-        assert!(!known.trusted("N0ATK", IpAddr::from([10, 9, 0, 0]), now));
+        assert_eq!(known.whose(home, now), Some(call("N0USR")));
+        assert!(known.trusted(call("N0ATK"), IpAddr::from([10, 9, 0, 249]), now));
+        assert!(!known.trusted(call("N0ATK"), IpAddr::from([10, 9, 0, 0]), now));
         // A place two accounts share stays known while either has it.
-        known.record("N0ATK", home, now);
-        assert_eq!(known.whose(home, now).as_deref(), Some("N0ATK"));
+        known.record(call("N0ATK"), home, now);
+        assert_eq!(known.whose(home, now), Some(call("N0ATK")));
         for i in 0..PLACES_PER_ACCOUNT as u64 {
             known.record(
-                "N0ATK",
+                call("N0ATK"),
                 IpAddr::from([10, 8, 0, i as u8]),
                 now + Duration::from_secs(i + 1),
             );
         }
-        assert_eq!(known.whose(home, now).as_deref(), Some("N0USR"));
+        assert_eq!(known.whose(home, now), Some(call("N0USR")));
     }
 
     #[test]
@@ -581,28 +635,31 @@ mod tests {
         // Three attempts in flight at once: the fourth is refused before any is checked, as
         // too many at once (none has failed yet).
         let held: Vec<_> = (0..3)
-            .map(|_| t.attempt(Some(ip), "N0SYS", t0).unwrap())
+            .map(|_| t.attempt(Some(ip), acct("N0SYS"), t0).unwrap())
             .collect();
-        assert_eq!(t.attempt(Some(ip), "N0SYS", t0).unwrap_err(), Refused::Busy);
+        assert_eq!(
+            t.attempt(Some(ip), acct("N0SYS"), t0).unwrap_err(),
+            Refused::Busy
+        );
         assert!(!t.locked_out(ip, t0));
         // They fail: now it is a lockout.
         drop(held);
         assert_eq!(
-            t.attempt(Some(ip), "N0SYS", t0).unwrap_err(),
+            t.attempt(Some(ip), acct("N0SYS"), t0).unwrap_err(),
             Refused::Locked
         );
         assert!(t.locked_out(ip, t0));
         // Another address is refused too: the account is locked.
         let other: IpAddr = "192.0.2.2".parse().unwrap();
-        assert!(t.attempt(Some(other), "n0sys", t0).is_err());
+        assert!(t.attempt(Some(other), acct("n0sys"), t0).is_err());
         // A good login on another account takes back only its own attempt.
-        t.attempt(Some(other), "N0USR", t0)
+        t.attempt(Some(other), acct("N0USR"), t0)
             .unwrap()
             .succeeded(&t, t0);
         assert!(t.locked_out(ip, t0));
         assert_eq!(t.delay(Some(ip), t0), Duration::from_secs(4));
         assert!(!t.locked_out(ip, t0 + WINDOW));
-        assert!(t.attempt(Some(ip), "N0SYS", t0 + WINDOW).is_ok());
+        assert!(t.attempt(Some(ip), acct("N0SYS"), t0 + WINDOW).is_ok());
     }
 
     #[test]
@@ -611,7 +668,7 @@ mod tests {
         let now = crate::clock::now();
         for i in 1..=3u16 {
             let ip = IpAddr::from([0x2001, 0xdb8, 0, 1, 0, 0, 0, i]);
-            drop(t.attempt(Some(ip), &format!("N{i}X"), now).unwrap());
+            drop(t.attempt(Some(ip), acct(&format!("N{i}X")), now).unwrap());
         }
         assert!(t.locked_out(IpAddr::from([0x2001, 0xdb8, 0, 1, 9, 9, 9, 9]), now));
         assert!(!t.locked_out(IpAddr::from([0x2001, 0xdb8, 0, 2, 0, 0, 0, 1]), now));

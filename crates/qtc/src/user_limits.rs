@@ -20,7 +20,7 @@ const MAX_ENTRIES: usize = 10_000;
 pub struct UserLimits {
     per_hour: u32,
     bytes_per_day: u64,
-    usage: Mutex<HashMap<String, Usage>>,
+    usage: Mutex<HashMap<Callsign, Usage>>,
 }
 
 #[derive(Clone, Copy)]
@@ -63,16 +63,22 @@ impl UserLimits {
         }
     }
 
-    fn usage(&self) -> std::sync::MutexGuard<'_, HashMap<String, Usage>> {
+    fn usage(&self) -> std::sync::MutexGuard<'_, HashMap<Callsign, Usage>> {
         self.usage.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Whether `call` may send `messages` more messages of `size` bytes in all now, or why
     /// not. Nothing is counted.
-    pub fn check(&self, call: &str, messages: u32, size: u64, now: Instant) -> Result<(), String> {
+    pub fn check(
+        &self,
+        call: Callsign,
+        messages: u32,
+        size: u64,
+        now: Instant,
+    ) -> Result<(), String> {
         let u = self
             .usage()
-            .get(call)
+            .get(&call)
             .map_or(Usage::fresh(now), |u| u.at(now));
         if self.per_hour > 0 && u.messages.saturating_add(messages) > self.per_hour {
             return Err(format!(
@@ -90,14 +96,12 @@ impl UserLimits {
     }
 
     /// Counts `messages` messages of `size` bytes in all from `call`.
-    pub fn count(&self, call: &str, messages: u32, size: u64, now: Instant) {
+    pub fn count(&self, call: Callsign, messages: u32, size: u64, now: Instant) {
         let mut map = self.usage();
-        if map.len() >= MAX_ENTRIES && !map.contains_key(call) {
+        if map.len() >= MAX_ENTRIES && !map.contains_key(&call) {
             map.retain(|_, u| now.duration_since(u.day_start) < DAY);
         }
-        let u = map
-            .entry(call.to_string())
-            .or_insert_with(|| Usage::fresh(now));
+        let u = map.entry(call).or_insert_with(|| Usage::fresh(now));
         *u = u.at(now);
         u.messages = u.messages.saturating_add(messages);
         u.bytes = u.bytes.saturating_add(size);
@@ -105,11 +109,7 @@ impl UserLimits {
 }
 
 /// Whether `call` is exempt from the allowances: the sysop, or a BBS account.
-pub fn exempt(store: &mut dyn MessageStore, call: &str) -> Result<bool, StoreError> {
-    // A sender who is not a station's call has no account, so no exemption.
-    let Ok(call) = Callsign::parse_station(call) else {
-        return Ok(false);
-    };
+pub fn exempt(store: &mut dyn MessageStore, call: Callsign) -> Result<bool, StoreError> {
     Ok(store.user(call)?.is_some_and(|u| u.sysop || u.bbs))
 }
 
@@ -118,7 +118,7 @@ pub fn exempt(store: &mut dyn MessageStore, call: &str) -> Result<bool, StoreErr
 pub fn may_send(
     store: &mut dyn MessageStore,
     limits: &UserLimits,
-    call: &str,
+    call: Callsign,
     (messages, size): (u32, u64),
     now: Instant,
 ) -> Result<(), StoreError> {
@@ -131,7 +131,7 @@ pub fn may_send(
 }
 
 /// A message from `call` refused for `why` (logged).
-pub fn refused(call: &str, why: String) -> StoreError {
+pub fn refused(call: Callsign, why: String) -> StoreError {
     tracing::warn!(from = %call, "message refused: {why}");
     StoreError::OverLimit(why)
 }
@@ -145,6 +145,7 @@ mod tests {
         let l = UserLimits::new(2, 2048);
         let t0 = crate::clock::now();
         let take = |call: &str, n: u32, size: u64, t: Instant| {
+            let call = call.parse().unwrap();
             l.check(call, n, size, t)?;
             l.count(call, n, size, t);
             Ok::<(), String>(())
@@ -166,13 +167,11 @@ mod tests {
     fn a_message_to_several_counts_each_copy_all_or_none() {
         let l = UserLimits::new(4, 0);
         let t0 = crate::clock::now();
-        l.count("N0USR", 2, 10, t0);
-        assert!(
-            l.check("N0USR", 3, 30, t0).is_err(),
-            "3 copies would pass 4"
-        );
-        l.check("N0USR", 2, 20, t0).unwrap();
+        let usr = "N0USR".parse().unwrap();
+        l.count(usr, 2, 10, t0);
+        assert!(l.check(usr, 3, 30, t0).is_err(), "3 copies would pass 4");
+        l.check(usr, 2, 20, t0).unwrap();
         // A check alone counts nothing.
-        l.check("N0USR", 2, 20, t0).unwrap();
+        l.check(usr, 2, 20, t0).unwrap();
     }
 }

@@ -31,9 +31,10 @@ impl Imap {
             return self.x.say(&format!("{tag} OK {what} completed"));
         }
         let pattern = format!("{reference}{pattern}");
-        let query = Folders {
-            call: self.user.clone(),
+        let Some(call) = self.user_for(&tag) else {
+            return;
         };
+        let query = Folders { call };
         self.x.ask(query, move |i: &mut Imap, r| match r {
             Ok((folders, cats)) => {
                 for (name, attrs) in listed(&folders, &cats) {
@@ -63,10 +64,10 @@ impl Imap {
         }
         let deleting_selected =
             matches!((&change, &self.place), (Change::Delete(n), Place::Folder(s)) if n == s);
-        let query = ChangeFolders {
-            call: self.user.clone(),
-            change,
+        let Some(call) = self.user_for(&tag) else {
+            return;
         };
+        let query = ChangeFolders { call, change };
         self.x.ask(query, move |i: &mut Imap, r| {
             if matches!(r, Ok(Ok(()))) && deleting_selected {
                 i.unselect_quietly();
@@ -187,8 +188,11 @@ impl Imap {
         if of.is_empty() {
             return self.x.say(&format!("{tag} OK {cmd} completed"));
         }
+        let Some(call) = self.user_for(&tag) else {
+            return;
+        };
         let query = Copies {
-            call: self.user.clone(),
+            call,
             place: self.place.clone(),
             of,
             settings: self.s.clone(),
@@ -222,8 +226,11 @@ impl Imap {
         copies: Vec<FolderMessage>,
         then: impl FnOnce(&mut Imap, String, u32, Vec<u64>) + Send + 'static,
     ) {
+        let Some(call) = self.user_for(&tag) else {
+            return;
+        };
         let query = Keep {
-            call: self.user.clone(),
+            call,
             folder: name,
             copies,
         };

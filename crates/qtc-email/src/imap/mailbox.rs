@@ -14,8 +14,11 @@ impl Imap {
         sized_after: u64,
         then: impl FnOnce(&mut Imap, Listing) + Send + 'static,
     ) {
+        let Some(call) = self.user_for(tag.as_deref().unwrap_or("*")) else {
+            return;
+        };
         let query = List {
-            call: self.user.clone(),
+            call,
             place,
             sized_after,
             settings: self.s.clone(),

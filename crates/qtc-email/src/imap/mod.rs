@@ -38,6 +38,7 @@ use imap_codec::imap_types::mailbox::{ListMailbox, Mailbox};
 use imap_codec::imap_types::search::SearchKey;
 use imap_codec::imap_types::sequence::SequenceSet;
 use imap_codec::{CommandCodec, IdleDoneCodec};
+use qtc_callsign::Callsign;
 
 use crate::core::{account, Exchange};
 use crate::folder::{Change, Place};
@@ -85,7 +86,8 @@ pub struct Imap {
     expecting: Input,
     /// The tag of the login being checked.
     login_tag: String,
-    user: String,
+    /// The logged-in call: set in the states after the login.
+    user: Option<Callsign>,
     /// Where the selected mailbox's messages come from.
     place: Place,
     /// The selected mailbox's UIDVALIDITY.
@@ -107,7 +109,7 @@ impl Imap {
             state: State::NotAuth,
             expecting: Input::Commands,
             login_tag: String::new(),
-            user: String::new(),
+            user: None,
             place: Place::Inbox,
             validity: uid_validity,
             msgs: Vec::new(),
@@ -228,6 +230,16 @@ impl Imap {
             (State::NotAuth, body) => self.not_authenticated(tag, body),
             (_, body) => self.authenticated(tag, body),
         }
+    }
+
+    /// The logged-in call, for a store request of the command tagged `tag`. Only the states
+    /// after the login dispatch such commands ([`Imap::command`]); were one to come without
+    /// it, it is refused as before a login.
+    fn user_for(&mut self, tag: &str) -> Option<Callsign> {
+        if self.user.is_none() {
+            self.x.say(&format!("{tag} BAD log in first"));
+        }
+        self.user
     }
 
     fn authenticated(&mut self, tag: String, body: CommandBody<'_>) {
@@ -444,12 +456,12 @@ impl Core for Imap {
         self.run();
     }
 
-    fn login_done(&mut self, result: Result<qtc_callsign::Callsign, LoginRefused>) {
+    fn login_done(&mut self, result: Result<Callsign, LoginRefused>) {
         self.x.answer_came();
         let tag = std::mem::take(&mut self.login_tag);
         match result {
             Ok(call) => {
-                self.user = call.to_string();
+                self.user = Some(call);
                 self.state = State::Auth;
                 let caps = self.capabilities();
                 self.x

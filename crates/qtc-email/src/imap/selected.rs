@@ -141,7 +141,10 @@ impl Imap {
     }
 
     fn search(&mut self, tag: &str, keys: &[SearchKey<'_>], uid: bool) {
-        let me = self.user.clone();
+        let Some(me) = self.user_for(tag) else {
+            return;
+        };
+        let me = me.to_string();
         let found: Vec<String> = (0..self.msgs.len())
             .filter(|&i| keys.iter().all(|k| search::matches(k, &self.msgs, i, &me)))
             .map(|i| match uid {
@@ -161,8 +164,11 @@ impl Imap {
         let render = job.items.iter().any(Item::needs_render);
         while let Some(i) = job.todo.pop_front() {
             if render {
+                let Some(call) = self.user_for(&job.tag) else {
+                    return;
+                };
                 let query = Text {
-                    call: self.user.clone(),
+                    call,
                     place: self.place.clone(),
                     number: self.msgs[i].entry.number,
                     settings: self.s.clone(),
@@ -184,8 +190,11 @@ impl Imap {
         if !self.fetch_line(&job, i, r) {
             return self.fetch_next(job);
         }
+        let Some(call) = self.user_for(&job.tag) else {
+            return;
+        };
         let query = SetMark {
-            call: self.user.clone(),
+            call,
             place: self.place.clone(),
             number: self.msgs[i].entry.number,
             mark: FolderMark::Seen,
@@ -272,8 +281,11 @@ impl Imap {
             MarkTo::Seen(i, on) => (i, FolderMark::Seen, on),
             MarkTo::Answered(i, on) => (i, FolderMark::Answered, on),
         };
+        let Some(call) = self.user_for(&job.tag) else {
+            return;
+        };
         let query = SetMark {
-            call: self.user.clone(),
+            call,
             place: self.place.clone(),
             number: self.msgs[i].entry.number,
             mark,
@@ -326,8 +338,11 @@ impl Imap {
                 false => self.x.say(&format!("{tag} OK {cmd} completed")),
             };
         };
+        let Some(call) = self.user_for(&tag) else {
+            return;
+        };
         let query = Expunge {
-            call: self.user.clone(),
+            call,
             place: self.place.clone(),
             number,
         };

@@ -294,7 +294,9 @@ fn idle_in_a_folder_hears_of_a_copy_kept_elsewhere() {
         subject: Vec::new(),
         bytes: SENT.as_bytes().to_vec(),
     };
-    c.store.keep_copies("N0OTH", "Sent", &[copy]).unwrap();
+    c.store
+        .keep_copies("N0OTH".parse().unwrap(), "Sent", &[copy])
+        .unwrap();
     assert_eq!(c.change(), "* 1 EXISTS\r\n");
     assert_eq!(c.send("DONE\r\n"), "c OK IDLE terminated\r\n");
 }

@@ -10,6 +10,7 @@ pub mod parse;
 #[cfg(test)]
 mod tests;
 
+use qtc_callsign::Callsign;
 use qtc_mail::{MsgType, StoreError};
 
 use crate::core::{account, Exchange};
@@ -54,7 +55,7 @@ pub struct Nntp {
     s: Settings,
     lines: LineBuffer,
     state: State,
-    user: Option<String>,
+    user: Option<Callsign>,
     group: Option<GroupInfo>,
     current: Option<u64>,
 }
@@ -420,6 +421,11 @@ impl Nntp {
 
     fn posted(&mut self, raw: &[u8]) {
         self.state = State::Command;
+        let Some(from) = self.user else {
+            return self
+                .x
+                .say("480 AUTHINFO first: posting needs your BBS login");
+        };
         let parsed = match crate::submit::parse(raw, self.s.max_message) {
             Ok(p) => p,
             Err(e) => return self.x.say(&format!("441 {e}")),
@@ -434,7 +440,7 @@ impl Nntp {
             Err(e) => return self.x.say(&format!("441 {e}")),
         };
         let sub = Submission {
-            from: self.user.clone().unwrap_or_default(),
+            from,
             dests: vec![dest],
             subject: parsed.subject,
             body: parsed.body,
@@ -479,12 +485,12 @@ impl Core for Nntp {
         self.run();
     }
 
-    fn login_done(&mut self, result: Result<qtc_callsign::Callsign, LoginRefused>) {
+    fn login_done(&mut self, result: Result<Callsign, LoginRefused>) {
         self.x.answer_came();
         match result {
             Ok(call) => {
                 self.x.say("281 authentication accepted");
-                self.user = Some(call.to_string());
+                self.user = Some(call);
             }
             Err(LoginRefused::Wrong) => self.x.say("481 wrong callsign or password"),
             Err(LoginRefused::Full(why)) => self.x.say(&format!("400 {why}")),

@@ -9,6 +9,7 @@ mod tests;
 
 use std::collections::VecDeque;
 
+use qtc_callsign::Callsign;
 use qtc_mail::StoreError;
 
 use crate::core::{account, Exchange};
@@ -35,7 +36,8 @@ pub struct Pop3 {
     s: Settings,
     lines: LineBuffer,
     state: State,
-    user: String,
+    /// The logged-in call (set with the login).
+    user: Option<Callsign>,
     drop: Vec<Entry>,
     deleted: Vec<bool>,
 }
@@ -47,7 +49,7 @@ impl Pop3 {
             x: Exchange::new(),
             lines: LineBuffer::new(MAX_LINE),
             state: State::Auth(None),
-            user: String::new(),
+            user: None,
             drop: Vec::new(),
             deleted: Vec::new(),
             s,
@@ -187,7 +189,7 @@ impl Pop3 {
         };
         let query = Render {
             number: self.drop[index].number,
-            reader: Some(self.user.clone()),
+            reader: self.user,
             settings: self.s.clone(),
         };
         self.x.ask(query, move |p: &mut Pop3, r| match r {
@@ -205,12 +207,15 @@ impl Pop3 {
         };
         dot_stuff(&r.bytes[..cut], self.x.out());
         self.x.say(".");
+        let Some(call) = self.user else {
+            return;
+        };
         if top.is_none() && !self.drop[index].seen {
             // RETR reads it, as `R` does.
             self.drop[index].seen = true;
             let query = Seen {
                 number: self.drop[index].number,
-                call: self.user.clone(),
+                call,
                 seen: true,
             };
             self.x.ask(query, |_: &mut Pop3, _| {});
@@ -245,14 +250,11 @@ impl Pop3 {
 
     /// Kills the DELE'd messages one by one, then says goodbye (RFC 1939's UPDATE state).
     fn kill_next(&mut self, mut to_kill: VecDeque<u64>) {
-        let Some(number) = to_kill.pop_front() else {
+        let (Some(number), Some(call)) = (to_kill.pop_front(), self.user) else {
             self.x.say("+OK 73");
             return self.x.close();
         };
-        let query = Kill {
-            number,
-            call: self.user.clone(),
-        };
+        let query = Kill { number, call };
         self.x
             .ask(query, move |p: &mut Pop3, _| p.kill_next(to_kill));
     }
@@ -324,13 +326,13 @@ impl Core for Pop3 {
         self.run();
     }
 
-    fn login_done(&mut self, result: Result<qtc_callsign::Callsign, LoginRefused>) {
+    fn login_done(&mut self, result: Result<Callsign, LoginRefused>) {
         self.x.answer_came();
         match result {
             Ok(call) => {
-                self.user = call.to_string();
+                self.user = Some(call);
                 let query = Mailbox {
-                    call: call.to_string(),
+                    call,
                     sized_after: 0,
                     settings: self.s.clone(),
                 };

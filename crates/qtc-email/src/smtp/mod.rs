@@ -12,6 +12,7 @@ pub mod parse;
 #[cfg(test)]
 mod tests;
 
+use qtc_callsign::Callsign;
 use qtc_mail::StoreError;
 
 use crate::addr::Dest;
@@ -44,7 +45,7 @@ pub struct Smtp {
     s: Settings,
     lines: LineBuffer,
     state: State,
-    user: Option<String>,
+    user: Option<Callsign>,
     rcpts: Vec<Dest>,
     /// A recipient of this message was put off for now (`452` at RCPT).
     put_off: bool,
@@ -234,7 +235,7 @@ impl Smtp {
     }
 
     fn rcpt(&mut self, address: &str) {
-        let Some(from) = self.user.clone() else {
+        let Some(from) = self.user else {
             return self.x.say("530 5.7.0 Authentication required");
         };
         let dest = match crate::addr::parse(address, &self.s) {
@@ -316,6 +317,9 @@ impl Smtp {
 
     fn end_data(&mut self, raw: &[u8]) {
         self.state = State::Command;
+        let Some(from) = self.user else {
+            return self.x.say("530 5.7.0 Authentication required");
+        };
         let dests = std::mem::take(&mut self.rcpts);
         self.reset();
         let parsed = match crate::submit::parse(raw, self.s.max_message) {
@@ -323,7 +327,7 @@ impl Smtp {
             Err(e) => return self.x.say(&format!("554 5.6.0 {e}")),
         };
         let sub = Submission {
-            from: self.user.clone().unwrap_or_default(),
+            from,
             dests,
             subject: parsed.subject,
             body: parsed.body,
@@ -375,12 +379,12 @@ impl Core for Smtp {
         self.run();
     }
 
-    fn login_done(&mut self, result: Result<qtc_callsign::Callsign, LoginRefused>) {
+    fn login_done(&mut self, result: Result<Callsign, LoginRefused>) {
         self.x.answer_came();
         match result {
             Ok(call) => {
                 self.x.say(&format!("235 2.7.0 Welcome {call}"));
-                self.user = Some(call.to_string());
+                self.user = Some(call);
             }
             Err(LoginRefused::Wrong) => self.x.say("535 5.7.8 Wrong callsign or password"),
             Err(LoginRefused::Full(why)) => self.x.say(&format!("454 4.7.0 {why}")),

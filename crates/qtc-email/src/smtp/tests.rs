@@ -12,7 +12,7 @@ const N0USR: &str = "AUTH PLAIN AE4wVVNSAHB3\r\n";
 fn client() -> Client<Smtp> {
     let mut c = Client::new(Smtp::new(settings()));
     c.store.partners.push(PartnerRoutes {
-        call: "N0AAA".into(),
+        call: "N0AAA".parse().unwrap(),
         routes: vec!["N0AAA".into(), "EU".into()],
         collects: false,
     });

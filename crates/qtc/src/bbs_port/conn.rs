@@ -286,7 +286,7 @@ impl<'a> UserConn<'a> {
             &mut self.conn,
             &mut self.codec,
             forward::Side::called(),
-            &call.to_string(),
+            call,
             &initial,
         )
         .await;
@@ -297,10 +297,7 @@ impl<'a> UserConn<'a> {
     /// called session's lines end as the partner's login lines did.
     fn partner_framing(&mut self, call: Callsign) {
         let fwd = &self.shared.forwarder;
-        if fwd
-            .partner(&call.to_string())
-            .is_some_and(|p| p.iac_escaped)
-        {
+        if fwd.partner(call).is_some_and(|p| p.iac_escaped) {
             self.codec = Codec::iac();
             return;
         }
@@ -381,7 +378,7 @@ impl<'a> UserConn<'a> {
             Checking::Current => Ok(self
                 .shared
                 .passwords
-                .check(&c.call.to_string(), c.password, login)
+                .check(Some(c.call), c.password, login)
                 .await),
             _ => {
                 let check = self.conn.check_password(c.call, c.password, login);
@@ -463,7 +460,7 @@ impl<'a> UserConn<'a> {
 
 /// The pool a password check runs on: a partner's login must not wait for a burst of users'.
 fn pool_for(shared: &Shared, call: Callsign) -> crate::passwords::Login {
-    match shared.forwarder.partner(&call.to_string()) {
+    match shared.forwarder.partner(call) {
         Some(_) => crate::passwords::Login::Partner,
         None => crate::passwords::Login::User,
     }

@@ -196,8 +196,8 @@ impl std::fmt::Display for Connect {
 /// A checked `[[partner]]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Partner {
-    /// Callsign, upper case.
-    pub call: String,
+    /// Its call (no SSID: a partner is the station, whichever SSID it comes in on).
+    pub call: Callsign,
     /// How to reach it.
     pub connect: Connect,
     /// IAC escaping on the link.
@@ -225,7 +225,7 @@ impl Partner {
     /// What the store routes by: its call, its routes, and whether it collects its mail.
     pub fn routes(&self) -> qtc_mail::route::PartnerRoutes {
         qtc_mail::route::PartnerRoutes {
-            call: self.call.clone(),
+            call: self.call,
             routes: self.routes.clone(),
             // A Winlink station (Pat, Winlink Express): the local mail for it waits in its
             // queue until it calls.
@@ -328,7 +328,7 @@ pub(super) fn check_partner_links(
     netrom: bool,
 ) -> Result<(), KeyError> {
     for (i, p) in partners.iter().enumerate() {
-        let key = || format!("{} connect", partner_key(i, &p.call));
+        let key = || format!("{} connect", partner_key(i, &p.call.to_string()));
         if let Connect::Ax25 { port, .. } = &p.connect {
             if !radio_ports.iter().any(|r| &r.name == port) {
                 return Err(KeyError::new(
@@ -417,7 +417,7 @@ fn check_partner(p: &PartnerCfg, own: Callsign, base: &Path) -> Result<Partner, 
     };
     let script = p.check_script(own, &connect)?;
     Ok(Partner {
-        call: call.base().to_string(),
+        call: call.without_ssid(),
         connect,
         telnet: p.telnet,
         iac_escaped: p.iac_escaped,

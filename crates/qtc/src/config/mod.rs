@@ -325,6 +325,9 @@ impl Default for LogCfg {
 pub struct Loaded {
     /// Where they came from, for messages ("built-in defaults" or the file).
     pub source: String,
+    /// `[station] callsign`, checked (no SSID): who this station is to its partners and
+    /// links. `station.call` is its text, what the store stamps and routes by.
+    pub call: Callsign,
     /// `[station]`, with the partners' routes (`[[partner]] routes`) and the hold/reject
     /// rules (`[[rule]]`): what the store routes and filters by.
     pub station: Station,
@@ -511,6 +514,7 @@ fn check_areas(mut cfg: Config, source: String, base: &Path) -> Result<Loaded, K
     ]
     .concat();
     Ok(Loaded {
+        call: station,
         station: cfg.station.into_station(&partners, rules),
         store,
         telnet,

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use qtc_callsign::Callsign;
 use qtc_fbb::login::{LoginEvent, Script};
 use qtc_fbb::Role;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -26,7 +27,7 @@ use super::greeting::ANSWER_TIME;
 pub async fn call(
     fwd: Arc<Forwarder>,
     radios: &Radios,
-    partner: &str,
+    partner: Callsign,
     shutdown: watch::Receiver<bool>,
 ) -> Summary {
     if fwd.in_session(partner) {
@@ -78,7 +79,7 @@ impl From<String> for Failed {
 async fn connect_and_run(
     fwd: Arc<Forwarder>,
     radios: &Radios,
-    partner: &str,
+    partner: Callsign,
     mut shutdown: watch::Receiver<bool>,
 ) -> Result<Summary, Failed> {
     let Some(p) = fwd.partner(partner) else {
@@ -93,11 +94,11 @@ async fn connect_and_run(
     let mut codec = codec_for(&p);
     // Both ends asked for the AX.25 link and both hold it as their call: the lower callsign's
     // is the call, so the other end answers as the called BBS (its SID first).
-    let theirs_kept = p.script.is_empty() && !fwd.ours_kept(&p.call);
+    let theirs_kept = p.script.is_empty() && !fwd.ours_kept(p.call);
     if crossed && theirs_kept {
         tracing::info!(partner = %p.call, "calls crossed on the AX.25 link: the partner's is kept, we answer it");
         let mut conn = Connection::outgoing(stream, shutdown);
-        let summary = super::run(&fwd, &mut conn, &mut codec, Side::called(), &p.call, &[]).await;
+        let summary = super::run(&fwd, &mut conn, &mut codec, Side::called(), p.call, &[]).await;
         conn.close().await;
         return Ok(summary);
     }
@@ -114,7 +115,7 @@ async fn connect_and_run(
         early_answers = script.blind_sends();
         login(&mut stream, &mut codec, script, &mut shutdown)
             .await
-            .map_err(|f| f.describe(&p.call, &addr))?
+            .map_err(|f| f.describe(p.call, &addr))?
     };
     let side = Side {
         role: Role::Caller,
@@ -123,10 +124,9 @@ async fn connect_and_run(
     };
     let mut conn = Connection::outgoing(stream, shutdown);
     let summary = match crossed_late {
-        None => super::run(&fwd, &mut conn, &mut codec, side, &p.call, &input).await,
+        None => super::run(&fwd, &mut conn, &mut codec, side, p.call, &input).await,
         Some(late) => {
-            let partner = p.call.as_str();
-            caller_unless_crossed_late(&fwd, &mut conn, &mut codec, side, partner, late).await
+            caller_unless_crossed_late(&fwd, &mut conn, &mut codec, side, p.call, late).await
         }
     };
     // Closing our end lets an AX.25 link send what is left, then DISC.
@@ -144,7 +144,7 @@ async fn caller_unless_crossed_late(
     conn: &mut Connection,
     codec: &mut Codec,
     side: Side,
-    partner: &str,
+    partner: Callsign,
     late: tokio::sync::oneshot::Receiver<()>,
 ) -> Summary {
     let crossed = std::sync::atomic::AtomicBool::new(false);
@@ -213,7 +213,7 @@ async fn open_stream(
         }
         Connect::Ax25 { port, call, via } => {
             tracing::info!(partner = %p.call, via = %addr, "calling over AX.25");
-            let local = crate::radio::Local::Station(our_call(fwd)?);
+            let local = crate::radio::Local::Station(fwd.call);
             return match radios.connect(port, local, *call, via.clone()).await {
                 Ok(link) => Ok(Opened {
                     stream: Box::new(link.stream),
@@ -231,7 +231,7 @@ async fn open_stream(
                     .to_string()
                     .into());
             };
-            match nr.connect(our_call(fwd)?, node).await {
+            match nr.connect(fwd.call, node).await {
                 Ok((c, _)) => Box::new(c.stream),
                 Err(e) => return Err(format!("cannot connect to {addr}: {e}").into()),
             }
@@ -245,13 +245,6 @@ async fn open_stream(
         crossed: false,
         crossed_late: None,
     })
-}
-
-/// Our callsign as an AX.25 address, for a call over the air.
-fn our_call(fwd: &Forwarder) -> Result<qtc_callsign::Callsign, String> {
-    fwd.call
-        .parse()
-        .map_err(|_| format!("our callsign {} is not an AX.25 callsign", fwd.call))
 }
 
 /// The byte layer of a call to `p`: telnet, IAC-escaped (xfbbd over TCP) or raw.
@@ -298,7 +291,7 @@ enum LoginFailure {
 }
 
 impl LoginFailure {
-    fn describe(&self, partner: &str, addr: &str) -> String {
+    fn describe(&self, partner: Callsign, addr: &str) -> String {
         let secs = ANSWER_TIME.as_secs();
         match self {
             LoginFailure::Silent => format!("no answer from {addr} in {secs} s"),

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use qtc_callsign::Callsign;
 use qtc_fbb::{Mode, Role};
 use tokio::sync::{watch, Notify};
 use tokio_util::sync::CancellationToken;
@@ -22,27 +23,27 @@ pub struct Forwarder {
     /// The store thread.
     pub store: StoreHandle,
     /// Our callsign.
-    pub call: String,
+    pub call: Callsign,
     /// Configured partners; a reload replaces them (sessions in progress keep theirs).
     partners: Mutex<Arc<[Partner]>>,
     /// Where compressed forms are made: neither the event thread nor the store thread.
     pub(super) packer: CpuPool,
     pub(super) base: qtc_fbb::Config,
     /// BID -> partner it is arriving from right now.
-    pub(super) in_flight: Mutex<HashMap<String, String>>,
+    pub(super) in_flight: Mutex<HashMap<String, Callsign>>,
     /// Partner -> its session in progress (at most one each).
-    active: Mutex<HashMap<String, Active>>,
+    active: Mutex<HashMap<Callsign, Active>>,
     /// Told when a session ends and frees its partner.
     released: Notify,
     /// Partner -> how its last sessions ended, and its traffic.
-    log: Mutex<HashMap<String, PartnerLog>>,
+    log: Mutex<HashMap<Callsign, PartnerLog>>,
     /// Partners a session failed with while our resumed transfer was unacknowledged: they get
     /// whole messages from then on (until restart). 64-bit LinFBB refuses every resume.
-    no_resume: Mutex<HashSet<String>>,
+    no_resume: Mutex<HashSet<Callsign>>,
     /// Partner -> when its schedule calls it next (Unix seconds).
-    next_calls: Mutex<HashMap<String, i64>>,
+    next_calls: Mutex<HashMap<Callsign, i64>>,
     /// Partner -> what its schedule looks at: sessions ended, the queue mark last read.
-    seen: Mutex<HashMap<String, Seen>>,
+    seen: Mutex<HashMap<Callsign, Seen>>,
     /// Moves at the end of every session or call: the schedules look again.
     ended: watch::Sender<u64>,
     /// The daemon's counters.
@@ -54,7 +55,7 @@ impl Forwarder {
     /// makes compressed forms, `metrics` counts sessions, messages and errors.
     pub fn new(
         store: StoreHandle,
-        call: &str,
+        call: Callsign,
         partners: Vec<Partner>,
         base: qtc_fbb::Config,
         packer: CpuPool,
@@ -62,7 +63,7 @@ impl Forwarder {
     ) -> Self {
         Forwarder {
             store,
-            call: call.to_string(),
+            call,
             partners: Mutex::new(partners.into()),
             packer,
             base,
@@ -78,12 +79,11 @@ impl Forwarder {
         }
     }
 
-    /// The configured partner with this callsign, as configured now.
-    pub fn partner(&self, call: &str) -> Option<Partner> {
-        self.partners()
-            .iter()
-            .find(|p| p.call.eq_ignore_ascii_case(call))
-            .cloned()
+    /// The configured partner this callsign is, as configured now: a partner is its call
+    /// whatever the SSID (`N0BBB-1` on the air is partner `N0BBB`).
+    pub fn partner(&self, call: Callsign) -> Option<Partner> {
+        let call = call.without_ssid();
+        self.partners().iter().find(|p| p.call == call).cloned()
     }
 
     /// The configured partners, as configured now.
@@ -100,7 +100,7 @@ impl Forwarder {
         *self.partners.lock().unwrap_or_else(|e| e.into_inner()) = partners.into();
     }
 
-    pub(super) fn session_config(&self, partner: &str) -> qtc_fbb::Config {
+    pub(super) fn session_config(&self, partner: Callsign) -> qtc_fbb::Config {
         let mut cfg = self.base.clone();
         let p = self.partner(partner);
         cfg.max_mode = p.as_ref().map_or(Mode::DEFAULT, |p| p.max_mode);
@@ -109,27 +109,27 @@ impl Forwarder {
             .no_resume
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .contains(partner);
+            .contains(&partner);
         cfg
     }
 
     /// Sessions in progress, by partner.
-    pub fn active(&self) -> Vec<(String, Active)> {
+    pub fn active(&self) -> Vec<(Callsign, Active)> {
         let map = self.active.lock().unwrap_or_else(|e| e.into_inner());
-        let mut v: Vec<_> = map.iter().map(|(k, a)| (k.clone(), a.clone())).collect();
-        v.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut v: Vec<_> = map.iter().map(|(k, a)| (*k, a.clone())).collect();
+        v.sort_by_key(|(call, _)| *call);
         v
     }
 
     /// Keeps how a session or call with `partner` ended, as its last result.
-    pub fn record(&self, partner: &str, role: Role, summary: &Summary) {
+    pub fn record(&self, partner: Callsign, role: Role, summary: &Summary) {
         let result = LastResult {
             at: clock::unix_now(),
             role,
             summary: summary.clone(),
         };
         let mut map = self.log.lock().unwrap_or_else(|e| e.into_inner());
-        let log = map.entry(partner.to_ascii_uppercase()).or_default();
+        let log = map.entry(partner).or_default();
         log.bytes_in += summary.bytes_in;
         log.bytes_out += summary.bytes_out;
         log.recent.truncate(HISTORY - 1);
@@ -139,18 +139,17 @@ impl Forwarder {
     }
 
     /// A session or call with `partner` is over: its schedule looks again.
-    pub(super) fn note_end(&self, partner: &str) {
+    pub(super) fn note_end(&self, partner: Callsign) {
         let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-        seen.entry(partner.to_ascii_uppercase()).or_default().ends += 1;
+        seen.entry(partner).or_default().ends += 1;
         drop(seen);
         self.ended.send_modify(|n| *n += 1);
     }
 
     /// How many sessions and calls with `partner` have ended.
-    pub(super) fn ends(&self, partner: &str) -> u64 {
+    pub(super) fn ends(&self, partner: Callsign) -> u64 {
         let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-        seen.get(&partner.to_ascii_uppercase())
-            .map_or(0, |s| s.ends)
+        seen.get(&partner).map_or(0, |s| s.ends)
     }
 
     /// Moves whenever a session or call ends.
@@ -160,52 +159,49 @@ impl Forwarder {
 
     /// A session read `partner`'s queue when its mark was `mark`: what was queued up to it is
     /// taken care of (offered, or found refused or deferred).
-    pub(super) fn queue_read(&self, partner: &str, mark: u64) {
+    pub(super) fn queue_read(&self, partner: Callsign, mark: u64) {
         let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-        let s = seen.entry(partner.to_ascii_uppercase()).or_default();
+        let s = seen.entry(partner).or_default();
         s.read_at = s.read_at.max(mark);
     }
 
     /// The queue mark `partner`'s sessions last read its queue at.
-    pub(super) fn queue_read_at(&self, partner: &str) -> u64 {
+    pub(super) fn queue_read_at(&self, partner: Callsign) -> u64 {
         let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-        seen.get(&partner.to_ascii_uppercase())
-            .map_or(0, |s| s.read_at)
+        seen.get(&partner).map_or(0, |s| s.read_at)
     }
 
     /// Whether a session with `partner` is running (or starting).
-    pub fn in_session(&self, partner: &str) -> bool {
+    pub fn in_session(&self, partner: Callsign) -> bool {
         let map = self.active.lock().unwrap_or_else(|e| e.into_inner());
-        map.contains_key(&partner.to_ascii_uppercase())
+        map.contains_key(&partner)
     }
 
     /// A partner's recent sessions and traffic since the daemon started.
-    pub fn partner_log(&self, partner: &str) -> PartnerLog {
+    pub fn partner_log(&self, partner: Callsign) -> PartnerLog {
         let map = self.log.lock().unwrap_or_else(|e| e.into_inner());
-        map.get(&partner.to_ascii_uppercase())
-            .cloned()
-            .unwrap_or_default()
+        map.get(&partner).cloned().unwrap_or_default()
     }
 
     /// Notes when the schedule calls `partner` next (`None`: it does not).
-    pub fn set_next_call(&self, partner: &str, at: Option<i64>) {
+    pub fn set_next_call(&self, partner: Callsign, at: Option<i64>) {
         let mut map = self.next_calls.lock().unwrap_or_else(|e| e.into_inner());
         match at {
-            Some(at) => map.insert(partner.to_ascii_uppercase(), at),
-            None => map.remove(&partner.to_ascii_uppercase()),
+            Some(at) => map.insert(partner, at),
+            None => map.remove(&partner),
         };
     }
 
     /// When the schedule calls `partner` next, if it has one.
-    pub fn next_call(&self, partner: &str) -> Option<i64> {
+    pub fn next_call(&self, partner: Callsign) -> Option<i64> {
         let map = self.next_calls.lock().unwrap_or_else(|e| e.into_inner());
-        map.get(&partner.to_ascii_uppercase()).copied()
+        map.get(&partner).copied()
     }
 
     /// Reserves the partner for one session: its stop, or the session it already has.
-    pub(super) fn claim(&self, partner: &str, role: Role) -> Result<Claimed, Active> {
+    pub(super) fn claim(&self, partner: Callsign, role: Role) -> Result<Claimed, Active> {
         let mut map = self.active.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(a) = map.get(partner) {
+        if let Some(a) = map.get(&partner) {
             return Err(a.clone());
         }
         let claimed = Claimed {
@@ -213,7 +209,7 @@ impl Forwarder {
             yielded: Arc::new(AtomicBool::new(false)),
         };
         map.insert(
-            partner.to_string(),
+            partner,
             Active {
                 role,
                 since: clock::unix_now(),
@@ -226,20 +222,17 @@ impl Forwarder {
 
     /// Our call's session with `partner` gives way to the partner's call, which crossed ours
     /// late on the AX.25 link and is the one kept; nothing if it runs no more.
-    pub(super) fn yield_caller(&self, partner: &str) {
+    pub(super) fn yield_caller(&self, partner: Callsign) {
         let map = self.active.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(a) = map
-            .get(&partner.to_ascii_uppercase())
-            .filter(|a| a.role == Role::Caller)
-        {
+        if let Some(a) = map.get(&partner).filter(|a| a.role == Role::Caller) {
             a.stop.yielded.store(true, Ordering::Relaxed);
             a.stop.stop.cancel();
         }
     }
 
     /// Whether our call is the one kept when ours and `partner`'s cross ([`lower_call_kept`]).
-    pub(super) fn ours_kept(&self, partner: &str) -> bool {
-        lower_call_kept(&self.call, partner)
+    pub(super) fn ours_kept(&self, partner: Callsign) -> bool {
+        lower_call_kept(self.call, partner)
     }
 
     /// Takes the partner for a session. A partner that logs in while its own earlier login's
@@ -248,7 +241,7 @@ impl Forwarder {
     /// When our call and the partner's meet (calls crossed), both ends keep the call of the
     /// lower callsign ([`Forwarder::ours_kept`]): the other session yields, or this one is not
     /// started (`None`: the session in progress carries the mail both ways).
-    pub(super) async fn take(&self, partner: &str, role: Role) -> Option<Claimed> {
+    pub(super) async fn take(&self, partner: Callsign, role: Role) -> Option<Claimed> {
         let deadline = tokio::time::Instant::now() + greeting::ANSWER_TIME;
         loop {
             // Registered before the check, so a release in between is not missed.
@@ -285,35 +278,35 @@ impl Forwarder {
         }
     }
 
-    pub(super) fn set_mode(&self, partner: &str, mode: Mode) {
+    pub(super) fn set_mode(&self, partner: Callsign, mode: Mode) {
         if let Some(a) = self
             .active
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .get_mut(partner)
+            .get_mut(&partner)
         {
             a.mode = Some(mode);
         }
     }
 
-    pub(super) fn release(&self, partner: &str, bids: &HashSet<String>) {
+    pub(super) fn release(&self, partner: Callsign, bids: &HashSet<String>) {
         self.active
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .remove(partner);
+            .remove(&partner);
         let mut fl = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
-        fl.retain(|bid, p| !(p == partner && bids.contains(bid)));
+        fl.retain(|bid, p| !(*p == partner && bids.contains(bid)));
         drop(fl);
         self.released.notify_waiters();
     }
 
     /// Marks a BID as arriving from `partner`; false when another partner is sending it.
-    pub(super) fn take_bid(&self, bid: &str, partner: &str) -> bool {
+    pub(super) fn take_bid(&self, bid: &str, partner: Callsign) -> bool {
         let mut fl = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
         match fl.get(bid) {
-            Some(p) if p != partner => false,
+            Some(p) if *p != partner => false,
             _ => {
-                fl.insert(bid.to_string(), partner.to_string());
+                fl.insert(bid.to_string(), partner);
                 true
             }
         }
@@ -321,14 +314,11 @@ impl Forwarder {
 }
 
 /// Whether, when our call and the partner's cross, ours is kept: both ends keep the call of
-/// the lower callsign (the base call, then the SSID), so both keep the same one. Calls that
-/// differ only in an SSID's spelling (`N0AAA`, `N0AAA-0`) are one station: neither is kept.
-pub(super) fn lower_call_kept(ours: &str, partner: &str) -> bool {
-    let key = |c: &str| {
-        let (base, ssid) = c.split_once('-').unwrap_or((c, "0"));
-        (base.to_ascii_uppercase(), ssid.parse::<u8>().unwrap_or(0))
-    };
-    key(ours) < key(partner)
+/// the lower callsign (the base call, then the SSID: [`Callsign`]'s order), so both keep the
+/// same one. Calls that differ only in an SSID's spelling (`N0AAA`, `N0AAA-0`) are one
+/// station: neither is kept.
+pub(super) fn lower_call_kept(ours: Callsign, partner: Callsign) -> bool {
+    ours < partner
 }
 
 /// What a session about to start does about the partner's session in progress.
@@ -379,7 +369,7 @@ impl Forwarder {
     /// its result.
     pub(super) fn finish(
         &self,
-        partner: &str,
+        partner: Callsign,
         role: Role,
         taken: &HashSet<String>,
         summary: &Summary,
@@ -401,7 +391,7 @@ impl Forwarder {
                 self.no_resume
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .insert(partner.to_string());
+                    .insert(partner);
             }
         }
         self.record(partner, role, summary);
@@ -416,6 +406,11 @@ impl Forwarder {
 mod tests {
     use super::*;
 
+    /// [`lower_call_kept`] of two calls as written.
+    fn kept_lower(ours: &str, partner: &str) -> bool {
+        lower_call_kept(ours.parse().unwrap(), partner.parse().unwrap())
+    }
+
     /// Both ends apply the rule to the same two callsigns: exactly one keeps its call.
     #[test]
     fn crossed_calls_keep_the_lower_callsign_on_both_ends() {
@@ -426,12 +421,12 @@ mod tests {
             ("N0AAA-2", "N0AAA-10"),
             ("W1AW", "N0AAA-3"),
         ] {
-            assert_ne!(lower_call_kept(a, b), lower_call_kept(b, a), "{a} {b}");
+            assert_ne!(kept_lower(a, b), kept_lower(b, a), "{a} {b}");
         }
-        assert!(lower_call_kept("N0AAA", "N0BBB"));
-        assert!(lower_call_kept("N0AAA-2", "N0AAA-10"));
-        assert!(!lower_call_kept("N0AAA", "N0AAA-0"));
-        assert!(!lower_call_kept("N0AAA-0", "N0AAA"));
+        assert!(kept_lower("N0AAA", "N0BBB"));
+        assert!(kept_lower("N0AAA-2", "N0AAA-10"));
+        assert!(!kept_lower("N0AAA", "N0AAA-0"));
+        assert!(!kept_lower("N0AAA-0", "N0AAA"));
     }
 
     /// Two nodes whose calls cross: on each end one session meets the other (each end's own
@@ -453,7 +448,7 @@ mod tests {
     /// came (`second`): its caller's callsign.
     fn kept<'a>(us: &'a str, them: &'a str, first: Role, second: Role) -> &'a str {
         let caller_of = |r: Role| if r == Role::Caller { us } else { them };
-        match meet(second, first, lower_call_kept(us, them)) {
+        match meet(second, first, kept_lower(us, them)) {
             Meet::NewKept => caller_of(second),
             Meet::OldKept => caller_of(first),
             other => panic!("{us}: {other:?}"),

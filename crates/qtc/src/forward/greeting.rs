@@ -3,6 +3,8 @@
 //! refused login looked like a silent partner, and the call waited out the session's 5-minute
 //! idle timeout.
 
+use qtc_callsign::Callsign;
+
 /// Texts partners send when they refuse a login (qtc, JNOS, LinBPQ, LinFBB), matched
 /// case-insensitively; the login script fails on them too.
 pub const FAILURE_TEXTS: &[&str] = &[
@@ -104,17 +106,17 @@ impl AfterLogin {
 }
 
 /// The partner did not take our login.
-pub fn refused(partner: &str) -> String {
+pub fn refused(partner: Callsign) -> String {
     format!("{partner} refused our login (password)")
 }
 
 /// The partner hung up before its SID.
-pub fn closed(partner: &str) -> String {
+pub fn closed(partner: Callsign) -> String {
     format!("{partner} closed the connection before its SID")
 }
 
 /// The partner said no SID in time.
-pub fn no_sid(partner: &str) -> String {
+pub fn no_sid(partner: Callsign) -> String {
     format!("no SID from {partner} in {} s", ANSWER_TIME.as_secs())
 }
 

@@ -4,9 +4,10 @@
 
 use std::sync::Arc;
 
+use qtc_callsign::Callsign;
 use tokio::sync::watch;
 
-use super::{call, Active, Forwarder, PartnerLog, Summary};
+use super::{call, forward_answer, Active, Forwarder, PartnerLog, Summary};
 use crate::config::forward::Partner;
 use crate::radio::Radios;
 
@@ -25,8 +26,8 @@ impl ForwardHandle {
     }
 
     /// Our callsign.
-    pub fn call(&self) -> &str {
-        &self.fwd.call
+    pub fn call(&self) -> Callsign {
+        self.fwd.call
     }
 
     /// The configured partners, as configured now.
@@ -35,23 +36,38 @@ impl ForwardHandle {
     }
 
     /// A partner's recent sessions (newest first) and byte totals since the daemon started.
-    pub fn partner_log(&self, partner: &str) -> PartnerLog {
+    pub fn partner_log(&self, partner: Callsign) -> PartnerLog {
         self.fwd.partner_log(partner)
     }
 
     /// When the schedule calls `partner` next, if it has one.
-    pub fn next_call(&self, partner: &str) -> Option<i64> {
+    pub fn next_call(&self, partner: Callsign) -> Option<i64> {
         self.fwd.next_call(partner)
     }
 
     /// Sessions in progress, by partner.
-    pub fn active(&self) -> Vec<(String, Active)> {
+    pub fn active(&self) -> Vec<(Callsign, Active)> {
         self.fwd.active()
     }
 
     /// Calls `partner` now and waits until the session ends (`qtc ctl forward`, the web's
     /// Forward now).
-    pub async fn forward_now(&self, partner: &str) -> Summary {
+    pub async fn forward_now(&self, partner: Callsign) -> Summary {
         call::call(self.fwd.clone(), &self.radios, partner, self.stop.clone()).await
+    }
+
+    /// Calls the partner `name` names (as the sysop typed it) now and waits until the session
+    /// ends: the one-line answer of `qtc ctl forward` and the web's Forward now
+    /// ([`forward_answer`]). A name that is no callsign, or has an SSID, is no partner.
+    pub async fn forward_named(&self, name: &str) -> String {
+        match Callsign::parse_station(name) {
+            Ok(partner) if partner.ssid() == 0 => {
+                forward_answer(partner, &self.forward_now(partner).await)
+            }
+            _ => format!(
+                "error: {} is not a configured [[partner]]",
+                name.trim().to_ascii_uppercase()
+            ),
+        }
     }
 }

@@ -24,6 +24,7 @@ pub use handle::ForwardHandle;
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use qtc_callsign::Callsign;
 use qtc_fbb::{Event, Mode, Outcome, Role, Session};
 use qtc_store::Incoming;
 
@@ -93,7 +94,7 @@ impl std::fmt::Display for Summary {
 
 /// The one-line answer to a forward request, for `qtc ctl forward` and the web's Forward now:
 /// `ok: CALL: counts` or `error: CALL why` (with the counts when something moved first).
-pub fn forward_answer(partner: &str, s: &Summary) -> String {
+pub fn forward_answer(partner: Callsign, s: &Summary) -> String {
     let counts = Summary {
         error: None,
         ..s.clone()
@@ -102,7 +103,7 @@ pub fn forward_answer(partner: &str, s: &Summary) -> String {
         return format!("ok: {partner}: {counts}");
     };
     // Reasons from the call name the partner already ("N0BBB refused our login").
-    let why = if e.starts_with(partner) {
+    let why = if e.starts_with(&partner.to_string()) {
         e.clone()
     } else {
         format!("{partner}: {e}")
@@ -169,11 +170,10 @@ pub async fn run(
     conn: &mut Connection,
     codec: &mut Codec,
     side: Side,
-    partner: &str,
+    partner: Callsign,
     initial: &[u8],
 ) -> Summary {
-    let partner = partner.to_ascii_uppercase();
-    let Some(stop) = fwd.take(&partner, side.role).await else {
+    let Some(stop) = fwd.take(partner, side.role).await else {
         tracing::info!(%partner, role = ?side.role, "a forwarding session with this partner is running: it carries the mail");
         if side.role == Role::Called {
             // A partner that called tells this from a refused login.
@@ -181,21 +181,21 @@ pub async fn run(
             codec.encode_raw(b"\r", &mut conn.out.net);
             let _ = conn.flush().await;
         }
-        fwd.note_end(&partner);
+        fwd.note_end(partner);
         return Summary {
             busy: true,
             ..Default::default()
         };
     };
     conn.read_up_to(READ_BUF);
-    let mut d = Driver::new(fwd, &partner, side, codec.session_line_end(), stop);
+    let mut d = Driver::new(fwd, partner, side, codec.session_line_end(), stop);
     let _counted =
         crate::metrics::SessionGuard::new(&fwd.metrics, crate::metrics::SessionKind::Forward);
     tracing::info!(%partner, role = ?side.role, "forwarding session started");
     d.session.start(clock::now());
     if !initial.is_empty() {
         if d.trace {
-            trace::lines(&partner, "<", initial);
+            trace::lines(partner, "<", initial);
         }
         d.greet(initial);
         d.session.handle_input(clock::now(), initial);
@@ -205,7 +205,7 @@ pub async fn run(
     // are recorded.
     let _ = fwd.store.call(|_| ()).await;
     fwd.finish(
-        &partner,
+        partner,
         side.role,
         &d.taken,
         &d.summary,
@@ -232,7 +232,7 @@ type Made = Vec<(u64, qtc_fbb::Bytes)>;
 
 struct Driver {
     fwd: Arc<Forwarder>,
-    partner: String,
+    partner: Callsign,
     session: Session,
     side: Side,
     /// Cancelled when the partner logs in again (this session is dead from its side), or when
@@ -272,7 +272,7 @@ struct Driver {
 impl Driver {
     fn new(
         fwd: &Arc<Forwarder>,
-        partner: &str,
+        partner: Callsign,
         side: Side,
         line_end: qtc_fbb::LineEnd,
         stop: forwarder::Claimed,
@@ -281,7 +281,7 @@ impl Driver {
         cfg.line_end = line_end;
         Driver {
             fwd: fwd.clone(),
-            partner: partner.to_string(),
+            partner,
             session: Session::new(side.role, cfg),
             side,
             stop,
@@ -341,7 +341,7 @@ impl Driver {
                     conn.decode(n, codec, &mut app);
                     if !app.is_empty() {
                         if self.trace {
-                            trace::lines(&self.partner, "<", &app);
+                            trace::lines(self.partner, "<", &app);
                         }
                         self.greet(&app);
                         self.session.handle_input(clock::now(), &app);
@@ -349,7 +349,7 @@ impl Driver {
                 }
                 Wake::InputClosed | Wake::Gone => {
                     if self.greeting.is_some() {
-                        self.fail(greeting::closed(&self.partner));
+                        self.fail(greeting::closed(self.partner));
                     }
                     self.session.handle_eof(clock::now());
                 }
@@ -361,7 +361,7 @@ impl Driver {
                 Wake::Core(Besides::Timer) => {
                     let now = clock::now();
                     if sid_due.is_some_and(|due| now >= due) {
-                        self.fail(greeting::no_sid(&self.partner));
+                        self.fail(greeting::no_sid(self.partner));
                     } else {
                         self.session.handle_timeout(now);
                     }
@@ -378,7 +378,7 @@ impl Driver {
         loop {
             while self.session.poll_transmit(&mut tx) > 0 {}
             if self.trace && !tx.is_empty() {
-                trace::lines(&self.partner, ">", &tx);
+                trace::lines(self.partner, ">", &tx);
             }
             if !tx.is_empty() {
                 codec.encode_session(&tx, net);
@@ -444,7 +444,7 @@ impl Driver {
         };
         match g.input(input) {
             greeting::Heard::Sid => self.greeting = None,
-            greeting::Heard::Refused => self.fail(greeting::refused(&self.partner)),
+            greeting::Heard::Refused => self.fail(greeting::refused(self.partner)),
             greeting::Heard::Busy => {
                 tracing::info!(partner = %self.partner, "the partner has a session with us running: it carries the mail");
                 self.summary.busy = true;
@@ -468,7 +468,7 @@ impl Driver {
                 // answer (an MBL prompt without a line end never ends the watch by itself).
                 self.greeting = None;
                 tracing::info!(partner = %self.partner, ?mode, sid = ?peer_sid.map(|s| format!("{}-{}", s.name, s.version)), "forwarding mode agreed");
-                self.fwd.set_mode(&self.partner, mode);
+                self.fwd.set_mode(self.partner, mode);
                 self.queue_collected().await;
             }
             Event::NeedOutgoing { max } => self.offer(max).await,
@@ -479,14 +479,14 @@ impl Driver {
                 text,
             } => {
                 let peer = self.session.peer_sid();
-                let mut msg = payload::received(&proposal, title, text, peer, &self.partner);
+                let mut msg = payload::received(&proposal, title, text, peer, self.partner);
                 let guessed = self.framing_guessed;
-                payload::hold_if_framing_guessed(&mut msg, proposal.mode, guessed, &self.partner);
+                payload::hold_if_framing_guessed(&mut msg, proposal.mode, guessed, self.partner);
                 self.block.push(msg);
             }
             Event::BlockComplete => self.commit_block().await,
             Event::Partial { bid, mode, data } => {
-                let partner = self.partner.clone();
+                let partner = self.partner;
                 let now = clock::unix_now();
                 let r = self
                     .fwd
@@ -495,7 +495,7 @@ impl Driver {
                         if data.is_empty() {
                             s.drop_partial(&bid)
                         } else {
-                            s.save_partial(&bid, &partner, mode.name(), &data, now)
+                            s.save_partial(&bid, partner, mode.name(), &data, now)
                         }
                     })
                     .await;

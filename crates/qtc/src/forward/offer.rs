@@ -10,8 +10,8 @@ use crate::clock;
 impl Driver {
     pub(super) async fn offer(&mut self, max: usize) {
         let marks = self.fwd.store.queue_marks();
-        if let Some(dry) = self.queue_dry_at.filter(|m| *m == marks.get(&self.partner)) {
-            self.fwd.queue_read(&self.partner, dry);
+        if let Some(dry) = self.queue_dry_at.filter(|m| *m == marks.get(self.partner)) {
+            self.fwd.queue_read(self.partner, dry);
             if let Err(e) = self.session.offer(clock::now(), Vec::new()) {
                 tracing::error!(error = %e, "forwarding session refused our offer");
             }
@@ -23,7 +23,7 @@ impl Driver {
         };
         let outs = match r {
             Ok(Ok((o, mark, mut made))) => {
-                self.fwd.queue_read(&self.partner, mark);
+                self.fwd.queue_read(self.partner, mark);
                 self.queue_dry_at = (o.len() < max).then_some(mark);
                 self.made.append(&mut made);
                 o
@@ -52,16 +52,16 @@ impl Driver {
     /// acknowledged.
     fn fetch_offer(&self, max: usize) -> NextOffer {
         let marks = self.fwd.store.queue_marks().clone();
-        let partner = self.partner.clone();
+        let partner = self.partner;
         let after = self.offered_max;
         let mode = self.session.mode();
         let form = payload::form(mode);
         let read = self.fwd.store.start(move |s| {
             // Read before the query: a message queued after it moves the mark.
-            let mark = marks.get(&partner);
-            s.pending(&partner, max, after, form).map(|p| (p, mark))
+            let mark = marks.get(partner);
+            s.pending(partner, max, after, form).map(|p| (p, mark))
         });
-        let (packer, mbo) = (self.fwd.packer.clone(), self.fwd.call.clone());
+        let (packer, mbo) = (self.fwd.packer.clone(), self.fwd.call.to_string());
         // A task of its own, so the packing starts now, not when the session awaits it.
         let task = tokio::spawn(async move {
             let (pending, mark) = match read.await? {
@@ -116,7 +116,7 @@ impl Driver {
             tracing::debug!(partner = %self.partner, number = id, outcome = ?o, "acknowledged");
             outcomes.push((id, o));
         }
-        let partner = self.partner.clone();
+        let partner = self.partner;
         // The forms made for these messages go with their outcomes (the store keeps those
         // still waited for); the rest stay for a later acknowledgement.
         let (kept, rest): (Made, Made) = std::mem::take(&mut self.made)
@@ -133,7 +133,7 @@ impl Driver {
         let _ = self.fwd.store.submit(move |s| {
             let kept: Vec<(u64, &[u8])> = kept.iter().map(|(n, c)| (*n, c.as_ref())).collect();
             let made = form.map(|f| (f, &kept[..]));
-            if let Err(e) = s.forwarded(&partner, &outcomes, made, clock::unix_now()) {
+            if let Err(e) = s.forwarded(partner, &outcomes, made, clock::unix_now()) {
                 // Not recorded: the message will be offered again and refused by BID: no loss.
                 tracing::error!(error = %e, "cannot record forwarded messages");
             }

@@ -5,6 +5,7 @@
 //! function here, its conversion beside them (as `b2f.rs` is B2F's), and a table for its
 //! compressed form in the store (`qtc_store::FORMS`).
 
+use qtc_callsign::Callsign;
 use qtc_fbb::{Bytes, Mode, Payload, Proposal, SidInfo};
 use qtc_store::{Incoming, Pending};
 
@@ -35,7 +36,7 @@ pub(super) fn received(
     title: Bytes,
     text: Bytes,
     peer: Option<&SidInfo>,
-    partner: &str,
+    partner: Callsign,
 ) -> Incoming {
     match proposal.mode.payload() {
         Payload::B2f => b2f::decode(&text).map(|mut m| {
@@ -87,7 +88,7 @@ pub(super) fn hold_if_framing_guessed(
     msg: &mut Incoming,
     mode: Mode,
     guessed: bool,
-    partner: &str,
+    partner: Callsign,
 ) {
     let doubled_or_not = || {
         let mut runs = msg.text.split(|&b| b != 0xff).filter(|r| !r.is_empty());
@@ -159,7 +160,7 @@ mod tests {
         };
         let held = |text: &[u8], mode, guessed| {
             let mut m = incoming(text);
-            hold_if_framing_guessed(&mut m, mode, guessed, "N0XYZ");
+            hold_if_framing_guessed(&mut m, mode, guessed, "N0XYZ".parse().unwrap());
             m.hold
         };
         // Every 0xFF doubled, on a guessed link, as text: it may be one 0xFF or two.

@@ -17,25 +17,25 @@ impl Driver {
     pub(super) async fn queue_collected(&mut self) {
         let routes = self
             .fwd
-            .partner(&self.partner)
+            .partner(self.partner)
             .map(|p| p.routes.clone())
             .unwrap_or_default();
         let calls: Vec<String> = self
             .session
             .peer_forwards()
             .iter()
-            .filter(|c| c.eq_ignore_ascii_case(&self.partner) || routes.contains(c))
+            .filter(|c| c.eq_ignore_ascii_case(self.partner.base()) || routes.contains(c))
             .cloned()
             .collect();
         if calls.is_empty() {
             return;
         }
-        let partner = self.partner.clone();
+        let partner = self.partner;
         let now = clock::unix_now();
         match self
             .fwd
             .store
-            .call(move |s| s.queue_collected(&partner, &calls, now))
+            .call(move |s| s.queue_collected(partner, &calls, now))
             .await
         {
             Ok(Ok(n)) if n > 0 => {
@@ -47,7 +47,7 @@ impl Driver {
     }
 
     pub(super) async fn answer(&mut self, ps: Vec<qtc_fbb::Proposal>) {
-        let partner = self.partner.clone();
+        let partner = self.partner;
         let bids = resume_keys(&ps);
         // The largest proposal decides whether the store is asked to make room.
         let largest = ps
@@ -122,7 +122,7 @@ impl Driver {
             } else if bid.is_empty() {
                 room -= crate::room::need(u64::from(p.size));
                 Answer::Accept
-            } else if !self.fwd.take_bid(&bid, &partner) {
+            } else if !self.fwd.take_bid(&bid, partner) {
                 Answer::Later
             } else {
                 self.taken.insert(bid.clone());
@@ -164,14 +164,14 @@ impl Driver {
     /// Stores the messages received in this block in one transaction and counts them.
     pub(super) async fn store_block(&mut self) -> Result<(), String> {
         let block = std::mem::take(&mut self.block);
-        let partner = self.partner.clone();
+        let partner = self.partner;
         let bids: Vec<String> = block.iter().map(|m| m.bid.to_ascii_uppercase()).collect();
         let r = self
             .fwd
             .store
             .call(move |s| {
                 let now = clock::unix_now();
-                s.store_received(&partner, &block, now)
+                s.store_received(partner, &block, now)
             })
             .await;
         match r {

@@ -12,6 +12,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use qtc_callsign::Callsign;
 use tokio::sync::watch;
 
 use super::{call, Forwarder};
@@ -162,7 +163,7 @@ pub struct Schedules {
     tasks: tokio_util::task::TaskTracker,
     /// Partner -> its task's cadence. A partner removed by a reload is dropped here, which
     /// ends its task.
-    each: std::sync::Mutex<std::collections::HashMap<String, watch::Sender<Cadence>>>,
+    each: std::sync::Mutex<std::collections::HashMap<Callsign, watch::Sender<Cadence>>>,
 }
 
 impl Schedules {
@@ -189,7 +190,7 @@ impl Schedules {
     pub fn apply(&self, partners: &[Partner]) {
         self.fwd.set_partners(partners.to_vec());
         let mut each = self.each.lock().unwrap_or_else(|e| e.into_inner());
-        each.retain(|call, _| partners.iter().any(|p| &p.call == call));
+        each.retain(|call, _| partners.iter().any(|p| p.call == *call));
         for p in partners {
             let cadence = Cadence::of(p);
             if let Some(tx) = each.get(&p.call) {
@@ -197,13 +198,13 @@ impl Schedules {
                 continue;
             }
             let (tx, rx) = watch::channel(cadence);
-            each.insert(p.call.clone(), tx);
+            each.insert(p.call, tx);
             let task = Task {
                 fwd: self.fwd.clone(),
                 radios: self.radios.clone(),
-                partner: p.call.clone(),
+                partner: p.call,
                 plan: Plan::new(cadence, clock::now(), clock::random_seed()),
-                ends_seen: self.fwd.ends(&p.call),
+                ends_seen: self.fwd.ends(p.call),
                 tried_at: 0,
             };
             self.tasks.spawn(task.run(rx, self.shutdown.clone()));
@@ -215,7 +216,7 @@ impl Schedules {
 struct Task {
     fwd: Arc<Forwarder>,
     radios: Radios,
-    partner: String,
+    partner: Callsign,
     plan: Plan,
     /// The partner's sessions ended so far, as last seen.
     ends_seen: u64,
@@ -245,14 +246,14 @@ impl Task {
                 Ok(()) = ends.changed(), if calls => self.look(false).await,
                 changed = cadence.changed() => {
                     if changed.is_err() {
-                        self.fwd.set_next_call(&self.partner, None);
+                        self.fwd.set_next_call(self.partner, None);
                         return;
                     }
                     let c = *cadence.borrow_and_update();
                     self.plan.set(c, clock::now(), clock::random_seed());
                     // Said after the status shows it, so a reload's effect can be seen.
                     self.publish_next();
-                    let next_call = self.fwd.next_call(&self.partner);
+                    let next_call = self.fwd.next_call(self.partner);
                     tracing::info!(partner = %self.partner, ?next_call, "call schedule changed");
                 }
                 _ = shutdown.changed() => return,
@@ -267,14 +268,14 @@ impl Task {
             let wait = at.saturating_duration_since(clock::now());
             clock::unix_now() + wait.as_secs() as i64
         });
-        self.fwd.set_next_call(&self.partner, wall);
+        self.fwd.set_next_call(self.partner, wall);
         next
     }
 
     /// Sees what changed for the partner: a session that ended (whether mail is left for it),
     /// mail queued that no session or call has taken. `start`: also mail left from before.
     async fn look(&mut self, start: bool) {
-        let ends = self.fwd.ends(&self.partner);
+        let ends = self.fwd.ends(self.partner);
         if ends != self.ends_seen || start {
             self.ends_seen = ends;
             let left = self.left().await;
@@ -286,15 +287,16 @@ impl Task {
                 self.plan.ended(clock::now(), left, clock::random_seed());
             }
         }
-        let mark = self.fwd.store.queue_marks().get(&self.partner);
-        if mark > self.fwd.queue_read_at(&self.partner).max(self.tried_at) {
+        let mark = self.fwd.store.queue_marks().get(self.partner);
+        if mark > self.fwd.queue_read_at(self.partner).max(self.tried_at) {
             self.plan.queued(clock::now(), clock::random_seed());
         }
     }
 
     /// Whether mail waits for the partner.
     async fn left(&self) -> bool {
-        let partner = self.partner.clone();
+        // The counts are the queue table's rows: partners by their call's text.
+        let partner = self.partner.to_string();
         self.fwd
             .store
             .call(move |s| s.queue_counts())
@@ -309,21 +311,21 @@ impl Task {
         let Some(why) = self.plan.fire(clock::now()) else {
             return;
         };
-        if self.fwd.in_session(&self.partner) {
+        if self.fwd.in_session(self.partner) {
             tracing::info!(partner = %self.partner, ?why, "not calling: a session with it is running and carries the mail (its end is looked at)");
             return;
         }
-        self.tried_at = self.fwd.store.queue_marks().get(&self.partner);
+        self.tried_at = self.fwd.store.queue_marks().get(self.partner);
         let summary = call::call(
             self.fwd.clone(),
             &self.radios,
-            &self.partner,
+            self.partner,
             shutdown.clone(),
         )
         .await;
         tracing::info!(partner = %self.partner, ?why, %summary, "scheduled call done");
         // Our own call's end, seen here rather than as news.
-        self.ends_seen = self.fwd.ends(&self.partner);
+        self.ends_seen = self.fwd.ends(self.partner);
         let left = self.left().await;
         self.plan.ended(clock::now(), left, clock::random_seed());
     }

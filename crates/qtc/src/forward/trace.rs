@@ -1,10 +1,12 @@
 //! `[[partner]] trace`: the protocol lines with a partner, in the log.
 
+use qtc_callsign::Callsign;
+
 /// Logs protocol traffic with a partner line by line (`<` received, `>` sent). Text lines
 /// are shown whole, non-ASCII included; from the first binary byte (a compressed block's
 /// SOH/STX framing, NUL, other controls) the rest of the chunk is summarised, not split at
 /// the CR and LF bytes inside it.
-pub(super) fn lines(partner: &str, dir: &str, bytes: &[u8]) {
+pub(super) fn lines(partner: Callsign, dir: &str, bytes: &[u8]) {
     let (text, binary) = split_binary(bytes);
     for line in text
         .split(|&b| b == b'\r' || b == b'\n')

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use qtc_callsign::Callsign;
 use qtc_email::addr::Dest;
 use qtc_email::folder::{Folder, FolderMark, FolderMessage};
 use qtc_email::store::{Entry, GroupInfo, MailStore, Route, Stored, Submission};
@@ -69,7 +70,7 @@ impl MailView<'_> {
     fn entries(
         &mut self,
         f: &ListFilter,
-        call: &str,
+        call: Callsign,
         keep: impl Fn(&qtc_mail::MessageHeader) -> bool,
     ) -> Result<Vec<Entry>, StoreError> {
         let mut out = Vec::new();
@@ -82,7 +83,7 @@ impl MailView<'_> {
 }
 
 impl MailStore for MailView<'_> {
-    fn mailbox(&mut self, call: &str, max: usize) -> Result<Vec<Entry>, StoreError> {
+    fn mailbox(&mut self, call: Callsign, max: usize) -> Result<Vec<Entry>, StoreError> {
         let f = ListFilter {
             to_or_copy: Some(call.to_string()),
             visible_to: Some(call.to_string()),
@@ -94,7 +95,7 @@ impl MailStore for MailView<'_> {
 
     fn bulletins(
         &mut self,
-        call: &str,
+        call: Callsign,
         category: &str,
         max: usize,
     ) -> Result<Vec<Entry>, StoreError> {
@@ -109,25 +110,25 @@ impl MailStore for MailView<'_> {
         self.entries(&f, call, |_| true)
     }
 
-    fn folders(&mut self, call: &str) -> Result<Vec<Folder>, StoreError> {
+    fn folders(&mut self, call: Callsign) -> Result<Vec<Folder>, StoreError> {
         self.store.folders(call)
     }
 
-    fn create_folder(&mut self, call: &str, name: &str) -> Result<(), StoreError> {
+    fn create_folder(&mut self, call: Callsign, name: &str) -> Result<(), StoreError> {
         self.store.create_folder(call, name)
     }
 
-    fn delete_folder(&mut self, call: &str, name: &str) -> Result<(), StoreError> {
+    fn delete_folder(&mut self, call: Callsign, name: &str) -> Result<(), StoreError> {
         self.store.delete_folder(call, name)
     }
 
-    fn rename_folder(&mut self, call: &str, from: &str, to: &str) -> Result<(), StoreError> {
+    fn rename_folder(&mut self, call: Callsign, from: &str, to: &str) -> Result<(), StoreError> {
         self.store.rename_folder(call, from, to)
     }
 
     fn folder_entries(
         &mut self,
-        call: &str,
+        call: Callsign,
         name: &str,
         max: usize,
     ) -> Result<Vec<Entry>, StoreError> {
@@ -140,7 +141,7 @@ impl MailStore for MailView<'_> {
 
     fn folder_text(
         &mut self,
-        call: &str,
+        call: Callsign,
         name: &str,
         uid: u64,
     ) -> Result<Option<Vec<u8>>, StoreError> {
@@ -149,7 +150,7 @@ impl MailStore for MailView<'_> {
 
     fn keep_copies(
         &mut self,
-        call: &str,
+        call: Callsign,
         name: &str,
         copies: &[FolderMessage],
     ) -> Result<Vec<u64>, StoreError> {
@@ -161,7 +162,7 @@ impl MailStore for MailView<'_> {
 
     fn set_folder_mark(
         &mut self,
-        call: &str,
+        call: Callsign,
         name: &str,
         uid: u64,
         mark: FolderMark,
@@ -170,7 +171,7 @@ impl MailStore for MailView<'_> {
         self.store.set_folder_mark(call, name, uid, mark, on)
     }
 
-    fn expunge_copy(&mut self, call: &str, name: &str, uid: u64) -> Result<bool, StoreError> {
+    fn expunge_copy(&mut self, call: Callsign, name: &str, uid: u64) -> Result<bool, StoreError> {
         self.store.expunge_copy(call, name, uid)
     }
 
@@ -186,23 +187,23 @@ impl MailStore for MailView<'_> {
         }))
     }
 
-    fn set_seen(&mut self, number: u64, call: &str, seen: bool) -> Result<(), StoreError> {
+    fn set_seen(&mut self, number: u64, call: Callsign, seen: bool) -> Result<(), StoreError> {
         match seen {
-            true => self.store.mark_read(number, call),
-            false => self.store.mark_unread(number, call),
+            true => self.store.mark_read(number, &call.to_string()),
+            false => self.store.mark_unread(number, &call.to_string()),
         }
     }
 
-    fn set_answered(&mut self, number: u64, call: &str, answered: bool) -> Result<(), StoreError> {
-        self.store.set_answered(number, call, answered)
+    fn set_answered(&mut self, number: u64, call: Callsign, on: bool) -> Result<(), StoreError> {
+        self.store.set_answered(number, call, on)
     }
 
-    fn kill(&mut self, number: u64, call: &str) -> Result<bool, StoreError> {
-        let outcome = qtc_mail::kill::kill(self.store, number, call, false)?;
+    fn kill(&mut self, number: u64, call: Callsign) -> Result<bool, StoreError> {
+        let outcome = qtc_mail::kill::kill(self.store, number, &call.to_string(), false)?;
         Ok(outcome == qtc_mail::kill::KillOutcome::Killed)
     }
 
-    fn may_send(&mut self, call: &str, copies: usize) -> Result<(), StoreError> {
+    fn may_send(&mut self, call: Callsign, copies: usize) -> Result<(), StoreError> {
         let n = u32::try_from(copies).unwrap_or(u32::MAX);
         crate::user_limits::may_send(self.store, self.limits, call, (n, 0), self.now)
     }

@@ -35,7 +35,7 @@ pub async fn show(State(web): State<Arc<Web>>, headers: HeaderMap) -> Page {
                 .fwd
                 .partners()
                 .iter()
-                .find(|c| c.call == p.call)
+                .find(|c| c.call.to_string() == p.call)
                 .map_or("not configured".to_string(), |c| c.connect.to_string());
             let last = p
                 .last

@@ -162,8 +162,8 @@ impl Web {
         let h = headers.get(header::COOKIE)?.to_str().ok()?;
         let id = session::cookie(h, session::COOKIE)?;
         let s = self.sessions.get(id, crate::clock::now())?;
-        let call = s.call.to_string();
-        let stamp = self.store.call(move |st| st.login_stamp(&call)).await;
+        let call = s.call;
+        let stamp = self.store.call(move |st| st.login_stamp(call)).await;
         match stamp {
             Ok(Ok(Some(now))) if session::same(&now, &s.stamp) => Some(s),
             Ok(Ok(_)) => {
@@ -343,7 +343,12 @@ async fn need_csrf(web: &Web, headers: &HeaderMap, csrf: &str) -> Result<WebSess
 }
 
 async fn metrics(State(web): State<Arc<Web>>) -> Response {
-    let partners: Vec<String> = web.fwd.partners().iter().map(|p| p.call.clone()).collect();
+    let partners: Vec<String> = web
+        .fwd
+        .partners()
+        .iter()
+        .map(|p| p.call.to_string())
+        .collect();
     let body = crate::metrics::render(&web.metrics, &partners, &web.store).await;
     (
         [(
@@ -443,17 +448,23 @@ async fn checked_login(
     call: &str,
     password: String,
 ) -> Result<(Callsign, String), Response> {
-    let attempt = crate::login::attempt(&web.throttle, Some(peer.ip()), call).map_err(|why| {
-        too_many(match why {
-            crate::throttle::Refused::Locked => LOCKED_OUT,
-            crate::throttle::Refused::Busy => {
-                "Too many logins to this account at once. Try again in a moment."
-            }
-        })
-    })?;
+    // What was typed, as a callsign once; a name that is not one has no account, but it is
+    // counted at the address and checked (a dummy check) as any other.
+    let account = Callsign::parse_station(call).ok();
+    let attempt =
+        crate::login::attempt(&web.throttle, Some(peer.ip()), account).map_err(|why| {
+            too_many(match why {
+                crate::throttle::Refused::Locked => LOCKED_OUT,
+                crate::throttle::Refused::Busy => {
+                    "Too many logins to this account at once. Try again in a moment."
+                }
+            })
+        })?;
     // Read before the check: a password changed meanwhile ends the session at its next page.
-    let c = call.to_string();
-    let stamp = web.store.call(move |s| s.login_stamp(&c)).await;
+    let stamp = match account {
+        Some(a) => web.store.call(move |s| s.login_stamp(a)).await,
+        None => Ok(Ok(None)),
+    };
     let stamp = stamp.map_err(|_| store_down())?;
     // Checked whoever it is (a dummy check for an unknown call), so that the time taken tells
     // nothing about which callsigns exist or are sysops.
@@ -462,21 +473,19 @@ async fn checked_login(
         &web.throttle,
         &web.passwords,
         attempt,
-        call,
+        account,
         password,
         login,
     )
     .await;
-    // A user with a password is a station's call (every way in checks it).
-    let account = Callsign::parse_station(call);
-    if let (Ok(Some(stamp)), Ok(true), Ok(account)) = (stamp, checked, account) {
+    if let (Ok(Some(stamp)), Ok(true), Some(account)) = (stamp, checked, account) {
         return Ok((account, stamp));
     }
     web.metrics.login_failed();
     // What was typed as the callsign is logged only if it is one: it may be a password.
-    match Callsign::parse_station(call) {
-        Ok(_) => tracing::warn!(%call, %peer, "web: login failed"),
-        Err(_) => tracing::warn!(%peer, "web: login failed (not a callsign)"),
+    match account {
+        Some(call) => tracing::warn!(%call, %peer, "web: login failed"),
+        None => tracing::warn!(%peer, "web: login failed (not a callsign)"),
     }
     // Slow down guessing: the answer waits 1, 2, 4... up to 16 s, as on telnet.
     let pause = web.throttle.delay(Some(peer.ip()), crate::clock::now());
@@ -565,7 +574,6 @@ async fn forward_now(
     let partner = f.partner.trim().to_ascii_uppercase();
     tracing::info!(call = %s.call, %partner, "web: forward now");
     // The same call as `qtc ctl forward`, waited for.
-    let r = web.fwd.forward_now(&partner).await;
-    let line = crate::forward::forward_answer(&partner, &r);
+    let line = web.fwd.forward_named(&partner).await;
     Ok(Html(pages::result(&s, "Forward now", &line, "/forwarding")).into_response())
 }

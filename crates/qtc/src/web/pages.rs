@@ -3,6 +3,8 @@
 
 use std::fmt::Write as _;
 
+use qtc_callsign::Callsign;
+
 use super::session::WebSession;
 
 /// Escapes text for HTML content and attribute values.
@@ -182,10 +184,9 @@ pub fn result(s: &WebSession, title: &str, line: &str, back: &str) -> String {
 }
 
 /// The station, its listeners and the traffic chart.
-pub fn overview(s: &WebSession, call: &str, listeners: &[String], chart: &str) -> String {
+pub fn overview(s: &WebSession, call: Callsign, listeners: &[String], chart: &str) -> String {
     let mut b = format!(
-        "<p>BBS {} running qtc {}</p><h2>Traffic, last {} days</h2>{chart}",
-        esc(call),
+        "<p>BBS {call} running qtc {}</p><h2>Traffic, last {} days</h2>{chart}",
         env!("CARGO_PKG_VERSION"),
         super::chart::DAYS
     );

@@ -69,8 +69,8 @@ pub struct AddForm {
 /// `POST /users`: adds a user.
 pub async fn add(State(web): State<Arc<Web>>, headers: HeaderMap, Form(f): Form<AddForm>) -> Page {
     let s = need_sysop_csrf(&web, &headers, &f.csrf).await?;
-    let call = match qtc_callsign::Callsign::parse_station(f.call.trim()) {
-        Ok(c) => c.base().to_string(),
+    let call = match Callsign::parse_station(f.call.trim()) {
+        Ok(c) => c.without_ssid(),
         Err(e) => {
             return Ok(Html(result(&s, "Users", &format!("error: {e}"), "/users")).into_response())
         }
@@ -80,13 +80,11 @@ pub async fn add(State(web): State<Arc<Web>>, headers: HeaderMap, Form(f): Form<
     }
     let (sysop, bbs) = (f.sysop.is_some(), f.bbs.is_some());
     let r = match web.passwords.hash(f.password).await {
-        Ok(hash) => {
-            let c2 = call.clone();
-            web.store
-                .call(move |st| st.add_user_hashed(&c2, Some(&hash), sysop, bbs))
-                .await
-                .map_err(|_| store_down())?
-        }
+        Ok(hash) => web
+            .store
+            .call(move |st| st.add_user_hashed(call, Some(&hash), sysop, bbs))
+            .await
+            .map_err(|_| store_down())?,
         Err(e) => Err(e),
     };
     let line = match r {
@@ -110,7 +108,10 @@ pub async fn edit(
     let c2 = call.clone();
     let found = store(&web, move |st| {
         let locked = st.locked_users()?.contains(&c2);
-        let logins = st.last_logins(&c2, LOGINS_SHOWN)?;
+        let logins = match account(&c2) {
+            Ok(a) => st.last_logins(a, LOGINS_SHOWN)?,
+            Err(_) => Vec::new(),
+        };
         Ok(user_named(st, &c2)?.map(|u| (u, locked, logins)))
     })
     .await?;
@@ -155,12 +156,20 @@ fn logins_text(logins: &[(String, i64)]) -> String {
         .join("; ")
 }
 
-/// The user a page's address names, upper case (text that is not a call as the store keeps
-/// it names no user).
+/// The account a page's address names, upper case: text that is not a call as the store
+/// keeps it names no user (the store's own answer for a call it does not know).
+fn account(call: &str) -> Result<Callsign, StoreError> {
+    Callsign::parse_station(call)
+        .ok()
+        .filter(|c| c.to_string() == call)
+        .ok_or_else(|| StoreError::NoSuchUser(call.to_string()))
+}
+
+/// The user a page's address names ([`account`]), if there is one.
 fn user_named(st: &mut dyn MessageStore, call: &str) -> Result<Option<User>, StoreError> {
-    match Callsign::parse_station(call) {
-        Ok(c) if c.to_string() == call => st.user(c),
-        _ => Ok(None),
+    match account(call) {
+        Ok(c) => st.user(c),
+        Err(_) => Ok(None),
     }
 }
 
@@ -263,8 +272,8 @@ pub async fn action(
         "flags" => {
             let (sysop, bbs) = (f.sysop.is_some(), f.bbs.is_some());
             store(&web, move |st| {
-                Ok(st
-                    .set_flags(&c2, Some(sysop), Some(bbs))
+                Ok(account(&c2)
+                    .and_then(|a| st.set_flags(a, Some(sysop), Some(bbs)))
                     .map(|()| format!("{c2}: sysop {sysop}, BBS {bbs}")))
             })
             .await?
@@ -289,8 +298,8 @@ pub async fn action(
         "password" => match web.passwords.hash(f.password).await {
             Ok(hash) => {
                 store(&web, move |st| {
-                    Ok(st
-                        .set_password_hashed(&c2, &hash)
+                    Ok(account(&c2)
+                        .and_then(|a| st.set_password_hashed(a, &hash))
                         .map(|()| format!("{c2}: new password set")))
                 })
                 .await?
@@ -300,8 +309,8 @@ pub async fn action(
         "lock" | "unlock" => {
             let lock = f.action == "lock";
             store(&web, move |st| {
-                Ok(st
-                    .set_locked(&c2, lock)
+                Ok(account(&c2)
+                    .and_then(|a| st.set_locked(a, lock))
                     .map(|changed| match (changed, lock) {
                         (true, true) => format!("{c2}: locked"),
                         (true, false) => format!("{c2}: unlocked"),
@@ -312,7 +321,9 @@ pub async fn action(
         }
         "delete" => {
             store(&web, move |st| {
-                Ok(st.delete_user(&c2).map(|()| format!("deleted {c2}")))
+                Ok(account(&c2)
+                    .and_then(|a| st.delete_user(a))
+                    .map(|()| format!("deleted {c2}")))
             })
             .await?
         }
