@@ -41,8 +41,15 @@ const RELR_SINCE: (u32, u32) = (2, 36);
 
 /// The building system's glibc ("glibc 2.36"), where the binary usually runs.
 fn glibc() -> Option<(u32, u32)> {
-    let out = Command::new("getconf").arg("GNU_LIBC_VERSION").output().ok()?;
-    version(String::from_utf8_lossy(&out.stdout).trim().strip_prefix("glibc ")?)
+    let out = Command::new("getconf")
+        .arg("GNU_LIBC_VERSION")
+        .output()
+        .ok()?;
+    version(
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .strip_prefix("glibc ")?,
+    )
 }
 
 /// Whether the binary is linked by rustc's own lld: the target's default linker since 1.90,
