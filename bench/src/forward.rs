@@ -377,8 +377,8 @@ fn mode_rows(
         &id,
         &format!("{m}: receiver B peak RSS"),
         format!("{} MB (A: {} MB)", b_hwm.show(1), a_hwm.median().round()),
-        "<= 12 MB (LinBPQ 10.4 MB)",
-        b_hwm.median() <= 12.0,
+        "<= 8 MB (xfbbd 4-5 MB, LinBPQ 9.9-10.4 MB)",
+        b_hwm.median() <= 8.0,
         "VmHWM (/proc/PID/status) after each timing pass",
     ));
     let busy = |f: fn(&Pass) -> f64| Spread::of(r.passes.iter().map(f).collect()).median();
