@@ -26,6 +26,8 @@ done
 command -v valgrind >/dev/null || { echo "valgrind is needed: apt-get install valgrind" >&2; exit 2; }
 
 cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p qtc-bench
+# Row 2 runs its C floor (2f) beside qtc: the driver needs it built.
+"$root/bench/lzhuf-c.sh" >/dev/null
 if [ -z "$bin" ]; then
   cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p qtc
   bin="$root/target/release/qtc"
