@@ -217,7 +217,6 @@ impl Spread {
 }
 
 /// The load averages (1, 5, 15 min), as /proc/loadavg gives them.
-/// The load average (1, 5, 15 min).
 pub fn load() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
