@@ -136,27 +136,42 @@ done
 port=$(sed -n 's/^telnet: listening on .*:\([0-9]*\)$/\1/p' "$work/out" | sed -n 1p)
 [ -n "$port" ] || { echo "qtc did not start:" >&2; cat "$work/err" >&2; exit 1; }
 
+# Reads lines from file descriptor $1 until $2 (a bash regex) has matched ${3:-1} times: the
+# count starts only once every client's last command is answered.
+await_line() {
+  local fd=$1 pat=$2 n=${3:-1} line
+  while [ "$n" -gt 0 ]; do
+    IFS= read -r -t 60 -u "$fd" line || { echo "no line matching '$pat' on fd $fd" >&2; exit 1; }
+    line=${line%$'\r'}
+    if [[ $line =~ $pat ]]; then n=$((n - 1)); fi
+  done
+}
+
 if [ "$session" = 1 ]; then
   exec 3<>"/dev/tcp/127.0.0.1/$port"
   printf 'N0USR\r\n' >&3; sleep 0.3
   printf 'idle\r\n' >&3; sleep 1
-  printf 'L\r\n' >&3; sleep 0.5
+  printf 'L\r\n' >&3
+  # The prompt after the login, then the one after L.
+  await_line 3 '^de N0IDL>' 2
 fi
 if [ "$mail" = 1 ]; then
   listener() { sed -n "s/^$1: listening on .*:\([0-9]*\)\$/\1/p" "$work/out" | sed -n 1p; }
   exec 4<>"/dev/tcp/127.0.0.1/$(listener imap)"
   printf 'a LOGIN N0USR idle\r\n' >&4; sleep 1
-  printf 'b SELECT INBOX\r\nc IDLE\r\n' >&4; sleep 0.5
+  printf 'b SELECT INBOX\r\nc IDLE\r\n' >&4
   exec 6<>"/dev/tcp/127.0.0.1/$(listener imap)"
   printf 'a LOGIN N0USR idle\r\n' >&6; sleep 1
-  printf 'b CREATE Sent\r\nc SELECT Sent\r\nd IDLE\r\n' >&6; sleep 0.5
+  printf 'b CREATE Sent\r\nc SELECT Sent\r\nd IDLE\r\n' >&6
   exec 7<>"/dev/tcp/127.0.0.1/$(listener imap)"
   printf 'a LOGIN N0USR idle\r\n' >&7; sleep 1
-  printf 'b SELECT Bulletins/WX\r\nc IDLE\r\n' >&7; sleep 0.5
+  printf 'b SELECT Bulletins/WX\r\nc IDLE\r\n' >&7
+  for fd in 4 6 7; do await_line "$fd" '^\+ idling'; done
   exec 5<>"/dev/tcp/127.0.0.1/$(listener nntp)"
   # Reading news takes the login (as LinBPQ's NNTP).
   printf 'AUTHINFO USER N0USR\r\nAUTHINFO PASS idle\r\n' >&5; sleep 1
-  printf 'LIST\r\n' >&5; sleep 0.5
+  printf 'LIST\r\n' >&5
+  await_line 5 '^\.$'
   # IMAPS: openssl s_client reads its commands from a FIFO kept open.
   mkfifo "$work/imaps.in"
   openssl s_client -quiet -connect "127.0.0.1:$(listener imaps)" -CAfile "$work/cert.pem" \
@@ -164,7 +179,11 @@ if [ "$mail" = 1 ]; then
   spids="$!"
   exec 8>"$work/imaps.in"
   printf 'a LOGIN N0USR idle\r\n' >&8; sleep 1
-  printf 'b SELECT INBOX\r\nc IDLE\r\n' >&8; sleep 0.5
+  printf 'b SELECT INBOX\r\nc IDLE\r\n' >&8
+  for _ in $(seq 600); do
+    grep -q '^+ idling' "$work/imaps.out" && break
+    sleep 0.1
+  done
   grep -q '^+ idling' "$work/imaps.out" || { echo "the IMAPS client is not in IDLE:" >&2; cat "$work/imaps.out" >&2; exit 1; }
 fi
 # Let start-up work (and the session's login) finish before counting.
