@@ -10,7 +10,7 @@ use std::net::TcpStream;
 
 use crate::daemon::Daemon;
 use crate::report::Row;
-use crate::util::{median, now, Ctx, R};
+use crate::util::{line_conn, median, now, Ctx, R};
 
 /// Timed repetitions of each command.
 const REPEAT: usize = 9;
@@ -24,13 +24,8 @@ struct Imap {
 
 impl Imap {
     fn connect(port: u16) -> R<Imap> {
-        let w = TcpStream::connect(("127.0.0.1", port)).ctx("connect to IMAP")?;
-        w.set_nodelay(true).ctx("nodelay")?;
-        let mut c = Imap {
-            r: BufReader::new(w.try_clone().ctx("clone")?),
-            w,
-            tag: 0,
-        };
+        let (r, w) = line_conn(port, "IMAP")?;
+        let mut c = Imap { r, w, tag: 0 };
         let mut greeting = String::new();
         c.r.read_line(&mut greeting).ctx("read IMAP")?;
         c.cmd("LOGIN N0USR pw")?;

@@ -16,7 +16,7 @@ use crate::bigstore::timed;
 use crate::daemon::{Daemon, Opts};
 use crate::genstore;
 use crate::report::Row;
-use crate::util::{median, now, thousands, Ctx, R};
+use crate::util::{line_conn, median, now, thousands, Ctx, R};
 use crate::Plan;
 
 /// Timed repetitions unloaded.
@@ -34,12 +34,8 @@ struct Reader {
 
 impl Reader {
     fn connect(port: u16) -> R<Reader> {
-        let w = TcpStream::connect(("127.0.0.1", port)).ctx("connect to NNTP")?;
-        w.set_nodelay(true).ctx("nodelay")?;
-        let mut r = Reader {
-            r: BufReader::new(w.try_clone().ctx("clone")?),
-            w,
-        };
+        let (r, w) = line_conn(port, "NNTP")?;
+        let mut r = Reader { r, w };
         r.reply()?;
         r.cmd("AUTHINFO USER N0USR")?;
         let ok = r.cmd("AUTHINFO PASS pw")?;

@@ -1,12 +1,22 @@
 //! Small helpers: errors as text, scratch directories, the clock, /proc readings, test data.
 
 use std::fmt::Display;
+use std::io::BufReader;
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// A benchmark step's result; the error says what broke.
 pub type R<T> = Result<T, String>;
+
+/// A connection to 127.0.0.1:`port` for a line protocol (IMAP, NNTP), Nagle off: its
+/// buffered reading half and its writing half.
+pub fn line_conn(port: u16, what: &str) -> R<(BufReader<TcpStream>, TcpStream)> {
+    let w = TcpStream::connect(("127.0.0.1", port)).ctx(format!("connect to {what}"))?;
+    w.set_nodelay(true).ctx("nodelay")?;
+    Ok((BufReader::new(w.try_clone().ctx("clone")?), w))
+}
 
 /// Adds context to an error.
 pub trait Ctx<T> {

@@ -119,6 +119,20 @@ impl Station {
         }
     }
 
+    /// N0OTH sends a one-line message at the telnet prompt (`command` is `SP CALL` or `SB ...`);
+    /// the session is left at the next prompt.
+    fn post(&self, command: &str, subject: &str, line: &str) -> Client {
+        let mut t = self.d.login("N0OTH", "x");
+        t.send(command);
+        t.expect("Subject:");
+        t.send(subject);
+        t.expect("/EX");
+        t.send(line);
+        t.send("/EX");
+        t.expect("de N0CALL>");
+        t
+    }
+
     /// A docs file with the host and ports made this daemon's: `bbs.example.org:993` (or
     /// fetchmail's `bbs.example.org service 993`) becomes `localhost` and the port `imaps`
     /// listens on.
@@ -369,14 +383,7 @@ fn fetchmail_collects_over_pop3s_stls_and_imaps_with_the_docs_fetchmailrc() {
         return;
     }
     let s = Station::start();
-    let mut t = s.d.login("N0OTH", "x");
-    t.send("SP N0USR");
-    t.expect("Subject:");
-    t.send("Fetch me");
-    t.expect("/EX");
-    t.send("over TLS");
-    t.send("/EX");
-    t.expect("de N0CALL>");
+    let _t = s.post("SP N0USR", "Fetch me", "over TLS");
     for (file, name, said) in [
         ("fetchmailrc", "pop3s", "SSL/TLS: using protocol"),
         ("fetchmailrc STLS", "pop3", "upgrade to TLS succeeded"),
@@ -493,14 +500,7 @@ fn news_over_nntps_and_starttls_with_nntplib_and_slrn() {
         return;
     }
     let s = Station::start();
-    let mut t = s.d.login("N0OTH", "x");
-    t.send("SB WX @ WW");
-    t.expect("Subject:");
-    t.send("Storm warning");
-    t.expect("/EX");
-    t.send("Gale tonight.");
-    t.send("/EX");
-    t.expect("de N0CALL>");
+    let mut t = s.post("SB WX @ WW", "Storm warning", "Gale tonight.");
     let (cert, nntps, nntp) = (
         s.cert.display(),
         s.d.listener_port("nntps"),
@@ -685,14 +685,7 @@ fn claws_mail_receives_and_sends_over_tls_and_starttls_with_the_docs_files() {
     }
     let s = Station::start();
     let x = common::xvfb::Xvfb::start();
-    let mut t = s.d.login("N0OTH", "x");
-    t.send("SP N0USR");
-    t.expect("Subject:");
-    t.send("For Claws");
-    t.expect("/EX");
-    t.send("Read in Claws Mail.");
-    t.send("/EX");
-    t.expect("de N0CALL>");
+    let _t = s.post("SP N0USR", "For Claws", "Read in Claws Mail.");
     for (account, imap, smtp) in [
         ("claws accountrc", "imaps", "smtps"),
         ("claws accountrc STARTTLS", "imap", "smtp"),
