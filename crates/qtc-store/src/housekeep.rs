@@ -491,10 +491,7 @@ impl Housekeeping {
             self.done.unreturned_pages = free;
             return Ok(Stage::Finish);
         }
-        let page: u64 = store
-            .conn
-            .query_row("PRAGMA page_size", [], |r| r.get(0))
-            .map_err(db_err)?;
+        let page = store.pragma_count("page_size")?;
         let pages = (VACUUM_BYTES * self.rows as u64 / CHUNK as u64 / page.max(1)).max(1);
         // Each step of the statement frees one page: run it to the end.
         let mut st = store
@@ -521,10 +518,7 @@ impl Store {
 
     /// Free pages in the file.
     pub fn free_pages(&mut self) -> Result<u64, StoreError> {
-        self.conn
-            .query_row("PRAGMA freelist_count", [], |r| r.get::<_, i64>(0))
-            .map(|n| n.max(0) as u64)
-            .map_err(db_err)
+        self.pragma_count("freelist_count")
     }
 
     /// True when the file gives free pages back in steps (`auto_vacuum = INCREMENTAL`: every

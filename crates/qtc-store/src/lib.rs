@@ -327,14 +327,11 @@ impl Store {
     /// Caps the database file at about `bytes` (0: no cap). A write that would pass it fails
     /// with [`StoreError::Full`] and changes nothing, as a full disk would.
     pub fn set_max_size(&mut self, bytes: u64) -> Result<(), StoreError> {
-        let page: i64 = self
-            .conn
-            .query_row("PRAGMA page_size", [], |r| r.get(0))
-            .map_err(db_err)?;
+        let page = self.pragma_count("page_size")?;
         let pages = if bytes == 0 {
-            i64::from(u32::MAX)
+            u64::from(u32::MAX)
         } else {
-            (bytes as i64 / page).max(1)
+            (bytes / page.max(1)).max(1)
         };
         self.conn
             .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))
@@ -360,32 +357,30 @@ impl Store {
 
     /// The cap on the database file now, in bytes; 0: none.
     pub fn max_size(&mut self) -> Result<u64, StoreError> {
-        let get = |pragma: &str| -> Result<u64, StoreError> {
-            self.conn
-                .query_row(&format!("PRAGMA {pragma}"), [], |r| r.get::<_, i64>(0))
-                .map(|n| n.max(0) as u64)
-                .map_err(db_err)
-        };
-        let pages = get("max_page_count")?;
+        let pages = self.pragma_count("max_page_count")?;
         if pages >= u64::from(u32::MAX) - 1 {
             return Ok(0);
         }
-        Ok(pages.saturating_mul(get("page_size")?))
+        Ok(pages.saturating_mul(self.pragma_count("page_size")?))
     }
 
     /// Bytes the `[store] max_mb` quota still leaves (free pages included); `u64::MAX`-ish
     /// without a quota.
     pub fn quota_room(&mut self) -> Result<u64, StoreError> {
-        let get = |conn: &Connection, pragma: &str| -> Result<u64, StoreError> {
-            conn.query_row(&format!("PRAGMA {pragma}"), [], |r| r.get::<_, i64>(0))
-                .map(|n| n.max(0) as u64)
-                .map_err(db_err)
-        };
-        let page = get(&self.conn, "page_size")?;
-        let max = get(&self.conn, "max_page_count")?;
-        let used =
-            get(&self.conn, "page_count")?.saturating_sub(get(&self.conn, "freelist_count")?);
+        let page = self.pragma_count("page_size")?;
+        let max = self.pragma_count("max_page_count")?;
+        let used = self
+            .pragma_count("page_count")?
+            .saturating_sub(self.pragma_count("freelist_count")?);
         Ok(max.saturating_sub(used).saturating_mul(page))
+    }
+
+    /// A pragma that answers one count (`page_size`, `page_count`, `freelist_count`, ...).
+    pub(crate) fn pragma_count(&self, pragma: &str) -> Result<u64, StoreError> {
+        self.conn
+            .query_row(&format!("PRAGMA {pragma}"), [], |r| r.get::<_, i64>(0))
+            .map(|n| n.max(0) as u64)
+            .map_err(db_err)
     }
 
     /// Copies the WAL into the database and truncates it, giving its disk space back: when the
