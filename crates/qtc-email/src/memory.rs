@@ -111,9 +111,9 @@ impl MailStore for MemoryMail {
 
     fn set_seen(&mut self, number: u64, call: Callsign, seen: bool) -> Result<(), StoreError> {
         match seen {
-            true => self.store.mark_read(number, &call.to_string()),
+            true => self.store.mark_read(number, call),
             false => {
-                self.store.mark_unread(number, &call.to_string());
+                self.store.mark_unread(number, call);
                 Ok(())
             }
         }

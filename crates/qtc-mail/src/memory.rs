@@ -71,8 +71,8 @@ impl MemoryStore {
     }
 
     /// Clears `reader`'s read mark on message `number` (a mail client's `\Seen` taken off).
-    pub fn mark_unread(&mut self, number: u64, reader: &str) {
-        let reader = reader.to_ascii_uppercase();
+    pub fn mark_unread(&mut self, number: u64, reader: Callsign) {
+        let reader = reader.to_string();
         if let Some(m) = self.messages.get_mut(&number) {
             if m.header.to == reader && m.header.status == MsgStatus::Read {
                 m.header.status = MsgStatus::New;
@@ -247,8 +247,8 @@ impl MessageStore for MemoryStore {
         })
     }
 
-    fn mark_read(&mut self, number: u64, reader: &str) -> Result<(), StoreError> {
-        let reader = reader.to_ascii_uppercase();
+    fn mark_read(&mut self, number: u64, reader: Callsign) -> Result<(), StoreError> {
+        let reader = reader.to_string();
         let Some(m) = self.messages.get_mut(&number) else {
             return Ok(());
         };
@@ -269,9 +269,9 @@ impl MessageStore for MemoryStore {
     fn status_seen_by(
         &mut self,
         number: u64,
-        reader: &str,
+        reader: Callsign,
     ) -> Result<Option<MsgStatus>, StoreError> {
-        let reader = reader.to_ascii_uppercase();
+        let reader = reader.to_string();
         Ok(self
             .messages
             .get(&number)

@@ -710,8 +710,8 @@ impl MessageStore for Store {
         Ok(n == 1)
     }
 
-    fn mark_read(&mut self, number: u64, reader: &str) -> Result<(), StoreError> {
-        let reader = reader.to_ascii_uppercase();
+    fn mark_read(&mut self, number: u64, reader: Callsign) -> Result<(), StoreError> {
+        let reader = reader.to_string();
         let tx = self.conn.transaction().map_err(db_err)?;
         tx.execute(
             "UPDATE messages SET read_count = read_count + 1, \
@@ -744,7 +744,7 @@ impl MessageStore for Store {
     fn status_seen_by(
         &mut self,
         number: u64,
-        reader: &str,
+        reader: Callsign,
     ) -> Result<Option<MsgStatus>, StoreError> {
         let status: Option<String> = self
             .conn
@@ -753,7 +753,7 @@ impl MessageStore for Store {
                 status_seen_by("?1")
             ))
             .and_then(|mut st| {
-                st.query_row(params![reader.to_ascii_uppercase(), number as i64], |r| {
+                st.query_row(params![reader.to_string(), number as i64], |r| {
                     r.get(0)
                 })
                 .optional()

@@ -83,8 +83,8 @@ impl Store {
 
     /// Clears `call`'s read mark on message `number` (the addressee's is the status; a
     /// copy's is its recipient row). Nothing for anyone else.
-    pub fn mark_unread(&mut self, number: u64, call: &str) -> Result<(), StoreError> {
-        let call = call.to_ascii_uppercase();
+    pub fn mark_unread(&mut self, number: u64, call: Callsign) -> Result<(), StoreError> {
+        let call = call.to_string();
         let tx = self.conn.transaction().map_err(db_err)?;
         tx.execute(
             "UPDATE messages SET status = 'N' WHERE number = ?1 AND to_call = ?2 AND status = 'Y'",
@@ -381,6 +381,7 @@ fn keep_parts(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tests::call;
     use crate::Durability;
     use qtc_mail::{ListFilter, MessageStore, MsgStatus, Station};
 
@@ -431,8 +432,8 @@ mod tests {
         assert!(s.changes() > before);
         assert_eq!(s.mail_parts(2).unwrap(), parts);
         assert_eq!(s.mail_parts(1).unwrap().files[0].data, b"one\ntwo\n");
-        s.mark_read(1, "N0OTH").unwrap();
-        s.mark_unread(1, "N0OTH").unwrap();
+        s.mark_read(1, call("N0OTH")).unwrap();
+        s.mark_unread(1, call("N0OTH")).unwrap();
         let f = ListFilter {
             to: Some("N0OTH".into()),
             ..Default::default()

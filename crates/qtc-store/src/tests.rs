@@ -62,7 +62,7 @@ fn a_reader_beside_the_writer_reads_heads_and_body_pieces() {
     assert!(r.body_chunk(n, 200_000, 10).unwrap().is_empty());
     assert!(r.body_chunk(n + 1, 0, 10).unwrap().is_empty());
     assert!(r.message_head(n + 1).unwrap().is_none());
-    assert!(r.mark_read(n, &head.header.to).is_err());
+    assert!(r.mark_read(n, call(&head.header.to)).is_err());
     // A later commit is seen by the next read.
     s.set_status(n, MsgStatus::Killed).unwrap();
     let head = r.message_head(n).unwrap().unwrap();
@@ -224,10 +224,10 @@ fn mark_read_counts() {
     let (_d, mut s) = open();
     s.insert_message(&msg(MsgType::Personal, "N0USR", "N0ABC", None), "N0CALL", 0)
         .unwrap();
-    s.mark_read(1, "n0usr").unwrap();
-    s.mark_read(1, "N0USR").unwrap();
+    s.mark_read(1, call("n0usr")).unwrap();
+    s.mark_read(1, call("N0USR")).unwrap();
     // Someone who is not a recipient (a sysop reading) counts for nothing.
-    s.mark_read(1, "N0SYS").unwrap();
+    s.mark_read(1, call("N0SYS")).unwrap();
     let m = s.message(1).unwrap().unwrap();
     assert_eq!(m.read_count, 2);
     assert_eq!(m.header.status, MsgStatus::Read);
@@ -250,7 +250,7 @@ fn copies_of_mail_read_before_the_upgrade_stay_read() {
                 .collect();
             s.store_received(call("N0CCC"), &[m], 0).unwrap();
         }
-        s.mark_read(1, "N0USR").unwrap();
+        s.mark_read(1, call("N0USR")).unwrap();
         // Back to the schema before per-recipient marks (migration 9 and 11 undone; the
         // later ones run again on top).
         s.conn
@@ -393,12 +393,12 @@ fn each_recipient_has_its_own_read_mark() {
     let unread = (MsgStatus::New, 1, MsgStatus::New);
     let read = (MsgStatus::Read, 0, MsgStatus::Read);
     // The addressee reads: the Cc and the second To still have it unread.
-    s.mark_read(n, "N0USR").unwrap();
+    s.mark_read(n, call("N0USR")).unwrap();
     assert_eq!(seen_by(&mut s, "N0USR"), read);
     assert_eq!(seen_by(&mut s, "N0OTH"), unread);
     assert_eq!(seen_by(&mut s, "N0TWO"), unread);
     // The Cc reads: only theirs changes.
-    s.mark_read(n, "N0OTH").unwrap();
+    s.mark_read(n, call("N0OTH")).unwrap();
     assert_eq!(seen_by(&mut s, "N0OTH"), read);
     assert_eq!(seen_by(&mut s, "N0TWO"), unread);
     // Everyone else (and the sysop's listing) sees the message's own status.
@@ -899,7 +899,7 @@ fn housekeeping_expires_by_type_and_keeps_held_mail() {
     let read = s
         .insert_message(&msg(MsgType::Personal, "N0USR", "N0ABC", None), "N0AAA", 0)
         .unwrap();
-    s.mark_read(read, "N0USR").unwrap();
+    s.mark_read(read, call("N0USR")).unwrap();
     let unread = s
         .insert_message(&msg(MsgType::Personal, "N0USR", "N0ABC", None), "N0AAA", 0)
         .unwrap();
@@ -1325,15 +1325,15 @@ fn each_user_has_their_own_read_mark_on_a_bulletin() {
         assert_eq!(seen(&mut s, who), MsgStatus::New, "{who}");
         assert_eq!(unread(&mut s, who), 1, "{who}");
     }
-    s.mark_read(b, "n0usr").unwrap();
-    s.mark_read(b, "N0USR").unwrap();
+    s.mark_read(b, call("n0usr")).unwrap();
+    s.mark_read(b, call("N0USR")).unwrap();
     assert_eq!(seen(&mut s, "N0USR"), MsgStatus::Read);
     assert_eq!(unread(&mut s, "N0USR"), 0);
-    assert_eq!(s.status_seen_by(b, "N0USR").unwrap(), Some(MsgStatus::Read));
+    assert_eq!(s.status_seen_by(b, call("N0USR")).unwrap(), Some(MsgStatus::Read));
     // Nobody else's mark moved, nor the bulletin's own status.
     assert_eq!(seen(&mut s, "N0OTH"), MsgStatus::New);
     assert_eq!(unread(&mut s, "N0OTH"), 1);
-    assert_eq!(s.status_seen_by(b, "N0OTH").unwrap(), Some(MsgStatus::New));
+    assert_eq!(s.status_seen_by(b, call("N0OTH")).unwrap(), Some(MsgStatus::New));
     assert_eq!(s.message(b).unwrap().unwrap().header.status, MsgStatus::New);
     // A bulletin's readings are its readers' marks; its count is for personal mail.
     assert_eq!(s.message(b).unwrap().unwrap().read_count, 0);
@@ -1350,5 +1350,5 @@ fn each_user_has_their_own_read_mark_on_a_bulletin() {
     let p = s
         .insert_message(&msg(MsgType::Personal, "N0OTH", "N0USR", None), "N0AAA", 0)
         .unwrap();
-    assert_eq!(s.status_seen_by(p, "N0USR").unwrap(), Some(MsgStatus::New));
+    assert_eq!(s.status_seen_by(p, call("N0USR")).unwrap(), Some(MsgStatus::New));
 }

@@ -349,7 +349,7 @@ fn tallies_follow_every_write() {
     };
     agree(&mut s);
     let to = s.message(2).unwrap().unwrap().header.to;
-    s.mark_read(2, &to).unwrap();
+    s.mark_read(2, crate::tests::call(&to)).unwrap();
     s.set_status(3, MsgStatus::Killed).unwrap();
     s.set_status(3, MsgStatus::Killed).unwrap();
     s.conn
@@ -384,7 +384,7 @@ fn greeting_and_categories_agree_with_the_listings() {
         )
         .unwrap();
     let to = s.message(2).unwrap().unwrap().header.to;
-    s.mark_read(2, &to).unwrap();
+    s.mark_read(2, crate::tests::call(&to)).unwrap();
     s.set_status(4, MsgStatus::Held).unwrap();
     s.set_status(21, MsgStatus::Held).unwrap();
     for (call, sysop) in [

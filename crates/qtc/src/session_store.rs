@@ -124,13 +124,13 @@ impl MessageStore for SessionWrites<'_> {
     fn set_status(&mut self, number: u64, status: MsgStatus) -> Result<bool, StoreError> {
         self.store.set_status(number, status)
     }
-    fn mark_read(&mut self, number: u64, reader: &str) -> Result<(), StoreError> {
+    fn mark_read(&mut self, number: u64, reader: Callsign) -> Result<(), StoreError> {
         self.store.mark_read(number, reader)
     }
     fn status_seen_by(
         &mut self,
         number: u64,
-        reader: &str,
+        reader: Callsign,
     ) -> Result<Option<MsgStatus>, StoreError> {
         self.store.status_seen_by(number, reader)
     }

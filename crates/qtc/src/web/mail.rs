@@ -379,16 +379,16 @@ pub(super) async fn readable(
     n: u64,
     mark: bool,
 ) -> Result<Message, Response> {
-    let (me, sysop) = (s.call.to_string(), s.sysop());
+    let (call, sysop) = (s.call, s.sysop());
     let m = store(web, move |st| {
         let m = st.message(n)?;
         match m {
-            Some(mut m) if may_read(&me, sysop, &m.header, &m.copies) => {
-                if let Some(seen) = st.status_seen_by(n, &me)? {
+            Some(mut m) if may_read(&call.to_string(), sysop, &m.header, &m.copies) => {
+                if let Some(seen) = st.status_seen_by(n, call)? {
                     m.header.status = seen;
                 }
                 if mark {
-                    st.mark_read(n, &me)?;
+                    st.mark_read(n, call)?;
                 }
                 Ok(Some(m))
             }
