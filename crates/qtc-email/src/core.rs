@@ -12,8 +12,8 @@ use crate::store::{MailKind, Reply, Request};
 /// What every session needs to know of this BBS and of the connection.
 #[derive(Clone, Debug)]
 pub struct Settings {
-    /// The station's callsign (upper case).
-    pub call: String,
+    /// The station's callsign (no SSID).
+    pub call: Callsign,
     /// The station's hierarchical address.
     pub haddr: String,
     /// The mail domain of local users (`CALL@domain`); the callsign when none is configured.
@@ -41,7 +41,7 @@ impl Settings {
     /// Whether `domain` names this BBS: its callsign, its hierarchical address or the mail
     /// domain (any case).
     pub fn is_ours(&self, domain: &str) -> bool {
-        [&self.call, &self.haddr, &self.domain]
+        [self.call.base(), &self.haddr, &self.domain]
             .iter()
             .any(|d| d.eq_ignore_ascii_case(domain))
     }

@@ -17,12 +17,12 @@ use crate::store::{
 };
 
 /// Messages and users in memory, as a mail session's store.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct MemoryMail {
     /// The BBS's messages and users.
     pub store: MemoryStore,
     /// This BBS's callsign (for routing and BIDs).
-    pub call: String,
+    pub call: Callsign,
     /// The forwarding partners' routes.
     pub partners: Vec<PartnerRoutes>,
     /// Messages a user may send (0: no limit); the sysop and BBS accounts are exempt.
@@ -48,11 +48,20 @@ struct MemFolder {
 
 impl MemoryMail {
     /// An empty store of the BBS `call`.
-    pub fn new(call: &str) -> MemoryMail {
+    pub fn new(call: Callsign) -> MemoryMail {
         MemoryMail {
-            call: call.to_ascii_uppercase(),
+            store: MemoryStore::default(),
+            call,
+            partners: Vec::new(),
+            per_user: 0,
+            full: false,
+            sent: HashMap::new(),
+            files: HashMap::new(),
+            threads: HashMap::new(),
+            answered: HashSet::new(),
+            folders: BTreeMap::new(),
+            validities: 0,
             time: 1_796_214_665,
-            ..MemoryMail::default()
         }
     }
 
@@ -64,7 +73,7 @@ impl MemoryMail {
         thread: Thread,
     ) -> Result<u64, StoreError> {
         self.time += 1;
-        let n = self.store.insert_message(msg, &self.call, self.time)?;
+        let n = self.store.insert_message(msg, self.call, self.time)?;
         self.files.insert(n, files);
         self.threads.insert(n, thread);
         Ok(n)
@@ -152,8 +161,8 @@ impl MailStore for MemoryMail {
             origin: None,
             seen: &[],
         };
-        let targets = qtc_mail::route::targets(&q, &self.call, &self.partners);
-        let local = qtc_mail::route::is_local(&dest.at, &self.call);
+        let targets = qtc_mail::route::targets(&q, self.call, &self.partners);
+        let local = qtc_mail::route::is_local(&dest.at, self.call);
         Ok(Route::of(targets, local))
     }
 

@@ -170,7 +170,7 @@ impl MessageStore for MemoryStore {
     fn insert_message(
         &mut self,
         msg: &NewMessage,
-        bbs_call: &str,
+        bbs_call: Callsign,
         now: i64,
     ) -> Result<u64, StoreError> {
         if let Some(bid) = &msg.bid {
@@ -182,7 +182,7 @@ impl MessageStore for MemoryStore {
         let bid = msg
             .bid
             .clone()
-            .unwrap_or_else(|| format!("{number}_{}", bbs_call.to_ascii_uppercase()));
+            .unwrap_or_else(|| format!("{number}_{bbs_call}"));
         self.bids.insert(bid.to_ascii_uppercase());
         let header = MessageHeader {
             number,

@@ -78,7 +78,7 @@ pub trait MessageStore {
     fn insert_message(
         &mut self,
         msg: &NewMessage,
-        bbs_call: &str,
+        bbs_call: Callsign,
         now: i64,
     ) -> Result<u64, StoreError>;
     /// A whole message by number (killed ones included).

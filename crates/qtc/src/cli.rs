@@ -489,7 +489,7 @@ fn msg_import(c: &Loaded, store: &mut Store, file: &Path) -> anyhow::Result<()> 
     } else {
         std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?
     };
-    let msgs = crate::import::parse(&data, &c.station.call, c.limits.max_message)
+    let msgs = crate::import::parse(&data, c.station.call, c.limits.max_message)
         .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
     store.set_station(c.station.clone());
     let results = store.insert_many(&msgs, crate::clock::unix_now())?;

@@ -85,7 +85,7 @@ impl MessageStore for SessionWrites<'_> {
     fn insert_message(
         &mut self,
         msg: &NewMessage,
-        _bbs_call: &str,
+        _bbs_call: Callsign,
         now: i64,
     ) -> Result<u64, StoreError> {
         // The one way a user's message is stored: room, allowances, rules. (The store's

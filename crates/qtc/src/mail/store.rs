@@ -209,7 +209,7 @@ impl MailStore for MailView<'_> {
     }
 
     fn route(&mut self, dest: &Dest) -> Result<Route, StoreError> {
-        let (targets, local) = self.store.destination(dest.kind, &dest.to, &dest.at);
+        let (targets, local) = self.store.destination(dest.kind, &dest.to, &dest.at)?;
         Ok(Route::of(targets, local))
     }
 

@@ -641,7 +641,7 @@ mod tests {
     fn store_of(n: usize) -> (tempfile::TempDir, qtc_store::Store) {
         let dir = tempfile::tempdir().unwrap();
         let mut st = qtc_store::Store::open(dir.path(), qtc_store::Durability::Normal).unwrap();
-        st.set_station(qtc_mail::Station::new("N0BBS"));
+        st.set_station(qtc_mail::Station::new("N0BBS".parse().unwrap()));
         st.insert_many(&bulletins("N0USR", 1..=n), 0).unwrap();
         (dir, st)
     }
