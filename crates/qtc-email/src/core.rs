@@ -202,14 +202,29 @@ pub trait Core: Sized + Send + 'static {
     fn exchange_mut(&mut self) -> &mut Exchange<Self>;
     /// Bytes from the client.
     fn handle_input(&mut self, bytes: &[u8]);
-    /// The answer to [`Event::Login`]: the user's callsign, or why not.
-    fn login_done(&mut self, result: Result<Callsign, LoginRefused>);
-    /// TLS now runs on the connection (after [`Event::StartTls`]).
-    fn tls_started(&mut self);
+    /// What the protocol says to a login's outcome ([`Core::login_done`] calls it).
+    fn logged_in(&mut self, result: Result<Callsign, LoginRefused>);
+    /// What the protocol forgets once TLS runs ([`Core::tls_started`] calls it).
+    fn tls_running(&mut self);
     /// The store changed (while watching).
     fn changed(&mut self) {}
     /// Goes on with input that waited for an answer.
     fn resume(&mut self);
+
+    /// The answer to [`Event::Login`]: the user's callsign, or why not; then the input that
+    /// waited.
+    fn login_done(&mut self, result: Result<Callsign, LoginRefused>) {
+        self.exchange_mut().answer_came();
+        self.logged_in(result);
+        self.resume();
+    }
+    /// TLS now runs on the connection (after [`Event::StartTls`]); then the input that
+    /// waited.
+    fn tls_started(&mut self) {
+        self.exchange_mut().answer_came();
+        self.tls_running();
+        self.resume();
+    }
 
     /// Whether the session takes input now (false while it waits for an answer, and once it
     /// is closing).
