@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use qtc_callsign::Callsign;
 use qtc_mail::memory::MemoryStore;
 use qtc_mail::route::{PartnerRoutes, RouteQuery};
-use qtc_mail::{ListFilter, MessageStore, MsgType, NewMessage, StoreError};
+use qtc_mail::{ListFilter, MessageHeader, MessageStore, MsgType, NewMessage, StoreError};
 
 use crate::addr::Dest;
 use crate::folder::{Folder, FolderMark, FolderMessage};
@@ -85,6 +85,19 @@ impl MemoryMail {
             .ok_or_else(|| StoreError::Database(format!("no folder {name}")))
     }
 
+    /// A listing's rows (newest first) as `call`'s entries, oldest first, with their
+    /// `\Answered` marks.
+    fn entries(&self, call: Callsign, heads: Vec<MessageHeader>) -> Vec<Entry> {
+        heads
+            .into_iter()
+            .rev()
+            .map(|h| {
+                let answered = self.answered.contains(&(call, h.number));
+                Entry::of(h, answered)
+            })
+            .collect()
+    }
+
     fn exempt(&mut self, call: Callsign) -> Result<bool, StoreError> {
         Ok(self.store.user(call)?.is_some_and(|u| u.sysop || u.bbs))
     }
@@ -98,16 +111,9 @@ impl MailStore for MemoryMail {
             last: Some(max),
             ..Default::default()
         };
-        let heads = self.store.list(&f)?;
-        Ok(heads
-            .into_iter()
-            .rev()
-            .filter(|h| h.kind != MsgType::Bulletin)
-            .map(|h| {
-                let answered = self.answered.contains(&(call, h.number));
-                Entry::of(h, answered)
-            })
-            .collect())
+        let mut heads = self.store.list(&f)?;
+        heads.retain(|h| h.kind != MsgType::Bulletin);
+        Ok(self.entries(call, heads))
     }
 
     fn stored(&mut self, number: u64) -> Result<Option<Stored>, StoreError> {
@@ -258,14 +264,7 @@ impl MailStore for MemoryMail {
             ..Default::default()
         };
         let heads = self.store.list(&f)?;
-        Ok(heads
-            .into_iter()
-            .rev()
-            .map(|h| {
-                let answered = self.answered.contains(&(call, h.number));
-                Entry::of(h, answered)
-            })
-            .collect())
+        Ok(self.entries(call, heads))
     }
 
     fn folders(&mut self, call: Callsign) -> Result<Vec<Folder>, StoreError> {

@@ -11,7 +11,7 @@ fn client() -> Client<Imap> {
     Client::new(Imap::new(settings(), 42))
 }
 
-fn logged_in() -> Client<Imap> {
+pub(super) fn logged_in() -> Client<Imap> {
     let mut c = client();
     c.send("");
     assert!(c
@@ -156,10 +156,7 @@ fn fetch_reads_peek_does_not() {
         peek.starts_with("* 1 FETCH (FLAGS () BODY[HEADER.FIELDS (SUBJECT)] {"),
         "{peek}"
     );
-    assert_eq!(
-        c.store.store.message(1).unwrap().unwrap().header.status,
-        MsgStatus::New
-    );
+    assert_eq!(c.status(1), MsgStatus::New);
     let f = c.send("b UID FETCH 1 (BODY[] BODYSTRUCTURE)\r\n");
     assert!(f.starts_with("* 1 FETCH (UID 1 BODY[] {"), "{f}");
     assert!(f.contains("(\"APPLICATION\" \"OCTET-STREAM\""), "{f}");
@@ -167,10 +164,7 @@ fn fetch_reads_peek_does_not() {
         f.contains("FLAGS (\\Seen))\r\nb OK UID FETCH completed"),
         "{f}"
     );
-    assert_eq!(
-        c.store.store.message(1).unwrap().unwrap().header.status,
-        MsgStatus::Read
-    );
+    assert_eq!(c.status(1), MsgStatus::Read);
     let all = c.send("c FETCH 1:* (UID RFC822.SIZE INTERNALDATE)\r\n");
     assert!(all.starts_with("* 1 FETCH (UID 1 RFC822.SIZE "), "{all}");
 }
@@ -225,25 +219,16 @@ fn store_search_expunge_close() {
         c.send("b STORE 1 +FLAGS (\\Seen)\r\n"),
         "* 1 FETCH (FLAGS (\\Seen))\r\nb OK STORE completed\r\n"
     );
-    assert_eq!(
-        c.store.store.message(1).unwrap().unwrap().header.status,
-        MsgStatus::Read
-    );
+    assert_eq!(c.status(1), MsgStatus::Read);
     c.send("c STORE 1 -FLAGS (\\Seen)\r\n");
-    assert_eq!(
-        c.store.store.message(1).unwrap().unwrap().header.status,
-        MsgStatus::New
-    );
+    assert_eq!(c.status(1), MsgStatus::New);
     c.send("d STORE 1 +FLAGS.SILENT (\\Deleted)\r\n");
     assert!(c.send("e SEARCH DELETED\r\n").starts_with("* SEARCH 1\r\n"));
     assert_eq!(
         c.send("f EXPUNGE\r\n"),
         "* 1 EXPUNGE\r\nf OK EXPUNGE completed\r\n"
     );
-    assert_eq!(
-        c.store.store.message(1).unwrap().unwrap().header.status,
-        MsgStatus::Killed
-    );
+    assert_eq!(c.status(1), MsgStatus::Killed);
     assert_eq!(c.send("g CLOSE\r\n"), "g OK CLOSE completed\r\n");
     assert!(c
         .send("h FETCH 1 FLAGS\r\n")
