@@ -30,7 +30,9 @@ cargo build --release -p qtc
 # A binary with packed relocations starts only on glibc >= 2.36, which the computed dependency
 # misses (Cargo.toml, [package.metadata.deb.variants.relr]).
 variant=()
-if readelf -V "$target/release/qtc" | grep -q GLIBC_ABI_DT_RELR; then
+# (Read whole first: with pipefail, `grep -q` leaving early would fail readelf's pipe.)
+needs=$(readelf -V "$target/release/qtc")
+if grep -q GLIBC_ABI_DT_RELR <<<"$needs"; then
   echo "the binary has packed relocations: the package depends on libc6 (>= 2.36)"
   variant=(--variant relr)
 fi
