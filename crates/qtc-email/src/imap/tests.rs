@@ -236,6 +236,36 @@ fn store_search_expunge_close() {
 }
 
 #[test]
+fn uid_expunge_check_unselect_and_the_commands_taken_as_done() {
+    let mut c = selected();
+    c.send("a STORE 1 +FLAGS.SILENT (\\Deleted)\r\n");
+    assert_eq!(c.send("b CHECK\r\n"), "b OK NOOP completed\r\n");
+    // UIDPLUS's UID EXPUNGE takes only the UIDs named: UID 2 is not there, UID 1 goes.
+    assert_eq!(c.send("c UID EXPUNGE 2\r\n"), "c OK EXPUNGE completed\r\n");
+    assert_eq!(c.status(1), MsgStatus::New);
+    assert_eq!(
+        c.send("d UID EXPUNGE 1\r\n"),
+        "* 1 EXPUNGE\r\nd OK EXPUNGE completed\r\n"
+    );
+    assert_eq!(c.status(1), MsgStatus::Killed);
+    // Subscriptions are not kept and ENABLE turns nothing on: each is answered, nothing more.
+    for (tag, cmd) in [
+        ("e", "SUBSCRIBE INBOX"),
+        ("f", "UNSUBSCRIBE INBOX"),
+        ("g", "ENABLE X"),
+    ] {
+        assert_eq!(
+            c.send(&format!("{tag} {cmd}\r\n")),
+            format!("{tag} OK done\r\n")
+        );
+    }
+    assert_eq!(c.send("h UNSELECT\r\n"), "h OK UNSELECT completed\r\n");
+    assert!(c
+        .send("i FETCH 1 FLAGS\r\n")
+        .starts_with("i BAD select a mailbox first"));
+}
+
+#[test]
 fn idle_tells_of_new_mail_and_kills_elsewhere() {
     let mut c = selected();
     assert_eq!(c.send("a IDLE\r\n"), "+ idling\r\n");
