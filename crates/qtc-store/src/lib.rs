@@ -889,12 +889,36 @@ fn insert_batched(
     (origin, now): (Option<&str>, i64),
     batch: &mut Batch,
 ) -> Result<(u64, MsgStatus), StoreError> {
-    if let Some(bid) = &msg.bid {
-        if bid_known_in(tx, bid)? {
-            return Err(StoreError::DuplicateBid(bid.clone()));
-        }
+    // The number is known before the row is written, so BID and R: line go in with it: one
+    // INSERT, no UPDATE (fewer WAL pages per message). Only this transaction writes now.
+    let number = next_number(tx, &mut batch.numbers)?;
+    let bid = match &msg.bid {
+        Some(b) => b.to_ascii_uppercase(),
+        None => generated_bid(number, &station.call),
+    };
+    // Recording the BID is its check (one lookup, where a check and then an insert were
+    // two): a known one is left as it was, and the message is a duplicate before anything
+    // else. The number stays free for the next message.
+    let recorded = tx
+        .prepare_cached(
+            "INSERT INTO bids (bid, seen, number) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (bid) DO NOTHING",
+        )
+        .and_then(|mut st| st.execute(params![bid, now, number as i64]))
+        .map_err(db_err)?;
+    if recorded == 0 {
+        return Err(StoreError::DuplicateBid(msg.bid.clone().unwrap_or(bid)));
     }
-    let held_by_rule = held_by_rule(msg, station)?;
+    let held_by_rule = match held_by_rule(msg, station) {
+        Ok(held) => held,
+        Err(refused) => {
+            // Refused: its BID is not kept (offered again, it is refused again).
+            tx.prepare_cached("DELETE FROM bids WHERE bid = ?1")
+                .and_then(|mut st| st.execute([&bid]))
+                .map_err(db_err)?;
+            return Err(refused);
+        }
+    };
     let seen = route::rline_calls(&msg.rlines);
     if let Some(home) = wp::origin_address(&msg.rlines) {
         batch.learn_origin(tx, &msg.from, home, now)?;
@@ -905,19 +929,6 @@ fn insert_batched(
         MsgStatus::Held
     } else {
         msg.status
-    };
-    // The number is known before the row is written, so BID and R: line go in with it: one
-    // INSERT, no UPDATE (fewer WAL pages per message). Only this transaction writes now.
-    let number = next_number(tx, &mut batch.numbers)?;
-    let bid = match &msg.bid {
-        Some(b) => b.to_ascii_uppercase(),
-        None => {
-            let bid = generated_bid(number, &station.call);
-            if bid_known_in(tx, &bid)? {
-                return Err(StoreError::DuplicateBid(bid));
-            }
-            bid
-        }
     };
     let mut rlines = route::rline(now, &station.haddr, number, &bid);
     rlines.extend_from_slice(&msg.rlines);
@@ -946,9 +957,6 @@ fn insert_batched(
         n.next += 1;
     }
     batch.text.add(number, &rlines, &msg.body);
-    tx.prepare_cached("INSERT INTO bids (bid, seen, number) VALUES (?1, ?2, ?3)")
-        .and_then(|mut st| st.execute(params![bid, now, number as i64]))
-        .map_err(db_err)?;
     if looped {
         tracing::warn!(number, %bid, "held: its R: lines name this BBS (a forwarding loop)");
     }

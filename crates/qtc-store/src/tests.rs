@@ -1067,6 +1067,10 @@ fn rules_hold_or_reject_and_held_mail_is_released() {
         s.store_received(call("N0CCC"), &[junk], 0).unwrap(),
         vec![Stored::Rejected]
     );
+    assert!(
+        !s.bid_known("S2").unwrap(),
+        "a refused message's BID is not kept"
+    );
     assert!(s.release(n, 1).unwrap());
     assert!(!s.release(n, 1).unwrap(), "only held mail is released");
     assert_eq!(s.message(n).unwrap().unwrap().header.status, MsgStatus::New);
