@@ -67,7 +67,7 @@ fn template() -> MemoryStore {
         msg(MsgType::Personal, "N0SYS", "N0BBS", "N0USR", "re", b"x\r\n"),
     ];
     for m in &msgs {
-        store.insert_message(m, "N0BBS", NOW).expect("seed message");
+        store.insert_message(m, "N0BBS".parse().expect("a callsign"), NOW).expect("seed message");
     }
     store
 }
@@ -81,7 +81,7 @@ fn fresh_store() -> MemoryStore {
 fn config() -> Arc<Config> {
     static CFG: OnceLock<Arc<Config>> = OnceLock::new();
     CFG.get_or_init(|| {
-        let mut cfg = Config::new("N0BBS");
+        let mut cfg = Config::new("N0BBS".parse().expect("a callsign"));
         cfg.haddr = "N0BBS.#NCA.CA.USA.NOAM".into();
         cfg.max_line = 80;
         cfg.max_message = 4096;

@@ -63,7 +63,7 @@ fuzz_target!(|data: &[u8]| {
         Role::Called
     };
     let mode = [Mode::Mbl, Mode::FbbAscii, Mode::B0, Mode::B1, Mode::B2][usize::from(ctl >> 1) % 5];
-    let mut cfg = Config::new("N0BBS");
+    let mut cfg = Config::new("N0BBS".parse().expect("a callsign"));
     cfg.max_mode = mode;
     cfg.max_message_size = 64 * 1024;
     // Half the runs answer login challenges (SYS, ;PQ) as a caller with a secret would.

@@ -146,7 +146,7 @@ pub(crate) struct MessageHead {
     /// Its number.
     pub(crate) number: u64,
     /// Whose read mark its status shows (`None`: the message's own).
-    pub(crate) reader: Option<String>,
+    pub(crate) reader: Option<Callsign>,
 }
 
 impl Query<BbsStore> for MessageHead {
@@ -155,7 +155,7 @@ impl Query<BbsStore> for MessageHead {
     fn run(self, store: &mut dyn MessageStore) -> Result<Self::Answer, StoreError> {
         let mut m = store.message_head(self.number)?;
         if let (Some(m), Some(reader)) = (m.as_mut(), self.reader) {
-            if let Some(seen) = store.status_seen_by(self.number, &reader)? {
+            if let Some(seen) = store.status_seen_by(self.number, reader)? {
                 m.header.status = seen;
             }
         }

@@ -32,7 +32,7 @@ impl Bbs {
                 .add_user(callsign(call), Some(pw), sysop, bbs)
                 .unwrap();
         }
-        let mut cfg = Config::new("N0CALL");
+        let mut cfg = Config::new(callsign("N0CALL"));
         cfg.max_line = 80;
         cfg.max_message = 1000;
         // Paging has its own tests; the others see whole listings.
@@ -144,7 +144,9 @@ pub(crate) fn post(bbs: &mut Bbs, who: &str, cmd: &str, subject: &str, body: &[&
 
 pub(crate) fn insert_all(store: &mut Store, msgs: &[NewMessage]) {
     for m in msgs {
-        store.insert_message(m, "N0CALL", NOW).unwrap();
+        store
+            .insert_message(m, "N0CALL".parse().unwrap(), NOW)
+            .unwrap();
     }
 }
 

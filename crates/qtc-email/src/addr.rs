@@ -93,7 +93,7 @@ pub fn check(kind: MsgType, to: &str, at: &str) -> Result<Dest, AddrError> {
 
 /// A packet address as an e-mail address: `CALL@AT`, a local one `CALL@domain`.
 pub fn email(call: &str, at: &str, s: &Settings) -> String {
-    if at.is_empty() || qtc_mail::route::is_local(at, &s.call) {
+    if at.is_empty() || qtc_mail::route::is_local(at, s.call) {
         format!("{call}@{}", s.domain)
     } else {
         format!("{call}@{at}")
@@ -124,7 +124,7 @@ pub(crate) mod tests {
 
     pub(crate) fn settings() -> Settings {
         Settings {
-            call: "N0CALL".into(),
+            call: "N0CALL".parse().unwrap(),
             haddr: "N0CALL.#NCA.CA.USA.NOAM".into(),
             domain: "bbs.example.org".into(),
             max_message: 100_000,

@@ -12,8 +12,8 @@ use crate::store::{MailKind, Reply, Request};
 /// What every session needs to know of this BBS and of the connection.
 #[derive(Clone, Debug)]
 pub struct Settings {
-    /// The station's callsign (upper case).
-    pub call: String,
+    /// The station's callsign (no SSID).
+    pub call: Callsign,
     /// The station's hierarchical address.
     pub haddr: String,
     /// The mail domain of local users (`CALL@domain`); the callsign when none is configured.
@@ -41,7 +41,7 @@ impl Settings {
     /// Whether `domain` names this BBS: its callsign, its hierarchical address or the mail
     /// domain (any case).
     pub fn is_ours(&self, domain: &str) -> bool {
-        [&self.call, &self.haddr, &self.domain]
+        [self.call.base(), &self.haddr, &self.domain]
             .iter()
             .any(|d| d.eq_ignore_ascii_case(domain))
     }
@@ -202,14 +202,29 @@ pub trait Core: Sized + Send + 'static {
     fn exchange_mut(&mut self) -> &mut Exchange<Self>;
     /// Bytes from the client.
     fn handle_input(&mut self, bytes: &[u8]);
-    /// The answer to [`Event::Login`]: the user's callsign, or why not.
-    fn login_done(&mut self, result: Result<Callsign, LoginRefused>);
-    /// TLS now runs on the connection (after [`Event::StartTls`]).
-    fn tls_started(&mut self);
+    /// What the protocol says to a login's outcome ([`Core::login_done`] calls it).
+    fn logged_in(&mut self, result: Result<Callsign, LoginRefused>);
+    /// What the protocol forgets once TLS runs ([`Core::tls_started`] calls it).
+    fn tls_running(&mut self);
     /// The store changed (while watching).
     fn changed(&mut self) {}
     /// Goes on with input that waited for an answer.
     fn resume(&mut self);
+
+    /// The answer to [`Event::Login`]: the user's callsign, or why not; then the input that
+    /// waited.
+    fn login_done(&mut self, result: Result<Callsign, LoginRefused>) {
+        self.exchange_mut().answer_came();
+        self.logged_in(result);
+        self.resume();
+    }
+    /// TLS now runs on the connection (after [`Event::StartTls`]); then the input that
+    /// waited.
+    fn tls_started(&mut self) {
+        self.exchange_mut().answer_came();
+        self.tls_running();
+        self.resume();
+    }
 
     /// Whether the session takes input now (false while it waits for an answer, and once it
     /// is closing).

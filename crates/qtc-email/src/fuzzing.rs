@@ -10,10 +10,15 @@ use crate::memory::MemoryMail;
 use crate::store::Attachment;
 use crate::{Core, Event, LoginRefused, Settings};
 
+/// The station the sessions run at, N0CALL.
+fn station() -> Callsign {
+    Callsign::parse_station("N0CALL").expect("a station call")
+}
+
 /// Settings for a fuzzed session: passwords in clear and STARTTLS both allowed.
 pub fn settings() -> Settings {
     Settings {
-        call: "N0CALL".into(),
+        call: station(),
         haddr: "N0CALL.#NCA.CA.USA.NOAM".into(),
         domain: "n0call".into(),
         max_message: 4096,
@@ -62,7 +67,7 @@ pub fn pump<C: Core>(
 /// A store with users `N0OTH` (password `x`) and `N0USR` (`pw`), a message to N0OTH with a
 /// copy to N0CC and an attachment, and two bulletins in `WX @ WW`.
 pub fn sample_store() -> MemoryMail {
-    let mut m = MemoryMail::new("N0CALL");
+    let mut m = MemoryMail::new(station());
     for (call, pw) in [("N0OTH", "x"), ("N0USR", "pw")] {
         if let Ok(call) = qtc_callsign::Callsign::parse_station(call) {
             let _ = m.store.add_user(call, Some(pw), false, false);

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use qtc_callsign::Callsign;
 use qtc_mail::memory::MemoryStore;
 use qtc_mail::route::{PartnerRoutes, RouteQuery};
-use qtc_mail::{ListFilter, MessageStore, MsgType, NewMessage, StoreError};
+use qtc_mail::{ListFilter, MessageHeader, MessageStore, MsgType, NewMessage, StoreError};
 
 use crate::addr::Dest;
 use crate::folder::{Folder, FolderMark, FolderMessage};
@@ -17,12 +17,12 @@ use crate::store::{
 };
 
 /// Messages and users in memory, as a mail session's store.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct MemoryMail {
     /// The BBS's messages and users.
     pub store: MemoryStore,
     /// This BBS's callsign (for routing and BIDs).
-    pub call: String,
+    pub call: Callsign,
     /// The forwarding partners' routes.
     pub partners: Vec<PartnerRoutes>,
     /// Messages a user may send (0: no limit); the sysop and BBS accounts are exempt.
@@ -48,11 +48,20 @@ struct MemFolder {
 
 impl MemoryMail {
     /// An empty store of the BBS `call`.
-    pub fn new(call: &str) -> MemoryMail {
+    pub fn new(call: Callsign) -> MemoryMail {
         MemoryMail {
-            call: call.to_ascii_uppercase(),
+            store: MemoryStore::default(),
+            call,
+            partners: Vec::new(),
+            per_user: 0,
+            full: false,
+            sent: HashMap::new(),
+            files: HashMap::new(),
+            threads: HashMap::new(),
+            answered: HashSet::new(),
+            folders: BTreeMap::new(),
+            validities: 0,
             time: 1_796_214_665,
-            ..MemoryMail::default()
         }
     }
 
@@ -64,7 +73,7 @@ impl MemoryMail {
         thread: Thread,
     ) -> Result<u64, StoreError> {
         self.time += 1;
-        let n = self.store.insert_message(msg, &self.call, self.time)?;
+        let n = self.store.insert_message(msg, self.call, self.time)?;
         self.files.insert(n, files);
         self.threads.insert(n, thread);
         Ok(n)
@@ -74,6 +83,19 @@ impl MemoryMail {
         self.folders
             .get_mut(&(call, name.to_string()))
             .ok_or_else(|| StoreError::Database(format!("no folder {name}")))
+    }
+
+    /// A listing's rows (newest first) as `call`'s entries, oldest first, with their
+    /// `\Answered` marks.
+    fn entries(&self, call: Callsign, heads: Vec<MessageHeader>) -> Vec<Entry> {
+        heads
+            .into_iter()
+            .rev()
+            .map(|h| {
+                let answered = self.answered.contains(&(call, h.number));
+                Entry::of(h, answered)
+            })
+            .collect()
     }
 
     fn exempt(&mut self, call: Callsign) -> Result<bool, StoreError> {
@@ -89,16 +111,9 @@ impl MailStore for MemoryMail {
             last: Some(max),
             ..Default::default()
         };
-        let heads = self.store.list(&f)?;
-        Ok(heads
-            .into_iter()
-            .rev()
-            .filter(|h| h.kind != MsgType::Bulletin)
-            .map(|h| {
-                let answered = self.answered.contains(&(call, h.number));
-                Entry::of(h, answered)
-            })
-            .collect())
+        let mut heads = self.store.list(&f)?;
+        heads.retain(|h| h.kind != MsgType::Bulletin);
+        Ok(self.entries(call, heads))
     }
 
     fn stored(&mut self, number: u64) -> Result<Option<Stored>, StoreError> {
@@ -111,9 +126,9 @@ impl MailStore for MemoryMail {
 
     fn set_seen(&mut self, number: u64, call: Callsign, seen: bool) -> Result<(), StoreError> {
         match seen {
-            true => self.store.mark_read(number, &call.to_string()),
+            true => self.store.mark_read(number, call),
             false => {
-                self.store.mark_unread(number, &call.to_string());
+                self.store.mark_unread(number, call);
                 Ok(())
             }
         }
@@ -152,8 +167,8 @@ impl MailStore for MemoryMail {
             origin: None,
             seen: &[],
         };
-        let targets = qtc_mail::route::targets(&q, &self.call, &self.partners);
-        let local = qtc_mail::route::is_local(&dest.at, &self.call);
+        let targets = qtc_mail::route::targets(&q, self.call, &self.partners);
+        let local = qtc_mail::route::is_local(&dest.at, self.call);
         Ok(Route::of(targets, local))
     }
 
@@ -249,14 +264,7 @@ impl MailStore for MemoryMail {
             ..Default::default()
         };
         let heads = self.store.list(&f)?;
-        Ok(heads
-            .into_iter()
-            .rev()
-            .map(|h| {
-                let answered = self.answered.contains(&(call, h.number));
-                Entry::of(h, answered)
-            })
-            .collect())
+        Ok(self.entries(call, heads))
     }
 
     fn folders(&mut self, call: Callsign) -> Result<Vec<Folder>, StoreError> {

@@ -2,6 +2,8 @@
 //! answered from a memory store ([`crate::fuzzing::sample_store`] and the sysop `N0SYS`),
 //! logins checked against the users' passwords.
 
+use qtc_mail::{MessageStore, MsgStatus};
+
 use crate::fuzzing::{pump, sample_store, Pumped};
 use crate::memory::MemoryMail;
 use crate::{Core, LoginRefused, Settings};
@@ -39,6 +41,16 @@ impl<C: Core> Client<C> {
             store,
             state: Pumped::default(),
         }
+    }
+
+    /// Message `n`'s own status in the store (it must be there).
+    pub(crate) fn status(&mut self, n: u64) -> MsgStatus {
+        let m = self
+            .store
+            .store
+            .message(n)
+            .expect("the memory store answers");
+        m.expect("the message is there").header.status
     }
 
     /// Sends `input` (as it is) and answers what the session asks; the output.

@@ -14,7 +14,7 @@
 //!
 //! # Driving a session
 //! ```text
-//! let mut s = Session::new(Role::Caller, Config::new("N0CALL"));
+//! let mut s = Session::new(Role::Caller, Config::new(our_call));
 //! s.start(now);
 //! loop {
 //!     while s.poll_transmit(&mut buf) > 0 {}   // write buf to the connection

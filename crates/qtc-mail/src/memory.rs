@@ -71,8 +71,8 @@ impl MemoryStore {
     }
 
     /// Clears `reader`'s read mark on message `number` (a mail client's `\Seen` taken off).
-    pub fn mark_unread(&mut self, number: u64, reader: &str) {
-        let reader = reader.to_ascii_uppercase();
+    pub fn mark_unread(&mut self, number: u64, reader: Callsign) {
+        let reader = reader.to_string();
         if let Some(m) = self.messages.get_mut(&number) {
             if m.header.to == reader && m.header.status == MsgStatus::Read {
                 m.header.status = MsgStatus::New;
@@ -170,7 +170,7 @@ impl MessageStore for MemoryStore {
     fn insert_message(
         &mut self,
         msg: &NewMessage,
-        bbs_call: &str,
+        bbs_call: Callsign,
         now: i64,
     ) -> Result<u64, StoreError> {
         if let Some(bid) = &msg.bid {
@@ -182,7 +182,7 @@ impl MessageStore for MemoryStore {
         let bid = msg
             .bid
             .clone()
-            .unwrap_or_else(|| format!("{number}_{}", bbs_call.to_ascii_uppercase()));
+            .unwrap_or_else(|| format!("{number}_{bbs_call}"));
         self.bids.insert(bid.to_ascii_uppercase());
         let header = MessageHeader {
             number,
@@ -247,8 +247,8 @@ impl MessageStore for MemoryStore {
         })
     }
 
-    fn mark_read(&mut self, number: u64, reader: &str) -> Result<(), StoreError> {
-        let reader = reader.to_ascii_uppercase();
+    fn mark_read(&mut self, number: u64, reader: Callsign) -> Result<(), StoreError> {
+        let reader = reader.to_string();
         let Some(m) = self.messages.get_mut(&number) else {
             return Ok(());
         };
@@ -269,9 +269,9 @@ impl MessageStore for MemoryStore {
     fn status_seen_by(
         &mut self,
         number: u64,
-        reader: &str,
+        reader: Callsign,
     ) -> Result<Option<MsgStatus>, StoreError> {
-        let reader = reader.to_ascii_uppercase();
+        let reader = reader.to_string();
         Ok(self
             .messages
             .get(&number)

@@ -45,16 +45,21 @@ fn elements(at: &str) -> impl Iterator<Item = String> + '_ {
         .map(|e| e.to_ascii_uppercase())
 }
 
-/// True when the first element of `at` is this BBS (or `at` is empty): deliver here.
-pub fn is_local(at: &str, own_call: &str) -> bool {
+/// True when the first element of `at` is this BBS, `own_call` (no SSID), or `at` is empty:
+/// deliver here.
+pub fn is_local(at: &str, own_call: Callsign) -> bool {
     match elements(at).next() {
         None => true,
-        Some(first) => first.eq_ignore_ascii_case(own_call),
+        Some(first) => first == own_call.base(),
     }
 }
 
 /// The partners a message must be queued for, in configuration order.
-pub fn targets(q: &RouteQuery<'_>, own_call: &str, partners: &[PartnerRoutes]) -> Vec<Callsign> {
+pub fn targets(
+    q: &RouteQuery<'_>,
+    own_call: Callsign,
+    partners: &[PartnerRoutes],
+) -> Vec<Callsign> {
     // Origin and R: lines are text from the wire: compared as text with the partner's call.
     let excluded = |call: Callsign| {
         let call = call.base();
@@ -212,7 +217,7 @@ mod tests {
     #[test]
     fn local_mail_for_a_winlink_station_waits_in_its_queue() {
         let p = partners();
-        let t = |to, at| names(targets(&q(MsgType::Personal, to, at, &[]), "N0AAA", &p));
+        let t = |to, at| names(targets(&q(MsgType::Personal, to, at, &[]), own(), &p));
         assert_eq!(t("N0PAT", ""), vec!["N0PAT"]);
         assert_eq!(t("N0PAU", "N0AAA"), vec!["N0PAT"]);
         assert_eq!(t("N0PAT-5", "N0AAA.#NCA.CA"), vec!["N0PAT"]);
@@ -222,6 +227,11 @@ mod tests {
     }
 
     /// The partners' calls as text, to compare with the expected ones.
+    /// The BBS the tests route from.
+    fn own() -> Callsign {
+        "N0AAA".parse().unwrap()
+    }
+
     fn names(calls: Vec<Callsign>) -> Vec<String> {
         calls.iter().map(ToString::to_string).collect()
     }
@@ -239,13 +249,7 @@ mod tests {
     #[test]
     fn personal_mail_takes_the_most_specific_match() {
         let p = partners();
-        let t = |at| {
-            names(targets(
-                &q(MsgType::Personal, "N0USR", at, &[]),
-                "N0AAA",
-                &p,
-            ))
-        };
+        let t = |at| names(targets(&q(MsgType::Personal, "N0USR", at, &[]), own(), &p));
         assert_eq!(t("N0XYZ.#SCA.CA.USA.NOAM"), vec!["N0DDD"]);
         assert_eq!(t("N0QQQ.#SCA.CA.USA.NOAM"), vec!["N0BBB"]);
         assert_eq!(t("N0QQQ.ON.CAN.NOAM"), vec!["N0CCC"]);
@@ -259,13 +263,13 @@ mod tests {
         let p = partners();
         let seen = vec!["N0CCC".to_string()];
         let mut query = q(MsgType::Bulletin, "ALL", "WW", &[]);
-        assert_eq!(names(targets(&query, "N0AAA", &p)), vec!["N0BBB", "N0CCC"]);
+        assert_eq!(names(targets(&query, own(), &p)), vec!["N0BBB", "N0CCC"]);
         query.origin = Some("N0BBB");
-        assert_eq!(names(targets(&query, "N0AAA", &p)), vec!["N0CCC"]);
+        assert_eq!(names(targets(&query, own(), &p)), vec!["N0CCC"]);
         query.seen = &seen;
-        assert!(names(targets(&query, "N0AAA", &p)).is_empty());
+        assert!(names(targets(&query, own(), &p)).is_empty());
         let usa = q(MsgType::Bulletin, "ALL", "USA", &[]);
-        assert_eq!(names(targets(&usa, "N0AAA", &p)), vec!["N0BBB", "N0DDD"]);
+        assert_eq!(names(targets(&usa, own(), &p)), vec!["N0BBB", "N0DDD"]);
     }
 
     #[test]

@@ -1,16 +1,21 @@
 //! This station: who it is, what it tells its users, where its forwarding partners are and
 //! which mail it holds or rejects.
 
+use qtc_callsign::Callsign;
+
 use crate::route::PartnerRoutes;
 use crate::rules::Rule;
 
 /// This station as its sysop configured it (`[station]`, the partners' `routes`, `[[rule]]`).
 /// The config builds it; the store routes, stamps R: lines, makes BIDs and applies the rules
 /// by it; the BBS greets with it. A reload (SIGHUP) hands the store a new one.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+///
+/// No `Default`: a station always has its call (the config's check parses it once); a store
+/// that was given none has no `Station` at all rather than one with an empty call.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Station {
-    /// Our callsign, upper case, no SSID.
-    pub call: String,
+    /// Our callsign, no SSID (`[station] callsign` refuses one).
+    pub call: Callsign,
     /// Our hierarchical address, upper case (the callsign when there is none).
     pub haddr: String,
     /// Text for the `I` command.
@@ -25,11 +30,14 @@ pub struct Station {
 
 impl Station {
     /// A station with no partners and no rules, its address being its callsign.
-    pub fn new(call: &str) -> Station {
+    pub fn new(call: Callsign) -> Station {
         Station {
-            call: call.to_ascii_uppercase(),
-            haddr: call.to_ascii_uppercase(),
-            ..Station::default()
+            call,
+            haddr: call.to_string(),
+            info: String::new(),
+            raw_bodies: false,
+            partners: Vec::new(),
+            rules: Vec::new(),
         }
     }
 

@@ -78,7 +78,7 @@ pub trait MessageStore {
     fn insert_message(
         &mut self,
         msg: &NewMessage,
-        bbs_call: &str,
+        bbs_call: Callsign,
         now: i64,
     ) -> Result<u64, StoreError>;
     /// A whole message by number (killed ones included).
@@ -91,14 +91,14 @@ pub trait MessageStore {
     /// recipients, counts one more reading and marks their copy read (the addressee's is the
     /// message's status; each other recipient has their own mark); a bulletin gets the
     /// reader's own read mark. Nothing for anyone else.
-    fn mark_read(&mut self, number: u64, reader: &str) -> Result<(), StoreError>;
+    fn mark_read(&mut self, number: u64, reader: Callsign) -> Result<(), StoreError>;
     /// Message `number`'s status as `reader` sees it (their own read mark on a bulletin or a
     /// copy, as listings show it); `None` when there is no such message. The default is the
     /// message's own status.
     fn status_seen_by(
         &mut self,
         number: u64,
-        reader: &str,
+        reader: Callsign,
     ) -> Result<Option<MsgStatus>, StoreError> {
         let _ = reader;
         Ok(self.message_head(number)?.map(|m| m.header.status))

@@ -84,7 +84,6 @@ fn main() {
         collects: false,
     };
     store.set_station(Station {
-        call: "N0AAA".into(),
         haddr: "N0AAA.#NCA.CA.USA.NOAM".into(),
         // With `WRITES_HUB` set, every bulletin is queued onward for a second partner.
         partners: if std::env::var_os("WRITES_HUB").is_some() {
@@ -92,7 +91,7 @@ fn main() {
         } else {
             vec![p("N0BBB", &["N0BBB"])]
         },
-        ..Station::new("N0AAA")
+        ..Station::new(call("N0AAA"))
     });
     // `WRITES_PREFILL=N`: N small bulletins (200 bytes, from 2,000 senders) stored first, so
     // the indexes are those of a store in use rather than a fresh one.

@@ -183,7 +183,7 @@ impl Store {
     ) -> Result<Vec<Stored>, StoreError> {
         // The message's origin column and the router's are the call's text.
         let partner = &*partner.to_string();
-        let station = self.station.clone();
+        let station = crate::station(&self.station)?;
         let tx = self.conn.transaction().map_err(db_err)?;
         let mut results = Vec::with_capacity(msgs.len());
         // The block's texts are kept together, deflated as one (texts.rs).
@@ -209,7 +209,7 @@ impl Store {
             let stored = insert_batched(
                 &tx,
                 &new,
-                &station,
+                station,
                 &self.queued,
                 (Some(partner), now),
                 &mut batch,
@@ -225,7 +225,7 @@ impl Store {
                 };
                 let route = (*status != MsgStatus::Held).then_some(&query);
                 let parts = (m.recipients.as_slice(), m.files.as_slice());
-                parts::keep(&tx, *number, parts, route, &station, &self.queued, now)?;
+                parts::keep(&tx, *number, parts, route, station, &self.queued, now)?;
                 parts::keep_charset(&tx, *number, &m.charset)?;
             }
             // Whatever became of it, a kept partial transfer of it is done with.
@@ -324,7 +324,8 @@ impl Store {
             p.text = route::join_rlines(&rlines, &body);
             pending.push(p);
         }
-        parts::complete(&tx, &mut pending, partner, form.every_part, &self.station)?;
+        let station = crate::station(&self.station)?;
+        parts::complete(&tx, &mut pending, partner, form.every_part, station)?;
         tx.commit().map_err(db_err)?;
         Ok(pending)
     }

@@ -110,7 +110,9 @@ pub struct Store {
     conn: Connection,
     path: PathBuf,
     quota: Quota,
-    station: Station,
+    /// Who this BBS is, from [`Store::set_station`]; `None` until then (a read-only
+    /// connection, a CLI tool that only reads or manages users).
+    station: Option<Station>,
     queued: QueueMarks,
     durability: Durability,
     argon2: users::Argon2Memory,
@@ -238,7 +240,7 @@ impl Store {
             conn,
             path,
             quota: Quota::default(),
-            station: Station::default(),
+            station: None,
             queued: QueueMarks::default(),
             durability,
             argon2: users::Argon2Memory::default(),
@@ -317,7 +319,7 @@ impl Store {
             conn,
             path,
             quota: Quota::default(),
-            station: Station::default(),
+            station: None,
             queued: QueueMarks::default(),
             durability: Durability::default(),
             argon2: users::Argon2Memory::default(),
@@ -428,7 +430,7 @@ impl Store {
 
     /// Sets who we are and who we forward to; used by every later insert.
     pub fn set_station(&mut self, station: Station) {
-        self.station = station;
+        self.station = Some(station);
     }
 
     /// What the hold/reject rules say of a message, under the station's rules as last set:
@@ -437,7 +439,8 @@ impl Store {
         &self,
         input: &qtc_mail::rules::RuleInput<'_>,
     ) -> Option<qtc_mail::rules::RuleAction> {
-        qtc_mail::rules::check(&self.station.rules, input).map(|r| r.action)
+        let station = self.station.as_ref()?;
+        qtc_mail::rules::check(&station.rules, input).map(|r| r.action)
     }
 
     /// Stores many messages written here in one transaction (an import). A known BID fails
@@ -447,11 +450,12 @@ impl Store {
         msgs: &[NewMessage],
         now: i64,
     ) -> Result<Vec<Result<u64, StoreError>>, StoreError> {
+        let station = station(&self.station)?;
         let tx = self.conn.transaction().map_err(db_err)?;
         let mut results = Vec::with_capacity(msgs.len());
         let mut batch = Batch::default();
         for m in msgs {
-            match insert_batched(&tx, m, &self.station, &self.queued, (None, now), &mut batch) {
+            match insert_batched(&tx, m, station, &self.queued, (None, now), &mut batch) {
                 Err(e @ StoreError::DuplicateBid(_)) => results.push(Err(e)),
                 Err(e) => return Err(e),
                 Ok((n, _)) => results.push(Ok(n)),
@@ -478,7 +482,7 @@ impl Store {
     /// Releases a held message: it becomes new and is queued for forwarding like any other.
     /// False when there is no held message with that number.
     pub fn release(&mut self, number: u64, now: i64) -> Result<bool, StoreError> {
-        let station = self.station.clone();
+        let station = station(&self.station)?;
         let tx = self.conn.transaction().map_err(db_err)?;
         let row: Option<(String, String, String, String)> = tx
             .query_row(
@@ -510,7 +514,7 @@ impl Store {
             origin: (!origin.is_empty()).then_some(origin.as_str()),
             seen: &seen,
         };
-        queue_in(&tx, number, &query, &station, &self.queued, now)?;
+        queue_in(&tx, number, &query, station, &self.queued, now)?;
         tx.commit().map_err(db_err)?;
         Ok(true)
     }
@@ -658,14 +662,12 @@ impl MessageStore for Store {
     fn insert_message(
         &mut self,
         msg: &NewMessage,
-        bbs_call: &str,
+        bbs_call: Callsign,
         now: i64,
     ) -> Result<u64, StoreError> {
-        if self.station.call.is_empty() {
-            self.station = Station::new(bbs_call);
-        }
+        let station = self.station.get_or_insert_with(|| Station::new(bbs_call));
         let tx = self.conn.transaction().map_err(db_err)?;
-        let (number, _) = insert_in(&tx, msg, &self.station, &self.queued, None, now)?;
+        let (number, _) = insert_in(&tx, msg, station, &self.queued, None, now)?;
         tx.commit().map_err(db_err)?;
         Ok(number)
     }
@@ -710,8 +712,8 @@ impl MessageStore for Store {
         Ok(n == 1)
     }
 
-    fn mark_read(&mut self, number: u64, reader: &str) -> Result<(), StoreError> {
-        let reader = reader.to_ascii_uppercase();
+    fn mark_read(&mut self, number: u64, reader: Callsign) -> Result<(), StoreError> {
+        let reader = reader.to_string();
         let tx = self.conn.transaction().map_err(db_err)?;
         tx.execute(
             "UPDATE messages SET read_count = read_count + 1, \
@@ -744,7 +746,7 @@ impl MessageStore for Store {
     fn status_seen_by(
         &mut self,
         number: u64,
-        reader: &str,
+        reader: Callsign,
     ) -> Result<Option<MsgStatus>, StoreError> {
         let status: Option<String> = self
             .conn
@@ -753,10 +755,8 @@ impl MessageStore for Store {
                 status_seen_by("?1")
             ))
             .and_then(|mut st| {
-                st.query_row(params![reader.to_ascii_uppercase(), number as i64], |r| {
-                    r.get(0)
-                })
-                .optional()
+                st.query_row(params![reader.to_string(), number as i64], |r| r.get(0))
+                    .optional()
             })
             .map_err(db_err)?;
         Ok(status.as_deref().map(status_from_db))
@@ -894,7 +894,7 @@ fn insert_batched(
     let number = next_number(tx, &mut batch.numbers)?;
     let bid = match &msg.bid {
         Some(b) => b.to_ascii_uppercase(),
-        None => generated_bid(number, &station.call),
+        None => generated_bid(number, station.call),
     };
     // Recording the BID is its check (one lookup, where a check and then an insert were
     // two): a known one is left as it was, and the message is a duplicate before anything
@@ -924,7 +924,9 @@ fn insert_batched(
         batch.learn_origin(tx, &msg.from, home, now)?;
     }
     let at = address_at(tx, msg, station)?;
-    let looped = seen.iter().any(|c| c.eq_ignore_ascii_case(&station.call));
+    let looped = seen
+        .iter()
+        .any(|c| c.eq_ignore_ascii_case(station.call.base()));
     let status = if looped || held_by_rule {
         MsgStatus::Held
     } else {
@@ -1063,7 +1065,7 @@ fn address_at(
     let mut at = msg.at.to_ascii_uppercase();
     if at.is_empty() && msg.kind != MsgType::Bulletin && users::get(tx, &msg.to)?.is_none() {
         if let Some(home) = wp::lookup(tx, &msg.to)? {
-            if !route::is_local(&home, &station.call) {
+            if !route::is_local(&home, station.call) {
                 at = home;
             }
         }
@@ -1080,7 +1082,7 @@ fn queue_in(
     queued: &QueueMarks,
     now: i64,
 ) -> Result<(), StoreError> {
-    for partner in route::targets(query, &station.call, &station.partners) {
+    for partner in route::targets(query, station.call, &station.partners) {
         queued.bump(partner);
         tx.prepare_cached(
             "INSERT OR IGNORE INTO fwd_queue (number, partner, updated) VALUES (?1, ?2, ?3)",
@@ -1091,9 +1093,17 @@ fn queue_in(
     Ok(())
 }
 
+/// The station set by [`Store::set_station`], which storing, releasing and routing a message
+/// need (its call goes into R: lines and BIDs).
+fn station(station: &Option<Station>) -> Result<&Station, StoreError> {
+    station.as_ref().ok_or_else(|| {
+        StoreError::Database("no station set: the store does not know this BBS's call".into())
+    })
+}
+
 /// `<number>_<CALL>`, cut to the 12 characters a BID may have.
-fn generated_bid(number: u64, bbs_call: &str) -> String {
-    let mut bid = format!("{number}_{}", bbs_call.to_ascii_uppercase());
+fn generated_bid(number: u64, bbs_call: Callsign) -> String {
+    let mut bid = format!("{number}_{bbs_call}");
     bid.truncate(qtc_mail::MAX_BID_LEN);
     bid
 }

@@ -83,8 +83,8 @@ impl Store {
 
     /// Clears `call`'s read mark on message `number` (the addressee's is the status; a
     /// copy's is its recipient row). Nothing for anyone else.
-    pub fn mark_unread(&mut self, number: u64, call: &str) -> Result<(), StoreError> {
-        let call = call.to_ascii_uppercase();
+    pub fn mark_unread(&mut self, number: u64, call: Callsign) -> Result<(), StoreError> {
+        let call = call.to_string();
         let tx = self.conn.transaction().map_err(db_err)?;
         tx.execute(
             "UPDATE messages SET status = 'N' WHERE number = ?1 AND to_call = ?2 AND status = 'Y'",
@@ -102,7 +102,13 @@ impl Store {
 
     /// Where a message written here to `to` @ `at` would go, under the station's routes as
     /// last set: the partners it would be queued for, and whether its `@` is this BBS.
-    pub fn destination(&self, kind: MsgType, to: &str, at: &str) -> (Vec<Callsign>, bool) {
+    pub fn destination(
+        &self,
+        kind: MsgType,
+        to: &str,
+        at: &str,
+    ) -> Result<(Vec<Callsign>, bool), StoreError> {
+        let station = crate::station(&self.station)?;
         let q = route::RouteQuery {
             kind,
             to,
@@ -110,8 +116,8 @@ impl Store {
             origin: None,
             seen: &[],
         };
-        let targets = route::targets(&q, &self.station.call, &self.station.partners);
-        (targets, route::is_local(at, &self.station.call))
+        let targets = route::targets(&q, station.call, &station.partners);
+        Ok((targets, route::is_local(at, station.call)))
     }
 
     /// Sets or clears `call`'s `\Answered` mark on message `number`.
@@ -152,11 +158,12 @@ impl Store {
         parts: &MailParts,
         now: i64,
     ) -> Result<Vec<(u64, String)>, StoreError> {
+        let station = crate::station(&self.station)?;
         let tx = self.conn.transaction().map_err(db_err)?;
         let mut stored = Vec::with_capacity(msgs.len());
         for msg in msgs {
-            let (number, _) = insert_in(&tx, msg, &self.station, &self.queued, None, now)?;
-            keep_parts(&tx, number, parts, (&self.station, &self.queued), now)?;
+            let (number, _) = insert_in(&tx, msg, station, &self.queued, None, now)?;
+            keep_parts(&tx, number, parts, (station, &self.queued), now)?;
             let bid: String = tx
                 .prepare_cached("SELECT bid FROM messages WHERE number = ?1")
                 .and_then(|mut st| st.query_row([number as i64], |r| r.get(0)))
@@ -381,6 +388,7 @@ fn keep_parts(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tests::call;
     use crate::Durability;
     use qtc_mail::{ListFilter, MessageStore, MsgStatus, Station};
 
@@ -400,7 +408,7 @@ mod tests {
 
     fn store(dir: &std::path::Path) -> Store {
         let mut s = Store::open(dir, Durability::Normal).unwrap();
-        s.set_station(Station::new("N0CALL"));
+        s.set_station(Station::new(call("N0CALL")));
         s
     }
 
@@ -431,8 +439,8 @@ mod tests {
         assert!(s.changes() > before);
         assert_eq!(s.mail_parts(2).unwrap(), parts);
         assert_eq!(s.mail_parts(1).unwrap().files[0].data, b"one\ntwo\n");
-        s.mark_read(1, "N0OTH").unwrap();
-        s.mark_unread(1, "N0OTH").unwrap();
+        s.mark_read(1, call("N0OTH")).unwrap();
+        s.mark_unread(1, call("N0OTH")).unwrap();
         let f = ListFilter {
             to: Some("N0OTH".into()),
             ..Default::default()
@@ -455,7 +463,8 @@ mod tests {
         let mut s = store(dir.path());
         let mut dup = msg(MsgType::Personal, "N0SYS", "");
         dup.bid = Some("X1".into());
-        s.insert_message(&dup, "N0CALL", 0).unwrap();
+        s.insert_message(&dup, "N0CALL".parse().unwrap(), 0)
+            .unwrap();
         let copies = [msg(MsgType::Personal, "N0OTH", ""), dup];
         let e = s.insert_submission(&copies, &MailParts::default(), 0);
         assert!(matches!(e, Err(StoreError::DuplicateBid(_))), "{e:?}");
@@ -471,11 +480,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path());
         for _ in 0..3 {
-            s.insert_message(&msg(MsgType::Bulletin, "WX", "WW"), "N0CALL", 0)
-                .unwrap();
-        }
-        s.insert_message(&msg(MsgType::Bulletin, "ALL", ""), "N0CALL", 0)
+            s.insert_message(
+                &msg(MsgType::Bulletin, "WX", "WW"),
+                "N0CALL".parse().unwrap(),
+                0,
+            )
             .unwrap();
+        }
+        s.insert_message(
+            &msg(MsgType::Bulletin, "ALL", ""),
+            "N0CALL".parse().unwrap(),
+            0,
+        )
+        .unwrap();
         s.set_status(1, MsgStatus::Killed).unwrap();
         let wx = Area {
             area: "WX".into(),

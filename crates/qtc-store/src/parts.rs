@@ -145,7 +145,7 @@ pub(crate) fn complete(
             origin: None,
             seen: &[],
         };
-        route::targets(&q, &station.call, &station.partners).contains(&partner)
+        route::targets(&q, station.call, &station.partners).contains(&partner)
     };
     for p in pending.iter_mut() {
         if every_part && p.compressed.is_some() {

@@ -29,7 +29,9 @@ pub(crate) fn msg(kind: MsgType, to: &str, from: &str, bid: Option<&str>) -> New
 fn stores_and_reads_back_bytes_exactly() {
     let (_d, mut s) = open();
     let m = msg(MsgType::Personal, "n0usr", "n0abc", None);
-    let n = s.insert_message(&m, "N0CALL", 1_700_000_000).unwrap();
+    let n = s
+        .insert_message(&m, "N0CALL".parse().unwrap(), 1_700_000_000)
+        .unwrap();
     assert_eq!(n, 1);
     let got = s.message(n).unwrap().unwrap();
     assert_eq!(got.body, m.body);
@@ -44,7 +46,9 @@ fn a_reader_beside_the_writer_reads_heads_and_body_pieces() {
     let (d, mut s) = open();
     let mut m = msg(MsgType::Bulletin, "ALL", "N0ABC", None);
     m.body = (0..100_000u32).map(|i| (i % 251) as u8).collect();
-    let n = s.insert_message(&m, "N0CALL", 1_700_000_000).unwrap();
+    let n = s
+        .insert_message(&m, "N0CALL".parse().unwrap(), 1_700_000_000)
+        .unwrap();
     let mut r = Store::open_read_only(d.path()).unwrap();
     // The reader sees the writer's commit, and cannot write.
     let head = r.message_head(n).unwrap().unwrap();
@@ -62,7 +66,7 @@ fn a_reader_beside_the_writer_reads_heads_and_body_pieces() {
     assert!(r.body_chunk(n, 200_000, 10).unwrap().is_empty());
     assert!(r.body_chunk(n + 1, 0, 10).unwrap().is_empty());
     assert!(r.message_head(n + 1).unwrap().is_none());
-    assert!(r.mark_read(n, &head.header.to).is_err());
+    assert!(r.mark_read(n, call(&head.header.to)).is_err());
     // A later commit is seen by the next read.
     s.set_status(n, MsgStatus::Killed).unwrap();
     let head = r.message_head(n).unwrap().unwrap();
@@ -73,36 +77,46 @@ fn a_reader_beside_the_writer_reads_heads_and_body_pieces() {
 fn duplicate_bid_is_refused_and_nothing_stored() {
     let (_d, mut s) = open();
     let m = msg(MsgType::Bulletin, "ALL", "N0ABC", Some("X1_N0ABC"));
-    s.insert_message(&m, "N0CALL", 0).unwrap();
-    let err = s.insert_message(&m, "N0CALL", 0).unwrap_err();
+    s.insert_message(&m, "N0CALL".parse().unwrap(), 0).unwrap();
+    let err = s
+        .insert_message(&m, "N0CALL".parse().unwrap(), 0)
+        .unwrap_err();
     assert!(matches!(err, StoreError::DuplicateBid(b) if b == "X1_N0ABC"));
     assert_eq!(s.counts().unwrap(), (1, 1));
     // Killing does not free the BID.
     s.set_status(1, MsgStatus::Killed).unwrap();
     assert!(matches!(
-        s.insert_message(&m, "N0CALL", 0),
+        s.insert_message(&m, call("N0CALL"), 0),
         Err(StoreError::DuplicateBid(_))
     ));
 }
 
 #[test]
 fn generated_bid_is_cut_to_twelve() {
-    assert_eq!(generated_bid(123456, "N0CALL"), "123456_N0CAL");
+    assert_eq!(generated_bid(123456, call("N0CALL")), "123456_N0CAL");
 }
 
 #[test]
 fn list_filters() {
     let (_d, mut s) = open();
-    s.insert_message(&msg(MsgType::Personal, "N0USR", "N0ABC", None), "N0CALL", 0)
-        .unwrap();
-    s.insert_message(&msg(MsgType::Personal, "N0XYZ", "N0ABC", None), "N0CALL", 0)
-        .unwrap();
+    s.insert_message(
+        &msg(MsgType::Personal, "N0USR", "N0ABC", None),
+        "N0CALL".parse().unwrap(),
+        0,
+    )
+    .unwrap();
+    s.insert_message(
+        &msg(MsgType::Personal, "N0XYZ", "N0ABC", None),
+        "N0CALL".parse().unwrap(),
+        0,
+    )
+    .unwrap();
     let mut b = msg(MsgType::Bulletin, "ALL", "N0XYZ", None);
     b.at = "WW".into();
-    s.insert_message(&b, "N0CALL", 0).unwrap();
+    s.insert_message(&b, "N0CALL".parse().unwrap(), 0).unwrap();
     let mut p = msg(MsgType::Personal, "N0QQQ", "N0USR", None);
     p.at = "N0BBS.#NCA.CA.USA.NOAM".into();
-    s.insert_message(&p, "N0CALL", 0).unwrap();
+    s.insert_message(&p, "N0CALL".parse().unwrap(), 0).unwrap();
 
     let numbers = |s: &mut Store, f: ListFilter| -> Vec<u64> {
         s.list(&f).unwrap().iter().map(|h| h.number).collect()
@@ -195,8 +209,12 @@ fn reopen_keeps_data_and_schema_version() {
     let dir = tempfile::tempdir().unwrap();
     {
         let mut s = Store::open(dir.path(), Durability::Full).unwrap();
-        s.insert_message(&msg(MsgType::Personal, "N0USR", "N0ABC", None), "N0CALL", 0)
-            .unwrap();
+        s.insert_message(
+            &msg(MsgType::Personal, "N0USR", "N0ABC", None),
+            "N0CALL".parse().unwrap(),
+            0,
+        )
+        .unwrap();
     }
     let mut s = Store::open(dir.path(), Durability::Full).unwrap();
     assert_eq!(s.counts().unwrap(), (1, 1));
@@ -222,12 +240,16 @@ fn newer_schema_is_refused() {
 #[test]
 fn mark_read_counts() {
     let (_d, mut s) = open();
-    s.insert_message(&msg(MsgType::Personal, "N0USR", "N0ABC", None), "N0CALL", 0)
-        .unwrap();
-    s.mark_read(1, "n0usr").unwrap();
-    s.mark_read(1, "N0USR").unwrap();
+    s.insert_message(
+        &msg(MsgType::Personal, "N0USR", "N0ABC", None),
+        "N0CALL".parse().unwrap(),
+        0,
+    )
+    .unwrap();
+    s.mark_read(1, call("n0usr")).unwrap();
+    s.mark_read(1, call("N0USR")).unwrap();
     // Someone who is not a recipient (a sysop reading) counts for nothing.
-    s.mark_read(1, "N0SYS").unwrap();
+    s.mark_read(1, call("N0SYS")).unwrap();
     let m = s.message(1).unwrap().unwrap();
     assert_eq!(m.read_count, 2);
     assert_eq!(m.header.status, MsgStatus::Read);
@@ -250,7 +272,7 @@ fn copies_of_mail_read_before_the_upgrade_stay_read() {
                 .collect();
             s.store_received(call("N0CCC"), &[m], 0).unwrap();
         }
-        s.mark_read(1, "N0USR").unwrap();
+        s.mark_read(1, call("N0USR")).unwrap();
         // Back to the schema before per-recipient marks (migration 9 and 11 undone; the
         // later ones run again on top).
         s.conn
@@ -338,9 +360,12 @@ fn the_bid_of_a_message_still_here_is_kept_after_the_upgrade() {
         let mut s = Store::open(dir.path(), Durability::Normal).unwrap();
         let mut held = msg(MsgType::Bulletin, "ALL", "N0ABC", Some("KEPT_B"));
         held.status = MsgStatus::Held;
-        s.insert_message(&held, "N0AAA", 0).unwrap();
+        s.insert_message(&held, "N0AAA".parse().unwrap(), 0)
+            .unwrap();
         let gone = msg(MsgType::Bulletin, "ALL", "N0ABC", Some("GONE_B"));
-        let gone = s.insert_message(&gone, "N0AAA", 0).unwrap();
+        let gone = s
+            .insert_message(&gone, "N0AAA".parse().unwrap(), 0)
+            .unwrap();
         s.conn
             .execute("DELETE FROM messages WHERE number = ?1", [gone as i64])
             .unwrap();
@@ -393,12 +418,12 @@ fn each_recipient_has_its_own_read_mark() {
     let unread = (MsgStatus::New, 1, MsgStatus::New);
     let read = (MsgStatus::Read, 0, MsgStatus::Read);
     // The addressee reads: the Cc and the second To still have it unread.
-    s.mark_read(n, "N0USR").unwrap();
+    s.mark_read(n, call("N0USR")).unwrap();
     assert_eq!(seen_by(&mut s, "N0USR"), read);
     assert_eq!(seen_by(&mut s, "N0OTH"), unread);
     assert_eq!(seen_by(&mut s, "N0TWO"), unread);
     // The Cc reads: only theirs changes.
-    s.mark_read(n, "N0OTH").unwrap();
+    s.mark_read(n, call("N0OTH")).unwrap();
     assert_eq!(seen_by(&mut s, "N0OTH"), read);
     assert_eq!(seen_by(&mut s, "N0TWO"), unread);
     // Everyone else (and the sysop's listing) sees the message's own status.
@@ -414,10 +439,9 @@ pub(crate) fn station() -> Station {
         collects: false,
     };
     Station {
-        call: "N0AAA".into(),
         haddr: "N0AAA.#NCA.CA.USA.NOAM".into(),
         partners: vec![p("N0BBB", &["N0BBB", "USA", "WW"]), p("N0CCC", &["WW"])],
-        ..Station::default()
+        ..Station::new(call("N0AAA"))
     }
 }
 
@@ -448,7 +472,9 @@ fn local_messages_get_our_rline_and_are_queued_by_route() {
     s.set_station(station());
     let mut b = msg(MsgType::Bulletin, "ALL", "N0USR", None);
     b.at = "WW".into();
-    let n = s.insert_message(&b, "N0AAA", 1_796_214_665).unwrap();
+    let n = s
+        .insert_message(&b, "N0AAA".parse().unwrap(), 1_796_214_665)
+        .unwrap();
     let m = s.message(n).unwrap().unwrap();
     assert_eq!(
         m.rlines,
@@ -469,12 +495,14 @@ fn local_messages_get_our_rline_and_are_queued_by_route() {
     assert_eq!((marks.get(call("N0BBB")), marks.get(call("n0ccc"))), (1, 1));
     // Personal mail for a local user stays here: no mark moves, nothing is compressed.
     let local = msg(MsgType::Personal, "N0USR", "N0OTH", None);
-    let l = s.insert_message(&local, "N0AAA", 0).unwrap();
+    let l = s
+        .insert_message(&local, "N0AAA".parse().unwrap(), 0)
+        .unwrap();
     assert_eq!(s.queue(None).unwrap().len(), 2);
     assert_eq!((marks.get(call("N0BBB")), marks.get(call("N0CCC"))), (1, 1));
     let mut p = msg(MsgType::Personal, "N0QQQ", "N0USR", None);
     p.at = "N0QQQ.USA".into();
-    let n = s.insert_message(&p, "N0AAA", 0).unwrap();
+    let n = s.insert_message(&p, "N0AAA".parse().unwrap(), 0).unwrap();
     assert_eq!((marks.get(call("N0BBB")), marks.get(call("N0CCC"))), (2, 1));
     let p = s.pending(call("N0BBB"), 5, n - 1, B1).unwrap();
     assert_eq!((p[0].number, p[0].compressed.as_deref()), (n, None));
@@ -488,7 +516,7 @@ fn bulletin_for_two(now: i64) -> (tempfile::TempDir, Store, u64) {
     s.set_station(station());
     let mut b = msg(MsgType::Bulletin, "ALL", "N0USR", None);
     b.at = "WW".into();
-    let n = s.insert_message(&b, "N0AAA", now).unwrap();
+    let n = s.insert_message(&b, "N0AAA".parse().unwrap(), now).unwrap();
     (d, s, n)
 }
 
@@ -761,8 +789,12 @@ fn a_number_is_never_given_twice_though_sqlite_sequence_runs_ahead() {
     s.set_station(station());
     assert_eq!(store(&mut s, 2), [12, 13]);
     assert_eq!(
-        s.insert_message(&msg(MsgType::Personal, "N0USR", "N0ABC", None), "N0AAA", 0)
-            .unwrap(),
+        s.insert_message(
+            &msg(MsgType::Personal, "N0USR", "N0ABC", None),
+            "N0AAA".parse().unwrap(),
+            0
+        )
+        .unwrap(),
         14
     );
     // Past the numbers taken ahead, more are taken.
@@ -777,7 +809,7 @@ fn acknowledgements_empty_the_queue() {
     s.set_station(station());
     let mut p = msg(MsgType::Personal, "N0QQQ", "N0USR", None);
     p.at = "N0QQQ.USA".into();
-    let n = s.insert_message(&p, "N0AAA", 0).unwrap();
+    let n = s.insert_message(&p, "N0AAA".parse().unwrap(), 0).unwrap();
     let made = [(n, &b"zip"[..])];
     s.forwarded(
         call("N0BBB"),
@@ -886,8 +918,12 @@ fn every_earlier_schema_version_migrates() {
             assert_eq!(s.body_chunk(1, 1, 2).unwrap(), b"\0i");
         }
         s.set_station(station());
-        s.insert_message(&msg(MsgType::Bulletin, "ALL", "N0USR", None), "N0AAA", 0)
-            .unwrap();
+        s.insert_message(
+            &msg(MsgType::Bulletin, "ALL", "N0USR", None),
+            "N0AAA".parse().unwrap(),
+            0,
+        )
+        .unwrap();
     }
 }
 
@@ -897,18 +933,26 @@ fn housekeeping_expires_by_type_and_keeps_held_mail() {
     s.set_station(station());
     let day = 86_400;
     let read = s
-        .insert_message(&msg(MsgType::Personal, "N0USR", "N0ABC", None), "N0AAA", 0)
+        .insert_message(
+            &msg(MsgType::Personal, "N0USR", "N0ABC", None),
+            "N0AAA".parse().unwrap(),
+            0,
+        )
         .unwrap();
-    s.mark_read(read, "N0USR").unwrap();
+    s.mark_read(read, call("N0USR")).unwrap();
     let unread = s
-        .insert_message(&msg(MsgType::Personal, "N0USR", "N0ABC", None), "N0AAA", 0)
+        .insert_message(
+            &msg(MsgType::Personal, "N0USR", "N0ABC", None),
+            "N0AAA".parse().unwrap(),
+            0,
+        )
         .unwrap();
     let mut b = msg(MsgType::Bulletin, "ALL", "N0ABC", Some("OLD_B"));
     b.at = "WW".into();
-    let bull = s.insert_message(&b, "N0AAA", 0).unwrap();
+    let bull = s.insert_message(&b, "N0AAA".parse().unwrap(), 0).unwrap();
     let mut h = msg(MsgType::Bulletin, "ALL", "N0ABC", None);
     h.status = MsgStatus::Held;
-    let held = s.insert_message(&h, "N0AAA", 0).unwrap();
+    let held = s.insert_message(&h, "N0AAA".parse().unwrap(), 0).unwrap();
     s.save_partial("P1", call("N0BBB"), "b1", b"x", 0).unwrap();
     let l = Lifetimes::default();
     // Day 20: the bulletin (14 days) expires; read personal mail (30) not yet.
@@ -976,7 +1020,7 @@ fn white_pages_are_learned_from_received_rlines() {
     );
     // Personal mail with no @ to that call now routes there (N0BBB takes USA).
     let p = msg(MsgType::Personal, "N0XYZ", "N0USR", None);
-    let n = s.insert_message(&p, "N0AAA", 11).unwrap();
+    let n = s.insert_message(&p, "N0AAA".parse().unwrap(), 11).unwrap();
     assert_eq!(
         s.message(n).unwrap().unwrap().header.at,
         "N0CCC.#SCA.CA.USA.NOAM"
@@ -1041,12 +1085,14 @@ fn rules_hold_or_reject_and_held_mail_is_released() {
     let mut spam = msg(MsgType::Bulletin, "ALL", "N0ABC", None);
     spam.subject = b"Win the LOTTERY".to_vec();
     assert!(matches!(
-        s.insert_message(&spam, "N0AAA", 0),
+        s.insert_message(&spam, "N0AAA".parse().unwrap(), 0),
         Err(StoreError::Rejected(_))
     ));
     let mut sale = msg(MsgType::Bulletin, "SALE", "N0ABC", None);
     sale.at = "WW".into();
-    let n = s.insert_message(&sale, "N0AAA", 0).unwrap();
+    let n = s
+        .insert_message(&sale, "N0AAA".parse().unwrap(), 0)
+        .unwrap();
     assert_eq!(
         s.message(n).unwrap().unwrap().header.status,
         MsgStatus::Held
@@ -1081,14 +1127,18 @@ fn rules_hold_or_reject_and_held_mail_is_released() {
 fn a_full_store_refuses_cleanly_and_keeps_what_it_had() {
     let (_d, mut s) = open();
     s.set_station(station());
-    s.insert_message(&msg(MsgType::Personal, "N0USR", "N0ABC", None), "N0AAA", 0)
-        .unwrap();
+    s.insert_message(
+        &msg(MsgType::Personal, "N0USR", "N0ABC", None),
+        "N0AAA".parse().unwrap(),
+        0,
+    )
+    .unwrap();
     s.set_max_size(256 * 1024).unwrap();
     let mut big = msg(MsgType::Bulletin, "ALL", "N0ABC", None);
     big.at = "WW".into();
     big.body = vec![b'x'; 1024 * 1024];
     assert!(matches!(
-        s.insert_message(&big, "N0AAA", 0),
+        s.insert_message(&big, "N0AAA".parse().unwrap(), 0),
         Err(StoreError::Full)
     ));
     let block = vec![incoming("F1", MsgType::Bulletin, "WW", &big.body)];
@@ -1102,7 +1152,7 @@ fn a_full_store_refuses_cleanly_and_keeps_what_it_had() {
         "nothing of the refused block stays"
     );
     s.set_max_size(0).unwrap();
-    assert!(s.insert_message(&big, "N0AAA", 0).is_ok());
+    assert!(s.insert_message(&big, "N0AAA".parse().unwrap(), 0).is_ok());
     assert!(s.check().unwrap().is_empty());
 }
 
@@ -1186,7 +1236,7 @@ fn a_winlink_partner_collects_mail_for_the_calls_it_announces() {
     ] {
         let mut m = msg(kind, to, "N0USR", None);
         m.at = at.into();
-        s.insert_message(&m, "N0AAA", now).unwrap();
+        s.insert_message(&m, "N0AAA".parse().unwrap(), now).unwrap();
     }
     let calls = ["N0PAT".to_string()];
     assert_eq!(s.queue_collected(call("N0PAT"), &calls, now).unwrap(), 2);
@@ -1246,7 +1296,7 @@ fn a_reader_sees_every_commit_whatever_its_size() {
     for size in [10, 3_000, 200_000, 3_000_000] {
         let mut m = msg(MsgType::Personal, "N0USR", "N0ABC", None);
         m.body = (0..size).map(|i| (i % 251) as u8).collect();
-        let n = s.insert_message(&m, "N0AAA", 0).unwrap();
+        let n = s.insert_message(&m, "N0AAA".parse().unwrap(), 0).unwrap();
         assert_eq!(r.message(n).unwrap().unwrap().body, m.body, "{size} bytes");
     }
     drop(s);
@@ -1268,6 +1318,7 @@ proptest::proptest! {
         let dir = tempfile::tempdir().unwrap();
         let durability = if synced { Durability::Full } else { Durability::Normal };
         let mut s = Store::open(dir.path(), durability).unwrap();
+        s.set_station(station());
         let mut r = Store::open_read_only(dir.path()).unwrap();
         for sizes in commits {
             let msgs: Vec<NewMessage> = sizes
@@ -1299,6 +1350,7 @@ fn checkpoints_through_walvfs_keep_every_message() {
     // see every message between checkpoints, another writer (a sysop's command) may restart
     // the WAL between ours, and the file stays intact.
     let (dir, mut s) = open();
+    s.set_station(station());
     let mut r = Store::open_read_only(dir.path()).unwrap();
     let mut numbers = Vec::new();
     for round in 0..40u32 {
@@ -1340,7 +1392,11 @@ fn checkpoints_through_walvfs_keep_every_message() {
 fn each_user_has_their_own_read_mark_on_a_bulletin() {
     let (_d, mut s) = open();
     let b = s
-        .insert_message(&msg(MsgType::Bulletin, "ALL", "N0ABC", None), "N0AAA", 0)
+        .insert_message(
+            &msg(MsgType::Bulletin, "ALL", "N0ABC", None),
+            "N0AAA".parse().unwrap(),
+            0,
+        )
         .unwrap();
     let seen = |s: &mut Store, who: &str| {
         let f = ListFilter {
@@ -1361,15 +1417,21 @@ fn each_user_has_their_own_read_mark_on_a_bulletin() {
         assert_eq!(seen(&mut s, who), MsgStatus::New, "{who}");
         assert_eq!(unread(&mut s, who), 1, "{who}");
     }
-    s.mark_read(b, "n0usr").unwrap();
-    s.mark_read(b, "N0USR").unwrap();
+    s.mark_read(b, call("n0usr")).unwrap();
+    s.mark_read(b, call("N0USR")).unwrap();
     assert_eq!(seen(&mut s, "N0USR"), MsgStatus::Read);
     assert_eq!(unread(&mut s, "N0USR"), 0);
-    assert_eq!(s.status_seen_by(b, "N0USR").unwrap(), Some(MsgStatus::Read));
+    assert_eq!(
+        s.status_seen_by(b, call("N0USR")).unwrap(),
+        Some(MsgStatus::Read)
+    );
     // Nobody else's mark moved, nor the bulletin's own status.
     assert_eq!(seen(&mut s, "N0OTH"), MsgStatus::New);
     assert_eq!(unread(&mut s, "N0OTH"), 1);
-    assert_eq!(s.status_seen_by(b, "N0OTH").unwrap(), Some(MsgStatus::New));
+    assert_eq!(
+        s.status_seen_by(b, call("N0OTH")).unwrap(),
+        Some(MsgStatus::New)
+    );
     assert_eq!(s.message(b).unwrap().unwrap().header.status, MsgStatus::New);
     // A bulletin's readings are its readers' marks; its count is for personal mail.
     assert_eq!(s.message(b).unwrap().unwrap().read_count, 0);
@@ -1384,7 +1446,14 @@ fn each_user_has_their_own_read_mark_on_a_bulletin() {
     assert_eq!(marks, 0);
     // A message sent to someone else shows its own status to its sender (it showed Y).
     let p = s
-        .insert_message(&msg(MsgType::Personal, "N0OTH", "N0USR", None), "N0AAA", 0)
+        .insert_message(
+            &msg(MsgType::Personal, "N0OTH", "N0USR", None),
+            "N0AAA".parse().unwrap(),
+            0,
+        )
         .unwrap();
-    assert_eq!(s.status_seen_by(p, "N0USR").unwrap(), Some(MsgStatus::New));
+    assert_eq!(
+        s.status_seen_by(p, call("N0USR")).unwrap(),
+        Some(MsgStatus::New)
+    );
 }

@@ -7,7 +7,7 @@ use crate::housekeep::CHUNK;
 fn open() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(dir.path(), Durability::Normal).unwrap();
-    store.set_station(Station::new("N0AAA"));
+    store.set_station(Station::new("N0AAA".parse().unwrap()));
     (dir, store)
 }
 
@@ -349,7 +349,7 @@ fn tallies_follow_every_write() {
     };
     agree(&mut s);
     let to = s.message(2).unwrap().unwrap().header.to;
-    s.mark_read(2, &to).unwrap();
+    s.mark_read(2, crate::tests::call(&to)).unwrap();
     s.set_status(3, MsgStatus::Killed).unwrap();
     s.set_status(3, MsgStatus::Killed).unwrap();
     s.conn
@@ -376,7 +376,9 @@ fn greeting_and_categories_agree_with_the_listings() {
     // A copy to N1US of someone else's message counts as theirs.
     let mut copy = new(MsgType::Personal, "N2US", "", "N0ABC");
     copy.body = b"x".to_vec();
-    let n = s.insert_message(&copy, "N0AAA", 0).unwrap();
+    let n = s
+        .insert_message(&copy, "N0AAA".parse().unwrap(), 0)
+        .unwrap();
     s.conn
         .execute(
             "INSERT INTO recipients (number, pos, cc, addr, call) VALUES (?1, 1, 1, 'N1US', 'N1US')",
@@ -384,7 +386,7 @@ fn greeting_and_categories_agree_with_the_listings() {
         )
         .unwrap();
     let to = s.message(2).unwrap().unwrap().header.to;
-    s.mark_read(2, &to).unwrap();
+    s.mark_read(2, crate::tests::call(&to)).unwrap();
     s.set_status(4, MsgStatus::Held).unwrap();
     s.set_status(21, MsgStatus::Held).unwrap();
     for (call, sysop) in [
@@ -498,7 +500,7 @@ fn an_old_store_is_switched_to_incremental_vacuum_by_compact() {
         .unwrap();
     let mut s = Store::open(dir.path(), Durability::Normal).unwrap();
     assert!(!s.incremental_vacuum().unwrap());
-    s.set_station(Station::new("N0AAA"));
+    s.set_station(Station::new("N0AAA".parse().unwrap()));
     let mut big = new(MsgType::Bulletin, "ALL", "WW", "N0ABC");
     big.body = noise(4000);
     s.insert_many(&vec![big; 50], 0).unwrap();

@@ -121,11 +121,14 @@ mod tests {
         let (_dir, mut s) = open();
         let msg = |to: &str| msg(MsgType::Personal, to, "N0USR", None);
         let now = 100 * DAY + 3600;
-        s.insert_message(&msg("N0C"), "N0BBS", now - 40 * DAY)
+        s.insert_message(&msg("N0C"), "N0BBS".parse().unwrap(), now - 40 * DAY)
             .unwrap();
-        s.insert_message(&msg("N0B"), "N0BBS", now - DAY).unwrap();
-        s.insert_message(&msg("N0A"), "N0BBS", now).unwrap();
-        s.insert_message(&msg("N0D"), "N0BBS", now + 60).unwrap();
+        s.insert_message(&msg("N0B"), "N0BBS".parse().unwrap(), now - DAY)
+            .unwrap();
+        s.insert_message(&msg("N0A"), "N0BBS".parse().unwrap(), now)
+            .unwrap();
+        s.insert_message(&msg("N0D"), "N0BBS".parse().unwrap(), now + 60)
+            .unwrap();
         let t = s.traffic_per_day(30, now).unwrap();
         assert_eq!(t.len(), 30);
         assert_eq!(t[29].day, 100 * DAY);
@@ -144,7 +147,8 @@ mod tests {
         let msg = msg(MsgType::Bulletin, "ALL", "N0USR", None);
         // Numbers 1..=100 at times 10, 20, ..., 1000.
         for i in 1..=100 {
-            s.insert_message(&msg, "N0BBS", i * 10).unwrap();
+            s.insert_message(&msg, "N0BBS".parse().unwrap(), i * 10)
+                .unwrap();
         }
         for (t, first) in [
             (0, 1),

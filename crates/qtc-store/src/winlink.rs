@@ -17,7 +17,7 @@ impl Store {
         now: i64,
     ) -> Result<usize, StoreError> {
         let partner_text = partner.to_string();
-        let own = self.station.call.to_ascii_uppercase();
+        let own = crate::station(&self.station)?.call.to_string();
         let tx = self.conn.transaction().map_err(db_err)?;
         let mut added = 0;
         for call in calls {

@@ -225,6 +225,8 @@ fn open(c: &Loaded) -> anyhow::Result<Store> {
         .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
     // 0: no limit here; the daemon works out its quota from the free disk space.
     store.set_max_size(c.store.max_bytes.map_or(0, std::num::NonZeroU64::get))?;
+    // Who this BBS is, for what stores, releases or routes a message (R: lines, BIDs).
+    store.set_station(c.station.clone());
     Ok(store)
 }
 
@@ -373,7 +375,6 @@ pub fn msg(c: &Loaded, cmd: MsgCmd) -> anyhow::Result<()> {
             outln!("message #{number} held");
         }
         MsgCmd::Release { number } => {
-            store.set_station(c.station.clone());
             if !store.release(number, crate::clock::unix_now())? {
                 bail!("no held message #{number}");
             }
@@ -489,9 +490,8 @@ fn msg_import(c: &Loaded, store: &mut Store, file: &Path) -> anyhow::Result<()> 
     } else {
         std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?
     };
-    let msgs = crate::import::parse(&data, &c.station.call, c.limits.max_message)
+    let msgs = crate::import::parse(&data, c.station.call, c.limits.max_message)
         .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-    store.set_station(c.station.clone());
     let results = store.insert_many(&msgs, crate::clock::unix_now())?;
     let mut stored = 0;
     for (m, r) in msgs.iter().zip(&results) {

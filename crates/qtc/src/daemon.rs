@@ -183,7 +183,7 @@ async fn serve(c: &Loaded, o: Opened) -> anyhow::Result<()> {
     let metrics = Arc::new(crate::metrics::Metrics::default());
     let forwarder = Arc::new(Forwarder::new(
         o.store.clone(),
-        c.call,
+        c.station.call,
         c.partners.clone(),
         fbb_config(c),
         o.packer.clone(),
@@ -308,7 +308,7 @@ fn announce(c: &Loaded, l: &Listeners, db_path: &std::path::Path) -> anyhow::Res
 
 /// The BBS interpreter's settings.
 fn bbs_config(c: &Loaded) -> qtc_bbs::Config {
-    let mut bbs = qtc_bbs::Config::new(&c.station.call);
+    let mut bbs = qtc_bbs::Config::new(c.station.call);
     bbs.haddr = c.station.haddr.clone();
     bbs.max_line = c.limits.max_line;
     bbs.max_message = c.limits.max_message;
@@ -323,7 +323,7 @@ fn bbs_config(c: &Loaded) -> qtc_bbs::Config {
 
 /// The forwarding sessions' settings.
 fn fbb_config(c: &Loaded) -> qtc_fbb::Config {
-    let mut fbb = qtc_fbb::Config::new(c.station.call.clone());
+    let mut fbb = qtc_fbb::Config::new(c.station.call);
     fbb.software = "QTC".into();
     fbb.version = env!("CARGO_PKG_VERSION").into();
     fbb.idle_timeout = c.forward.idle;
@@ -465,7 +465,7 @@ fn mail_shared(
             user_limits: shared.user_limits.clone(),
         },
         settings: qtc_email::Settings {
-            call: c.station.call.clone(),
+            call: c.station.call,
             haddr: c.station.haddr.clone(),
             domain: c.mail.domain.clone(),
             max_message: c.limits.max_message,

@@ -12,6 +12,7 @@
 //! `/EX` or a Ctrl-Z line ends a message. Without `< FROM` the sender is this BBS.
 
 use qtc_bbs::{Command, SendCmd};
+use qtc_callsign::Callsign;
 use qtc_mail::{MsgStatus, NewMessage};
 
 /// A problem at a line of the import file.
@@ -27,7 +28,7 @@ pub struct ImportError {
 /// Parses an import file into messages, all or nothing.
 pub fn parse(
     data: &[u8],
-    own_call: &str,
+    own_call: Callsign,
     max_message: usize,
 ) -> Result<Vec<NewMessage>, ImportError> {
     let mut msgs = Vec::new();
@@ -104,10 +105,15 @@ pub fn parse(
 mod tests {
     use super::*;
 
+    /// The BBS importing.
+    fn own() -> Callsign {
+        "N0AAA".parse().unwrap()
+    }
+
     #[test]
     fn parses_blocks() {
         let file = b"SB ALL @ WW < N0ABC $B1_N0ABC\nHello\nline \xff one\r\n\nlast\n/EX\n\nSP N0XYZ @ N0BBB\nTwo\n\x1a\n";
-        let m = parse(file, "N0AAA", 1000).unwrap();
+        let m = parse(file, own(), 1000).unwrap();
         assert_eq!(m.len(), 2);
         assert_eq!(m[0].bid.as_deref(), Some("B1_N0ABC"));
         assert_eq!(m[0].body, b"line \xff one\r\n\r\nlast\r\n");
@@ -118,11 +124,11 @@ mod tests {
 
     #[test]
     fn errors_name_the_line() {
-        let e = parse(b"SP N0XYZ\nSubj\nbody\n", "N0AAA", 1000).unwrap_err();
+        let e = parse(b"SP N0XYZ\nSubj\nbody\n", own(), 1000).unwrap_err();
         assert_eq!(e.line, 1);
-        let e = parse(b"\nL\n", "N0AAA", 1000).unwrap_err();
+        let e = parse(b"\nL\n", own(), 1000).unwrap_err();
         assert_eq!(e.line, 2);
-        let e = parse(b"SP N0XYZ\nS\nxxxxxxxxxxxx\n/EX\n", "N0AAA", 5).unwrap_err();
+        let e = parse(b"SP N0XYZ\nS\nxxxxxxxxxxxx\n/EX\n", own(), 5).unwrap_err();
         assert!(e.to_string().contains("max_message"));
     }
 }

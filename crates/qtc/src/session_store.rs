@@ -85,7 +85,7 @@ impl MessageStore for SessionWrites<'_> {
     fn insert_message(
         &mut self,
         msg: &NewMessage,
-        _bbs_call: &str,
+        _bbs_call: Callsign,
         now: i64,
     ) -> Result<u64, StoreError> {
         // The one way a user's message is stored: room, allowances, rules. (The store's
@@ -124,13 +124,13 @@ impl MessageStore for SessionWrites<'_> {
     fn set_status(&mut self, number: u64, status: MsgStatus) -> Result<bool, StoreError> {
         self.store.set_status(number, status)
     }
-    fn mark_read(&mut self, number: u64, reader: &str) -> Result<(), StoreError> {
+    fn mark_read(&mut self, number: u64, reader: Callsign) -> Result<(), StoreError> {
         self.store.mark_read(number, reader)
     }
     fn status_seen_by(
         &mut self,
         number: u64,
-        reader: &str,
+        reader: Callsign,
     ) -> Result<Option<MsgStatus>, StoreError> {
         self.store.status_seen_by(number, reader)
     }

@@ -74,7 +74,7 @@ mod tests {
     fn a_message_at_the_hourly_limit_is_stored_for_all_or_none() {
         let dir = tempfile::tempdir().unwrap();
         let mut st = Store::open(dir.path(), qtc_store::Durability::Normal).unwrap();
-        st.set_station(Station::new("N0CALL"));
+        st.set_station(Station::new("N0CALL".parse().unwrap()));
         let limits = UserLimits::new(6, 0);
         let now = (crate::clock::now(), 0);
         let parts = MailParts::default();

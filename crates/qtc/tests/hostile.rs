@@ -774,7 +774,10 @@ fn the_default_quota_from_the_free_disk_is_the_one_status_shows() {
 /// nothing).
 #[test]
 fn mail_doors_answer_refusals_and_the_last_wrong_password() {
-    let d = Daemon::start("max_per_address = 1\n[mail]\npop3_listen = \"127.0.0.1:0\"\n");
+    let d = Daemon::start(
+        "max_per_address = 1\n[mail]\npop3_listen = \"127.0.0.1:0\"\n\
+         [web]\nlisten = \"127.0.0.1:0\"\n",
+    );
     let pop3 = d.listener_port("pop3");
     let mut first = Client::connect(pop3);
     first.expect("+OK");
@@ -792,6 +795,12 @@ fn mail_doors_answer_refusals_and_the_last_wrong_password() {
         first.expect("-ERR");
     }
     first.expect_close();
+    // The mail door's bytes are counted per listener, both ways, as the BBS doors' are.
+    for dir in ["in", "out"] {
+        let series =
+            format!("qtc_port_bytes_total{{port=\"pop3:127.0.0.1:{pop3}\",direction=\"{dir}\"}}");
+        assert!(d.metric(&series).is_some_and(|n| n > 0), "{series}");
+    }
 }
 
 /// An account's sessions are capped at the mail doors as at telnet, every door together.

@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 
+use qtc_callsign::Callsign;
 use qtc_mail::{ListFilter, Message, MessageHeader, MessageStore, MsgStatus, MsgType, StoreError};
 
 use super::help::Help;
@@ -112,7 +113,7 @@ impl Session {
         }
         if let Some(number) = p.numbers.pop_front() {
             // The status as this user sees it, as their listings show it.
-            let reader = Some(self.me().0).filter(|me| !me.is_empty());
+            let reader = self.my_call();
             let query = MessageHead { number, reader };
             self.request(query, move |s, m| s.read_head(p, number, m));
         }
@@ -123,12 +124,10 @@ impl Session {
     fn read_head(&mut self, mut p: ReadPager, n: u64, m: Option<Box<Message>>) {
         match m {
             Some(m) if self.may_read(&m.header, &m.copies) => {
-                let (me, _, _) = self.me();
                 view::message_head(&m, p.verbose, &mut p.text);
-                self.save(MarkRead {
-                    number: n,
-                    reader: me,
-                });
+                if let Some(reader) = self.my_call() {
+                    self.save(MarkRead { number: n, reader });
+                }
                 self.last_read = Some(n);
                 p.current = Some(Reading {
                     head: m,
@@ -216,14 +215,14 @@ impl Query<BbsStore> for Body {
 #[derive(Debug)]
 struct MarkRead {
     number: u64,
-    reader: String,
+    reader: Callsign,
 }
 
 impl Query<BbsStore> for MarkRead {
     type Answer = ();
     const WRITES: bool = true;
     fn run(self, store: &mut dyn MessageStore) -> Result<(), StoreError> {
-        store.mark_read(self.number, &self.reader)
+        store.mark_read(self.number, self.reader)
     }
 }
 

@@ -1,5 +1,6 @@
 //! `S`, `SP`, `SB`, `ST` (and `SR`'s text): subject, body, and storing the message.
 
+use qtc_callsign::Callsign;
 use qtc_mail::dest::DestError;
 use qtc_mail::{
     MessageStore, MsgStatus, MsgType, NewMessage, StoreError, MAX_BID_LEN, MAX_SUBJECT_LEN,
@@ -212,7 +213,7 @@ impl Session {
         let size = msg.body.len();
         let query = Insert {
             msg,
-            bbs_call: self.cfg.callsign.clone(),
+            bbs_call: self.cfg.callsign,
             now,
         };
         self.request_result(query, move |s, stored| s.stored(stored, size));
@@ -265,7 +266,7 @@ impl Query<BbsStore> for BidKnown {
 struct Insert {
     msg: NewMessage,
     /// This BBS, for a generated BID.
-    bbs_call: String,
+    bbs_call: Callsign,
     /// Unix seconds.
     now: i64,
 }
@@ -274,7 +275,7 @@ impl Query<BbsStore> for Insert {
     type Answer = (u64, String);
     const WRITES: bool = true;
     fn run(self, store: &mut dyn MessageStore) -> Result<(u64, String), StoreError> {
-        let number = store.insert_message(&self.msg, &self.bbs_call, self.now)?;
+        let number = store.insert_message(&self.msg, self.bbs_call, self.now)?;
         let bid = store
             .message_head(number)?
             .map(|m| m.header.bid)

@@ -7,7 +7,7 @@ use qtc_callsign::Callsign;
 #[derive(Clone, Debug)]
 pub struct Config {
     /// This BBS's callsign, e.g. `N0CALL`.
-    pub callsign: String,
+    pub callsign: Callsign,
     /// Its hierarchical address, e.g. `N0CALL.#NCA.CA.USA.NOAM` (may equal the callsign).
     pub haddr: String,
     /// The longest input line accepted, in bytes.
@@ -31,10 +31,10 @@ pub struct Config {
 
 impl Config {
     /// Defaults for a BBS with this callsign.
-    pub fn new(callsign: &str) -> Config {
+    pub fn new(callsign: Callsign) -> Config {
         Config {
-            callsign: callsign.to_ascii_uppercase(),
-            haddr: callsign.to_ascii_uppercase(),
+            callsign,
+            haddr: callsign.to_string(),
             max_line: 255,
             max_message: 2 * 1024 * 1024,
             max_login_attempts: 3,

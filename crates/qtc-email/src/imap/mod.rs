@@ -456,8 +456,7 @@ impl Core for Imap {
         self.run();
     }
 
-    fn login_done(&mut self, result: Result<Callsign, LoginRefused>) {
-        self.x.answer_came();
+    fn logged_in(&mut self, result: Result<Callsign, LoginRefused>) {
         let tag = std::mem::take(&mut self.login_tag);
         match result {
             Ok(call) => {
@@ -475,13 +474,10 @@ impl Core for Imap {
                 .x
                 .say(&format!("{tag} NO [UNAVAILABLE] try again later")),
         }
-        self.run();
     }
 
-    fn tls_started(&mut self) {
-        self.x.answer_came();
+    fn tls_running(&mut self) {
         self.s.tls_started();
-        self.run();
     }
 
     fn changed(&mut self) {

@@ -11,7 +11,7 @@ fn client() -> Client<Imap> {
     Client::new(Imap::new(settings(), 42))
 }
 
-fn logged_in() -> Client<Imap> {
+pub(super) fn logged_in() -> Client<Imap> {
     let mut c = client();
     c.send("");
     assert!(c
@@ -156,10 +156,7 @@ fn fetch_reads_peek_does_not() {
         peek.starts_with("* 1 FETCH (FLAGS () BODY[HEADER.FIELDS (SUBJECT)] {"),
         "{peek}"
     );
-    assert_eq!(
-        c.store.store.message(1).unwrap().unwrap().header.status,
-        MsgStatus::New
-    );
+    assert_eq!(c.status(1), MsgStatus::New);
     let f = c.send("b UID FETCH 1 (BODY[] BODYSTRUCTURE)\r\n");
     assert!(f.starts_with("* 1 FETCH (UID 1 BODY[] {"), "{f}");
     assert!(f.contains("(\"APPLICATION\" \"OCTET-STREAM\""), "{f}");
@@ -167,10 +164,7 @@ fn fetch_reads_peek_does_not() {
         f.contains("FLAGS (\\Seen))\r\nb OK UID FETCH completed"),
         "{f}"
     );
-    assert_eq!(
-        c.store.store.message(1).unwrap().unwrap().header.status,
-        MsgStatus::Read
-    );
+    assert_eq!(c.status(1), MsgStatus::Read);
     let all = c.send("c FETCH 1:* (UID RFC822.SIZE INTERNALDATE)\r\n");
     assert!(all.starts_with("* 1 FETCH (UID 1 RFC822.SIZE "), "{all}");
 }
@@ -225,29 +219,50 @@ fn store_search_expunge_close() {
         c.send("b STORE 1 +FLAGS (\\Seen)\r\n"),
         "* 1 FETCH (FLAGS (\\Seen))\r\nb OK STORE completed\r\n"
     );
-    assert_eq!(
-        c.store.store.message(1).unwrap().unwrap().header.status,
-        MsgStatus::Read
-    );
+    assert_eq!(c.status(1), MsgStatus::Read);
     c.send("c STORE 1 -FLAGS (\\Seen)\r\n");
-    assert_eq!(
-        c.store.store.message(1).unwrap().unwrap().header.status,
-        MsgStatus::New
-    );
+    assert_eq!(c.status(1), MsgStatus::New);
     c.send("d STORE 1 +FLAGS.SILENT (\\Deleted)\r\n");
     assert!(c.send("e SEARCH DELETED\r\n").starts_with("* SEARCH 1\r\n"));
     assert_eq!(
         c.send("f EXPUNGE\r\n"),
         "* 1 EXPUNGE\r\nf OK EXPUNGE completed\r\n"
     );
-    assert_eq!(
-        c.store.store.message(1).unwrap().unwrap().header.status,
-        MsgStatus::Killed
-    );
+    assert_eq!(c.status(1), MsgStatus::Killed);
     assert_eq!(c.send("g CLOSE\r\n"), "g OK CLOSE completed\r\n");
     assert!(c
         .send("h FETCH 1 FLAGS\r\n")
         .starts_with("h BAD select a mailbox first"));
+}
+
+#[test]
+fn uid_expunge_check_unselect_and_the_commands_taken_as_done() {
+    let mut c = selected();
+    c.send("a STORE 1 +FLAGS.SILENT (\\Deleted)\r\n");
+    assert_eq!(c.send("b CHECK\r\n"), "b OK NOOP completed\r\n");
+    // UIDPLUS's UID EXPUNGE takes only the UIDs named: UID 2 is not there, UID 1 goes.
+    assert_eq!(c.send("c UID EXPUNGE 2\r\n"), "c OK EXPUNGE completed\r\n");
+    assert_eq!(c.status(1), MsgStatus::New);
+    assert_eq!(
+        c.send("d UID EXPUNGE 1\r\n"),
+        "* 1 EXPUNGE\r\nd OK EXPUNGE completed\r\n"
+    );
+    assert_eq!(c.status(1), MsgStatus::Killed);
+    // Subscriptions are not kept and ENABLE turns nothing on: each is answered, nothing more.
+    for (tag, cmd) in [
+        ("e", "SUBSCRIBE INBOX"),
+        ("f", "UNSUBSCRIBE INBOX"),
+        ("g", "ENABLE X"),
+    ] {
+        assert_eq!(
+            c.send(&format!("{tag} {cmd}\r\n")),
+            format!("{tag} OK done\r\n")
+        );
+    }
+    assert_eq!(c.send("h UNSELECT\r\n"), "h OK UNSELECT completed\r\n");
+    assert!(c
+        .send("i FETCH 1 FLAGS\r\n")
+        .starts_with("i BAD select a mailbox first"));
 }
 
 #[test]

@@ -4,6 +4,7 @@
 
 use qtc_mail::{ListFilter, MessageStore, MsgStatus};
 
+use super::tests::logged_in;
 use super::*;
 use crate::folder::{MAX_FOLDERS, MAX_FOLDER_BYTES};
 use crate::store::MailStore;
@@ -11,13 +12,6 @@ use crate::testing::{settings, Client};
 
 const SENT: &str = "From: N0OTH@bbs.example.org\r\nTo: N0USR@bbs.example.org\r\n\
 Subject: Field day\r\n\r\nSee you there.\r\n";
-
-fn logged_in() -> Client<Imap> {
-    let mut c = Client::new(Imap::new(settings(), 42));
-    c.send("");
-    assert!(c.send("a LOGIN n0oth x\r\n").starts_with("a OK"));
-    c
-}
 
 fn append(c: &mut Client<Imap>, tag: &str, folder: &str, msg: &str) -> String {
     let cmd = format!(
@@ -187,10 +181,7 @@ fn copy_keeps_the_inbox_message_and_move_kills_it() {
         out.starts_with("c OK [COPYUID ") && out.contains(" 1 1] COPY"),
         "{out}"
     );
-    assert_eq!(
-        c.store.store.message(1).unwrap().unwrap().header.status,
-        MsgStatus::New
-    );
+    assert_eq!(c.status(1), MsgStatus::New);
     let out = c.send("d UID MOVE 1 Trash\r\n");
     assert!(
         out.starts_with("* OK [COPYUID ") && out.contains(" 1 2] moved\r\n"),
@@ -200,10 +191,7 @@ fn copy_keeps_the_inbox_message_and_move_kills_it() {
         out.ends_with("* 1 EXPUNGE\r\nd OK MOVE completed\r\n"),
         "{out}"
     );
-    assert_eq!(
-        c.store.store.message(1).unwrap().unwrap().header.status,
-        MsgStatus::Killed
-    );
+    assert_eq!(c.status(1), MsgStatus::Killed);
     let sel = c.send("e SELECT Trash\r\n");
     assert!(sel.contains("* 2 EXISTS"), "{sel}");
     let f = c.send("f FETCH 2 BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)]\r\n");
@@ -264,10 +252,7 @@ fn a_bulletin_read_in_its_folder_leaves_ln_and_nothing_else_changes_it() {
         let out = c.send(&format!("t {cmd}\r\n"));
         assert!(out.starts_with(&format!("t {answer}")), "{cmd}: {out}");
     }
-    assert_eq!(
-        c.store.store.message(2).unwrap().unwrap().header.status,
-        MsgStatus::New
-    );
+    assert_eq!(c.status(2), MsgStatus::New);
     // A bulletin may be kept as the user's copy.
     c.send("u CREATE Keep\r\n");
     assert!(c.send("v COPY 1:2 Keep\r\n").contains("v OK [COPYUID"));

@@ -485,8 +485,7 @@ impl Core for Nntp {
         self.run();
     }
 
-    fn login_done(&mut self, result: Result<Callsign, LoginRefused>) {
-        self.x.answer_came();
+    fn logged_in(&mut self, result: Result<Callsign, LoginRefused>) {
         match result {
             Ok(call) => {
                 self.x.say("281 authentication accepted");
@@ -496,14 +495,11 @@ impl Core for Nntp {
             Err(LoginRefused::Full(why)) => self.x.say(&format!("400 {why}")),
             Err(LoginRefused::Unavailable) => self.x.say("403 try again later"),
         }
-        self.run();
     }
 
-    fn tls_started(&mut self) {
-        self.x.answer_came();
+    fn tls_running(&mut self) {
         self.s.tls_started();
         self.state = State::Command;
-        self.run();
     }
 
     fn resume(&mut self) {

@@ -237,6 +237,7 @@ fn the_other_commands() {
     );
     assert!(c.send("NEWNEWS * 20260101 000000\r\n").starts_with("230"));
     assert!(c.send("NEXT\r\n").starts_with("421"));
+    assert!(c.send("LAST\r\n").starts_with("421"));
     assert_eq!(c.send("IHAVE <x>\r\n"), "500 unknown command\r\n");
     assert_eq!(c.send("QUIT\r\n"), "205 73\r\n");
     assert!(c.state.closed);

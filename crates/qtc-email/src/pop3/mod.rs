@@ -326,8 +326,7 @@ impl Core for Pop3 {
         self.run();
     }
 
-    fn login_done(&mut self, result: Result<Callsign, LoginRefused>) {
-        self.x.answer_came();
+    fn logged_in(&mut self, result: Result<Callsign, LoginRefused>) {
         match result {
             Ok(call) => {
                 self.user = Some(call);
@@ -351,14 +350,11 @@ impl Core for Pop3 {
                 self.x.close();
             }
         }
-        self.run();
     }
 
-    fn tls_started(&mut self) {
-        self.x.answer_came();
+    fn tls_running(&mut self) {
         self.s.tls_started();
         self.state = State::Auth(None);
-        self.run();
     }
 
     fn resume(&mut self) {

@@ -15,10 +15,6 @@ fn logged_in() -> Client<Pop3> {
     c
 }
 
-fn status(c: &mut Client<Pop3>, n: u64) -> MsgStatus {
-    c.store.store.message(n).unwrap().unwrap().header.status
-}
-
 #[test]
 fn capa_and_stls() {
     let mut c = Client::new(Pop3::new(settings()));
@@ -83,14 +79,14 @@ fn retr_reads_top_does_not() {
     let mut c = logged_in();
     let top = c.send("TOP 1 1\r\n");
     assert!(top.contains("\r\n\r\nThis is a multi-part") && top.ends_with("\r\n.\r\n"));
-    assert_eq!(status(&mut c, 1), MsgStatus::New, "TOP leaves it unread");
+    assert_eq!(c.status(1), MsgStatus::New, "TOP leaves it unread");
     let retr = c.send("RETR 1\r\n");
     assert!(
         retr.starts_with("+OK ") && retr.contains("\r\n..dot\r\n"),
         "{retr}"
     );
     assert!(retr.contains("filename=\"a.bin\"") && retr.ends_with("\r\n.\r\n"));
-    assert_eq!(status(&mut c, 1), MsgStatus::Read, "RETR reads it, as R");
+    assert_eq!(c.status(1), MsgStatus::Read, "RETR reads it, as R");
     assert_eq!(c.send("RETR 9\r\n"), "-ERR no such message\r\n");
     assert_eq!(c.send("TOP 1\r\n"), "-ERR usage: TOP msg n\r\n");
 }
@@ -111,13 +107,9 @@ fn dele_rset_and_quit_kill_at_the_end() {
     assert_eq!(c.send("RSET\r\n"), "+OK\r\n");
     assert!(c.send("STAT\r\n").starts_with("+OK 1 "));
     c.send("DELE 1\r\n");
-    assert_eq!(
-        status(&mut c, 1),
-        MsgStatus::New,
-        "nothing killed before QUIT"
-    );
+    assert_eq!(c.status(1), MsgStatus::New, "nothing killed before QUIT");
     assert_eq!(c.send("QUIT\r\n"), "+OK 73\r\n");
-    assert_eq!(status(&mut c, 1), MsgStatus::Killed);
+    assert_eq!(c.status(1), MsgStatus::Killed);
     assert!(c.state.closed);
 }
 

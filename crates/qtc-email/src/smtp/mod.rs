@@ -379,8 +379,7 @@ impl Core for Smtp {
         self.run();
     }
 
-    fn login_done(&mut self, result: Result<Callsign, LoginRefused>) {
-        self.x.answer_came();
+    fn logged_in(&mut self, result: Result<Callsign, LoginRefused>) {
         match result {
             Ok(call) => {
                 self.x.say(&format!("235 2.7.0 Welcome {call}"));
@@ -392,16 +391,13 @@ impl Core for Smtp {
                 self.x.say("454 4.7.0 Temporary authentication failure")
             }
         }
-        self.run();
     }
 
-    fn tls_started(&mut self) {
-        self.x.answer_came();
+    fn tls_running(&mut self) {
         // RFC 3207 §4.2: forget everything learned before the handshake.
         self.s.tls_started();
         self.state = State::Command;
         self.reset();
-        self.run();
     }
 
     fn resume(&mut self) {

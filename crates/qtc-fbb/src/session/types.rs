@@ -5,6 +5,7 @@ use crate::wire::sid::SidInfo;
 use crate::Error;
 use crate::Mode;
 use bytes::Bytes;
+use qtc_callsign::Callsign;
 use std::time::Duration;
 
 /// Default idle timeout while waiting for the peer.
@@ -53,7 +54,7 @@ impl LineEnd {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     /// Our callsign (used in the prompt `de CALL>`).
-    pub callsign: String,
+    pub callsign: Callsign,
     /// Software name in our SID.
     pub software: String,
     /// Version in our SID.
@@ -84,9 +85,9 @@ pub struct Config {
 
 impl Config {
     /// Defaults for `callsign`: up to B2, 5 minutes idle timeout, 1 MiB messages.
-    pub fn new(callsign: impl Into<String>) -> Config {
+    pub fn new(callsign: Callsign) -> Config {
         Config {
-            callsign: callsign.into(),
+            callsign,
             software: "QTC".into(),
             version: env!("CARGO_PKG_VERSION").into(),
             max_mode: Mode::B2,

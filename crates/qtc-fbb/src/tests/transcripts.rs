@@ -665,7 +665,10 @@ fn unsendable_messages_are_reported() {
 
 #[test]
 fn a_partner_saying_bye_before_its_sid_is_a_clean_end() {
-    let mut s = crate::Session::new(crate::Role::Called, crate::Config::new("N0BBS"));
+    let mut s = crate::Session::new(
+        crate::Role::Called,
+        crate::Config::new("N0BBS".parse().unwrap()),
+    );
     let now = crate::tests::util::base_time();
     s.start(now);
     let mut out = Vec::new();

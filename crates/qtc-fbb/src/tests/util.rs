@@ -168,7 +168,7 @@ pub(crate) struct Pair {
 }
 
 pub(crate) fn config(call: &str, mode: Mode) -> Config {
-    let mut c = Config::new(call);
+    let mut c = Config::new(call.parse().expect("a callsign"));
     c.max_mode = mode;
     c
 }

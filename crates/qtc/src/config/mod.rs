@@ -325,10 +325,7 @@ impl Default for LogCfg {
 pub struct Loaded {
     /// Where they came from, for messages ("built-in defaults" or the file).
     pub source: String,
-    /// `[station] callsign`, checked (no SSID): who this station is to its partners and
-    /// links. `station.call` is its text, what the store stamps and routes by.
-    pub call: Callsign,
-    /// `[station]`, with the partners' routes (`[[partner]] routes`) and the hold/reject
+    /// `[station]` (its `callsign` checked: no SSID), with the partners' routes (`[[partner]] routes`) and the hold/reject
     /// rules (`[[rule]]`): what the store routes and filters by.
     pub station: Station,
     /// `[store]`
@@ -514,8 +511,7 @@ fn check_areas(mut cfg: Config, source: String, base: &Path) -> Result<Loaded, K
     ]
     .concat();
     Ok(Loaded {
-        call: station,
-        station: cfg.station.into_station(&partners, rules),
+        station: cfg.station.into_station(station, &partners, rules),
         store,
         telnet,
         limits,
@@ -569,14 +565,19 @@ impl StationCfg {
 
     /// The station the store routes and filters by, once checked: with the partners' routes
     /// and the hold/reject rules.
-    fn into_station(self, partners: &[Partner], rules: Vec<qtc_mail::rules::Rule>) -> Station {
+    fn into_station(
+        self,
+        call: Callsign,
+        partners: &[Partner],
+        rules: Vec<qtc_mail::rules::Rule>,
+    ) -> Station {
         let haddr = if self.haddr.is_empty() {
-            self.callsign.clone()
+            self.callsign
         } else {
             self.haddr
         };
         Station {
-            call: self.callsign,
+            call,
             haddr,
             info: self.info,
             raw_bodies: self.raw_bodies,
@@ -900,7 +901,7 @@ mod tests {
     #[test]
     fn relative_data_dir_follows_the_config_file() {
         let l = load_str("[station]\ncallsign = \"n0abc\"\nhaddr = \"n0abc.#nca.ca\"\n").unwrap();
-        assert_eq!(l.station.call, "N0ABC");
+        assert_eq!(l.station.call.to_string(), "N0ABC");
         assert_eq!(l.station.haddr, "N0ABC.#NCA.CA");
         assert!(l.store.dir.ends_with("qtc-data"));
         assert!(l.store.dir.is_absolute());

@@ -189,8 +189,8 @@ impl MailStore for MailView<'_> {
 
     fn set_seen(&mut self, number: u64, call: Callsign, seen: bool) -> Result<(), StoreError> {
         match seen {
-            true => self.store.mark_read(number, &call.to_string()),
-            false => self.store.mark_unread(number, &call.to_string()),
+            true => self.store.mark_read(number, call),
+            false => self.store.mark_unread(number, call),
         }
     }
 
@@ -209,7 +209,7 @@ impl MailStore for MailView<'_> {
     }
 
     fn route(&mut self, dest: &Dest) -> Result<Route, StoreError> {
-        let (targets, local) = self.store.destination(dest.kind, &dest.to, &dest.at);
+        let (targets, local) = self.store.destination(dest.kind, &dest.to, &dest.at)?;
         Ok(Route::of(targets, local))
     }
 

@@ -379,16 +379,16 @@ pub(super) async fn readable(
     n: u64,
     mark: bool,
 ) -> Result<Message, Response> {
-    let (me, sysop) = (s.call.to_string(), s.sysop());
+    let (call, sysop) = (s.call, s.sysop());
     let m = store(web, move |st| {
         let m = st.message(n)?;
         match m {
-            Some(mut m) if may_read(&me, sysop, &m.header, &m.copies) => {
-                if let Some(seen) = st.status_seen_by(n, &me)? {
+            Some(mut m) if may_read(&call.to_string(), sysop, &m.header, &m.copies) => {
+                if let Some(seen) = st.status_seen_by(n, call)? {
                     m.header.status = seen;
                 }
                 if mark {
-                    st.mark_read(n, &me)?;
+                    st.mark_read(n, call)?;
                 }
                 Ok(Some(m))
             }
@@ -641,7 +641,7 @@ mod tests {
     fn store_of(n: usize) -> (tempfile::TempDir, qtc_store::Store) {
         let dir = tempfile::tempdir().unwrap();
         let mut st = qtc_store::Store::open(dir.path(), qtc_store::Durability::Normal).unwrap();
-        st.set_station(qtc_mail::Station::new("N0BBS"));
+        st.set_station(qtc_mail::Station::new("N0BBS".parse().unwrap()));
         st.insert_many(&bulletins("N0USR", 1..=n), 0).unwrap();
         (dir, st)
     }
