@@ -188,24 +188,26 @@ impl Store {
     pub fn pack_texts(&mut self) -> Result<Packed, StoreError> {
         let mut done = Packed::default();
         let mut after = 0;
+        let vacuum = self.incremental_vacuum()?;
         loop {
             let tx = self.conn.transaction().map_err(db_err)?;
             let next = pack_step(&tx, after, &mut done)?;
             tx.commit().map_err(db_err)?;
+            // Each step frees more pages than its blocks take: given back at once, the free
+            // list stays short (a long one makes every page SQLite allocates a search).
+            if vacuum {
+                let mut st = self
+                    .conn
+                    .prepare("PRAGMA incremental_vacuum")
+                    .map_err(db_err)?;
+                let mut rows = st.query([]).map_err(db_err)?;
+                while rows.next().map_err(db_err)?.is_some() {}
+            }
             match next {
                 Some(last) => after = last,
-                None => break,
+                None => return Ok(done),
             }
         }
-        if self.incremental_vacuum()? {
-            let mut st = self
-                .conn
-                .prepare("PRAGMA incremental_vacuum")
-                .map_err(db_err)?;
-            let mut rows = st.query([]).map_err(db_err)?;
-            while rows.next().map_err(db_err)?.is_some() {}
-        }
-        Ok(done)
     }
 }
 
