@@ -25,12 +25,24 @@ grep -q '^dir = "/var/lib/qtc"$' "$target/qtc-deb/qtc.toml"
 grep -q '^cert = "qtc-cert.pem"$' "$target/qtc-deb/qtc.toml"
 grep -q '^key = "qtc-key.pem"$' "$target/qtc-deb/qtc.toml"
 
+echo "== cargo build --release -p qtc"
+cargo build --release -p qtc
+# A binary with packed relocations starts only on glibc >= 2.36, which the computed dependency
+# misses (Cargo.toml, [package.metadata.deb.variants.relr]).
+variant=()
+# (Read whole first: with pipefail, `grep -q` leaving early would fail readelf's pipe.)
+needs=$(readelf -V "$target/release/qtc")
+if grep -q GLIBC_ABI_DT_RELR <<<"$needs"; then
+  echo "the binary has packed relocations: the package depends on libc6 (>= 2.36)"
+  variant=(--variant relr)
+fi
+
 echo "== cargo deb"
 # --strip: the release profile keeps symbol names for backtraces; the package need not.
 # Its output goes to a file first: `tee /dev/stderr` would reopen (and truncate) a log file
 # that standard error is redirected to.
-cargo deb -p qtc --strip --output "$target/debian/" >"$target/qtc-deb/cargo-deb.log" 2>&1 \
-  || { cat "$target/qtc-deb/cargo-deb.log" >&2; exit 1; }
+cargo deb -p qtc --no-build "${variant[@]}" --strip --output "$target/debian/" \
+  >"$target/qtc-deb/cargo-deb.log" 2>&1 || { cat "$target/qtc-deb/cargo-deb.log" >&2; exit 1; }
 cat "$target/qtc-deb/cargo-deb.log" >&2
 deb=$(grep '\.deb$' "$target/qtc-deb/cargo-deb.log" | tail -1)
 [ -f "$deb" ] || { echo "no .deb produced"; exit 1; }
@@ -58,6 +70,10 @@ grep -q 'deb-systemd-helper' "$ctl/postinst" && echo "ok: postinst enables qtc.s
 grep -q 'qtc -c /etc/qtc/qtc.toml cert' "$ctl/postinst" && echo "ok: postinst makes the certificate" \
   || { echo "postinst does not make the certificate"; fail=1; }
 if [ -e "$root/etc/qtc/qtc-key.pem" ]; then echo "a private key is shipped"; fail=1; fi
+if [ ${#variant[@]} -gt 0 ]; then
+  grep -q '^Depends:.*libc6 (>= 2.36)' "$ctl/control" && echo "ok: depends on libc6 (>= 2.36)" \
+    || { echo "the binary needs glibc 2.36 and the package does not say so"; fail=1; }
+fi
 # The packaged binary runs; it makes the certificate as postinst does, and the packaged config
 # is valid, uses it and points at /var/lib/qtc.
 "$root/usr/bin/qtc" --version
