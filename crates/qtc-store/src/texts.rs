@@ -218,11 +218,13 @@ type Loose = (u64, usize, Vec<u8>, bool);
 /// Packs the loose texts of up to [`PACK_STEP`] messages after `after`; the last message
 /// walked, `None` when none were left.
 fn pack_step(conn: &Connection, after: u64, done: &mut Packed) -> Result<Option<u64>, StoreError> {
+    // A large text's bytes are not read (NULL, as for a message without a row).
     let walked: Vec<(u64, Option<Row>)> = conn
         .prepare_cached(&format!(
-            "SELECT m.number, {} FROM messages m LEFT JOIN texts t ON t.number = m.number \
-             WHERE m.number > ?1 ORDER BY m.number LIMIT ?2",
-            columns("t")
+            "SELECT m.number, t.rlines, t.size, t.packed, \
+               CASE WHEN t.size <= {PACK_UP_TO} THEN t.data END \
+             FROM messages m LEFT JOIN texts t ON t.number = m.number \
+             WHERE m.number > ?1 ORDER BY m.number LIMIT ?2"
         ))
         .and_then(|mut st| {
             st.query_map(params![after as i64, PACK_STEP as i64], |r| {
@@ -238,7 +240,7 @@ fn pack_step(conn: &Connection, after: u64, done: &mut Packed) -> Result<Option<
     let mut bytes = 0;
     for (number, row) in walked {
         // A message with no row of its own (in a block), or a large text, ends a run.
-        let Some(row) = row.filter(|r| r.size <= PACK_UP_TO) else {
+        let Some(row) = row else {
             pack_run(conn, std::mem::take(&mut run), done)?;
             continue;
         };
