@@ -10,7 +10,7 @@ use qtc_mail::{route, MsgStatus, MsgType, NewMessage, StoreError};
 use rusqlite::{params, OptionalExtension};
 
 use crate::parts::{self, Attachment, Recipient};
-use crate::{db_err, insert_batched, Store};
+use crate::{db_err, insert_batched, Batch, Store};
 
 /// A message received from a partner, as the forwarding session delivers it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -151,6 +151,14 @@ pub enum FwdOutcome {
     RejectedByRule,
 }
 
+/// Whether any partial transfer is kept: most blocks are received with none, and then need
+/// no lookup or delete of one per message.
+fn any_partials(conn: &rusqlite::Connection) -> Result<bool, StoreError> {
+    conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM partials)")
+        .and_then(|mut st| st.query_row([], |r| r.get(0)))
+        .map_err(db_err)
+}
+
 /// [`Store::queue_counts`]: the partners are found by jumping from one to the next in
 /// `fwd_pending`, and each one's count is a range of it, so delivered entries are never read.
 pub(crate) const QUEUE_COUNTS: &str = "WITH RECURSIVE p (partner) AS ( \
@@ -179,7 +187,8 @@ impl Store {
         let tx = self.conn.transaction().map_err(db_err)?;
         let mut results = Vec::with_capacity(msgs.len());
         // The block's texts are kept together, deflated as one (texts.rs).
-        let mut text = crate::texts::Batch::default();
+        let mut batch = Batch::default();
+        let partials = any_partials(&tx)?;
         for m in msgs {
             let (rlines, body) = route::split_rlines(&m.text);
             let new = NewMessage {
@@ -203,7 +212,7 @@ impl Store {
                 &station,
                 &self.queued,
                 (Some(partner), now),
-                &mut text,
+                &mut batch,
             );
             if let Ok((number, status)) = &stored {
                 let seen = route::rline_calls(&new.rlines);
@@ -220,9 +229,11 @@ impl Store {
                 parts::keep_charset(&tx, *number, &m.charset)?;
             }
             // Whatever became of it, a kept partial transfer of it is done with.
-            tx.prepare_cached("DELETE FROM partials WHERE bid = ?1")
-                .and_then(|mut st| st.execute([m.bid.to_ascii_uppercase()]))
-                .map_err(db_err)?;
+            if partials {
+                tx.prepare_cached("DELETE FROM partials WHERE bid = ?1")
+                    .and_then(|mut st| st.execute([m.bid.to_ascii_uppercase()]))
+                    .map_err(db_err)?;
+            }
             match stored {
                 Ok((n, MsgStatus::Held)) => results.push(Stored::Held(n)),
                 Ok((n, _)) => results.push(Stored::Stored(n)),
@@ -234,7 +245,7 @@ impl Store {
                 Err(e) => return Err(e),
             }
         }
-        text.write(&tx)?;
+        batch.text.write(&tx)?;
         tx.commit().map_err(db_err)?;
         Ok(results)
     }
@@ -343,6 +354,7 @@ impl Store {
     ) -> Result<Vec<ProposalInfo>, StoreError> {
         let tx = crate::read_transaction(&mut self.conn)?;
         let mut out = Vec::with_capacity(bids.len());
+        let partials = any_partials(&tx)?;
         for (bid, compressed) in bids {
             if bid.is_empty() {
                 out.push((false, None));
@@ -350,7 +362,7 @@ impl Store {
             }
             let known = crate::bid_known_in(&tx, bid)?;
             let partial = match compressed {
-                Some(mode) if !known => tx
+                Some(mode) if !known && partials => tx
                     .prepare_cached("SELECT data FROM partials WHERE bid = ?1 AND mode = ?2")
                     .and_then(|mut st| {
                         st.query_row(params![bid.to_ascii_uppercase(), mode], |r| r.get(0))

@@ -450,15 +450,15 @@ impl Store {
     ) -> Result<Vec<Result<u64, StoreError>>, StoreError> {
         let tx = self.conn.transaction().map_err(db_err)?;
         let mut results = Vec::with_capacity(msgs.len());
-        let mut text = texts::Batch::default();
+        let mut batch = Batch::default();
         for m in msgs {
-            match insert_batched(&tx, m, &self.station, &self.queued, (None, now), &mut text) {
+            match insert_batched(&tx, m, &self.station, &self.queued, (None, now), &mut batch) {
                 Err(e @ StoreError::DuplicateBid(_)) => results.push(Err(e)),
                 Err(e) => return Err(e),
                 Ok((n, _)) => results.push(Ok(n)),
             }
         }
-        text.write(&tx)?;
+        batch.text.write(&tx)?;
         tx.commit().map_err(db_err)?;
         Ok(results)
     }
@@ -840,13 +840,47 @@ fn insert_in(
     origin: Option<&str>,
     now: i64,
 ) -> Result<(u64, MsgStatus), StoreError> {
-    let mut text = texts::Batch::default();
-    let stored = insert_batched(tx, msg, station, queued, (origin, now), &mut text)?;
-    text.write(tx)?;
+    let mut batch = Batch::default();
+    let stored = insert_batched(tx, msg, station, queued, (origin, now), &mut batch)?;
+    batch.text.write(tx)?;
     Ok(stored)
 }
 
-/// [`insert_in`], its text added to `text` for the caller to write with the other texts of
+/// What the messages inserted in one transaction share: their texts, written together before
+/// it commits, the next message number (looked up for the first, then counted on: only this
+/// transaction writes), and the white-pages entry last learned for each sender (a block of
+/// bulletins from one BBS names the same origin in each: a second upsert would change nothing).
+#[derive(Default)]
+pub(crate) struct Batch {
+    pub(crate) text: texts::Batch,
+    numbers: Option<Numbers>,
+    learned: Vec<(String, String)>,
+}
+
+impl Batch {
+    /// Learns `home` as the home BBS of `call` from an R: line, unless this transaction
+    /// learned just that last for `call` (the upsert would then change nothing).
+    fn learn_origin(
+        &mut self,
+        tx: &rusqlite::Transaction<'_>,
+        call: &str,
+        home: String,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let last = self.learned.iter_mut().find(|(c, _)| c == call);
+        if last.as_ref().is_some_and(|(_, h)| *h == home) {
+            return Ok(());
+        }
+        wp::learn(tx, call, &home, wp::Source::Rline, now)?;
+        match last {
+            Some((_, h)) => *h = home,
+            None => self.learned.push((call.to_string(), home)),
+        }
+        Ok(())
+    }
+}
+
+/// [`insert_in`], its text added to `batch` for the caller to write with the other texts of
 /// the transaction (before it commits).
 fn insert_batched(
     tx: &rusqlite::Transaction<'_>,
@@ -854,17 +888,41 @@ fn insert_batched(
     station: &Station,
     queued: &QueueMarks,
     (origin, now): (Option<&str>, i64),
-    text: &mut texts::Batch,
+    batch: &mut Batch,
 ) -> Result<(u64, MsgStatus), StoreError> {
-    if let Some(bid) = &msg.bid {
-        if bid_known_in(tx, bid)? {
-            return Err(StoreError::DuplicateBid(bid.clone()));
-        }
+    // The number is known before the row is written, so BID and R: line go in with it: one
+    // INSERT, no UPDATE (fewer WAL pages per message). Only this transaction writes now.
+    let number = next_number(tx, &mut batch.numbers)?;
+    let bid = match &msg.bid {
+        Some(b) => b.to_ascii_uppercase(),
+        None => generated_bid(number, &station.call),
+    };
+    // Recording the BID is its check (one lookup, where a check and then an insert were
+    // two): a known one is left as it was, and the message is a duplicate before anything
+    // else. The number stays free for the next message.
+    let recorded = tx
+        .prepare_cached(
+            "INSERT INTO bids (bid, seen, number) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (bid) DO NOTHING",
+        )
+        .and_then(|mut st| st.execute(params![bid, now, number as i64]))
+        .map_err(db_err)?;
+    if recorded == 0 {
+        return Err(StoreError::DuplicateBid(msg.bid.clone().unwrap_or(bid)));
     }
-    let held_by_rule = held_by_rule(msg, station)?;
+    let held_by_rule = match held_by_rule(msg, station) {
+        Ok(held) => held,
+        Err(refused) => {
+            // Refused: its BID is not kept (offered again, it is refused again).
+            tx.prepare_cached("DELETE FROM bids WHERE bid = ?1")
+                .and_then(|mut st| st.execute([&bid]))
+                .map_err(db_err)?;
+            return Err(refused);
+        }
+    };
     let seen = route::rline_calls(&msg.rlines);
     if let Some(home) = wp::origin_address(&msg.rlines) {
-        wp::learn(tx, &msg.from, &home, wp::Source::Rline, now)?;
+        batch.learn_origin(tx, &msg.from, home, now)?;
     }
     let at = address_at(tx, msg, station)?;
     let looped = seen.iter().any(|c| c.eq_ignore_ascii_case(&station.call));
@@ -872,19 +930,6 @@ fn insert_batched(
         MsgStatus::Held
     } else {
         msg.status
-    };
-    // The number is known before the row is written, so BID and R: line go in with it: one
-    // INSERT, no UPDATE (fewer WAL pages per message). Only this transaction writes now.
-    let number = next_number(tx)?;
-    let bid = match &msg.bid {
-        Some(b) => b.to_ascii_uppercase(),
-        None => {
-            let bid = generated_bid(number, &station.call);
-            if bid_known_in(tx, &bid)? {
-                return Err(StoreError::DuplicateBid(bid));
-            }
-            bid
-        }
     };
     let mut rlines = route::rline(now, &station.haddr, number, &bid);
     rlines.extend_from_slice(&msg.rlines);
@@ -909,10 +954,10 @@ fn insert_batched(
         ])
     })
     .map_err(db_err)?;
-    text.add(number, &rlines, &msg.body);
-    tx.prepare_cached("INSERT INTO bids (bid, seen, number) VALUES (?1, ?2, ?3)")
-        .and_then(|mut st| st.execute(params![bid, now, number as i64]))
-        .map_err(db_err)?;
+    if let Some(n) = &mut batch.numbers {
+        n.next += 1;
+    }
+    batch.text.add(number, &rlines, &msg.body);
     if looped {
         tracing::warn!(number, %bid, "held: its R: lines name this BBS (a forwarding loop)");
     }
@@ -936,32 +981,51 @@ fn insert_batched(
 /// one kept there, so it is moved ahead by this many at once.
 const NUMBERS_AHEAD: i64 = 256;
 
+/// The next message number of a transaction, and how far numbers are taken ahead in
+/// `sqlite_sequence`.
+struct Numbers {
+    next: i64,
+    ahead: i64,
+}
+
 /// The number for a new message: one above the highest ever given, which is the highest
 /// message's or, when newer ones have been removed, the highest removed (`number_floor`, kept
-/// by a trigger): never one given before. When it passes the numbers taken ahead in
+/// by a trigger): never one given before. Looked up for a transaction's first message; the
+/// caller counts `numbers` on as it inserts. When it passes the numbers taken ahead in
 /// `sqlite_sequence` (whose AUTOINCREMENT would otherwise rewrite it with every message),
 /// more are taken.
-fn next_number(tx: &rusqlite::Transaction<'_>) -> Result<u64, StoreError> {
-    let (next, ahead): (i64, i64) = tx
-        .prepare_cached(
-            "SELECT MAX(COALESCE((SELECT MAX(number) FROM messages), 0), \
-                        COALESCE((SELECT MAX(n) FROM number_floor), 0)) + 1, \
-                    COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0)",
-        )
-        .and_then(|mut st| st.query_row([], |r| Ok((r.get(0)?, r.get(1)?))))
-        .map_err(db_err)?;
-    if next > ahead {
+fn next_number(
+    tx: &rusqlite::Transaction<'_>,
+    numbers: &mut Option<Numbers>,
+) -> Result<u64, StoreError> {
+    let n = match numbers {
+        Some(n) => n,
+        None => {
+            let (next, ahead) = tx
+                .prepare_cached(
+                    "SELECT MAX(COALESCE((SELECT MAX(number) FROM messages), 0), \
+                                COALESCE((SELECT MAX(n) FROM number_floor), 0)) + 1, \
+                            COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0)",
+                )
+                .and_then(|mut st| st.query_row([], |r| Ok((r.get(0)?, r.get(1)?))))
+                .map_err(db_err)?;
+            numbers.insert(Numbers { next, ahead })
+        }
+    };
+    if n.next > n.ahead {
+        let ahead = n.next + NUMBERS_AHEAD - 1;
         let taken = tx
             .prepare_cached("UPDATE sqlite_sequence SET seq = ?1 WHERE name = 'messages'")
-            .and_then(|mut st| st.execute([next + NUMBERS_AHEAD - 1]))
+            .and_then(|mut st| st.execute([ahead]))
             .map_err(db_err)?;
         if taken == 0 {
             tx.prepare_cached("INSERT INTO sqlite_sequence (name, seq) VALUES ('messages', ?1)")
-                .and_then(|mut st| st.execute([next + NUMBERS_AHEAD - 1]))
+                .and_then(|mut st| st.execute([ahead]))
                 .map_err(db_err)?;
         }
+        n.ahead = ahead;
     }
-    Ok(next as u64)
+    Ok(n.next as u64)
 }
 
 /// The hold/reject rules' verdict on `msg`: `Rejected`, or whether a rule holds it.

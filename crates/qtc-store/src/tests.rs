@@ -989,6 +989,38 @@ fn white_pages_are_learned_from_received_rlines() {
 }
 
 #[test]
+fn a_block_learns_each_origin_in_message_order() {
+    // One transaction learns a sender's home once for a run of the same R: line, yet a home
+    // named again after another one is learned again, as message by message.
+    let (_d, mut s) = open();
+    s.set_station(station());
+    let from = |bid: &str, home: &str| {
+        let text = format!("R:261202/1200Z @:{home} #:5\r\nhi\r\n");
+        incoming(bid, MsgType::Bulletin, "WW", text.as_bytes())
+    };
+    let block = [
+        from("W1_N0XYZ", "N0CCC.#SCA.CA.USA.NOAM"),
+        from("W2_N0XYZ", "N0CCC.#SCA.CA.USA.NOAM"),
+        from("W3_N0XYZ", "N0DDD.#NCA.CA.USA.NOAM"),
+        from("W4_N0XYZ", "N0CCC.#SCA.CA.USA.NOAM"),
+    ];
+    s.store_received(call("N0CCC"), &block, 10).unwrap();
+    assert_eq!(
+        s.home_bbs("N0XYZ").unwrap().as_deref(),
+        Some("N0CCC.#SCA.CA.USA.NOAM")
+    );
+    s.store_received(call("N0CCC"), &block[2..3], 10).unwrap();
+    assert_eq!(
+        s.home_bbs("N0XYZ").unwrap().as_deref(),
+        Some("N0CCC.#SCA.CA.USA.NOAM"),
+        "a known BID teaches nothing"
+    );
+    s.store_received(call("N0CCC"), &[from("W5_N0XYZ", "N0DDD")], 10)
+        .unwrap();
+    assert_eq!(s.home_bbs("N0XYZ").unwrap().as_deref(), Some("N0DDD"));
+}
+
+#[test]
 fn rules_hold_or_reject_and_held_mail_is_released() {
     use qtc_mail::rules::{Rule, RuleAction, RuleField};
     let (_d, mut s) = open();
@@ -1034,6 +1066,10 @@ fn rules_hold_or_reject_and_held_mail_is_released() {
     assert_eq!(
         s.store_received(call("N0CCC"), &[junk], 0).unwrap(),
         vec![Stored::Rejected]
+    );
+    assert!(
+        !s.bid_known("S2").unwrap(),
+        "a refused message's BID is not kept"
     );
     assert!(s.release(n, 1).unwrap());
     assert!(!s.release(n, 1).unwrap(), "only held mail is released");
