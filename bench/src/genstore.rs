@@ -1,6 +1,12 @@
 //! A large message store made fast: the qtc under test creates an empty store (its own schema,
 //! its users), then one SQL statement run by the `sqlite3` shell fills it, and the file is
 //! kept under target/bench-cache keyed by schema version, page size and size for the next run.
+//!
+//! Laid out as forwarding fills a store: the shell cannot deflate, so it writes each text
+//! plain, and the qtc under test packs them (`qtc store pack`) into blocks of five
+//! consecutive messages deflated together, as a received block's texts are kept; one
+//! message in [`LOCAL_EVERY`] is a local post, stored alone (deflated on its own). A qtc
+//! without `store pack` (before it) keeps every text plain, alone.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -9,7 +15,10 @@ use crate::daemon::{Daemon, Opts, Spec};
 use crate::util::{now, Ctx, R};
 
 /// Bump when the generated mix changes, so old cached stores are not reused.
-const MIX: u32 = 3;
+const MIX: u32 = 4;
+
+/// One message in this many is a local post: its text is kept alone, not in a block.
+const LOCAL_EVERY: usize = 20;
 
 /// How far back the generated messages go: about a third are older than the 14 days
 /// bulletins live, so a housekeeping run has plenty to expire.
@@ -61,15 +70,22 @@ pub fn daemon_with(o: &Opts, n: usize, mine_every: usize, max_sessions: usize) -
     let version = sql(&db, "PRAGMA user_version;")?;
     // A new store's page size is the qtc's own: a store made by another build may differ.
     let page = sql(&db, "PRAGMA page_size;")?;
+    let packs = d
+        .cli(&["store", "--help"], b"")?
+        .lines()
+        .any(|l| l.trim_start().starts_with("pack "));
     let cache = cache_dir(&o.bin).join(format!(
-        "store-v{}-p{}-n{n}-mine{mine_every}-mix{MIX}.sqlite",
+        "store-v{}-p{}-n{n}-mine{mine_every}-mix{MIX}{}.sqlite",
         version.trim(),
-        page.trim()
+        page.trim(),
+        if packs { "-packed" } else { "" }
     ));
     let mut made = 0.0;
     if !cache.exists() {
         let t0 = now();
-        fill(&db, n, mine_every)?;
+        if fill(&db, n, mine_every, packs)? {
+            pack(&d, &db)?;
+        }
         made = t0.elapsed().as_secs_f64();
         std::fs::create_dir_all(cache.parent().ctx("cache dir")?).ctx("cache dir")?;
         copy_synced(&db, &cache).ctx("cache the store")?;
@@ -129,40 +145,64 @@ pub fn some_bulletin(n: usize) -> usize {
     n / 300 * 100 + 60
 }
 
+/// Packs the received texts into blocks (`qtc store pack`), then adds the local posts' texts
+/// and packs again: each of those, alone between blocks, is deflated on its own.
+fn pack(d: &Daemon, db: &Path) -> R<()> {
+    d.cli(&["store", "pack"], b"")?;
+    sql(
+        db,
+        &format!(
+            "INSERT INTO texts (number, rlines, size, packed, data) \
+             SELECT number, 0, size, 0, {TEXT} FROM messages WHERE number % {LOCAL_EVERY} = 0;"
+        ),
+    )?;
+    d.cli(&["store", "pack"], b"")?;
+    Ok(())
+}
+
+/// A generated message's text, 341 bytes: a line of English, then 115 random bytes in hex,
+/// which deflate about as a bulletin does (alone to 71 %, five together to 46 %; a real
+/// bulletin's text deflates to 35-45 %). A text repeating one sentence would shrink to a tenth.
+const TEXT: &str = "CAST('The quick brown fox jumps over the lazy dog; packet radio keeps the \
+                    mail moving when everything else is down.' || char(13, 10) || \
+                    hex(randomblob(115)) AS BLOB)";
+
 /// Fills the store: 63 % bulletins in ten areas and six `@` values (one message `@ RARE`), 36 %
 /// personal mail between 7,000 senders and 5,000 addressees, 1 % NTS traffic, and every
 /// `mine`th message personal mail to N0USR; 4 % killed, 0.1 % held; one BID each; numbered in
 /// age order over 21 days.
-fn fill(db: &Path, n: usize, mine: usize) -> R<()> {
+/// `packs`: the qtc packs texts, so local posts' texts are left for [`pack`] to add; returns
+/// whether they were.
+fn fill(db: &Path, n: usize, mine: usize, packs: bool) -> R<bool> {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
     let span = SPAN_DAYS * 86_400;
-    let filler = "The quick brown fox jumps over the lazy dog; packet radio keeps the mail \
-                  moving when everything else is down.\r\n"
-        .repeat(3);
-    // Schema 16 on keeps the text in `texts` (plain here: the shell cannot deflate).
+    // Schema 16 on keeps the text in `texts` (plain here: the shell cannot deflate); local
+    // posts' texts come after the others are packed (`pack`).
     let texts = sql(
         db,
         "SELECT COUNT(*) FROM sqlite_schema WHERE name = 'texts';",
     )?
     .trim()
         == "1";
+    let later = texts && packs;
+    let local = if later {
+        format!("WHERE number % {LOCAL_EVERY} != 0")
+    } else {
+        String::new()
+    };
     let (text_columns, text_values, copy_texts) = if texts {
         (
             "",
             String::new(),
             format!(
                 "INSERT INTO texts (number, rlines, size, packed, data) \
-                 SELECT number, 0, size, 0, CAST('{filler}' || number AS BLOB) FROM messages;"
+                 SELECT number, 0, size, 0, {TEXT} FROM messages {local};"
             ),
         )
     } else {
-        (
-            "rlines, body,",
-            format!("x'', CAST('{filler}' || i AS BLOB),"),
-            String::new(),
-        )
+        ("rlines, body,", format!("x'', {TEXT},"), String::new())
     };
     let script = format!(
         "PRAGMA synchronous = OFF;
@@ -190,7 +230,7 @@ fn fill(db: &Path, n: usize, mine: usize) -> R<()> {
            printf('%07d_GEN', i),
            CAST('Generated message ' || i AS BLOB),
            {text_values}
-           {len} + length(i),
+           341,
            {stamp} - ({n} - i) * {span} / {n},
            ''
          FROM g;
@@ -199,7 +239,6 @@ fn fill(db: &Path, n: usize, mine: usize) -> R<()> {
          COMMIT;
          PRAGMA wal_checkpoint(TRUNCATE);",
         rare = rare(n),
-        len = filler.len(),
     );
-    sql(db, &script).map(|_| ())
+    sql(db, &script).map(|_| later)
 }

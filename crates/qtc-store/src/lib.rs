@@ -33,6 +33,7 @@ pub use forward::{
 pub use housekeep::{Housekeeping, Housekept, Lifetimes};
 pub use mailview::{Area, MailParts, Overview};
 pub use parts::{Attachment, Recipient};
+pub use texts::Packed;
 pub use traffic::DayTraffic;
 pub use users::{hash_password, verify_password, DUMMY_HASH};
 pub use wp::{WpEntry, WpPage};

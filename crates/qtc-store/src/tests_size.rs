@@ -641,3 +641,90 @@ fn a_released_message_is_walked_again() {
     assert!(s.release(1, 20 * day).unwrap());
     assert_eq!(s.housekeep(21 * day, &l).unwrap().expired, 1);
 }
+
+/// `qtc store pack`: texts kept alone (posted one by one; made plain as schema step 16 left
+/// them) go into blocks of five consecutive messages, a lone plain one is deflated, a large
+/// one and those in a block already stay; every text reads back the same, the file shrinks,
+/// and a second pack finds nothing left to do.
+#[test]
+fn packing_loose_texts_keeps_them_and_shrinks_the_file() {
+    let (_d, mut s) = open();
+    let body = |i: usize| {
+        let mut b = format!("bulletin {i}: the band was open to europe\r\n").into_bytes();
+        b.extend(noise(400).iter().map(|x| b'a' + x % 16));
+        b
+    };
+    let mut numbers = Vec::new();
+    for i in 0..240 {
+        let mut m = new(MsgType::Bulletin, "ALL", "WW", "N0ABC");
+        m.body = body(i);
+        m.rlines = format!("R:251206/1200Z @:N0AAA.#NCA #:{i} $:{i}_N0AAA\r\n").into_bytes();
+        if i == 17 {
+            m.body = vec![b'y'; 70 * 1024];
+        }
+        numbers.push(*s.insert_many(&[m], 0).unwrap()[0].as_ref().unwrap());
+    }
+    // A received block of five in the middle, and a message whose text stays alone.
+    let mut block: Vec<NewMessage> = (0..5)
+        .map(|_| new(MsgType::Bulletin, "ALL", "WW", "N0ABC"))
+        .collect();
+    block[0].body = body(1000);
+    let in_block = s.insert_many(&block, 0).unwrap();
+    let mut lone = new(MsgType::Personal, "N0USR", "", "N0ABC");
+    lone.body = body(2000);
+    let lone = *s.insert_many(&[lone], 0).unwrap()[0].as_ref().unwrap();
+    // The first 200 texts plain, as the upgrade to schema 16 kept them, and the lone one.
+    for &n in numbers[..200].iter().chain([&lone]) {
+        let text = texts::get(&s.conn, n).unwrap().unwrap().text().unwrap();
+        s.conn
+            .execute(
+                "UPDATE texts SET packed = 0, data = ?2 WHERE number = ?1",
+                params![n as i64, text],
+            )
+            .unwrap();
+    }
+    let wanted: Vec<(u64, Vec<u8>, Vec<u8>)> = numbers
+        .iter()
+        .chain(in_block.iter().map(|r| r.as_ref().unwrap()))
+        .chain([&lone])
+        .map(|&n| {
+            let m = s.message(n).unwrap().unwrap();
+            (n, m.rlines, m.body)
+        })
+        .collect();
+    let blocks_before: i64 = s
+        .conn
+        .query_row("SELECT COUNT(*) FROM text_blocks", [], |r| r.get(0))
+        .unwrap();
+    let before = s.pragma_count("page_count").unwrap();
+    let packed = s.pack_texts().unwrap();
+    // 0-16: three blocks of five, then 15 and 16 in one; 18-237 in 44 blocks, then 238 and
+    // 239 in one; the lone one (after a block) deflated.
+    assert_eq!(
+        packed,
+        Packed {
+            texts: 239,
+            blocks: 3 + 1 + 44 + 1,
+            deflated: 1,
+        }
+    );
+    let count = |sql: &str| -> i64 { s.conn.query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert_eq!(
+        count("SELECT COUNT(*) FROM text_blocks"),
+        blocks_before + 49
+    );
+    assert_eq!(
+        count("SELECT COUNT(*) FROM texts"),
+        2,
+        "the large text and the lone one"
+    );
+    for (n, rlines, body) in &wanted {
+        let m = s.message(*n).unwrap().unwrap();
+        assert_eq!((&m.rlines, &m.body), (rlines, body), "message {n}");
+    }
+    let after = s.pragma_count("page_count").unwrap();
+    assert!(after * 10 < before * 9, "{before} -> {after} pages");
+    assert_eq!(s.free_pages().unwrap(), 0);
+    assert_eq!(s.pack_texts().unwrap(), Packed::default());
+    assert!(s.check().unwrap().is_empty());
+}

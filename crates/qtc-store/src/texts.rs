@@ -13,6 +13,10 @@
 //! share words, so together they deflate to a fifth less, and one row of 3 KB fills its pages
 //! where a text of 750 bytes took a page of its own and an overflow page (512-byte pages).
 //! A block goes when the last of its messages does (trigger `text_block_gone`).
+//!
+//! Texts kept alone (a store upgraded at schema step 16 kept them plain; a local post is
+//! stored alone) are packed the same way by `qtc store pack` ([`Store::pack_texts`]): runs of
+//! consecutive messages into blocks of [`PACK_TEXTS`], a lone plain text deflated.
 
 use std::cell::RefCell;
 
@@ -22,7 +26,7 @@ use miniz_oxide::inflate::TINFLStatus;
 use qtc_mail::StoreError;
 use rusqlite::{params, Connection, OptionalExtension};
 
-use crate::db_err;
+use crate::{db_err, Store};
 
 /// Texts up to this size are compressed; larger ones are kept as they are.
 const PACK_UP_TO: usize = 64 * 1024;
@@ -31,6 +35,13 @@ const PACK_UP_TO: usize = 64 * 1024;
 /// most [`BLOCK_TEXTS`] of them: reading one text inflates the block up to its end.
 const BLOCK_BYTES: usize = 64 * 1024;
 const BLOCK_TEXTS: usize = 32;
+
+/// Texts a block made by [`Store::pack_texts`] holds at most: as many as a received FBB block
+/// brings, so a packed store reads like one filled by forwarding.
+const PACK_TEXTS: usize = 5;
+
+/// Messages [`Store::pack_texts`] walks in one transaction.
+const PACK_STEP: usize = 5000;
 
 /// One text's entry in a block's `sizes`: the message number less the block's first, the R:
 /// lines' length and the text's, each 4 bytes little-endian.
@@ -119,44 +130,176 @@ impl Batch {
 /// Keeps a run of texts: in one block when there are several and together they deflate,
 /// else each in its own row.
 fn put_run(conn: &Connection, run: Vec<(u64, usize, Vec<u8>)>) -> Result<(), StoreError> {
-    let first = match run.as_slice() {
-        [] => return Ok(()),
-        [(number, rlines, _)] => {
-            let (number, rlines) = (*number, *rlines);
-            let text = run
-                .into_iter()
-                .next()
-                .map(|(_, _, t)| t)
-                .unwrap_or_default();
-            return put_one(conn, number, rlines, text);
-        }
-        [(first, ..), ..] => *first,
-    };
-    let last = run.iter().map(|(n, ..)| *n).max().unwrap_or(first);
-    let mut sizes = Vec::with_capacity(run.len() * ENTRY);
-    let mut joined = Vec::new();
-    for (number, rlines, text) in &run {
-        for v in [
-            number.saturating_sub(first),
-            *rlines as u64,
-            text.len() as u64,
-        ] {
+    let joined = (run.len() > 1).then(|| {
+        let texts: Vec<&[u8]> = run.iter().map(|(.., t)| t.as_slice()).collect();
+        texts.concat()
+    });
+    if let Some(data) = joined.as_deref().and_then(deflate) {
+        let entries: Vec<(u64, usize, usize)> =
+            run.iter().map(|(n, r, t)| (*n, *r, t.len())).collect();
+        return put_block(conn, &entries, &data);
+    }
+    for (number, rlines, text) in run {
+        put_one(conn, number, rlines, text)?;
+    }
+    Ok(())
+}
+
+/// Writes a block: `entries` (message number, R: lines' length, text's length, in the order
+/// of the texts) and `data`, their texts joined and deflated.
+fn put_block(
+    conn: &Connection,
+    entries: &[(u64, usize, usize)],
+    data: &[u8],
+) -> Result<(), StoreError> {
+    let first = entries.iter().map(|e| e.0).min().unwrap_or(0);
+    let last = entries.iter().map(|e| e.0).max().unwrap_or(first);
+    let mut sizes = Vec::with_capacity(entries.len() * ENTRY);
+    for (number, rlines, size) in entries {
+        for v in [number.saturating_sub(first), *rlines as u64, *size as u64] {
             sizes.extend_from_slice(&(v as u32).to_le_bytes());
         }
-        joined.extend_from_slice(text);
     }
-    let Some(data) = deflate(&joined) else {
-        for (number, rlines, text) in run {
-            put_one(conn, number, rlines, text)?;
-        }
-        return Ok(());
-    };
     conn.prepare_cached(
         "INSERT INTO text_blocks (first, last, sizes, data) VALUES (?1, ?2, ?3, ?4)",
     )
     .and_then(|mut st| st.execute(params![first as i64, last as i64, sizes, data]))
     .map_err(db_err)?;
     Ok(())
+}
+
+/// What [`Store::pack_texts`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Packed {
+    /// Texts moved into blocks.
+    pub texts: u64,
+    /// Blocks made of them.
+    pub blocks: u64,
+    /// Plain texts kept alone, now deflated.
+    pub deflated: u64,
+}
+
+impl Store {
+    /// Packs the texts kept alone: each run of consecutive messages whose texts have rows
+    /// of their own goes into blocks of up to [`PACK_TEXTS`], deflated together, and a plain
+    /// text alone is deflated; then gives the freed pages back (on a file set for incremental
+    /// vacuum). Texts in blocks already, and large ones, stay as they are. One transaction
+    /// per [`PACK_STEP`] messages; meant for a stopped daemon (`qtc store pack`).
+    pub fn pack_texts(&mut self) -> Result<Packed, StoreError> {
+        let mut done = Packed::default();
+        let mut after = 0;
+        let vacuum = self.incremental_vacuum()?;
+        loop {
+            let tx = self.conn.transaction().map_err(db_err)?;
+            let next = pack_step(&tx, after, &mut done)?;
+            tx.commit().map_err(db_err)?;
+            // Each step frees more pages than its blocks take: given back at once, the free
+            // list stays short (a long one makes every page SQLite allocates a search).
+            if vacuum {
+                let mut st = self
+                    .conn
+                    .prepare("PRAGMA incremental_vacuum")
+                    .map_err(db_err)?;
+                let mut rows = st.query([]).map_err(db_err)?;
+                while rows.next().map_err(db_err)?.is_some() {}
+            }
+            match next {
+                Some(last) => after = last,
+                None => return Ok(done),
+            }
+        }
+    }
+}
+
+/// A loose text being packed: message number, R: lines' length, the text, whether it was
+/// deflated.
+type Loose = (u64, usize, Vec<u8>, bool);
+
+/// Packs the loose texts of up to [`PACK_STEP`] messages after `after`; the last message
+/// walked, `None` when none were left.
+fn pack_step(conn: &Connection, after: u64, done: &mut Packed) -> Result<Option<u64>, StoreError> {
+    // A large text's bytes are not read (NULL, as for a message without a row).
+    let walked: Vec<(u64, Option<Row>)> = conn
+        .prepare_cached(&format!(
+            "SELECT m.number, t.rlines, t.size, t.packed, \
+               CASE WHEN t.size <= {PACK_UP_TO} THEN t.data END \
+             FROM messages m LEFT JOIN texts t ON t.number = m.number \
+             WHERE m.number > ?1 ORDER BY m.number LIMIT ?2"
+        ))
+        .and_then(|mut st| {
+            st.query_map(params![after as i64, PACK_STEP as i64], |r| {
+                Ok((r.get::<_, i64>(0)?.max(0) as u64, Row::from_columns(r, 1)?))
+            })?
+            .collect()
+        })
+        .map_err(db_err)?;
+    let Some(last) = walked.last().map(|(n, _)| *n) else {
+        return Ok(None);
+    };
+    let mut run: Vec<Loose> = Vec::new();
+    let mut bytes = 0;
+    for (number, row) in walked {
+        // A message with no row of its own (in a block), or a large text, ends a run.
+        let Some(row) = row else {
+            pack_run(conn, std::mem::take(&mut run), done)?;
+            continue;
+        };
+        if run.len() == PACK_TEXTS || bytes + row.size > BLOCK_BYTES {
+            pack_run(conn, std::mem::take(&mut run), done)?;
+            bytes = 0;
+        }
+        bytes += row.size;
+        let (rlines, deflated) = (row.rlines, row.packed != PLAIN);
+        run.push((number, rlines, row.text()?, deflated));
+    }
+    pack_run(conn, run, done)?;
+    Ok(Some(last))
+}
+
+/// Keeps a run of loose texts of consecutive messages anew: together in a block, or a lone
+/// plain one deflated. A lone deflated text, texts that do not shrink, or a run whose numbers
+/// a block's range already covers stay as they are.
+fn pack_run(conn: &Connection, run: Vec<Loose>, done: &mut Packed) -> Result<(), StoreError> {
+    let (first, last) = match run.as_slice() {
+        [] | [(_, _, _, true)] => return Ok(()),
+        [(number, _, text, false)] => {
+            let Some(data) = deflate(text) else {
+                return Ok(());
+            };
+            done.deflated += conn
+                .prepare_cached("UPDATE texts SET packed = ?2, data = ?3 WHERE number = ?1")
+                .and_then(|mut st| st.execute(params![*number as i64, DEFLATED, data]))
+                .map_err(db_err)? as u64;
+            return Ok(());
+        }
+        [(first, ..), .., (last, ..)] => (*first, *last),
+    };
+    // A block is found by the last `first` at or below a number: ranges must not overlap.
+    let before: Option<i64> = conn
+        .prepare_cached(
+            "SELECT last FROM text_blocks WHERE first <= ?1 ORDER BY first DESC LIMIT 1",
+        )
+        .and_then(|mut st| st.query_row([last as i64], |r| r.get(0)).optional())
+        .map_err(db_err)?;
+    if before.is_some_and(|end| end >= first as i64) {
+        return Ok(());
+    }
+    let texts: Vec<&[u8]> = run.iter().map(|t| t.2.as_slice()).collect();
+    let Some(data) = deflate(&texts.concat()) else {
+        return Ok(());
+    };
+    conn.prepare_cached("DELETE FROM texts WHERE number >= ?1 AND number <= ?2")
+        .and_then(|mut st| st.execute(params![first as i64, last as i64]))
+        .map_err(db_err)?;
+    done.texts += run.len() as u64;
+    done.blocks += 1;
+    put_block(
+        conn,
+        &run.iter()
+            .map(|(n, r, t, _)| (*n, *r, t.len()))
+            .collect::<Vec<_>>(),
+        &data,
+    )
 }
 
 /// `text` deflated, when that is smaller.

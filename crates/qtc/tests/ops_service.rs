@@ -84,6 +84,13 @@ fn store_check_and_housekeep_now() {
     let out = d.cli(&["store", "compact"]);
     assert!(out.status.success(), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("compacted"));
+    // Packing texts kept alone (the daemon stopped): nothing to pack in an empty store.
+    let out = d.cli(&["store", "pack"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("ok: 0 texts packed into 0 blocks"),
+        "{out:?}"
+    );
 
     // A damaged file is reported, exit 1.
     let db = d.dir.path().join("qtc-data/qtc.sqlite");
