@@ -112,7 +112,7 @@ pub struct Store {
     path: PathBuf,
     quota: Quota,
     /// Who this BBS is, from [`Store::set_station`]; `None` until then (a read-only
-    /// connection, a CLI tool that only reads or manages users).
+    /// connection; `qtc store check|compact|pack`, which store nothing).
     station: Option<Station>,
     queued: QueueMarks,
     durability: Durability,

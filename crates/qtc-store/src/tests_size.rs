@@ -728,3 +728,29 @@ fn packing_loose_texts_keeps_them_and_shrinks_the_file() {
     assert_eq!(s.pack_texts().unwrap(), Packed::default());
     assert!(s.check().unwrap().is_empty());
 }
+
+/// A run of loose texts after a message without a row of its own starts from nothing: the
+/// bytes of the run before it do not cut it short. 30 KB, then a large text (no row of its
+/// own to pack), then two of 20 KB: those two go into one block (40 KB), where counting the
+/// first run's 30 KB in left each alone.
+#[test]
+fn packing_starts_each_run_from_nothing() {
+    let (_d, mut s) = open();
+    let mut numbers = Vec::new();
+    for size in [30_000, 70 * 1024, 20_000, 20_000] {
+        let mut m = new(MsgType::Bulletin, "ALL", "WW", "N0ABC");
+        m.body = vec![b'y'; size];
+        numbers.push(*s.insert_many(&[m], 0).unwrap()[0].as_ref().unwrap());
+    }
+    assert_eq!(
+        s.pack_texts().unwrap(),
+        Packed {
+            texts: 2,
+            blocks: 1,
+            deflated: 0,
+        }
+    );
+    for (&n, size) in numbers.iter().zip([30_000, 70 * 1024, 20_000, 20_000]) {
+        assert_eq!(s.message(n).unwrap().unwrap().body, vec![b'y'; size]);
+    }
+}

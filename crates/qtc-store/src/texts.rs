@@ -242,6 +242,7 @@ fn pack_step(conn: &Connection, after: u64, done: &mut Packed) -> Result<Option<
         // A message with no row of its own (in a block), or a large text, ends a run.
         let Some(row) = row else {
             pack_run(conn, std::mem::take(&mut run), done)?;
+            bytes = 0;
             continue;
         };
         if run.len() == PACK_TEXTS || bytes + row.size > BLOCK_BYTES {
