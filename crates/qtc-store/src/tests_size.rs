@@ -754,3 +754,40 @@ fn packing_starts_each_run_from_nothing() {
         assert_eq!(s.message(n).unwrap().unwrap().body, vec![b'y'; size]);
     }
 }
+
+/// A step of `qtc store pack` ends when it holds 4 MB of stored text, not only after 5,000
+/// messages: 400 plain texts of 12 KB (4.8 MB) take two steps, the first ending inside a
+/// run, and every text is packed and reads back as it was.
+#[test]
+fn packing_steps_end_at_their_bytes_and_keep_every_text() {
+    let (_d, mut s) = open();
+    let body = |i: usize| {
+        let mut b = format!("bulletin {i}\r\n").into_bytes();
+        b.extend(noise(12_000).iter().map(|x| b'a' + x % 16));
+        b
+    };
+    let mut numbers = Vec::new();
+    for i in 0..400 {
+        let mut m = new(MsgType::Bulletin, "ALL", "WW", "N0ABC");
+        m.body = body(i);
+        numbers.push(*s.insert_many(&[m], 0).unwrap()[0].as_ref().unwrap());
+    }
+    let mut wanted = Vec::new();
+    for &n in &numbers {
+        let text = texts::get(&s.conn, n).unwrap().unwrap().text().unwrap();
+        s.conn
+            .execute(
+                "UPDATE texts SET packed = 0, data = ?2 WHERE number = ?1",
+                params![n as i64, text],
+            )
+            .unwrap();
+        wanted.push((n, s.message(n).unwrap().unwrap().body));
+    }
+    let packed = s.pack_texts().unwrap();
+    assert_eq!(packed.texts + packed.deflated, 400, "{packed:?}");
+    assert!(packed.blocks >= 80, "{packed:?}");
+    for (n, body) in wanted {
+        assert_eq!(s.message(n).unwrap().unwrap().body, body, "message {n}");
+    }
+    assert_eq!(s.pack_texts().unwrap(), Packed::default());
+}

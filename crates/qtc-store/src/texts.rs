@@ -40,8 +40,10 @@ const BLOCK_TEXTS: usize = 32;
 /// brings, so a packed store reads like one filled by forwarding.
 const PACK_TEXTS: usize = 5;
 
-/// Messages [`Store::pack_texts`] walks in one transaction.
+/// Messages [`Store::pack_texts`] walks in one transaction, and the stored text bytes it
+/// holds at most while it does (5,000 texts of nearly 64 KB would be 320 MB on a Pi).
 const PACK_STEP: usize = 5000;
+const PACK_STEP_BYTES: usize = 4 << 20;
 
 /// One text's entry in a block's `sizes`: the message number less the block's first, the R:
 /// lines' length and the text's, each 4 bytes little-endian.
@@ -215,24 +217,10 @@ impl Store {
 /// deflated.
 type Loose = (u64, usize, Vec<u8>, bool);
 
-/// Packs the loose texts of up to [`PACK_STEP`] messages after `after`; the last message
-/// walked, `None` when none were left.
+/// Packs the loose texts of up to [`PACK_STEP`] messages after `after` (fewer when their
+/// stored texts pass [`PACK_STEP_BYTES`]); the last message walked, `None` when none were left.
 fn pack_step(conn: &Connection, after: u64, done: &mut Packed) -> Result<Option<u64>, StoreError> {
-    // A large text's bytes are not read (NULL, as for a message without a row).
-    let walked: Vec<(u64, Option<Row>)> = conn
-        .prepare_cached(&format!(
-            "SELECT m.number, t.rlines, t.size, t.packed, \
-               CASE WHEN t.size <= {PACK_UP_TO} THEN t.data END \
-             FROM messages m LEFT JOIN texts t ON t.number = m.number \
-             WHERE m.number > ?1 ORDER BY m.number LIMIT ?2"
-        ))
-        .and_then(|mut st| {
-            st.query_map(params![after as i64, PACK_STEP as i64], |r| {
-                Ok((r.get::<_, i64>(0)?.max(0) as u64, Row::from_columns(r, 1)?))
-            })?
-            .collect()
-        })
-        .map_err(db_err)?;
+    let walked = walk_loose(conn, after)?;
     let Some(last) = walked.last().map(|(n, _)| *n) else {
         return Ok(None);
     };
@@ -255,6 +243,36 @@ fn pack_step(conn: &Connection, after: u64, done: &mut Packed) -> Result<Option<
     }
     pack_run(conn, run, done)?;
     Ok(Some(last))
+}
+
+/// The messages after `after`, in number order, each with its own text row if it has one
+/// of at most [`PACK_UP_TO`] bytes: up to [`PACK_STEP`] of them, or as many as hold
+/// [`PACK_STEP_BYTES`] of stored text (at least one).
+fn walk_loose(conn: &Connection, after: u64) -> Result<Vec<(u64, Option<Row>)>, StoreError> {
+    // A large text's bytes are not read (NULL, as for a message without a row).
+    let mut st = conn
+        .prepare_cached(&format!(
+            "SELECT m.number, t.rlines, t.size, t.packed, \
+               CASE WHEN t.size <= {PACK_UP_TO} THEN t.data END \
+             FROM messages m LEFT JOIN texts t ON t.number = m.number \
+             WHERE m.number > ?1 ORDER BY m.number LIMIT ?2"
+        ))
+        .map_err(db_err)?;
+    let rows = st
+        .query_map(params![after as i64, PACK_STEP as i64], |r| {
+            Ok((r.get::<_, i64>(0)?.max(0) as u64, Row::from_columns(r, 1)?))
+        })
+        .map_err(db_err)?;
+    let (mut walked, mut held) = (Vec::new(), 0);
+    for row in rows {
+        let (number, row) = row.map_err(db_err)?;
+        held += row.as_ref().map_or(0, |r| r.data.len());
+        walked.push((number, row));
+        if held >= PACK_STEP_BYTES {
+            break;
+        }
+    }
+    Ok(walked)
 }
 
 /// Keeps a run of loose texts of consecutive messages anew: together in a block, or a lone
