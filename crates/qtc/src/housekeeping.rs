@@ -277,6 +277,13 @@ pub fn store_cmd(c: &crate::config::Loaded, cmd: StoreCmd) -> anyhow::Result<()>
                 was / 1_000_000,
                 now / 1_000_000
             );
+            // A file made before incremental vacuum keeps the pages packing freed.
+            if !store.incremental_vacuum().map_err(from)? {
+                outln!(
+                    "{} free pages stay in the file: `qtc store compact` gives them back",
+                    store.free_pages().map_err(from)?
+                );
+            }
             Ok(())
         }
         StoreCmd::Pack => {
