@@ -642,6 +642,29 @@ fn a_released_message_is_walked_again() {
     assert_eq!(s.housekeep(21 * day, &l).unwrap().expired, 1);
 }
 
+/// A line, then `n` bytes of noise in 16 letters (deflates to about half, as a bulletin does).
+fn noisy_body(line: &str, n: usize) -> Vec<u8> {
+    let mut b = format!("{line}\r\n").into_bytes();
+    b.extend(noise(n).iter().map(|x| b'a' + x % 16));
+    b
+}
+
+/// Stores `m` in a transaction of its own (a local post: its text in a row of its own).
+fn post_alone(s: &mut Store, m: NewMessage) -> u64 {
+    *s.insert_many(&[m], 0).unwrap()[0].as_ref().unwrap()
+}
+
+/// Keeps message `n`'s text plain, as the upgrade to schema step 16 left texts.
+fn keep_plain(s: &Store, n: u64) {
+    let text = texts::get(&s.conn, n).unwrap().unwrap().text().unwrap();
+    s.conn
+        .execute(
+            "UPDATE texts SET packed = 0, data = ?2 WHERE number = ?1",
+            params![n as i64, text],
+        )
+        .unwrap();
+}
+
 /// `qtc store pack`: texts kept alone (posted one by one; made plain as schema step 16 left
 /// them) go into blocks of five consecutive messages, a lone plain one is deflated, a large
 /// one and those in a block already stay; every text reads back the same, the file shrinks,
@@ -649,11 +672,7 @@ fn a_released_message_is_walked_again() {
 #[test]
 fn packing_loose_texts_keeps_them_and_shrinks_the_file() {
     let (_d, mut s) = open();
-    let body = |i: usize| {
-        let mut b = format!("bulletin {i}: the band was open to europe\r\n").into_bytes();
-        b.extend(noise(400).iter().map(|x| b'a' + x % 16));
-        b
-    };
+    let body = |i: usize| noisy_body(&format!("bulletin {i}: the band was open to europe"), 400);
     let mut numbers = Vec::new();
     for i in 0..240 {
         let mut m = new(MsgType::Bulletin, "ALL", "WW", "N0ABC");
@@ -662,7 +681,7 @@ fn packing_loose_texts_keeps_them_and_shrinks_the_file() {
         if i == 17 {
             m.body = vec![b'y'; 70 * 1024];
         }
-        numbers.push(*s.insert_many(&[m], 0).unwrap()[0].as_ref().unwrap());
+        numbers.push(post_alone(&mut s, m));
     }
     // A received block of five in the middle, and a message whose text stays alone.
     let mut block: Vec<NewMessage> = (0..5)
@@ -672,16 +691,10 @@ fn packing_loose_texts_keeps_them_and_shrinks_the_file() {
     let in_block = s.insert_many(&block, 0).unwrap();
     let mut lone = new(MsgType::Personal, "N0USR", "", "N0ABC");
     lone.body = body(2000);
-    let lone = *s.insert_many(&[lone], 0).unwrap()[0].as_ref().unwrap();
+    let lone = post_alone(&mut s, lone);
     // The first 200 texts plain, as the upgrade to schema 16 kept them, and the lone one.
     for &n in numbers[..200].iter().chain([&lone]) {
-        let text = texts::get(&s.conn, n).unwrap().unwrap().text().unwrap();
-        s.conn
-            .execute(
-                "UPDATE texts SET packed = 0, data = ?2 WHERE number = ?1",
-                params![n as i64, text],
-            )
-            .unwrap();
+        keep_plain(&s, n);
     }
     let wanted: Vec<(u64, Vec<u8>, Vec<u8>)> = numbers
         .iter()
@@ -740,7 +753,7 @@ fn packing_starts_each_run_from_nothing() {
     for size in [30_000, 70 * 1024, 20_000, 20_000] {
         let mut m = new(MsgType::Bulletin, "ALL", "WW", "N0ABC");
         m.body = vec![b'y'; size];
-        numbers.push(*s.insert_many(&[m], 0).unwrap()[0].as_ref().unwrap());
+        numbers.push(post_alone(&mut s, m));
     }
     assert_eq!(
         s.pack_texts().unwrap(),
@@ -761,26 +774,12 @@ fn packing_starts_each_run_from_nothing() {
 #[test]
 fn packing_steps_end_at_their_bytes_and_keep_every_text() {
     let (_d, mut s) = open();
-    let body = |i: usize| {
-        let mut b = format!("bulletin {i}\r\n").into_bytes();
-        b.extend(noise(12_000).iter().map(|x| b'a' + x % 16));
-        b
-    };
-    let mut numbers = Vec::new();
+    let mut wanted = Vec::new();
     for i in 0..400 {
         let mut m = new(MsgType::Bulletin, "ALL", "WW", "N0ABC");
-        m.body = body(i);
-        numbers.push(*s.insert_many(&[m], 0).unwrap()[0].as_ref().unwrap());
-    }
-    let mut wanted = Vec::new();
-    for &n in &numbers {
-        let text = texts::get(&s.conn, n).unwrap().unwrap().text().unwrap();
-        s.conn
-            .execute(
-                "UPDATE texts SET packed = 0, data = ?2 WHERE number = ?1",
-                params![n as i64, text],
-            )
-            .unwrap();
+        m.body = noisy_body(&format!("bulletin {i}"), 12_000);
+        let n = post_alone(&mut s, m);
+        keep_plain(&s, n);
         wanted.push((n, s.message(n).unwrap().unwrap().body));
     }
     let packed = s.pack_texts().unwrap();
