@@ -463,8 +463,7 @@ mod tests {
         let mut s = store(dir.path());
         let mut dup = msg(MsgType::Personal, "N0SYS", "");
         dup.bid = Some("X1".into());
-        s.insert_message(&dup, "N0CALL".parse().unwrap(), 0)
-            .unwrap();
+        s.insert_message(&dup, call("N0CALL"), 0).unwrap();
         let copies = [msg(MsgType::Personal, "N0OTH", ""), dup];
         let e = s.insert_submission(&copies, &MailParts::default(), 0);
         assert!(matches!(e, Err(StoreError::DuplicateBid(_))), "{e:?}");
@@ -480,19 +479,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path());
         for _ in 0..3 {
-            s.insert_message(
-                &msg(MsgType::Bulletin, "WX", "WW"),
-                "N0CALL".parse().unwrap(),
-                0,
-            )
-            .unwrap();
+            s.insert_message(&msg(MsgType::Bulletin, "WX", "WW"), call("N0CALL"), 0)
+                .unwrap();
         }
-        s.insert_message(
-            &msg(MsgType::Bulletin, "ALL", ""),
-            "N0CALL".parse().unwrap(),
-            0,
-        )
-        .unwrap();
+        s.insert_message(&msg(MsgType::Bulletin, "ALL", ""), call("N0CALL"), 0)
+            .unwrap();
         s.set_status(1, MsgStatus::Killed).unwrap();
         let wx = Area {
             area: "WX".into(),

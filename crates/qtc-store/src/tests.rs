@@ -29,9 +29,7 @@ pub(crate) fn msg(kind: MsgType, to: &str, from: &str, bid: Option<&str>) -> New
 fn stores_and_reads_back_bytes_exactly() {
     let (_d, mut s) = open();
     let m = msg(MsgType::Personal, "n0usr", "n0abc", None);
-    let n = s
-        .insert_message(&m, "N0CALL".parse().unwrap(), 1_700_000_000)
-        .unwrap();
+    let n = s.insert_message(&m, call("N0CALL"), 1_700_000_000).unwrap();
     assert_eq!(n, 1);
     let got = s.message(n).unwrap().unwrap();
     assert_eq!(got.body, m.body);
@@ -46,9 +44,7 @@ fn a_reader_beside_the_writer_reads_heads_and_body_pieces() {
     let (d, mut s) = open();
     let mut m = msg(MsgType::Bulletin, "ALL", "N0ABC", None);
     m.body = (0..100_000u32).map(|i| (i % 251) as u8).collect();
-    let n = s
-        .insert_message(&m, "N0CALL".parse().unwrap(), 1_700_000_000)
-        .unwrap();
+    let n = s.insert_message(&m, call("N0CALL"), 1_700_000_000).unwrap();
     let mut r = Store::open_read_only(d.path()).unwrap();
     // The reader sees the writer's commit, and cannot write.
     let head = r.message_head(n).unwrap().unwrap();
@@ -77,10 +73,8 @@ fn a_reader_beside_the_writer_reads_heads_and_body_pieces() {
 fn duplicate_bid_is_refused_and_nothing_stored() {
     let (_d, mut s) = open();
     let m = msg(MsgType::Bulletin, "ALL", "N0ABC", Some("X1_N0ABC"));
-    s.insert_message(&m, "N0CALL".parse().unwrap(), 0).unwrap();
-    let err = s
-        .insert_message(&m, "N0CALL".parse().unwrap(), 0)
-        .unwrap_err();
+    s.insert_message(&m, call("N0CALL"), 0).unwrap();
+    let err = s.insert_message(&m, call("N0CALL"), 0).unwrap_err();
     assert!(matches!(err, StoreError::DuplicateBid(b) if b == "X1_N0ABC"));
     assert_eq!(s.counts().unwrap(), (1, 1));
     // Killing does not free the BID.
@@ -101,22 +95,22 @@ fn list_filters() {
     let (_d, mut s) = open();
     s.insert_message(
         &msg(MsgType::Personal, "N0USR", "N0ABC", None),
-        "N0CALL".parse().unwrap(),
+        call("N0CALL"),
         0,
     )
     .unwrap();
     s.insert_message(
         &msg(MsgType::Personal, "N0XYZ", "N0ABC", None),
-        "N0CALL".parse().unwrap(),
+        call("N0CALL"),
         0,
     )
     .unwrap();
     let mut b = msg(MsgType::Bulletin, "ALL", "N0XYZ", None);
     b.at = "WW".into();
-    s.insert_message(&b, "N0CALL".parse().unwrap(), 0).unwrap();
+    s.insert_message(&b, call("N0CALL"), 0).unwrap();
     let mut p = msg(MsgType::Personal, "N0QQQ", "N0USR", None);
     p.at = "N0BBS.#NCA.CA.USA.NOAM".into();
-    s.insert_message(&p, "N0CALL".parse().unwrap(), 0).unwrap();
+    s.insert_message(&p, call("N0CALL"), 0).unwrap();
 
     let numbers = |s: &mut Store, f: ListFilter| -> Vec<u64> {
         s.list(&f).unwrap().iter().map(|h| h.number).collect()
@@ -189,7 +183,7 @@ fn users_and_passwords() {
     assert!(!password_ok(&mut s, "N0NONE", "secret"));
     s.set_password(call("N0USR"), "other").unwrap();
     assert!(password_ok(&mut s, "n0usr", "other"));
-    let mut u = s.user("N0USR".parse().unwrap()).unwrap().unwrap();
+    let mut u = s.user(call("N0USR")).unwrap().unwrap();
     u.name = "Ann".into();
     u.last_listed = 9;
     assert_eq!(u.page_len, None, "a new user pages at the port's default");
@@ -211,7 +205,7 @@ fn reopen_keeps_data_and_schema_version() {
         let mut s = Store::open(dir.path(), Durability::Full).unwrap();
         s.insert_message(
             &msg(MsgType::Personal, "N0USR", "N0ABC", None),
-            "N0CALL".parse().unwrap(),
+            call("N0CALL"),
             0,
         )
         .unwrap();
@@ -242,7 +236,7 @@ fn mark_read_counts() {
     let (_d, mut s) = open();
     s.insert_message(
         &msg(MsgType::Personal, "N0USR", "N0ABC", None),
-        "N0CALL".parse().unwrap(),
+        call("N0CALL"),
         0,
     )
     .unwrap();
@@ -360,12 +354,9 @@ fn the_bid_of_a_message_still_here_is_kept_after_the_upgrade() {
         let mut s = Store::open(dir.path(), Durability::Normal).unwrap();
         let mut held = msg(MsgType::Bulletin, "ALL", "N0ABC", Some("KEPT_B"));
         held.status = MsgStatus::Held;
-        s.insert_message(&held, "N0AAA".parse().unwrap(), 0)
-            .unwrap();
+        s.insert_message(&held, call("N0AAA"), 0).unwrap();
         let gone = msg(MsgType::Bulletin, "ALL", "N0ABC", Some("GONE_B"));
-        let gone = s
-            .insert_message(&gone, "N0AAA".parse().unwrap(), 0)
-            .unwrap();
+        let gone = s.insert_message(&gone, call("N0AAA"), 0).unwrap();
         s.conn
             .execute("DELETE FROM messages WHERE number = ?1", [gone as i64])
             .unwrap();
@@ -472,9 +463,7 @@ fn local_messages_get_our_rline_and_are_queued_by_route() {
     s.set_station(station());
     let mut b = msg(MsgType::Bulletin, "ALL", "N0USR", None);
     b.at = "WW".into();
-    let n = s
-        .insert_message(&b, "N0AAA".parse().unwrap(), 1_796_214_665)
-        .unwrap();
+    let n = s.insert_message(&b, call("N0AAA"), 1_796_214_665).unwrap();
     let m = s.message(n).unwrap().unwrap();
     assert_eq!(
         m.rlines,
@@ -495,14 +484,12 @@ fn local_messages_get_our_rline_and_are_queued_by_route() {
     assert_eq!((marks.get(call("N0BBB")), marks.get(call("n0ccc"))), (1, 1));
     // Personal mail for a local user stays here: no mark moves, nothing is compressed.
     let local = msg(MsgType::Personal, "N0USR", "N0OTH", None);
-    let l = s
-        .insert_message(&local, "N0AAA".parse().unwrap(), 0)
-        .unwrap();
+    let l = s.insert_message(&local, call("N0AAA"), 0).unwrap();
     assert_eq!(s.queue(None).unwrap().len(), 2);
     assert_eq!((marks.get(call("N0BBB")), marks.get(call("N0CCC"))), (1, 1));
     let mut p = msg(MsgType::Personal, "N0QQQ", "N0USR", None);
     p.at = "N0QQQ.USA".into();
-    let n = s.insert_message(&p, "N0AAA".parse().unwrap(), 0).unwrap();
+    let n = s.insert_message(&p, call("N0AAA"), 0).unwrap();
     assert_eq!((marks.get(call("N0BBB")), marks.get(call("N0CCC"))), (2, 1));
     let p = s.pending(call("N0BBB"), 5, n - 1, B1).unwrap();
     assert_eq!((p[0].number, p[0].compressed.as_deref()), (n, None));
@@ -516,7 +503,7 @@ fn bulletin_for_two(now: i64) -> (tempfile::TempDir, Store, u64) {
     s.set_station(station());
     let mut b = msg(MsgType::Bulletin, "ALL", "N0USR", None);
     b.at = "WW".into();
-    let n = s.insert_message(&b, "N0AAA".parse().unwrap(), now).unwrap();
+    let n = s.insert_message(&b, call("N0AAA"), now).unwrap();
     (d, s, n)
 }
 
@@ -791,7 +778,7 @@ fn a_number_is_never_given_twice_though_sqlite_sequence_runs_ahead() {
     assert_eq!(
         s.insert_message(
             &msg(MsgType::Personal, "N0USR", "N0ABC", None),
-            "N0AAA".parse().unwrap(),
+            call("N0AAA"),
             0
         )
         .unwrap(),
@@ -809,7 +796,7 @@ fn acknowledgements_empty_the_queue() {
     s.set_station(station());
     let mut p = msg(MsgType::Personal, "N0QQQ", "N0USR", None);
     p.at = "N0QQQ.USA".into();
-    let n = s.insert_message(&p, "N0AAA".parse().unwrap(), 0).unwrap();
+    let n = s.insert_message(&p, call("N0AAA"), 0).unwrap();
     let made = [(n, &b"zip"[..])];
     s.forwarded(
         call("N0BBB"),
@@ -920,7 +907,7 @@ fn every_earlier_schema_version_migrates() {
         s.set_station(station());
         s.insert_message(
             &msg(MsgType::Bulletin, "ALL", "N0USR", None),
-            "N0AAA".parse().unwrap(),
+            call("N0AAA"),
             0,
         )
         .unwrap();
@@ -935,7 +922,7 @@ fn housekeeping_expires_by_type_and_keeps_held_mail() {
     let read = s
         .insert_message(
             &msg(MsgType::Personal, "N0USR", "N0ABC", None),
-            "N0AAA".parse().unwrap(),
+            call("N0AAA"),
             0,
         )
         .unwrap();
@@ -943,16 +930,16 @@ fn housekeeping_expires_by_type_and_keeps_held_mail() {
     let unread = s
         .insert_message(
             &msg(MsgType::Personal, "N0USR", "N0ABC", None),
-            "N0AAA".parse().unwrap(),
+            call("N0AAA"),
             0,
         )
         .unwrap();
     let mut b = msg(MsgType::Bulletin, "ALL", "N0ABC", Some("OLD_B"));
     b.at = "WW".into();
-    let bull = s.insert_message(&b, "N0AAA".parse().unwrap(), 0).unwrap();
+    let bull = s.insert_message(&b, call("N0AAA"), 0).unwrap();
     let mut h = msg(MsgType::Bulletin, "ALL", "N0ABC", None);
     h.status = MsgStatus::Held;
-    let held = s.insert_message(&h, "N0AAA".parse().unwrap(), 0).unwrap();
+    let held = s.insert_message(&h, call("N0AAA"), 0).unwrap();
     s.save_partial("P1", call("N0BBB"), "b1", b"x", 0).unwrap();
     let l = Lifetimes::default();
     // Day 20: the bulletin (14 days) expires; read personal mail (30) not yet.
@@ -1020,7 +1007,7 @@ fn white_pages_are_learned_from_received_rlines() {
     );
     // Personal mail with no @ to that call now routes there (N0BBB takes USA).
     let p = msg(MsgType::Personal, "N0XYZ", "N0USR", None);
-    let n = s.insert_message(&p, "N0AAA".parse().unwrap(), 11).unwrap();
+    let n = s.insert_message(&p, call("N0AAA"), 11).unwrap();
     assert_eq!(
         s.message(n).unwrap().unwrap().header.at,
         "N0CCC.#SCA.CA.USA.NOAM"
@@ -1085,14 +1072,12 @@ fn rules_hold_or_reject_and_held_mail_is_released() {
     let mut spam = msg(MsgType::Bulletin, "ALL", "N0ABC", None);
     spam.subject = b"Win the LOTTERY".to_vec();
     assert!(matches!(
-        s.insert_message(&spam, "N0AAA".parse().unwrap(), 0),
+        s.insert_message(&spam, call("N0AAA"), 0),
         Err(StoreError::Rejected(_))
     ));
     let mut sale = msg(MsgType::Bulletin, "SALE", "N0ABC", None);
     sale.at = "WW".into();
-    let n = s
-        .insert_message(&sale, "N0AAA".parse().unwrap(), 0)
-        .unwrap();
+    let n = s.insert_message(&sale, call("N0AAA"), 0).unwrap();
     assert_eq!(
         s.message(n).unwrap().unwrap().header.status,
         MsgStatus::Held
@@ -1129,7 +1114,7 @@ fn a_full_store_refuses_cleanly_and_keeps_what_it_had() {
     s.set_station(station());
     s.insert_message(
         &msg(MsgType::Personal, "N0USR", "N0ABC", None),
-        "N0AAA".parse().unwrap(),
+        call("N0AAA"),
         0,
     )
     .unwrap();
@@ -1138,7 +1123,7 @@ fn a_full_store_refuses_cleanly_and_keeps_what_it_had() {
     big.at = "WW".into();
     big.body = vec![b'x'; 1024 * 1024];
     assert!(matches!(
-        s.insert_message(&big, "N0AAA".parse().unwrap(), 0),
+        s.insert_message(&big, call("N0AAA"), 0),
         Err(StoreError::Full)
     ));
     let block = vec![incoming("F1", MsgType::Bulletin, "WW", &big.body)];
@@ -1152,7 +1137,7 @@ fn a_full_store_refuses_cleanly_and_keeps_what_it_had() {
         "nothing of the refused block stays"
     );
     s.set_max_size(0).unwrap();
-    assert!(s.insert_message(&big, "N0AAA".parse().unwrap(), 0).is_ok());
+    assert!(s.insert_message(&big, call("N0AAA"), 0).is_ok());
     assert!(s.check().unwrap().is_empty());
 }
 
@@ -1236,7 +1221,7 @@ fn a_winlink_partner_collects_mail_for_the_calls_it_announces() {
     ] {
         let mut m = msg(kind, to, "N0USR", None);
         m.at = at.into();
-        s.insert_message(&m, "N0AAA".parse().unwrap(), now).unwrap();
+        s.insert_message(&m, call("N0AAA"), now).unwrap();
     }
     let calls = ["N0PAT".to_string()];
     assert_eq!(s.queue_collected(call("N0PAT"), &calls, now).unwrap(), 2);
@@ -1296,7 +1281,7 @@ fn a_reader_sees_every_commit_whatever_its_size() {
     for size in [10, 3_000, 200_000, 3_000_000] {
         let mut m = msg(MsgType::Personal, "N0USR", "N0ABC", None);
         m.body = (0..size).map(|i| (i % 251) as u8).collect();
-        let n = s.insert_message(&m, "N0AAA".parse().unwrap(), 0).unwrap();
+        let n = s.insert_message(&m, call("N0AAA"), 0).unwrap();
         assert_eq!(r.message(n).unwrap().unwrap().body, m.body, "{size} bytes");
     }
     drop(s);
@@ -1394,7 +1379,7 @@ fn each_user_has_their_own_read_mark_on_a_bulletin() {
     let b = s
         .insert_message(
             &msg(MsgType::Bulletin, "ALL", "N0ABC", None),
-            "N0AAA".parse().unwrap(),
+            call("N0AAA"),
             0,
         )
         .unwrap();
@@ -1448,7 +1433,7 @@ fn each_user_has_their_own_read_mark_on_a_bulletin() {
     let p = s
         .insert_message(
             &msg(MsgType::Personal, "N0OTH", "N0USR", None),
-            "N0AAA".parse().unwrap(),
+            call("N0AAA"),
             0,
         )
         .unwrap();

@@ -3,11 +3,12 @@
 
 use super::*;
 use crate::housekeep::CHUNK;
+use crate::tests::call;
 
 fn open() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(dir.path(), Durability::Normal).unwrap();
-    store.set_station(Station::new("N0AAA".parse().unwrap()));
+    store.set_station(Station::new(call("N0AAA")));
     (dir, store)
 }
 
@@ -376,9 +377,7 @@ fn greeting_and_categories_agree_with_the_listings() {
     // A copy to N1US of someone else's message counts as theirs.
     let mut copy = new(MsgType::Personal, "N2US", "", "N0ABC");
     copy.body = b"x".to_vec();
-    let n = s
-        .insert_message(&copy, "N0AAA".parse().unwrap(), 0)
-        .unwrap();
+    let n = s.insert_message(&copy, call("N0AAA"), 0).unwrap();
     s.conn
         .execute(
             "INSERT INTO recipients (number, pos, cc, addr, call) VALUES (?1, 1, 1, 'N1US', 'N1US')",
@@ -500,7 +499,7 @@ fn an_old_store_is_switched_to_incremental_vacuum_by_compact() {
         .unwrap();
     let mut s = Store::open(dir.path(), Durability::Normal).unwrap();
     assert!(!s.incremental_vacuum().unwrap());
-    s.set_station(Station::new("N0AAA".parse().unwrap()));
+    s.set_station(Station::new(call("N0AAA")));
     let mut big = new(MsgType::Bulletin, "ALL", "WW", "N0ABC");
     big.body = noise(4000);
     s.insert_many(&vec![big; 50], 0).unwrap();

@@ -113,6 +113,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tests::call;
     use crate::tests::{msg, open};
     use qtc_mail::{MessageStore, MsgStatus, MsgType};
 
@@ -121,13 +122,12 @@ mod tests {
         let (_dir, mut s) = open();
         let msg = |to: &str| msg(MsgType::Personal, to, "N0USR", None);
         let now = 100 * DAY + 3600;
-        s.insert_message(&msg("N0C"), "N0BBS".parse().unwrap(), now - 40 * DAY)
+        s.insert_message(&msg("N0C"), call("N0BBS"), now - 40 * DAY)
             .unwrap();
-        s.insert_message(&msg("N0B"), "N0BBS".parse().unwrap(), now - DAY)
+        s.insert_message(&msg("N0B"), call("N0BBS"), now - DAY)
             .unwrap();
-        s.insert_message(&msg("N0A"), "N0BBS".parse().unwrap(), now)
-            .unwrap();
-        s.insert_message(&msg("N0D"), "N0BBS".parse().unwrap(), now + 60)
+        s.insert_message(&msg("N0A"), call("N0BBS"), now).unwrap();
+        s.insert_message(&msg("N0D"), call("N0BBS"), now + 60)
             .unwrap();
         let t = s.traffic_per_day(30, now).unwrap();
         assert_eq!(t.len(), 30);
@@ -147,8 +147,7 @@ mod tests {
         let msg = msg(MsgType::Bulletin, "ALL", "N0USR", None);
         // Numbers 1..=100 at times 10, 20, ..., 1000.
         for i in 1..=100 {
-            s.insert_message(&msg, "N0BBS".parse().unwrap(), i * 10)
-                .unwrap();
+            s.insert_message(&msg, call("N0BBS"), i * 10).unwrap();
         }
         for (t, first) in [
             (0, 1),
