@@ -226,12 +226,12 @@ mod tests {
         assert!(t("N0USR", "").is_empty());
     }
 
-    /// The partners' calls as text, to compare with the expected ones.
     /// The BBS the tests route from.
     fn own() -> Callsign {
         "N0AAA".parse().unwrap()
     }
 
+    /// The partners' calls as text, to compare with the expected ones.
     fn names(calls: Vec<Callsign>) -> Vec<String> {
         calls.iter().map(ToString::to_string).collect()
     }

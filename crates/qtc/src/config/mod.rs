@@ -325,8 +325,9 @@ impl Default for LogCfg {
 pub struct Loaded {
     /// Where they came from, for messages ("built-in defaults" or the file).
     pub source: String,
-    /// `[station]` (its `callsign` checked: no SSID), with the partners' routes (`[[partner]] routes`) and the hold/reject
-    /// rules (`[[rule]]`): what the store routes and filters by.
+    /// `[station]` (its `callsign` checked: no SSID), with the partners' routes
+    /// (`[[partner]] routes`) and the hold/reject rules (`[[rule]]`): what the store routes
+    /// and filters by.
     pub station: Station,
     /// `[store]`
     pub store: Storage,
@@ -572,7 +573,7 @@ impl StationCfg {
         rules: Vec<qtc_mail::rules::Rule>,
     ) -> Station {
         let haddr = if self.haddr.is_empty() {
-            self.callsign
+            call.to_string()
         } else {
             self.haddr
         };
