@@ -153,19 +153,27 @@ fn pack(d: &Daemon, db: &Path) -> R<()> {
         db,
         &format!(
             "INSERT INTO texts (number, rlines, size, packed, data) \
-             SELECT number, 0, size, 0, {TEXT} FROM messages WHERE number % {LOCAL_EVERY} = 0;"
+             SELECT number, 0, size, 0, {} FROM messages WHERE number % {LOCAL_EVERY} = 0;",
+            text_sql()
         ),
     )?;
     d.cli(&["store", "pack"], b"")?;
     Ok(())
 }
 
-/// A generated message's text, 341 bytes: a line of English, then 115 random bytes in hex,
-/// which deflate about as a bulletin does (alone to 71 %, five together to 46 %; a real
-/// bulletin's text deflates to 35-45 %). A text repeating one sentence would shrink to a tenth.
-const TEXT: &str = "CAST('The quick brown fox jumps over the lazy dog; packet radio keeps the \
-                    mail moving when everything else is down.' || char(13, 10) || \
-                    hex(randomblob(115)) AS BLOB)";
+/// A generated message's text, [`TEXT_BYTES`] (341) bytes: a line of English, then
+/// [`RANDOM_BYTES`] random bytes in hex, which deflate about as a bulletin does (alone to 71 %,
+/// five together to 46 %; a real bulletin's text deflates to 35-45 %). A text repeating one
+/// sentence would shrink to a tenth.
+const SENTENCE: &str = "The quick brown fox jumps over the lazy dog; packet radio keeps the mail \
+                        moving when everything else is down.";
+const RANDOM_BYTES: usize = 115;
+const TEXT_BYTES: usize = SENTENCE.len() + 2 + 2 * RANDOM_BYTES;
+
+/// The SQL expression of a generated text (see [`SENTENCE`]).
+fn text_sql() -> String {
+    format!("CAST('{SENTENCE}' || char(13, 10) || hex(randomblob({RANDOM_BYTES})) AS BLOB)")
+}
 
 /// Fills the store: 63 % bulletins in ten areas and six `@` values (one message `@ RARE`), 36 %
 /// personal mail between 7,000 senders and 5,000 addressees, 1 % NTS traffic, and every
@@ -198,11 +206,16 @@ fn fill(db: &Path, n: usize, mine: usize, packs: bool) -> R<bool> {
             String::new(),
             format!(
                 "INSERT INTO texts (number, rlines, size, packed, data) \
-                 SELECT number, 0, size, 0, {TEXT} FROM messages {local};"
+                 SELECT number, 0, size, 0, {} FROM messages {local};",
+                text_sql()
             ),
         )
     } else {
-        ("rlines, body,", format!("x'', {TEXT},"), String::new())
+        (
+            "rlines, body,",
+            format!("x'', {},", text_sql()),
+            String::new(),
+        )
     };
     let script = format!(
         "PRAGMA synchronous = OFF;
@@ -230,7 +243,7 @@ fn fill(db: &Path, n: usize, mine: usize, packs: bool) -> R<bool> {
            printf('%07d_GEN', i),
            CAST('Generated message ' || i AS BLOB),
            {text_values}
-           341,
+           {TEXT_BYTES},
            {stamp} - ({n} - i) * {span} / {n},
            ''
          FROM g;
