@@ -1442,3 +1442,21 @@ fn each_user_has_their_own_read_mark_on_a_bulletin() {
         Some(MsgStatus::New)
     );
 }
+
+/// A store never told which station it is refuses to store, release or route, saying why,
+/// and keeps nothing: it would have stamped an empty call into the R: line and the BID.
+#[test]
+fn a_store_without_a_station_refuses_to_store_and_keeps_nothing() {
+    let (_d, mut s) = open();
+    let e = s
+        .insert_many(&[msg(MsgType::Bulletin, "ALL", "N0ABC", None)], 0)
+        .unwrap_err();
+    assert!(e.to_string().contains("no station set"), "{e}");
+    assert!(s
+        .release(1, 0)
+        .unwrap_err()
+        .to_string()
+        .contains("no station set"));
+    assert!(s.destination(MsgType::Personal, "N0USR", "").is_err());
+    assert!(s.list(&ListFilter::default()).unwrap().is_empty());
+}
