@@ -251,29 +251,23 @@ pub enum StoreCmd {
     Pack,
 }
 
+impl StoreCmd {
+    /// The command's name when it rewrites much of the file in long transactions: beside a
+    /// running daemon's writes it would fail on SQLite's lock (or hold them up as long).
+    pub fn rewrites(&self) -> Option<&'static str> {
+        match self {
+            StoreCmd::Check => None,
+            StoreCmd::Compact => Some("compact"),
+            StoreCmd::Pack => Some("pack"),
+        }
+    }
+}
+
 /// Runs a `qtc store` command.
 pub fn store_cmd(c: &crate::config::Loaded, cmd: StoreCmd) -> anyhow::Result<()> {
     let from = |e: qtc_mail::StoreError| {
         anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source)
     };
-    // Both rewrite much of the file in long transactions: beside the daemon's writes they
-    // would fail on SQLite's lock (or hold the daemon's writes up for as long).
-    let rewrites = match cmd {
-        StoreCmd::Check => None,
-        StoreCmd::Compact => Some("compact"),
-        StoreCmd::Pack => Some("pack"),
-    };
-    if let Some(name) = rewrites {
-        if crate::ctl::daemon_answers(&c.store.dir) {
-            anyhow::bail!(
-                "the qtc daemon is running on this store ({} answers): stop it first, then run \
-                 `qtc store {name}` again (e.g. systemctl stop qtc; qtc -c {} store {name}; \
-                 systemctl start qtc)",
-                crate::ctl::path(&c.store.dir).display(),
-                c.source
-            );
-        }
-    }
     match cmd {
         StoreCmd::Check => {
             // Read only: it works on a full disk and changes nothing, not even the schema.
