@@ -68,7 +68,8 @@ const PAGE_SIZE: i64 = 512;
 /// writes each page once: the fewer checkpoints, the fewer writes of the same bookkeeping pages
 /// (and, on ext4, the fewer journal commits for the database file's growth). 4 MB holds about
 /// 1,300 received 2 KB bulletins: 1,000 cost an ext4 device 1 % less than with 2 MB. The WAL
-/// file is kept at about this size for good ([`Store::prepare_wal`]).
+/// file is kept at about this size, and the checkpointer's room, for good
+/// ([`Store::prepare_wal`]).
 const CHECKPOINT_AFTER: i64 = 4 << 20;
 
 /// WAL frames beyond [`CHECKPOINT_AFTER`] and the checkpointer's room
