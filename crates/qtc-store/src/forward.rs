@@ -245,7 +245,7 @@ impl Store {
                 Err(e) => return Err(e),
             }
         }
-        batch.text.write(&tx)?;
+        batch.write(&tx)?;
         tx.commit().map_err(db_err)?;
         Ok(results)
     }

@@ -462,7 +462,7 @@ impl Store {
                 Ok((n, _)) => results.push(Ok(n)),
             }
         }
-        batch.text.write(&tx)?;
+        batch.write(&tx)?;
         tx.commit().map_err(db_err)?;
         Ok(results)
     }
@@ -842,22 +842,59 @@ fn insert_in(
 ) -> Result<(u64, MsgStatus), StoreError> {
     let mut batch = Batch::default();
     let stored = insert_batched(tx, msg, station, queued, (origin, now), &mut batch)?;
-    batch.text.write(tx)?;
+    batch.write(tx)?;
     Ok(stored)
 }
 
-/// What the messages inserted in one transaction share: their texts, written together before
-/// it commits, the next message number (looked up for the first, then counted on: only this
-/// transaction writes), and the white-pages entry last learned for each sender (a block of
-/// bulletins from one BBS names the same origin in each: a second upsert would change nothing).
+/// What the messages inserted in one transaction share: their texts and their counts in
+/// `tallies`, written together before it commits ([`Batch::write`]), the next message number
+/// (looked up for the first, then counted on: only this transaction writes), and the
+/// white-pages entry last learned for each sender (a block of bulletins from one BBS names the
+/// same origin in each: a second upsert would change nothing).
 #[derive(Default)]
 pub(crate) struct Batch {
-    pub(crate) text: texts::Batch,
+    text: texts::Batch,
+    tallies: Vec<(Tally, i64)>,
     numbers: Option<Numbers>,
     learned: Vec<(String, String)>,
 }
 
+/// A `tallies` key: kind, status, bulletin area (a bulletin's addressee, '' otherwise), `@`.
+type Tally = (char, char, String, String);
+
 impl Batch {
+    /// Counts a message just inserted: added to `tallies` by [`Batch::write`], once per key
+    /// for the transaction (schema 22: one upsert a block of bulletins to one area, where a
+    /// trigger made one a message).
+    fn count(&mut self, msg: &NewMessage, status: MsgStatus, at: &str) {
+        let area = if msg.kind == MsgType::Bulletin {
+            msg.to.to_ascii_uppercase()
+        } else {
+            String::new()
+        };
+        let key = (msg.kind.letter(), status.letter(), area, at.to_string());
+        match self.tallies.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, n)) => *n += 1,
+            None => self.tallies.push((key, 1)),
+        }
+    }
+
+    /// Writes what the transaction's messages share: their texts and their tallies.
+    pub(crate) fn write(self, tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
+        self.text.write(tx)?;
+        let mut st = tx
+            .prepare_cached(
+                "INSERT INTO tallies (kind, status, area, at, n) VALUES (?1, ?2, ?3, ?4, ?5) \
+                 ON CONFLICT (kind, status, area, at) DO UPDATE SET n = n + excluded.n",
+            )
+            .map_err(db_err)?;
+        for ((kind, status, area, at), n) in &self.tallies {
+            st.execute(params![kind.to_string(), status.to_string(), area, at, n])
+                .map_err(db_err)?;
+        }
+        Ok(())
+    }
+
     /// Learns `home` as the home BBS of `call` from an R: line, unless this transaction
     /// learned just that last for `call` (the upsert would then change nothing).
     fn learn_origin(
@@ -960,6 +997,7 @@ fn insert_batched(
         n.next += 1;
     }
     batch.text.add(number, &rlines, &msg.body);
+    batch.count(msg, status, &at);
     if looped {
         tracing::warn!(number, %bid, "held: its R: lines name this BBS (a forwarding loop)");
     }
