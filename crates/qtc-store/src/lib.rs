@@ -21,6 +21,7 @@ mod parts;
 mod schema;
 mod texts;
 mod traffic;
+mod tx;
 mod users;
 mod walvfs;
 mod winlink;
@@ -815,12 +816,9 @@ fn grow_with_zeros(path: &Path, want: u64) -> std::io::Result<()> {
     grown
 }
 
-/// A read transaction: deferred, so it takes no write lock (write transactions begin IMMEDIATE,
-/// see [`Store::open`]), and its statements share one WAL read lock where each on its own
-/// would take and drop it (two `fcntl` calls apiece).
-fn read_transaction(conn: &mut Connection) -> Result<rusqlite::Transaction<'_>, StoreError> {
-    conn.transaction_with_behavior(rusqlite::TransactionBehavior::Deferred)
-        .map_err(db_err)
+/// A read transaction (see [`tx::Tx::read`]).
+fn read_transaction(conn: &mut Connection) -> Result<tx::Tx<'_>, StoreError> {
+    tx::Tx::read(conn)
 }
 
 fn bid_known_in(conn: &Connection, bid: &str) -> Result<bool, StoreError> {
@@ -833,7 +831,7 @@ fn bid_known_in(conn: &Connection, bid: &str) -> Result<bool, StoreError> {
 /// it if its R: lines already name us (a loop), and queues it for the partners the routing
 /// rules pick. `origin` is the partner it came from (`None`: written here).
 fn insert_in(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &Connection,
     msg: &NewMessage,
     station: &Station,
     queued: &QueueMarks,
@@ -880,7 +878,7 @@ impl Batch {
     }
 
     /// Writes what the transaction's messages share: their texts and their tallies.
-    pub(crate) fn write(self, tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
+    pub(crate) fn write(self, tx: &Connection) -> Result<(), StoreError> {
         self.text.write(tx)?;
         let mut st = tx
             .prepare_cached(
@@ -899,7 +897,7 @@ impl Batch {
     /// learned just that last for `call` (the upsert would then change nothing).
     fn learn_origin(
         &mut self,
-        tx: &rusqlite::Transaction<'_>,
+        tx: &Connection,
         call: &str,
         home: String,
         now: i64,
@@ -920,7 +918,7 @@ impl Batch {
 /// [`insert_in`], its text added to `batch` for the caller to write with the other texts of
 /// the transaction (before it commits).
 fn insert_batched(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &Connection,
     msg: &NewMessage,
     station: &Station,
     queued: &QueueMarks,
@@ -1034,10 +1032,7 @@ struct Numbers {
 /// caller counts `numbers` on as it inserts. When it passes the numbers taken ahead in
 /// `sqlite_sequence` (whose AUTOINCREMENT would otherwise rewrite it with every message),
 /// more are taken.
-fn next_number(
-    tx: &rusqlite::Transaction<'_>,
-    numbers: &mut Option<Numbers>,
-) -> Result<u64, StoreError> {
+fn next_number(tx: &Connection, numbers: &mut Option<Numbers>) -> Result<u64, StoreError> {
     let n = match numbers {
         Some(n) => n,
         None => {
@@ -1094,11 +1089,7 @@ fn held_by_rule(msg: &NewMessage, station: &Station) -> Result<bool, StoreError>
 
 /// Where `msg` goes, upper case: its `@`, or for personal mail with none to someone who is
 /// not a user here, their home BBS as the white pages know it.
-fn address_at(
-    tx: &rusqlite::Transaction<'_>,
-    msg: &NewMessage,
-    station: &Station,
-) -> Result<String, StoreError> {
+fn address_at(tx: &Connection, msg: &NewMessage, station: &Station) -> Result<String, StoreError> {
     // Personal mail with no @ for someone who is not a user here: the white pages may know
     // their home BBS.
     let mut at = msg.at.to_ascii_uppercase();
@@ -1114,7 +1105,7 @@ fn address_at(
 
 /// Queues a message for the partners the routing rules pick.
 fn queue_in(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &Connection,
     number: u64,
     query: &route::RouteQuery<'_>,
     station: &Station,
