@@ -184,7 +184,7 @@ impl Store {
         // The message's origin column and the router's are the call's text.
         let partner = &*partner.to_string();
         let station = crate::station(&self.station)?;
-        let tx = self.conn.transaction().map_err(db_err)?;
+        let tx = crate::tx::Tx::write(&mut self.conn)?;
         let mut results = Vec::with_capacity(msgs.len());
         // The block's texts are kept together, deflated as one (texts.rs).
         let mut batch = Batch::default();
@@ -245,8 +245,8 @@ impl Store {
                 Err(e) => return Err(e),
             }
         }
-        batch.text.write(&tx)?;
-        tx.commit().map_err(db_err)?;
+        batch.write(&tx)?;
+        tx.commit()?;
         Ok(results)
     }
 
@@ -326,7 +326,7 @@ impl Store {
         }
         let station = crate::station(&self.station)?;
         parts::complete(&tx, &mut pending, partner, form.every_part, station)?;
-        tx.commit().map_err(db_err)?;
+        tx.commit()?;
         Ok(pending)
     }
 
@@ -374,7 +374,7 @@ impl Store {
             };
             out.push((known, partial));
         }
-        tx.commit().map_err(db_err)?;
+        tx.commit()?;
         Ok(out)
     }
 

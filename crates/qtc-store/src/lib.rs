@@ -23,6 +23,7 @@ mod parts;
 mod schema;
 mod texts;
 mod traffic;
+mod tx;
 mod users;
 mod walvfs;
 mod winlink;
@@ -527,7 +528,7 @@ impl Store {
                 Ok((n, _)) => results.push(Ok(n)),
             }
         }
-        batch.text.write(&tx)?;
+        batch.write(&tx)?;
         tx.commit().map_err(db_err)?;
         Ok(results)
     }
@@ -880,12 +881,9 @@ fn grow_with_zeros(path: &Path, want: u64) -> std::io::Result<()> {
     grown
 }
 
-/// A read transaction: deferred, so it takes no write lock (write transactions begin IMMEDIATE,
-/// see [`Store::open`]), and its statements share one WAL read lock where each on its own
-/// would take and drop it (two `fcntl` calls apiece).
-fn read_transaction(conn: &mut Connection) -> Result<rusqlite::Transaction<'_>, StoreError> {
-    conn.transaction_with_behavior(rusqlite::TransactionBehavior::Deferred)
-        .map_err(db_err)
+/// A read transaction (see [`tx::Tx::read`]).
+fn read_transaction(conn: &mut Connection) -> Result<tx::Tx<'_>, StoreError> {
+    tx::Tx::read(conn)
 }
 
 fn bid_known_in(conn: &Connection, bid: &str) -> Result<bool, StoreError> {
@@ -898,7 +896,7 @@ fn bid_known_in(conn: &Connection, bid: &str) -> Result<bool, StoreError> {
 /// it if its R: lines already name us (a loop), and queues it for the partners the routing
 /// rules pick. `origin` is the partner it came from (`None`: written here).
 fn insert_in(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &Connection,
     msg: &NewMessage,
     station: &Station,
     queued: &QueueMarks,
@@ -907,27 +905,64 @@ fn insert_in(
 ) -> Result<(u64, MsgStatus), StoreError> {
     let mut batch = Batch::default();
     let stored = insert_batched(tx, msg, station, queued, (origin, now), &mut batch)?;
-    batch.text.write(tx)?;
+    batch.write(tx)?;
     Ok(stored)
 }
 
-/// What the messages inserted in one transaction share: their texts, written together before
-/// it commits, the next message number (looked up for the first, then counted on: only this
-/// transaction writes), and the white-pages entry last learned for each sender (a block of
-/// bulletins from one BBS names the same origin in each: a second upsert would change nothing).
+/// What the messages inserted in one transaction share: their texts and their counts in
+/// `tallies`, written together before it commits ([`Batch::write`]), the next message number
+/// (looked up for the first, then counted on: only this transaction writes), and the
+/// white-pages entry last learned for each sender (a block of bulletins from one BBS names the
+/// same origin in each: a second upsert would change nothing).
 #[derive(Default)]
 pub(crate) struct Batch {
-    pub(crate) text: texts::Batch,
+    text: texts::Batch,
+    tallies: Vec<(Tally, i64)>,
     numbers: Option<Numbers>,
     learned: Vec<(String, String)>,
 }
 
+/// A `tallies` key: kind, status, bulletin area (a bulletin's addressee, '' otherwise), `@`.
+type Tally = (char, char, String, String);
+
 impl Batch {
+    /// Counts a message just inserted: added to `tallies` by [`Batch::write`], once per key
+    /// for the transaction (schema 22: one upsert a block of bulletins to one area, where a
+    /// trigger made one a message).
+    fn count(&mut self, msg: &NewMessage, status: MsgStatus, at: &str) {
+        let area = if msg.kind == MsgType::Bulletin {
+            msg.to.to_ascii_uppercase()
+        } else {
+            String::new()
+        };
+        let key = (msg.kind.letter(), status.letter(), area, at.to_string());
+        match self.tallies.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, n)) => *n += 1,
+            None => self.tallies.push((key, 1)),
+        }
+    }
+
+    /// Writes what the transaction's messages share: their texts and their tallies.
+    pub(crate) fn write(self, tx: &Connection) -> Result<(), StoreError> {
+        self.text.write(tx)?;
+        let mut st = tx
+            .prepare_cached(
+                "INSERT INTO tallies (kind, status, area, at, n) VALUES (?1, ?2, ?3, ?4, ?5) \
+                 ON CONFLICT (kind, status, area, at) DO UPDATE SET n = n + excluded.n",
+            )
+            .map_err(db_err)?;
+        for ((kind, status, area, at), n) in &self.tallies {
+            st.execute(params![kind.to_string(), status.to_string(), area, at, n])
+                .map_err(db_err)?;
+        }
+        Ok(())
+    }
+
     /// Learns `home` as the home BBS of `call` from an R: line, unless this transaction
     /// learned just that last for `call` (the upsert would then change nothing).
     fn learn_origin(
         &mut self,
-        tx: &rusqlite::Transaction<'_>,
+        tx: &Connection,
         call: &str,
         home: String,
         now: i64,
@@ -948,7 +983,7 @@ impl Batch {
 /// [`insert_in`], its text added to `batch` for the caller to write with the other texts of
 /// the transaction (before it commits).
 fn insert_batched(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &Connection,
     msg: &NewMessage,
     station: &Station,
     queued: &QueueMarks,
@@ -1025,6 +1060,7 @@ fn insert_batched(
         n.next += 1;
     }
     batch.text.add(number, &rlines, &msg.body);
+    batch.count(msg, status, &at);
     if looped {
         tracing::warn!(number, %bid, "held: its R: lines name this BBS (a forwarding loop)");
     }
@@ -1061,10 +1097,7 @@ struct Numbers {
 /// caller counts `numbers` on as it inserts. When it passes the numbers taken ahead in
 /// `sqlite_sequence` (whose AUTOINCREMENT would otherwise rewrite it with every message),
 /// more are taken.
-fn next_number(
-    tx: &rusqlite::Transaction<'_>,
-    numbers: &mut Option<Numbers>,
-) -> Result<u64, StoreError> {
+fn next_number(tx: &Connection, numbers: &mut Option<Numbers>) -> Result<u64, StoreError> {
     let n = match numbers {
         Some(n) => n,
         None => {
@@ -1121,11 +1154,7 @@ fn held_by_rule(msg: &NewMessage, station: &Station) -> Result<bool, StoreError>
 
 /// Where `msg` goes, upper case: its `@`, or for personal mail with none to someone who is
 /// not a user here, their home BBS as the white pages know it.
-fn address_at(
-    tx: &rusqlite::Transaction<'_>,
-    msg: &NewMessage,
-    station: &Station,
-) -> Result<String, StoreError> {
+fn address_at(tx: &Connection, msg: &NewMessage, station: &Station) -> Result<String, StoreError> {
     // Personal mail with no @ for someone who is not a user here: the white pages may know
     // their home BBS.
     let mut at = msg.at.to_ascii_uppercase();
@@ -1141,7 +1170,7 @@ fn address_at(
 
 /// Queues a message for the partners the routing rules pick.
 fn queue_in(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &Connection,
     number: u64,
     query: &route::RouteQuery<'_>,
     station: &Station,

@@ -10,7 +10,7 @@
 
 use qtc_callsign::Callsign;
 use qtc_mail::{route, Attachment, MsgType, NewMessage, StoreError, Thread};
-use rusqlite::{params, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::{db_err, insert_in, Store};
 
@@ -226,7 +226,7 @@ impl Store {
             n if n > 0 => Some(area_bounds(&tx, area, at, n as u64)?),
             _ => None,
         };
-        tx.commit().map_err(db_err)?;
+        tx.commit()?;
         Ok(found)
     }
 
@@ -247,7 +247,7 @@ impl Store {
         for (area, at, n) in areas {
             out.push(area_bounds(&tx, area, at, n as u64)?);
         }
-        tx.commit().map_err(db_err)?;
+        tx.commit()?;
         Ok(out)
     }
 
@@ -329,12 +329,7 @@ fn lines(text: &[u8]) -> u64 {
 }
 
 /// An area with `count` open bulletins: its lowest and highest number, one index entry each.
-fn area_bounds(
-    tx: &Transaction<'_>,
-    area: String,
-    at: String,
-    count: u64,
-) -> Result<Area, StoreError> {
+fn area_bounds(tx: &Connection, area: String, at: String, count: u64) -> Result<Area, StoreError> {
     let sql = format!(
         "SELECT (SELECT number FROM {AREA} ORDER BY number LIMIT 1), \
                 (SELECT number FROM {AREA} ORDER BY number DESC LIMIT 1)"
@@ -354,7 +349,7 @@ fn area_bounds(
 
 /// Keeps a submitted copy's attachments (with their types) and what it answers.
 fn keep_parts(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     number: u64,
     parts: &MailParts,
     (station, queued): (&qtc_mail::Station, &crate::QueueMarks),

@@ -4,7 +4,7 @@
 
 use qtc_callsign::Callsign;
 use qtc_mail::{route, FileInfo, StoreError};
-use rusqlite::{params, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::{db_err, queue_in, Pending, QueueMarks, Station, Store};
 
@@ -43,7 +43,7 @@ pub struct Attachment {
 /// routes to. A B2 form already made from the message alone is dropped, to be made again with
 /// its parts.
 pub(crate) fn keep(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     number: u64,
     (recipients, files): (&[Recipient], &[Attachment]),
     route: Option<&route::RouteQuery<'_>>,
@@ -84,11 +84,7 @@ pub(crate) fn keep(
 }
 
 /// Keeps the body's declared charset of message `number` (nothing when none was declared).
-pub(crate) fn keep_charset(
-    tx: &Transaction<'_>,
-    number: u64,
-    charset: &str,
-) -> Result<(), StoreError> {
+pub(crate) fn keep_charset(tx: &Connection, number: u64, charset: &str) -> Result<(), StoreError> {
     if charset.is_empty() {
         return Ok(());
     }

@@ -322,7 +322,7 @@ impl Session {
         let text = if rx.proposal.mode.payload() == crate::Payload::FbbText
             && self.reader() == Reader::Qtc
         {
-            wire_body::unescape(&text)
+            wire_body::unescape_owned(text)
         } else {
             text
         };
