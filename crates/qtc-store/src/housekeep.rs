@@ -197,11 +197,9 @@ impl Housekeeping {
                 // WAL is copied into the database but keeps its size (lib.rs, `prepare_wal`).
                 store
                     .conn
-                    .execute_batch(
-                        "PRAGMA analysis_limit = 400; PRAGMA optimize; \
-                         PRAGMA wal_checkpoint(PASSIVE);",
-                    )
+                    .execute_batch("PRAGMA analysis_limit = 400; PRAGMA optimize;")
                     .map_err(db_err)?;
+                store.checkpoint_soon()?;
                 Stage::Done
             }
             Stage::Done => Stage::Done,

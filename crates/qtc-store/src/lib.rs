@@ -9,9 +9,11 @@
 //! partner must survive a power cut; see [`Durability`].
 //!
 //! `unsafe` is denied everywhere but in `walvfs`, the VFS that writes a commit's WAL frames in
-//! one call (SQLite's VFS interface is C function tables).
+//! one call (SQLite's VFS interface is C function tables), and `checkpoint`, whose WAL hook
+//! and checkpoint calls go through SQLite's C interface.
 #![deny(unsafe_code)]
 
+mod checkpoint;
 mod counts;
 mod folders;
 mod forward;
@@ -67,11 +69,13 @@ const PAGE_SIZE: i64 = 512;
 /// writes each page once: the fewer checkpoints, the fewer writes of the same bookkeeping pages
 /// (and, on ext4, the fewer journal commits for the database file's growth). 4 MB holds about
 /// 1,300 received 2 KB bulletins: 1,000 cost an ext4 device 1 % less than with 2 MB. The WAL
-/// file is kept at about this size for good ([`Store::prepare_wal`]).
+/// file is kept at about this size, and the checkpointer's room, for good
+/// ([`Store::prepare_wal`]).
 const CHECKPOINT_AFTER: i64 = 4 << 20;
 
-/// WAL frames beyond [`CHECKPOINT_AFTER`] that the file has room for: the commit that passes
-/// the mark, and the ones a reader holding an old snapshot makes wait for the restart.
+/// WAL frames beyond [`CHECKPOINT_AFTER`] and the checkpointer's room
+/// ([`checkpoint::BACKGROUND_ROOM`]) that the file has room for: the commit that passes the
+/// mark, and the ones a reader holding an old snapshot makes wait for the restart.
 const WAL_SPARE_FRAMES: i64 = 256;
 
 /// How hard SQLite works to keep a commit across a power cut.
@@ -118,6 +122,18 @@ pub struct Store {
     queued: QueueMarks,
     durability: Durability,
     argon2: users::Argon2Memory,
+    /// Copies the WAL into the database on a thread of its own ([`Store::checkpoint_apart`]);
+    /// `None`: the writer's commits do it (SQLite's automatic checkpoint).
+    checkpointer: Option<checkpoint::Checkpointer>,
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        // The hook points into the checkpointer: it goes first.
+        if let Some(c) = self.checkpointer.take() {
+            c.stop(&self.conn);
+        }
+    }
 }
 
 /// Per partner, a mark that moves whenever this store queues a message for it. A forwarding
@@ -246,6 +262,7 @@ impl Store {
             queued: QueueMarks::default(),
             durability,
             argon2: users::Argon2Memory::default(),
+            checkpointer: None,
         };
         // Migrations that rewrite a table keep their statement journals in a file: in memory,
         // a store of a million messages took half a gigabyte (migration 16).
@@ -325,6 +342,7 @@ impl Store {
             queued: QueueMarks::default(),
             durability: Durability::default(),
             argon2: users::Argon2Memory::default(),
+            checkpointer: None,
         })
     }
 
@@ -391,6 +409,10 @@ impl Store {
     /// disk is nearly full, the next message then needs only its own room. (The WAL grows
     /// back as commits need it; the next start makes it whole again.)
     pub fn shrink_wal(&mut self) -> Result<(), StoreError> {
+        // A checkpoint running elsewhere would make this one fail at once.
+        if let Some(c) = &self.checkpointer {
+            c.wait_idle();
+        }
         self.conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
             .map_err(db_err)
@@ -403,7 +425,8 @@ impl Store {
     /// lock, so no other connection writes the WAL meanwhile; only bytes past the file's end
     /// are written.
     fn prepare_wal(&mut self, page: i64) -> Result<(), StoreError> {
-        let frames = CHECKPOINT_AFTER / page.max(512) + WAL_SPARE_FRAMES;
+        let frames =
+            (CHECKPOINT_AFTER + checkpoint::BACKGROUND_ROOM) / page.max(512) + WAL_SPARE_FRAMES;
         let want = (32 + frames * (page + 24)) as u64;
         let mut wal = self.path.clone().into_os_string();
         wal.push("-wal");
@@ -423,6 +446,48 @@ impl Store {
             tracing::warn!(wal = %Path::new(&wal).display(), error = %e, "cannot grow the WAL to its working size");
         }
         tx.commit().map_err(db_err)
+    }
+
+    /// Hands the WAL's checkpoints to a thread and connection of their own (the daemon; a
+    /// one-shot CLI command leaves them to its commits): a commit then never waits for the WAL
+    /// to be copied into the database, unless the WAL has filled the room it has (module
+    /// `checkpoint`).
+    pub fn checkpoint_apart(&mut self) -> Result<(), StoreError> {
+        if self.checkpointer.is_some() {
+            return Ok(());
+        }
+        let page = self.pragma_count("page_size")? as i64;
+        self.checkpointer = Some(checkpoint::Checkpointer::start(
+            &self.conn,
+            &self.path,
+            page,
+            self.durability.synchronous(),
+            CHECKPOINT_AFTER,
+        )?);
+        Ok(())
+    }
+
+    /// The checkpointer's counts; `None` without one.
+    #[cfg(test)]
+    pub(crate) fn checkpoint_counts(&self) -> Option<checkpoint::Counts> {
+        self.checkpointer
+            .as_ref()
+            .map(checkpoint::Checkpointer::counts)
+    }
+
+    /// Copies the WAL into the database soon: on the checkpointer's thread when there is one,
+    /// else now. The WAL keeps its size (`prepare_wal`).
+    pub(crate) fn checkpoint_soon(&mut self) -> Result<(), StoreError> {
+        match &self.checkpointer {
+            Some(c) => {
+                c.soon();
+                Ok(())
+            }
+            None => self
+                .conn
+                .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+                .map_err(db_err),
+        }
     }
 
     /// The marks that move when a message is queued for a partner (shared with the caller).

@@ -614,6 +614,45 @@ fn the_wal_keeps_its_size() {
     assert!(size() >= working, "made whole again at the next start");
 }
 
+/// With the checkpointer (the daemon's set-up), a writer that keeps committing, as a partner
+/// sending blocks of five does, never copies the WAL into the database whole: the
+/// checkpointer's passes do, while it commits; the writer copies at most the few frames a pass
+/// left, so that the WAL starts over. The WAL stays inside its working size all along (no
+/// growth, so no file system metadata to sync), and nothing is lost across the close.
+#[test]
+fn the_checkpointer_copies_the_wal_while_the_writer_goes_on() {
+    let (dir, mut s) = open();
+    s.checkpoint_apart().unwrap();
+    let wal = dir.path().join("qtc.sqlite-wal");
+    let size = || std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+    let working = size();
+    let mut m = new(MsgType::Bulletin, "ALL", "WW", "N0ABC");
+    m.body = noise(2000);
+    // About three times what the WAL holds before its checkpoint.
+    let blocks = 3 * CHECKPOINT_AFTER as usize / (5 * 2000);
+    for _ in 0..blocks {
+        s.insert_many(&vec![m.clone(); 5], 0).unwrap();
+        assert_eq!(size(), working, "the WAL grew past its room");
+    }
+    let c = s.checkpoint_counts().unwrap();
+    assert!(c.passes >= 2, "{c:?}");
+    assert!(c.tails <= c.passes + c.waits, "{c:?}");
+    drop(s);
+    assert_eq!(size(), working, "the close keeps the WAL");
+    let mut s = Store::open(dir.path(), Durability::Normal).unwrap();
+    let stored: i64 = s
+        .conn
+        .query_row("SELECT COUNT(*) FROM messages", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(stored as usize, 5 * blocks);
+    assert_eq!(s.checkpoint_counts(), None, "only asked for");
+    // Giving the WAL back (a nearly full disk) waits for a pass the checkpointer is running.
+    s.checkpoint_apart().unwrap();
+    s.checkpoint_soon().unwrap();
+    s.shrink_wal().unwrap();
+    assert_eq!(size(), 0);
+}
+
 /// Housekeeping with nothing due costs a few steps however much the store keeps: the walk for
 /// lifetimes starts where the last one ended (the personal mail it kept cannot be due before
 /// it turns 30 days old), and old BIDs are looked for among those of removed messages only.

@@ -220,6 +220,22 @@ pub fn cert(c: &Loaded, names: &[String]) -> anyhow::Result<()> {
     make_certificate(cert, key, &names)?.report()
 }
 
+/// `qtc store ...`; one that rewrites the file refuses to start beside a running daemon.
+pub fn store(c: &Loaded, cmd: crate::housekeeping::StoreCmd) -> anyhow::Result<()> {
+    if let Some(name) = cmd.rewrites() {
+        if crate::ctl::daemon_answers(&c.store.dir) {
+            anyhow::bail!(
+                "the qtc daemon is running on this store ({} answers): stop it first, then run \
+                 `qtc store {name}` again (e.g. systemctl stop qtc; qtc -c {} store {name}; \
+                 systemctl start qtc)",
+                crate::ctl::path(&c.store.dir).display(),
+                c.source
+            );
+        }
+    }
+    crate::housekeeping::store_cmd(c, cmd)
+}
+
 fn open(c: &Loaded) -> anyhow::Result<Store> {
     let mut store = Store::open(&c.store.dir, c.store.durability)
         .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;

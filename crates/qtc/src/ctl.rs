@@ -25,11 +25,17 @@ pub fn path(data_dir: &Path) -> PathBuf {
     data_dir.join(SOCKET)
 }
 
+/// Whether a daemon runs on `data_dir`: its control socket takes a connection (one left by a
+/// crash does not).
+pub fn daemon_answers(data_dir: &Path) -> bool {
+    std::os::unix::net::UnixStream::connect(path(data_dir)).is_ok()
+}
+
 /// Binds the control socket, replacing a stale one left by a crash.
 pub fn bind(data_dir: &Path) -> anyhow::Result<UnixListener> {
     let p = path(data_dir);
     if p.exists() {
-        if std::os::unix::net::UnixStream::connect(&p).is_ok() {
+        if daemon_answers(data_dir) {
             bail!(
                 "another qtc is running on this data directory ({} answers)",
                 p.display()

@@ -50,6 +50,10 @@ fn open_store(c: &Loaded) -> anyhow::Result<(qtc_store::Store, Vec<crate::thrott
     let mut store = qtc_store::Store::open(&c.store.dir, c.store.durability)
         .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
     store.set_station(c.station.clone());
+    // Commits never copy the WAL into the database themselves: a thread of its own does.
+    store
+        .checkpoint_apart()
+        .map_err(|e| anyhow::anyhow!("{e} (data directory from [store] dir in {})", c.source))?;
     let quota = match c.store.max_bytes {
         None => qtc_store::Quota::FollowsDisk,
         Some(bytes) => qtc_store::Quota::Bytes(bytes.get()),

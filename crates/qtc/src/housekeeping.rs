@@ -251,6 +251,18 @@ pub enum StoreCmd {
     Pack,
 }
 
+impl StoreCmd {
+    /// The command's name when it rewrites much of the file in long transactions: beside a
+    /// running daemon's writes it would fail on SQLite's lock (or hold them up as long).
+    pub fn rewrites(&self) -> Option<&'static str> {
+        match self {
+            StoreCmd::Check => None,
+            StoreCmd::Compact => Some("compact"),
+            StoreCmd::Pack => Some("pack"),
+        }
+    }
+}
+
 /// Runs a `qtc store` command.
 pub fn store_cmd(c: &crate::config::Loaded, cmd: StoreCmd) -> anyhow::Result<()> {
     let from = |e: qtc_mail::StoreError| {

@@ -97,7 +97,7 @@ fn main() -> ExitCode {
         Cmd::Msg(cmd) => load().and_then(|c| cli::msg(&c, cmd)),
         Cmd::Ctl(cmd) => load().and_then(|c| cli::ctl(&c, cmd)),
         Cmd::Fwd(cmd) => load().and_then(|c| cli::fwd(&c, cmd)),
-        Cmd::Store(cmd) => load().and_then(|c| housekeeping::store_cmd(&c, cmd)),
+        Cmd::Store(cmd) => load().and_then(|c| cli::store(&c, cmd)),
         Cmd::Check => load().and_then(|c| service::check(&c)),
         Cmd::Call {
             port,

@@ -78,6 +78,19 @@ fn store_check_and_housekeep_now() {
         "{answer}"
     );
     d.wait_for_log("housekeeping: 0 expired");
+    // Packing and compacting rewrite the file: beside the running daemon they refuse at once,
+    // change nothing and say what to do.
+    for cmd in ["pack", "compact"] {
+        let out = d.cli(&["store", cmd]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("the qtc daemon is running on this store")
+                && err.contains("stop it first")
+                && err.contains(&format!("store {cmd}")),
+            "{err}"
+        );
+    }
     assert!(d.stop().success());
 
     // Compacting (the daemon stopped) switches the file to incremental vacuum.
