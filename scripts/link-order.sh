@@ -63,26 +63,34 @@ check() {
   exit 1
 }
 
-# Writes the linker script from a file of function names: one output section, .text.ordered,
-# before the rest of the code, holding each listed function's section (rustc and the cc crate
-# put every function in a section of its own: `.text.<name>`, or `.text.unlikely.<name>` for one
-# marked cold, such as a OnceLock's first initialisation), in the order the objects come. One
-# pattern list, not one `*(...)` per function, which would make lld scan every section once per
+# Writes the linker script from two files of function names: one output section,
+# .text.ordered, before the rest of the code, holding each listed function's section (rustc and
+# the cc crate put every function in a section of its own: `.text.<name>`, or
+# `.text.unlikely.<name>` for one marked cold, such as a OnceLock's first initialisation), the
+# first file's before the second's, in the order the objects come within each. A pattern list
+# per file, not one `*(...)` per function, which would make lld scan every section once per
 # function (2,700 functions: a link of 0.3 s takes 3.5-4 s, against 7-9 s).
-write_order() { # names, compiler
+write_order() { # receiver's names, the rest, compiler
   {
     echo "/* The functions a qtc daemon runs, laid side by side before the rest of the code."
     echo "   Written by scripts/link-order.sh; read by crates/qtc/build.rs. */"
-    echo "/* rustc: $2 */"
+    echo "/* rustc: $3 */"
     echo "SECTIONS {"
     echo "  .text.ordered : {"
-    echo "    *("
-    normalise <"$1" | sort -u | sed 's/.*/      .text.&\n      .text.unlikely.&/'
-    echo "    )"
+    patterns "run by a daemon receiving (row 2's B)" "$1"
+    patterns "run only by a daemon sending (row 2's A)" "$2"
     echo "  }"
     echo "}"
     echo "INSERT BEFORE .text;"
   } >"$order"
+}
+
+# One `*(...)` list under a comment.
+patterns() { # comment, names
+  echo "    /* $1 */"
+  echo "    *("
+  normalise <"$2" | sort -u | sed 's/.*/      .text.&\n      .text.unlikely.&/'
+  echo "    )"
 }
 
 if [ "${1:-}" = --check ]; then
@@ -139,14 +147,19 @@ fi
 # outside all mapped regions": lld's .relro_padding), so its functions are told from the
 # libraries' by the binary's symbol table.
 nm --defined-only "$work/qtc" | awk '$2 ~ /^[tTwW]$/ {print $3}' >"$work/symbols"
-python3 - "$work" >"$work/names" <<'EOF'
+# Two lists: what the receivers (B, the partner N0BBB, whose data directory's name ends in
+# -n0bbb) run, first, then what only the senders run, so that a receiver maps the first part.
+python3 - "$work" <<'EOF'
 import glob, re, sys
 work = sys.argv[1]
 ours = set(open(f"{work}/symbols").read().split())
-names = set()
+receiver, sender = set(), set()
 for f in glob.glob(f"{work}/cg.*"):
     objs, fns, obj = {}, {}, None
+    names = sender
     for line in open(f, errors="replace"):
+        if line.startswith("cmd:") and "-n0bbb/" in line:
+            names = receiver
         m = re.match(r"(c?ob|c?fn)=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
         if not m:
             continue
@@ -161,11 +174,12 @@ for f in glob.glob(f"{work}/cg.*"):
             name = re.sub(r"'\d+$", "", fns[ident])
             if name in ours:
                 names.add(name)
-if not names:
+if not receiver or not sender:
     sys.exit(f"no qtc functions in {work}/cg.*: did the daemons run under callgrind?")
-print("\n".join(sorted(names)))
+open(f"{work}/receiver", "w").write("".join(n + "\n" for n in receiver))
+open(f"{work}/sender", "w").write("".join(n + "\n" for n in sender - receiver))
 EOF
-write_order "$work/names" "$(compiler "$work/qtc")"
+write_order "$work/receiver" "$work/sender" "$(compiler "$work/qtc")"
 echo "$(listed | wc -l) functions written to $order"
 # build.rs does not watch the list (that would recompile the crate): relink the binary alone.
 touch "$root/crates/qtc/src/main.rs"
