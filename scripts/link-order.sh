@@ -145,14 +145,20 @@ if [ -n "$daemons" ]; then
 fi
 # The binary's own functions: valgrind 3.19 names lld's binaries' object "???" ("ELF section
 # outside all mapped regions": lld's .relro_padding), so its functions are told from the
-# libraries' by the binary's symbol table.
-nm --defined-only "$work/qtc" | awk '$2 ~ /^[tTwW]$/ {print $3}' >"$work/symbols"
+# libraries' by the binary's symbol table. A function LLVM found identical to another is an
+# alias of it (rustc merges functions) and has no section of its own, so every name of an
+# address is listed with the one callgrind gives.
+nm --defined-only "$work/qtc" | awk '$2 ~ /^[tTwW]$/ {print $1, $3}' >"$work/symbols"
 # Two lists: what the receivers (B, the partner N0BBB, whose data directory's name ends in
 # -n0bbb) run, first, then what only the senders run, so that a receiver maps the first part.
 python3 - "$work" <<'EOF'
 import glob, re, sys
 work = sys.argv[1]
-ours = set(open(f"{work}/symbols").read().split())
+at, names_at = {}, {}
+for line in open(f"{work}/symbols"):
+    addr, name = line.split()
+    at[name] = addr
+    names_at.setdefault(addr, []).append(name)
 receiver, sender = set(), set()
 for f in glob.glob(f"{work}/cg.*"):
     objs, fns, obj = {}, {}, None
@@ -172,8 +178,8 @@ for f in glob.glob(f"{work}/cg.*"):
         elif kind == "fn" and obj in (f"{work}/qtc", "???") and ident in fns:
             # callgrind marks a recursion level with 'N.
             name = re.sub(r"'\d+$", "", fns[ident])
-            if name in ours:
-                names.add(name)
+            if name in at:
+                names.update(names_at[at[name]])
 if not receiver or not sender:
     sys.exit(f"no qtc functions in {work}/cg.*: did the daemons run under callgrind?")
 open(f"{work}/receiver", "w").write("".join(n + "\n" for n in receiver))
