@@ -44,8 +44,12 @@ listed() {
 # inlined: a list made here cannot fit CI's compiler, so that only warns).
 check() {
   local bin=$1 made now total found
-  readelf -SW "$bin" | grep -q ' \.text\.ordered ' || {
+  [ "$(readelf -SW "$bin" | grep -c ' \.text\.ordered ')" -gt 0 ] || {
     echo "link-order: $bin was linked without crates/qtc/link-order.ld (QTC_PLAIN_LINK, a configured linker, or not rustc's own lld: crates/qtc/build.rs)" >&2
+    exit 1
+  }
+  [ "$(nm --defined-only "$bin" | grep -c ' _RNv')" -gt 0 ] || {
+    echo "link-order: $bin has no v0 symbol names: RUSTFLAGS replaced .cargo/config.toml's -Csymbol-mangling-version=v0, which the list's names need" >&2
     exit 1
   }
   made=$(sed -n 's|^/\* rustc: \(.*\) \*/$|\1|p' "$order")
