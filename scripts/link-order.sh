@@ -45,11 +45,13 @@ listed() {
 check() {
   local bin=$1 made now total found
   [ "$(readelf -SW "$bin" | grep -c ' \.text\.ordered ')" -gt 0 ] || {
-    echo "link-order: $bin was linked without crates/qtc/link-order.ld (QTC_PLAIN_LINK, a configured linker, or not rustc's own lld: crates/qtc/build.rs)" >&2
+    echo "link-order: $bin was linked without crates/qtc/link-order.ld" \
+      "(QTC_PLAIN_LINK, a configured linker, or not rustc's own lld: crates/qtc/build.rs)" >&2
     exit 1
   }
   [ "$(nm --defined-only "$bin" | grep -c ' _RNv')" -gt 0 ] || {
-    echo "link-order: $bin has no v0 symbol names: RUSTFLAGS replaced .cargo/config.toml's -Csymbol-mangling-version=v0, which the list's names need" >&2
+    echo "link-order: $bin has no v0 symbol names: RUSTFLAGS replaced" \
+      ".cargo/config.toml's -Csymbol-mangling-version=v0, which the list's names need" >&2
     exit 1
   }
   made=$(sed -n 's|^/\* rustc: \(.*\) \*/$|\1|p' "$order")
@@ -57,13 +59,16 @@ check() {
   total=$(listed | sort -u | wc -l)
   found=$(nm --defined-only "$bin" | awk '{print $3}' | normalise | sort -u |
     comm -12 - <(listed | sort -u) | wc -l)
-  echo "link-order.ld: $found of $total functions in this build (list: rustc $made; build: rustc $now)"
+  echo "link-order.ld: $found of $total functions in this build" \
+    "(list: rustc $made; build: rustc $now)"
   [ "$found" -lt $((total * 95 / 100)) ] || return 0
   if [ "$made" != "$now" ]; then
-    echo "link-order: warning: the list was made with another compiler; scripts/link-order.sh run with rustc $now would make one that fits" >&2
+    echo "link-order: warning: the list was made with another compiler;" \
+      "scripts/link-order.sh run with rustc $now would make one that fits" >&2
     return 0
   fi
-  echo "link-order: crates/qtc/link-order.ld is stale (fewer than 95 % of its functions are in this build): run scripts/link-order.sh and commit the file" >&2
+  echo "link-order: crates/qtc/link-order.ld is stale (fewer than 95 % of its functions are" \
+    "in this build): run scripts/link-order.sh and commit the file" >&2
   exit 1
 }
 
@@ -73,7 +78,7 @@ check() {
 # `.text.unlikely.<name>` for one marked cold, such as a OnceLock's first initialisation), the
 # first file's before the second's, in the order the objects come within each. A pattern list
 # per file, not one `*(...)` per function, which would make lld scan every section once per
-# function (2,700 functions: a link of 0.3 s takes 3.5-4 s, against 7-9 s).
+# function (2,800 functions: a link of 0.3 s takes 3.5-4 s, against 4-9 s with half the patterns).
 write_order() { # receiver's names, the rest, compiler
   {
     echo "/* The functions a qtc daemon runs, laid side by side before the rest of the code."
