@@ -9,8 +9,8 @@
 //! building system has it (Debian 12, Raspberry Pi OS bookworm; not Ubuntu 22.04's 2.35).
 //!
 //! Only where rustc links with its own lld (x86_64 Linux with glibc, rustc >= 1.90) and nobody
-//! chose another linker; elsewhere (a Pi's aarch64, older compilers) the binary is linked as
-//! before. `QTC_PLAIN_LINK=1` turns both off.
+//! chose another linker, and the order in release builds only; elsewhere (a Pi's aarch64, older
+//! compilers) the binary is linked as before. `QTC_PLAIN_LINK=1` turns both off.
 
 use std::env;
 use std::process::Command;
@@ -26,13 +26,17 @@ fn main() {
     if env::var_os("QTC_PLAIN_LINK").is_some_and(|v| !v.is_empty()) || !links_with_lld() {
         return;
     }
-    let order = format!(
-        "{}/link-order.ld",
-        env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")
-    );
-    // A script with INSERT adds its sections to the linker's own layout, which it keeps.
-    // Listed functions this build does not have (another compiler, changed code) match nothing.
-    println!("cargo::rustc-link-arg-bin=qtc=-Wl,-T,{order}");
+    // Release builds only (and profiles made from release): a debug binary's link (the tests')
+    // has far more sections for the script's patterns to be tried against (88 s against 2).
+    if env::var("PROFILE").as_deref() == Ok("release") {
+        let order = format!(
+            "{}/link-order.ld",
+            env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")
+        );
+        // A script with INSERT adds its sections to the linker's own layout, which it keeps.
+        // Listed functions this build lacks (another compiler, changed code) match nothing.
+        println!("cargo::rustc-link-arg-bin=qtc=-Wl,-T,{order}");
+    }
     if glibc().is_some_and(|v| v >= RELR_SINCE) {
         println!("cargo::rustc-link-arg-bin=qtc=-Wl,-z,pack-relative-relocs");
     }
