@@ -67,6 +67,8 @@ struct State {
     copied: u32,
     /// The thread is to end.
     stop: bool,
+    /// The thread has ended (told to, or by a panic): the writer checkpoints itself.
+    gone: bool,
     /// What was done so far (tests).
     counts: Counts,
 }
@@ -93,6 +95,13 @@ impl Shared {
         if frames < self.start_at {
             // Not at the mark yet, or the WAL has started over.
             st.copied = 0;
+            return;
+        }
+        if st.gone {
+            // As SQLite's own automatic checkpoint would.
+            drop(st);
+            // SAFETY: as below.
+            unsafe { passive(db) };
             return;
         }
         if st.busy {
@@ -130,6 +139,18 @@ impl Shared {
 
     /// The checkpointer thread: a pass whenever the writer asks, until told to stop.
     fn serve(&self, conn: &Connection) {
+        // However the thread ends, a writer waiting for a pass, or waiting for none to run,
+        // must not wait for ever.
+        struct Gone<'a>(&'a Shared);
+        impl Drop for Gone<'_> {
+            fn drop(&mut self) {
+                let mut st = self.0.lock();
+                st.gone = true;
+                st.busy = false;
+                self.0.ended.notify_all();
+            }
+        }
+        let _gone = Gone(self);
         loop {
             let mut st = self.lock();
             while !st.busy && !st.stop {
@@ -213,6 +234,9 @@ impl Checkpointer {
             walvfs::NAME,
         )
         .map_err(|e| StoreError::Database(format!("cannot open {}: {e}", path.display())))?;
+        // As the writer's (lib.rs, `open`): a lock held elsewhere for a moment is waited for.
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(db_err)?;
         conn.pragma_update(None, "synchronous", synchronous)
             .map_err(db_err)?;
         // Never truncated, as the writer's (lib.rs, `prepare_wal`).
@@ -251,11 +275,16 @@ impl Checkpointer {
         })
     }
 
-    /// Asks for a pass now, whatever the WAL holds (the end of housekeeping).
-    pub(crate) fn soon(&self) {
+    /// Asks for a pass now, whatever the WAL holds (the end of housekeeping); false when the
+    /// thread is gone and the caller must checkpoint itself.
+    pub(crate) fn soon(&self) -> bool {
         let mut st = self.shared.lock();
+        if st.gone {
+            return false;
+        }
         st.busy = true;
         self.shared.wake.notify_one();
+        true
     }
 
     /// Waits until no pass is asked for or running: the writer may then checkpoint itself.
@@ -274,6 +303,16 @@ impl Checkpointer {
     #[cfg(test)]
     pub(crate) fn counts(&self) -> Counts {
         self.shared.lock().counts
+    }
+
+    /// Ends the thread and leaves the hook on, as a panic on the thread would (tests).
+    #[cfg(test)]
+    pub(crate) fn end_thread(&mut self) {
+        self.shared.lock().stop = true;
+        self.shared.wake.notify_one();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
     }
 
     /// Takes the hook off `writer`, lets a running pass end and the thread close its

@@ -475,15 +475,12 @@ impl Store {
             .map(checkpoint::Checkpointer::counts)
     }
 
-    /// Copies the WAL into the database soon: on the checkpointer's thread when there is one,
-    /// else now. The WAL keeps its size (`prepare_wal`).
+    /// Copies the WAL into the database soon: on the checkpointer's thread when there is one
+    /// (and it has not ended), else now. The WAL keeps its size (`prepare_wal`).
     pub(crate) fn checkpoint_soon(&mut self) -> Result<(), StoreError> {
         match &self.checkpointer {
-            Some(c) => {
-                c.soon();
-                Ok(())
-            }
-            None => self
+            Some(c) if c.soon() => Ok(()),
+            _ => self
                 .conn
                 .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
                 .map_err(db_err),
@@ -928,7 +925,9 @@ type Tally = (char, char, String, String);
 impl Batch {
     /// Counts a message just inserted: added to `tallies` by [`Batch::write`], once per key
     /// for the transaction (schema 22: one upsert a block of bulletins to one area, where a
-    /// trigger made one a message).
+    /// trigger made one a message). The rule that keeps this right: nothing changes or removes
+    /// a message in the transaction that inserted it, before `write`. The triggers' `n - 1`
+    /// for a key without a row yet would be lost, and this count would still add the old key.
     fn count(&mut self, msg: &NewMessage, status: MsgStatus, at: &str) {
         let area = if msg.kind == MsgType::Bulletin {
             msg.to.to_ascii_uppercase()
