@@ -328,47 +328,49 @@ fn at_listing_matches_any_element_by_either_plan() {
 #[test]
 fn tallies_follow_every_write() {
     let (_d, mut s) = filled();
-    let agree =
-        |s: &mut Store| {
-            // Each key: the store counts inserts itself (once per key for a transaction), the
-            // triggers the other writes.
-            let by_key = |sql: &str| -> Vec<(String, String, String, String, i64)> {
-                s.conn
-                    .prepare(sql)
-                    .unwrap()
-                    .query_map([], |r| {
-                        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-                    })
-                    .unwrap()
-                    .collect::<Result<_, _>>()
-                    .unwrap()
-            };
-            assert_eq!(
+    let agree = |s: &mut Store| {
+        // Each key: the store counts inserts itself (once per key for a transaction), the
+        // triggers the other writes.
+        let by_key = |sql: &str| -> Vec<(String, String, String, String, i64)> {
+            s.conn
+                .prepare(sql)
+                .unwrap()
+                .query_map([], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                })
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+        };
+        assert_eq!(
             by_key(
                 "SELECT kind, status, CASE kind WHEN 'B' THEN to_call ELSE '' END, at, COUNT(*) \
                  FROM messages GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4"
             ),
-            by_key("SELECT kind, status, area, at, n FROM tallies WHERE n != 0 ORDER BY 1, 2, 3, 4")
+            by_key(
+                "SELECT kind, status, area, at, n FROM tallies WHERE n != 0 \
+                 ORDER BY 1, 2, 3, 4"
+            )
         );
-            let counted: Vec<(String, String, i64)> = s
-                .conn
-                .prepare(
-                    "SELECT kind, status, COUNT(*) FROM messages GROUP BY kind, status \
+        let counted: Vec<(String, String, i64)> = s
+            .conn
+            .prepare(
+                "SELECT kind, status, COUNT(*) FROM messages GROUP BY kind, status \
                  ORDER BY kind, status",
-                )
-                .unwrap()
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                .unwrap()
-                .collect::<Result<_, _>>()
-                .unwrap();
-            let tallied: Vec<(String, String, i64)> = s
-                .message_tallies()
-                .unwrap()
-                .into_iter()
-                .map(|(k, st, n)| (k.to_string(), st.to_string(), n as i64))
-                .collect();
-            assert_eq!(counted, tallied);
-        };
+            )
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let tallied: Vec<(String, String, i64)> = s
+            .message_tallies()
+            .unwrap()
+            .into_iter()
+            .map(|(k, st, n)| (k.to_string(), st.to_string(), n as i64))
+            .collect();
+        assert_eq!(counted, tallied);
+    };
     agree(&mut s);
     // A block: bulletins to two areas, one held by its sender's partner, personal mail, and a
     // duplicate (not stored, not counted).
@@ -648,6 +650,29 @@ fn the_checkpointer_copies_the_wal_while_the_writer_goes_on() {
     assert_eq!(s.checkpoint_counts(), None, "only asked for");
     // Giving the WAL back (a nearly full disk) waits for a pass the checkpointer is running.
     s.checkpoint_apart().unwrap();
+    s.checkpoint_soon().unwrap();
+    s.shrink_wal().unwrap();
+    assert_eq!(size(), 0);
+}
+
+/// A checkpointer thread that has ended (a panic on it) leaves the writer copying the WAL
+/// itself, as SQLite's own checkpoint did: no commit waits for a pass that will never end, and
+/// the WAL keeps its size.
+#[test]
+fn a_writer_whose_checkpointer_ended_checkpoints_itself() {
+    let (dir, mut s) = open();
+    s.checkpoint_apart().unwrap();
+    s.checkpointer.as_mut().unwrap().end_thread();
+    let wal = dir.path().join("qtc.sqlite-wal");
+    let size = || std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+    let working = size();
+    let mut m = new(MsgType::Bulletin, "ALL", "WW", "N0ABC");
+    m.body = noise(2000);
+    for _ in 0..3 * CHECKPOINT_AFTER as usize / (5 * 2000) {
+        s.insert_many(&vec![m.clone(); 5], 0).unwrap();
+        assert_eq!(size(), working, "the WAL grew past its room");
+    }
+    assert_eq!(s.checkpoint_counts().unwrap().passes, 0);
     s.checkpoint_soon().unwrap();
     s.shrink_wal().unwrap();
     assert_eq!(size(), 0);
