@@ -627,15 +627,7 @@ fn the_checkpointer_copies_the_wal_while_the_writer_goes_on() {
     s.checkpoint_apart().unwrap();
     let wal = dir.path().join("qtc.sqlite-wal");
     let size = || std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
-    let working = size();
-    let mut m = new(MsgType::Bulletin, "ALL", "WW", "N0ABC");
-    m.body = noise(2000);
-    // About three times what the WAL holds before its checkpoint.
-    let blocks = 3 * CHECKPOINT_AFTER as usize / (5 * 2000);
-    for _ in 0..blocks {
-        s.insert_many(&vec![m.clone(); 5], 0).unwrap();
-        assert_eq!(size(), working, "the WAL grew past its room");
-    }
+    let (working, blocks) = write_three_wals(&mut s, &wal);
     let c = s.checkpoint_counts().unwrap();
     assert!(c.passes >= 2, "{c:?}");
     assert!(c.tails <= c.passes + c.waits, "{c:?}");
@@ -664,18 +656,27 @@ fn a_writer_whose_checkpointer_ended_checkpoints_itself() {
     s.checkpoint_apart().unwrap();
     s.checkpointer.as_mut().unwrap().end_thread();
     let wal = dir.path().join("qtc.sqlite-wal");
-    let size = || std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
-    let working = size();
-    let mut m = new(MsgType::Bulletin, "ALL", "WW", "N0ABC");
-    m.body = noise(2000);
-    for _ in 0..3 * CHECKPOINT_AFTER as usize / (5 * 2000) {
-        s.insert_many(&vec![m.clone(); 5], 0).unwrap();
-        assert_eq!(size(), working, "the WAL grew past its room");
-    }
+    write_three_wals(&mut s, &wal);
     assert_eq!(s.checkpoint_counts().unwrap().passes, 0);
     s.checkpoint_soon().unwrap();
     s.shrink_wal().unwrap();
-    assert_eq!(size(), 0);
+    assert_eq!(std::fs::metadata(&wal).unwrap().len(), 0);
+}
+
+/// Commits blocks of five 2 KB bulletins, about three times what the WAL holds before its
+/// checkpoint, asserting after each that the WAL kept its working size; returns that size and
+/// the blocks written.
+fn write_three_wals(s: &mut Store, wal: &std::path::Path) -> (u64, usize) {
+    let size = || std::fs::metadata(wal).map(|m| m.len()).unwrap_or(0);
+    let working = size();
+    let mut m = new(MsgType::Bulletin, "ALL", "WW", "N0ABC");
+    m.body = noise(2000);
+    let blocks = 3 * CHECKPOINT_AFTER as usize / (5 * 2000);
+    for _ in 0..blocks {
+        s.insert_many(&vec![m.clone(); 5], 0).unwrap();
+        assert_eq!(size(), working, "the WAL grew past its room");
+    }
+    (working, blocks)
 }
 
 /// Housekeeping with nothing due costs a few steps however much the store keeps: the walk for
