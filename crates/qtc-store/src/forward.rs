@@ -277,7 +277,7 @@ impl Store {
             ),
         };
         // One read transaction for the block and its parts.
-        let tx = crate::read_transaction(&mut self.conn)?;
+        let tx = crate::tx::Tx::read(&mut self.conn)?;
         let mut stmt = tx.prepare_cached(&sql).map_err(db_err)?;
         let rows = stmt
             .query_map(
@@ -353,7 +353,7 @@ impl Store {
         &mut self,
         bids: &[(String, Option<&str>)],
     ) -> Result<Vec<ProposalInfo>, StoreError> {
-        let tx = crate::read_transaction(&mut self.conn)?;
+        let tx = crate::tx::Tx::read(&mut self.conn)?;
         let mut out = Vec::with_capacity(bids.len());
         let partials = any_partials(&tx)?;
         for (bid, compressed) in bids {

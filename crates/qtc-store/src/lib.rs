@@ -878,11 +878,6 @@ fn grow_with_zeros(path: &Path, want: u64) -> std::io::Result<()> {
     grown
 }
 
-/// A read transaction (see [`tx::Tx::read`]).
-fn read_transaction(conn: &mut Connection) -> Result<tx::Tx<'_>, StoreError> {
-    tx::Tx::read(conn)
-}
-
 fn bid_known_in(conn: &Connection, bid: &str) -> Result<bool, StoreError> {
     conn.prepare_cached("SELECT 1 FROM bids WHERE bid = ?1")
         .and_then(|mut st| st.exists([bid.to_ascii_uppercase()]))

@@ -214,7 +214,7 @@ impl Store {
     /// and highest number from the area index (two index entries, whatever its size).
     pub fn bulletin_area(&mut self, area: &str, at: &str) -> Result<Option<Area>, StoreError> {
         let (area, at) = (area.to_ascii_uppercase(), at.to_ascii_uppercase());
-        let tx = crate::read_transaction(&mut self.conn)?;
+        let tx = crate::tx::Tx::read(&mut self.conn)?;
         let count: i64 = tx
             .prepare_cached(
                 "SELECT COALESCE(SUM(n), 0) FROM tallies \
@@ -232,7 +232,7 @@ impl Store {
 
     /// Every bulletin area holding open bulletins, in order of category and `@`.
     pub fn bulletin_areas(&mut self) -> Result<Vec<Area>, StoreError> {
-        let tx = crate::read_transaction(&mut self.conn)?;
+        let tx = crate::tx::Tx::read(&mut self.conn)?;
         let areas: Vec<(String, String, i64)> = tx
             .prepare_cached(
                 "SELECT area, at, SUM(n) FROM tallies WHERE kind = 'B' AND status NOT IN ('K', 'H') \
