@@ -77,6 +77,17 @@ fn read_key(row: &rusqlite::Row<'_>, key: &mut String) -> Result<(), StoreError>
 /// and counted here: no index holds all four columns of a key, and SQLite's GROUP BY would
 /// sort every row first (measured on 1 M messages: docs/performance.md, row 8g).
 pub(crate) fn miscounts(conn: &Connection) -> Result<Vec<Miscount>, StoreError> {
+    // A store before schema 8, checked before it is migrated, has none.
+    let kept: bool = conn
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'tallies')",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(db_err)?;
+    if !kept {
+        return Ok(Vec::new());
+    }
     let mut messages: HashMap<String, i64> = HashMap::new();
     let mut key = String::new();
     let mut st = conn

@@ -910,6 +910,9 @@ fn every_earlier_schema_version_migrates() {
                 tx.commit().unwrap();
             }
         }
+        // `qtc store check` before the upgrade (no tallies before schema 8).
+        let found = Store::check_dir(dir.path()).unwrap();
+        assert!(found.is_empty(), "before migrating from {from}: {found:?}");
         let mut s = Store::open(dir.path(), Durability::Normal).unwrap();
         assert!(s.check().unwrap().is_empty());
         if from >= 1 {
