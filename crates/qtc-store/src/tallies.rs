@@ -220,7 +220,7 @@ mod tests {
         let station = station();
         let tx = s.conn.transaction().unwrap();
         let mut batch = Batch::default();
-        let mut insert = |batch: &mut Batch| {
+        let insert = |batch: &mut Batch| {
             let m = msg(MsgType::Bulletin, "ALL", "N0ABC", None);
             let queued = crate::QueueMarks::default();
             crate::insert_batched(&tx, &m, &station, &queued, (None, 0), batch)
