@@ -1,6 +1,7 @@
 //! Counts that cost the same on a store of ten messages or a million: read from `tallies`
-//! (kept by triggers in every writing transaction, schema step 7) or from an index range that
-//! holds one user's mail, never by counting the messages table.
+//! (kept in every writing transaction: the store counts what it inserts, triggers what is
+//! changed or removed; tallies.rs checks them) or from an index range that holds one user's
+//! mail, never by counting the messages table.
 
 use qtc_callsign::Callsign;
 use qtc_mail::{GreetingCounts, StoreError};

@@ -21,6 +21,7 @@ pub mod housekeep;
 mod mailview;
 mod parts;
 mod schema;
+mod tallies;
 mod texts;
 mod traffic;
 mod tx;
@@ -36,6 +37,7 @@ pub use forward::{
 pub use housekeep::{Housekeeping, Housekept, Lifetimes};
 pub use mailview::{Area, MailParts, Overview};
 pub use parts::{Attachment, Recipient};
+pub use tallies::Miscount;
 pub use texts::Packed;
 pub use traffic::DayTraffic;
 pub use users::{hash_password, verify_password, DUMMY_HASH};
@@ -594,11 +596,12 @@ impl Store {
         &self.path
     }
 
-    /// Runs SQLite's integrity check on the store in `dir` without opening it as a store (no
-    /// migration, nothing written): the problems found, empty when healthy. Works when the
-    /// disk is full: a stopped daemon's store, whose WAL index cannot be made then, is checked
-    /// with the index in memory (exclusive locking); a running daemon's is already there.
-    pub fn check_dir(dir: &Path) -> Result<Vec<String>, StoreError> {
+    /// Checks the store in `dir` without opening it as a store (no migration, nothing
+    /// written): SQLite's integrity check, then the tallies against the messages. Works when
+    /// the disk is full: a stopped daemon's store, whose WAL index cannot be made then, is
+    /// checked with the index in memory (exclusive locking); a running daemon's is already
+    /// there.
+    pub fn check_dir(dir: &Path) -> Result<Checked, StoreError> {
         let path = dir.join(DB_FILE);
         if !path.exists() {
             return Err(StoreError::Database(format!(
@@ -608,8 +611,8 @@ impl Store {
         }
         // Through walvfs, as the writer: the WAL stays when this connection closes last.
         walvfs::register().map_err(StoreError::Database)?;
-        let check = |exclusive: bool| -> Result<Vec<String>, StoreError> {
-            let conn = Connection::open_with_flags_and_vfs(
+        let check = |exclusive: bool| -> Result<Checked, StoreError> {
+            let mut conn = Connection::open_with_flags_and_vfs(
                 &path,
                 rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
                     | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -629,7 +632,7 @@ impl Store {
             let size = std::fs::metadata(&path).map_or(0, |m| m.len());
             conn.query_row(&format!("PRAGMA mmap_size = {size}"), [], |_| Ok(()))
                 .map_err(db_err)?;
-            integrity(&conn)
+            checked(&mut conn)
         };
         check(false).or_else(|e| {
             tracing::debug!(error = %e, "store check: trying again with the WAL index in memory");
@@ -637,10 +640,50 @@ impl Store {
         })
     }
 
-    /// Runs SQLite's integrity check; returns the problems found (empty when healthy).
-    pub fn check(&mut self) -> Result<Vec<String>, StoreError> {
-        integrity(&self.conn)
+    /// Runs SQLite's integrity check, then checks the tallies against the messages.
+    pub fn check(&mut self) -> Result<Checked, StoreError> {
+        checked(&mut self.conn)
     }
+
+    /// Counts the tallies again from the messages (`qtc store recount`), in one transaction,
+    /// and writes the keys that were wrong: what they were, empty when all were right.
+    pub fn recount_tallies(&mut self) -> Result<Vec<Miscount>, StoreError> {
+        let tx = tx::Tx::write(&mut self.conn)?;
+        let wrong = tallies::recount(&tx)?;
+        tx.commit()?;
+        Ok(wrong)
+    }
+}
+
+/// What `qtc store check` found.
+#[derive(Debug, Default)]
+pub struct Checked {
+    /// What SQLite's integrity check reports: damage to the file.
+    pub damage: Vec<String>,
+    /// Tallies that differ from the messages (checked only when the file is sound).
+    pub miscounts: Vec<Miscount>,
+}
+
+impl Checked {
+    /// Nothing found.
+    pub fn is_empty(&self) -> bool {
+        self.damage.is_empty() && self.miscounts.is_empty()
+    }
+}
+
+/// The integrity check, then the tallies (in one read transaction) if the file is sound.
+fn checked(conn: &mut Connection) -> Result<Checked, StoreError> {
+    let damage = integrity(conn)?;
+    if !damage.is_empty() {
+        return Ok(Checked {
+            damage,
+            miscounts: Vec::new(),
+        });
+    }
+    let tx = tx::Tx::read(conn)?;
+    let miscounts = tallies::miscounts(&tx)?;
+    tx.commit()?;
+    Ok(Checked { damage, miscounts })
 }
 
 /// SQLite's integrity check on `conn`: the problems found.
@@ -920,9 +963,9 @@ type Tally = (char, char, String, String);
 impl Batch {
     /// Counts a message just inserted: added to `tallies` by [`Batch::write`], once per key
     /// for the transaction (schema 22: one upsert a block of bulletins to one area, where a
-    /// trigger made one a message). The rule that keeps this right: nothing changes or removes
-    /// a message in the transaction that inserted it, before `write`. The triggers' `n - 1`
-    /// for a key without a row yet would be lost, and this count would still add the old key.
+    /// trigger made one a message). A message changed or removed before `write` is counted
+    /// right too: the triggers' -1 for a key without a row yet makes one (schema 23), and
+    /// this count brings it back to 0.
     fn count(&mut self, msg: &NewMessage, status: MsgStatus, at: &str) {
         let area = if msg.kind == MsgType::Bulletin {
             msg.to.to_ascii_uppercase()

@@ -220,19 +220,23 @@ pub fn cert(c: &Loaded, names: &[String]) -> anyhow::Result<()> {
     make_certificate(cert, key, &names)?.report()
 }
 
-/// `qtc store ...`; one that rewrites the file refuses to start beside a running daemon.
+/// `qtc store ...`; one that rewrites the file takes the data directory's lock, so it refuses
+/// to start beside a running daemon (also while it opens or closes the store), and a daemon
+/// cannot start while it runs.
 pub fn store(c: &Loaded, cmd: crate::housekeeping::StoreCmd) -> anyhow::Result<()> {
-    if let Some(name) = cmd.rewrites() {
-        if crate::ctl::daemon_answers(&c.store.dir) {
-            anyhow::bail!(
-                "the qtc daemon is running on this store ({} answers): stop it first, then run \
-                 `qtc store {name}` again (e.g. systemctl stop qtc; qtc -c {} store {name}; \
-                 systemctl start qtc)",
-                crate::ctl::path(&c.store.dir).display(),
+    let _lock = match cmd.rewrites() {
+        None => None,
+        Some(name) => match crate::dir_lock::take(&c.store.dir)? {
+            Some(lock) => Some(lock),
+            None => anyhow::bail!(
+                "the qtc daemon, or another `qtc store` command, is using this store ({} is \
+                 locked): stop it first, then run `qtc store {name}` again (e.g. systemctl stop \
+                 qtc; qtc -c {} store {name}; systemctl start qtc)",
+                c.store.dir.display(),
                 c.source
-            );
-        }
-    }
+            ),
+        },
+    };
     crate::housekeeping::store_cmd(c, cmd)
 }
 

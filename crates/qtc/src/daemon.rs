@@ -107,6 +107,14 @@ struct Listeners {
 pub fn run(c: Loaded) -> anyhow::Result<()> {
     init_logging(&c.log.filter, c.log.json);
     raise_fd_limit();
+    // Held from before the store opens until after it closes (crate::dir_lock).
+    let Some(_lock) = crate::dir_lock::take(&c.store.dir)? else {
+        anyhow::bail!(
+            "another qtc is using this data directory ({} is locked: a running daemon, or \
+             `qtc store pack`, `compact` or `recount`): stop it first",
+            c.store.dir.display()
+        );
+    };
     let (opened, store_thread) = open(&c)?;
     // One thread runs every socket and timer; SQLite has its own. A BBS is I/O-bound, and one
     // event thread means no cross-thread wake-ups (measured: futex calls per forwarded message

@@ -15,6 +15,7 @@ mod connection;
 mod cpu_pool;
 mod ctl;
 pub mod daemon;
+mod dir_lock;
 mod downlink;
 mod forward;
 mod health;

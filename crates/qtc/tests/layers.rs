@@ -11,9 +11,10 @@ const LAYERS: &[&[&str]] = &[
     // its keys, and the device it opens.
     &["phy"],
     // Values and plumbing, using nothing else here: the checked config, the store thread,
-    // the clock, the byte-stream codecs, the CPU pool.
+    // the clock, the byte-stream codecs, the CPU pool, the data directory's lock.
     &[
         "clock",
+        "dir_lock",
         "out",
         "config",
         "tls",

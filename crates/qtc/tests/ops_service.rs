@@ -78,19 +78,26 @@ fn store_check_and_housekeep_now() {
         "{answer}"
     );
     d.wait_for_log("housekeeping: 0 expired");
-    // Packing and compacting rewrite the file: beside the running daemon they refuse at once,
-    // change nothing and say what to do.
-    for cmd in ["pack", "compact"] {
-        let out = d.cli(&["store", cmd]);
-        assert_eq!(out.status.code(), Some(1), "{out:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            err.contains("the qtc daemon is running on this store")
-                && err.contains("stop it first")
-                && err.contains(&format!("store {cmd}")),
-            "{err}"
-        );
-    }
+    // Packing, compacting and recounting rewrite the file: beside the running daemon they
+    // refuse at once, change nothing and say what to do. Also with the control socket gone,
+    // as it is while the daemon opens its store and after it stops serving: the daemon holds
+    // the data directory's lock all the while.
+    let refused = |d: &Daemon| {
+        for cmd in ["pack", "compact", "recount"] {
+            let out = d.cli(&["store", cmd]);
+            assert_eq!(out.status.code(), Some(1), "{out:?}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.contains("the qtc daemon, or another `qtc store` command, is using this store")
+                    && err.contains("stop it first")
+                    && err.contains(&format!("store {cmd}")),
+                "{err}"
+            );
+        }
+    };
+    refused(&d);
+    std::fs::remove_file(d.dir.path().join("qtc-data/qtc.ctl")).unwrap();
+    refused(&d);
     assert!(d.stop().success());
 
     // Compacting (the daemon stopped) switches the file to incremental vacuum.
@@ -117,6 +124,94 @@ fn store_check_and_housekeep_now() {
     std::fs::write(&db, &bytes).unwrap();
     let out = d.cli(&["store", "check"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
+}
+
+/// Holds the lock a daemon or `qtc store pack` holds on the data directory of `dir`'s config.
+fn lock_data_dir(dir: &std::path::Path) -> nix::fcntl::Flock<std::fs::File> {
+    let data = dir.join("qtc-data");
+    std::fs::create_dir_all(&data).unwrap();
+    let file = std::fs::File::open(&data).unwrap();
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock).unwrap()
+}
+
+#[test]
+fn the_data_directory_is_locked_before_the_store_opens() {
+    // Standing in for a daemon that is opening its store (its control socket not bound yet),
+    // or for `qtc store pack`: another daemon does not start, and touches nothing.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(config_path(dir.path()), BASE_CONFIG).unwrap();
+    let lock = lock_data_dir(dir.path());
+    let mut child = qtc()
+        .arg("-c")
+        .arg(config_path(dir.path()))
+        .arg("run")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(
+        common::watch::exited(&child, PATIENCE),
+        "qtc run started beside the lock"
+    );
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(!child.wait().unwrap().success());
+    assert!(
+        err.contains("another qtc is using this data directory") && err.contains("is locked"),
+        "{err}"
+    );
+    assert!(!dir.path().join("qtc-data/qtc.sqlite").exists());
+    // Nor does a command that rewrites the store.
+    let out = cli(dir.path(), &["store", "recount"], "");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    drop(lock);
+    let out = cli(dir.path(), &["store", "recount"], "");
+    assert!(out.status.success(), "{out:?}");
+}
+
+#[test]
+fn store_check_names_a_tally_changed_by_hand_and_recount_corrects_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(config_path(dir.path()), BASE_CONFIG).unwrap();
+    let out = cli(
+        dir.path(),
+        &["msg", "import", "-"],
+        "SB ALL @ WW < N0ABC\nOne\nx\n/EX\nSB ALL @ WW < N0ABC\nTwo\ny\n/EX\n",
+    );
+    assert!(out.status.success(), "{out:?}");
+    let out = cli(dir.path(), &["store", "check"], "");
+    assert!(out.status.success(), "{out:?}");
+    // What a sysop's `sqlite3 qtc.sqlite "UPDATE tallies ..."` does.
+    let db = rusqlite::Connection::open(dir.path().join("qtc-data/qtc.sqlite")).unwrap();
+    db.execute("UPDATE tallies SET n = 5 WHERE kind = 'B'", [])
+        .unwrap();
+    drop(db);
+    let out = cli(dir.path(), &["store", "check"], "");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let named = "tally of type B status N area \"ALL\" @ \"WW\": 5 counted, 2 messages";
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(named),
+        "{out:?}"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("1 tally count(s) differ") && err.contains("store recount"),
+        "{err}"
+    );
+    let out = cli(dir.path(), &["store", "recount"], "");
+    assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(&format!("recounted: {named}")) && said.contains("1 corrected"),
+        "{said}"
+    );
+    let out = cli(dir.path(), &["store", "check"], "");
+    assert!(out.status.success(), "{out:?}");
 }
 
 #[test]
