@@ -102,6 +102,16 @@ write_order() { # receiver's names, the rest, compiler
     echo "/* rustc: $3 */"
     echo "SECTIONS {"
     echo "  .text.ordered : {"
+    # What every start runs outside the Rust and C crates' own sections: _start (crt1.o),
+    # frame_dummy and its neighbours (crtbegin*.o), _init (.init, called by ld.so; its two
+    # halves from crti.o and crtn.o stay together, in order) and the PLT, through which the C
+    # code (SQLite, libdeflate) calls libc. lld puts them at the two ends of .text, where each
+    # kept a 64-128 KB window of other code resident (page faults read from perf record -d).
+    echo "    /* the C start-up code and the PLT, which every start runs */"
+    echo "    *crt1.o(.text)"
+    echo "    *crtbegin*.o(.text)"
+    echo "    KEEP(*(.init))"
+    echo "    *(.plt)"
     patterns "run by a daemon receiving (row 2's B)" "$1"
     patterns "run only by a daemon sending (row 2's A)" "$2"
     echo "  }"

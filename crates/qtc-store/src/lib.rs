@@ -249,12 +249,14 @@ impl Store {
             .map_err(db_err)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(db_err)?;
-        // The writer's page cache, 768 KiB of pages instead of SQLite's 2 MiB: an insert walks
+        // The writer's page cache, 384 KiB of pages instead of SQLite's 2 MiB: an insert walks
         // each B-tree's path to its newest leaf, a few pages each, and users' reads have
-        // connections of their own. The default was a sixth of a receiving daemon's peak
-        // memory; with 512-byte pages each page's own header weighs a third more, so 768 KiB
-        // of pages takes what 1 MiB of 8 KB pages did.
-        conn.pragma_update(None, "cache_size", -768)
+        // connections of their own. SQLite counts 648 bytes a page (about 600 pages), and each
+        // takes 800 bytes of heap with its headers. 768 KiB ran the same instructions receiving
+        // 1,000 or 5,000 bulletins and cost the receiver 0.5 MB more at its peak; 384 rather
+        // than 256 keeps room for the inner pages of a large store's randomly keyed indexes
+        // (BIDs, recipients) (docs/performance.md).
+        conn.pragma_update(None, "cache_size", -384)
             .map_err(db_err)?;
         let mut store = Store {
             conn,
