@@ -289,12 +289,13 @@ pub fn binaries(o: &Opts, p: &Plan) -> Vec<(&'static str, Opts)> {
 }
 
 /// `git describe` of the checkout a qtc binary was built in (its target/release/qtc path).
+/// A binary copied elsewhere (a `--baseline` in /tmp) has no checkout to ask: without this
+/// check, git asked the current directory's and labelled the copy with this checkout's commit.
 pub fn revision(bin: &std::path::Path) -> String {
-    let root = bin
-        .ancestors()
-        .nth(3)
-        .map(PathBuf::from)
-        .unwrap_or_default();
+    let root = bin.ancestors().nth(3).map(PathBuf::from);
+    let Some(root) = root.filter(|r| r.join(".git").exists()) else {
+        return "not in a checkout's target/: revision unknown".into();
+    };
     let rev = std::process::Command::new("git")
         .arg("-C")
         .arg(&root)
