@@ -134,12 +134,12 @@ pub(crate) fn recount(tx: &Connection) -> Result<Vec<Miscount>, StoreError> {
              ON CONFLICT (kind, status, area, at) DO UPDATE SET n = excluded.n",
         )
         .map_err(db_err)?;
-    let mut drop = tx
+    let mut remove = tx
         .prepare("DELETE FROM tallies WHERE kind = ?1 AND status = ?2 AND area = ?3 AND at = ?4")
         .map_err(db_err)?;
     for m in &wrong {
         if m.messages == 0 {
-            drop.execute(params![m.kind, m.status, m.area, m.at])
+            remove.execute(params![m.kind, m.status, m.area, m.at])
         } else {
             set.execute(params![m.kind, m.status, m.area, m.at, m.messages])
         }

@@ -26,8 +26,9 @@ pub fn path(data_dir: &Path) -> PathBuf {
 }
 
 /// Whether a daemon runs on `data_dir`: its control socket takes a connection (one left by a
-/// crash does not).
-pub fn daemon_answers(data_dir: &Path) -> bool {
+/// crash does not). The data directory's lock (crate::dir_lock) keeps a second daemon of this
+/// version out before it gets here; this still stops one beside a daemon from before the lock.
+fn daemon_answers(data_dir: &Path) -> bool {
     std::os::unix::net::UnixStream::connect(path(data_dir)).is_ok()
 }
 
