@@ -245,6 +245,7 @@ impl Housekeeping {
                     params![first, last, before],
                 )
                 .map_err(db_err)? as u64;
+            self.give_back_freed(&tx)?;
         }
         let next = match (ended, old.last()) {
             (false, Some(&last)) => Stage::Remove { after: last },
@@ -259,6 +260,28 @@ impl Housekeeping {
         };
         tx.commit().map_err(db_err)?;
         Ok(next)
+    }
+
+    /// Gives back, in the step's own transaction, the pages its removal freed (on a file set
+    /// for incremental vacuum). Left on the free list for the vacuum stage, a removal's pages
+    /// make a list of thousands of trunk pages on 512-byte pages, and each page given back
+    /// then searches it: on 1 M messages that was a fifth of the removal's CPU (0.7 % with
+    /// 4 KB pages, whose trunks hold eight times as many).
+    fn give_back_freed(&mut self, tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
+        let count = |pragma: &str| {
+            tx.query_row(&format!("PRAGMA {pragma}"), [], |r| r.get::<_, u64>(0))
+                .map_err(db_err)
+        };
+        let free = count("freelist_count")?;
+        if free == 0 || count("auto_vacuum")? != 2 {
+            return Ok(());
+        }
+        let mut st = tx.prepare("PRAGMA incremental_vacuum").map_err(db_err)?;
+        let mut rows = st.query([]).map_err(db_err)?;
+        while rows.next().map_err(db_err)?.is_some() {}
+        drop(rows);
+        self.done.returned_pages += free - count("freelist_count")?.min(free);
+        Ok(())
     }
 
     /// The lifetimes as `expiry` records them: a walk made under others proves nothing.
