@@ -276,10 +276,7 @@ impl Housekeeping {
         if free == 0 || count("auto_vacuum")? != 2 {
             return Ok(());
         }
-        let mut st = tx.prepare("PRAGMA incremental_vacuum").map_err(db_err)?;
-        let mut rows = st.query([]).map_err(db_err)?;
-        while rows.next().map_err(db_err)?.is_some() {}
-        drop(rows);
+        give_back(tx, None)?;
         self.done.returned_pages += free - count("freelist_count")?.min(free);
         Ok(())
     }
@@ -514,18 +511,24 @@ impl Housekeeping {
         }
         let page = store.pragma_count("page_size")?;
         let pages = (VACUUM_BYTES * self.rows as u64 / CHUNK as u64 / page.max(1)).max(1);
-        // Each step of the statement frees one page: run it to the end.
-        let mut st = store
-            .conn
-            .prepare(&format!("PRAGMA incremental_vacuum({pages})"))
-            .map_err(db_err)?;
-        let mut rows = st.query([]).map_err(db_err)?;
-        while rows.next().map_err(db_err)?.is_some() {}
-        drop(rows);
-        drop(st);
+        give_back(&store.conn, Some(pages))?;
         self.done.returned_pages += free - store.free_pages()?.min(free);
         Ok(Stage::Vacuum)
     }
+}
+
+/// Gives `pages` free pages back to the file system, or all of them (`PRAGMA
+/// incremental_vacuum`, on a file set for it). Each step of the statement gives back one
+/// page: it is run to its end.
+pub(crate) fn give_back(conn: &rusqlite::Connection, pages: Option<u64>) -> Result<(), StoreError> {
+    let sql = match pages {
+        Some(n) => format!("PRAGMA incremental_vacuum({n})"),
+        None => "PRAGMA incremental_vacuum".to_string(),
+    };
+    let mut st = conn.prepare(&sql).map_err(db_err)?;
+    let mut rows = st.query([]).map_err(db_err)?;
+    while rows.next().map_err(db_err)?.is_some() {}
+    Ok(())
 }
 
 impl Store {

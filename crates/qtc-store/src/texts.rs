@@ -198,12 +198,7 @@ impl Store {
             // Each step frees more pages than its blocks take: given back at once, the free
             // list stays short (a long one makes every page SQLite allocates a search).
             if vacuum {
-                let mut st = self
-                    .conn
-                    .prepare("PRAGMA incremental_vacuum")
-                    .map_err(db_err)?;
-                let mut rows = st.query([]).map_err(db_err)?;
-                while rows.next().map_err(db_err)?.is_some() {}
+                crate::housekeep::give_back(&self.conn, None)?;
             }
             match next {
                 Some(last) => after = last,
