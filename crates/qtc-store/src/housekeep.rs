@@ -13,7 +13,7 @@
 use qtc_mail::StoreError;
 use rusqlite::{params, OptionalExtension};
 
-use crate::{db_err, Store};
+use crate::{db_err, pragma_count, Store};
 
 /// Rows one step changes (or, for walks, looks at) at most.
 pub const CHUNK: usize = 1000;
@@ -268,16 +268,12 @@ impl Housekeeping {
     /// then searches it: on 1 M messages that was a fifth of the removal's CPU (0.7 % with
     /// 4 KB pages, whose trunks hold eight times as many).
     fn give_back_freed(&mut self, tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
-        let count = |pragma: &str| {
-            tx.query_row(&format!("PRAGMA {pragma}"), [], |r| r.get::<_, u64>(0))
-                .map_err(db_err)
-        };
-        let free = count("freelist_count")?;
-        if free == 0 || count("auto_vacuum")? != 2 {
+        let free = pragma_count(tx, "freelist_count")?;
+        if free == 0 || !incremental(tx)? {
             return Ok(());
         }
         give_back(tx, None)?;
-        self.done.returned_pages += free - count("freelist_count")?.min(free);
+        self.done.returned_pages += free - pragma_count(tx, "freelist_count")?.min(free);
         Ok(())
     }
 
@@ -517,6 +513,12 @@ impl Housekeeping {
     }
 }
 
+/// True when the file gives free pages back in steps (`auto_vacuum = INCREMENTAL`: every
+/// store made by this qtc, and older ones after `qtc store compact`).
+fn incremental(conn: &rusqlite::Connection) -> Result<bool, StoreError> {
+    Ok(pragma_count(conn, "auto_vacuum")? == 2)
+}
+
 /// Gives `pages` free pages back to the file system, or all of them (`PRAGMA
 /// incremental_vacuum`, on a file set for it). Each step of the statement gives back one
 /// page: it is run to its end.
@@ -548,10 +550,7 @@ impl Store {
     /// True when the file gives free pages back in steps (`auto_vacuum = INCREMENTAL`: every
     /// store made by this qtc, and older ones after `qtc store compact`).
     pub fn incremental_vacuum(&mut self) -> Result<bool, StoreError> {
-        self.conn
-            .query_row("PRAGMA auto_vacuum", [], |r| r.get::<_, i64>(0))
-            .map(|mode| mode == 2)
-            .map_err(db_err)
+        incremental(&self.conn)
     }
 
     /// Switches the file to incremental vacuum and compacts it: one whole-file VACUUM, for a

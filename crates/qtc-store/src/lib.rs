@@ -165,6 +165,14 @@ fn db_err(e: rusqlite::Error) -> StoreError {
     }
 }
 
+/// A pragma that answers one count (`page_size`, `page_count`, `freelist_count`, ...), on any
+/// connection or transaction of the store.
+fn pragma_count(conn: &Connection, pragma: &str) -> Result<u64, StoreError> {
+    conn.query_row(&format!("PRAGMA {pragma}"), [], |r| r.get::<_, i64>(0))
+        .map(|n| n.max(0) as u64)
+        .map_err(db_err)
+}
+
 /// Private mail and password hashes: the data directory and the database are the owner's
 /// alone (0700, 0600 when created), whatever the umask; group and other bits found on them
 /// are taken away.
@@ -403,10 +411,7 @@ impl Store {
 
     /// A pragma that answers one count (`page_size`, `page_count`, `freelist_count`, ...).
     pub(crate) fn pragma_count(&self, pragma: &str) -> Result<u64, StoreError> {
-        self.conn
-            .query_row(&format!("PRAGMA {pragma}"), [], |r| r.get::<_, i64>(0))
-            .map(|n| n.max(0) as u64)
-            .map_err(db_err)
+        pragma_count(&self.conn, pragma)
     }
 
     /// Copies the WAL into the database and truncates it, giving its disk space back: when the
